@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Each library target is one concern; the folder names are the architecture.
+// Nothing here depends on a package outside the toolchain.
+let package = Package(
+    name: "openweather-exporter",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "openweather-exporter", targets: ["openweather-exporter"])
+    ],
+    targets: [
+        // OpenSSL through a tiny C shim: the headers ship with libssl-dev.
+        .target(
+            name: "CTLS",
+            linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
+        ),
+        // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
+        .target(name: "HTTPClient", dependencies: ["CTLS"]),
+        // Our own HTTP/1.1 server on POSIX sockets and epoll; knows nothing of weather.
+        .target(name: "HTTPServer"),
+        // The Prometheus text format encoder; knows nothing of HTTP or weather.
+        .target(name: "Exposition"),
+        // The OpenWeather API: request, response models, unit conversion, error mapping.
+        .target(name: "OpenWeather", dependencies: ["HTTPClient"]),
+        // An OpenWeather-compatible server with simulated weather and switchable faults.
+        .target(name: "Simulator", dependencies: ["HTTPServer"]),
+        // Config, poller, metrics, web handler, logging: the wiring of the product.
+        .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "OpenWeather"]),
+        .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
+
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
+        .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
+        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator"]),
+        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Simulator"]),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["openweather-exporter"]
+        ),
+    ]
+)
