@@ -19,19 +19,22 @@ let package = Package(
         .target(name: "HTTPClient", dependencies: ["CTLS"]),
         // Our own HTTP/1.1 server on POSIX sockets and epoll; knows nothing of weather.
         .target(name: "HTTPServer"),
+        // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
+        .target(name: "JSON"),
         // The Prometheus text format encoder; knows nothing of HTTP or weather.
         .target(name: "Exposition"),
         // The OpenWeather API: request, response models, unit conversion, error mapping.
-        .target(name: "OpenWeather", dependencies: ["HTTPClient"]),
+        .target(name: "OpenWeather", dependencies: ["HTTPClient", "JSON"]),
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "OpenWeather"]),
+        .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "JSON", "OpenWeather"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator"]),
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Simulator"]),
         .testTarget(

@@ -1,1 +1,102 @@
-print("scaffolding")
+import Exporter
+import Glibc
+import Simulator
+
+// The executable only parses arguments, starts things and waits for signals;
+// everything else lives in the library targets.
+
+signal(SIGPIPE, SIG_IGN)
+// Block the signals we handle before any thread starts, so they all reach sigwait below.
+var handled = sigset_t()
+sigemptyset(&handled)
+for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
+pthread_sigmask(SIG_BLOCK, &handled, nil)
+raiseDescriptorLimit()
+
+func fail(_ message: String, status: Int32 = 2) -> Never {
+    let line = "openweather-exporter: error: \(message)\n"
+    _ = line.withCString { write(2, $0, strlen($0)) }
+    exit(status)
+}
+
+/// Like Go programs, use the hard limit: every scrape connection needs a descriptor.
+func raiseDescriptorLimit() {
+    var limit = rlimit()
+    if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}
+
+var environment: [String: String] = [:]
+var entry = environ
+while let pointer = entry.pointee {
+    let pair = String(cString: pointer)
+    if let equals = pair.firstIndex(of: "=") { environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...]) }
+    entry += 1
+}
+
+let loader = ConfigurationLoader(arguments: Array(CommandLine.arguments.dropFirst()), environment: environment)
+var configuration: Configuration
+do {
+    switch try loader.load() {
+    case .help(let text): print(text); exit(0)
+    case .version(let text): print(text); exit(0)
+    case .run(let loaded): configuration = loaded
+    }
+} catch {
+    fail(error.description)
+}
+
+let logger = Logger(level: configuration.logLevel, format: configuration.logFormat, secrets: [configuration.apiKey.value])
+
+var simulator: Simulator?
+if configuration.demo {
+    do {
+        simulator = try Simulator()
+    } catch {
+        fail("cannot start the demo simulator: \(error)", status: 1)
+    }
+    configuration.openWeatherURL = simulator!.baseURL
+}
+let demoURL = simulator?.baseURL
+
+let exporter: Exporter
+do {
+    exporter = try Exporter(configuration: configuration, logger: logger) { () throws(ConfigError) -> Configuration in
+        guard case .run(var next) = try loader.load() else { throw ConfigError.noConfiguration }
+        if let demoURL, next.demo { next.openWeatherURL = demoURL }
+        return next
+    }
+} catch {
+    fail(error.description, status: 1)
+}
+exporter.start()
+
+logger.info("starting openweather-exporter", [
+    ("version", BuildInfo.version),
+    ("address", ListenAddress(host: configuration.listenAddress.host, port: exporter.port).description),
+    ("telemetry_path", configuration.telemetryPath),
+    ("locations", String(configuration.locations.count)),
+    ("interval", PrometheusDuration.format(configuration.effectivePollInterval)),
+    ("max_requests_per_minute", String(configuration.maxRequestsPerMinute)),
+    ("api_key", configuration.apiKeySource),
+])
+if configuration.demo {
+    logger.warn("DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data", [("simulator", demoURL ?? "")])
+}
+for warning in configuration.warnings { logger.warn(warning) }
+
+var received: Int32 = 0
+while true {
+    sigwait(&handled, &received)
+    if received == SIGHUP {
+        logger.info("SIGHUP received: reloading the configuration")
+        exporter.reload()
+        continue
+    }
+    logger.info("shutting down", [("signal", received == SIGTERM ? "SIGTERM" : "SIGINT")])
+    exporter.shutdown()
+    simulator?.stop()
+    exit(0)
+}

@@ -1,0 +1,82 @@
+/// `--name=value`, `--name value`, `--flag`, `--no-flag`, in the style of Prometheus exporters.
+struct CommandLineFlags {
+    var settings = Settings()
+
+    var values: [String: Settings.Entry] { settings.values }
+
+    func boolean(_ name: String) -> Bool {
+        (try? settings.boolean(name)) == true
+    }
+
+    static func parse(_ arguments: [String]) throws(ConfigError) -> CommandLineFlags {
+        var flags = CommandLineFlags()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "-h" { flags.settings.booleans["help"] = .init(text: "true", origin: "-h"); continue }
+            guard argument.hasPrefix("--"), argument.count > 2 else {
+                throw ConfigError("unexpected argument \"\(argument)\": flags start with --, run with --help to list them")
+            }
+            var name = String(argument.dropFirst(2))
+            var inlineValue: String?
+            if let equals = name.firstIndex(of: "=") {
+                inlineValue = String(name[name.index(after: equals)...])
+                name = String(name[..<equals])
+            }
+            if name == "openweather.api-key" || name == "api-key" || name == "appid" {
+                throw ConfigError("the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH")
+            }
+            if name.hasPrefix("no-"), inlineValue == nil, let flag = Flag.named(String(name.dropFirst(3))), flag.kind == .boolean {
+                flags.settings.booleans[flag.name] = .init(text: "false", origin: "--\(name)")
+                continue
+            }
+            guard let flag = Flag.named(name) else {
+                throw ConfigError("unknown flag --\(name)\(suggestion(for: name)); run with --help to list the flags")
+            }
+            let origin = "--\(flag.name)"
+            if flag.kind == .boolean {
+                flags.settings.booleans[flag.name] = .init(text: inlineValue ?? "true", origin: origin)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else if index < arguments.count, !arguments[index].hasPrefix("--") {
+                value = arguments[index]
+                index += 1
+            } else {
+                throw ConfigError("\(origin) needs a value, for example \(origin)=\(flag.placeholder)")
+            }
+            if flag.kind == .repeatable {
+                flags.settings.locations.append(.init(text: value, origin: origin))
+                flags.settings.locationsOrigin = origin
+            } else {
+                flags.settings.values[flag.name] = .init(text: value, origin: origin)
+            }
+        }
+        flags.settings.configFile = flags.settings.values["config.file"]?.text
+        return flags
+    }
+
+    /// " (did you mean --poll.interval?)" when a known flag is a few edits away.
+    private static func suggestion(for name: String) -> String {
+        let scored = Flag.all.map { (flag: $0, distance: editDistance($0.name, name)) }
+        guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= 3 else { return "" }
+        return " (did you mean --\(best.flag.name)?)"
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + Array(repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = Swift.min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,253 @@
+import JSON
+
+/// What the command line asks for.
+public enum Command: Sendable {
+    case run(Configuration)
+    case help(String)
+    case version(String)
+}
+
+/// Turns arguments, environment and the config file into a validated
+/// `Configuration`, or the first mistake with a message that says how to fix it.
+public struct ConfigurationLoader: Sendable {
+    let arguments: [String]
+    let environment: [String: String]
+
+    /// `arguments` without the program name.
+    public init(arguments: [String], environment: [String: String]) {
+        self.arguments = arguments
+        self.environment = environment
+    }
+
+    public func load() throws(ConfigError) -> Command {
+        let flags = try CommandLineFlags.parse(arguments)
+        if flags.boolean("help") { return .help(Flag.helpText) }
+        if flags.boolean("version") { return .version(BuildInfo.versionLine) }
+
+        var settings = Settings()
+        if let path = flags.values["config.file"]?.text ?? environment[Flag.named("config.file")!.environmentName] {
+            try ConfigFile.load(path: path, into: &settings)
+        }
+        settings.overlay(environmentSettings())
+        settings.overlay(flags)
+        return .run(try build(settings))
+    }
+
+    private func environmentSettings() -> Settings {
+        var settings = Settings()
+        for flag in Flag.all {
+            guard let text = environment[flag.environmentName], !text.isEmpty else { continue }
+            let origin = "$\(flag.environmentName)"
+            switch flag.kind {
+            case .value: settings.values[flag.name] = .init(text: text, origin: origin)
+            case .boolean: settings.booleans[flag.name] = .init(text: text, origin: origin)
+            case .repeatable:
+                settings.locations = text.split(separator: ";").map {
+                    .init(text: String($0).trimmed, origin: origin)
+                }.filter { !$0.text.isEmpty }
+                settings.locationsOrigin = origin
+            }
+        }
+        return settings
+    }
+
+    private func build(_ settings: Settings) throws(ConfigError) -> Configuration {
+        var config = Configuration()
+        config.configFile = settings.configFile
+        config.demo = try settings.boolean("demo") ?? false
+
+        if let address = settings.values["web.listen-address"] {
+            config.listenAddress = try ListenAddress.parse(address.text).get()
+        }
+        if let path = settings.values["web.telemetry-path"] {
+            guard path.text.hasPrefix("/"), !path.text.hasPrefix("/-/"), path.text != "/", !path.text.contains(" ") else {
+                throw ConfigError("\(path.origin) \"\(path.text)\" is not a usable path: start it with / (for example /metrics); / and /-/... are taken")
+            }
+            config.telemetryPath = path.text
+        }
+        config.maxConnections = try settings.integer("web.max-connections", in: 1...1_000_000) ?? config.maxConnections
+        config.readTimeout = try settings.duration("web.read-timeout", minimum: .milliseconds(100)) ?? config.readTimeout
+        config.idleTimeout = try settings.duration("web.idle-timeout", minimum: .milliseconds(100)) ?? config.idleTimeout
+
+        config.alertDefaults = TemperatureThresholds(
+            aboveCelsius: try settings.temperature("alerts.temperature-above-celsius"),
+            belowCelsius: try settings.temperature("alerts.temperature-below-celsius"))
+
+        if let url = settings.values["openweather.url"] {
+            guard url.text.hasPrefix("http://") || url.text.hasPrefix("https://"), !url.text.contains("?") else {
+                throw ConfigError("\(url.origin) \"\(url.text)\" is not a base URL: give scheme and host, like https://api.openweathermap.org")
+            }
+            config.openWeatherURL = url.text
+        }
+        config.requestTimeout = try settings.duration("openweather.timeout", minimum: .milliseconds(100)) ?? config.requestTimeout
+        if let language = settings.values["openweather.language"] {
+            guard !language.text.isEmpty, language.text.count <= 10,
+                  language.text.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") })
+            else {
+                throw ConfigError("\(language.origin) \"\(language.text)\" is not a language code: use one like en, es, de or zh_cn")
+            }
+            config.language = language.text
+        }
+        config.maxRequestsPerMinute = try settings.integer("openweather.max-requests-per-minute", in: 1...1_000_000)
+            ?? config.maxRequestsPerMinute
+        config.maxStaleness = try settings.duration("openweather.max-staleness", minimum: .seconds(1))
+
+        if let interval = try settings.duration("poll.interval", minimum: .seconds(1)) {
+            config.pollInterval = interval
+            if interval < .seconds(600), !config.demo {
+                config.warnings.append(
+                    "--poll.interval=\(PrometheusDuration.format(interval)) is shorter than 10m: OpenWeather updates its data about every 10 minutes and asks clients not to call more often; you spend requests for no new data")
+            }
+        } else if config.demo {
+            config.pollInterval = .seconds(15)
+        }
+        if let level = settings.values["log.level"] {
+            guard let parsed = Configuration.LogLevel(rawValue: level.text) else {
+                throw ConfigError("\(level.origin) \"\(level.text)\" is not a log level: use debug, info, warn or error")
+            }
+            config.logLevel = parsed
+        }
+        if let format = settings.values["log.format"] {
+            guard let parsed = Configuration.LogFormat(rawValue: format.text) else {
+                throw ConfigError("\(format.origin) \"\(format.text)\" is not a log format: use logfmt or json")
+            }
+            config.logFormat = parsed
+        }
+
+        config.locations = try locations(settings)
+        if config.locations.isEmpty {
+            if config.demo {
+                config.locations = DemoLocations.all
+            } else {
+                throw ConfigError(
+                    "no location configured: add one or more --location NAME=LAT,LON (for example --location \"London=51.5074,-0.1278\") or a \"locations\" list in --config.file; to try the exporter without a key run with --demo")
+            }
+        }
+        try loadKey(settings, into: &config)
+        if config.effectivePollInterval > config.pollInterval {
+            config.warnings.append(
+                "\(config.locations.count) locations do not fit a \(PrometheusDuration.format(config.pollInterval)) interval within \(config.maxRequestsPerMinute) requests per minute: polling each every \(PrometheusDuration.format(config.effectivePollInterval)) instead; raise --openweather.max-requests-per-minute if your plan allows more")
+        }
+        return config
+    }
+
+    private func locations(_ settings: Settings) throws(ConfigError) -> [Location] {
+        var seen: [String: String] = [:]
+        var result: [Location] = []
+        for entry in settings.locations {
+            let location: Location
+            if let given = entry.location { location = given } else { location = try LocationSpec.parse(entry.text, origin: entry.origin) }
+            if let first = seen[location.name] {
+                throw ConfigError("location \"\(location.name)\" is defined twice (\(first) and \(entry.origin)): give each location its own name")
+            }
+            seen[location.name] = entry.origin
+            result.append(location)
+        }
+        return result
+    }
+
+    private func loadKey(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
+        if let file = settings.values["openweather.api-key-file"] {
+            let bytes: [UInt8]
+            do {
+                bytes = try Files.read(file.text, limit: 4096)
+            } catch {
+                throw ConfigError("cannot read the API key file \"\(file.text)\" (\(file.origin)): \(error); check the path and its permissions")
+            }
+            let key = String(decoding: bytes, as: UTF8.self).trimmed
+            guard !key.isEmpty else {
+                throw ConfigError("the API key file \"\(file.text)\" is empty: put your OpenWeather API key in it")
+            }
+            guard key.allSatisfy({ $0.isASCII && !$0.isWhitespace && !($0.asciiValue! < 0x20) }) else {
+                throw ConfigError("the API key file \"\(file.text)\" holds more than a key (spaces or several lines): leave only the key in it")
+            }
+            if Files.isWorldReadable(file.text) {
+                config.warnings.append("the API key file \"\(file.text)\" is readable by every user: chmod 600 it (or 640 for a group)")
+            }
+            config.apiKey = Secret(key)
+            config.apiKeySource = file.text
+        } else if let key = environment["OPENWEATHER_API_KEY"]?.trimmed, !key.isEmpty {
+            config.apiKey = Secret(key)
+            config.apiKeySource = "$OPENWEATHER_API_KEY"
+        } else if config.demo {
+            config.apiKey = Secret("demo-key")
+            config.apiKeySource = "demo"
+        } else {
+            throw ConfigError(
+                "no OpenWeather API key: set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH (get a key at https://home.openweathermap.org/api_keys); to try the exporter without a key run with --demo")
+        }
+    }
+}
+
+/// Raw settings, each remembering where it came from so errors can say so.
+struct Settings {
+    struct Entry {
+        var text: String
+        var origin: String
+        /// Set when a config file gave a structured location.
+        var location: Location? = nil
+    }
+
+    var values: [String: Entry] = [:]
+    var booleans: [String: Entry] = [:]
+    var locations: [Entry] = []
+    var locationsOrigin: String?
+    var configFile: String?
+
+    /// Later layers win; locations are replaced as a whole, not merged.
+    mutating func overlay(_ other: Settings) {
+        values.merge(other.values) { $1 }
+        booleans.merge(other.booleans) { $1 }
+        if other.locationsOrigin != nil {
+            locations = other.locations
+            locationsOrigin = other.locationsOrigin
+        }
+        configFile = other.configFile ?? configFile
+    }
+
+    mutating func overlay(_ flags: CommandLineFlags) {
+        overlay(flags.settings)
+    }
+
+    func boolean(_ name: String) throws(ConfigError) -> Bool? {
+        guard let entry = booleans[name] else { return nil }
+        switch entry.text.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw ConfigError("\(entry.origin) \"\(entry.text)\" is not true or false")
+        }
+    }
+
+    func integer(_ name: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int? {
+        guard let entry = values[name] else { return nil }
+        guard let value = Int(entry.text), range.contains(value) else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    func duration(_ name: String, minimum: Duration) throws(ConfigError) -> Duration? {
+        guard let entry = values[name] else { return nil }
+        guard let value = PrometheusDuration.parse(entry.text) else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a duration: write it like 30s, 10m or 1h30m")
+        }
+        guard value >= minimum else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is too short: use at least \(PrometheusDuration.format(minimum))")
+        }
+        return value
+    }
+
+    func temperature(_ name: String) throws(ConfigError) -> Double? {
+        guard let entry = values[name] else { return nil }
+        guard let value = Double(entry.text), value.isFinite, (-150...150).contains(value) else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a temperature in °C between -150 and 150")
+        }
+        return value
+    }
+}
+
+extension String {
+    var trimmed: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

@@ -1,0 +1,100 @@
+/// The command-line flags: one table feeds the parser, the environment
+/// mapping, the config-file keys and `--help`.
+struct Flag: Sendable {
+    enum Kind: Sendable { case value, repeatable, boolean }
+
+    let name: String
+    let kind: Kind
+    let placeholder: String
+    let help: String
+    /// Shown in --help; "" for none.
+    let defaultText: String
+
+    /// `OPENWEATHER_EXPORTER_POLL_INTERVAL` for `poll.interval`.
+    var environmentName: String {
+        "OPENWEATHER_EXPORTER_" + String(name.map { $0 == "." || $0 == "-" ? "_" : Character($0.uppercased()) })
+    }
+
+    /// `poll.interval` → `poll.interval`; `web.listen-address` → `web.listenAddress`.
+    var fileKey: String {
+        var out = ""
+        var upper = false
+        for character in name {
+            if character == "-" { upper = true; continue }
+            out.append(upper ? Character(character.uppercased()) : character)
+            upper = false
+        }
+        return out
+    }
+
+    static let all: [Flag] = [
+        Flag(name: "web.listen-address", kind: .value, placeholder: "ADDRESS",
+             help: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", defaultText: ":9755"),
+        Flag(name: "web.telemetry-path", kind: .value, placeholder: "PATH",
+             help: "Path under which to expose metrics.", defaultText: "/metrics"),
+        Flag(name: "web.max-connections", kind: .value, placeholder: "N",
+             help: "Open connections at most; beyond it the longest-idle one is closed.", defaultText: "4096"),
+        Flag(name: "web.read-timeout", kind: .value, placeholder: "DURATION",
+             help: "Time a client has to send a whole request.", defaultText: "10s"),
+        Flag(name: "web.idle-timeout", kind: .value, placeholder: "DURATION",
+             help: "Time a keep-alive connection may wait between requests.", defaultText: "60s"),
+        Flag(name: "config.file", kind: .value, placeholder: "PATH",
+             help: "JSON config file; flags win over it. Re-read on SIGHUP and POST /-/reload.", defaultText: ""),
+        Flag(name: "location", kind: .repeatable, placeholder: "NAME=LAT,LON[,above=C][,below=C][,alerts=off]",
+             help: "A place to poll (repeatable), with optional alert thresholds in °C.", defaultText: ""),
+        Flag(name: "alerts.temperature-above-celsius", kind: .value, placeholder: "C",
+             help: "Default upper temperature threshold for locations that set none.", defaultText: ""),
+        Flag(name: "alerts.temperature-below-celsius", kind: .value, placeholder: "C",
+             help: "Default lower temperature threshold for locations that set none.", defaultText: ""),
+        Flag(name: "openweather.api-key-file", kind: .value, placeholder: "PATH",
+             help: "File holding the API key (else $OPENWEATHER_API_KEY).", defaultText: ""),
+        Flag(name: "openweather.url", kind: .value, placeholder: "URL",
+             help: "Base URL of the OpenWeather API or a proxy.", defaultText: "https://api.openweathermap.org"),
+        Flag(name: "openweather.timeout", kind: .value, placeholder: "DURATION",
+             help: "Deadline of one API request.", defaultText: "10s"),
+        Flag(name: "openweather.language", kind: .value, placeholder: "CODE",
+             help: "Language of the condition description (en, es, de, zh_cn...).", defaultText: "en"),
+        Flag(name: "openweather.max-requests-per-minute", kind: .value, placeholder: "N",
+             help: "Request budget of your plan; the poll interval stretches to fit it.", defaultText: "60"),
+        Flag(name: "openweather.max-staleness", kind: .value, placeholder: "DURATION",
+             help: "Drop a location's weather series after this long without success.", defaultText: "3 poll intervals"),
+        Flag(name: "poll.interval", kind: .value, placeholder: "DURATION",
+             help: "How often each location is fetched (OpenWeather updates every 10m).", defaultText: "10m (15s with --demo)"),
+        Flag(name: "log.level", kind: .value, placeholder: "LEVEL",
+             help: "debug, info, warn or error.", defaultText: "info"),
+        Flag(name: "log.format", kind: .value, placeholder: "FORMAT",
+             help: "logfmt or json.", defaultText: "logfmt"),
+        Flag(name: "demo", kind: .boolean, placeholder: "",
+             help: "Serve simulated weather from a built-in server: no key, no network.", defaultText: ""),
+        Flag(name: "help", kind: .boolean, placeholder: "", help: "Show this help and exit.", defaultText: ""),
+        Flag(name: "version", kind: .boolean, placeholder: "", help: "Show the version and exit.", defaultText: ""),
+    ]
+
+    static func named(_ name: String) -> Flag? { all.first { $0.name == name } }
+
+    static var helpText: String {
+        var lines = [
+            "usage: openweather-exporter [flags]",
+            "",
+            "Prometheus exporter for OpenWeather current weather.",
+            "",
+            "Flags:",
+        ]
+        for flag in all {
+            let form = flag.kind == .boolean ? "--\(flag.name)" : "--\(flag.name)=\(flag.placeholder)"
+            let defaultNote = flag.defaultText.isEmpty ? "" : " (default: \(flag.defaultText))"
+            lines.append("  \(form)")
+            lines.append("      \(flag.help)\(defaultNote)")
+        }
+        lines += [
+            "",
+            "Environment:",
+            "  OPENWEATHER_API_KEY          the API key (or use --openweather.api-key-file)",
+            "  OPENWEATHER_EXPORTER_<FLAG>  any value flag, e.g. OPENWEATHER_EXPORTER_POLL_INTERVAL=5m;",
+            "                               OPENWEATHER_EXPORTER_LOCATION takes locations separated by ';'",
+            "",
+            "Try it without a key:  openweather-exporter --demo",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}

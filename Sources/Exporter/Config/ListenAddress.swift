@@ -1,0 +1,42 @@
+/// `:9755`, `127.0.0.1:9755`, `[::]:9755` or `localhost:9755`; an empty host means every interface.
+public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    public var description: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// Nil with a reason when the text is not an address.
+    static func parse(_ text: String) -> Result<ListenAddress, ConfigError> {
+        let fail = ConfigError(
+            "--web.listen-address \"\(text)\" is not an address: use HOST:PORT, for example :9755, 127.0.0.1:9755 or [::]:9755")
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return .failure(fail)
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+            guard host.contains(":") else { return .failure(fail) }
+        } else {
+            guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return .failure(fail) }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = UInt16(portText), !portText.isEmpty else {
+            return .failure(ConfigError(
+                "--web.listen-address \"\(text)\" has no valid port: give a number from 0 to 65535 after the colon, for example :9755"))
+        }
+        guard host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:_%".contains($0)) }) else {
+            return .failure(fail)
+        }
+        return .success(ListenAddress(host: String(host), port: port))
+    }
+}

@@ -1,0 +1,117 @@
+import HTTPServer
+import OpenWeather
+import Synchronization
+
+/// The running product: server, poller and metrics, wired from a `Configuration`.
+public final class Exporter: Sendable {
+    public typealias Reloader = @Sendable () throws(ConfigError) -> Configuration
+
+    private let server: HTTPServer
+    private let poller: Poller
+    private let store: WeatherStore
+    private let publisher: MetricsPublisher
+    private let logger: Logger
+    private let reloader: Reloader?
+    private let current: Mutex<Configuration>
+    private let ticking = Atomic<Bool>(true)
+
+    /// Binds the listening socket, so a taken address fails here, before anything runs.
+    public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil) throws(HTTPServerError) {
+        let store = WeatherStore(locations: configuration.locations, thresholds: configuration.thresholds(for:), now: Clock.wallSeconds())
+        let publisher = MetricsPublisher(store: store, maxStaleness: configuration.effectiveMaxStaleness)
+        self.store = store
+        self.publisher = publisher
+        self.logger = logger
+        self.reloader = reloader
+        self.current = Mutex(configuration)
+        self.poller = Poller(plan: Self.plan(configuration), store: store, logger: logger) { publisher.refreshWeather() }
+
+        var serverConfiguration = HTTPServerConfiguration(host: configuration.listenAddress.host, port: configuration.listenAddress.port)
+        serverConfiguration.maxConnections = configuration.maxConnections
+        serverConfiguration.readTimeout = configuration.readTimeout
+        serverConfiguration.idleTimeout = configuration.idleTimeout
+        serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
+        let landingPage = LandingPage(
+            telemetryPath: configuration.telemetryPath, demo: configuration.demo, interval: configuration.effectivePollInterval)
+        // The handler reaches back for reloads; a box breaks the cycle of init order.
+        let reloadBox = ReloadBox()
+        server = try HTTPServer(
+            configuration: serverConfiguration,
+            handler: WebHandler(
+                telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
+                reload: { reloadBox.exporter?.reload() ?? "the exporter is not running" }))
+        reloadBox.set(self)
+    }
+
+    /// The port the server listens on (useful with port 0).
+    public var port: UInt16 { server.port }
+
+    public func start() {
+        server.start()
+        poller.start()
+        Threads.spawn(name: "metrics-tick") { [self] in
+            while ticking.load(ordering: .relaxed) {
+                publisher.tick()
+                Threads.sleep(seconds: 1)
+            }
+        }
+    }
+
+    /// Stops polling, then lets the server finish responses in flight.
+    public func shutdown() {
+        ticking.store(false, ordering: .relaxed)
+        poller.stop()
+        server.shutdown(gracePeriod: .milliseconds(1500))
+    }
+
+    /// Re-reads the configuration: locations, thresholds, polling and API
+    /// settings change in place; a bad config is refused and the old one stays.
+    /// Returns nil on success, else the problem.
+    @discardableResult
+    public func reload() -> String? {
+        guard let reloader else { return "no configuration to reload" }
+        let next: Configuration
+        do {
+            next = try reloader()
+        } catch {
+            store.recordReload(successful: false, now: Clock.wallSeconds())
+            publisher.refreshWeather()
+            logger.error("reload refused; the previous configuration stays in force", [("reason", error.description)])
+            return error.description
+        }
+        let previous = current.withLock { config in defer { config = next }; return config }
+        for (name, changed) in [
+            ("--web.listen-address", previous.listenAddress != next.listenAddress),
+            ("--web.telemetry-path", previous.telemetryPath != next.telemetryPath),
+            ("--log.level or --log.format", previous.logLevel != next.logLevel || previous.logFormat != next.logFormat),
+        ] where changed {
+            logger.warn("a changed setting needs a restart to take effect", [("setting", name)])
+        }
+        store.replaceLocations(next.locations, thresholds: next.thresholds(for:))
+        store.recordReload(successful: true, now: Clock.wallSeconds())
+        publisher.setMaxStaleness(next.effectiveMaxStaleness)
+        poller.apply(Self.plan(next))
+        for warning in next.warnings { logger.warn(warning) }
+        logger.info("configuration reloaded", [("locations", String(next.locations.count))])
+        return nil
+    }
+
+    private static func plan(_ configuration: Configuration) -> Poller.Plan {
+        let client = OpenWeatherClient(
+            settings: .init(
+                baseURL: configuration.openWeatherURL, apiKey: configuration.apiKey.value,
+                language: configuration.language, timeout: configuration.requestTimeout),
+            userAgent: "openweather-exporter/\(BuildInfo.version)")
+        return Poller.Plan(
+            locations: configuration.locations, interval: configuration.effectivePollInterval,
+            requestsPerMinute: configuration.maxRequestsPerMinute, fetcher: client)
+    }
+}
+
+/// A weak link from the web handler back to its exporter, so the two do not keep each other alive.
+private final class ReloadBox: Sendable {
+    private struct Weak { weak var exporter: Exporter? }
+    private let box = Mutex(Weak())
+    var exporter: Exporter? { box.withLock { $0.exporter } }
+    func set(_ exporter: Exporter) { box.withLock { $0.exporter = exporter } }
+}

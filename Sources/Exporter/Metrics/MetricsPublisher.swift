@@ -1,0 +1,69 @@
+import Exposition
+import Synchronization
+
+/// Keeps the exposition rendered in memory. The weather part is re-rendered
+/// when a reading changes or a location turns stale; the process part once a
+/// second. A scrape only takes a reference to the bytes: it does no rendering.
+final class MetricsPublisher: Sendable {
+    private struct Rendered {
+        var weather: [UInt8] = []
+        var process: [UInt8] = []
+        /// When the next fresh location turns stale and the weather part must be redone.
+        var nextStaleness = Double.infinity
+    }
+
+    private let store: WeatherStore
+    private let collectors: [any Collector]
+    private let process = ProcessCollector()
+    private let rendered = Mutex(Rendered())
+    private let maxStaleness: Mutex<Double>
+
+    init(store: WeatherStore, maxStaleness: Duration) {
+        self.store = store
+        self.maxStaleness = Mutex(maxStaleness.seconds)
+        self.collectors = [HealthCollector()]
+        refreshWeather()
+        refreshProcess()
+    }
+
+    /// The exposition as chunks to write one after the other; families stay sorted
+    /// because every `openweather_*` name sorts before `process_*`.
+    var body: [[UInt8]] {
+        rendered.withLock { [$0.weather, $0.process] }
+    }
+
+    func setMaxStaleness(_ duration: Duration) {
+        maxStaleness.withLock { $0 = duration.seconds }
+        refreshWeather()
+    }
+
+    func refreshWeather() {
+        let snapshot = store.snapshot()
+        let now = Clock.wallSeconds()
+        let staleness = maxStaleness.withLock { $0 }
+        var families: [MetricFamily] = []
+        WeatherCollector(maxStaleness: staleness).collect(snapshot, now: now, into: &families)
+        for collector in collectors { collector.collect(snapshot, now: now, into: &families) }
+        let bytes = Exposition.render(families)
+        let nextStaleness = snapshot.locations.compactMap { state in
+            state.lastSuccess.map { $0 + staleness }.flatMap { $0 >= now ? $0 : nil }
+        }.min() ?? .infinity
+        rendered.withLock {
+            $0.weather = bytes
+            $0.nextStaleness = nextStaleness
+        }
+    }
+
+    func refreshProcess() {
+        var families: [MetricFamily] = []
+        process.collect(into: &families)
+        let bytes = Exposition.render(families)
+        rendered.withLock { $0.process = bytes }
+    }
+
+    /// Called about once a second.
+    func tick() {
+        refreshProcess()
+        if rendered.withLock({ Clock.wallSeconds() > $0.nextStaleness }) { refreshWeather() }
+    }
+}

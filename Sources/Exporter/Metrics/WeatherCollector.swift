@@ -1,0 +1,57 @@
+import Exposition
+import OpenWeather
+
+/// The weather of every location with a fresh reading. A location whose last
+/// success is older than `maxStaleness` (or that never succeeded) shows no
+/// weather at all, so Prometheus marks its series stale instead of graphing an
+/// old value as if it were current.
+struct WeatherCollector: Collector {
+    let maxStaleness: Double
+
+    private typealias Field = (name: String, help: String, value: @Sendable (CurrentWeather) -> Double?)
+
+    private static let fields: [Field] = [
+        ("openweather_temperature_celsius", "Air temperature (main.temp).", { $0.temperatureCelsius }),
+        ("openweather_feels_like_celsius", "Temperature as a person feels it (main.feels_like).", { $0.feelsLikeCelsius }),
+        ("openweather_temperature_min_celsius", "Lowest temperature observed in the area now (main.temp_min), not the day's minimum.", { $0.temperatureMinCelsius }),
+        ("openweather_temperature_max_celsius", "Highest temperature observed in the area now (main.temp_max), not the day's maximum.", { $0.temperatureMaxCelsius }),
+        ("openweather_humidity_ratio", "Relative humidity, 0 to 1 (main.humidity / 100).", { $0.humidityRatio }),
+        ("openweather_pressure_pascals", "Atmospheric pressure at sea level (main.pressure × 100).", { $0.pressurePascals }),
+        ("openweather_ground_level_pressure_pascals", "Atmospheric pressure at ground level (main.grnd_level × 100), when reported.", { $0.groundLevelPressurePascals }),
+        ("openweather_wind_speed_meters_per_second", "Wind speed (wind.speed).", { $0.windSpeedMetersPerSecond }),
+        ("openweather_wind_gust_meters_per_second", "Wind gust speed (wind.gust), when reported.", { $0.windGustMetersPerSecond }),
+        ("openweather_wind_direction_degrees", "Direction the wind comes from, meteorological degrees (wind.deg).", { $0.windDirectionDegrees }),
+        ("openweather_cloudiness_ratio", "Cloud cover, 0 to 1 (clouds.all / 100).", { $0.cloudinessRatio }),
+        ("openweather_visibility_meters", "Visibility, capped at 10 km by OpenWeather (visibility), when reported.", { $0.visibilityMeters }),
+        ("openweather_rain_1h_meters", "Rain in the last hour (rain.1h / 1000); 0 when none.", { $0.rain1hMeters }),
+        ("openweather_snow_1h_meters", "Snow in the last hour (snow.1h / 1000); 0 when none.", { $0.snow1hMeters }),
+        ("openweather_sunrise_timestamp_seconds", "Today's sunrise, Unix time (sys.sunrise); absent in polar day and night.", { $0.sunrise }),
+        ("openweather_sunset_timestamp_seconds", "Today's sunset, Unix time (sys.sunset); absent in polar day and night.", { $0.sunset }),
+        ("openweather_observation_timestamp_seconds", "When OpenWeather computed this reading, Unix time (dt).", { $0.observationTime }),
+        ("openweather_timezone_offset_seconds", "Offset of local time from UTC (timezone).", { $0.timezoneOffsetSeconds }),
+        ("openweather_condition_id", "OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, 5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds.", { $0.primaryCondition.map { Double($0.id) } }),
+    ]
+
+    func collect(_ snapshot: WeatherStore.Snapshot, now: Double, into families: inout [MetricFamily]) {
+        var byField = Self.fields.map { MetricFamily(name: $0.name, help: $0.help) }
+        var condition = MetricFamily(name: "openweather_condition_info", help: "The primary weather condition (weather[0]); always 1.")
+        var info = MetricFamily(name: "openweather_location_info", help: "The configured location and the place OpenWeather matched; always 1.")
+        for state in snapshot.locations {
+            guard let reading = state.reading, let success = state.lastSuccess, now - success <= maxStaleness else { continue }
+            let location = [(name: "location", value: state.location.name)]
+            for (index, field) in Self.fields.enumerated() {
+                if let value = field.value(reading) { byField[index].add(location, value) }
+            }
+            if let primary = reading.primaryCondition {
+                condition.add(location + [("main", primary.main), ("description", primary.description), ("icon", primary.icon)], 1)
+            }
+            info.add(
+                location + [
+                    ("city", reading.cityName), ("country", reading.country ?? ""),
+                    ("latitude", String(state.location.latitude)), ("longitude", String(state.location.longitude)),
+                ], 1)
+        }
+        families += byField
+        families += [condition, info]
+    }
+}

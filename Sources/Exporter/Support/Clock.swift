@@ -1,0 +1,30 @@
+import Glibc
+
+/// Wall and monotonic time as `Double` seconds, from `clock_gettime`.
+public enum Clock {
+    /// Seconds since the epoch, for timestamps users see.
+    public static func wallSeconds() -> Double { now(CLOCK_REALTIME) }
+
+    /// Seconds on a clock that never jumps, for intervals and deadlines.
+    public static func monotonicSeconds() -> Double { now(CLOCK_MONOTONIC) }
+
+    private static func now(_ clock: clockid_t) -> Double {
+        var spec = timespec()
+        clock_gettime(clock, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+
+    /// `2026-11-29T16:00:00.123Z`.
+    public static func rfc3339(_ seconds: Double) -> String {
+        var time = time_t(seconds.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let millis = Int((seconds - seconds.rounded(.down)) * 1000)
+        func pad(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
+            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+    }
+}

@@ -1,0 +1,38 @@
+import HTTPClient
+
+/// Why a request for one place failed. Descriptions are one line, carry
+/// OpenWeather's own message where it sent one, and never the key.
+public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A non-200 answer; `message` is OpenWeather's `message` field, or a short excerpt of the body.
+    case http(status: Int, message: String, retryAfterSeconds: Double?)
+    /// No usable HTTP answer: refused, timed out, TLS, DNS...
+    case transport(HTTPClientError)
+    /// A 200 whose body is not the weather we expect.
+    case decode(String)
+
+    /// The `code` label of `openweather_api_requests_total`.
+    public var code: String {
+        switch self {
+        case .http(let status, _, _): String(status)
+        case .transport(let error): error.kind
+        case .decode: "decode"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .http(let status, let message, _):
+            let text = message.isEmpty ? "" : ": \(message)"
+            return "OpenWeather answered \(status)\(text)" + (Self.hints[status].map { " (\($0))" } ?? "")
+        case .transport(let error):
+            return error.description
+        case .decode(let reason):
+            return "unusable response: \(reason)"
+        }
+    }
+
+    private static let hints: [Int: String] = [
+        401: "the API key is missing, wrong, or not active yet: a new key takes up to a couple of hours to work",
+        429: "over the plan's rate limit: OpenWeather blocks the key for a while; lower --openweather.max-requests-per-minute or raise --poll.interval",
+    ]
+}

@@ -1,0 +1,133 @@
+import JSON
+
+/// Decodes a `/data/2.5/weather` body (requested with `units=metric`) and checks
+/// that every number is one the atmosphere can produce; anything else is a
+/// `decode` failure, so a broken upstream marks the location down rather than
+/// graphing nonsense.
+public enum WeatherDecoder {
+    public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> CurrentWeather {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(body)
+        } catch {
+            throw .decode("the body is not valid JSON (\(error))")
+        }
+        do {
+            return try convert(Fields(document, path: ""))
+        } catch {
+            throw .decode(error.reason)
+        }
+    }
+
+    private static func convert(_ root: Fields) throws(FieldError) -> CurrentWeather {
+        let main = try root.object("main")
+        let wind = try root.object("wind")
+        let sys = try root.optionalObject("sys")
+        let coord = try root.optionalObject("coord")
+        let conditions = try root.list("weather").map { (condition: Fields) throws(FieldError) in
+            CurrentWeather.Condition(
+                id: Int(try condition.number("id", -1_000_000...1_000_000)),
+                main: try condition.optionalString("main") ?? "",
+                description: try condition.optionalString("description") ?? "",
+                icon: try condition.optionalString("icon") ?? ""
+            )
+        }
+        guard !conditions.isEmpty else { throw FieldError(reason: "`weather` is empty: no condition reported") }
+        return CurrentWeather(
+            temperatureCelsius: try main.number("temp", -100...70),
+            feelsLikeCelsius: try main.number("feels_like", -120...90),
+            temperatureMinCelsius: try main.number("temp_min", -100...70),
+            temperatureMaxCelsius: try main.number("temp_max", -100...70),
+            humidityRatio: try main.number("humidity", 0...100) / 100,
+            pressurePascals: try main.number("pressure", 800...1100) * 100,
+            groundLevelPressurePascals: try main.optionalNumber("grnd_level", 300...1100).map { $0 * 100 },
+            windSpeedMetersPerSecond: try wind.number("speed", 0...150),
+            windGustMetersPerSecond: try wind.optionalNumber("gust", 0...200),
+            windDirectionDegrees: try wind.optionalNumber("deg", 0...360) ?? 0,
+            cloudinessRatio: (try root.optionalObject("clouds")?.optionalNumber("all", 0...100) ?? 0) / 100,
+            visibilityMeters: try root.optionalNumber("visibility", 0...100_000),
+            rain1hMeters: (try root.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0) / 1000,
+            snow1hMeters: (try root.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0) / 1000,
+            sunrise: try sys?.optionalNumber("sunrise", 0...1e11).flatMap(positive),
+            sunset: try sys?.optionalNumber("sunset", 0...1e11).flatMap(positive),
+            observationTime: try root.number("dt", 1...1e11),
+            timezoneOffsetSeconds: try root.optionalNumber("timezone", -50_400...50_400) ?? 0,
+            conditions: conditions,
+            cityName: try root.optionalString("name") ?? "",
+            country: try sys?.optionalString("country").flatMap { $0.isEmpty ? nil : $0 },
+            latitude: try coord?.optionalNumber("lat", -90...90) ?? 0,
+            longitude: try coord?.optionalNumber("lon", -180...180) ?? 0
+        )
+    }
+
+    /// 0 means "no sunrise" (polar day or night), like an absent field.
+    private static func positive(_ value: Double) -> Double? { value > 0 ? value : nil }
+}
+
+private struct FieldError: Error {
+    let reason: String
+}
+
+/// Typed, range-checked access to one JSON object, naming the full path in errors.
+private struct Fields {
+    let value: JSONValue
+    let path: String
+
+    init(_ value: JSONValue, path: String) {
+        self.value = value
+        self.path = path
+    }
+
+    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    private func present(_ key: String) -> JSONValue? {
+        guard let found = value[key], found != .null else { return nil }
+        return found
+    }
+
+    func object(_ key: String) throws(FieldError) -> Fields {
+        guard let object = try optionalObject(key) else { throw FieldError(reason: "missing field `\(name(key))`") }
+        return object
+    }
+
+    func optionalObject(_ key: String) throws(FieldError) -> Fields? {
+        guard let found = present(key) else { return nil }
+        guard case .object = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not an object") }
+        return Fields(found, path: name(key))
+    }
+
+    func list(_ key: String) throws(FieldError) -> [Fields] {
+        guard let found = present(key) else { throw FieldError(reason: "missing field `\(name(key))`") }
+        guard case .array(let elements) = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a list") }
+        var fields: [Fields] = []
+        for (index, element) in elements.enumerated() {
+            guard case .object = element else {
+                throw FieldError(reason: "`\(name(key))[\(index)]` is \(element.typeName), not an object")
+            }
+            fields.append(Fields(element, path: "\(name(key))[\(index)]"))
+        }
+        return fields
+    }
+
+    func number(_ key: String, _ range: ClosedRange<Double>) throws(FieldError) -> Double {
+        guard let number = try optionalNumber(key, range) else { throw FieldError(reason: "missing field `\(name(key))`") }
+        return number
+    }
+
+    func optionalNumber(_ key: String, _ range: ClosedRange<Double>) throws(FieldError) -> Double? {
+        guard let found = present(key) else { return nil }
+        guard case .number(let number) = found else {
+            throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a number")
+        }
+        guard range.contains(number) else {
+            throw FieldError(reason: "`\(name(key))` = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
+        }
+        return number
+    }
+
+    func optionalString(_ key: String) throws(FieldError) -> String? {
+        guard let found = present(key) else { return nil }
+        guard case .string(let text) = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a string") }
+        return text
+    }
+}

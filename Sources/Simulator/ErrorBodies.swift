@@ -1,0 +1,20 @@
+/// OpenWeather's error bodies, byte for byte as the real API sends them
+/// (see shared/openweather/fixtures).
+enum ErrorBodies {
+    static func body(for status: Int) -> (contentType: String, text: String) {
+        switch status {
+        case 400: (json, #"{"cod":"400","message":"wrong latitude"}"#)
+        case 401: (json, #"{"cod":401, "message": "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info."}"#)
+        case 404: (json, #"{"cod":"404","message":"city not found"}"#)
+        case 429: (json, #"{"cod":429,"message":"Your account is temporary blocked due to exceeding of requests limitation of your subscription type. Please choose the proper subscription http://openweathermap.org/price"}"#)
+        case 500...599: ("text/html", "<html><head><title>\(status) Bad Gateway</title></head><body><center><h1>\(status) Bad Gateway</h1></center><hr><center>openresty</center></body></html>")
+        default: (json, #"{"cod":"\#(status)","message":"simulated error"}"#)
+        }
+    }
+
+    static func wrongParameter(_ message: String) -> String {
+        #"{"cod":"400","message":"\#(message)"}"#
+    }
+
+    private static let json = "application/json; charset=utf-8"
+}

@@ -1,0 +1,51 @@
+/// A way for the simulated API to misbehave, for tests and failure drills.
+public struct Fault: Sendable, Equatable {
+    public enum Response: Sendable, Equatable {
+        /// Plausible weather, as usual.
+        case normal
+        /// This status with OpenWeather's real error body for it (an HTML page for 5xx).
+        case status(Int, retryAfterSeconds: Int? = nil)
+        /// A 200 whose body is broken in the given way.
+        case malformed(Malformation)
+        /// A 200 with a valid start and `bytes` of padding: an answer far too large.
+        case huge(bytes: Int)
+        /// The normal body, sent a few bytes at a time with `interval` between them.
+        case trickle(interval: Duration)
+        /// Close the connection without answering.
+        case close
+    }
+
+    public enum Malformation: String, Sendable, CaseIterable {
+        /// Cut in the middle.
+        case truncated
+        /// An HTML page instead of JSON.
+        case notJSON
+        /// Numbers sent as strings.
+        case wrongTypes
+        /// No `main` object.
+        case missingFields
+        /// A temperature no planet of ours has.
+        case absurdNumbers
+        /// `"temp": NaN`, which is not JSON.
+        case nan
+        /// Nothing at all.
+        case empty
+    }
+
+    /// Waited before answering.
+    public var delay: Duration
+    public var response: Response
+    /// Only requests for this latitude (to 0.01°) are affected; nil: all.
+    public var latitude: Double?
+
+    public init(delay: Duration = .zero, response: Response = .normal, latitude: Double? = nil) {
+        self.delay = delay
+        self.response = response
+        self.latitude = latitude
+    }
+
+    func matches(latitude requested: Double) -> Bool {
+        guard let latitude else { return true }
+        return abs(latitude - requested) < 0.005
+    }
+}

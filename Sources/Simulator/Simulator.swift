@@ -1,0 +1,69 @@
+import HTTPServer
+import Synchronization
+
+/// An OpenWeather-compatible server on loopback: `GET /data/2.5/weather` with
+/// simulated weather (see `WeatherModel`), and switchable faults. It is what
+/// `--demo` runs and what the tests run against.
+///
+/// Out-of-process tools steer it over HTTP:
+/// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`,
+///   `trickle=200ms`, `close=1`, `retry_after=30`, `lat=51.51` to affect one place only): add a fault;
+/// - `DELETE /_simulator/fault`: clear all faults;
+/// - `GET /_simulator/requests`: the requests seen so far, one `unix_time lat lon status` line each.
+public final class Simulator: Sendable {
+    public struct Request: Sendable, Equatable {
+        /// Monotonic seconds, for measuring spacing.
+        public var time: Double
+        public var latitude: Double
+        public var longitude: Double
+        public var status: Int
+    }
+
+    struct State {
+        var faults: [Fault] = []
+        var requests: [Request] = []
+        var acceptedKeys: Set<String>?
+    }
+
+    /// Shared by the public API and the handler on the server's threads.
+    final class Shared: Sendable {
+        let lock: Mutex<State>
+        init(_ state: State) { lock = Mutex(state) }
+        func withLock<T>(_ body: (inout State) -> T) -> T { lock.withLock { body(&$0) } }
+    }
+
+    private let server: HTTPServer
+    let state: Shared
+
+    /// `acceptedKeys`: nil accepts any non-empty key; otherwise other keys get OpenWeather's 401.
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, acceptedKeys: Set<String>? = nil) throws(HTTPServerError) {
+        let state = Shared(State(acceptedKeys: acceptedKeys))
+        self.state = state
+        var configuration = HTTPServerConfiguration(host: host, port: port)
+        configuration.eventLoops = 1
+        configuration.maxConnections = 1024
+        server = try HTTPServer(configuration: configuration, handler: SimulatorHandler(state: state))
+        server.start()
+    }
+
+    public var port: UInt16 { server.port }
+
+    /// `http://127.0.0.1:PORT`, the value for `--openweather.url`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    public func stop() { server.shutdown(gracePeriod: .milliseconds(200)) }
+
+    /// Faults are checked in the order added; the first that matches a request applies.
+    public func addFault(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
+
+    public func setFault(_ fault: Fault?) { state.withLock { $0.faults = fault.map { [$0] } ?? [] } }
+
+    public func clearFaults() { state.withLock { $0.faults = [] } }
+
+    public func setAcceptedKeys(_ keys: Set<String>?) { state.withLock { $0.acceptedKeys = keys } }
+
+    /// Every weather request seen, oldest first.
+    public var requests: [Request] { state.withLock { $0.requests } }
+
+    public func clearRequests() { state.withLock { $0.requests = [] } }
+}
