@@ -145,9 +145,10 @@ struct ResponseReader {
 
     /// One line without its LF (and CR); `budget` accumulates bytes across the lines of one head.
     private mutating func readLine(budget: inout Int, missing: String) throws(HTTPClientError) -> ArraySlice<UInt8> {
-        var scanned = position
+        // Counted from `position`, because fill() may move the unread bytes to the front.
+        var scanned = 0
         while true {
-            if let newline = buffer[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffer[(position + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
                 budget += newline + 1 - position
                 guard budget <= Self.maxHeadBytes else { throw .malformed("response header larger than \(Self.maxHeadBytes) bytes") }
                 var line = buffer[position..<newline]
@@ -158,9 +159,9 @@ struct ResponseReader {
             guard budget + buffer.count - position <= Self.maxHeadBytes else {
                 throw .malformed("response header larger than \(Self.maxHeadBytes) bytes")
             }
-            scanned = buffer.count
+            scanned = buffer.count - position
             try fill()
-            if atEnd && scanned == buffer.count { throw .malformed(missing) }
+            if atEnd && position + scanned == buffer.count { throw .malformed(missing) }
         }
     }
 
