@@ -1,4 +1,5 @@
 import CTLS
+import Glibc
 
 /// An OpenSSL client context. It is configured once, before it is shared, and
 /// OpenSSL allows concurrent SSL_new on a context that is no longer modified.
@@ -13,6 +14,10 @@ final class TLSContext: @unchecked Sendable {
 
     /// `extraCAFile` adds a PEM file of trusted roots to the default ones.
     init(extraCAFile: String?) throws(HTTPClientError) {
+        // OpenSSL's reason for a missing file is a bare "system lib"; say which file instead.
+        if let extraCAFile, access(extraCAFile, R_OK) != 0 {
+            throw .tls("cannot read CA file \(extraCAFile): \(errnoText(errno))")
+        }
         ERR_clear_error()
         let created: OpaquePointer? = if let extraCAFile {
             ctls_client_context_new(extraCAFile)

@@ -62,7 +62,7 @@ final class TLSStream {
                 ? .tls("connection to \(socket.endpoint) closed during the handshake")
                 : .tls("handshake with \(socket.endpoint) failed: \(errnoText(errorNumber))")
         }
-        return .tls(openSSLErrorQueueText())
+        return .tls("handshake with \(socket.endpoint) failed: \(openSSLErrorQueueText())")
     }
 
     private func ioFailure(_ code: Int32, errorNumber: Int32, while stage: String) -> HTTPClientError {
