@@ -1,0 +1,207 @@
+/// Reads one HTTP/1.1 response from a stream, enforcing the head and body caps.
+struct ResponseReader {
+    /// A head larger than this is not a response we want: it is garbage or an attack.
+    static let maxHeadBytes = 64 * 1024
+
+    private let stream: any ByteStream
+    private let deadline: Deadline
+    private let maxBodyBytes: Int
+    private var buffer: [UInt8] = []
+    private var position = 0
+    private var atEnd = false
+
+    init(stream: any ByteStream, deadline: Deadline, maxBodyBytes: Int) {
+        self.stream = stream
+        self.deadline = deadline
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    mutating func readResponse() throws(HTTPClientError) -> HTTPClientResponse {
+        var (status, headers) = try readHead(isFirst: true)
+        // Interim responses (100 Continue, 103 Early Hints) precede the real one.
+        while (100...199).contains(status) {
+            (status, headers) = try readHead(isFirst: false)
+        }
+        let body = try readBody(status: status, headers: headers)
+        return HTTPClientResponse(status: status, headers: headers, body: body)
+    }
+
+    // MARK: Head
+
+    private mutating func readHead(isFirst: Bool) throws(HTTPClientError) -> (Int, [(name: String, value: String)]) {
+        var headBytes = 0
+        let statusLine = try readLine(budget: &headBytes, missing: isFirst && buffer.count == position
+            ? "connection closed without a response" : "connection closed inside the response header")
+        let status = try Self.parseStatusLine(statusLine)
+        var headers: [(name: String, value: String)] = []
+        while true {
+            let line = try readLine(budget: &headBytes, missing: "connection closed inside the response header")
+            if line.isEmpty { break }
+            if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
+                throw .malformed("obsolete folded header line")
+            }
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+                throw .malformed("header line without a name and colon")
+            }
+            let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
+            guard name.utf8.allSatisfy(Self.isTokenByte) else { throw .malformed("invalid header name") }
+            headers.append((name, String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)))
+        }
+        return (status, headers)
+    }
+
+    /// `HTTP/1.x SSS reason`; the reason phrase is optional and ignored.
+    private static func parseStatusLine(_ line: ArraySlice<UInt8>) throws(HTTPClientError) -> Int {
+        let bytes = Array(line)
+        guard bytes.count >= 12, bytes[0..<7].elementsEqual("HTTP/1.".utf8),
+              bytes[7] == UInt8(ascii: "0") || bytes[7] == UInt8(ascii: "1"),
+              bytes[8] == UInt8(ascii: " "),
+              bytes[9..<12].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              bytes.count == 12 || bytes[12] == UInt8(ascii: " ")
+        else {
+            throw .malformed("invalid status line")
+        }
+        return bytes[9..<12].reduce(0) { $0 * 10 + Int($1 - 0x30) }
+    }
+
+    // MARK: Body
+
+    private mutating func readBody(status: Int, headers: [(name: String, value: String)]) throws(HTTPClientError) -> [UInt8] {
+        if status == 204 || status == 304 { return [] }
+        let transferCodings = headers.filter { $0.name == "transfer-encoding" }
+            .flatMap { $0.value.split(separator: ",") }
+            .map { String(decoding: Self.trimmed(ArraySlice($0.utf8)), as: UTF8.self).lowercased() }
+        if let last = transferCodings.last {
+            // RFC 9112 6.3: without chunked last, the body runs to the close.
+            return last == "chunked" ? try readChunkedBody() : try readUntilClose()
+        }
+        if let length = try Self.contentLength(headers) {
+            guard length <= maxBodyBytes else { throw .tooLarge(limit: maxBodyBytes) }
+            return try readExactly(length, truncated: "connection closed before Content-Length bytes arrived")
+        }
+        return try readUntilClose()
+    }
+
+    /// Repeated or comma-joined values are allowed only when they all agree.
+    private static func contentLength(_ headers: [(name: String, value: String)]) throws(HTTPClientError) -> Int? {
+        var result: Int?
+        for header in headers where header.name == "content-length" {
+            for part in header.value.split(separator: ",", omittingEmptySubsequences: false) {
+                let digits = trimmed(ArraySlice(part.utf8))
+                guard !digits.isEmpty, digits.count <= 18, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                    throw .malformed("invalid Content-Length")
+                }
+                let value = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+                guard result == nil || result == value else { throw .malformed("conflicting Content-Length values") }
+                result = value
+            }
+        }
+        return result
+    }
+
+    private mutating func readChunkedBody() throws(HTTPClientError) -> [UInt8] {
+        var body: [UInt8] = []
+        while true {
+            var lineBudget = 0
+            let sizeLine = try readLine(budget: &lineBudget, missing: "connection closed inside a chunk header")
+            // Extensions after ';' carry nothing we use.
+            let sizeField = Self.trimmed(sizeLine.prefix { $0 != UInt8(ascii: ";") })
+            guard !sizeField.isEmpty, sizeField.count <= 15, let size = Int(String(decoding: sizeField, as: UTF8.self), radix: 16)
+            else {
+                throw .malformed("invalid chunk size")
+            }
+            if size == 0 { break }
+            guard size <= maxBodyBytes - body.count else { throw .tooLarge(limit: maxBodyBytes) }
+            body += try readExactly(size, truncated: "connection closed inside a chunk")
+            let end = try readLine(budget: &lineBudget, missing: "connection closed after a chunk")
+            guard end.isEmpty else { throw .malformed("chunk data longer than its size") }
+        }
+        // Trailers are read to reach the end of the message and then ignored.
+        var trailerBudget = 0
+        while try !readLine(budget: &trailerBudget, missing: "connection closed inside the trailers").isEmpty {}
+        return body
+    }
+
+    private mutating func readUntilClose() throws(HTTPClientError) -> [UInt8] {
+        while !atEnd {
+            guard buffer.count - position <= maxBodyBytes else { throw .tooLarge(limit: maxBodyBytes) }
+            try fill()
+        }
+        guard buffer.count - position <= maxBodyBytes else { throw .tooLarge(limit: maxBodyBytes) }
+        defer { position = buffer.count }
+        return Array(buffer[position...])
+    }
+
+    // MARK: Buffering
+
+    private mutating func readExactly(_ count: Int, truncated: String) throws(HTTPClientError) -> [UInt8] {
+        while buffer.count - position < count {
+            try fill()
+            if atEnd && buffer.count - position < count { throw .malformed(truncated) }
+        }
+        defer { position += count }
+        return Array(buffer[position..<(position + count)])
+    }
+
+    /// One line without its LF (and CR); `budget` accumulates bytes across the lines of one head.
+    private mutating func readLine(budget: inout Int, missing: String) throws(HTTPClientError) -> ArraySlice<UInt8> {
+        // Counted from `position`, because fill() may move the unread bytes to the front.
+        var scanned = 0
+        while true {
+            if let newline = buffer[(position + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
+                budget += newline + 1 - position
+                guard budget <= Self.maxHeadBytes else { throw .malformed("response header larger than \(Self.maxHeadBytes) bytes") }
+                var line = buffer[position..<newline]
+                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                position = newline + 1
+                return line
+            }
+            guard budget + buffer.count - position <= Self.maxHeadBytes else {
+                throw .malformed("response header larger than \(Self.maxHeadBytes) bytes")
+            }
+            scanned = buffer.count - position
+            try fill()
+            if atEnd && position + scanned == buffer.count { throw .malformed(missing) }
+        }
+    }
+
+    /// Appends what the stream has, dropping consumed bytes first so the buffer stays small.
+    private mutating func fill() throws(HTTPClientError) {
+        guard !atEnd else { return }
+        if position > 0 && position >= buffer.count / 2 {
+            buffer.removeFirst(position)
+            position = 0
+        }
+        let chunk = 16 * 1024
+        let oldCount = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        // withUnsafeMutableBytes only rethrows untyped errors, so the typed one travels in a Result.
+        let (stream, deadline) = (stream, deadline)
+        let result = buffer.withUnsafeMutableBytes { all in
+            Result { () throws(HTTPClientError) in
+                try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: all[oldCount...]), deadline: deadline)
+            }
+        }
+        let n: Int
+        switch result {
+        case .success(let count): n = count
+        case .failure(let error):
+            buffer.removeLast(chunk)
+            throw error
+        }
+        buffer.removeLast(chunk - n)
+        if n == 0 { atEnd = true }
+    }
+
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        let isSpace = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+            return bytes[bytes.endIndex...]
+        }
+        return bytes[first...last]
+    }
+
+    private static func isTokenByte(_ b: UInt8) -> Bool {
+        b > 0x20 && b < 0x7F && !"\"(),/:;<=>?@[\\]{}".utf8.contains(b)
+    }
+}

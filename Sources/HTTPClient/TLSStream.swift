@@ -1,0 +1,109 @@
+import CTLS
+import Glibc
+
+/// A TLS session over a connected socket, driven without blocking so every
+/// wait honours the deadline. Frees its SSL object when released.
+final class TLSStream {
+    private let socket: Socket
+    private let ssl: OpaquePointer
+
+    /// Performs the handshake, verifying the certificate chain and that it names `url.host`.
+    init(socket: Socket, context: TLSContext, url: RequestURL, deadline: Deadline) throws(HTTPClientError) {
+        ERR_clear_error()
+        errno = 0
+        guard let ssl = SSL_new(context.pointer) else {
+            throw .tls("cannot create a TLS session: \(openSSLErrorQueueText())")
+        }
+        self.socket = socket
+        self.ssl = ssl
+        guard ctls_set_socket(ssl, socket.fd) == 1 else {
+            throw .tls("cannot attach the socket: \(openSSLErrorQueueText())")
+        }
+        guard ctls_set_peer_name(ssl, url.host, url.hostIsIPAddress ? 1 : 0) == 1 else {
+            throw .tls("cannot set the expected peer name: \(openSSLErrorQueueText())")
+        }
+        while true {
+            ERR_clear_error()
+            errno = 0
+            let result = SSL_connect(ssl)
+            if result == 1 { return }
+            try waitOrThrow(result: result, deadline: deadline) { code, errorNumber throws(HTTPClientError) in
+                throw handshakeFailure(code, errorNumber: errorNumber)
+            }
+        }
+    }
+
+    deinit { SSL_free(ssl) }
+
+    /// Waits when OpenSSL asks for readiness; otherwise hands the failure to `fail`.
+    private func waitOrThrow(
+        result: Int32,
+        deadline: Deadline,
+        fail: (Int32, Int32) throws(HTTPClientError) -> Void
+    ) throws(HTTPClientError) {
+        let errorNumber = errno
+        let code = SSL_get_error(ssl, result)
+        switch code {
+        case SSL_ERROR_WANT_READ: try socket.wait(for: Int16(POLLIN), deadline: deadline)
+        case SSL_ERROR_WANT_WRITE: try socket.wait(for: Int16(POLLOUT), deadline: deadline)
+        default: try fail(code, errorNumber)
+        }
+    }
+
+    private func handshakeFailure(_ code: Int32, errorNumber: Int32) -> HTTPClientError {
+        let verifyResult = SSL_get_verify_result(ssl)
+        if verifyResult != X509_V_OK {
+            ERR_clear_error()
+            errno = 0
+            return .tls("certificate verify failed: \(String(cString: X509_verify_cert_error_string(verifyResult)))")
+        }
+        if code == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 {
+            return errorNumber == 0
+                ? .tls("connection to \(socket.endpoint) closed during the handshake")
+                : .tls("handshake with \(socket.endpoint) failed: \(errnoText(errorNumber))")
+        }
+        return .tls("handshake with \(socket.endpoint) failed: \(openSSLErrorQueueText())")
+    }
+
+    private func ioFailure(_ code: Int32, errorNumber: Int32, while stage: String) -> HTTPClientError {
+        if code == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 {
+            return socket.ioFailure(errorNumber, while: stage)
+        }
+        return .tls("\(stage): \(openSSLErrorQueueText())")
+    }
+}
+
+extension TLSStream: ByteStream {
+    func read(into buffer: UnsafeMutableRawBufferPointer, deadline: Deadline) throws(HTTPClientError) -> Int {
+        let count = Int32(clamping: buffer.count)
+        while true {
+            ERR_clear_error()
+            errno = 0
+            let n = SSL_read(ssl, buffer.baseAddress, count)
+            if n > 0 { return Int(n) }
+            let errorNumber = errno
+            switch SSL_get_error(ssl, n) {
+            case SSL_ERROR_ZERO_RETURN: return 0
+            case SSL_ERROR_WANT_READ: try socket.wait(for: Int16(POLLIN), deadline: deadline)
+            case SSL_ERROR_WANT_WRITE: try socket.wait(for: Int16(POLLOUT), deadline: deadline)
+            // With SSL_OP_IGNORE_UNEXPECTED_EOF a bare TCP close reads as a clean end of stream.
+            case SSL_ERROR_SYSCALL where errorNumber == 0 && ERR_peek_error() == 0: return 0
+            case let code: throw ioFailure(code, errorNumber: errorNumber, while: "reading the response")
+            }
+        }
+    }
+
+    func writeAll(_ bytes: [UInt8], deadline: Deadline) throws(HTTPClientError) {
+        var sent = 0
+        while sent < bytes.count {
+            ERR_clear_error()
+            errno = 0
+            // A retry after WANT_* must repeat the same arguments, which this loop does.
+            let n = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + sent, Int32(clamping: $0.count - sent)) }
+            if n > 0 { sent += Int(n); continue }
+            try waitOrThrow(result: n, deadline: deadline) { code, errorNumber throws(HTTPClientError) in
+                throw ioFailure(code, errorNumber: errorNumber, while: "sending the request")
+            }
+        }
+    }
+}

@@ -1,0 +1,96 @@
+import Glibc
+
+/// A private CA and two python3 TLS servers on loopback: one with a certificate
+/// for localhost and 127.0.0.1, one for a name the client never asks for.
+/// Built once per test process; the servers exit when this process does.
+struct TLSFixture: Sendable {
+    let caFile: String
+    let goodPort: UInt16
+    let wrongHostPort: UInt16
+    private let servers: [ChildProcess]
+
+    static let shared: Result<TLSFixture, TestFailure> = Result { () throws(TestFailure) in try TLSFixture() }
+
+    private init() throws(TestFailure) {
+        var template = Array("/tmp/http-client-tests-XXXXXX".utf8CString)
+        guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: \(errno)") }
+        let dir = String(cString: created)
+        let script = """
+            set -e
+            cd '\(dir)'
+            key="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+            openssl req -x509 $key -keyout ca.key -out ca.pem -days 2 -subj '/CN=HTTPClient Test CA' \
+                -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
+            for name in good wrong; do
+                openssl req $key -keyout $name.key -out $name.csr -subj "/CN=$name" 2>/dev/null
+            done
+            printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nextendedKeyUsage=serverAuth\\n' > good.ext
+            printf 'subjectAltName=DNS:wrong.example\\nextendedKeyUsage=serverAuth\\n' > wrong.ext
+            for name in good wrong; do
+                openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+                    -extfile $name.ext -out $name.pem 2>/dev/null
+            done
+            cat > server.py <<'PY'
+            \(Self.serverScript)
+            PY
+            """
+        let setup: ChildProcess
+        do { setup = try ChildProcess(["/bin/sh", "-c", script]) } catch { throw TestFailure("\(error)") }
+        guard setup.wait(timeout: .seconds(60)) == 0 else { throw TestFailure("openssl certificate generation failed") }
+        caFile = "\(dir)/ca.pem"
+
+        var servers: [ChildProcess] = []
+        var ports: [UInt16] = []
+        for name in ["good", "wrong"] {
+            let server: ChildProcess
+            do { server = try ChildProcess(["python3", "\(dir)/server.py", "\(dir)/\(name).pem", "\(dir)/\(name).key"]) }
+            catch { throw TestFailure("\(error)") }
+            guard let line = server.readLine(timeout: .seconds(20)), let port = UInt16(line) else {
+                throw TestFailure("python3 TLS server did not report its port")
+            }
+            servers.append(server)
+            ports.append(port)
+        }
+        self.servers = servers
+        goodPort = ports[0]
+        wrongHostPort = ports[1]
+    }
+
+    /// Serves one request per connection and reports the SNI it saw in `X-SNI`.
+    private static let serverScript = """
+        import os, socket, ssl, sys, threading
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+        seen = {"sni": ""}
+        def on_sni(sock, name, _):
+            seen["sni"] = name or ""
+        ctx.sni_callback = on_sni
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(16)
+        print(srv.getsockname()[1], flush=True)
+        def exit_with_parent():
+            sys.stdin.read()
+            os._exit(0)
+        threading.Thread(target=exit_with_parent, daemon=True).start()
+        while True:
+            conn, _ = srv.accept()
+            conn.settimeout(5)
+            seen["sni"] = ""
+            try:
+                with ctx.wrap_socket(conn, server_side=True) as tls:
+                    data = b""
+                    while b"\\r\\n\\r\\n" not in data:
+                        chunk = tls.recv(4096)
+                        if not chunk:
+                            break
+                        data += chunk
+                    body = b'{"ok":true}'
+                    head = "HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nX-SNI: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (seen["sni"], len(body))
+                    tls.sendall(head.encode() + body)
+            except Exception:
+                pass
+            finally:
+                conn.close()
+        """
+}
