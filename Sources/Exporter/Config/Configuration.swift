@@ -52,9 +52,10 @@ public struct Configuration: Sendable {
 
     public init() {}
 
-    /// The interval actually used: stretched so that every location fits the request budget.
+    /// The interval actually used: stretched so that every location fits the
+    /// request budget, at the poller's spacing of 61 s / limit between requests.
     public var effectivePollInterval: Duration {
-        let minimum = Duration.milliseconds(Int64((60_000.0 * Double(locations.count) / Double(maxRequestsPerMinute)).rounded(.up)))
+        let minimum = Duration.milliseconds(Int64((61_000.0 * Double(locations.count) / Double(maxRequestsPerMinute)).rounded(.up)))
         return max(pollInterval, minimum)
     }
 

@@ -13,7 +13,6 @@ final class MetricsPublisher: Sendable {
     }
 
     private let store: WeatherStore
-    private let collectors: [any Collector]
     private let process = ProcessCollector()
     private let rendered = Mutex(Rendered())
     private let maxStaleness: Mutex<Double>
@@ -21,7 +20,6 @@ final class MetricsPublisher: Sendable {
     init(store: WeatherStore, maxStaleness: Duration) {
         self.store = store
         self.maxStaleness = Mutex(maxStaleness.seconds)
-        self.collectors = [HealthCollector()]
         refreshWeather()
         refreshProcess()
     }
@@ -37,14 +35,19 @@ final class MetricsPublisher: Sendable {
         refreshWeather()
     }
 
+    /// The `openweather_*` part of the exposition for `snapshot` as seen at `now`.
+    static func renderWeather(_ snapshot: WeatherStore.Snapshot, now: Double, maxStaleness: Double) -> [UInt8] {
+        let collectors: [any Collector] = [WeatherCollector(maxStaleness: maxStaleness), HealthCollector()]
+        var families: [MetricFamily] = []
+        for collector in collectors { collector.collect(snapshot, now: now, into: &families) }
+        return Exposition.render(families)
+    }
+
     func refreshWeather() {
         let snapshot = store.snapshot()
         let now = Clock.wallSeconds()
         let staleness = maxStaleness.withLock { $0 }
-        var families: [MetricFamily] = []
-        WeatherCollector(maxStaleness: staleness).collect(snapshot, now: now, into: &families)
-        for collector in collectors { collector.collect(snapshot, now: now, into: &families) }
-        let bytes = Exposition.render(families)
+        let bytes = Self.renderWeather(snapshot, now: now, maxStaleness: staleness)
         let nextStaleness = snapshot.locations.compactMap { state in
             state.lastSuccess.map { $0 + staleness }.flatMap { $0 >= now ? $0 : nil }
         }.min() ?? .infinity

@@ -1,0 +1,75 @@
+import Testing
+
+@testable import JSON
+
+@Suite struct JSONParserTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONParser.parse(#" {"a": [1, -2.5e1, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}} "#)
+        #expect(value["a"] == .array([.number(1), .number(-25), .bool(true), .bool(false), .null]))
+        #expect(value["b"]?["c"] == .string("d\né😀"))
+    }
+
+    @Test func keepsKeyOrder() throws {
+        guard case .object(let members) = try JSONParser.parse(#"{"z":1,"a":2,"m":3}"#) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(members.map(\.key) == ["z", "a", "m"])
+    }
+
+    @Test(arguments: [
+        (#"{"a":1,}"#, 1, 8),
+        ("{\n  \"a\": tru\n}", 2, 8),
+        (#"[1 2]"#, 1, 4),
+        (#"{"a":01}"#, 1, 7),
+        (#""abc"#, 1, 5),
+        ("\"a\u{01}\"", 1, 3),
+        (#"{"a":1} x"#, 1, 9),
+        (#"NaN"#, 1, 1),
+        (#"1e999"#, 1, 1),
+        (#""\x""#, 1, 4),
+        ("", 1, 1),
+    ])
+    func reportsWhereItWentWrong(text: String, line: Int, column: Int) {
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(text) }
+        do {
+            _ = try JSONParser.parse(text)
+        } catch {
+            #expect(error.line == line, "\(text): \(error)")
+            #expect(error.column == column, "\(text): \(error)")
+        }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
+    }
+
+    @Test func limitsNesting() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: JSONSyntaxError.self) { try JSONParser.parse(deep) }
+        let fine = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: Never.self) { try JSONParser.parse(fine) }
+    }
+
+    @Test func survivesRandomInput() {
+        var generator = SeededGenerator(seed: 42)
+        let alphabet = Array(#"{}[]:,"\ -0123456789.eE+truefalsnul"#.utf8) + [0, 0x0A, 0xC3, 0xA9, 0xFF]
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0..<40, using: &generator)
+            let bytes = (0..<length).map { _ in alphabet.randomElement(using: &generator)! }
+            _ = try? JSONParser.parse(bytes)
+        }
+    }
+}
+
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,115 @@
+import Testing
+
+@testable import OpenWeather
+
+@Suite struct WeatherDecoderTests {
+    @Test func decodesBarcelonaInBaseUnits() throws {
+        let weather = try WeatherDecoder.decode(Fixtures.bytes("current-barcelona-clouds.json"))
+        #expect(weather.temperatureCelsius == 21.07)
+        #expect(weather.feelsLikeCelsius == 21.32)
+        #expect(weather.temperatureMinCelsius == 19.99)
+        #expect(weather.temperatureMaxCelsius == 22.11)
+        #expect(weather.humidityRatio == 0.8)
+        #expect(weather.pressurePascals == 102_500)
+        #expect(weather.groundLevelPressurePascals == nil)
+        #expect(weather.windSpeedMetersPerSecond == 2.68)
+        #expect(weather.windGustMetersPerSecond == 5.36)
+        #expect(weather.windDirectionDegrees == 229)
+        #expect(weather.cloudinessRatio == 0.2)
+        #expect(weather.visibilityMeters == 10_000)
+        #expect(weather.rain1hMeters == 0)
+        #expect(weather.snow1hMeters == 0)
+        #expect(weather.sunrise == 1_634_623_652)
+        #expect(weather.sunset == 1_634_663_086)
+        #expect(weather.observationTime == 1_634_666_651)
+        #expect(weather.timezoneOffsetSeconds == 7200)
+        #expect(weather.conditions == [.init(id: 801, main: "Clouds", description: "algo de nubes", icon: "02n")])
+        #expect(weather.cityName == "Barcelona")
+        #expect(weather.country == "ES")
+    }
+
+    @Test func polarNightHasNoSunAndSnowInMeters() throws {
+        let weather = try WeatherDecoder.decode(Fixtures.bytes("current-longyearbyen-polar-night-snow.json"))
+        #expect(weather.sunrise == nil)
+        #expect(weather.sunset == nil)
+        #expect(weather.snow1hMeters == 0.00021)
+        #expect(weather.rain1hMeters == 0)
+        #expect(weather.windGustMetersPerSecond == nil)
+        #expect(weather.groundLevelPressurePascals == 100_100)
+    }
+
+    @Test func oceanHasNoNameNorCountry() throws {
+        let weather = try WeatherDecoder.decode(Fixtures.bytes("current-ocean-no-name.json"))
+        #expect(weather.cityName == "")
+        #expect(weather.country == nil)
+        #expect(weather.timezoneOffsetSeconds == -36_000)
+    }
+
+    @Test func rainAndSeveralConditionsKeepThePrimaryFirst() throws {
+        let weather = try WeatherDecoder.decode(Fixtures.bytes("current-zocca-rain.json"))
+        #expect(weather.rain1hMeters == 0.00316)
+        #expect(weather.conditions.map(\.id) == [501, 701])
+        #expect(weather.primaryCondition?.main == "Rain")
+    }
+
+    @Test func zeroSunriseMeansNone() throws {
+        let body = #"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":50},"wind":{"speed":1},"dt":1700000000,"sys":{"sunrise":0,"sunset":0}}"#
+        let weather = try WeatherDecoder.decode(Array(body.utf8))
+        #expect(weather.sunrise == nil)
+        #expect(weather.sunset == nil)
+        #expect(weather.cloudinessRatio == 0)
+    }
+
+    @Test(arguments: [
+        ("", "not valid JSON"),
+        ("<html>502</html>", "not valid JSON"),
+        (#"{"weather":[{"id":800}],"main":{"temp":"#, "not valid JSON"),
+        (#"{"weather":[{"id":800}],"wind":{"speed":1},"dt":1}"#, "missing field `main`"),
+        (#"{"weather":[{"id":800}],"main":{"temp":"warm","feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#, "`main.temp` is a string, not a number"),
+        (#"{"weather":[{"id":800}],"main":{"temp":9999,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#, "`main.temp` = 9999.0 is outside"),
+        (#"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":500},"wind":{"speed":1},"dt":1}"#, "`main.humidity` = 500.0"),
+        (#"{"weather":[],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#, "`weather` is empty"),
+        (#"{"weather":[{"id":800}],"main":{"temp":NaN}}"#, "not valid JSON"),
+        (#"[1,2]"#, "missing field `main`"),
+    ])
+    func rejectsBrokenBodies(body: String, reason: String) {
+        #expect {
+            try WeatherDecoder.decode(Array(body.utf8))
+        } throws: { error in
+            guard case .decode(let message) = error as? OpenWeatherError else { return false }
+            return message.contains(reason)
+        }
+    }
+
+    @Test func errorCodesAndHints() {
+        #expect(OpenWeatherError.http(status: 401, message: "Invalid API key", retryAfterSeconds: nil).code == "401")
+        #expect(OpenWeatherError.http(status: 401, message: "x", retryAfterSeconds: nil).description.contains("couple of hours"))
+        #expect(OpenWeatherError.http(status: 429, message: "x", retryAfterSeconds: nil).description.contains("rate limit"))
+        #expect(OpenWeatherError.decode("x").code == "decode")
+        #expect(OpenWeatherError.transport(.timeout).code == "timeout")
+        #expect(OpenWeatherError.transport(.connect("refused")).code == "connect")
+    }
+}
+
+@Suite struct OpenWeatherClientTests {
+    @Test func errorMessageComesFromTheBodyWithoutTheKey() {
+        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-400-bad-coordinates.json"), redacting: "K") == "wrong latitude")
+        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-404-not-found.json"), redacting: "K") == "city not found")
+        let echoed = OpenWeatherClient.errorMessage(Array("<html>\nbad request for appid=SECRET42\n</html>".utf8), redacting: "SECRET42")
+        #expect(!echoed.contains("SECRET42"))
+        #expect(!echoed.contains("\n"))
+    }
+
+    @Test func urlAsksForMetricUnitsAndEncodesTheKey() {
+        let client = OpenWeatherClient(
+            settings: .init(baseURL: "http://127.0.0.1:1/", apiKey: "a b&c", language: "zh_cn"), userAgent: "test")
+        #expect(client.url(latitude: 51.5, longitude: -0.12)
+            == "http://127.0.0.1:1/data/2.5/weather?lat=51.5&lon=-0.12&units=metric&lang=zh_cn&appid=a%20b%26c")
+    }
+
+    @Test func retryAfterSeconds() {
+        #expect(OpenWeatherClient.retryAfter("120") == 120)
+        #expect(OpenWeatherClient.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == nil)
+        #expect(OpenWeatherClient.retryAfter("-1") == nil)
+    }
+}
