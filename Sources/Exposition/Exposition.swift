@@ -84,6 +84,13 @@ public enum Exposition {
         }
     }
 
+    /// `appendValue` as a String, for label values that hold numbers.
+    public static func formatValue(_ value: Double) -> String {
+        var out: [UInt8] = []
+        appendValue(value, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
     static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
         if value == 0 {
             out.append(UInt8(ascii: "0"))

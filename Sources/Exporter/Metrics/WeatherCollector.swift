@@ -48,7 +48,8 @@ struct WeatherCollector: Collector {
             info.add(
                 location + [
                     ("city", reading.cityName), ("country", reading.country ?? ""),
-                    ("latitude", String(state.location.latitude)), ("longitude", String(state.location.longitude)),
+                    ("latitude", Exposition.formatValue(state.location.latitude)),
+                    ("longitude", Exposition.formatValue(state.location.longitude)),
                 ], 1)
         }
         families += byField

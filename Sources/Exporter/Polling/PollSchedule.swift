@@ -62,9 +62,10 @@ struct PollSchedule {
             slot.phase = Double(index) * interval / Double(max(names.count, 1))
             return slot
         }
+        inFlightCount = slots.count { $0.inFlight }
     }
 
-    var inFlightCount: Int { slots.count { $0.inFlight } }
+    private(set) var inFlightCount = 0
 
     mutating func next(now: Double) -> Decision {
         guard inFlightCount < maxInFlight else { return .idle }
@@ -76,14 +77,16 @@ struct PollSchedule {
         let start = max(slots[index].nextDue, budget.nextAllowed(), pausedUntil)
         guard start <= now else { return .wait(until: start) }
         slots[index].inFlight = true
+        inFlightCount += 1
         budget.record(start: now)
         return .fire(name: slots[index].name)
     }
 
     /// `random` in 0..<1 draws the jitter; results for removed locations are ignored.
     mutating func finished(name: String, outcome: Outcome, now: Double, random: Double) {
-        guard let index = slots.firstIndex(where: { $0.name == name }) else { return }
+        guard let index = slots.firstIndex(where: { $0.name == name }), slots[index].inFlight else { return }
         slots[index].inFlight = false
+        inFlightCount -= 1
         switch outcome {
         case .success:
             slots[index].failures = 0

@@ -1,0 +1,110 @@
+import Glibc
+import OpenWeather
+import Testing
+
+@testable import Exporter
+
+/// The whole `openweather_*` exposition for the real fixtures, compared with
+/// files under Golden/. Regenerate with `UPDATE_GOLDEN=1 swift test`, then read the diff.
+@Suite struct ExpositionGoldenTests {
+    static let testsDirectory: String = {
+        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(2)
+        return parts.joined(separator: "/")
+    }()
+
+    static func fixture(_ name: String) throws -> CurrentWeather {
+        try WeatherDecoder.decode(readFile("\(testsDirectory)/Fixtures/openweather/\(name)"))
+    }
+
+    static let now = 1_700_000_000.0
+
+    /// Four places from the fixtures, one that never answered, and the exporter's counters.
+    static func snapshot() throws -> WeatherStore.Snapshot {
+        let locations = [
+            Location(name: "Barcelona", latitude: 41.3888, longitude: 2.159, alerts: .custom(.init(aboveCelsius: 35))),
+            Location(name: "Longyearbyen", latitude: 78.2232, longitude: 15.6356, alerts: .custom(.init(belowCelsius: -30))),
+            Location(name: "South \"Pacific\"\nOcean", latitude: -45, longitude: -140, alerts: .off),
+            Location(name: "Zocca", latitude: 44.34, longitude: 10.99),
+            Location(name: "Nowhere", latitude: 0, longitude: 0),
+        ]
+        let defaults = TemperatureThresholds(aboveCelsius: 30, belowCelsius: -5)
+        let store = WeatherStore(locations: locations, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
+        let fixtures = [
+            "Barcelona": "current-barcelona-clouds.json", "Longyearbyen": "current-longyearbyen-polar-night-snow.json",
+            "South \"Pacific\"\nOcean": "current-ocean-no-name.json", "Zocca": "current-zocca-rain.json",
+        ]
+        for (name, file) in fixtures {
+            store.recordSuccess(name, reading: try fixture(file), duration: 0.25, now: now - 60)
+        }
+        store.recordFailure("Nowhere", code: "404", reason: "OpenWeather answered 404: city not found", duration: 0.125)
+        store.recordFailure("Zocca", code: "timeout", reason: "timed out", duration: 10)
+        return store.snapshot()
+    }
+
+    func compare(_ rendered: [UInt8], golden name: String) throws {
+        let path = "\(Self.testsDirectory)/ExporterTests/Golden/\(name)"
+        if getenv("UPDATE_GOLDEN") != nil {
+            let file = fopen(path, "wb")!
+            _ = rendered.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+            fclose(file)
+        }
+        let expected = String(decoding: try readFile(path), as: UTF8.self)
+        let actual = String(decoding: rendered, as: UTF8.self)
+        let expectedLines = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        let actualLines = actual.split(separator: "\n", omittingEmptySubsequences: false)
+        for (index, (want, got)) in zip(expectedLines, actualLines).enumerated() where want != got {
+            Issue.record("\(name) line \(index + 1):\n  want \(want)\n  got  \(got)")
+            return
+        }
+        #expect(expectedLines.count == actualLines.count, "\(name): line counts differ")
+    }
+
+    @Test func fixturesRenderAsTheGoldenFile() throws {
+        let rendered = MetricsPublisher.renderWeather(try Self.snapshot(), now: Self.now, maxStaleness: 1800)
+        try compare(rendered, golden: "fixtures.prom")
+    }
+
+    @Test func staleLocationsKeepOnlyTheirHealth() throws {
+        let rendered = MetricsPublisher.renderWeather(try Self.snapshot(), now: Self.now + 7200, maxStaleness: 1800)
+        try compare(rendered, golden: "stale.prom")
+        let text = String(decoding: rendered, as: UTF8.self)
+        #expect(!text.contains("openweather_temperature_celsius{"))
+        #expect(text.contains("openweather_up{location=\"Barcelona\"} 1"))
+        #expect(text.contains("openweather_last_success_timestamp_seconds{location=\"Barcelona\"}"))
+    }
+
+    @Test func everyDocumentedMetricIsPresent() throws {
+        let text = String(decoding: MetricsPublisher.renderWeather(try Self.snapshot(), now: Self.now, maxStaleness: 1800), as: UTF8.self)
+        for name in [
+            "temperature_celsius", "feels_like_celsius", "temperature_min_celsius", "temperature_max_celsius", "humidity_ratio",
+            "pressure_pascals", "ground_level_pressure_pascals", "wind_speed_meters_per_second", "wind_gust_meters_per_second",
+            "wind_direction_degrees", "cloudiness_ratio", "visibility_meters", "rain_1h_meters", "snow_1h_meters",
+            "sunrise_timestamp_seconds", "sunset_timestamp_seconds", "observation_timestamp_seconds", "timezone_offset_seconds",
+            "condition_id", "condition_info", "location_info", "up", "last_success_timestamp_seconds", "poll_duration_seconds",
+            "api_requests_total", "exporter_build_info", "temperature_alert_threshold_celsius",
+            "exporter_config_last_reload_successful", "exporter_config_last_reload_success_timestamp_seconds",
+        ] {
+            #expect(text.contains("\n# TYPE openweather_\(name) "), "openweather_\(name)")
+        }
+        // A location that never succeeded shows only its health.
+        let nowhere = text.split(separator: "\n").filter { $0.contains("location=\"Nowhere\"") }
+        #expect(Set(nowhere.map { $0.prefix { $0 != "{" } }) == [
+            "openweather_up", "openweather_poll_duration_seconds", "openweather_temperature_alert_threshold_celsius",
+        ])
+    }
+}
+
+func readFile(_ path: String) throws -> [UInt8] {
+    struct Missing: Error { let path: String }
+    guard let file = fopen(path, "rb") else { throw Missing(path: path) }
+    defer { fclose(file) }
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let count = fread(&buffer, 1, buffer.count, file)
+        if count <= 0 { break }
+        out += buffer[0..<count]
+    }
+    return out
+}
