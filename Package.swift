@@ -31,15 +31,17 @@ let package = Package(
         .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "JSON", "OpenWeather"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
+        // Loopback HTTP helpers shared by the test targets.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator"]),
-        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Simulator"]),
+        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
+        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Simulator", "TestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["openweather-exporter"]
+            dependencies: ["openweather-exporter", "TestSupport"]
         ),
     ]
 )

@@ -13,6 +13,8 @@ public struct Fault: Sendable, Equatable {
         case trickle(interval: Duration)
         /// Close the connection without answering.
         case close
+        /// A 200 with exactly this body (a captured real response, say).
+        case body(String)
     }
 
     public enum Malformation: String, Sendable, CaseIterable {

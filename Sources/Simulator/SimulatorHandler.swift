@@ -91,6 +91,8 @@ struct SimulatorHandler: HTTPHandler {
             trickle(bytes[...], every: interval, responder: responder)
         case .close:
             responder.respond(HTTPResponse(status: 200, body: [], closeConnection: true))
+        case .body(let text):
+            responder.respond(respondJSON(200, text))
         }
     }
 

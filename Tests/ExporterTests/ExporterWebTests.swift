@@ -1,0 +1,170 @@
+import Glibc
+import Simulator
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// The exporter in-process against the simulator, spoken to over TCP.
+@Suite(.serialized) struct ExporterWebTests {
+    struct Running {
+        let simulator: Simulator
+        let exporter: Exporter
+        let logs = LogCapture()
+        var port: UInt16 { exporter.port }
+
+        init(
+            locations: [String] = ["London=51.5074,-0.1278", "Tokyo=35.6762,139.6503"], extra: [String] = [],
+            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false
+        ) throws {
+            simulator = try Simulator()
+            for fault in faults { simulator.addFault(fault) }
+            let url = simulator.baseURL
+            var arguments = ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(url)", "--poll.interval=1m",
+                             "--openweather.max-requests-per-minute=6000"] + extra
+            arguments += locations.flatMap { ["--location", $0] }
+            if let configFile { arguments += ["--config.file", configFile] }
+            if demo { arguments.append("--demo") }
+            let loader = ConfigurationLoader(arguments: arguments, environment: ["OPENWEATHER_API_KEY": "SECRET-KEY-42"])
+            guard case .run(var configuration) = try loader.load() else { throw ConfigError("no run") }
+            configuration.openWeatherURL = url
+            let logs = self.logs
+            exporter = try Exporter(
+                configuration: configuration,
+                logger: Logger(level: .debug, secrets: [], sink: { logs.append($0) })
+            ) { () throws(ConfigError) -> Configuration in
+                guard case .run(var next) = try loader.load() else { throw ConfigError("no run") }
+                next.openWeatherURL = url
+                return next
+            }
+            exporter.start()
+        }
+
+        func get(_ path: String, method: String = "GET") throws -> LoopbackResponse {
+            try LoopbackHTTP.request(port: port, method: method, path: path)
+        }
+
+        func metrics() throws -> String { try get("/metrics").text }
+
+        func stop() {
+            exporter.shutdown()
+            simulator.stop()
+        }
+    }
+
+    @Test func servesTheExpositionWithItsHeaders() throws {
+        let running = try Running()
+        defer { running.stop() }
+        #expect(waitUntil { (try? running.metrics().contains("openweather_temperature_celsius{location=\"Tokyo\"}")) == true })
+        let response = try running.get("/metrics")
+        #expect(response.status == 200)
+        #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(Int(response.header("content-length") ?? "") == response.body.count)
+        #expect(response.text.contains("openweather_temperature_celsius{location=\"London\"}"))
+        #expect(response.text.contains("process_resident_memory_bytes "))
+
+        let head = try running.get("/metrics", method: "HEAD")
+        #expect(head.status == 200)
+        #expect(head.body.isEmpty)
+        #expect(head.header("content-length") != nil)
+    }
+
+    @Test func scrapesNeverCallTheAPI() throws {
+        let running = try Running()
+        defer { running.stop() }
+        #expect(waitUntil { running.simulator.requests.count == 2 })
+        for _ in 0..<50 { _ = try running.get("/metrics") }
+        #expect(running.simulator.requests.count == 2)
+    }
+
+    @Test func readinessWaitsForEveryLocation() throws {
+        let running = try Running(faults: [Fault(delay: .milliseconds(800), latitude: 35.6762)])
+        defer { running.stop() }
+        #expect(try running.get("/-/ready").status == 503)
+        #expect(try running.get("/-/healthy").status == 200)
+        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+    }
+
+    @Test func readyEvenWhenTheFirstPollFailed() throws {
+        let running = try Running(faults: [Fault(response: .status(500))])
+        defer { running.stop() }
+        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        let metrics = try running.metrics()
+        #expect(metrics.contains("openweather_up{location=\"London\"} 0"))
+        #expect(metrics.contains("openweather_api_requests_total{code=\"500\"} 2"))
+        #expect(!metrics.contains("openweather_temperature_celsius{"))
+    }
+
+    @Test func landingPageNotFoundAndMethodNotAllowed() throws {
+        let running = try Running(locations: ["<script>=1,2"])
+        defer { running.stop() }
+        let landing = try running.get("/")
+        #expect(landing.status == 200)
+        #expect(landing.header("content-type")?.hasPrefix("text/html") == true)
+        #expect(landing.text.contains("&lt;script&gt;"))
+        #expect(landing.text.contains("href=\"/metrics\""))
+        #expect(!landing.text.contains("SECRET-KEY-42"))
+
+        #expect(try running.get("/nope").status == 404)
+        let post = try running.get("/metrics", method: "POST")
+        #expect(post.status == 405)
+        #expect(post.header("allow") == "GET, HEAD")
+        #expect(try running.get("/-/reload", method: "GET").header("allow") == "POST, PUT")
+    }
+
+    @Test func demoBannerOnTheLandingPage() throws {
+        let running = try Running(demo: true)
+        defer { running.stop() }
+        #expect(try running.get("/").text.contains("simulated"))
+    }
+
+    @Test func thresholdsAreExposed() throws {
+        let running = try Running(
+            locations: ["Hot=38,23.7,above=40", "Cold=60,10,below=-20", "Off=1,1,alerts=off", "Default=2,2"],
+            extra: ["--alerts.temperature-above-celsius=35"])
+        defer { running.stop() }
+        let metrics = try running.metrics()
+        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Hot\",bound=\"above\"} 40"))
+        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"below\"} -20"))
+        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"above\"} 35"))
+        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Default\",bound=\"above\"} 35"))
+        #expect(!metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Off\""))
+    }
+
+    @Test func reloadAddsAndRemovesLocationsAndRefusesABadFile() throws {
+        let file = temporaryFile(#"{"locations": [{"name": "London", "latitude": 51.5074, "longitude": -0.1278}]}"#)
+        defer { unlink(file) }
+        let running = try Running(locations: [], configFile: file)
+        defer { running.stop() }
+        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\"} 1")) == true })
+
+        let rewrite = { (text: String) in
+            let handle = fopen(file, "w")!
+            fputs(text, handle)
+            fclose(handle)
+        }
+        rewrite(#"{"locations": [{"name": "Tokyo", "latitude": 35.6762, "longitude": 139.6503}]}"#)
+        let reload = try running.get("/-/reload", method: "POST")
+        #expect(reload.status == 200)
+        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"Tokyo\"} 1")) == true })
+        #expect(try !running.metrics().contains("location=\"London\""))
+        #expect(try running.metrics().contains("openweather_exporter_config_last_reload_successful 1"))
+
+        rewrite(#"{"locations": [{"name": "Tokyo", "latitude": 135, "longitude": 139.6503}]}"#)
+        let refused = try running.get("/-/reload", method: "POST")
+        #expect(refused.status == 500)
+        #expect(refused.text.contains("latitude"))
+        let metrics = try running.metrics()
+        #expect(metrics.contains("openweather_exporter_config_last_reload_successful 0"))
+        #expect(metrics.contains("openweather_up{location=\"Tokyo\"} 1"))
+        #expect(running.logs.all.contains { $0.contains("reload refused") })
+    }
+
+    @Test func theKeyAppearsNowhere() throws {
+        let running = try Running(faults: [Fault(response: .status(401))])
+        defer { running.stop() }
+        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        let everything = [try running.metrics(), try running.get("/").text, running.logs.all.joined(separator: "\n")]
+        for text in everything { #expect(!text.contains("SECRET-KEY-42")) }
+    }
+}
