@@ -1,0 +1,49 @@
+import Synchronization
+
+public protocol HTTPHandler: Sendable {
+    /// Called on an event-loop thread: must not block. Slow work (e.g. a simulated delay) responds later through `responder`.
+    func handle(_ request: HTTPRequest, responder: HTTPResponder)
+}
+
+/// Given to the handler for each request; may be used synchronously inside `handle` or later from any thread
+/// (then the event loop is woken through an eventfd). Calls after the connection is gone are no-ops.
+/// Exactly one of: `respond(_:)`, or `writeHead` + any number of `writeBody` + `end()`; calls out of that order are ignored.
+public final class HTTPResponder: Sendable {
+    private let loop: LoopHandle
+    private let fd: Int32
+    /// Which request this answers; a stale responder finds a different token on its connection and does nothing.
+    let token: Atomic<UInt64>
+
+    init(loop: LoopHandle, fd: Int32, token: UInt64) {
+        self.loop = loop
+        self.fd = fd
+        self.token = Atomic(token)
+    }
+
+    /// Sends a whole response; the server adds Content-Length (the sum of the body chunks), Date and Connection.
+    public func respond(_ response: HTTPResponse) {
+        loop.submit(fd: fd, token: token.load(ordering: .relaxed), .respond(response))
+    }
+
+    /// Starts a streamed response of exactly `contentLength` body bytes; bytes beyond it are dropped and
+    /// an `end()` before it closes the connection, since the framing cannot be repaired.
+    public func writeHead(status: Int, headers: [(name: String, value: String)], contentLength: Int) {
+        loop.submit(fd: fd, token: token.load(ordering: .relaxed), .head(status: status, headers: headers, contentLength: max(0, contentLength)))
+    }
+
+    public func writeBody(_ bytes: [UInt8]) {
+        loop.submit(fd: fd, token: token.load(ordering: .relaxed), .body(bytes))
+    }
+
+    public func end() {
+        loop.submit(fd: fd, token: token.load(ordering: .relaxed), .end)
+    }
+}
+
+/// A responder call carried to the connection's event loop.
+enum ResponderCall: Sendable {
+    case respond(HTTPResponse)
+    case head(status: Int, headers: [(name: String, value: String)], contentLength: Int)
+    case body([UInt8])
+    case end
+}
