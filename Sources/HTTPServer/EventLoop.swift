@@ -591,9 +591,14 @@ final class EventLoop {
         discardInput(connection)
     }
 
-    private func close(_ connection: Connection) {
+    /// `reset` drops unsent data at once instead of leaving the kernel to push it to a client that stopped reading.
+    private func close(_ connection: Connection, reset: Bool = false) {
         guard connection.state != .closed else { return }
         connection.state = .closed
+        if reset {
+            var abortive = linger(l_onoff: 1, l_linger: 0)
+            setsockopt(connection.fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
+        }
         Glibc.close(connection.fd)
         connections[Int(connection.fd)] = nil
         connection.releaseBuffers()
@@ -616,7 +621,7 @@ final class EventLoop {
                 }
             case .handling, .streaming, .draining:
                 if connection.hasPending && now - connection.lastWriteProgress >= writeTimeout {
-                    close(connection)
+                    close(connection, reset: true)
                 }
             case .lingering:
                 if now >= connection.lingerDeadline { close(connection) }

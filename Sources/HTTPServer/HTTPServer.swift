@@ -78,6 +78,11 @@ public final class HTTPServer: Sendable {
     /// The bound port, useful with port 0.
     public var port: UInt16 { core.port }
 
+    /// Connections open across all loops, for tests and diagnostics.
+    var openConnections: Int {
+        core.loops.reduce(0) { $0 + $1.load.load(ordering: .relaxed) }
+    }
+
     /// Spawns the event-loop threads and returns; a second call does nothing.
     public func start() {
         lifecycle.withLock { state in

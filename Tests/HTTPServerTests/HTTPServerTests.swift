@@ -358,3 +358,80 @@ enum Thread {
         usleep(UInt32(seconds * 1_000_000))
     }
 }
+
+@Suite("HTTPServer limits")
+struct HTTPServerLimitTests {
+    @Test func aClientThatStopsReadingIsClosedAtTheWriteTimeout() throws {
+        let big = [UInt8](repeating: 0x62, count: 16 * 1024 * 1024)
+        let server = try startServer({ $0.writeTimeout = .milliseconds(400) }, handler: { _, responder in
+            responder.respond(HTTPResponse(status: 200, body: [big]))
+        })
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        var small: Int32 = 4096
+        setsockopt(client.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        client.send(request("/big"))
+        // One byte proves the response started; then the client stops reading.
+        var byte: UInt8 = 0
+        #expect(recv(client.fd, &byte, 1, 0) == 1)
+        Thread.sleep(1.2)
+        #expect(server.openConnections == 0, "the server kept a connection whose client stopped reading")
+        client.abort()
+    }
+
+    @Test func atTheConnectionLimitTheLongestIdleConnectionMakesRoom() throws {
+        let server = try startServer { $0.maxConnections = 3 }
+        defer { server.shutdown() }
+        let idle = try (0..<3).map { _ in try TestClient(port: server.port, timeout: 0.5) }
+        for client in idle {
+            client.send(request("/"))
+            #expect(client.readResponse()?.status == 200)
+            Thread.sleep(0.02)
+        }
+        let newcomer = try TestClient(port: server.port)
+        newcomer.send(request("/new"))
+        #expect(newcomer.readResponse()?.text == "GET /new? 0")
+        // Each loop drops its own longest-idle connection, so which of the three goes depends on the loop.
+        #expect(idle.filter { $0.waitForClose() }.count == 1)
+        #expect(server.openConnections == 3)
+    }
+
+    @Test func refusesNewcomersWhenNoConnectionIsIdleAndReportsItOnce() throws {
+        let messages = Mutex<[String]>([])
+        let server = try startServer({ configuration in
+            configuration.maxConnections = 1
+            configuration.onError = { message in messages.withLock { $0.append(message) } }
+        }, handler: { request, responder in
+            // Holds the only connection with a request in flight, which is never dropped for room.
+            later(1.5) { echo(request, responder) }
+        })
+        defer { server.shutdown(gracePeriod: .zero) }
+        let first = try TestClient(port: server.port)
+        first.send(request("/hold"))
+        Thread.sleep(0.1)
+        let second = try TestClient(port: server.port)
+        #expect(second.waitForClose())
+        let third = try TestClient(port: server.port)
+        #expect(third.waitForClose())
+        #expect(messages.withLock { $0.count } == 1)
+        #expect(first.readResponse()?.text == "GET /hold? 0")
+    }
+}
+
+@Suite("HTTPResponder")
+struct HTTPResponderTests {
+    @Test func collectsAWholeOrStreamedResponseWithoutAConnection() {
+        let collected = Mutex<[HTTPResponse]>([])
+        let whole = HTTPResponder { response in collected.withLock { $0.append(response) } }
+        whole.respond(HTTPResponse(status: 204))
+        whole.respond(HTTPResponse(status: 500))
+        let streamed = HTTPResponder { response in collected.withLock { $0.append(response) } }
+        streamed.writeHead(status: 200, headers: [("A", "b")], contentLength: 2)
+        streamed.writeBody([1])
+        streamed.writeBody([2])
+        streamed.end()
+        let responses = collected.withLock { $0 }
+        #expect(responses.map(\.status) == [204, 200])
+        #expect(responses.last?.body == [[1], [2]])
+    }
+}

@@ -56,11 +56,8 @@ final class TestClient {
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard rc == 0 else {
-            let code = errno
-            close(fd)
-            throw TestClientError.socket(code)
-        }
+        // No close here: once every property is set, a throwing init still runs deinit, which closes.
+        guard rc == 0 else { throw TestClientError.socket(errno) }
     }
 
     deinit { close(fd) }
