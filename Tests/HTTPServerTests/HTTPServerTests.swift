@@ -122,10 +122,10 @@ struct HTTPServerTests {
     @Test func callsAfterTheResponseOrAfterTheConnectionAreIgnored() throws {
         let saved = Mutex<HTTPResponder?>(nil)
         let server = try startServer(handler: { request, responder in
+            if request.path == "/keep" { saved.withLock { $0 = responder } }
             responder.respond(HTTPResponse(status: 200, body: [Array("first".utf8)]))
             responder.respond(HTTPResponse(status: 500))
             responder.end()
-            if request.path == "/keep" { saved.withLock { $0 = responder } }
         })
         defer { server.shutdown() }
         let client = try TestClient(port: server.port)
