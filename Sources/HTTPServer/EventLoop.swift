@@ -485,7 +485,8 @@ final class EventLoop {
             }
         }
         connection.lastWriteProgress = now
-        // The head stays in the loop's buffer unless the socket takes less than all of it.
+        // The head stays in the loop's buffer unless the socket takes less than all of it. The state is not
+        // `.draining` yet, so this flush cannot start the next request and rebuild `head` while it is borrowed.
         head.bytes.withUnsafeBytes { flush(connection, prefix: $0) }
     }
 

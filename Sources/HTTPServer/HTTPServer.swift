@@ -6,11 +6,14 @@
 /// - `maxHeaderCount` [100]: beyond it 431.
 /// - `maxBodyBytes` [64 KiB]: a larger Content-Length gets 413.
 /// - `readTimeout` [10 s]: from accept, or from a request's first byte, until the request is complete;
-///   on expiry the connection is closed without a response.
+///   on expiry the connection is closed without a response (no 408).
 /// - `idleTimeout` [60 s]: keep-alive wait between requests; on expiry closed silently.
-/// - `writeTimeout` [10 s]: how long a response may make no progress because the client stopped reading.
-/// - `maxConnections` [4096]: at the limit, the accepting loop closes its longest-idle connection (one waiting
-///   for or receiving a request, never one with a response in flight); if it has none, the new one is refused.
+/// - `writeTimeout` [10 s]: how long a response may make no progress because the client stopped reading;
+///   on expiry the connection is reset, so the kernel does not keep pushing to it.
+/// - `maxConnections` [4096]: at the limit, the accepting loop closes its own longest-idle connection (one
+///   waiting for or receiving a request, never one with a response in flight); if it has none, the new one
+///   is refused (closed at once) and `onError` says so once.
+/// - Timeouts are enforced by a sweep every 250 ms (a quarter of the shortest timeout if that is less).
 /// - `eventLoops` [online CPUs]: threads, each with its own epoll.
 ///
 /// Choices:
@@ -31,7 +34,9 @@
 /// - The listener is in every loop's epoll with EPOLLEXCLUSIVE; an accepted connection goes to the loop with
 ///   the fewest connections. Out of file descriptors, a loop stops watching the listener for 100 ms, doubling
 ///   to 1 s, and reports it once through `onError`.
+/// - `Expect: 100-continue` is not answered; clients send the body after their own short wait.
 /// - `shutdown` must not be called from a handler: it waits for the loop threads.
+/// - `HTTPResponder(collecting:)` lets other modules test their handlers without sockets.
 import Glibc
 import Synchronization
 
