@@ -1,0 +1,38 @@
+import Glibc
+
+/// Where to listen and how much to tolerate from clients; the defaults suit a Prometheus exporter.
+public struct HTTPServerConfiguration: Sendable {
+    /// "" listens on all interfaces (dual-stack `[::]`, or `0.0.0.0` without IPv6); else an IP literal or a resolvable name.
+    public var host: String
+    /// 0 picks an ephemeral port; read it back from `HTTPServer.port`.
+    public var port: UInt16
+    /// Request line plus headers; beyond it 431 (or 414 when the request line alone is too long).
+    public var maxRequestHeadBytes: Int = 16 * 1024
+    /// Header fields per request; beyond it 431.
+    public var maxHeaderCount: Int = 100
+    /// Largest Content-Length accepted; beyond it 413.
+    public var maxBodyBytes: Int = 64 * 1024
+    /// From a connection's accept, or a request's first byte, until the request is complete.
+    public var readTimeout: Duration = .seconds(10)
+    /// Keep-alive wait between requests.
+    public var idleTimeout: Duration = .seconds(60)
+    /// How long a response may make no progress because the client stopped reading.
+    public var writeTimeout: Duration = .seconds(10)
+    /// Open connections across all loops; at the limit the longest-idle connection is dropped, or the new one refused.
+    public var maxConnections: Int = 4096
+    /// Event-loop threads, each with its own epoll.
+    public var eventLoops: Int = HTTPServerConfiguration.onlineCPUs
+    /// Rare server events worth a log line (accept failures, fd exhaustion); never per-request noise.
+    public var onError: (@Sendable (String) -> Void)?
+    /// The command-line flag named in listen errors, so the message tells the user what to change.
+    public var listenAddressFlag: String = "--web.listen-address"
+
+    public init(host: String = "", port: UInt16 = 0) {
+        self.host = host
+        self.port = port
+    }
+
+    static var onlineCPUs: Int {
+        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+}

@@ -1,0 +1,47 @@
+import Glibc
+import Synchronization
+
+/// What other threads may touch of an event loop: its inbox, the eventfd that wakes it, and its load.
+final class LoopHandle: Sendable {
+    enum Message: Sendable {
+        /// A connection accepted by another loop and handed over for balance.
+        case adopt(Int32)
+        case call(fd: Int32, token: UInt64, ResponderCall)
+    }
+
+    let index: Int
+    let epollFD: Int32
+    let wakeFD: Int32
+    let inbox = Mutex<[Message]>([])
+    /// Set while a wake-up is pending, so a burst of calls costs one eventfd write.
+    let wakePending = Atomic<Bool>(false)
+    /// Connections owned or being handed over, for balancing and the global connection limit.
+    let load = Atomic<Int>(0)
+
+    init(index: Int, epollFD: Int32, wakeFD: Int32) {
+        self.index = index
+        self.epollFD = epollFD
+        self.wakeFD = wakeFD
+    }
+
+    func post(_ message: Message) {
+        inbox.withLock { $0.append(message) }
+        wake()
+    }
+
+    func wake() {
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
+    /// On the loop's own thread a call goes straight to the connection; from anywhere else through the inbox.
+    func submit(fd: Int32, token: UInt64, _ call: ResponderCall) {
+        if let loop = EventLoop.current, loop.handle === self {
+            loop.deliver(fd: fd, token: token, call)
+        } else {
+            post(.call(fd: fd, token: token, call))
+        }
+    }
+}

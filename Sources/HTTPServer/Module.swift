@@ -1,1 +1,0 @@
-// Scaffolding: replaced by the module's real sources.

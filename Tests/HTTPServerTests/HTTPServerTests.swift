@@ -1,0 +1,437 @@
+import Dispatch
+import Glibc
+import Synchronization
+import Testing
+@testable import HTTPServer
+
+@Suite("HTTPServer")
+struct HTTPServerTests {
+    @Test func keepAliveServesSeveralRequestsOnOneConnection() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        for i in 0..<5 {
+            client.send(request("/n\(i)", extra: ""))
+            let response = try #require(client.readResponse())
+            #expect(response.status == 200)
+            #expect(response.text == "GET /n\(i)? 0")
+            #expect(response.headers["connection"] == nil)
+            #expect(response.headers["date"]?.hasSuffix(" GMT") == true)
+            #expect(response.headers["content-type"] == "text/plain")
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        client.send(request("/1") + request("/2") + "POST /3 HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc")
+        #expect(client.readResponse()?.text == "GET /1? 0")
+        #expect(client.readResponse()?.text == "GET /2? 0")
+        #expect(client.readResponse()?.text == "POST /3? 3")
+    }
+
+    @Test func http10ClosesUnlessKeepAliveIsAsked() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let plain = try TestClient(port: server.port)
+        plain.send("GET /a HTTP/1.0\r\n\r\n")
+        let first = try #require(plain.readResponse())
+        #expect(first.headers["connection"] == "close")
+        #expect(plain.waitForClose())
+
+        let kept = try TestClient(port: server.port)
+        for _ in 0..<2 {
+            kept.send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            let response = try #require(kept.readResponse())
+            #expect(response.headers["connection"] == "keep-alive")
+            #expect(response.text == "GET /b? 0")
+        }
+    }
+
+    @Test func connectionCloseIsHonoured() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        client.send(request("/", extra: "Connection: close\r\n"))
+        #expect(client.readResponse()?.headers["connection"] == "close")
+        #expect(client.waitForClose())
+    }
+
+    @Test func headSendsTheContentLengthButNoBody() throws {
+        let server = try startServer(handler: { request, responder in
+            let body = Array(repeating: UInt8(ascii: "x"), count: 1234)
+            if request.path == "/stream" {
+                responder.writeHead(status: 200, headers: [], contentLength: 1234)
+                responder.writeBody(body)
+                responder.end()
+            } else {
+                responder.respond(HTTPResponse(status: 200, body: [body]))
+            }
+        })
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        for path in ["/", "/stream"] {
+            client.send(request(path, method: "HEAD"))
+            let response = try #require(client.readResponse(head: true))
+            #expect(response.headers["content-length"] == "1234")
+        }
+        // Had a body been sent, it would be read here as the start of this response.
+        client.send(request("/"))
+        let get = try #require(client.readResponse())
+        #expect(get.status == 200)
+        #expect(get.body.count == 1234)
+    }
+
+    @Test func respondsLaterFromAnotherThread() throws {
+        let server = try startServer(handler: { request, responder in
+            later(0.2) {
+                responder.respond(HTTPResponse(status: 202, body: [Array("late \(request.path)".utf8)]))
+            }
+        })
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        for path in ["/a", "/b"] {
+            let start = monotonicNow()
+            client.send(request(path))
+            let response = try #require(client.readResponse())
+            #expect(response.status == 202)
+            #expect(response.text == "late \(path)")
+            #expect(seconds(since: start) >= 0.19)
+        }
+    }
+
+    @Test func streamsAResponseInTrickledChunks() throws {
+        let server = try startServer(handler: { _, responder in
+            responder.writeHead(status: 200, headers: [("Content-Type", "application/json")], contentLength: 8)
+            for (i, part) in ["{\"a\"", ":", "1}\n", "ignored beyond the length"].enumerated() {
+                later(0.05 * Double(i + 1)) { responder.writeBody(Array(part.utf8)) }
+            }
+            later(0.3) { responder.end() }
+        })
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        client.send(request("/"))
+        let response = try #require(client.readResponse())
+        #expect(response.text == "{\"a\":1}\n")
+        #expect(response.headers["content-type"] == "application/json")
+        // Bytes beyond the announced length broke the framing, so the server closes instead of reusing.
+        #expect(client.waitForClose())
+    }
+
+    @Test func callsAfterTheResponseOrAfterTheConnectionAreIgnored() throws {
+        let saved = Mutex<HTTPResponder?>(nil)
+        let server = try startServer(handler: { request, responder in
+            if request.path == "/keep" { saved.withLock { $0 = responder } }
+            responder.respond(HTTPResponse(status: 200, body: [Array("first".utf8)]))
+            responder.respond(HTTPResponse(status: 500))
+            responder.end()
+        })
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        client.send(request("/keep"))
+        #expect(client.readResponse()?.text == "first")
+        // A stale responder must not answer the connection's next request.
+        let stale = try #require(saved.withLock { $0 })
+        client.send(request("/next"))
+        stale.respond(HTTPResponse(status: 418))
+        #expect(client.readResponse()?.status == 200)
+    }
+
+    @Test("errors answer with a reason and close", arguments: [
+        ("GET / HTTP/1.1\r\nHost x\r\n\r\n", 400),
+        ("FOO BAR\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nA: \u{0}\r\n\r\n", 400),
+        ("GET / HTTP/2.0\r\n\r\n", 505),
+        ("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nContent-Length: 123456789012345678901234567890\r\n\r\n", 413),
+        ("POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nX: " + String(repeating: "h", count: 20_000) + "\r\n\r\n", 431),
+        ("GET / HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 101) + "\r\n", 431),
+        ("GET /" + String(repeating: "t", count: 20_000) + " HTTP/1.1\r\n\r\n", 414),
+    ])
+    func errorResponses(_ raw: String, _ expected: Int) throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        client.send(raw)
+        let response = try #require(client.readResponse())
+        #expect(response.status == expected)
+        #expect(response.headers["connection"] == "close")
+        #expect(response.headers["content-type"]?.hasPrefix("text/plain") == true)
+        #expect(!response.body.isEmpty)
+        #expect(client.waitForClose())
+    }
+
+    @Test func passesABodyOnGetToTheHandler() throws {
+        let server = try startServer(handler: { request, responder in
+            responder.respond(HTTPResponse(status: 200, body: [request.body]))
+        })
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        let payload = String(repeating: "0123456789", count: 5000)
+        client.send(request("/", extra: "Content-Length: \(payload.utf8.count)\r\n") + payload)
+        #expect(client.readResponse()?.text == payload)
+    }
+
+    @Test func servesFiftyConcurrentClients() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let clients = try (0..<50).map { _ in try TestClient(port: server.port) }
+        for round in 0..<4 {
+            for (i, client) in clients.enumerated() { client.send(request("/c\(i)/r\(round)")) }
+            for (i, client) in clients.enumerated() {
+                #expect(client.readResponse()?.text == "GET /c\(i)/r\(round)? 0")
+            }
+        }
+        // And from threads, each with its own connection.
+        let failures = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { i in
+            guard let client = try? TestClient(port: server.port) else {
+                failures.add(1, ordering: .relaxed)
+                return
+            }
+            for r in 0..<10 {
+                client.send(request("/t\(i)/\(r)"))
+                if client.readResponse()?.text != "GET /t\(i)/\(r)? 0" { failures.add(1, ordering: .relaxed) }
+            }
+        }
+        #expect(failures.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func stalledHalfRequestsDoNotDelayOthersAndTimeOut() throws {
+        let server = try startServer { $0.readTimeout = .milliseconds(600) }
+        defer { server.shutdown() }
+        let stalled = try (0..<100).map { _ in try TestClient(port: server.port, timeout: 5) }
+        for client in stalled { client.send("GET /slow HTTP/1.1\r\nHost: x\r\nX-Half: ") }
+        let start = monotonicNow()
+        let normal = try TestClient(port: server.port)
+        normal.send(request("/fast"))
+        #expect(normal.readResponse()?.text == "GET /fast? 0")
+        #expect(seconds(since: start) < 0.5, "a normal client waited behind stalled ones")
+        for client in stalled {
+            #expect(client.waitForClose())
+        }
+        let elapsed = seconds(since: start)
+        #expect(elapsed >= 0.4 && elapsed < 4)
+        // The normal client is still served: it was idle, not stalled mid-request.
+        normal.send(request("/again"))
+        #expect(normal.readResponse()?.status == 200)
+    }
+
+    @Test func idleKeepAliveConnectionsCloseAtTheIdleTimeout() throws {
+        let server = try startServer { $0.idleTimeout = .milliseconds(400) }
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        client.send(request("/"))
+        #expect(client.readResponse()?.status == 200)
+        let start = monotonicNow()
+        #expect(client.waitForClose())
+        let elapsed = seconds(since: start)
+        #expect(elapsed >= 0.3 && elapsed < 3)
+    }
+
+    @Test func aClientLeavingMidResponseLeavesTheServerServing() throws {
+        let big = [UInt8](repeating: 0x61, count: 10 * 1024 * 1024)
+        let server = try startServer(handler: { request, responder in
+            if request.path == "/big" {
+                responder.respond(HTTPResponse(status: 200, body: [big]))
+            } else {
+                echo(request, responder)
+            }
+        })
+        defer { server.shutdown() }
+        for _ in 0..<3 {
+            let client = try TestClient(port: server.port)
+            client.send(request("/big"))
+            var chunk = [UInt8](repeating: 0, count: 1000)
+            _ = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+            client.abort()
+        }
+        let client = try TestClient(port: server.port)
+        client.send(request("/ok"))
+        #expect(client.readResponse()?.text == "GET /ok? 0")
+    }
+
+    @Test func reportsAnAddressInUseWithAHint() throws {
+        let first = try startServer()
+        defer { first.shutdown() }
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: first.port)
+        configuration.eventLoops = 1
+        #expect {
+            _ = try HTTPServer(configuration: configuration, handler: ClosureHandler(body: echo))
+        } throws: { error in
+            guard let error = error as? HTTPServerError else { return false }
+            return error.kind == .addressInUse
+                && error.description == "cannot listen on 127.0.0.1:\(first.port): address already in use; stop the other process or choose another --web.listen-address"
+        }
+    }
+
+    @Test func reportsAnUnresolvableHost() {
+        let configuration = HTTPServerConfiguration(host: "no-such-host.invalid", port: 0)
+        #expect {
+            _ = try HTTPServer(configuration: configuration, handler: ClosureHandler(body: echo))
+        } throws: { error in
+            (error as? HTTPServerError)?.kind == .badHost
+        }
+    }
+
+    @Test func listensOnAllInterfacesAndIPv6Loopback() throws {
+        let all = try startServer { $0.host = "" }
+        defer { all.shutdown() }
+        let client = try TestClient(port: all.port)
+        client.send(request("/"))
+        #expect(client.readResponse()?.status == 200)
+
+        // IPv6 may be missing in a container; then there is nothing more to check.
+        if let v6 = try? startServer({ $0.host = "::1" }) {
+            v6.shutdown()
+        }
+        let named = try startServer { $0.host = "localhost" }
+        named.shutdown()
+    }
+
+    @Test func shutdownCompletesAResponseInFlightAndReturnsPromptly() throws {
+        let server = try startServer(handler: { _, responder in
+            later(0.3) { responder.respond(HTTPResponse(status: 200, body: [Array("finished".utf8)])) }
+        })
+        let busy = try TestClient(port: server.port)
+        let idle = try TestClient(port: server.port)
+        idle.send(request("/"))
+        _ = idle.readResponse()
+        busy.send(request("/slow"))
+        Thread.sleep(0.1)
+        let start = monotonicNow()
+        server.shutdown(gracePeriod: .seconds(2))
+        let elapsed = seconds(since: start)
+        #expect(elapsed < 1.5)
+        let response = try #require(busy.readResponse())
+        #expect(response.text == "finished")
+        #expect(response.headers["connection"] == "close")
+        #expect(idle.waitForClose())
+        #expect((try? TestClient(port: server.port)) == nil)
+        server.shutdown()
+    }
+
+    @Test func shutdownCutsResponsesThatOutlastTheGracePeriod() throws {
+        let server = try startServer(handler: { _, _ in })
+        let client = try TestClient(port: server.port)
+        client.send(request("/never"))
+        Thread.sleep(0.1)
+        let start = monotonicNow()
+        server.shutdown(gracePeriod: .milliseconds(200))
+        #expect(seconds(since: start) < 1.5)
+        #expect(client.waitForClose())
+    }
+
+    @Test func garbageIsRefusedAndTheServerKeepsServing() throws {
+        let server = try startServer { $0.readTimeout = .milliseconds(300) }
+        defer { server.shutdown() }
+        var random = SeededRandom(seed: 0x5EED)
+        // In batches, so the requests that wait for the read timeout wait together.
+        for batch in 0..<3 {
+            let clients = try (0..<100).map { i in
+                let client = try TestClient(port: server.port, timeout: 3)
+                var bytes = Array(request("/g\(batch)-\(i)").utf8)
+                RequestMutator.mutate(&bytes, using: &random)
+                client.send(bytes)
+                return client
+            }
+            for client in clients {
+                // Either a well-formed answer or a close: never silence past the read timeout.
+                if let response = client.readResponse() {
+                    #expect(response.status == 200 || (400..<600).contains(response.status))
+                } else {
+                    #expect(client.waitForClose())
+                }
+            }
+        }
+        let client = try TestClient(port: server.port)
+        client.send(request("/after"))
+        #expect(client.readResponse()?.text == "GET /after? 0")
+    }
+}
+
+enum Thread {
+    static func sleep(_ seconds: Double) {
+        usleep(UInt32(seconds * 1_000_000))
+    }
+}
+
+@Suite("HTTPServer limits")
+struct HTTPServerLimitTests {
+    @Test func aClientThatStopsReadingIsClosedAtTheWriteTimeout() throws {
+        let big = [UInt8](repeating: 0x62, count: 16 * 1024 * 1024)
+        let server = try startServer({ $0.writeTimeout = .milliseconds(400) }, handler: { _, responder in
+            responder.respond(HTTPResponse(status: 200, body: [big]))
+        })
+        defer { server.shutdown() }
+        let client = try TestClient(port: server.port)
+        var small: Int32 = 4096
+        setsockopt(client.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        client.send(request("/big"))
+        // One byte proves the response started; then the client stops reading.
+        var byte: UInt8 = 0
+        #expect(recv(client.fd, &byte, 1, 0) == 1)
+        Thread.sleep(1.2)
+        #expect(server.openConnections == 0, "the server kept a connection whose client stopped reading")
+        client.abort()
+    }
+
+    @Test func atTheConnectionLimitTheLongestIdleConnectionMakesRoom() throws {
+        let server = try startServer { $0.maxConnections = 3 }
+        defer { server.shutdown() }
+        let idle = try (0..<3).map { _ in try TestClient(port: server.port, timeout: 0.5) }
+        for client in idle {
+            client.send(request("/"))
+            #expect(client.readResponse()?.status == 200)
+            Thread.sleep(0.02)
+        }
+        let newcomer = try TestClient(port: server.port)
+        newcomer.send(request("/new"))
+        #expect(newcomer.readResponse()?.text == "GET /new? 0")
+        // Each loop drops its own longest-idle connection, so which of the three goes depends on the loop.
+        #expect(idle.filter { $0.waitForClose() }.count == 1)
+        #expect(server.openConnections == 3)
+    }
+
+    @Test func refusesNewcomersWhenNoConnectionIsIdleAndReportsItOnce() throws {
+        let messages = Mutex<[String]>([])
+        let server = try startServer({ configuration in
+            configuration.maxConnections = 1
+            configuration.onError = { message in messages.withLock { $0.append(message) } }
+        }, handler: { request, responder in
+            // Holds the only connection with a request in flight, which is never dropped for room.
+            later(1.5) { echo(request, responder) }
+        })
+        defer { server.shutdown(gracePeriod: .zero) }
+        let first = try TestClient(port: server.port)
+        first.send(request("/hold"))
+        Thread.sleep(0.1)
+        let second = try TestClient(port: server.port)
+        #expect(second.waitForClose())
+        let third = try TestClient(port: server.port)
+        #expect(third.waitForClose())
+        #expect(messages.withLock { $0.count } == 1)
+        #expect(first.readResponse()?.text == "GET /hold? 0")
+    }
+}
+
+@Suite("HTTPResponder")
+struct HTTPResponderTests {
+    @Test func collectsAWholeOrStreamedResponseWithoutAConnection() {
+        let collected = Mutex<[HTTPResponse]>([])
+        let whole = HTTPResponder { response in collected.withLock { $0.append(response) } }
+        whole.respond(HTTPResponse(status: 204))
+        whole.respond(HTTPResponse(status: 500))
+        let streamed = HTTPResponder { response in collected.withLock { $0.append(response) } }
+        streamed.writeHead(status: 200, headers: [("A", "b")], contentLength: 2)
+        streamed.writeBody([1])
+        streamed.writeBody([2])
+        streamed.end()
+        let responses = collected.withLock { $0 }
+        #expect(responses.map(\.status) == [204, 200])
+        #expect(responses.last?.body == [[1], [2]])
+    }
+}
