@@ -8,23 +8,19 @@ public final class Exporter: Sendable {
 
     private let server: HTTPServer
     private let poller: Poller
-    private let store: WeatherStore
     private let publisher: MetricsPublisher
-    private let logger: Logger
-    private let reloader: Reloader?
-    private let current: Mutex<Configuration>
+    private let reloading: Reloading
     private let ticking = Atomic<Bool>(true)
 
     /// Binds the listening socket, so a taken address fails here, before anything runs.
-    public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil) throws(HTTPServerError) {
+    /// Throws `HTTPServerError`. Untyped on purpose: a class initializer with typed
+    /// throws miscompiles in Swift 6.3 (the allocating thunk crashes when it throws).
+    public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil) throws {
         let store = WeatherStore(locations: configuration.locations, thresholds: configuration.thresholds(for:), now: Clock.wallSeconds())
         let publisher = MetricsPublisher(store: store, maxStaleness: configuration.effectiveMaxStaleness)
-        self.store = store
-        self.publisher = publisher
-        self.logger = logger
-        self.reloader = reloader
-        self.current = Mutex(configuration)
-        self.poller = Poller(plan: Self.plan(configuration), store: store, logger: logger) { publisher.refreshWeather() }
+        let poller = Poller(plan: Reloading.plan(configuration), store: store, logger: logger) { publisher.refreshWeather() }
+        let reloading = Reloading(
+            configuration: configuration, reloader: reloader, store: store, publisher: publisher, poller: poller, logger: logger)
 
         var serverConfiguration = HTTPServerConfiguration(host: configuration.listenAddress.host, port: configuration.listenAddress.port)
         serverConfiguration.maxConnections = configuration.maxConnections
@@ -33,14 +29,14 @@ public final class Exporter: Sendable {
         serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
         let landingPage = LandingPage(
             telemetryPath: configuration.telemetryPath, demo: configuration.demo, interval: configuration.effectivePollInterval)
-        // The handler reaches back for reloads; a box breaks the cycle of init order.
-        let reloadBox = ReloadBox()
         server = try HTTPServer(
             configuration: serverConfiguration,
             handler: WebHandler(
                 telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
-                reload: { reloadBox.exporter?.reload() ?? "the exporter is not running" }))
-        reloadBox.set(self)
+                reload: { reloading.reload() }))
+        self.poller = poller
+        self.publisher = publisher
+        self.reloading = reloading
     }
 
     /// The port the server listens on (useful with port 0).
@@ -64,11 +60,34 @@ public final class Exporter: Sendable {
         server.shutdown(gracePeriod: .milliseconds(1500))
     }
 
-    /// Re-reads the configuration: locations, thresholds, polling and API
-    /// settings change in place; a bad config is refused and the old one stays.
-    /// Returns nil on success, else the problem.
+    /// Re-reads the configuration (SIGHUP, POST /-/reload). Returns nil on success, else the problem.
     @discardableResult
-    public func reload() -> String? {
+    public func reload() -> String? { reloading.reload() }
+}
+
+/// Applies a re-read configuration: locations, thresholds, polling and API
+/// settings change in place; a bad config is refused and the old one stays.
+private final class Reloading: Sendable {
+    private let reloader: Exporter.Reloader?
+    private let store: WeatherStore
+    private let publisher: MetricsPublisher
+    private let poller: Poller
+    private let logger: Logger
+    private let current: Mutex<Configuration>
+
+    init(
+        configuration: Configuration, reloader: Exporter.Reloader?, store: WeatherStore, publisher: MetricsPublisher,
+        poller: Poller, logger: Logger
+    ) {
+        self.current = Mutex(configuration)
+        self.reloader = reloader
+        self.store = store
+        self.publisher = publisher
+        self.poller = poller
+        self.logger = logger
+    }
+
+    func reload() -> String? {
         guard let reloader else { return "no configuration to reload" }
         let next: Configuration
         do {
@@ -96,7 +115,7 @@ public final class Exporter: Sendable {
         return nil
     }
 
-    private static func plan(_ configuration: Configuration) -> Poller.Plan {
+    static func plan(_ configuration: Configuration) -> Poller.Plan {
         let client = OpenWeatherClient(
             settings: .init(
                 baseURL: configuration.openWeatherURL, apiKey: configuration.apiKey.value,
@@ -106,12 +125,4 @@ public final class Exporter: Sendable {
             locations: configuration.locations, interval: configuration.effectivePollInterval,
             requestsPerMinute: configuration.maxRequestsPerMinute, fetcher: client)
     }
-}
-
-/// A weak link from the web handler back to its exporter, so the two do not keep each other alive.
-private final class ReloadBox: Sendable {
-    private struct Weak { weak var exporter: Exporter? }
-    private let box = Mutex(Weak())
-    var exporter: Exporter? { box.withLock { $0.exporter } }
-    func set(_ exporter: Exporter) { box.withLock { $0.exporter = exporter } }
 }

@@ -36,7 +36,8 @@ public final class Simulator: Sendable {
     let state: Shared
 
     /// `acceptedKeys`: nil accepts any non-empty key; otherwise other keys get OpenWeather's 401.
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, acceptedKeys: Set<String>? = nil) throws(HTTPServerError) {
+    /// Throws `HTTPServerError` (untyped: typed throws from a class initializer miscompiles in Swift 6.3).
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, acceptedKeys: Set<String>? = nil) throws {
         let state = Shared(State(acceptedKeys: acceptedKeys))
         self.state = state
         var configuration = HTTPServerConfiguration(host: host, port: port)

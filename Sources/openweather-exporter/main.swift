@@ -69,7 +69,7 @@ do {
         return next
     }
 } catch {
-    fail(error.description, status: 1)
+    fail("\(error)", status: 1)
 }
 exporter.start()
 

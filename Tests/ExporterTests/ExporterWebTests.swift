@@ -145,7 +145,7 @@ import Testing
         }
         rewrite(#"{"locations": [{"name": "Tokyo", "latitude": 35.6762, "longitude": 139.6503}]}"#)
         let reload = try running.get("/-/reload", method: "POST")
-        #expect(reload.status == 200)
+        #expect(reload.status == 200, "\(reload.text)")
         #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"Tokyo\"} 1")) == true })
         #expect(try !running.metrics().contains("location=\"London\""))
         #expect(try running.metrics().contains("openweather_exporter_config_last_reload_successful 1"))
