@@ -66,11 +66,24 @@ final class ScriptedServer: Sendable {
         return (fd, UInt16(bigEndian: address.sin_port))
     }
 
-    /// A port on 127.0.0.1 that nobody listens on, for "connection refused".
+    /// A port on 127.0.0.1 that nobody listens on, for "connection refused". The socket
+    /// stays bound (without listening) for the life of the process: a port that was
+    /// merely closed could be handed to another test's listener running in parallel.
     static func closedPort() throws -> UInt16 {
-        let (fd, port) = try listen(backlog: 1)
-        close(fd)
-        return port
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard ok else { close(fd); throw TestFailure("bind: \(errno)") }
+        return UInt16(bigEndian: address.sin_port)
     }
 
     private func serve() {
