@@ -162,7 +162,7 @@ final class ServerCore: Sendable {
             }
             for case .adopt(let fd) in leftovers { close(fd) }
             close(loop.epollFD)
-            close(loop.wakeFD)
+            loop.closeWake()
         }
     }
 }

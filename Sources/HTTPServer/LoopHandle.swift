@@ -17,11 +17,15 @@ final class LoopHandle: Sendable {
     let wakePending = Atomic<Bool>(false)
     /// Connections owned or being handed over, for balancing and the global connection limit.
     let load = Atomic<Int>(0)
+    /// The eventfd as other threads may write it: -1 once closed. A responder that
+    /// answers after shutdown must not write into whatever reuses the number.
+    private let wakeTarget: Mutex<Int32>
 
     init(index: Int, epollFD: Int32, wakeFD: Int32) {
         self.index = index
         self.epollFD = epollFD
         self.wakeFD = wakeFD
+        self.wakeTarget = Mutex(wakeFD)
     }
 
     func post(_ message: Message) {
@@ -31,8 +35,19 @@ final class LoopHandle: Sendable {
 
     func wake() {
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
-            var one: UInt64 = 1
-            _ = write(wakeFD, &one, 8)
+            wakeTarget.withLock { fd in
+                guard fd >= 0 else { return }
+                var one: UInt64 = 1
+                _ = write(fd, &one, 8)
+            }
+        }
+    }
+
+    /// Closes the eventfd; later wakes do nothing.
+    func closeWake() {
+        wakeTarget.withLock { fd in
+            if fd >= 0 { close(fd) }
+            fd = -1
         }
     }
 

@@ -314,6 +314,24 @@ struct HTTPServerTests {
         server.shutdown()
     }
 
+    /// A responder may answer after shutdown (a delayed handler); its wake-up must not
+    /// write into whatever now holds the closed eventfd's number.
+    @Test func aWakeAfterCloseWritesNowhere() throws {
+        let wakeFD = Linux.eventfd(0, Linux.EFD_NONBLOCK | Linux.EFD_CLOEXEC)
+        try #require(wakeFD >= 0)
+        let handle = LoopHandle(index: 0, epollFD: -1, wakeFD: wakeFD)
+        handle.closeWake()
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+        // The old number now names a pipe, as it would once something else reused it.
+        try #require(dup2(ends[1], wakeFD) == wakeFD)
+        defer { close(ends[0]); close(ends[1]); close(wakeFD) }
+        handle.wake()
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == -1)
+    }
+
     @Test func shutdownCutsResponsesThatOutlastTheGracePeriod() throws {
         let server = try startServer(handler: { _, _ in })
         let client = try TestClient(port: server.port)

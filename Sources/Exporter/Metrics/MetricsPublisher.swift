@@ -10,6 +10,8 @@ final class MetricsPublisher: Sendable {
         var process: [UInt8] = []
         /// When the next fresh location turns stale and the weather part must be redone.
         var nextStaleness = Double.infinity
+        /// Every location had been attempted when the weather part was rendered.
+        var allAttempted = false
     }
 
     private let store: WeatherStore
@@ -29,6 +31,10 @@ final class MetricsPublisher: Sendable {
     var body: [[UInt8]] {
         rendered.withLock { [$0.weather, $0.process] }
     }
+
+    /// Readiness follows what is published, not the store, so a scrape right after
+    /// `/-/ready` turns 200 already shows every location's first result.
+    var ready: Bool { rendered.withLock { $0.allAttempted } }
 
     func setMaxStaleness(_ duration: Duration) {
         maxStaleness.withLock { $0 = duration.seconds }
@@ -54,6 +60,7 @@ final class MetricsPublisher: Sendable {
         rendered.withLock {
             $0.weather = bytes
             $0.nextStaleness = nextStaleness
+            $0.allAttempted = snapshot.allAttempted
         }
     }
 

@@ -29,7 +29,7 @@ struct WebHandler: HTTPHandler {
             responder.respond(Self.text(200, "OK\n"))
         case "/-/ready":
             guard allowed(request, readOnly, responder) else { return }
-            if store.snapshot().allAttempted {
+            if publisher.ready {
                 responder.respond(Self.text(200, "Ready\n"))
             } else {
                 responder.respond(Self.text(503, "Not ready: not every location has been polled yet\n"))
