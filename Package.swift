@@ -38,6 +38,7 @@ let package = Package(
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Simulator", "TestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
