@@ -272,6 +272,39 @@ def dashboard(a):
     finish()
 
 
+# --- argsets --------------------------------------------------------------------
+
+def argsets(a):
+    """Prints "NAME<TAB>JSON list" for the exporter command line of each way to
+    deploy it, with the in-container paths pointed at local files, the listen
+    address left to the caller and the API on a closed loopback port."""
+    import shlex
+    import yaml
+    deploy = pathlib.Path(a.deploy)
+    docker = deploy / "docker"
+    sets = {
+        "docker compose": yaml.safe_load((docker / "compose.yaml").read_text())["services"]["exporter"]["command"],
+        "docker compose demo": yaml.safe_load((docker / "compose.demo.yaml").read_text())["services"]["exporter"]["command"],
+    }
+    for doc in yaml.safe_load_all((deploy / "kubernetes" / "deployment.yaml").read_text()):
+        sets["kubernetes"] = doc["spec"]["template"]["spec"]["containers"][0]["args"]
+    unit = (deploy / "systemd" / "openweather-exporter.service").read_text().replace("\\\n", " ")
+    (exec_start,) = re.findall(r"^ExecStart=(.*)$", unit, re.M)
+    sets["systemd"] = shlex.split(exec_start)[1:]
+
+    def local(arg):
+        flag, eq, value = arg.partition("=")
+        if eq and value.startswith(("/etc/openweather-exporter/", "%d/")):
+            value = a.config if value.endswith(".json") else a.key_file
+        return flag + eq + value
+
+    for name, args in sets.items():
+        args = [local(x) for x in args if not x.startswith("--web.listen-address")]
+        if "--demo" not in args:
+            args.append("--openweather.url=http://127.0.0.1:1")
+        print(f"{name}\t{json.dumps(args)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -295,6 +328,9 @@ def main():
     d.add_argument("--prometheus", required=True)
     d.add_argument("--dashboard", required=True)
     d.add_argument("--location-regex", required=True)
+    s = sub.add_parser("argsets")
+    for k in ("deploy", "config", "key_file"):
+        s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
     a = ap.parse_args()
     globals()[a.cmd](a)
 

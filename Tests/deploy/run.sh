@@ -273,6 +273,32 @@ else
     fi
 fi
 
+# --- the command line of every deployment ------------------------------------------
+
+# Each deployment's exporter arguments (compose, compose demo, Kubernetes,
+# systemd) with local paths: the binary must accept them and serve /-/healthy.
+start_with_args() {
+    local name="$1" args_json="$2" port log pid ok=1
+    port="$(free_port)"
+    log="$WORK/args.$port.log"
+    mapfile -t args < <("$PY" -c 'import json, sys; print("\n".join(json.loads(sys.argv[1])))' "$args_json")
+    OPENWEATHER_API_KEY=test-key-not-used "$BIN" "${args[@]}" --web.listen-address="127.0.0.1:$port" >"$log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    retry 20 http_ok "http://127.0.0.1:$port/-/healthy" || ok=0
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    if ((ok)); then pass "exporter accepts the $name command line"
+    else fail "exporter accepts the $name command line: ${args[*]}"; tail -n 10 "$log" | sed 's/^/      /'; fi
+}
+if [[ -x "$BIN" ]]; then
+    echo "== deployment command lines"
+    printf 'test-key-not-used\n' >"$WORK/api-key" && chmod 600 "$WORK/api-key"
+    while IFS=$'\t' read -r name args_json; do
+        start_with_args "$name" "$args_json"
+    done < <("$PY" "$HERE/e2e.py" argsets --deploy "$DEPLOY" \
+                --config "$DEPLOY/config/openweather-exporter.json" --key-file "$WORK/api-key")
+fi
+
 # --- summary ---------------------------------------------------------------------
 
 echo "== summary"
