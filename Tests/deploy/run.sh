@@ -231,8 +231,10 @@ else
             env HEALTHCHECK_PORT="$EXPORTER_PORT" bash "$DEPLOY/docker/healthcheck.sh"
         step "container health check script fails when nothing listens" \
             bash -c '! env HEALTHCHECK_PORT="$1" bash "$2" 2>/dev/null' _ "$(free_port)" "$DEPLOY/docker/healthcheck.sh"
+        # Lint findings count as failures, as in .ci/run.
         step "promtool check metrics on the exporter's /metrics" \
-            bash -c 'curl -fsS --max-time 5 "$1" | promtool check metrics' _ "http://$EXPORTER/metrics"
+            bash -c 'out="$(curl -fsS --max-time 5 "$1" | promtool check metrics 2>&1)" && [[ -z "$out" ]] || { echo "$out"; exit 1; }' \
+            _ "http://$EXPORTER/metrics"
     else
         fail "exporter /-/healthy answers 200"; tail -n 30 "$WORK/exporter.log" | sed 's/^/      /'
     fi
