@@ -292,6 +292,26 @@ start_with_args() {
     if ((ok)); then pass "exporter accepts the $name command line"
     else fail "exporter accepts the $name command line: ${args[*]}"; tail -n 10 "$log" | sed 's/^/      /'; fi
 }
+# The image, the pod and the unit run the exporter as an unprivileged user.
+run_unprivileged() {
+    local dir port pid ok=1
+    dir="$(mktemp -d "$WORK/nonroot.XXXXXX")" && chmod 755 "$WORK" "$dir"
+    cp "$BIN" "$dir/openweather-exporter" && chmod 755 "$dir/openweather-exporter"
+    port="$(free_port)"
+    (cd / && exec setpriv --reuid=65532 --regid=65532 --clear-groups \
+        "$dir/openweather-exporter" --demo --web.listen-address="127.0.0.1:$port") >"$dir/log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    retry 20 http_ok "http://127.0.0.1:$port/-/ready" || ok=0
+    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+    ((ok)) || tail -n 10 "$dir/log"
+    ((ok))
+}
+if [[ -x "$BIN" ]] && [[ "$(id -u)" == 0 ]] && command -v setpriv >/dev/null; then
+    if run_unprivileged; then pass "exporter serves as uid 65532 (no root, no home)"
+    else fail "exporter serves as uid 65532 (no root, no home)"; fi
+fi
+
 if [[ -x "$BIN" ]]; then
     echo "== deployment command lines"
     printf 'test-key-not-used\n' >"$WORK/api-key" && chmod 600 "$WORK/api-key"
