@@ -1,0 +1,259 @@
+#!/usr/bin/env python3
+"""Structure checks for deploy/: Kubernetes manifests, compose files, the
+Dockerfile, the systemd unit and the Grafana files. Needs PyYAML only.
+
+    python3 Tests/deploy/check_structure.py [REPO_ROOT]
+
+Prints one line per check and exits non-zero when any fails.
+"""
+import json
+import pathlib
+import re
+import sys
+
+import yaml
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
+DEPLOY = ROOT / "deploy"
+failures = []
+passes = 0
+
+
+def check(ok, what):
+    global passes
+    if ok:
+        passes += 1
+        print(f"  ok   {what}")
+    else:
+        failures.append(what)
+        print(f"  FAIL {what}")
+    return ok
+
+
+def load_yaml_docs(path):
+    return [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+
+
+def subset(small, big):
+    return bool(small) and all(big.get(k) == v for k, v in small.items())
+
+
+# --- Kubernetes ----------------------------------------------------------------
+
+def check_kubernetes():
+    print("kubernetes:")
+    kdir = DEPLOY / "kubernetes"
+    objects = {}
+    for path in sorted(kdir.glob("*.yaml")):
+        for doc in load_yaml_docs(path):
+            meta = doc.get("metadata") or {}
+            check(isinstance(doc.get("apiVersion"), str) and isinstance(doc.get("kind"), str)
+                  and (doc["kind"] == "Kustomization" or isinstance(meta.get("name"), str)),
+                  f"{path.name}: apiVersion, kind and metadata.name")
+            objects.setdefault(doc["kind"], []).append((path.name, doc))
+
+    kust = objects["Kustomization"][0][1]
+    listed = set(kust.get("resources", []))
+    on_disk = {p.name for p in kdir.glob("*.yaml")} - {"kustomization.yaml"}
+    check(listed == on_disk, f"kustomization lists every manifest ({sorted(on_disk)})")
+
+    dep = objects["Deployment"][0][1]
+    svc = objects["Service"][0][1]
+    sec = objects["Secret"][0][1]
+    cm = objects["ConfigMap"][0][1]
+    sm = objects["ServiceMonitor"][0][1]
+    pr = objects["PrometheusRule"][0][1]
+
+    pod = dep["spec"]["template"]
+    pod_labels = pod["metadata"]["labels"]
+    check(subset(dep["spec"]["selector"]["matchLabels"], pod_labels), "Deployment selector matches its pod labels")
+    check(subset(svc["spec"]["selector"], pod_labels), "Service selector matches the pod labels")
+    check(subset(sm["spec"]["selector"]["matchLabels"], svc["metadata"]["labels"]), "ServiceMonitor selector matches the Service labels")
+
+    spec = pod["spec"]
+    check(len(spec["containers"]) == 1, "one container")
+    c = spec["containers"][0]
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    check(ports.get("http") == 9755, "container port http is 9755")
+
+    def port_ok(p):
+        return p in ports or p in ports.values()
+
+    for probe, path in (("livenessProbe", "/-/healthy"), ("readinessProbe", "/-/ready")):
+        get = c.get(probe, {}).get("httpGet", {})
+        check(get.get("path") == path and port_ok(get.get("port")), f"{probe} GET {path} on a container port")
+    for p in svc["spec"]["ports"]:
+        check(port_ok(p["targetPort"]), f"Service port {p['name']} targets a container port")
+    svc_port_names = {p["name"] for p in svc["spec"]["ports"]}
+    for ep in sm["spec"]["endpoints"]:
+        check(ep.get("port") in svc_port_names, f"ServiceMonitor endpoint port {ep.get('port')} is a Service port")
+        check(ep.get("path", "/metrics") == "/metrics", "ServiceMonitor scrapes /metrics")
+        job = [r for r in ep.get("relabelings", []) if r.get("targetLabel") == "job"]
+        check(job and job[0].get("replacement") == "openweather", "ServiceMonitor sets job=\"openweather\" as the rules expect")
+
+    psc, csc = spec.get("securityContext", {}), c.get("securityContext", {})
+    check(psc.get("runAsNonRoot") is True or csc.get("runAsNonRoot") is True, "runAsNonRoot")
+    check(csc.get("readOnlyRootFilesystem") is True, "readOnlyRootFilesystem")
+    check(csc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation: false")
+    check(csc.get("capabilities", {}).get("drop") == ["ALL"], "capabilities drop ALL")
+    res = c.get("resources", {})
+    check("requests" in res and "memory" in res.get("limits", {}), "resources: requests and a memory limit")
+
+    # The files the arguments name come from the Secret and the ConfigMap.
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    mounts = {m["mountPath"].rstrip("/"): m["name"] for m in c["volumeMounts"]}
+
+    def file_source(path):
+        d, _, f = path.rpartition("/")
+        vol = volumes.get(mounts.get(d, ""), {})
+        return vol, f
+
+    args = dict(a.split("=", 1) for a in c["args"] if "=" in a)
+    vol, key = file_source(args.get("--openweather.api-key-file", ""))
+    check(vol.get("secret", {}).get("secretName") == sec["metadata"]["name"] and key in sec.get("stringData", sec.get("data", {})),
+          "--openweather.api-key-file is a key of the mounted Secret")
+    vol, key = file_source(args.get("--config.file", ""))
+    check(vol.get("configMap", {}).get("name") == cm["metadata"]["name"] and key in cm["data"],
+          "--config.file is a key of the mounted ConfigMap")
+    example = json.loads((DEPLOY / "config" / "openweather-exporter.json").read_text())
+    check(json.loads(cm["data"]["config.json"]) == example, "ConfigMap config.json equals deploy/config/openweather-exporter.json")
+
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "rules" / "openweather.yml").read_text())
+    check(pr["spec"]["groups"] == rules["groups"], "PrometheusRule groups equal deploy/prometheus/rules/openweather.yml")
+    return pr
+
+
+# --- Docker ----------------------------------------------------------------------
+
+def check_docker():
+    print("docker:")
+    ddir = DEPLOY / "docker"
+    compose = yaml.safe_load((ddir / "compose.yaml").read_text())
+    demo = yaml.safe_load((ddir / "compose.demo.yaml").read_text())
+    services = compose["services"]
+    check(set(services) == {"exporter", "prometheus", "alertmanager", "grafana"}, "compose services: exporter, prometheus, alertmanager, grafana")
+
+    for name, svc in services.items():
+        for vol in svc.get("volumes", []):
+            src = vol.split(":")[0]
+            if src.startswith((".", "/")):
+                check((ddir / src).exists(), f"{name}: mounted path {src} exists")
+        for port in svc.get("ports", []):
+            check(str(port).startswith("127.0.0.1:"), f"{name}: port {port} published on loopback only")
+    build = services["exporter"]["build"]
+    context = (ddir / build["context"]).resolve()
+    check(context == ROOT, "exporter build context is the repository root")
+    dockerfile = context / build["dockerfile"]
+    check(dockerfile.exists(), "exporter Dockerfile exists")
+
+    env_example = (ddir / ".env.example").read_text()
+    for var in sorted(set(re.findall(r"\$\{(\w+)", (ddir / "compose.yaml").read_text()))):
+        check(re.search(rf"^{var}=", env_example, re.M) is not None, f".env.example defines {var}")
+    demo_cmd = demo["services"]["exporter"]["command"]
+    check("--demo" in demo_cmd, "compose.demo.yaml runs the exporter with --demo")
+    check(set(demo["services"]) <= set(services), "compose.demo.yaml only overrides existing services")
+
+    # deploy/docker/prometheus.yml is the bare-metal config with service names.
+    base = (DEPLOY / "prometheus" / "prometheus.yml").read_text()
+    docker = (ddir / "prometheus.yml").read_text()
+    swapped = base.replace('"localhost:9755"', '"exporter:9755"').replace('"localhost:9093"', '"alertmanager:9093"')
+    check(yaml.safe_load(docker) == yaml.safe_load(swapped), "docker/prometheus.yml equals prometheus/prometheus.yml but for the addresses")
+    prom_mounts = dict(v.split(":")[:2] for v in services["prometheus"]["volumes"] if v.startswith("."))
+    check(prom_mounts.get("../prometheus/rules") == "/etc/prometheus/rules"
+          and prom_mounts.get("./prometheus.yml") == "/etc/prometheus/prometheus.yml",
+          "Prometheus finds rules/openweather.yml next to its config")
+    gf_mounts = dict(v.split(":")[:2] for v in services["grafana"]["volumes"] if v.startswith("."))
+    provider = yaml.safe_load((DEPLOY / "grafana" / "provisioning" / "dashboards" / "openweather.yml").read_text())
+    check(gf_mounts.get("../grafana/dashboards") == provider["providers"][0]["options"]["path"],
+          "Grafana's dashboard provider path is where compose mounts the dashboards")
+    check("PROMETHEUS_URL" in services["grafana"].get("environment", {}), "compose gives Grafana PROMETHEUS_URL")
+
+    text = dockerfile.read_text()
+    check(re.search(r"^FROM swift:\$\{SWIFT_VERSION\}-\w+ AS build", text, re.M) and re.search(r"^ARG SWIFT_VERSION=6\.", text, re.M),
+          "Dockerfile builds on the official swift:6.x image")
+    check("--static-swift-stdlib" in text, "Dockerfile links the Swift runtime statically")
+    check(re.search(r"^USER (?!root|0\b)", text, re.M) is not None, "Dockerfile runs as a non-root USER")
+    check(re.search(r"^EXPOSE 9755$", text, re.M) is not None, "Dockerfile exposes 9755")
+    check(re.search(r"^HEALTHCHECK ", text, re.M) is not None, "Dockerfile has a HEALTHCHECK")
+    for src in re.findall(r"^COPY (?!--from)(\S+)", text, re.M):
+        check((ROOT / src).exists(), f"Dockerfile COPY source {src} exists in the build context")
+
+
+# --- systemd ----------------------------------------------------------------------
+
+def check_systemd():
+    print("systemd:")
+    unit = (DEPLOY / "systemd" / "openweather-exporter.service").read_text()
+    settings = {}
+    for line in unit.splitlines():
+        if "=" in line and not line.lstrip().startswith(("#", ";")) and not line.startswith(" "):
+            k, v = line.split("=", 1)
+            settings.setdefault(k.strip(), []).append(v.strip())
+    want = {
+        "DynamicUser": "yes", "NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes",
+        "PrivateTmp": "yes", "MemoryDenyWriteExecute": "yes", "CapabilityBoundingSet": "",
+    }
+    for k, v in want.items():
+        check(settings.get(k) == [v], f"{k}={v}")
+    check(any(v.startswith("AF_INET") for v in settings.get("RestrictAddressFamilies", [])), "RestrictAddressFamilies set")
+    check("@system-service" in settings.get("SystemCallFilter", []), "SystemCallFilter=@system-service")
+    cred = settings.get("LoadCredential", [""])[0].split(":")[0]
+    check(cred and f"--openweather.api-key-file=%d/{cred}" in unit, "the key file comes from LoadCredential=")
+
+
+# --- Grafana ----------------------------------------------------------------------
+
+def walk_panels(panels):
+    for p in panels:
+        yield p
+        yield from walk_panels(p.get("panels", []))
+
+
+def check_grafana():
+    print("grafana:")
+    gdir = DEPLOY / "grafana"
+    ds = yaml.safe_load((gdir / "provisioning" / "datasources" / "prometheus.yml").read_text())
+    check(ds["datasources"][0]["type"] == "prometheus", "datasource provisioning: a prometheus datasource")
+    dash = json.loads((gdir / "dashboards" / "openweather.json").read_text())
+    check(dash.get("schemaVersion", 0) >= 39 and dash.get("uid"), "dashboard: schemaVersion >= 39 and a uid")
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    check(variables.get("datasource", {}).get("type") == "datasource", "dashboard: datasource variable")
+    loc = variables.get("location", {})
+    check(loc.get("multi") is True and re.match(r"label_values\(openweather_up\b.*, location\)", str(loc.get("query"))),
+          "dashboard: multi-select location variable from label_values(openweather_up, location)")
+    panels = list(walk_panels(dash["panels"]))
+    ids = [p["id"] for p in panels]
+    check(len(ids) == len(set(ids)), "dashboard: panel ids are unique")
+    ok = True
+    for p in panels:
+        g = p["gridPos"]
+        ok &= g["x"] + g["w"] <= 24
+        if p["type"] != "row":
+            ok &= p.get("datasource", {}).get("uid") == "${datasource}"
+            ok &= all(t.get("datasource", {}).get("uid") == "${datasource}" and t.get("expr") for t in p["targets"])
+    check(ok, "dashboard: every panel and query uses the ${datasource} variable, and fits the grid")
+    exprs = " ".join(t["expr"] for p in panels for t in p.get("targets", []))
+    for metric in ("openweather_temperature_celsius", "openweather_feels_like_celsius", "openweather_temperature_alert_threshold_celsius",
+                   "openweather_humidity_ratio", "openweather_pressure_pascals", "openweather_wind_speed_meters_per_second",
+                   "openweather_wind_gust_meters_per_second", "openweather_wind_direction_degrees", "openweather_cloudiness_ratio",
+                   "openweather_visibility_meters", "openweather_rain_1h_meters", "openweather_snow_1h_meters",
+                   "openweather_sunrise_timestamp_seconds", "openweather_sunset_timestamp_seconds", "openweather_condition_info",
+                   "openweather_up", "openweather_last_success_timestamp_seconds", "openweather_api_requests_total"):
+        check(metric in exprs, f"dashboard shows {metric}")
+
+
+def main():
+    for f in (check_kubernetes, check_docker, check_systemd, check_grafana):
+        try:
+            f()
+        except Exception as e:  # a missing key is a failed check, not a crash
+            check(False, f"{f.__name__} raised {type(e).__name__}: {e}")
+    json.loads((DEPLOY / "config" / "openweather-exporter.json").read_text())
+    print(f"structure: {passes} passed, {len(failures)} failed")
+    for f in failures:
+        print(f"  failed: {f}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

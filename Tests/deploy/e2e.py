@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Helpers for Tests/deploy/run.sh: generate the test configs and check a live
+Prometheus and Alertmanager over their HTTP APIs. Standard library, plus PyYAML
+for the config generation.
+
+Each subcommand prints what it checked and exits non-zero on a failure.
+"""
+import argparse
+import json
+import pathlib
+import re
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+WEATHER_METRICS = [
+    "openweather_temperature_celsius", "openweather_feels_like_celsius",
+    "openweather_temperature_min_celsius", "openweather_temperature_max_celsius",
+    "openweather_humidity_ratio", "openweather_pressure_pascals",
+    "openweather_ground_level_pressure_pascals", "openweather_wind_speed_meters_per_second",
+    "openweather_wind_gust_meters_per_second", "openweather_wind_direction_degrees",
+    "openweather_cloudiness_ratio", "openweather_visibility_meters",
+    "openweather_rain_1h_meters", "openweather_snow_1h_meters",
+    "openweather_sunrise_timestamp_seconds", "openweather_sunset_timestamp_seconds",
+    "openweather_observation_timestamp_seconds", "openweather_timezone_offset_seconds",
+    "openweather_condition_id", "openweather_condition_info", "openweather_location_info",
+    "openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds",
+]
+GLOBAL_METRICS = [
+    "openweather_api_requests_total", "openweather_exporter_build_info",
+    "openweather_exporter_config_last_reload_successful",
+    "openweather_exporter_config_last_reload_success_timestamp_seconds",
+    "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+    "process_open_fds", "process_max_fds", "process_start_time_seconds",
+]
+# Plausible ranges in base units: catches a unit left unconverted (hPa, %, mm).
+RANGES = {
+    "openweather_temperature_celsius": (-90, 60), "openweather_humidity_ratio": (0, 1),
+    "openweather_cloudiness_ratio": (0, 1), "openweather_pressure_pascals": (85000, 110000),
+    "openweather_ground_level_pressure_pascals": (50000, 110000),
+    "openweather_wind_direction_degrees": (0, 360), "openweather_visibility_meters": (0, 10000),
+    "openweather_rain_1h_meters": (0, 0.5), "openweather_snow_1h_meters": (0, 0.5),
+    "openweather_up": (1, 1), "openweather_condition_info": (1, 1), "openweather_location_info": (1, 1),
+}
+
+failures = []
+
+
+def check(ok, what):
+    print(f"  {'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def finish():
+    print(f"  {len(failures)} failed" if failures else "  all ok")
+    sys.exit(1 if failures else 0)
+
+
+def get_json(url, data=None):
+    req = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"} if data else {})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        body = r.read()
+    return json.loads(body) if body.strip() else None
+
+
+def query(prom, expr):
+    body = get_json(f"{prom}/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
+    if body.get("status") != "success":
+        raise RuntimeError(body)
+    return body["data"]["result"]
+
+
+# --- genconfig -----------------------------------------------------------------
+
+def genconfig(a):
+    """Copies prometheus.yml and the rules with only the addresses, the
+    intervals and the `for:` durations changed, and alertmanager.yml with the
+    receivers pointed at the test's webhook and no grouping delay."""
+    import yaml
+    deploy = pathlib.Path(a.deploy)
+    out = pathlib.Path(a.out)
+    (out / "rules").mkdir(parents=True, exist_ok=True)
+    prom = yaml.safe_load((deploy / "prometheus" / "prometheus.yml").read_text())
+    prom["global"]["scrape_interval"] = a.interval
+    prom["global"]["evaluation_interval"] = a.interval
+    (job,) = [j for j in prom["scrape_configs"] if j["job_name"] == "openweather"]
+    job["static_configs"] = [{"targets": [a.exporter]}]
+    job["scrape_timeout"] = a.interval
+    prom["alerting"]["alertmanagers"] = [{"static_configs": [{"targets": [a.alertmanager]}]}]
+    (out / "prometheus.yml").write_text(yaml.safe_dump(prom, sort_keys=False))
+    for src in prom["rule_files"]:
+        rules = yaml.safe_load((deploy / "prometheus" / src).read_text())
+        for group in rules["groups"]:
+            for rule in group["rules"]:
+                if "for" in rule:
+                    rule["for"] = a.rule_for
+        (out / src).write_text(yaml.safe_dump(rules, sort_keys=False, allow_unicode=True))
+    am = yaml.safe_load((deploy / "alertmanager" / "alertmanager.yml").read_text())
+    am["route"]["group_wait"] = "1s"
+    am["route"]["group_interval"] = "1s"
+    for r in am["receivers"]:
+        for w in r.get("webhook_configs", []):
+            w["url"] = f"{a.webhook}/{r['name']}"
+    (out / "alertmanager.yml").write_text(yaml.safe_dump(am, sort_keys=False))
+    print(f"  wrote {out}/prometheus.yml, rules, alertmanager.yml")
+
+
+# --- metrics -------------------------------------------------------------------
+
+def metrics(a):
+    """Every exporter metric is in Prometheus, for each location, in range."""
+    prom, locs = a.prometheus, a.locations.split(",")
+    for m in WEATHER_METRICS:
+        res = query(prom, f'{m}{{job="openweather"}}')
+        by_loc = {r["metric"].get("location"): float(r["value"][1]) for r in res}
+        missing = [l for l in locs if l not in by_loc]
+        lo, hi = RANGES.get(m, (float("-inf"), float("inf")))
+        bad = {l: v for l, v in by_loc.items() if not lo <= v <= hi}
+        check(not missing and not bad, f"{m}: every location" + (f", missing {missing}" if missing else "")
+              + (f", out of [{lo}, {hi}]: {bad}" if bad else ""))
+    for m in GLOBAL_METRICS:
+        res = query(prom, f'{m}{{job="openweather"}}')
+        check(bool(res), f"{m}: present")
+    codes = {r["metric"].get("code") for r in query(prom, 'openweather_api_requests_total{job="openweather"}')}
+    check("200" in codes, f"openweather_api_requests_total has code=\"200\" (codes: {sorted(codes)})")
+    res = query(prom, 'openweather_temperature_alert_threshold_celsius{job="openweather"}')
+    got = sorted((r["metric"]["location"], r["metric"]["bound"], float(r["value"][1])) for r in res)
+    want = sorted(tuple(t.split(":")[:2]) + (float(t.split(":")[2]),) for t in a.thresholds.split(","))
+    check(got == want, f"threshold series are exactly {want} (got {got})")
+    finish()
+
+
+# --- alerts --------------------------------------------------------------------
+
+def alerts(a):
+    """The threshold alerts fire exactly for the expected locations, and nothing
+    else fires. Retries until a.timeout, because rules need an evaluation."""
+    want = set(tuple(x.split(":")) for x in a.expect.split(","))
+    deadline = time.time() + a.timeout
+    while True:
+        body = get_json(f"{a.prometheus}/api/v1/alerts")
+        firing = [x for x in body["data"]["alerts"] if x["state"] == "firing"]
+        got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
+        if got == want or time.time() > deadline:
+            break
+        time.sleep(2)
+    check(got == want, f"firing alerts are exactly {sorted(want)} (got {sorted(got)})")
+    for x in firing:
+        desc = x["annotations"].get("description", "")
+        if x["labels"]["alertname"].startswith("OpenWeatherTemperature"):
+            check(re.search(r"has been -?\d+\.\d °C, (above|below) the threshold of -?[\d.]+ °C", desc) is not None,
+                  f"{x['labels']['location']}: description gives value and threshold: {desc!r}")
+    if a.alertmanager:
+        deadline = time.time() + a.timeout
+        while True:
+            am = get_json(f"{a.alertmanager}/api/v2/alerts?active=true")
+            got_am = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in am
+                      if x["labels"].get("job") == "openweather"}
+            if want <= got_am or time.time() > deadline:
+                break
+            time.sleep(2)
+        check(want <= got_am, f"Alertmanager received {sorted(want)} (has {sorted(got_am)})")
+    if a.webhook_log:
+        deadline = time.time() + a.timeout
+        while True:
+            path = pathlib.Path(a.webhook_log)
+            posts = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+            seen = {(p["receiver"], al["labels"]["alertname"], al["labels"].get("location", ""))
+                    for p in posts for al in p["alerts"]}
+            wanted = {("webhook", n, l) for n, l in want}
+            if wanted <= seen or time.time() > deadline:
+                break
+            time.sleep(2)
+        check(wanted <= seen, f"the webhook receiver got {sorted(wanted)}")
+        ours = [p for p in posts if p["commonLabels"].get("job") == "openweather"]
+        check(ours and all(p["groupLabels"] == {"alertname": p["commonLabels"]["alertname"],
+                                                "location": p["commonLabels"]["location"]} for p in ours),
+              "notifications are grouped by alertname and location")
+    finish()
+
+
+# --- inhibit -------------------------------------------------------------------
+
+def inhibit(a):
+    """Posts synthetic alerts to Alertmanager and checks the inhibition rules."""
+    def alert(**labels):
+        return {"labels": labels, "annotations": {}}
+    posted = [
+        alert(alertname="OpenWeatherExporterDown", job="inhibit-a", instance="x:9755", severity="critical"),
+        alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-a", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-b", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-c", instance="y:9755", code="401", severity="critical"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="z:9755", location="Lima", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Lima", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Quito", severity="warning"),
+    ]
+    get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
+    want = {  # (alertname, job, instance, location) -> suppressed?
+        ("OpenWeatherExporterDown", "inhibit-a", "x:9755", ""): False,
+        ("OpenWeatherTemperatureAboveThreshold", "inhibit-a", "x:9755", "Seville"): True,   # exporter down, same job
+        ("OpenWeatherTemperatureAboveThreshold", "inhibit-b", "x:9755", "Seville"): False,  # another job
+        ("OpenWeatherAPIKeyRejected", "inhibit-c", "y:9755", ""): False,
+        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima"): True,   # key rejected, same instance
+        ("OpenWeatherLocationFailing", "inhibit-c", "z:9755", "Lima"): False,  # another instance
+        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Lima"): True,         # failing location, same place
+        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Quito"): False,
+    }
+    got = {}
+    deadline = time.time() + a.timeout
+    while time.time() < deadline:
+        got = {}
+        for x in get_json(f"{a.alertmanager}/api/v2/alerts"):
+            l = x["labels"]
+            if l.get("job", "").startswith("inhibit-"):
+                key = (l["alertname"], l["job"], l["instance"], l.get("location", ""))
+                got[key] = x["status"]["state"] == "suppressed" and bool(x["status"]["inhibitedBy"])
+        if got == want:
+            break
+        time.sleep(1)
+    for k, v in want.items():
+        check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'}")
+    finish()
+
+
+# --- dashboard -----------------------------------------------------------------
+
+def walk(panels):
+    for p in panels:
+        yield p
+        yield from walk(p.get("panels", []))
+
+
+def dashboard(a):
+    """Runs every query of the Grafana dashboard against Prometheus."""
+    dash = json.loads(pathlib.Path(a.dashboard).read_text())
+    subst = {"location": a.location_regex, "job": "openweather", "__rate_interval": "1m",
+             "__interval": "15s", "__range": "5m", "__range_s": "300", "__interval_ms": "15000"}
+
+    def expand(expr):
+        out = re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)", lambda m: subst.get(m.group(1) or m.group(2), m.group(0)), expr)
+        return out
+
+    queries = []
+    for p in walk(dash["panels"]):
+        for t in p.get("targets", []):
+            queries.append((f"panel {p['title']!r} {t['refId']}", t["expr"]))
+    for an in dash.get("annotations", {}).get("list", []):
+        if an.get("expr"):
+            queries.append((f"annotation {an['name']!r}", an["expr"]))
+    check(len(queries) > 20, f"{len(queries)} dashboard queries found")
+    for what, expr in queries:
+        e = expand(expr)
+        if "$" in e:
+            check(False, f"{what}: unknown variable in {e!r}")
+            continue
+        try:
+            res = query(a.prometheus, e)
+            check(bool(res), f"{what}: {len(res)} series")
+        except Exception as ex:  # a PromQL error comes back as HTTP 400
+            check(False, f"{what}: {e!r} failed: {ex}")
+    # The variables' label_values() queries, through the same API Grafana uses.
+    for v in dash["templating"]["list"]:
+        m = re.fullmatch(r"label_values\((.+),\s*(\w+)\)", str(v.get("query", "")))
+        if m:
+            sel, label = expand(m.group(1)), m.group(2)
+            body = get_json(f"{a.prometheus}/api/v1/label/{label}/values?" + urllib.parse.urlencode({"match[]": sel}))
+            check(bool(body.get("data")), f"variable ${v['name']}: {body.get('data')}")
+    finish()
+
+
+# --- argsets --------------------------------------------------------------------
+
+def argsets(a):
+    """Prints "NAME<TAB>JSON list" for the exporter command line of each way to
+    deploy it, with the in-container paths pointed at local files, the listen
+    address left to the caller and the API on a closed loopback port."""
+    import shlex
+    import yaml
+    deploy = pathlib.Path(a.deploy)
+    docker = deploy / "docker"
+    sets = {
+        "docker compose": yaml.safe_load((docker / "compose.yaml").read_text())["services"]["exporter"]["command"],
+        "docker compose demo": yaml.safe_load((docker / "compose.demo.yaml").read_text())["services"]["exporter"]["command"],
+    }
+    for doc in yaml.safe_load_all((deploy / "kubernetes" / "deployment.yaml").read_text()):
+        sets["kubernetes"] = doc["spec"]["template"]["spec"]["containers"][0]["args"]
+    unit = (deploy / "systemd" / "openweather-exporter.service").read_text().replace("\\\n", " ")
+    (exec_start,) = re.findall(r"^ExecStart=(.*)$", unit, re.M)
+    sets["systemd"] = shlex.split(exec_start)[1:]
+
+    def local(arg):
+        flag, eq, value = arg.partition("=")
+        if eq and value.startswith(("/etc/openweather-exporter/", "%d/")):
+            value = a.config if value.endswith(".json") else a.key_file
+        return flag + eq + value
+
+    for name, args in sets.items():
+        args = [local(x) for x in args if not x.startswith("--web.listen-address")]
+        if "--demo" not in args:
+            args.append("--openweather.url=http://127.0.0.1:1")
+        print(f"{name}\t{json.dumps(args)}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    g = sub.add_parser("genconfig")
+    for k in ("deploy", "out", "exporter", "alertmanager", "webhook", "interval", "rule_for"):
+        g.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
+    m = sub.add_parser("metrics")
+    m.add_argument("--prometheus", required=True)
+    m.add_argument("--locations", required=True)
+    m.add_argument("--thresholds", required=True, help="location:bound:value,...")
+    al = sub.add_parser("alerts")
+    al.add_argument("--prometheus", required=True)
+    al.add_argument("--alertmanager")
+    al.add_argument("--webhook-log")
+    al.add_argument("--expect", required=True, help="alertname:location,...")
+    al.add_argument("--timeout", type=float, default=60)
+    i = sub.add_parser("inhibit")
+    i.add_argument("--alertmanager", required=True)
+    i.add_argument("--timeout", type=float, default=20)
+    d = sub.add_parser("dashboard")
+    d.add_argument("--prometheus", required=True)
+    d.add_argument("--dashboard", required=True)
+    d.add_argument("--location-regex", required=True)
+    s = sub.add_parser("argsets")
+    for k in ("deploy", "config", "key_file"):
+        s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
+    a = ap.parse_args()
+    globals()[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
