@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
-        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Simulator", "TestSupport"], exclude: ["Golden"]),

@@ -1,5 +1,6 @@
 import Glibc
 import OpenWeather
+import TestSupport
 import Testing
 
 @testable import Exporter
@@ -7,11 +8,7 @@ import Testing
 /// The whole `openweather_*` exposition for the real fixtures, compared with
 /// files under Golden/. Regenerate with `UPDATE_GOLDEN=1 swift test`, then read the diff.
 @Suite struct ExpositionGoldenTests {
-    static let testsDirectory: String = {
-        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)
-        return parts.joined(separator: "/")
-    }()
+    static let testsDirectory = TestSupport.testsDirectory()
 
     static func fixture(_ name: String) throws -> CurrentWeather {
         try WeatherDecoder.decode(readFile("\(testsDirectory)/Fixtures/openweather/\(name)"))
@@ -93,18 +90,4 @@ import Testing
             "openweather_up", "openweather_poll_duration_seconds", "openweather_temperature_alert_threshold_celsius",
         ])
     }
-}
-
-func readFile(_ path: String) throws -> [UInt8] {
-    struct Missing: Error { let path: String }
-    guard let file = fopen(path, "rb") else { throw Missing(path: path) }
-    defer { fclose(file) }
-    var out: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = fread(&buffer, 1, buffer.count, file)
-        if count <= 0 { break }
-        out += buffer[0..<count]
-    }
-    return out
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Exporter
@@ -17,7 +18,7 @@ struct VirtualPoller {
     }
 
     mutating func run(until end: Double, outcome: (String, Double) -> PollSchedule.Outcome = { _, _ in .success }) {
-        var generator = SeededRandom(seed: 7)
+        var generator = SeededGenerator(seed: 7)
         while now < end {
             pending.sort { $0.done < $1.done }
             while let first = pending.first, first.done <= now {
@@ -45,17 +46,6 @@ struct VirtualPoller {
             best = max(best, high - low + 1)
         }
         return best
-    }
-}
-
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = (state ^ (state >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 
