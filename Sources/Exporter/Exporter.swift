@@ -74,6 +74,8 @@ private final class Reloading: Sendable {
     private let poller: Poller
     private let logger: Logger
     private let current: Mutex<Configuration>
+    /// SIGHUP and /-/reload may arrive together; reloads run one at a time.
+    private let inProgress = Mutex(())
 
     init(
         configuration: Configuration, reloader: Exporter.Reloader?, store: WeatherStore, publisher: MetricsPublisher,
@@ -88,6 +90,10 @@ private final class Reloading: Sendable {
     }
 
     func reload() -> String? {
+        inProgress.withLock { _ in apply() }
+    }
+
+    private func apply() -> String? {
         guard let reloader else { return "no configuration to reload" }
         let next: Configuration
         do {

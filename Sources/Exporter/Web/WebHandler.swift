@@ -1,3 +1,4 @@
+import Dispatch
 import Exposition
 import HTTPServer
 
@@ -9,6 +10,8 @@ struct WebHandler: HTTPHandler {
     let landingPage: LandingPage
     /// Runs off the event loop; returns nil on success, else what was wrong.
     let reload: @Sendable () -> String?
+
+    private static let reloads = DispatchQueue(label: "openweather-exporter.reload")
 
     private static let textPlain = [(name: "Content-Type", value: "text/plain; charset=utf-8")]
 
@@ -37,7 +40,8 @@ struct WebHandler: HTTPHandler {
         case "/-/reload":
             guard allowed(request, ["POST", "PUT"], responder) else { return }
             let reload = self.reload
-            Threads.spawn(name: "reload") {
+            // One queue: a burst of reload requests runs one after another, never as a thread each.
+            Self.reloads.async {
                 if let problem = reload() {
                     responder.respond(Self.text(500, "Reload failed: \(problem)\n"))
                 } else {
