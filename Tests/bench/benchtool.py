@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Small helpers for run.sh (python3 standard library only).
+
+Subcommands:
+  free-port                         print a free loopback TCP port
+  config N FILE                     write a config file with N locations
+  wait URL SECONDS                  wait until URL answers 200; exit 1 on timeout
+  startup BINARY RUNS ARGS...       median milliseconds from exec to the first 200 on /-/healthy
+  push GATEWAY_URL FILE             push an exposition (minus process_*) to the pushgateway under one job
+  rss PID                           resident memory of PID in bytes
+  metric URL NAME                   the value of an unlabelled series on URL
+  wrk FILE                          parse wrk --latency output: rps p50_ms p99_ms requests
+"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get_status(port, path):
+    """Status of one GET, or None if the connection fails."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+            head = s.recv(64)
+            return int(head.split()[1]) if head.startswith(b"HTTP/") else None
+    except OSError:
+        return None
+
+
+def config(count, path):
+    """Spread over the globe; names sort in a different order than they are listed."""
+    locations = [
+        {"name": f"Location {(i * 7919) % count:05d}", "latitude": round(-89 + (i * 0.0179) % 178, 4),
+         "longitude": round(-179 + (i * 0.0359) % 358, 4)}
+        for i in range(count)
+    ]
+    with open(path, "w") as f:
+        json.dump({"locations": locations}, f)
+
+
+def wait(url, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return 0
+        except Exception:
+            pass
+        time.sleep(0.05)
+    return 1
+
+
+def startup(binary, runs, args):
+    times = []
+    for _ in range(runs):
+        port = free_port()
+        begin = time.perf_counter()
+        child = subprocess.Popen([binary, f"--web.listen-address=127.0.0.1:{port}", *args],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            while get_status(port, "/-/healthy") != 200:
+                if child.poll() is not None or time.perf_counter() - begin > 10:
+                    raise SystemExit("the exporter did not become healthy")
+            times.append((time.perf_counter() - begin) * 1000)
+        finally:
+            child.terminate()
+            child.wait()
+    times.sort()
+    print(f"{times[len(times) // 2]:.1f} {times[0]:.1f}")
+
+
+def push(gateway, path):
+    kept, skip = [], False
+    for line in open(path, encoding="utf-8"):
+        name = line.split()[2] if line.startswith("# ") else re.split(r"[{ ]", line, 1)[0]
+        if not name.startswith("process_"):
+            kept.append(line)
+    body = "".join(kept).encode()
+    request = urllib.request.Request(f"{gateway}/metrics/job/openweather", data=body, method="PUT",
+                                     headers={"Content-Type": "text/plain; version=0.0.4"})
+    with urllib.request.urlopen(request, timeout=120) as r:
+        assert r.status in (200, 202), r.status
+
+
+def rss(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            print(int(line.split()[1]) * 1024)
+
+
+def metric(url, name):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                print(line.split()[1])
+                return
+    raise SystemExit(f"{name} not found")
+
+
+def to_ms(text):
+    value, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60000}[unit]
+
+
+def wrk(path):
+    text = open(path).read()
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+    p50 = to_ms(re.search(r"\s50%\s+(\S+)", text).group(1))
+    p99 = to_ms(re.search(r"\s99%\s+(\S+)", text).group(1))
+    requests = int(re.search(r"(\d+) requests in", text).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors: .*", text)
+    print(f"{rps:.0f} {p50:.3f} {p99:.3f} {requests} {'errors' if errors else 'ok'}")
+
+
+if __name__ == "__main__":
+    command, rest = sys.argv[1], sys.argv[2:]
+    if command == "free-port":
+        print(free_port())
+    elif command == "config":
+        config(int(rest[0]), rest[1])
+    elif command == "wait":
+        sys.exit(wait(rest[0], float(rest[1])))
+    elif command == "startup":
+        startup(rest[0], int(rest[1]), rest[2:])
+    elif command == "push":
+        push(rest[0], rest[1])
+    elif command == "rss":
+        rss(int(rest[0]))
+    elif command == "metric":
+        metric(rest[0], rest[1])
+    elif command == "wrk":
+        wrk(rest[0])
+    else:
+        raise SystemExit(__doc__)

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# Performance suite (issue #5), run by hand; not part of `swift test`.
+#
+#   Tests/bench/run.sh
+#
+# Side by side on this machine: the exporter's /metrics against nginx serving the
+# same bytes as a static file and the Prometheus Pushgateway (the official Go
+# client's handler) holding the same families; resident memory with 10, 1,000 and
+# 10,000 locations; render time and CPU per poll round; startup time and binary size.
+# Loopback only. Writes Tests/bench/results/latest.md and prints a one-line summary.
+#
+# Environment:
+#   BENCH_DURATION=5      seconds per wrk run (9 runs)
+#   BENCH_LARGE=10000     the largest location count (0 skips the 1,000/10,000 part)
+#   BENCH_RENDER=1        0 skips the render benchmark (a release test build, slow the first time)
+#   BENCH_OUT=path        results file
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export DEBIAN_FRONTEND=noninteractive
+DURATION=${BENCH_DURATION:-5}
+LARGE=${BENCH_LARGE:-10000}
+RENDER=${BENCH_RENDER:-1}
+OUT=${BENCH_OUT:-Tests/bench/results/latest.md}
+TOOL="python3 Tests/bench/benchtool.py"
+step() { printf '=== %s\n' "$*" >&2; }
+
+step "tools from Debian's packages"
+missing=()
+command -v wrk >/dev/null || missing+=(wrk)
+command -v nginx >/dev/null || missing+=(nginx-light)
+command -v prometheus-pushgateway >/dev/null || missing+=(prometheus-pushgateway)
+command -v python3 >/dev/null || missing+=(python3)
+command -v curl >/dev/null || missing+=(curl)
+if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+step "release build"
+swift build -c release >&2
+BIN=$(swift build -c release --show-bin-path)/openweather-exporter
+
+WORK=$(mktemp -d /tmp/owe-bench.XXXXXX)
+chmod 755 "$WORK"  # nginx workers run as www-data
+PIDS=()
+cleanup() {
+    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+FAST=(--openweather.max-requests-per-minute=100000 --poll.interval=15s)
+
+# start_exporter NAME ARGS...: runs it in the background; sets PID and PORT.
+start_exporter() {
+    local name=$1
+    shift
+    "$BIN" --demo --web.listen-address=127.0.0.1:0 "$@" >"$WORK/$name.log" 2>&1 &
+    PID=$!
+    PIDS+=("$PID")
+    PORT=""
+    for _ in $(seq 1 100); do
+        PORT=$(grep -o 'address=127.0.0.1:[0-9]*' "$WORK/$name.log" | head -1 | cut -d: -f2 || true)
+        [ -n "$PORT" ] && break
+        sleep 0.05
+    done
+    [ -n "$PORT" ] || { cat "$WORK/$name.log" >&2; exit 1; }
+}
+
+step "exporter with 10 locations"
+TEN=()
+for i in $(seq 0 9); do TEN+=(--location "City $i=$((i * 17 - 80)).25,$((i * 35 - 170)).5"); done
+start_exporter ten "${TEN[@]}" "${FAST[@]}"
+EXP_PID=$PID EXP_PORT=$PORT
+$TOOL wait "http://127.0.0.1:$EXP_PORT/-/ready" 30
+sleep 1.5  # one tick of the process part
+curl -sf "http://127.0.0.1:$EXP_PORT/metrics" >"$WORK/metrics.prom"
+rss_start=$($TOOL rss "$EXP_PID")
+bytes=$(wc -c <"$WORK/metrics.prom")
+
+step "nginx serving the same bytes"
+NGX_PORT=$($TOOL free-port)
+mkdir -p "$WORK/nginx/root"
+cp "$WORK/metrics.prom" "$WORK/nginx/root/metrics"
+cat >"$WORK/nginx/nginx.conf" <<EOF
+worker_processes auto;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log;
+daemon off;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    default_type "text/plain; version=0.0.4; charset=utf-8";
+    keepalive_requests 1000000000;
+    client_body_temp_path $WORK/nginx; proxy_temp_path $WORK/nginx; fastcgi_temp_path $WORK/nginx;
+    uwsgi_temp_path $WORK/nginx; scgi_temp_path $WORK/nginx;
+    server { listen 127.0.0.1:$NGX_PORT; root $WORK/nginx/root; sendfile on; tcp_nopush on; open_file_cache max=16; }
+}
+EOF
+nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
+PIDS+=($!)
+$TOOL wait "http://127.0.0.1:$NGX_PORT/metrics" 10
+
+step "pushgateway holding the same families"
+# start_gateway: sets PID and PORT.
+start_gateway() {
+    PORT=$($TOOL free-port)
+    prometheus-pushgateway --web.listen-address="127.0.0.1:$PORT" --persistence.file="" --log.level=warn >"$WORK/pgw-$PORT.log" 2>&1 &
+    PID=$!
+    PIDS+=("$PID")
+    $TOOL wait "http://127.0.0.1:$PORT/-/healthy" 10
+}
+start_gateway
+PGW_PID=$PID PGW_PORT=$PORT
+$TOOL push "http://127.0.0.1:$PGW_PORT" "$WORK/metrics.prom"
+pgw_bytes=$(curl -sf "http://127.0.0.1:$PGW_PORT/metrics" | wc -c)
+rss_pgw=$($TOOL rss "$PGW_PID")
+
+step "serving: wrk, keep-alive, ${DURATION}s per run"
+declare -A RESULT
+exporter_requests=0
+for shape in "1 1" "1 64" "2 64"; do
+    read -r threads conns <<<"$shape"
+    for target in nginx exporter pushgateway; do
+        case $target in
+            nginx) port=$NGX_PORT ;; exporter) port=$EXP_PORT ;; pushgateway) port=$PGW_PORT ;;
+        esac
+        wrk -t"$threads" -c"$conns" -d"${DURATION}s" --latency "http://127.0.0.1:$port/metrics" >"$WORK/wrk.txt"
+        RESULT[$target,$threads,$conns]=$($TOOL wrk "$WORK/wrk.txt")
+        step "  $target -t$threads -c$conns: ${RESULT[$target,$threads,$conns]}"
+        if [ $target = exporter ]; then
+            exporter_requests=$((exporter_requests + $(cut -d' ' -f4 <<<"${RESULT[$target,$threads,$conns]}")))
+        fi
+    done
+done
+if [ $exporter_requests -lt 100000 ]; then
+    # Top up to 100,000 scrapes for the memory figure.
+    rate=$(cut -d' ' -f1 <<<"${RESULT[exporter,1,64]}")
+    wrk -t1 -c64 -d"$(( (100000 - exporter_requests) / (rate > 1000 ? rate : 1000) + 2 ))s" "http://127.0.0.1:$EXP_PORT/metrics" >"$WORK/wrk.txt"
+    exporter_requests=$((exporter_requests + $(grep -o '[0-9]* requests in' "$WORK/wrk.txt" | cut -d' ' -f1)))
+fi
+rss_scraped=$($TOOL rss "$EXP_PID")
+
+if [ "$LARGE" -gt 0 ]; then
+    MID=$((LARGE / 10))
+    step "exporters with $MID and $LARGE locations"
+    $TOOL config "$MID" "$WORK/mid.json"
+    $TOOL config "$LARGE" "$WORK/large.json"
+    start_exporter mid --config.file="$WORK/mid.json" "${FAST[@]}"
+    MID_PID=$PID MID_PORT=$PORT
+    start_exporter large --config.file="$WORK/large.json" "${FAST[@]}"
+    LARGE_PID=$PID LARGE_PORT=$PORT
+    $TOOL wait "http://127.0.0.1:$MID_PORT/-/ready" 120
+    $TOOL wait "http://127.0.0.1:$LARGE_PORT/-/ready" 120
+    sleep 2
+    # CPU over one poll interval (15 s), all three exporters at once, no scrapes meanwhile.
+    cpu0_ten=$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total)
+    cpu0_mid=$($TOOL metric "http://127.0.0.1:$MID_PORT/metrics" process_cpu_seconds_total)
+    cpu0_large=$($TOOL metric "http://127.0.0.1:$LARGE_PORT/metrics" process_cpu_seconds_total)
+    sleep 15
+    sleep 1.1  # the process part is rendered once a second
+    cpu_ten=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total) - $cpu0_ten:.3f}')")
+    cpu_mid=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$MID_PORT/metrics" process_cpu_seconds_total) - $cpu0_mid:.3f}')")
+    cpu_large=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$LARGE_PORT/metrics" process_cpu_seconds_total) - $cpu0_large:.3f}')")
+    rss_mid=$($TOOL rss "$MID_PID")
+    rss_large=$($TOOL rss "$LARGE_PID")
+    curl -sf "http://127.0.0.1:$LARGE_PORT/metrics" >"$WORK/large.prom"
+    large_bytes=$(wc -c <"$WORK/large.prom")
+    per_location=$(( (rss_large - rss_mid) / (LARGE - MID) ))
+    kill "$MID_PID" "$LARGE_PID"
+    step "pushgateway holding $LARGE locations"
+    start_gateway
+    PGW_LARGE_PID=$PID
+    $TOOL push "http://127.0.0.1:$PORT" "$WORK/large.prom"
+    rss_pgw_large=$($TOOL rss "$PGW_LARGE_PID")
+    kill "$PGW_LARGE_PID"
+fi
+
+render="skipped (BENCH_RENDER=0)"
+if [ "$RENDER" = 1 ]; then
+    step "render benchmark (a release test build in .build/bench)"
+    BENCH=1 BENCH_LOCATIONS=${LARGE:-10000} swift test -c release --scratch-path .build/bench --filter RenderBenchmark \
+        >"$WORK/render.txt" 2>&1 || { tail -20 "$WORK/render.txt" >&2; exit 1; }
+    render=$(grep -o 'RENDER_BENCHMARK.*' "$WORK/render.txt")
+fi
+
+step "startup"
+read -r startup_median startup_min <<<"$($TOOL startup "$BIN" 7 --demo "${TEN[@]}")"
+binary_size=$(stat -c %s "$BIN")
+strip -o "$WORK/stripped" "$BIN"
+stripped_size=$(stat -c %s "$WORK/stripped")
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ---- report ----
+field() { cut -d' ' -f"$2" <<<"${RESULT[$1]}"; }
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
+mb() { python3 -c "print(f'{$1 / 1048576:.1f}')"; }
+summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
+[ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location"
+summary="$summary; startup ${startup_median} ms"
+
+mkdir -p "$(dirname "$OUT")"
+{
+    echo "# Benchmark results"
+    echo
+    echo "- date: $(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources || echo ' (+ uncommitted changes)')"
+    echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo), $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME")"
+    echo "- load average before / after: $load_before / $load_after (the machine is shared: read ratios, not absolutes)"
+    echo "- command: \`Tests/bench/run.sh\` (BENCH_DURATION=$DURATION, BENCH_LARGE=$LARGE)"
+    echo "- versions: $(nginx -v 2>&1 | cut -d' ' -f3), pushgateway $(prometheus-pushgateway --version 2>&1 | head -1 | cut -d' ' -f3), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
+    echo
+    echo "## Serving /metrics (10 locations, keep-alive, ${DURATION} s per run)"
+    echo
+    echo "Body: exporter and nginx $bytes bytes (the same bytes, saved from the exporter); pushgateway $pgw_bytes bytes"
+    echo "(the same families minus \`process_*\`, pushed under one job, plus its own \`go_*\`, \`process_*\` and push metrics)."
+    echo "No \`Accept-Encoding\`: every server sends plain text."
+    echo
+    echo "| server | wrk | requests/s | p50 ms | p99 ms | exporter / server |"
+    echo "|---|---|---:|---:|---:|---:|"
+    for shape in "1 1" "1 64" "2 64"; do
+        read -r threads conns <<<"$shape"
+        for target in nginx exporter pushgateway; do
+            key=$target,$threads,$conns
+            r="–"
+            [ $target != exporter ] && r="$(ratio "$(field exporter,$threads,$conns 1)" "$(field "$key" 1)")"
+            echo "| $target | -t$threads -c$conns | $(field "$key" 1) | $(field "$key" 2) | $(field "$key" 3) | $r |"
+        done
+    done
+    echo
+    echo "## Memory (resident set)"
+    echo
+    echo "| what | MB |"
+    echo "|---|---:|"
+    echo "| exporter, 10 locations, after start | $(mb "$rss_start") |"
+    echo "| exporter, 10 locations, after $exporter_requests scrapes | $(mb "$rss_scraped") |"
+    echo "| pushgateway holding the 10 locations' series | $(mb "$rss_pgw") |"
+    if [ "$LARGE" -gt 0 ]; then
+        echo "| exporter, $MID locations | $(mb "$rss_mid") |"
+        echo "| exporter, $LARGE locations ($large_bytes bytes of exposition) | $(mb "$rss_large") |"
+        echo "| pushgateway holding the $LARGE locations' series | $(mb "$rss_pgw_large") |"
+        echo "| exporter, per location ($MID to $LARGE) | $per_location bytes |"
+    fi
+    echo
+    echo "## Work"
+    echo
+    echo "| what | value |"
+    echo "|---|---|"
+    echo "| render benchmark ($LARGE locations, \`BENCH=1 swift test -c release --filter RenderBenchmark\`) | \`${render#RENDER_BENCHMARK }\` |"
+    if [ "$LARGE" -gt 0 ]; then
+        echo "| CPU seconds per poll round (15 s), 10 / $MID / $LARGE locations | $cpu_ten / $cpu_mid / $cpu_large |"
+    fi
+    echo "| startup: exec to first 200 on /-/healthy (median of 7, min) | $startup_median ms ($startup_min ms) |"
+    echo "| release binary | $(mb "$binary_size") MB ($(mb "$stripped_size") MB stripped) |"
+    echo
+    echo "Summary: $summary"
+} >"$OUT"
+cat "$OUT" >&2
+echo "$summary"
