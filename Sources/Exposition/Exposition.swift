@@ -19,14 +19,22 @@ public enum Exposition {
         let sorted = families.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         for family in sorted where !family.samples.isEmpty {
             appendHeader(of: family, to: &out)
-            let samples = family.samples.sorted(by: precedes)
-            for sample in samples {
-                appendSeries(name: family.name, labels: sample.labels, value: sample.value, to: &out)
-            }
+            appendSeries(of: family, to: &out)
         }
     }
 
-    static func appendHeader(of family: MetricFamily, to out: inout [UInt8]) {
+    /// The family's series lines, sorted by label values, without its HELP and TYPE lines:
+    /// for renderers that assemble one family from several parts.
+    public static func appendSeries(of family: MetricFamily, to out: inout [UInt8]) {
+        // Samples usually arrive sorted; checking first avoids the sort's copies.
+        let sorted = zip(family.samples, family.samples.dropFirst()).allSatisfy { !precedes($1, $0) }
+        for sample in sorted ? family.samples : family.samples.sorted(by: precedes) {
+            appendSeries(name: family.name, labels: sample.labels, value: sample.value, to: &out)
+        }
+    }
+
+    /// The HELP and TYPE lines of `family`.
+    public static func appendHeader(of family: MetricFamily, to out: inout [UInt8]) {
         out.append(contentsOf: "# HELP ".utf8)
         out.append(contentsOf: family.name.utf8)
         out.append(UInt8(ascii: " "))
@@ -61,6 +69,11 @@ public enum Exposition {
 
     /// Backslash and newline are escaped everywhere; the double quote only in label values.
     static func appendEscaped(_ text: String, quotes: Bool, to out: inout [UInt8]) {
+        let plain = text.utf8.allSatisfy { $0 != UInt8(ascii: "\\") && $0 != UInt8(ascii: "\n") && (!quotes || $0 != UInt8(ascii: "\"")) }
+        if plain {
+            out.append(contentsOf: text.utf8)
+            return
+        }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])

@@ -6,8 +6,10 @@ import Synchronization
 /// second. A scrape only takes a reference to the bytes: it does no rendering.
 final class MetricsPublisher: Sendable {
     private struct Rendered {
-        var weather: [UInt8] = []
+        var weather: [[UInt8]] = []
         var process: [UInt8] = []
+        /// `weather` then `process`, joined when either changes so a scrape only copies a reference.
+        var body: [[UInt8]] = []
         /// When the next fresh location turns stale and the weather part must be redone.
         var nextStaleness = Double.infinity
         /// Every location had been attempted when the weather part was rendered.
@@ -18,6 +20,8 @@ final class MetricsPublisher: Sendable {
     private let process = ProcessCollector()
     private let rendered = Mutex(Rendered())
     private let maxStaleness: Mutex<Double>
+    /// Held while rendering, so two refreshes never interleave their chunk updates.
+    private let rendering = Mutex(WeatherRendering(collectors: MetricsPublisher.collectors(maxStaleness: 0), maxStaleness: 0))
 
     init(store: WeatherStore, maxStaleness: Duration) {
         self.store = store
@@ -29,7 +33,7 @@ final class MetricsPublisher: Sendable {
     /// The exposition as chunks to write one after the other; families stay sorted
     /// because every `openweather_*` name sorts before `process_*`.
     var body: [[UInt8]] {
-        rendered.withLock { [$0.weather, $0.process] }
+        rendered.withLock { $0.body }
     }
 
     /// Readiness follows what is published, not the store, so a scrape right after
@@ -41,26 +45,35 @@ final class MetricsPublisher: Sendable {
         refreshWeather()
     }
 
-    /// The `openweather_*` part of the exposition for `snapshot` as seen at `now`.
+    static func collectors(maxStaleness: Double) -> [any Collector] {
+        [WeatherCollector(maxStaleness: maxStaleness), HealthCollector()]
+    }
+
+    /// The `openweather_*` part of the exposition for `snapshot` as seen at `now`, rendered from scratch.
     static func renderWeather(_ snapshot: WeatherStore.Snapshot, now: Double, maxStaleness: Double) -> [UInt8] {
-        let collectors: [any Collector] = [WeatherCollector(maxStaleness: maxStaleness), HealthCollector()]
-        var families: [MetricFamily] = []
-        for collector in collectors { collector.collect(snapshot, now: now, into: &families) }
-        return Exposition.render(families)
+        var rendering = WeatherRendering(collectors: collectors(maxStaleness: maxStaleness), maxStaleness: maxStaleness)
+        return Array(rendering.render(snapshot, now: now).joined())
     }
 
     func refreshWeather() {
-        let snapshot = store.snapshot()
-        let now = Clock.wallSeconds()
-        let staleness = maxStaleness.withLock { $0 }
-        let bytes = Self.renderWeather(snapshot, now: now, maxStaleness: staleness)
-        let nextStaleness = snapshot.locations.compactMap { state in
-            state.lastSuccess.map { $0 + staleness }.flatMap { $0 >= now ? $0 : nil }
-        }.min() ?? .infinity
-        rendered.withLock {
-            $0.weather = bytes
-            $0.nextStaleness = nextStaleness
-            $0.allAttempted = snapshot.allAttempted
+        rendering.withLock { rendering in
+            let snapshot = store.snapshot()
+            let now = Clock.wallSeconds()
+            let staleness = maxStaleness.withLock { $0 }
+            if rendering.maxStaleness != staleness {
+                rendering = WeatherRendering(collectors: Self.collectors(maxStaleness: staleness), maxStaleness: staleness)
+            }
+            let body = rendering.render(snapshot, now: now)
+            var nextStaleness = Double.infinity
+            for state in snapshot.locations {
+                if let success = state.lastSuccess, success + staleness >= now { nextStaleness = min(nextStaleness, success + staleness) }
+            }
+            rendered.withLock {
+                $0.weather = body
+                $0.body = body + [$0.process]
+                $0.nextStaleness = nextStaleness
+                $0.allAttempted = snapshot.allAttempted
+            }
         }
     }
 
@@ -68,7 +81,10 @@ final class MetricsPublisher: Sendable {
         var families: [MetricFamily] = []
         process.collect(into: &families)
         let bytes = Exposition.render(families)
-        rendered.withLock { $0.process = bytes }
+        rendered.withLock {
+            $0.process = bytes
+            $0.body = $0.weather + [bytes]
+        }
     }
 
     /// Called about once a second.
