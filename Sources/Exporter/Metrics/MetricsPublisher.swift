@@ -52,7 +52,7 @@ final class MetricsPublisher: Sendable {
     /// The `openweather_*` part of the exposition for `snapshot` as seen at `now`, rendered from scratch.
     static func renderWeather(_ snapshot: WeatherStore.Snapshot, now: Double, maxStaleness: Double) -> [UInt8] {
         var rendering = WeatherRendering(collectors: collectors(maxStaleness: maxStaleness), maxStaleness: maxStaleness)
-        return Array(rendering.render(snapshot, now: now).joined())
+        return WeatherRendering.join(rendering.render(snapshot, now: now))
     }
 
     func refreshWeather() {

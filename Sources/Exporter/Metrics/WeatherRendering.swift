@@ -39,8 +39,10 @@ struct WeatherRendering {
     private var keys: [Key] = []
     /// `order[rank]`: the snapshot index of the location at that rank in label order.
     private var order: [Int] = []
-    /// Family name to series lines, per shard.
-    private var shards: [[String: [UInt8]]] = []
+    /// Per shard, per family (in `families` order): its locations' series lines.
+    private var shards: [[[UInt8]]] = []
+    /// Every family's name in sorted order, as the collectors gave them last time.
+    private var familyNames: [String] = []
 
     init(collectors: [any Collector], maxStaleness: Double) {
         self.collectors = collectors
@@ -49,65 +51,84 @@ struct WeatherRendering {
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve.
     mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> [[UInt8]] {
-        let newKeys = snapshot.locations.map { state in
-            Key(
-                name: state.location.name, latitude: state.location.latitude, longitude: state.location.longitude,
-                thresholds: state.thresholds, up: state.up, lastSuccess: state.lastSuccess,
-                lastPollDuration: state.lastPollDuration,
-                fresh: state.reading != nil && state.lastSuccess.map { now - $0 <= maxStaleness } == true)
-        }
-        var dirty: [Bool]
-        if newKeys.count != keys.count || zip(newKeys, keys).contains(where: { $0.name != $1.name }) {
-            order = snapshot.locations.indices.sorted {
-                snapshot.locations[$0].location.name.utf8.lexicographicallyPrecedes(snapshot.locations[$1].location.name.utf8)
-            }
-            shards = Array(repeating: [:], count: (order.count + Self.shardSize - 1) / Self.shardSize)
-            dirty = Array(repeating: true, count: shards.count)
-        } else {
-            dirty = Array(repeating: false, count: shards.count)
-            for (rank, index) in order.enumerated() where newKeys[index] != keys[index] {
-                dirty[rank / Self.shardSize] = true
-            }
-        }
-        keys = newKeys
-
         // Families without a location, and every family's name, help and type.
         var empty = snapshot
         empty.locations = []
         var families: [MetricFamily] = []
         for collector in collectors { collector.collect(empty, now: now, into: &families) }
         families.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        let whole = Set(families.filter { !$0.samples.isEmpty }.map(\.name))
+        let names = families.map(\.name)
 
+        let newKeys = currentKeys(of: snapshot, now: now)
+        var dirty: [Bool]
+        if names != familyNames || newKeys.count != keys.count || !newKeys.indices.allSatisfy({ newKeys[$0].name == keys[$0].name }) {
+            order = snapshot.locations.indices.sorted {
+                snapshot.locations[$0].location.name.utf8.lexicographicallyPrecedes(snapshot.locations[$1].location.name.utf8)
+            }
+            shards = Array(repeating: [], count: (order.count + Self.shardSize - 1) / Self.shardSize)
+            dirty = Array(repeating: true, count: shards.count)
+            familyNames = names
+        } else {
+            dirty = Array(repeating: false, count: shards.count)
+            for rank in order.indices where newKeys[order[rank]] != keys[order[rank]] {
+                dirty[rank / Self.shardSize] = true
+            }
+        }
+        keys = newKeys
+
+        let position = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        let whole = families.map { !$0.samples.isEmpty }
         for shard in shards.indices where dirty[shard] {
             var part = snapshot
             part.locations = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)].map { snapshot.locations[$0] }
             part.requestCounts = [:]
             var collected: [MetricFamily] = []
             for collector in collectors { collector.collect(part, now: now, into: &collected) }
-            var lines: [String: [UInt8]] = [:]
-            for family in collected where !family.samples.isEmpty && !whole.contains(family.name) {
-                Exposition.appendSeries(of: family, to: &lines[family.name, default: []])
+            var lines = Array(repeating: [UInt8](), count: families.count)
+            for family in collected where !family.samples.isEmpty {
+                guard let index = position[family.name], !whole[index] else { continue }
+                Exposition.appendSeries(of: family, to: &lines[index])
             }
             shards[shard] = lines
         }
 
         var body: [[UInt8]] = []
-        for family in families {
-            if whole.contains(family.name) {
+        for (index, family) in families.enumerated() {
+            if whole[index] {
                 body.append(Exposition.render([family]))
-            } else {
-                let chunks = shards.compactMap { $0[family.name] }
-                guard !chunks.isEmpty else { continue }
+            } else if shards.contains(where: { !$0[index].isEmpty }) {
                 var header: [UInt8] = []
                 Exposition.appendHeader(of: family, to: &header)
                 body.append(header)
-                body += chunks
+                for shard in shards where !shard[index].isEmpty { body.append(shard[index]) }
             }
         }
-        if body.reduce(0, { $0 + $1.count }) < Self.joinBelow {
-            return [Array(body.joined())]
+        let total = body.reduce(0) { $0 + $1.count }
+        return total < Self.joinBelow ? [Self.join(body, total: total)] : body
+    }
+
+    static func join(_ chunks: [[UInt8]], total: Int? = nil) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(total ?? chunks.reduce(0) { $0 + $1.count })
+        for chunk in chunks { out.append(contentsOf: chunk) }
+        return out
+    }
+
+    /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
+    private func currentKeys(of snapshot: WeatherStore.Snapshot, now: Double) -> [Key] {
+        var keys: [Key] = []
+        keys.reserveCapacity(snapshot.locations.count)
+        for index in snapshot.locations.indices {
+            let hasReading: Bool
+            if case .none = snapshot.locations[index].reading { hasReading = false } else { hasReading = true }
+            let lastSuccess = snapshot.locations[index].lastSuccess
+            keys.append(Key(
+                name: snapshot.locations[index].location.name,
+                latitude: snapshot.locations[index].location.latitude, longitude: snapshot.locations[index].location.longitude,
+                thresholds: snapshot.locations[index].thresholds, up: snapshot.locations[index].up, lastSuccess: lastSuccess,
+                lastPollDuration: snapshot.locations[index].lastPollDuration,
+                fresh: hasReading && lastSuccess.map { now - $0 <= maxStaleness } == true))
         }
-        return body
+        return keys
     }
 }
