@@ -18,7 +18,7 @@ public final class Exporter: Sendable {
     public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil) throws {
         let store = WeatherStore(locations: configuration.locations, thresholds: configuration.thresholds(for:), now: Clock.wallSeconds())
         let publisher = MetricsPublisher(store: store, maxStaleness: configuration.effectiveMaxStaleness)
-        let poller = Poller(plan: Reloading.plan(configuration), store: store, logger: logger) { publisher.refreshWeather() }
+        let poller = Poller(plan: Reloading.plan(configuration), store: store, logger: logger) { publisher.weatherChanged() }
         let reloading = Reloading(
             configuration: configuration, reloader: reloader, store: store, publisher: publisher, poller: poller, logger: logger)
 
@@ -46,10 +46,7 @@ public final class Exporter: Sendable {
         server.start()
         poller.start()
         Threads.spawn(name: "metrics-tick") { [self] in
-            while ticking.load(ordering: .relaxed) {
-                publisher.tick()
-                Threads.sleep(seconds: 1)
-            }
+            publisher.runTimers { ticking.load(ordering: .relaxed) }
         }
     }
 

@@ -89,7 +89,8 @@ struct WeatherRendering {
                 guard let index = position[family.name], !whole[index] else { continue }
                 Exposition.appendSeries(of: family, to: &lines[index])
             }
-            shards[shard] = lines
+            // Growing by doubling leaves up to half of each chunk unused; kept chunks are copied to size.
+            shards[shard] = lines.map { chunk in chunk.withUnsafeBufferPointer { Array($0) } }
         }
 
         var body: [[UInt8]] = []
