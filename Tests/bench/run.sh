@@ -143,6 +143,7 @@ if [ $exporter_requests -lt 100000 ]; then
     exporter_requests=$((exporter_requests + $(grep -o '[0-9]* requests in' "$WORK/wrk.txt" | cut -d' ' -f1)))
 fi
 rss_scraped=$($TOOL rss "$EXP_PID")
+rss_pgw_scraped=$($TOOL rss "$PGW_PID")
 
 if [ "$LARGE" -gt 0 ]; then
     MID=$((LARGE / 10))
@@ -160,13 +161,21 @@ if [ "$LARGE" -gt 0 ]; then
     cpu0_ten=$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total)
     cpu0_mid=$($TOOL metric "http://127.0.0.1:$MID_PORT/metrics" process_cpu_seconds_total)
     cpu0_large=$($TOOL metric "http://127.0.0.1:$LARGE_PORT/metrics" process_cpu_seconds_total)
-    sleep 15
+    # Resident memory swings within a round (chunks re-rendered, then trimmed): sample it every second.
+    rss_mid_samples=() rss_large_samples=()
+    for _ in $(seq 1 15); do
+        sleep 1
+        rss_mid_samples+=("$($TOOL rss "$MID_PID")")
+        rss_large_samples+=("$($TOOL rss "$LARGE_PID")")
+    done
     sleep 1.1  # the process part is rendered once a second
     cpu_ten=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total) - $cpu0_ten:.3f}')")
     cpu_mid=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$MID_PORT/metrics" process_cpu_seconds_total) - $cpu0_mid:.3f}')")
     cpu_large=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$LARGE_PORT/metrics" process_cpu_seconds_total) - $cpu0_large:.3f}')")
-    rss_mid=$($TOOL rss "$MID_PID")
-    rss_large=$($TOOL rss "$LARGE_PID")
+    rss_mid=$(printf '%s\n' "${rss_mid_samples[@]}" | sort -n | tail -1)
+    rss_large=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | tail -1)
+    rss_mid_min=$(printf '%s\n' "${rss_mid_samples[@]}" | sort -n | head -1)
+    rss_large_min=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | head -1)
     curl -sf "http://127.0.0.1:$LARGE_PORT/metrics" >"$WORK/large.prom"
     large_bytes=$(wc -c <"$WORK/large.prom")
     per_location=$(( (rss_large - rss_mid) / (LARGE - MID) ))
@@ -236,12 +245,12 @@ mkdir -p "$(dirname "$OUT")"
     echo "|---|---:|"
     echo "| exporter, 10 locations, after start | $(mb "$rss_start") |"
     echo "| exporter, 10 locations, after $exporter_requests scrapes | $(mb "$rss_scraped") |"
-    echo "| pushgateway holding the 10 locations' series | $(mb "$rss_pgw") |"
+    echo "| pushgateway holding the 10 locations' series, after start / after the wrk runs | $(mb "$rss_pgw") / $(mb "$rss_pgw_scraped") |"
     if [ "$LARGE" -gt 0 ]; then
-        echo "| exporter, $MID locations | $(mb "$rss_mid") |"
-        echo "| exporter, $LARGE locations ($large_bytes bytes of exposition) | $(mb "$rss_large") |"
+        echo "| exporter, $MID locations, peak over one poll round (lowest) | $(mb "$rss_mid") ($(mb "$rss_mid_min")) |"
+        echo "| exporter, $LARGE locations ($large_bytes bytes of exposition), peak over one poll round (lowest) | $(mb "$rss_large") ($(mb "$rss_large_min")) |"
         echo "| pushgateway holding the $LARGE locations' series | $(mb "$rss_pgw_large") |"
-        echo "| exporter, per location ($MID to $LARGE) | $per_location bytes |"
+        echo "| exporter, per location ($MID to $LARGE, peaks) | $per_location bytes |"
     fi
     echo
     echo "## Work"
