@@ -80,6 +80,9 @@ sleep 1.5  # one tick of the process part
 curl -sf "http://127.0.0.1:$EXP_PORT/metrics" >"$WORK/metrics.prom"
 rss_start=$($TOOL rss "$EXP_PID")
 bytes=$(wc -c <"$WORK/metrics.prom")
+# The served bytes must stay valid: promtool (Debian's `prometheus` package) prints nothing when they are.
+lint=$(command -v promtool >/dev/null && { promtool check metrics <"$WORK/metrics.prom" 2>&1 | head -3; echo "exit ${PIPESTATUS[0]}"; } || echo "promtool not installed")
+lint_large="not run"
 
 step "nginx serving the same bytes"
 NGX_PORT=$($TOOL free-port)
@@ -178,6 +181,7 @@ if [ "$LARGE" -gt 0 ]; then
     rss_large_min=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | head -1)
     curl -sf "http://127.0.0.1:$LARGE_PORT/metrics" >"$WORK/large.prom"
     large_bytes=$(wc -c <"$WORK/large.prom")
+    lint_large=$(command -v promtool >/dev/null && { promtool check metrics <"$WORK/large.prom" 2>&1 | head -3; echo "exit ${PIPESTATUS[0]}"; } || echo "promtool not installed")
     per_location=$(( (rss_large - rss_mid) / (LARGE - MID) ))
     kill "$MID_PID" "$LARGE_PID"
     step "pushgateway holding $LARGE locations"
@@ -263,6 +267,7 @@ mkdir -p "$(dirname "$OUT")"
     fi
     echo "| startup: exec to first 200 on /-/healthy (median of 7, min) | $startup_median ms ($startup_min ms) |"
     echo "| release binary | $(mb "$binary_size") MB ($(mb "$stripped_size") MB stripped) |"
+    echo "| \`promtool check metrics\`, 10 / $LARGE locations | $(echo $lint) / $(echo $lint_large) |"
     echo
     echo "Summary: $summary"
 } >"$OUT"
