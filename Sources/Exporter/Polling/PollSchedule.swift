@@ -33,6 +33,8 @@ struct PollSchedule {
     }
 
     private(set) var slots: [Slot]
+    /// Position of each slot by name, for O(1) completion with thousands of locations.
+    private var index: [String: Int] = [:]
     private(set) var interval: Double
     private(set) var budget: RequestBudget
     private(set) var pausedUntil = -Double.infinity
@@ -63,6 +65,7 @@ struct PollSchedule {
             return slot
         }
         inFlightCount = slots.count { $0.inFlight }
+        index = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     private(set) var inFlightCount = 0
@@ -84,7 +87,7 @@ struct PollSchedule {
 
     /// `random` in 0..<1 draws the jitter; results for removed locations are ignored.
     mutating func finished(name: String, outcome: Outcome, now: Double, random: Double) {
-        guard let index = slots.firstIndex(where: { $0.name == name }), slots[index].inFlight else { return }
+        guard let index = index[name], slots[index].inFlight else { return }
         slots[index].inFlight = false
         inFlightCount -= 1
         switch outcome {

@@ -82,6 +82,7 @@ public final class Poller: Sendable {
 
     private func run() {
         var plan = initialPlan
+        var byName = Self.byName(plan.locations)
         var schedule = PollSchedule(
             names: plan.locations.map(\.name), interval: plan.interval.seconds,
             requestsPerMinute: plan.requestsPerMinute, now: Clock.monotonicSeconds())
@@ -94,6 +95,7 @@ public final class Poller: Sendable {
             if stopped { return }
             if let newPlan {
                 plan = newPlan
+                byName = Self.byName(plan.locations)
                 schedule.reconfigure(
                     names: plan.locations.map(\.name), interval: plan.interval.seconds,
                     requestsPerMinute: plan.requestsPerMinute, now: Clock.monotonicSeconds())
@@ -115,7 +117,7 @@ public final class Poller: Sendable {
             let now = Clock.monotonicSeconds()
             switch schedule.next(now: now) {
             case .fire(let name):
-                if let location = plan.locations.first(where: { $0.name == name }) {
+                if let location = byName[name] {
                     fetch(location, with: plan.fetcher)
                 }
             case .wait(let until):
@@ -124,6 +126,10 @@ public final class Poller: Sendable {
                 _ = wake.wait(timeout: .now() + .seconds(3600))
             }
         }
+    }
+
+    private static func byName(_ locations: [Location]) -> [String: Location] {
+        Dictionary(locations.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     private func fetch(_ location: Location, with fetcher: any WeatherFetching) {

@@ -29,16 +29,28 @@ public final class WeatherStore: Sendable {
         public var allAttempted: Bool { locations.allSatisfy { $0.up != nil } }
     }
 
-    private let state: Mutex<Snapshot>
+    private struct State {
+        var snapshot: Snapshot
+        /// Position of each location by name: a poll's result is stored in O(1), even with thousands of places.
+        var index: [String: Int]
+
+        mutating func reindex() {
+            index = Dictionary(snapshot.locations.enumerated().map { ($1.location.name, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    private let state: Mutex<State>
 
     public init(locations: [Location], thresholds: (Location) -> TemperatureThresholds, now: Double) {
         var snapshot = Snapshot()
         snapshot.locations = locations.map { LocationState(location: $0, thresholds: thresholds($0)) }
         snapshot.reloadSuccessTimestamp = now
-        state = Mutex(snapshot)
+        var state = State(snapshot: snapshot, index: [:])
+        state.reindex()
+        self.state = Mutex(state)
     }
 
-    public func snapshot() -> Snapshot { state.withLock { $0 } }
+    public func snapshot() -> Snapshot { state.withLock { $0.snapshot } }
 
     func recordSuccess(_ name: String, reading: CurrentWeather, duration: Double, now: Double) {
         update(name, code: "200") { location in
@@ -59,19 +71,19 @@ public final class WeatherStore: Sendable {
     }
 
     private func update(_ name: String, code: String, _ body: (inout LocationState) -> Void) {
-        state.withLock { snapshot in
-            snapshot.requestCounts[code, default: 0] += 1
-            snapshot.generation &+= 1
-            guard let index = snapshot.locations.firstIndex(where: { $0.location.name == name }) else { return }
-            body(&snapshot.locations[index])
+        state.withLock { state in
+            state.snapshot.requestCounts[code, default: 0] += 1
+            state.snapshot.generation &+= 1
+            guard let index = state.index[name] else { return }
+            body(&state.snapshot.locations[index])
         }
     }
 
     /// A reload: kept locations keep their readings and health, new ones start empty.
     func replaceLocations(_ locations: [Location], thresholds: (Location) -> TemperatureThresholds) {
-        state.withLock { snapshot in
-            let old = Dictionary(snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
-            snapshot.locations = locations.map { location in
+        state.withLock { state in
+            let old = Dictionary(state.snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
+            state.snapshot.locations = locations.map { location in
                 var entry = old[location.name] ?? LocationState(location: location, thresholds: thresholds(location))
                 if entry.location.latitude != location.latitude || entry.location.longitude != location.longitude {
                     entry = LocationState(location: location, thresholds: thresholds(location))
@@ -80,15 +92,16 @@ public final class WeatherStore: Sendable {
                 entry.thresholds = thresholds(location)
                 return entry
             }
-            snapshot.generation &+= 1
+            state.snapshot.generation &+= 1
+            state.reindex()
         }
     }
 
     func recordReload(successful: Bool, now: Double) {
-        state.withLock { snapshot in
-            snapshot.reloadSuccessful = successful
-            if successful { snapshot.reloadSuccessTimestamp = now }
-            snapshot.generation &+= 1
+        state.withLock { state in
+            state.snapshot.reloadSuccessful = successful
+            if successful { state.snapshot.reloadSuccessTimestamp = now }
+            state.snapshot.generation &+= 1
         }
     }
 }
