@@ -67,11 +67,48 @@ public enum Exposition {
         out.append(UInt8(ascii: "\n"))
     }
 
+    /// `{name="value"`: the opening of a series' labels, for renderers that render it once
+    /// and reuse it for every series of the same label value.
+    public static func appendOpeningLabel(_ name: String, _ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        appendLabelPair(name, value, to: &out)
+    }
+
+    /// `,name="value"`: a further label after `appendOpeningLabel`.
+    public static func appendLabel(_ name: String, _ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: ","))
+        appendLabelPair(name, value, to: &out)
+    }
+
+    /// `} value\n`: the end of a series line whose labels were opened with `appendOpeningLabel`.
+    public static func appendClosing(_ value: Double, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "}"))
+        out.append(UInt8(ascii: " "))
+        appendValue(value, to: &out)
+        out.append(UInt8(ascii: "\n"))
+    }
+
+    private static func appendLabelPair(_ name: String, _ value: String, to out: inout [UInt8]) {
+        appendUTF8(name, to: &out)
+        out.append(UInt8(ascii: "="))
+        out.append(UInt8(ascii: "\""))
+        appendEscaped(value, quotes: true, to: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Copies the string's bytes in one go where they are contiguous (native strings always are).
+    static func appendUTF8(_ text: String, to out: inout [UInt8]) {
+        if text.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil {
+            out.append(contentsOf: text.utf8)
+        }
+    }
+
     /// Backslash and newline are escaped everywhere; the double quote only in label values.
     static func appendEscaped(_ text: String, quotes: Bool, to out: inout [UInt8]) {
-        let plain = text.utf8.allSatisfy { $0 != UInt8(ascii: "\\") && $0 != UInt8(ascii: "\n") && (!quotes || $0 != UInt8(ascii: "\"")) }
+        let isPlain = { (byte: UInt8) in byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "\n") && (!quotes || byte != UInt8(ascii: "\"")) }
+        let plain = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPlain) } ?? text.utf8.allSatisfy(isPlain)
         if plain {
-            out.append(contentsOf: text.utf8)
+            appendUTF8(text, to: &out)
             return
         }
         for byte in text.utf8 {
@@ -93,7 +130,7 @@ public enum Exposition {
         } else if value == value.rounded(.towardZero), abs(value) < 1e15 {
             appendInteger(Int64(value), to: &out)
         } else {
-            out.append(contentsOf: value.description.utf8)
+            appendUTF8(value.description, to: &out)
         }
     }
 

@@ -67,6 +67,26 @@ import Testing
         #expect(reloaded == Self.direct(store.snapshot(), now: Self.now + 10, maxStaleness: 1800))
     }
 
+    /// Forwards `collect` only, so a shard's lines come from the generic path through families.
+    struct ThroughFamilies: Collector {
+        let inner: any Collector
+        func collect(_ snapshot: WeatherStore.Snapshot, now: Double, into families: inout [MetricFamily]) {
+            inner.collect(snapshot, now: now, into: &families)
+        }
+    }
+
+    @Test func directWritersGiveTheSameLinesAsTheFamilies() throws {
+        let snapshot = try Self.store().snapshot()
+        for at in [Self.now, Self.now + 3000] {
+            var direct = WeatherRendering(collectors: MetricsPublisher.collectors(maxStaleness: 1800), maxStaleness: 1800)
+            var generic = WeatherRendering(
+                collectors: MetricsPublisher.collectors(maxStaleness: 1800).map(ThroughFamilies.init), maxStaleness: 1800)
+            let bytes = Array(direct.render(snapshot, now: at).joined())
+            #expect(bytes == Array(generic.render(snapshot, now: at).joined()))
+            #expect(bytes.count > 10_000)
+        }
+    }
+
     @Test func largeExpositionsAreServedAsChunks() throws {
         let snapshot = try RenderBenchmark.store(count: 500, now: Self.now).snapshot()
         var rendering = WeatherRendering(collectors: MetricsPublisher.collectors(maxStaleness: 1800), maxStaleness: 1800)

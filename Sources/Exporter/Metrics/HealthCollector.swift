@@ -4,12 +4,12 @@ import Exposition
 /// configured alert thresholds, reloads and build information.
 struct HealthCollector: Collector {
     func collect(_ snapshot: WeatherStore.Snapshot, now: Double, into families: inout [MetricFamily]) {
-        var up = MetricFamily(name: "openweather_up", help: "1 when the last poll of the location succeeded, else 0.")
+        var up = MetricFamily(name: Self.up, help: "1 when the last poll of the location succeeded, else 0.")
         var lastSuccess = MetricFamily(
-            name: "openweather_last_success_timestamp_seconds", help: "When the location was last polled successfully, Unix time.")
-        var duration = MetricFamily(name: "openweather_poll_duration_seconds", help: "How long the last poll of the location took.")
+            name: Self.lastSuccess, help: "When the location was last polled successfully, Unix time.")
+        var duration = MetricFamily(name: Self.duration, help: "How long the last poll of the location took.")
         var thresholds = MetricFamily(
-            name: "openweather_temperature_alert_threshold_celsius",
+            name: Self.thresholds,
             help: "Configured temperature alert threshold of the location; bound is above or below.")
         for state in snapshot.locations {
             let location = [(name: "location", value: state.location.name)]
@@ -35,5 +35,33 @@ struct HealthCollector: Collector {
             name: "openweather_exporter_config_last_reload_success_timestamp_seconds",
             help: "When the configuration was last loaded successfully, Unix time.",
             samples: [Sample(value: snapshot.reloadSuccessTimestamp)]))
+    }
+
+    private static let up = "openweather_up"
+    private static let lastSuccess = "openweather_last_success_timestamp_seconds"
+    private static let duration = "openweather_poll_duration_seconds"
+    private static let thresholds = "openweather_temperature_alert_threshold_celsius"
+    private static let names = [up, lastSuccess, duration, thresholds].map { Array($0.utf8) }
+
+    /// The per-location lines `collect` gives, written straight from the states.
+    func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines) {
+        let targets = [Self.up, Self.lastSuccess, Self.duration, Self.thresholds].map { lines.index[$0] }
+        for position in shard.locations.indices {
+            let state = (up: shard.locations[position].up, lastSuccess: shard.locations[position].lastSuccess,
+                         duration: shard.locations[position].lastPollDuration, thresholds: shard.locations[position].thresholds)
+            let opening = shard.openings[position]
+            func line(_ family: Int, _ value: Double, bound: String? = nil) {
+                guard let target = targets[family] else { return }
+                lines.buffers[target].append(contentsOf: Self.names[family])
+                lines.buffers[target].append(contentsOf: opening)
+                if let bound { Exposition.appendLabel("bound", bound, to: &lines.buffers[target]) }
+                Exposition.appendClosing(value, to: &lines.buffers[target])
+            }
+            line(0, state.up == true ? 1 : 0)
+            if let success = state.lastSuccess { line(1, success) }
+            if let seconds = state.duration { line(2, seconds) }
+            if let above = state.thresholds.aboveCelsius { line(3, above, bound: "above") }
+            if let below = state.thresholds.belowCelsius { line(3, below, bound: "below") }
+        }
     }
 }

@@ -34,8 +34,8 @@ struct WeatherCollector: Collector {
 
     func collect(_ snapshot: WeatherStore.Snapshot, now: Double, into families: inout [MetricFamily]) {
         var byField = Self.fields.map { MetricFamily(name: $0.name, help: $0.help) }
-        var condition = MetricFamily(name: "openweather_condition_info", help: "The primary weather condition (weather[0]); always 1.")
-        var info = MetricFamily(name: "openweather_location_info", help: "The configured location and the place OpenWeather matched; always 1.")
+        var condition = MetricFamily(name: Self.conditionInfo, help: "The primary weather condition (weather[0]); always 1.")
+        var info = MetricFamily(name: Self.locationInfo, help: "The configured location and the place OpenWeather matched; always 1.")
         for state in snapshot.locations {
             guard let reading = state.reading, let success = state.lastSuccess, now - success <= maxStaleness else { continue }
             let location = [(name: "location", value: state.location.name)]
@@ -54,5 +54,48 @@ struct WeatherCollector: Collector {
         }
         families += byField
         families += [condition, info]
+    }
+
+    private static let conditionInfo = "openweather_condition_info"
+    private static let locationInfo = "openweather_location_info"
+    private static let fieldNames = fields.map { Array($0.name.utf8) }
+    private static let conditionInfoName = Array(conditionInfo.utf8)
+    private static let locationInfoName = Array(locationInfo.utf8)
+
+    /// The lines `collect` gives, written straight from the readings: no family, sample or label array per series.
+    func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines) {
+        let targets = Self.fields.map { lines.index[$0.name] }
+        let condition = lines.index[Self.conditionInfo]
+        let info = lines.index[Self.locationInfo]
+        for position in shard.locations.indices {
+            guard let reading = shard.locations[position].reading, let success = shard.locations[position].lastSuccess,
+                now - success <= maxStaleness
+            else { continue }
+            let opening = shard.openings[position]
+            for field in Self.fields.indices {
+                guard let target = targets[field], let value = Self.fields[field].value(reading) else { continue }
+                lines.buffers[target].append(contentsOf: Self.fieldNames[field])
+                lines.buffers[target].append(contentsOf: opening)
+                Exposition.appendClosing(value, to: &lines.buffers[target])
+            }
+            if let condition, let primary = reading.primaryCondition {
+                lines.buffers[condition].append(contentsOf: Self.conditionInfoName)
+                lines.buffers[condition].append(contentsOf: opening)
+                Exposition.appendLabel("main", primary.main, to: &lines.buffers[condition])
+                Exposition.appendLabel("description", primary.description, to: &lines.buffers[condition])
+                Exposition.appendLabel("icon", primary.icon, to: &lines.buffers[condition])
+                Exposition.appendClosing(1, to: &lines.buffers[condition])
+            }
+            if let info {
+                let location = shard.locations[position].location
+                lines.buffers[info].append(contentsOf: Self.locationInfoName)
+                lines.buffers[info].append(contentsOf: opening)
+                Exposition.appendLabel("city", reading.cityName, to: &lines.buffers[info])
+                Exposition.appendLabel("country", reading.country ?? "", to: &lines.buffers[info])
+                Exposition.appendLabel("latitude", Exposition.formatValue(location.latitude), to: &lines.buffers[info])
+                Exposition.appendLabel("longitude", Exposition.formatValue(location.longitude), to: &lines.buffers[info])
+                Exposition.appendClosing(1, to: &lines.buffers[info])
+            }
+        }
     }
 }

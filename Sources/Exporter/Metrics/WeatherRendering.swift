@@ -1,4 +1,5 @@
 import Exposition
+import Glibc
 
 /// The `openweather_*` part of the exposition, kept as byte chunks so that a poll
 /// re-renders a few dozen locations instead of all of them.
@@ -63,7 +64,7 @@ struct WeatherRendering {
         var dirty: [Bool]
         if names != familyNames || newKeys.count != keys.count || !newKeys.indices.allSatisfy({ newKeys[$0].name == keys[$0].name }) {
             order = snapshot.locations.indices.sorted {
-                snapshot.locations[$0].location.name.utf8.lexicographicallyPrecedes(snapshot.locations[$1].location.name.utf8)
+                Self.bytesPrecede(snapshot.locations[$0].location.name, snapshot.locations[$1].location.name)
             }
             shards = Array(repeating: [], count: (order.count + Self.shardSize - 1) / Self.shardSize)
             dirty = Array(repeating: true, count: shards.count)
@@ -76,21 +77,16 @@ struct WeatherRendering {
         }
         keys = newKeys
 
-        let position = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
         let whole = families.map { !$0.samples.isEmpty }
+        var index: [String: Int] = [:]
+        for (position, name) in names.enumerated() where !whole[position] { index[name] = position }
+        // One set of buffers for every shard: they grow once, and each shard keeps a copy to size.
+        var lines = FamilyLines(index: index, count: families.count)
         for shard in shards.indices where dirty[shard] {
-            var part = snapshot
-            part.locations = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)].map { snapshot.locations[$0] }
-            part.requestCounts = [:]
-            var collected: [MetricFamily] = []
-            for collector in collectors { collector.collect(part, now: now, into: &collected) }
-            var lines = Array(repeating: [UInt8](), count: families.count)
-            for family in collected where !family.samples.isEmpty {
-                guard let index = position[family.name], !whole[index] else { continue }
-                Exposition.appendSeries(of: family, to: &lines[index])
-            }
-            // Growing by doubling leaves up to half of each chunk unused; kept chunks are copied to size.
-            shards[shard] = lines.map { chunk in chunk.withUnsafeBufferPointer { Array($0) } }
+            let part = ShardSeries(order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)].map { snapshot.locations[$0] })
+            lines.clear()
+            for collector in collectors { collector.appendSeries(of: part, now: now, to: &lines) }
+            shards[shard] = lines.buffers.map { chunk in chunk.withUnsafeBufferPointer { Array($0) } }
         }
 
         var body: [[UInt8]] = []
@@ -106,6 +102,18 @@ struct WeatherRendering {
         }
         let total = body.reduce(0) { $0 + $1.count }
         return total < Self.joinBelow ? [Self.join(body, total: total)] : body
+    }
+
+    /// Byte order of the names' UTF-8, compared with memcmp where the bytes are contiguous.
+    static func bytesPrecede(_ lhs: String, _ rhs: String) -> Bool {
+        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                let common = min(left.count, right.count)
+                let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                return order != 0 ? order < 0 : left.count < right.count
+            }
+        }
+        return (fast ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
     static func join(_ chunks: [[UInt8]], total: Int? = nil) -> [UInt8] {
