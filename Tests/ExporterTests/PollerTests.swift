@@ -18,7 +18,7 @@ import Testing
         init(
             locations: [Location] = [Location(name: "London", latitude: 51.5074, longitude: -0.1278)],
             interval: Duration = .seconds(600), timeout: Duration = .seconds(2), baseURL: String? = nil,
-            key: String = "test-key-123", faults: [Fault] = []
+            scheme: String = "http", key: String = "test-key-123", faults: [Fault] = []
         ) throws {
             simulator = try Simulator(acceptedKeys: ["test-key-123"])
             for fault in faults { simulator.addFault(fault) }
@@ -26,7 +26,8 @@ import Testing
             let logs = LogCapture()
             self.logs = logs
             let client = OpenWeatherClient(
-                settings: .init(baseURL: baseURL ?? simulator.baseURL, apiKey: key, timeout: timeout), userAgent: "test")
+                settings: .init(baseURL: baseURL ?? "\(scheme)://127.0.0.1:\(simulator.port)", apiKey: key, timeout: timeout),
+                userAgent: "test")
             poller = Poller(
                 plan: .init(locations: locations, interval: interval, requestsPerMinute: 6000, fetcher: client),
                 store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }), onChange: {})
