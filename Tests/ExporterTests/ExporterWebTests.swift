@@ -15,11 +15,12 @@ import Testing
 
         init(
             locations: [String] = ["London=51.5074,-0.1278", "Tokyo=35.6762,139.6503"], extra: [String] = [],
-            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false
+            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false,
+            url makeURL: (Simulator) -> String = { $0.baseURL }
         ) throws {
             simulator = try Simulator()
             for fault in faults { simulator.addFault(fault) }
-            let url = simulator.baseURL
+            let url = makeURL(simulator)
             var arguments = ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(url)", "--poll.interval=1m",
                              "--openweather.max-requests-per-minute=6000"] + extra
             arguments += locations.flatMap { ["--location", $0] }

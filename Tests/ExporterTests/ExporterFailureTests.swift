@@ -1,0 +1,73 @@
+import Glibc
+import Simulator
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// Staleness and secrets, through the whole exporter over TCP.
+extension ExporterWebTests {
+    /// After --openweather.max-staleness without success the weather series leave /metrics
+    /// (Prometheus then marks them stale); the health series stay and say why.
+    @Test func staleWeatherLeavesTheExpositionAndHealthStays() throws {
+        let running = try Running(
+            locations: ["London=51.5074,-0.1278"], extra: ["--poll.interval=1s", "--openweather.max-staleness=2s"])
+        defer { running.stop() }
+        let temperature = "openweather_temperature_celsius{location=\"London\"}"
+        #expect(waitUntil { (try? running.metrics().contains(temperature)) == true })
+        running.simulator.setFault(Fault(response: .status(503)))
+        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\"} 0")) == true })
+        // Down but not yet stale: the last reading is still served.
+        #expect(try running.metrics().contains(temperature))
+        #expect(waitUntil(seconds: 10) { (try? running.metrics().contains(temperature)) == false })
+        let metrics = try running.metrics()
+        #expect(!metrics.contains("openweather_humidity_ratio{location=\"London\"}"))
+        #expect(metrics.contains("openweather_up{location=\"London\"} 0"))
+        #expect(metrics.contains("openweather_last_success_timestamp_seconds{location=\"London\"}"))
+        #expect(metrics.contains("openweather_poll_duration_seconds{location=\"London\"}"))
+        #expect(metrics.contains("openweather_api_requests_total{code=\"503\"}"))
+
+        running.simulator.clearFaults()
+        #expect(waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")
+    }
+
+    /// Every upstream failure mode, with the logger's redaction switched off (so this checks what
+    /// the messages carry, not the safety net) at debug level: the key is in no log line, no page,
+    /// no metric and no error answer.
+    @Test(arguments: [
+        "400", "401", "404", "429", "500", "timeout", "trickle", "huge", "close", "truncated", "notJSON",
+        "wrongTypes", "missingFields", "absurdNumbers", "nan", "empty", "refused", "dns", "tls",
+    ])
+    func theKeyAppearsNowhereWhateverFails(kind: String) throws {
+        var faults: [Fault] = []
+        var url: (Simulator) -> String = { $0.baseURL }
+        switch kind {
+        case "timeout": faults = [Fault(delay: .seconds(3))]
+        case "trickle": faults = [Fault(response: .trickle(interval: .milliseconds(100)))]
+        case "huge": faults = [Fault(response: .huge(bytes: 20_000_000))]
+        case "close": faults = [Fault(response: .close)]
+        case "refused": url = { _ in "http://127.0.0.1:1" }
+        case "dns": url = { _ in "http://\(PollerTests.unresolvableHost)" }
+        case "tls": url = { "https://127.0.0.1:\($0.port)" }
+        default:
+            if let status = Int(kind) {
+                faults = [Fault(response: .status(status, retryAfterSeconds: status == 429 ? 30 : nil))]
+            } else {
+                faults = [Fault(response: .malformed(try #require(Fault.Malformation(rawValue: kind))))]
+            }
+        }
+        let running = try Running(extra: ["--openweather.timeout=500ms", "--log.level=debug"], faults: faults, url: url)
+        defer { running.stop() }
+        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=")) == true })
+        #expect(waitUntil { running.logs.all.contains { $0.contains("poll failed") || $0.contains("rejects") || $0.contains("429") } })
+
+        var everything = [try running.metrics(), try running.get("/").text, try running.get("/-/ready").text]
+        everything.append(try running.get("/-/reload", method: "POST").text)
+        everything.append(try running.get("/nope").text)
+        everything.append(try running.get("/metrics", method: "DELETE").text)
+        everything.append(running.logs.all.joined(separator: "\n"))
+        for text in everything {
+            #expect(!text.contains("SECRET-KEY-42"), "\(kind): \(text.prefix(2000))")
+        }
+    }
+}
