@@ -5,6 +5,7 @@ import Simulator
 // The executable only parses arguments, starts things and waits for signals;
 // everything else lives in the library targets.
 
+hideRegistersFromCrashReports()
 signal(SIGPIPE, SIG_IGN)
 // Block the signals we handle before any thread starts, so they all reach sigwait below.
 var handled = sigset_t()
@@ -12,6 +13,17 @@ sigemptyset(&handled)
 for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
 pthread_sigmask(SIG_BLOCK, &handled, nil)
 raiseDescriptorLimit()
+
+/// Swift's crash report lists every register with the 16 bytes it points to, which can be
+/// bytes of the API key. The runtime reads `SWIFT_BACKTRACE` only at startup, so unless the
+/// operator chose a `registers=` setting, run again at once with `registers=none`: the report
+/// keeps its stack traces and loses the dumps. Where `/proc/self/exe` is missing, carry on.
+func hideRegistersFromCrashReports() {
+    let current = getenv("SWIFT_BACKTRACE").map { String(cString: $0) } ?? ""
+    guard !current.contains("registers=") else { return }
+    setenv("SWIFT_BACKTRACE", current.isEmpty ? "registers=none" : current + ",registers=none", 1)
+    execv("/proc/self/exe", CommandLine.unsafeArgv)
+}
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
     let line = "openweather-exporter: error: \(message)\n"
