@@ -322,7 +322,8 @@ final class EventLoop {
             if connection.state == .closed { return }
         }
         if flags & (Linux.EPOLLIN | Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0 {
-            readAvailable(connection)
+            // The peer's FIN is already reported: no later edge will come, so read on to the end of stream.
+            readAvailable(connection, toEnd: flags & (Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0)
             if connection.state == .reading {
                 process(connection)
             }
@@ -330,7 +331,7 @@ final class EventLoop {
     }
 
     /// Reads until the socket is drained (edge-triggered) or the buffer is at its limit.
-    private func readAvailable(_ connection: Connection) {
+    private func readAvailable(_ connection: Connection, toEnd: Bool = false) {
         if connection.state == .lingering {
             discardInput(connection)
             return
@@ -348,7 +349,7 @@ final class EventLoop {
                 }
                 connection.didRead(n)
                 // A short read drained the socket; a new edge reports anything that arrives later.
-                if n < space.count { return }
+                if n < space.count && !toEnd { return }
             } else if n == 0 {
                 connection.peerClosed = true
                 if connection.state == .reading && connection.bufferedCount == 0 {
