@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Hostile and ordinary clients for Tests/reliability/run.sh. Loopback only.
+
+Each subcommand prints what it measured and exits non-zero when a check fails.
+"""
+import json
+import os
+import socket
+import statistics
+import struct
+import sys
+import time
+import urllib.request
+
+HOST = "127.0.0.1"
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def connect(port, timeout=5.0):
+    s = socket.create_connection((HOST, port), timeout=timeout)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+_leftover = {}
+
+
+def read_response(s):
+    """One response by Content-Length; returns (status, body) or None on close/timeout.
+    Bytes of a following (pipelined) response are kept for the next call on the same socket."""
+    data = _leftover.pop(s.fileno(), b"")
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split()[1])
+    length = 0
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        chunk = s.recv(65536)
+        if not chunk:
+            return None
+        body += chunk
+    if len(body) > length:
+        _leftover[s.fileno()] = body[length:]
+    return status, body[:length]
+
+
+def scrape_latencies(port, count, path="/metrics"):
+    """Fresh connection per scrape, as Prometheus does after an idle timeout: seconds each."""
+    latencies = []
+    for _ in range(count):
+        start = time.monotonic()
+        s = connect(port)
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        response = read_response(s)
+        s.close()
+        if response is None or response[0] != 200:
+            fail(f"a normal scrape failed: {response and response[0]}")
+        latencies.append(time.monotonic() - start)
+    return latencies
+
+
+def describe(latencies):
+    ordered = sorted(latencies)
+    return (f"median {statistics.median(ordered) * 1000:.1f} ms, "
+            f"p95 {ordered[int(len(ordered) * 0.95) - 1] * 1000:.1f} ms, max {ordered[-1] * 1000:.1f} ms")
+
+
+def slow_idle(port, read_timeout, stalled_count=500, idle_count=500):
+    baseline = scrape_latencies(port, 50)
+    print(f"  normal scrape alone:                        {describe(baseline)}")
+    stalled = []
+    for _ in range(stalled_count):
+        s = connect(port, timeout=read_timeout + 10)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: half")
+        stalled.append(s)
+    stalled_at = time.monotonic()
+    idle = []
+    for _ in range(idle_count):
+        s = connect(port)
+        s.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n")
+        if read_response(s) is None:
+            fail("an idle client's first request failed")
+        idle.append(s)
+    loaded = scrape_latencies(port, 50)
+    print(f"  with {stalled_count} stalled + {idle_count} idle connections: {describe(loaded)}")
+    if max(loaded) > 2.0:
+        fail("a normal scrape took over 2 s next to stalled and idle clients")
+    # Every stalled connection must be closed by the server at the read timeout.
+    closed_after = []
+    for s in stalled:
+        try:
+            data = s.recv(4096)
+        except socket.timeout:
+            fail("a stalled connection was still open long after the read timeout")
+        except ConnectionResetError:
+            data = b""
+        if data:
+            fail(f"a stalled connection got an answer instead of a close: {data[:60]!r}")
+        closed_after.append(time.monotonic() - stalled_at)
+        s.close()
+    print(f"  stalled connections closed after {min(closed_after):.1f}-{max(closed_after):.1f} s "
+          f"(read timeout {read_timeout} s)")
+    if min(closed_after) < read_timeout * 0.8:
+        fail("stalled connections were closed before the read timeout")
+    # The idle keep-alive connections are still usable (idle timeout 60 s).
+    alive = 0
+    for s in idle[:50]:
+        s.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n\r\n")
+        if read_response(s) is not None:
+            alive += 1
+    print(f"  idle keep-alive connections still served: {alive}/50")
+    for s in idle:
+        s.close()
+    after = scrape_latencies(port, 20)
+    print(f"  normal scrape afterwards:                   {describe(after)}")
+
+
+def fd_flood(port, count, hold_seconds, pid):
+    """Opens `count` connections against a process limited to few descriptors and holds them."""
+    def cpu_ticks():
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+
+    held = []
+    refused = 0
+    for _ in range(count):
+        try:
+            s = connect(port, timeout=2)
+            s.sendall(b"GET /-/healthy HTTP/1.1\r\nHost: x\r\n")  # no end: keeps the fd busy
+            held.append(s)
+        except OSError:
+            refused += 1
+    ticks_before = cpu_ticks()
+    time.sleep(hold_seconds)
+    ticks = cpu_ticks() - ticks_before
+    hz = os.sysconf("SC_CLK_TCK")
+    share = ticks / hz / hold_seconds
+    print(f"  {len(held)} connections opened ({refused} refused by the kernel backlog), "
+          f"held {hold_seconds} s: CPU {share * 100:.1f} % of one core")
+    if share > 0.3:
+        fail("the accept loop spins while descriptors are exhausted")
+    if not os.path.exists(f"/proc/{pid}"):
+        fail("the exporter exited while out of descriptors")
+    for s in held:
+        s.close()
+    time.sleep(1.5)
+    latencies = scrape_latencies(port, 10)
+    print(f"  after they closed, scrapes work again: {describe(latencies)}")
+
+
+NASTY = [
+    # (name, raw bytes, acceptable statuses; "close" means a close without answer is fine too)
+    ("no line end at all", b"GET /metrics HTTP/1.1", {"close"}),
+    ("bare LF", b"GET /metrics HTTP/1.1\nHost: x\n\n", {200}),
+    ("huge header", b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 100_000 + b"\r\n\r\n", {431, "close"}),
+    ("thousands of headers", b"GET /metrics HTTP/1.1\r\n" + b"X-A: b\r\n" * 5000 + b"\r\n", {431, "close"}),
+    ("NUL in the target", b"GET /met\x00rics HTTP/1.1\r\n\r\n", {400}),
+    ("NUL in a header", b"GET /metrics HTTP/1.1\r\nX: a\x00b\r\n\r\n", {400}),
+    ("invalid UTF-8 target", b"GET /\xff\xfe\xc0\xaf HTTP/1.1\r\n\r\n", {400, 404}),
+    ("invalid UTF-8 header", b"GET /metrics HTTP/1.1\r\nX: \xff\xfe\r\n\r\n", {200, 400}),
+    ("absolute-form target", b"GET http://127.0.0.1/metrics HTTP/1.1\r\n\r\n", {200}),
+    ("very long target", b"GET /" + b"a" * 100_000 + b" HTTP/1.1\r\n\r\n", {414, "close"}),
+    ("dot-dot target", b"GET /../../etc/passwd HTTP/1.1\r\n\r\n", {400, 404}),
+    ("encoded dot-dot", b"GET /%2e%2e/%2e%2e/etc/passwd HTTP/1.1\r\n\r\n", {400, 404}),
+    ("Content-Length and Transfer-Encoding", b"POST /-/reload HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc", {400}),
+    ("chunked body", b"POST /-/reload HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", {501}),
+    ("body on GET", b"GET /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", {200}),
+    ("negative Content-Length", b"POST /-/reload HTTP/1.1\r\nContent-Length: -1\r\n\r\n", {400}),
+    ("enormous Content-Length", b"POST /-/reload HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n", {413}),
+    ("two different Content-Lengths", b"POST /-/reload HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", {400}),
+    ("Content-Length promised, not sent", b"POST /nope HTTP/1.1\r\nContent-Length: 10\r\n\r\nab", {"close"}),
+    ("HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", {400, 505}),
+    ("HTTP/9.9", b"GET /metrics HTTP/9.9\r\n\r\n", {505, 400}),
+    ("lowercase method", b"get /metrics HTTP/1.1\r\n\r\n", {400, 405, 501}),
+    ("space before colon", b"GET /metrics HTTP/1.1\r\nHost : x\r\n\r\n", {400}),
+    ("obsolete line folding", b"GET /metrics HTTP/1.1\r\nX: a\r\n b\r\n\r\n", {400}),
+    ("lone CR", b"GET /metrics HTTP/1.1\rHost: x\r\n\r\n", {400}),
+    ("TLS hello on the plain port", bytes.fromhex("16030100a5010000a10303") + os.urandom(160), {400, "close"}),
+    ("random bytes", os.urandom(3000), {400, 414, 431, 501, 505, "close"}),
+    ("only CRLFs", b"\r\n" * 10_000, {"close", 400}),
+    ("header without value end", b"GET /metrics HTTP/1.1\r\nHost: x", {"close"}),
+]
+
+
+def nasty(port, read_timeout):
+    bound = read_timeout + 4
+    for name, raw, allowed in NASTY:
+        s = connect(port, timeout=bound)
+        start = time.monotonic()
+        try:
+            s.sendall(raw)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused while still sending: the server closed, which is allowed for huge input
+        try:
+            response = read_response(s)
+        except socket.timeout:
+            fail(f"{name}: no answer and no close within {bound} s")
+        except ConnectionResetError:
+            response = None
+        elapsed = time.monotonic() - start
+        got = "close" if response is None else response[0]
+        if got not in allowed:
+            fail(f"{name}: got {got}, expected one of {allowed}")
+        if got != "close" and got >= 400:
+            # An error answer is followed by a close, not by waiting for more.
+            try:
+                rest = s.recv(100)
+            except (socket.timeout, ConnectionResetError):
+                rest = b"" if elapsed < bound else b"timeout"
+            if rest == b"timeout":
+                fail(f"{name}: connection left open after an error")
+        s.close()
+        print(f"  {name:40s} -> {got} in {elapsed * 1000:.0f} ms")
+    # A pipelined burst: 200 requests in one write, 200 answers in order.
+    s = connect(port, timeout=10)
+    s.sendall(b"".join(f"GET /-/healthy?{i} HTTP/1.1\r\nHost: x\r\n\r\n".encode() for i in range(200)))
+    answered = 0
+    for _ in range(200):
+        response = read_response(s)
+        if response is None or response[0] != 200:
+            break
+        answered += 1
+    s.close()
+    print(f"  {'pipelined burst of 200 requests':40s} -> {answered} answered")
+    if answered != 200:
+        fail("a pipelined burst was not answered in full")
+    scrape_latencies(port, 5)
+
+
+def sigpipe(port, rounds):
+    """Clients that reset the connection mid-response, many times over."""
+    for i in range(rounds):
+        s = connect(port)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * 3)
+        if i % 2:
+            s.recv(100)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        s.close()  # RST while the server is writing
+    scrape_latencies(port, 5)
+    print(f"  {rounds} clients reset the connection mid-response; the exporter still serves")
+
+
+def make_config(count, path, long_names=False):
+    prefix = "long-name-" * 11 if long_names else "L"
+    locations = [{"name": f"{prefix}{i}", "latitude": round((i * 0.083) % 170 - 85, 3),
+                  "longitude": round((i * 0.17) % 350 - 175, 3)} for i in range(count)]
+    with open(path, "w") as f:
+        json.dump({"locations": locations}, f)
+
+
+def budget(simulator_port, limit, minimum_requests):
+    with urllib.request.urlopen(f"http://{HOST}:{simulator_port}/_simulator/requests", timeout=10) as r:
+        times = sorted(float(line.split()[0]) for line in r.read().decode().splitlines() if line.strip())
+    if len(times) < minimum_requests:
+        fail(f"only {len(times)} requests reached the simulator")
+    worst = 0
+    j = 0
+    for i, t in enumerate(times):
+        while times[j] <= t - 60:
+            j += 1
+        worst = max(worst, i - j + 1)
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    span = times[-1] - times[0]
+    print(f"  {len(times)} requests over {span:.0f} s; most in any 60 s window: {worst} (limit {limit})")
+    print(f"  gaps between requests: min {min(gaps):.3f} s, median {statistics.median(gaps):.3f} s, "
+          f"max {max(gaps):.3f} s (budget spacing {61 / limit:.3f} s)")
+    if worst > limit:
+        fail("the budget was exceeded")
+    if statistics.median(gaps) < 61 / limit - 0.01 or statistics.median(gaps) > 61 / limit * 1.2:
+        fail("requests are not spread at the budget's pace")
+    if min(gaps) < 61 / limit / 2:
+        fail("requests bunched together")
+
+
+def scrape_loop(port, seconds, rate):
+    """Steady scraping, half on one keep-alive connection, half on fresh ones; counts errors."""
+    errors = 0
+    scrapes = 0
+    keep = connect(port)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if scrapes % 2:
+                keep.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                response = read_response(keep)
+                if response is None:
+                    keep.close()
+                    keep = connect(port)
+                    response = (0, b"")
+            else:
+                s = connect(port)
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                response = read_response(s)
+                s.close()
+            if response is None or response[0] != 200:
+                errors += 1
+        except OSError:
+            errors += 1
+        scrapes += 1
+        time.sleep(1 / rate)
+    print(f"  {scrapes} scrapes, {errors} errors")
+    if errors:
+        fail("scrapes failed during the soak")
+
+
+if __name__ == "__main__":
+    command, *args = sys.argv[1:]
+    if command == "slow-idle":
+        slow_idle(int(args[0]), float(args[1]))
+    elif command == "fd-flood":
+        fd_flood(int(args[0]), int(args[1]), float(args[2]), int(args[3]))
+    elif command == "nasty":
+        nasty(int(args[0]), float(args[1]))
+    elif command == "sigpipe":
+        sigpipe(int(args[0]), int(args[1]))
+    elif command == "make-config":
+        make_config(int(args[0]), args[1], len(args) > 2 and args[2] == "long")
+    elif command == "budget":
+        budget(int(args[0]), int(args[1]), int(args[2]))
+    elif command == "scrape-loop":
+        scrape_loop(int(args[0]), float(args[1]), float(args[2]))
+    else:
+        fail(f"unknown command {command}")

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Reliability proofs too slow for `swift test`, against the release binary in demo mode (its
+# simulator on loopback; faults switched over HTTP). `.ci/run` calls this; every step is bounded.
+# Environment: WRK_SECONDS (30), FUZZ_SECONDS (60), SOAK_MINUTES (1.5 here; soak.sh alone: 10),
+# BUDGET_SECONDS (130). Loopback only.
+set -uo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+step "tools and release build"
+install_tools
+build_release || { echo "release build failed"; exit 1; }
+export BIN
+ulimit -n "$(ulimit -Hn)"
+py() { python3 "$HERE/clients.py" "$@"; }
+
+# The budget runs in real time for the whole script, so it starts first and is checked last.
+step "budget: 2,000 locations at 60 requests a minute (checked at the end)"
+py make-config 2000 "$WORK/budget.json"
+start_exporter budget -- --config.file="$WORK/budget.json" --openweather.max-requests-per-minute=60
+budget_pid=$PID; budget_sim=$SIM; budget_started=$(date +%s)
+
+step "500 stalled + 500 idle connections next to a normal scraper"
+start_exporter slowidle -- --web.read-timeout=3s
+wait_ready "$PORT"
+if timeout 120 python3 "$HERE/clients.py" slow-idle "$PORT" 3; then
+    pass "stalled and idle clients: normal scrapes unaffected, stalled ones closed at the read timeout"
+else failed "stalled and idle clients"; fi
+kill -0 "$PID" 2>/dev/null || failed "the exporter died under stalled clients"
+stop_exporter "$PID"
+
+step "file descriptors exhausted (prlimit --nofile=64)"
+start_exporter fds prlimit --nofile=64:64 --
+wait_ready "$PORT"
+if timeout 60 python3 "$HERE/clients.py" fd-flood "$PORT" 200 3 "$PID"; then
+    notes=$(grep -c 'too many open files' "$WORK/fds.log" || true)
+    echo "  log lines about it: $notes"; grep 'too many open files' "$WORK/fds.log" | head -3 | sed 's/^/  /'
+    pass "out of descriptors: the accept loop backs off (no spin), stays up, recovers"
+else failed "out of descriptors"; fi
+stop_exporter "$PID"
+
+step "nasty requests against a live exporter"
+start_exporter nasty -- --web.read-timeout=2s
+wait_ready "$PORT"
+if timeout 120 python3 "$HERE/clients.py" nasty "$PORT" 2 && kill -0 "$PID"; then
+    pass "nasty request corpus: a 4xx/5xx or a close each, never a crash or a hang"
+else failed "nasty request corpus"; fi
+stop_exporter "$PID"
+
+step "clients that reset mid-response (SIGPIPE)"
+py make-config 60 "$WORK/long.json" long
+start_exporter sigpipe -- --config.file="$WORK/long.json" --openweather.max-requests-per-minute=100000 --poll.interval=1m
+wait_ready "$PORT" 600
+size=$(curl -s "http://127.0.0.1:$PORT/metrics" | wc -c)
+echo "  exposition: $size bytes"
+if timeout 120 python3 "$HERE/clients.py" sigpipe "$PORT" 500 && kill -0 "$PID"; then
+    pass "500 clients resetting mid-response: no SIGPIPE death"
+else failed "clients resetting mid-response"; fi
+stop_exporter "$PID"
+
+step "200 concurrent keep-alive clients for ${WRK_SECONDS:-30} s (wrk)"
+start_exporter wrk --
+wait_ready "$PORT"
+wrk -t2 -c200 -d3s "http://127.0.0.1:$PORT/metrics" >/dev/null  # warm-up
+sleep 2
+rss0=$(rss_kb "$PID"); fd0=$(fd_count "$PID")
+wrk -t2 -c200 -d"${WRK_SECONDS:-30}s" --timeout 5s "http://127.0.0.1:$PORT/metrics" > "$WORK/wrk.out" 2>&1
+sed 's/^/  /' "$WORK/wrk.out"
+sleep 3
+rss1=$(rss_kb "$PID"); fd1=$(fd_count "$PID")
+echo "  before: RSS ${rss0} kB, ${fd0} fds; after: RSS ${rss1} kB, ${fd1} fds"
+if grep -qE 'Socket errors|Non-2xx' "$WORK/wrk.out" || ! grep -q 'requests in' "$WORK/wrk.out"; then
+    failed "wrk: errors or non-2xx answers"
+elif [ "$fd1" -gt $((fd0 + 4)) ] || [ "$rss1" -gt $((rss0 * 3 / 2 + 4096)) ]; then
+    failed "wrk: memory or descriptors did not come back (RSS $rss0 -> $rss1 kB, fds $fd0 -> $fd1)"
+else
+    pass "200 keep-alive clients for ${WRK_SECONDS:-30} s: zero errors; RSS $rss0 -> $rss1 kB, fds $fd0 -> $fd1"
+fi
+stop_exporter "$PID"
+
+step "libFuzzer on the request parser for ${FUZZ_SECONDS:-60} s"
+if timeout 600 bash "$HERE/fuzz.sh" "${FUZZ_SECONDS:-60}"; then
+    pass "request parser fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan): no crash, hang or broken invariant"
+else failed "request parser fuzzing"; fi
+
+step "soak for ${SOAK_MINUTES:-1.5} min"
+if SOAK_MINUTES=${SOAK_MINUTES:-1.5} timeout 1200 bash "$HERE/soak.sh"; then
+    pass "soak ${SOAK_MINUTES:-1.5} min with upstream failures: no scrape error, RSS and fds flat"
+else failed "soak"; fi
+
+step "budget check"
+remaining=$(( budget_started + ${BUDGET_SECONDS:-130} - $(date +%s) ))
+[ "$remaining" -gt 0 ] && { echo "  waiting ${remaining} s more"; sleep "$remaining"; }
+elapsed=$(( $(date +%s) - budget_started ))
+if kill -0 "$budget_pid" && py budget "$budget_sim" 60 $(( elapsed - 10 )); then
+    pass "2,000 locations at 60/min for ${elapsed} s: never over 60 in any 60 s window, evenly spread"
+else failed "request budget"; fi
+stop_exporter "$budget_pid"
+
+printf '\n=== reliability summary\n'
+printf '%s\n' "${SUMMARY[@]}"
+if [ ${#FAILURES[@]} -gt 0 ]; then
+    echo "${#FAILURES[@]} failed"
+    exit 1
+fi
+echo "all passed"

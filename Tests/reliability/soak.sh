@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The soak: the exporter under steady scraping, with upstream failures of every kind switched on
+# and off, for SOAK_MINUTES (default 10). Resident memory and open descriptors are sampled every
+# 10 s and must end near where they started (after a warm-up).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+minutes=${SOAK_MINUTES:-10}
+seconds=$(python3 -c "print(int(float('$minutes') * 60))")
+if [ -z "${BIN:-}" ]; then install_tools; build_release; fi
+ulimit -n "$(ulimit -Hn)"
+
+start_exporter soak -- --poll.interval=2s --openweather.timeout=1s --web.idle-timeout=5s \
+    --openweather.max-requests-per-minute=600
+wait_ready "$PORT" || { echo "not ready"; exit 1; }
+echo "soak: $minutes min, exporter pid $PID, port $PORT, simulator $SIM"
+python3 "$HERE/clients.py" scrape-loop "$PORT" 20 20 >/dev/null  # warm-up
+rss0=$(rss_kb "$PID"); fd0=$(fd_count "$PID")
+echo "  start: RSS ${rss0} kB, ${fd0} fds"
+
+python3 "$HERE/clients.py" scrape-loop "$PORT" "$seconds" 20 > "$WORK/scrapes.out" &
+scraper=$!
+faults=("status=500" "status=503" "malformed=truncated" "malformed=notJSON" "malformed=nan" "delay=3s"
+        "trickle=300ms" "close=1" "huge=20000000" "status=401" "status=429&retry_after=3" "status=404&lat=51.51")
+deadline=$(( $(date +%s) + seconds ))
+i=0
+samples=()
+while [ "$(date +%s)" -lt "$deadline" ]; do
+    clear_faults "$SIM"
+    fault "$SIM" "${faults[$(( i % ${#faults[@]} ))]}"
+    sleep 4
+    clear_faults "$SIM"
+    sleep 6
+    i=$((i + 1))
+    samples+=("$(rss_kb "$PID")/$(fd_count "$PID")")
+    kill -0 "$PID" 2>/dev/null || { echo "FAIL: the exporter died"; cat "$WORK/soak.log" | tail; exit 1; }
+done
+status=0
+wait "$scraper" || status=1
+cat "$WORK/scrapes.out"
+sleep 6  # idle keep-alive connections of the scraper time out
+rss1=$(rss_kb "$PID"); fd1=$(fd_count "$PID")
+echo "  samples (RSS kB/fds every 10 s): ${samples[*]}"
+echo "  end:   RSS ${rss1} kB, ${fd1} fds"
+curl -s "http://127.0.0.1:$PORT/metrics" | grep '^openweather_api_requests_total' | sed 's/^/  /' || true
+if [ "$fd1" -gt $((fd0 + 4)) ]; then echo "FAIL: descriptors grew from $fd0 to $fd1"; status=1; fi
+if [ "$rss1" -gt $((rss0 * 6 / 5 + 3072)) ]; then echo "FAIL: RSS grew from $rss0 kB to $rss1 kB"; status=1; fi
+stop_exporter "$PID"
+exit $status
