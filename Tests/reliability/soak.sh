@@ -19,8 +19,11 @@ echo "  start: RSS ${rss0} kB, ${fd0} fds"
 
 python3 "$HERE/clients.py" scrape-loop "$PORT" "$seconds" 20 > "$WORK/scrapes.out" &
 scraper=$!
+# The too-large body is 1 MB (4 times the client's cap) rather than 20 MB: the demo's simulator runs
+# in the exporter's process, and its own 20 MB answers leave a high-water mark of about 40 MB in the
+# allocator that is not the exporter's (PollerTests prove the 20 MB case).
 faults=("status=500" "status=503" "malformed=truncated" "malformed=notJSON" "malformed=nan" "delay=3s"
-        "trickle=300ms" "close=1" "huge=20000000" "status=401" "status=429&retry_after=3" "status=404&lat=51.51")
+        "trickle=300ms" "close=1" "huge=1000000" "status=401" "status=429&retry_after=3" "status=404&lat=51.51")
 deadline=$(( $(date +%s) + seconds ))
 i=0
 samples=()
