@@ -128,10 +128,11 @@ extension PollerTests {
         defer { harness.stop() }
         #expect(harness.waitForAttempts(2))
         usleep(3_000_000)
-        // Two locations every 300 ms for 3 s is about 20; backing off (from 0.24 s, doubling) at
-        // most 8. Halfway, so a busy machine (fetches wait for a dispatch thread) cannot fail it.
+        // Polling goes on while the key is rejected. That it keeps the normal pace (no backoff) is
+        // proven on a virtual clock (PollScheduleTests.unauthorizedKeepsTheNormalInterval): in real
+        // time a busy CI machine delays fetches too much to tell pace from backoff reliably.
         let rejected = harness.simulator.requests.filter { $0.status == 401 }.count
-        #expect(rejected >= 12, "\(rejected) polls while the key was rejected")
+        #expect(rejected >= 4, "\(rejected) polls while the key was rejected")
         #expect(harness.store.snapshot().locations.allSatisfy { $0.up == false })
 
         harness.simulator.setAcceptedKeys(["new-key"])
