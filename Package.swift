@@ -15,6 +15,10 @@ let package = Package(
             name: "CTLS",
             linkerSettings: [.linkedLibrary("ssl"), .linkedLibrary("crypto")]
         ),
+        // zlib from the system (zlib1g-dev): deflateInit2 and inflateInit2 are macros, wrapped in C.
+        .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+        // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
+        .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
         .target(name: "HTTPClient", dependencies: ["CTLS"]),
         // Our own HTTP/1.1 server on POSIX sockets and epoll; knows nothing of weather.
@@ -36,6 +40,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
+        .testTarget(name: "GzipTests", dependencies: ["Gzip"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
