@@ -32,7 +32,7 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "JSON", "OpenWeather"]),
+        .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         // Loopback HTTP helpers shared by the test targets.
@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
-        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Simulator", "TestSupport"], exclude: ["Golden"]),
+        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "Simulator", "TestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["openweather-exporter", "TestSupport"]

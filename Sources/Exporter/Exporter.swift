@@ -17,7 +17,8 @@ public final class Exporter: Sendable {
     /// throws miscompiles in Swift 6.3 (the allocating thunk crashes when it throws).
     public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil) throws {
         let store = WeatherStore(locations: configuration.locations, thresholds: configuration.thresholds(for:), now: Clock.wallSeconds())
-        let publisher = MetricsPublisher(store: store, maxStaleness: configuration.effectiveMaxStaleness)
+        let publisher = MetricsPublisher(
+            store: store, maxStaleness: configuration.effectiveMaxStaleness, gzipAbove: configuration.gzipAbove)
         let poller = Poller(plan: Reloading.plan(configuration), store: store, logger: logger) { publisher.weatherChanged() }
         let reloading = Reloading(
             configuration: configuration, reloader: reloader, store: store, publisher: publisher, poller: poller, logger: logger)

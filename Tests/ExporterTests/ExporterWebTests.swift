@@ -1,4 +1,6 @@
 import Glibc
+import Gzip
+import HTTPServer
 import Simulator
 import TestSupport
 import Testing
@@ -15,7 +17,7 @@ import Testing
 
         init(
             locations: [String] = ["London=51.5074,-0.1278", "Tokyo=35.6762,139.6503"], extra: [String] = [],
-            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false,
+            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false, gzipAbove: Int? = nil,
             url makeURL: (Simulator) -> String = { $0.baseURL }
         ) throws {
             simulator = try Simulator()
@@ -29,6 +31,7 @@ import Testing
             let loader = ConfigurationLoader(arguments: arguments, environment: ["OPENWEATHER_API_KEY": "SECRET-KEY-42"])
             guard case .run(var configuration) = try loader.load() else { throw ConfigError("no run") }
             configuration.openWeatherURL = url
+            if let gzipAbove { configuration.gzipAbove = gzipAbove }
             let logs = self.logs
             exporter = try Exporter(
                 configuration: configuration,
@@ -46,6 +49,15 @@ import Testing
         }
 
         func metrics() throws -> String { try get("/metrics").text }
+
+        /// `/metrics` with `Accept-Encoding: acceptEncoding` (none when nil).
+        func scrape(acceptEncoding: String?, method: String = "GET") throws -> LoopbackResponse {
+            let fd = try LoopbackHTTP.connect(port: port)
+            defer { close(fd) }
+            let accept = acceptEncoding.map { "Accept-Encoding: \($0)\r\n" } ?? ""
+            try LoopbackHTTP.send(fd, "\(method) /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\(accept)Connection: close\r\n\r\n")
+            return try LoopbackHTTP.parse(LoopbackHTTP.readAll(fd), method: method)
+        }
 
         func stop() {
             exporter.shutdown()
@@ -72,6 +84,103 @@ import Testing
         #expect(head.status == 200)
         #expect(head.body.isEmpty)
         #expect(head.header("content-length") != nil)
+    }
+
+    /// The `openweather_*` lines: the process part changes every second.
+    static func weatherPart(_ text: [UInt8]) -> [Substring] {
+        String(decoding: text, as: UTF8.self).split(separator: "\n").filter { !$0.contains("process_") }
+    }
+
+    /// Kept gzipped (a threshold of 0 makes two locations enough): gzip to those who take it,
+    /// plain text to the others, the same text either way, and HEAD announcing what GET sends.
+    @Test func aGzippedExpositionIsNegotiated() throws {
+        let running = try Running(gzipAbove: 0)
+        defer { running.stop() }
+        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        let plain = try running.scrape(acceptEncoding: nil)
+        #expect(plain.status == 200)
+        #expect(plain.header("content-encoding") == nil)
+        #expect(plain.header("vary") == "Accept-Encoding")
+        #expect(plain.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(Int(plain.header("content-length") ?? "") == plain.body.count)
+        #expect(plain.text.contains("openweather_temperature_celsius{location=\"London\"}"))
+        #expect(plain.text.contains("process_resident_memory_bytes "))
+
+        for accept in ["gzip", "gzip, deflate, br", "deflate;q=1, GZIP;q=0.5", "*", "identity, *;q=0.1", "x-gzip"] {
+            let gzipped = try running.scrape(acceptEncoding: accept)
+            #expect(gzipped.status == 200)
+            #expect(gzipped.header("content-encoding") == "gzip", "Accept-Encoding: \(accept)")
+            #expect(gzipped.header("vary") == "Accept-Encoding")
+            #expect(Int(gzipped.header("content-length") ?? "") == gzipped.body.count)
+            let inflated = try #require(Gzip.inflate([gzipped.body]))
+            #expect(Self.weatherPart(inflated) == Self.weatherPart(plain.body))
+            // One member: curl and browsers stop after the first.
+            #expect(Gzip.memberCount([gzipped.body]) == 1)
+            #expect(inflated.count > 1000)
+        }
+        // An explicit gzip;q=0 wins over "*".
+        for accept in ["gzip;q=0", "identity", "deflate, br", "gzip;q=0.000, identity", "*;q=0", "", "gzip ; q=0 , *"] {
+            let response = try running.scrape(acceptEncoding: accept)
+            #expect(response.status == 200)
+            #expect(response.header("content-encoding") == nil, "Accept-Encoding: \(accept)")
+            #expect(Self.weatherPart(response.body) == Self.weatherPart(plain.body))
+        }
+
+        // HEAD gives GET's length for the same Accept-Encoding; the process part may change between
+        // the requests (once a second), so one of a few tries must see the three agree.
+        for accept in [nil, "gzip"] as [String?] {
+            var agreed = false
+            for _ in 0..<10 where !agreed {
+                let before = try running.scrape(acceptEncoding: accept, method: "HEAD")
+                let get = try running.scrape(acceptEncoding: accept)
+                let after = try running.scrape(acceptEncoding: accept, method: "HEAD")
+                #expect(before.status == 200 && before.body.isEmpty)
+                #expect(before.header("content-encoding") == get.header("content-encoding"))
+                #expect(before.header("vary") == "Accept-Encoding")
+                agreed = [before, after].allSatisfy { Int($0.header("content-length") ?? "") == get.body.count }
+            }
+            #expect(agreed, "HEAD and GET lengths, Accept-Encoding: \(accept ?? "none")")
+        }
+    }
+
+    /// The handler alone: which Accept-Encoding values take gzip.
+    @Test func acceptEncodingNegotiation() {
+        func accepts(_ values: [String]) -> Bool {
+            WebHandler.acceptsGzip(HTTPRequest(
+                method: "GET", target: "/metrics", path: "/metrics", query: "", version: .http11,
+                headers: values.map { (name: "accept-encoding", value: $0) }, body: []))
+        }
+        #expect(accepts(["gzip"]))
+        #expect(accepts(["deflate", "gzip;q=0.2"]))
+        #expect(accepts(["br;q=1.0,gzip;q=1.0"]))
+        #expect(!accepts([]))
+        #expect(!accepts(["gzip;q=0"]))
+        #expect(!accepts(["gzip; q=0.0"]))
+        #expect(!accepts(["identity"]))
+        #expect(!accepts(["gzipped"]))
+        #expect(!accepts(["*;q=0"]))
+        #expect(!accepts(["gzip;q=0, *"]))
+        #expect(accepts(["*"]))
+    }
+
+    /// A plain scrape of a gzipped exposition passes promtool once inflated, like the plain scrapes CI lints.
+    @Test func inflatedScrapePassesPromtool() throws {
+        let promtool = "/usr/bin/promtool"
+        guard access(promtool, X_OK) == 0 else { return }
+        let running = try Running(gzipAbove: 0)
+        defer { running.stop() }
+        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        let gzipped = try running.scrape(acceptEncoding: "gzip")
+        #expect(gzipped.header("content-encoding") == "gzip")
+        let inflated = try #require(Gzip.inflate([gzipped.body]))
+        let path = "/tmp/owe-gzip-promtool-\(getpid()).prom"
+        defer { unlink(path) }
+        let file = try #require(fopen(path, "w"))
+        _ = inflated.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        fclose(file)
+        let child = try ChildProcess("/bin/sh", ["-c", "\(promtool) check metrics < \(path) 1>&2"])
+        #expect(child.wait(seconds: 30) == 0)
+        #expect(child.standardError.isEmpty, "promtool: \(child.standardError)")
     }
 
     @Test func scrapesNeverCallTheAPI() throws {

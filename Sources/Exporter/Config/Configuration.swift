@@ -49,6 +49,8 @@ public struct Configuration: Sendable {
     public var configFile: String?
     /// Things worth a warning line at start (a short interval, a key file others can read).
     public var warnings: [String] = []
+    /// From this many bytes of plain exposition on it is kept gzipped; not a flag, lowered by tests.
+    var gzipAbove = WeatherRendering.gzipAbove
 
     public init() {}
 

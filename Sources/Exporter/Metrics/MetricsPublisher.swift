@@ -1,6 +1,7 @@
 import Dispatch
 import Exposition
 import Glibc
+import Gzip
 import Synchronization
 
 /// Keeps the exposition rendered in memory. The weather part is re-rendered
@@ -21,11 +22,24 @@ final class MetricsPublisher: Sendable {
         var pending = false
     }
 
+    /// What a scrape serves: the chunks in order, plain text or one gzip member (header, deflate
+    /// segments, trailer; see `WeatherRendering`).
+    struct Body: Sendable {
+        var chunks: [[UInt8]]
+        var gzipped: Bool
+        /// The length of the plain text, also when `chunks` are gzipped.
+        var plainCount: Int
+    }
+
     private struct Rendered {
-        var weather: [[UInt8]] = []
+        var weather = WeatherRendering.Body(chunks: [], gzipped: false, plainCount: 0)
         var process: [UInt8] = []
+        /// `process` as a deflate segment and its CRC, made when the weather part is gzipped.
+        var processSegment: (segment: [UInt8], crc: UInt32)?
+        /// Made on first use: small exporters never gzip.
+        var processCompressor: GzipCompressor?
         /// `weather` then `process`, joined when either changes so a scrape only copies a reference.
-        var body: [[UInt8]] = []
+        var body = Body(chunks: [], gzipped: false, plainCount: 0)
         /// Set by a weather refresh, cleared by the next tick's `malloc_trim`.
         var refreshedSinceTrim = false
         /// When the next fresh location turns stale and the weather part must be redone.
@@ -41,18 +55,22 @@ final class MetricsPublisher: Sendable {
     private let pacing = Mutex(Pacing())
     private let wake = DispatchSemaphore(value: 0)
     /// Held while rendering, so two refreshes never interleave their chunk updates.
-    private let rendering = Mutex(WeatherRendering(collectors: MetricsPublisher.collectors(maxStaleness: 0), maxStaleness: 0))
+    private let rendering: Mutex<WeatherRendering>
+    /// From this many plain bytes on the exposition is kept gzipped (lower in tests).
+    let gzipAbove: Int
 
-    init(store: WeatherStore, maxStaleness: Duration) {
+    init(store: WeatherStore, maxStaleness: Duration, gzipAbove: Int = WeatherRendering.gzipAbove) {
         self.store = store
         self.maxStaleness = Mutex(maxStaleness.seconds)
+        self.gzipAbove = gzipAbove
+        rendering = Mutex(WeatherRendering(collectors: Self.collectors(maxStaleness: 0), maxStaleness: 0, gzipAbove: gzipAbove))
         refreshWeather()
         refreshProcess()
     }
 
     /// The exposition as chunks to write one after the other; families stay sorted
     /// because every `openweather_*` name sorts before `process_*`.
-    var body: [[UInt8]] {
+    var body: Body {
         rendered.withLock { $0.body }
     }
 
@@ -69,10 +87,10 @@ final class MetricsPublisher: Sendable {
         [WeatherCollector(maxStaleness: maxStaleness), HealthCollector()]
     }
 
-    /// The `openweather_*` part of the exposition for `snapshot` as seen at `now`, rendered from scratch.
+    /// The `openweather_*` part of the exposition for `snapshot` as seen at `now`, rendered from scratch, as plain text.
     static func renderWeather(_ snapshot: WeatherStore.Snapshot, now: Double, maxStaleness: Double) -> [UInt8] {
-        var rendering = WeatherRendering(collectors: collectors(maxStaleness: maxStaleness), maxStaleness: maxStaleness)
-        return WeatherRendering.join(rendering.render(snapshot, now: now))
+        var rendering = WeatherRendering(collectors: collectors(maxStaleness: maxStaleness), maxStaleness: maxStaleness, gzipAbove: .max)
+        return WeatherRendering.join(rendering.render(snapshot, now: now).chunks)
     }
 
     func refreshWeather() {
@@ -81,7 +99,7 @@ final class MetricsPublisher: Sendable {
             let now = Clock.wallSeconds()
             let staleness = maxStaleness.withLock { $0 }
             if rendering.maxStaleness != staleness {
-                rendering = WeatherRendering(collectors: Self.collectors(maxStaleness: staleness), maxStaleness: staleness)
+                rendering = WeatherRendering(collectors: Self.collectors(maxStaleness: staleness), maxStaleness: staleness, gzipAbove: gzipAbove)
             }
             let body = rendering.render(snapshot, now: now)
             var nextStaleness = Double.infinity
@@ -90,7 +108,7 @@ final class MetricsPublisher: Sendable {
             }
             rendered.withLock {
                 $0.weather = body
-                $0.body = body + [$0.process]
+                Self.compose(&$0)
                 $0.refreshedSinceTrim = true
                 $0.nextStaleness = nextStaleness
                 $0.allAttempted = snapshot.allAttempted
@@ -104,8 +122,29 @@ final class MetricsPublisher: Sendable {
         let bytes = Exposition.render(families)
         rendered.withLock {
             $0.process = bytes
-            $0.body = $0.weather + [bytes]
+            $0.processSegment = nil
+            Self.compose(&$0)
         }
+    }
+
+    /// Joins the weather and process parts in the weather part's form.
+    private static func compose(_ state: inout Rendered) {
+        let plainCount = state.weather.plainCount + state.process.count
+        guard state.weather.gzipped else {
+            state.processSegment = nil
+            state.processCompressor = nil
+            state.body = Body(chunks: state.weather.chunks + [state.process], gzipped: false, plainCount: plainCount)
+            return
+        }
+        if state.processSegment == nil {
+            if state.processCompressor == nil { state.processCompressor = GzipCompressor() }
+            state.processSegment = (state.processCompressor!.segment(state.process), Gzip.crc32(state.process))
+        }
+        let process = state.processSegment!
+        let crc = Gzip.combine(state.weather.crc, process.crc, secondCount: state.process.count)
+        state.body = Body(
+            chunks: [Gzip.header] + state.weather.chunks + [process.segment, Gzip.trailer(crc: crc, count: plainCount)],
+            gzipped: true, plainCount: plainCount)
     }
 
     /// A reading changed: refresh now, or once the pacing wait is over (`runTimers` does it then).

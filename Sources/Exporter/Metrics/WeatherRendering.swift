@@ -1,5 +1,6 @@
 import Exposition
 import Glibc
+import Gzip
 
 /// The `openweather_*` part of the exposition, kept as byte chunks so that a poll
 /// re-renders a few dozen locations instead of all of them.
@@ -17,11 +18,28 @@ import Glibc
 /// series may depend on its own state and, through staleness, on `now` only;
 /// families without a location (request counts, build info) are rendered whole
 /// every time.
+///
+/// From `gzipAbove` plain bytes on (hundreds of locations), every chunk is kept only
+/// as a deflate segment (see `GzipCompressor`) and its CRC, compressed when it is
+/// rendered; the body is then those segments in order, to be framed as one gzip member
+/// of the same text. Below three quarters of it the chunks go back to plain, so a size
+/// near the threshold does not flap.
 struct WeatherRendering {
     /// Small enough that a poll costs little, large enough that chunks stay in kilobytes.
     static let shardSize = 32
     /// Below this the chunks are joined into one, which is what small expositions write fastest.
     static let joinBelow = 256 << 10
+    /// From this many plain bytes on the chunks are kept gzipped.
+    static let gzipAbove = 256 << 10
+
+    /// What to serve: the chunks, whether they are deflate segments (without the gzip header
+    /// and trailer), the length of the plain text and, for segments, its CRC-32.
+    struct Body {
+        var chunks: [[UInt8]]
+        var gzipped: Bool
+        var plainCount: Int
+        var crc: UInt32 = 0
+    }
 
     private struct Key: Equatable {
         var name: String
@@ -42,16 +60,29 @@ struct WeatherRendering {
     private var order: [Int] = []
     /// Per shard, per family (in `families` order): its locations' series lines.
     private var shards: [[[UInt8]]] = []
+    /// Per shard, per family: the plain length of its chunk.
+    private var plainCounts: [[Int]] = []
+    /// Per shard: its chunks are deflate segments (empty chunks stay empty).
+    private var shardGzipped: [Bool] = []
+    /// Per shard, per family: the CRC-32 of its chunk's plain text (kept while gzipped).
+    private var crcs: [[UInt32]] = []
+    let gzipAbove: Int
+    private var gzipped = false
+    /// Made on first use, so small exporters never allocate deflate's state.
+    private var compressor: GzipCompressor?
+    /// Compressed HELP and TYPE lines and their CRC by family name: they never change.
+    private var headerSegments: [String: (segment: [UInt8], crc: UInt32)] = [:]
     /// Every family's name in sorted order, as the collectors gave them last time.
     private var familyNames: [String] = []
 
-    init(collectors: [any Collector], maxStaleness: Double) {
+    init(collectors: [any Collector], maxStaleness: Double, gzipAbove: Int = WeatherRendering.gzipAbove) {
         self.collectors = collectors
         self.maxStaleness = maxStaleness
+        self.gzipAbove = gzipAbove
     }
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve.
-    mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> [[UInt8]] {
+    mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> Body {
         // Families without a location, and every family's name, help and type.
         var empty = snapshot
         empty.locations = []
@@ -67,6 +98,9 @@ struct WeatherRendering {
                 Self.bytesPrecede(snapshot.locations[$0].location.name, snapshot.locations[$1].location.name)
             }
             shards = Array(repeating: [], count: (order.count + Self.shardSize - 1) / Self.shardSize)
+            plainCounts = Array(repeating: [], count: shards.count)
+            shardGzipped = Array(repeating: false, count: shards.count)
+            crcs = Array(repeating: [], count: shards.count)
             dirty = Array(repeating: true, count: shards.count)
             familyNames = names
         } else {
@@ -87,21 +121,76 @@ struct WeatherRendering {
             lines.clear()
             for collector in collectors { collector.appendSeries(of: part, now: now, to: &lines) }
             shards[shard] = lines.buffers.map { chunk in chunk.withUnsafeBufferPointer { Array($0) } }
+            plainCounts[shard] = lines.buffers.map(\.count)
+            shardGzipped[shard] = false
+        }
+
+        // The plain body: the families' own parts, then the shards' chunks by reference.
+        var plain: [(chunk: [UInt8], header: String?)] = []
+        for (index, family) in families.enumerated() {
+            if whole[index] {
+                plain.append((Exposition.render([family]), nil))
+            } else if plainCounts.contains(where: { $0[index] > 0 }) {
+                var header: [UInt8] = []
+                Exposition.appendHeader(of: family, to: &header)
+                plain.append((header, family.name))
+            }
+        }
+        let total = plain.reduce(0) { $0 + $1.chunk.count } + plainCounts.reduce(0) { $0 + $1.reduce(0, +) }
+        gzipped = gzipped ? total >= gzipAbove - gzipAbove / 4 : total >= gzipAbove
+        for shard in shards.indices where shardGzipped[shard] != gzipped {
+            var chunks = shards[shard]
+            if gzipped {
+                crcs[shard] = chunks.map(Gzip.crc32)
+                for family in chunks.indices { chunks[family] = segment(chunks[family]) }
+            } else {
+                for family in chunks.indices where !chunks[family].isEmpty {
+                    let framed = [Gzip.header, chunks[family], Gzip.trailer(crc: crcs[shard][family], count: plainCounts[shard][family])]
+                    chunks[family] = Gzip.inflate(framed, expectedCount: plainCounts[shard][family])!
+                }
+                crcs[shard] = []
+            }
+            shards[shard] = chunks
+            shardGzipped[shard] = gzipped
+        }
+        if !gzipped {
+            compressor = nil
+            headerSegments = [:]
         }
 
         var body: [[UInt8]] = []
-        for (index, family) in families.enumerated() {
-            if whole[index] {
-                body.append(Exposition.render([family]))
-            } else if shards.contains(where: { !$0[index].isEmpty }) {
-                var header: [UInt8] = []
-                Exposition.appendHeader(of: family, to: &header)
-                body.append(header)
-                for shard in shards where !shard[index].isEmpty { body.append(shard[index]) }
+        var crc: UInt32 = 0
+        var next = 0
+        for index in families.indices where whole[index] || plainCounts.contains(where: { $0[index] > 0 }) {
+            let (chunk, name) = plain[next]
+            next += 1
+            if !gzipped {
+                body.append(chunk)
+            } else {
+                let compressed: (segment: [UInt8], crc: UInt32)
+                if let name, let cached = headerSegments[name] {
+                    compressed = cached
+                } else {
+                    compressed = (segment(chunk), Gzip.crc32(chunk))
+                    if let name { headerSegments[name] = compressed }
+                }
+                body.append(compressed.segment)
+                crc = Gzip.combine(crc, compressed.crc, secondCount: chunk.count)
+            }
+            if name != nil {
+                for shard in shards.indices where plainCounts[shard][index] > 0 {
+                    body.append(shards[shard][index])
+                    if gzipped { crc = Gzip.combine(crc, crcs[shard][index], secondCount: plainCounts[shard][index]) }
+                }
             }
         }
-        let total = body.reduce(0) { $0 + $1.count }
-        return total < Self.joinBelow ? [Self.join(body, total: total)] : body
+        if gzipped { return Body(chunks: body, gzipped: true, plainCount: total, crc: crc) }
+        return Body(chunks: total < Self.joinBelow ? [Self.join(body, total: total)] : body, gzipped: false, plainCount: total)
+    }
+
+    private mutating func segment(_ chunk: [UInt8]) -> [UInt8] {
+        if compressor == nil { compressor = GzipCompressor() }
+        return compressor!.segment(chunk)
     }
 
     /// Byte order of the names' UTF-8, compared with memcmp where the bytes are contiguous.

@@ -1,5 +1,6 @@
 import Dispatch
 import Exposition
+import Gzip
 import HTTPServer
 
 /// Routes requests: the exposition, the landing page, health, readiness and reload.
@@ -12,6 +13,8 @@ struct WebHandler: HTTPHandler {
     let reload: @Sendable () -> String?
 
     private static let reloads = DispatchQueue(label: "openweather-exporter.reload")
+    /// Inflates gzipped expositions for clients that do not accept gzip, one at a time, off the event loop.
+    private static let inflates = DispatchQueue(label: "openweather-exporter.inflate")
 
     private static let textPlain = [(name: "Content-Type", value: "text/plain; charset=utf-8")]
 
@@ -20,8 +23,7 @@ struct WebHandler: HTTPHandler {
         switch request.path {
         case telemetryPath:
             guard allowed(request, readOnly, responder) else { return }
-            responder.respond(HTTPResponse(
-                status: 200, headers: [(name: "Content-Type", value: Exposition.contentType)], body: publisher.body))
+            serveMetrics(request, responder)
         case "/":
             guard allowed(request, readOnly, responder) else { return }
             responder.respond(HTTPResponse(
@@ -51,6 +53,66 @@ struct WebHandler: HTTPHandler {
         default:
             responder.respond(Self.text(404, "Not found: try \(telemetryPath) or /\n"))
         }
+    }
+
+    /// A small exposition is plain text for everyone. A large one is kept gzipped: sent as is to
+    /// clients that accept gzip (Prometheus always does), inflated for the others off the event loop
+    /// (an inflate, not a render). HEAD announces the length the GET would send.
+    private func serveMetrics(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        let body = publisher.body
+        var headers = [(name: "Content-Type", value: Exposition.contentType)]
+        guard body.gzipped else {
+            responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
+            return
+        }
+        headers.append((name: "Vary", value: "Accept-Encoding"))
+        if Self.acceptsGzip(request) {
+            headers.append((name: "Content-Encoding", value: "gzip"))
+            responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
+        } else if request.method == "HEAD" {
+            responder.writeHead(status: 200, headers: headers, contentLength: body.plainCount)
+            responder.end()
+        } else {
+            let headers = headers
+            Self.inflates.async {
+                if let plain = Gzip.inflate(body.chunks, expectedCount: body.plainCount) {
+                    responder.respond(HTTPResponse(status: 200, headers: headers, body: [plain]))
+                } else {
+                    responder.respond(Self.text(500, "The kept exposition did not inflate\n"))
+                }
+            }
+        }
+    }
+
+    /// Whether `Accept-Encoding` (every such header) takes gzip: named with a non-zero q, or through `*`.
+    static func acceptsGzip(_ request: HTTPRequest) -> Bool {
+        var gzip: Double?
+        var any: Double?
+        for header in request.headers where header.name == "accept-encoding" {
+            for item in header.value.split(separator: ",") {
+                let parts = item.split(separator: ";")
+                guard let first = parts.first else { continue }
+                let coding = trimmed(first).lowercased()
+                var quality = 1.0
+                for parameter in parts.dropFirst() {
+                    let pair = trimmed(parameter)
+                    if pair.lowercased().hasPrefix("q=") { quality = Double(trimmed(pair.dropFirst(2))) ?? 0 }
+                }
+                if coding == "gzip" || coding == "x-gzip" {
+                    gzip = max(gzip ?? 0, quality)
+                } else if coding == "*" {
+                    any = quality
+                }
+            }
+        }
+        return (gzip ?? any ?? 0) > 0
+    }
+
+    private static func trimmed(_ text: Substring) -> Substring {
+        var text = text
+        while text.first == " " || text.first == "\t" { text.removeFirst() }
+        while text.last == " " || text.last == "\t" { text.removeLast() }
+        return text
     }
 
     private func allowed(_ request: HTTPRequest, _ methods: [String], _ responder: HTTPResponder) -> Bool {
