@@ -11,6 +11,7 @@ Subcommands:
   metric URL NAME                   the value of an unlabelled series on URL
   wrk FILE                          parse wrk --latency output: rps p50_ms p99_ms requests
 """
+import gzip
 import json
 import os
 import re
@@ -101,8 +102,13 @@ def rss(pid):
 
 
 def metric(url, name):
-    with urllib.request.urlopen(url, timeout=30) as r:
-        for line in r.read().decode().splitlines():
+    # Like Prometheus: accept gzip, so a large exporter answers with the bytes it keeps.
+    request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        body = r.read()
+        if r.headers.get("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        for line in body.decode().splitlines():
             if line.startswith(name + " "):
                 print(line.split()[1])
                 return
