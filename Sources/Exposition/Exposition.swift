@@ -82,10 +82,7 @@ public enum Exposition {
 
     /// `} value\n`: the end of a series line whose labels were opened with `appendOpeningLabel`.
     public static func appendClosing(_ value: Double, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "}"))
-        out.append(UInt8(ascii: " "))
-        appendValue(value, to: &out)
-        out.append(UInt8(ascii: "\n"))
+        appendLine(name: UnsafeBufferPointer(start: nil, count: 0), opening: UnsafeBufferPointer(start: nil, count: 0), value: value, to: &out)
     }
 
     private static func appendLabelPair(_ name: String, _ value: String, to out: inout [UInt8]) {
@@ -121,17 +118,104 @@ public enum Exposition {
         }
     }
 
-    /// Shortest round-tripping form; integers without a trailing `.0`.
+    /// Shortest round-tripping form; integers without a trailing `.0`. The same text as
+    /// `Double.description` (minus its `.0`), written without making a String for the common
+    /// values: integers and numbers with up to six decimals between 0.0001 and 10^9.
     public static func appendValue(_ value: Double, to out: inout [UInt8]) {
-        if value.isNaN {
-            out.append(contentsOf: "NaN".utf8)
-        } else if value.isInfinite {
-            out.append(contentsOf: (value > 0 ? "+Inf" : "-Inf").utf8)
-        } else if value == value.rounded(.towardZero), abs(value) < 1e15 {
-            appendInteger(Int64(value), to: &out)
-        } else {
-            appendUTF8(value.description, to: &out)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: valueScratch) { scratch in
+            if let count = writeValue(value, into: scratch) {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<count]))
+            } else {
+                appendUTF8(value.description, to: &out)
+            }
         }
+    }
+
+    /// One series line from pre-rendered parts: `name`, `opening` (from `appendOpeningLabel`
+    /// and `appendLabel`), then `} value` and the newline. For renderers writing many lines.
+    public static func appendLine(
+        name: UnsafeBufferPointer<UInt8>, opening: UnsafeBufferPointer<UInt8>, value: Double, to out: inout [UInt8]
+    ) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: valueScratch + 3) { scratch in
+            out.append(contentsOf: name)
+            out.append(contentsOf: opening)
+            scratch[0] = UInt8(ascii: "}")
+            scratch[1] = UInt8(ascii: " ")
+            if let count = writeValue(value, into: UnsafeMutableBufferPointer(rebasing: scratch[2...])) {
+                scratch[2 + count] = UInt8(ascii: "\n")
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<(count + 3)]))
+            } else {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<2]))
+                appendUTF8(value.description, to: &out)
+                out.append(UInt8(ascii: "\n"))
+            }
+        }
+    }
+
+    /// Room for any value `writeValue` writes: a sign, 19 digits and a point.
+    @inlinable static var valueScratch: Int { 24 }
+
+    /// Writes `value` as `appendValue` does into the start of `buffer` (at least `valueScratch` bytes) and returns the count, or nil where only `Double.description`
+    /// gives the shortest form (very large, very small or long numbers).
+    @usableFromInline static func writeValue(_ value: Double, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        if value.isNaN { return write("NaN", into: buffer) }
+        if value.isInfinite { return write(value > 0 ? "+Inf" : "-Inf", into: buffer) }
+        if value == value.rounded(.towardZero), abs(value) < 1e15 {
+            return writeDecimal(Int64(value), decimals: 0, into: buffer)
+        }
+        if let (scaled, decimals) = shortDecimal(value) { return writeDecimal(scaled, decimals: decimals, into: buffer) }
+        return nil
+    }
+
+    private static func write(_ text: StaticString, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let bytes = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+        _ = buffer.initialize(from: bytes)
+        return bytes.count
+    }
+
+    /// `value` as `scaled / 10^decimals` with the fewest decimals (up to six) that give back exactly
+    /// `value`, for 0.0001 <= |value| < 10^9; nil when there is no such form.
+    ///
+    /// The decimal text of `scaled / 10^decimals` reads back as the double nearest to that quotient,
+    /// which is what the (correctly rounded) division below computed; so when the division gives
+    /// `value`, so does reading the text. In this range a double's spacing is finer than 10^-6, so at
+    /// most one `scaled` per `decimals` reads back as `value`: the one `Double.description` prints.
+    static func shortDecimal(_ value: Double) -> (scaled: Int64, decimals: Int)? {
+        let magnitude = abs(value)
+        guard magnitude >= 1e-4, magnitude < 1e9 else { return nil }
+        var power = 1.0
+        for decimals in 1...6 {
+            power *= 10  // exact: powers of ten up to 10^22 are doubles
+            let scaled = (value * power).rounded()
+            if scaled / power == value { return (Int64(scaled), decimals) }
+        }
+        return nil
+    }
+
+    /// `scaled / 10^decimals` in decimal at the start of `buffer`: `-0.05` for (-5, 2), `42` for (42, 0).
+    static func writeDecimal(_ scaled: Int64, decimals: Int, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var magnitude = scaled.magnitude
+        var digits = 1
+        var limit: UInt64 = 10
+        while digits < 19 && magnitude >= limit {
+            digits += 1
+            limit &*= 10
+        }
+        digits = max(digits, decimals + 1)  // 0.05: the zeros before the digits
+        let sign = scaled < 0 ? 1 : 0
+        let count = sign + digits + (decimals > 0 ? 1 : 0)
+        if sign == 1 { buffer[0] = UInt8(ascii: "-") }
+        var position = count
+        for written in 0..<digits {
+            if written == decimals && decimals > 0 {
+                position -= 1
+                buffer[position] = UInt8(ascii: ".")
+            }
+            position -= 1
+            buffer[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: magnitude % 10)
+            magnitude /= 10
+        }
+        return count
     }
 
     /// `appendValue` as a String, for label values that hold numbers.
@@ -139,25 +223,6 @@ public enum Exposition {
         var out: [UInt8] = []
         appendValue(value, to: &out)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
-        if value == 0 {
-            out.append(UInt8(ascii: "0"))
-            return
-        }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64) = (0, 0)  // scratch for the 15 digits below 1e15
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { scratch in
-            while magnitude > 0 {
-                scratch[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            }
-            if value < 0 { out.append(UInt8(ascii: "-")) }
-            for index in stride(from: count - 1, through: 0, by: -1) { out.append(scratch[index]) }
-        }
     }
 
     static func precedes(_ lhs: Sample, _ rhs: Sample) -> Bool {

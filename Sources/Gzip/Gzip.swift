@@ -28,27 +28,30 @@ public final class GzipCompressor {
 
     /// `bytes` as a deflate segment, in an array of exactly its size; empty for empty `bytes`.
     public func segment(_ bytes: [UInt8]) -> [UInt8] {
+        bytes.withUnsafeBufferPointer { segment($0) }
+    }
+
+    /// `bytes` as a deflate segment, in an array of exactly its size; empty for empty `bytes`.
+    public func segment(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         guard !bytes.isEmpty else { return [] }
         var status = deflateReset(stream)
         precondition(status == Z_OK, "deflateReset failed: \(status)")
         // deflateBound covers Z_FINISH; a sync flush adds an empty stored block (5 bytes) at most.
         let bound = Int(deflateBound(stream, uLong(bytes.count))) + 16
         if scratch.count < bound { scratch = [UInt8](repeating: 0, count: bound) }
-        return bytes.withUnsafeBufferPointer { input in
-            scratch.withUnsafeMutableBufferPointer { output in
-                stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-                stream.pointee.avail_in = uInt(input.count)
-                stream.pointee.next_out = output.baseAddress
-                stream.pointee.avail_out = uInt(bound)
-                status = deflate(stream, Z_SYNC_FLUSH)
-                // With room left over, everything was consumed and flushed.
-                precondition(status == Z_OK && stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0,
-                             "deflate did not flush: \(status)")
-                let written = bound - Int(stream.pointee.avail_out)
-                stream.pointee.next_in = nil
-                stream.pointee.next_out = nil
-                return Array(UnsafeBufferPointer(rebasing: output[0..<written]))
-            }
+        return scratch.withUnsafeMutableBufferPointer { output in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: bytes.baseAddress)
+            stream.pointee.avail_in = uInt(bytes.count)
+            stream.pointee.next_out = output.baseAddress
+            stream.pointee.avail_out = uInt(bound)
+            status = deflate(stream, Z_SYNC_FLUSH)
+            // With room left over, everything was consumed and flushed.
+            precondition(status == Z_OK && stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0,
+                         "deflate did not flush: \(status)")
+            let written = bound - Int(stream.pointee.avail_out)
+            stream.pointee.next_in = nil
+            stream.pointee.next_out = nil
+            return Array(UnsafeBufferPointer(rebasing: output[0..<written]))
         }
     }
 }
@@ -65,7 +68,11 @@ public enum Gzip {
     }
 
     public static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        bytes.withUnsafeBufferPointer { UInt32(CZlib.crc32(0, $0.baseAddress, uInt($0.count))) }
+        bytes.withUnsafeBufferPointer(crc32)
+    }
+
+    public static func crc32(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        UInt32(CZlib.crc32(0, bytes.baseAddress, uInt(bytes.count)))
     }
 
     /// The CRC of A followed by B, from A's CRC, B's CRC and B's length.

@@ -1,4 +1,5 @@
 import Glibc
+import Gzip
 import OpenWeather
 import Testing
 
@@ -35,28 +36,66 @@ struct RenderBenchmark {
         Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
     }
 
+    /// CPU time of the whole process (every thread), in milliseconds.
+    static func cpuMilliseconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) * 1e3 + Double(time.tv_nsec) / 1e6
+    }
+
+    /// Wall and CPU milliseconds of `body`, `runs` times: medians and minimums as `name_…=` fields.
+    static func measure(_ name: String, runs: Int = 7, _ body: () -> Void) -> String {
+        let clock = ContinuousClock()
+        var wall: [Double] = []
+        var cpu: [Double] = []
+        for _ in 0..<runs {
+            let cpuStart = cpuMilliseconds()
+            wall.append(milliseconds(clock.measure(body)))
+            cpu.append(cpuMilliseconds() - cpuStart)
+        }
+        wall.sort()
+        cpu.sort()
+        func format(_ value: Double) -> String {
+            let hundredths = Int((value * 100).rounded())
+            return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+        }
+        return " \(name)_ms_median=\(format(wall[runs / 2])) \(name)_ms_min=\(format(wall[0])) \(name)_cpu_ms_median=\(format(cpu[runs / 2])) \(name)_cpu_ms_min=\(format(cpu[0]))"
+    }
+
     @Test func renderTimes() throws {
         let count = Self.locationCount
         let now = Clock.wallSeconds()
         let store = try Self.store(count: count, now: now)
         let publisher = MetricsPublisher(store: store, maxStaleness: .seconds(3600))
-        let clock = ContinuousClock()
-        var full: [Double] = []
-        var bytes = 0
-        for _ in 0..<7 {
-            full.append(Self.milliseconds(clock.measure { bytes = MetricsPublisher.renderWeather(store.snapshot(), now: now, maxStaleness: 3600).count }))
+        let snapshot = store.snapshot()
+        let collectors = MetricsPublisher.collectors(maxStaleness: 3600)
+        var text: [UInt8] = []
+        var servedBytes = 0
+        // From scratch, as at start and after a reload: every shard rendered, as plain text, and as
+        // served (kept gzipped above `WeatherRendering.gzipAbove`).
+        var report = Self.measure("full_plain", runs: getenv("BENCH_PLAIN_RUNS").map { Int(atoi($0)) } ?? 7) {
+            var rendering = WeatherRendering(collectors: collectors, maxStaleness: 3600, gzipAbove: .max)
+            text = WeatherRendering.join(rendering.render(snapshot, now: now).chunks)
+        }
+        report += Self.measure("full_served") {
+            var rendering = WeatherRendering(collectors: collectors, maxStaleness: 3600)
+            servedBytes = rendering.render(snapshot, now: now).chunks.reduce(0) { $0 + $1.count }
         }
         // What a poll costs: one location's reading changes, then the publisher refreshes.
         let reading = try ExpositionGoldenTests.fixture(Self.fixtures[1])
-        var refresh: [Double] = []
-        for round in 0..<7 {
+        var round = 0
+        report += Self.measure("poll_refresh") {
+            round += 1
             store.recordSuccess("Place \(round * 997 % count)", reading: reading, duration: 0.3, now: now + Double(round))
-            refresh.append(Self.milliseconds(clock.measure { publisher.refreshWeather() }))
+            publisher.refreshWeather()
         }
-        full.sort()
-        refresh.sort()
-        print(
-            "RENDER_BENCHMARK locations=\(count) bytes=\(bytes) full_render_ms_median=\(full[full.count / 2]) full_render_ms_min=\(full[0])"
-                + " poll_refresh_ms_median=\(refresh[refresh.count / 2]) poll_refresh_ms_min=\(refresh[0])")
+        // References on the same text in the same run: copying it, and gzipping it in one call
+        // (zlib level 1, one thread): the least any render of it, or gzip of it, can cost.
+        var copy: [UInt8] = []
+        report += Self.measure("reference_copy") { copy = text.withUnsafeBufferPointer { Array($0) } }
+        var member: [UInt8] = []
+        report += Self.measure("reference_gzip", runs: 3) { member = Gzip.member(text) }
+        print("RENDER_BENCHMARK locations=\(count) bytes=\(text.count) served_bytes=\(servedBytes) gzip_bytes=\(member.count)\(report)")
+        #expect(copy.count == text.count)
     }
 }

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 
 @testable import Exposition
@@ -47,6 +48,28 @@ import Testing
         var out: [UInt8] = []
         Exposition.appendValue(value, to: &out)
         #expect(String(decoding: out, as: UTF8.self) == expected)
+    }
+
+    /// The fast paths must print exactly what `Double.description` prints (minus `.0`), and read back.
+    @Test func formatsLikeDescription() {
+        var generator = SystemRandomNumberGenerator()
+        var values: [Double] = [0.0001, -0.0001, 0.00009999, 999_999_999.5, 1e9 + 0.5, 0.1, 0.2, 0.3, 1.005, 2.675, 1234.5678, 0.000123]
+        for _ in 0..<20_000 {
+            let decimals = Double(Int.random(in: 0...7, using: &generator))
+            let units = Double(Int64.random(in: -10_000_000_000...10_000_000_000, using: &generator))
+            values.append(units / pow(10, decimals))
+            values.append(Double(bitPattern: UInt64.random(in: 0x3F00_0000_0000_0000...0x41E0_0000_0000_0000, using: &generator)))
+            values.append(Double.random(in: -200...200, using: &generator))
+        }
+        for value in values {
+            var out: [UInt8] = []
+            Exposition.appendValue(value, to: &out)
+            let text = String(decoding: out, as: UTF8.self)
+            var expected = value.description
+            if expected.hasSuffix(".0") { expected.removeLast(2) }
+            #expect(text == expected, "value bits \(value.bitPattern)")
+            #expect(Double(text) == value)
+        }
     }
 
     @Test func leavesOutFamiliesWithoutSeries() {

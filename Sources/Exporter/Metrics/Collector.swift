@@ -17,9 +17,12 @@ extension Collector {
         part.locations = shard.locations
         var families: [MetricFamily] = []
         collect(part, now: now, into: &families)
+        var bytes: [UInt8] = []
         for family in families where !family.samples.isEmpty {
             guard let index = lines.index[family.name] else { continue }
-            Exposition.appendSeries(of: family, to: &lines.buffers[index])
+            bytes.removeAll(keepingCapacity: true)
+            Exposition.appendSeries(of: family, to: &bytes)
+            lines.buffers[index].append(bytes)
         }
     }
 }
@@ -27,15 +30,34 @@ extension Collector {
 /// The locations of one shard, in label order, with their `{location="…"` label rendered once.
 struct ShardSeries {
     let locations: [WeatherStore.LocationState]
-    /// `openings[i]` is `{location="…"` (escaped) for `locations[i]`.
-    let openings: [[UInt8]]
+    /// Every location's opening, one after the other; `openingEnds[i]` is where `locations[i]`'s ends.
+    private let openingBytes: [UInt8]
+    private let openingEnds: [Int]
 
     init(_ locations: [WeatherStore.LocationState]) {
         self.locations = locations
-        openings = locations.map { state in
-            var opening: [UInt8] = []
-            Exposition.appendOpeningLabel("location", state.location.name, to: &opening)
-            return opening
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(locations.count * 32)
+        openingEnds = locations.map { state in
+            Exposition.appendOpeningLabel("location", state.location.name, to: &bytes)
+            return bytes.count
+        }
+        openingBytes = bytes
+    }
+
+    /// Calls `body` with a way to read each location's opening in place.
+    func withOpenings<Result>(_ body: (Openings) -> Result) -> Result {
+        openingBytes.withUnsafeBufferPointer { bytes in
+            openingEnds.withUnsafeBufferPointer { ends in body(Openings(bytes: bytes, ends: ends)) }
+        }
+    }
+
+    struct Openings {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let ends: UnsafeBufferPointer<Int>
+
+        subscript(position: Int) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[(position == 0 ? 0 : ends[position - 1])..<ends[position]])
         }
     }
 }
@@ -44,15 +66,15 @@ struct ShardSeries {
 struct FamilyLines {
     /// Family name to buffer index; only families whose series carry a location.
     let index: [String: Int]
-    var buffers: [[UInt8]]
+    let buffers: [ByteBuffer]
 
     init(index: [String: Int], count: Int) {
         self.index = index
-        buffers = Array(repeating: [], count: count)
+        buffers = (0..<count).map { _ in ByteBuffer() }
     }
 
     /// Empties every buffer and keeps its capacity, for the next shard.
-    mutating func clear() {
-        for position in buffers.indices { buffers[position].removeAll(keepingCapacity: true) }
+    func clear() {
+        for buffer in buffers { buffer.removeAll() }
     }
 }

@@ -45,23 +45,25 @@ struct HealthCollector: Collector {
 
     /// The per-location lines `collect` gives, written straight from the states.
     func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines) {
-        let targets = [Self.up, Self.lastSuccess, Self.duration, Self.thresholds].map { lines.index[$0] }
-        for position in shard.locations.indices {
-            let state = (up: shard.locations[position].up, lastSuccess: shard.locations[position].lastSuccess,
-                         duration: shard.locations[position].lastPollDuration, thresholds: shard.locations[position].thresholds)
-            let opening = shard.openings[position]
-            func line(_ family: Int, _ value: Double, bound: String? = nil) {
-                guard let target = targets[family] else { return }
-                lines.buffers[target].append(contentsOf: Self.names[family])
-                lines.buffers[target].append(contentsOf: opening)
-                if let bound { Exposition.appendLabel("bound", bound, to: &lines.buffers[target]) }
-                Exposition.appendClosing(value, to: &lines.buffers[target])
+        let targets = [Self.up, Self.lastSuccess, Self.duration, Self.thresholds].map { lines.index[$0].map { lines.buffers[$0] } }
+        shard.withOpenings { openings in
+            for position in shard.locations.indices {
+                let state = (up: shard.locations[position].up, lastSuccess: shard.locations[position].lastSuccess,
+                             duration: shard.locations[position].lastPollDuration, thresholds: shard.locations[position].thresholds)
+                let opening = openings[position]
+                func line(_ family: Int, _ value: Double, bound: StaticString? = nil) {
+                    guard let buffer = targets[family] else { return }
+                    Self.names[family].withUnsafeBufferPointer { buffer.append($0) }
+                    buffer.append(opening)
+                    if let bound { buffer.appendLabel("bound", bound.description) }
+                    buffer.appendClosing(value)
+                }
+                line(0, state.up == true ? 1 : 0)
+                if let success = state.lastSuccess { line(1, success) }
+                if let seconds = state.duration { line(2, seconds) }
+                if let above = state.thresholds.aboveCelsius { line(3, above, bound: "above") }
+                if let below = state.thresholds.belowCelsius { line(3, below, bound: "below") }
             }
-            line(0, state.up == true ? 1 : 0)
-            if let success = state.lastSuccess { line(1, success) }
-            if let seconds = state.duration { line(2, seconds) }
-            if let above = state.thresholds.aboveCelsius { line(3, above, bound: "above") }
-            if let below = state.thresholds.belowCelsius { line(3, below, bound: "below") }
         }
     }
 }

@@ -8,39 +8,95 @@ import OpenWeather
 struct WeatherCollector: Collector {
     let maxStaleness: Double
 
-    private typealias Field = (name: String, help: String, value: @Sendable (CurrentWeather) -> Double?)
+    /// One gauge per reading field, in this order.
+    private enum Field: Int, CaseIterable {
+        case temperature, feelsLike, temperatureMin, temperatureMax, humidity, pressure, groundLevelPressure
+        case windSpeed, windGust, windDirection, cloudiness, visibility, rain1h, snow1h
+        case sunrise, sunset, observation, timezoneOffset, condition
 
-    private static let fields: [Field] = [
-        ("openweather_temperature_celsius", "Air temperature (main.temp).", { $0.temperatureCelsius }),
-        ("openweather_feels_like_celsius", "Temperature as a person feels it (main.feels_like).", { $0.feelsLikeCelsius }),
-        ("openweather_temperature_min_celsius", "Lowest temperature observed in the area now (main.temp_min), not the day's minimum.", { $0.temperatureMinCelsius }),
-        ("openweather_temperature_max_celsius", "Highest temperature observed in the area now (main.temp_max), not the day's maximum.", { $0.temperatureMaxCelsius }),
-        ("openweather_humidity_ratio", "Relative humidity, 0 to 1 (main.humidity / 100).", { $0.humidityRatio }),
-        ("openweather_pressure_pascals", "Atmospheric pressure at sea level (main.pressure × 100).", { $0.pressurePascals }),
-        ("openweather_ground_level_pressure_pascals", "Atmospheric pressure at ground level (main.grnd_level × 100), when reported.", { $0.groundLevelPressurePascals }),
-        ("openweather_wind_speed_meters_per_second", "Wind speed (wind.speed).", { $0.windSpeedMetersPerSecond }),
-        ("openweather_wind_gust_meters_per_second", "Wind gust speed (wind.gust), when reported.", { $0.windGustMetersPerSecond }),
-        ("openweather_wind_direction_degrees", "Direction the wind comes from, meteorological degrees (wind.deg).", { $0.windDirectionDegrees }),
-        ("openweather_cloudiness_ratio", "Cloud cover, 0 to 1 (clouds.all / 100).", { $0.cloudinessRatio }),
-        ("openweather_visibility_meters", "Visibility, capped at 10 km by OpenWeather (visibility), when reported.", { $0.visibilityMeters }),
-        ("openweather_rain_1h_meters", "Rain in the last hour (rain.1h / 1000); 0 when none.", { $0.rain1hMeters }),
-        ("openweather_snow_1h_meters", "Snow in the last hour (snow.1h / 1000); 0 when none.", { $0.snow1hMeters }),
-        ("openweather_sunrise_timestamp_seconds", "Today's sunrise, Unix time (sys.sunrise); absent in polar day and night.", { $0.sunrise }),
-        ("openweather_sunset_timestamp_seconds", "Today's sunset, Unix time (sys.sunset); absent in polar day and night.", { $0.sunset }),
-        ("openweather_observation_timestamp_seconds", "When OpenWeather computed this reading, Unix time (dt).", { $0.observationTime }),
-        ("openweather_timezone_offset_seconds", "Offset of local time from UTC (timezone).", { $0.timezoneOffsetSeconds }),
-        ("openweather_condition_id", "OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, 5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds.", { $0.primaryCondition.map { Double($0.id) } }),
-    ]
+        var name: String {
+            switch self {
+            case .temperature: "openweather_temperature_celsius"
+            case .feelsLike: "openweather_feels_like_celsius"
+            case .temperatureMin: "openweather_temperature_min_celsius"
+            case .temperatureMax: "openweather_temperature_max_celsius"
+            case .humidity: "openweather_humidity_ratio"
+            case .pressure: "openweather_pressure_pascals"
+            case .groundLevelPressure: "openweather_ground_level_pressure_pascals"
+            case .windSpeed: "openweather_wind_speed_meters_per_second"
+            case .windGust: "openweather_wind_gust_meters_per_second"
+            case .windDirection: "openweather_wind_direction_degrees"
+            case .cloudiness: "openweather_cloudiness_ratio"
+            case .visibility: "openweather_visibility_meters"
+            case .rain1h: "openweather_rain_1h_meters"
+            case .snow1h: "openweather_snow_1h_meters"
+            case .sunrise: "openweather_sunrise_timestamp_seconds"
+            case .sunset: "openweather_sunset_timestamp_seconds"
+            case .observation: "openweather_observation_timestamp_seconds"
+            case .timezoneOffset: "openweather_timezone_offset_seconds"
+            case .condition: "openweather_condition_id"
+            }
+        }
+
+        var help: String {
+            switch self {
+            case .temperature: "Air temperature (main.temp)."
+            case .feelsLike: "Temperature as a person feels it (main.feels_like)."
+            case .temperatureMin: "Lowest temperature observed in the area now (main.temp_min), not the day's minimum."
+            case .temperatureMax: "Highest temperature observed in the area now (main.temp_max), not the day's maximum."
+            case .humidity: "Relative humidity, 0 to 1 (main.humidity / 100)."
+            case .pressure: "Atmospheric pressure at sea level (main.pressure × 100)."
+            case .groundLevelPressure: "Atmospheric pressure at ground level (main.grnd_level × 100), when reported."
+            case .windSpeed: "Wind speed (wind.speed)."
+            case .windGust: "Wind gust speed (wind.gust), when reported."
+            case .windDirection: "Direction the wind comes from, meteorological degrees (wind.deg)."
+            case .cloudiness: "Cloud cover, 0 to 1 (clouds.all / 100)."
+            case .visibility: "Visibility, capped at 10 km by OpenWeather (visibility), when reported."
+            case .rain1h: "Rain in the last hour (rain.1h / 1000); 0 when none."
+            case .snow1h: "Snow in the last hour (snow.1h / 1000); 0 when none."
+            case .sunrise: "Today's sunrise, Unix time (sys.sunrise); absent in polar day and night."
+            case .sunset: "Today's sunset, Unix time (sys.sunset); absent in polar day and night."
+            case .observation: "When OpenWeather computed this reading, Unix time (dt)."
+            case .timezoneOffset: "Offset of local time from UTC (timezone)."
+            case .condition:
+                "OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, 5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds."
+            }
+        }
+
+        func value(of reading: CurrentWeather) -> Double? {
+            switch self {
+            case .temperature: reading.temperatureCelsius
+            case .feelsLike: reading.feelsLikeCelsius
+            case .temperatureMin: reading.temperatureMinCelsius
+            case .temperatureMax: reading.temperatureMaxCelsius
+            case .humidity: reading.humidityRatio
+            case .pressure: reading.pressurePascals
+            case .groundLevelPressure: reading.groundLevelPressurePascals
+            case .windSpeed: reading.windSpeedMetersPerSecond
+            case .windGust: reading.windGustMetersPerSecond
+            case .windDirection: reading.windDirectionDegrees
+            case .cloudiness: reading.cloudinessRatio
+            case .visibility: reading.visibilityMeters
+            case .rain1h: reading.rain1hMeters
+            case .snow1h: reading.snow1hMeters
+            case .sunrise: reading.sunrise
+            case .sunset: reading.sunset
+            case .observation: reading.observationTime
+            case .timezoneOffset: reading.timezoneOffsetSeconds
+            case .condition: reading.conditions.first.map { Double($0.id) }
+            }
+        }
+    }
 
     func collect(_ snapshot: WeatherStore.Snapshot, now: Double, into families: inout [MetricFamily]) {
-        var byField = Self.fields.map { MetricFamily(name: $0.name, help: $0.help) }
-        var condition = MetricFamily(name: Self.conditionInfo, help: "The primary weather condition (weather[0]); always 1.")
-        var info = MetricFamily(name: Self.locationInfo, help: "The configured location and the place OpenWeather matched; always 1.")
+        var byField = Field.allCases.map { MetricFamily(name: $0.name, help: $0.help) }
+        var condition = MetricFamily(name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1.")
+        var info = MetricFamily(name: Self.locationInfo.description, help: "The configured location and the place OpenWeather matched; always 1.")
         for state in snapshot.locations {
             guard let reading = state.reading, let success = state.lastSuccess, now - success <= maxStaleness else { continue }
             let location = [(name: "location", value: state.location.name)]
-            for (index, field) in Self.fields.enumerated() {
-                if let value = field.value(reading) { byField[index].add(location, value) }
+            for field in Field.allCases {
+                if let value = field.value(of: reading) { byField[field.rawValue].add(location, value) }
             }
             if let primary = reading.primaryCondition {
                 condition.add(location + [("main", primary.main), ("description", primary.description), ("icon", primary.icon)], 1)
@@ -56,45 +112,65 @@ struct WeatherCollector: Collector {
         families += [condition, info]
     }
 
-    private static let conditionInfo = "openweather_condition_info"
-    private static let locationInfo = "openweather_location_info"
-    private static let fieldNames = fields.map { Array($0.name.utf8) }
-    private static let conditionInfoName = Array(conditionInfo.utf8)
-    private static let locationInfoName = Array(locationInfo.utf8)
+    private static let conditionInfo: StaticString = "openweather_condition_info"
+    private static let locationInfo: StaticString = "openweather_location_info"
+    /// Every field's name, one after the other, and where each ends: read through one pointer.
+    private static let fieldNameBytes = Array(Field.allCases.map(\.name).joined().utf8)
+    private static let fieldNameEnds = Field.allCases.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + $1.name.utf8.count) }
 
-    /// The lines `collect` gives, written straight from the readings: no family, sample or label array per series.
+    /// The lines `collect` gives, written straight from the readings: no family, sample or label
+    /// array per series. Family by family, so each family's buffer is fetched once per shard.
     func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines) {
-        let targets = Self.fields.map { lines.index[$0.name] }
-        let condition = lines.index[Self.conditionInfo]
-        let info = lines.index[Self.locationInfo]
+        let count = shard.locations.count
+        // Which locations show weather, and their values field by field.
+        var shown: [Int] = []
+        var values = [Double?](repeating: nil, count: Field.allCases.count * count)
         for position in shard.locations.indices {
             guard let reading = shard.locations[position].reading, let success = shard.locations[position].lastSuccess,
                 now - success <= maxStaleness
             else { continue }
-            let opening = shard.openings[position]
-            for field in Self.fields.indices {
-                guard let target = targets[field], let value = Self.fields[field].value(reading) else { continue }
-                lines.buffers[target].append(contentsOf: Self.fieldNames[field])
-                lines.buffers[target].append(contentsOf: opening)
-                Exposition.appendClosing(value, to: &lines.buffers[target])
+            shown.append(position)
+            for field in Field.allCases { values[field.rawValue * count + position] = field.value(of: reading) }
+        }
+        guard !shown.isEmpty else { return }
+        shard.withOpenings { openings in
+            Self.fieldNameBytes.withUnsafeBufferPointer { names in
+                for field in Field.allCases {
+                    guard let target = lines.index[field.name] else { continue }
+                    let buffer = lines.buffers[target]
+                    let start = field.rawValue == 0 ? 0 : Self.fieldNameEnds[field.rawValue - 1]
+                    let name = UnsafeBufferPointer(rebasing: names[start..<Self.fieldNameEnds[field.rawValue]])
+                    for position in shown {
+                        guard let value = values[field.rawValue * count + position] else { continue }
+                        buffer.appendLine(name: name, opening: openings[position], value: value)
+                    }
+                }
             }
-            if let condition, let primary = reading.primaryCondition {
-                lines.buffers[condition].append(contentsOf: Self.conditionInfoName)
-                lines.buffers[condition].append(contentsOf: opening)
-                Exposition.appendLabel("main", primary.main, to: &lines.buffers[condition])
-                Exposition.appendLabel("description", primary.description, to: &lines.buffers[condition])
-                Exposition.appendLabel("icon", primary.icon, to: &lines.buffers[condition])
-                Exposition.appendClosing(1, to: &lines.buffers[condition])
+            if let condition = lines.index[Self.conditionInfo.description] {
+                let buffer = lines.buffers[condition]
+                for position in shown {
+                    guard let primary = shard.locations[position].reading?.primaryCondition else { continue }
+                    buffer.append(Self.conditionInfo)
+                    buffer.append(openings[position])
+                    buffer.appendLabel("main", primary.main)
+                    buffer.appendLabel("description", primary.description)
+                    buffer.appendLabel("icon", primary.icon)
+                    buffer.appendClosing(1)
+                }
             }
-            if let info {
-                let location = shard.locations[position].location
-                lines.buffers[info].append(contentsOf: Self.locationInfoName)
-                lines.buffers[info].append(contentsOf: opening)
-                Exposition.appendLabel("city", reading.cityName, to: &lines.buffers[info])
-                Exposition.appendLabel("country", reading.country ?? "", to: &lines.buffers[info])
-                Exposition.appendLabel("latitude", Exposition.formatValue(location.latitude), to: &lines.buffers[info])
-                Exposition.appendLabel("longitude", Exposition.formatValue(location.longitude), to: &lines.buffers[info])
-                Exposition.appendClosing(1, to: &lines.buffers[info])
+            if let info = lines.index[Self.locationInfo.description] {
+                let buffer = lines.buffers[info]
+                for position in shown {
+                    let state = shard.locations[position]
+                    guard let reading = state.reading else { continue }
+                    buffer.append(Self.locationInfo)
+                    buffer.append(openings[position])
+                    buffer.appendLabel("city", reading.cityName)
+                    buffer.appendLabel("country", reading.country ?? "")
+                    buffer.appendLabel("latitude", state.location.latitude)
+                    buffer.appendLabel("longitude", state.location.longitude)
+                    buffer.appendClosing(1)
+                }
             }
         }
     }

@@ -1,6 +1,8 @@
+import Dispatch
 import Exposition
 import Glibc
 import Gzip
+import Synchronization
 
 /// The `openweather_*` part of the exposition, kept as byte chunks so that a poll
 /// re-renders a few dozen locations instead of all of them.
@@ -51,6 +53,16 @@ struct WeatherRendering {
         var fresh: Bool
     }
 
+    /// One shard's part of every per-location family (in `families` order).
+    struct ShardChunks {
+        /// Plain text, or deflate segments when `gzipped` (empty chunks stay empty).
+        var chunks: [[UInt8]] = []
+        var plainCounts: [Int] = []
+        /// The CRC-32 of each chunk's plain text; kept while gzipped.
+        var crcs: [UInt32] = []
+        var gzipped = false
+    }
+
     let collectors: [any Collector]
     /// What the collectors were made with; other staleness needs a fresh rendering.
     let maxStaleness: Double
@@ -58,28 +70,30 @@ struct WeatherRendering {
     private var keys: [Key] = []
     /// `order[rank]`: the snapshot index of the location at that rank in label order.
     private var order: [Int] = []
-    /// Per shard, per family (in `families` order): its locations' series lines.
-    private var shards: [[[UInt8]]] = []
-    /// Per shard, per family: the plain length of its chunk.
-    private var plainCounts: [[Int]] = []
-    /// Per shard: its chunks are deflate segments (empty chunks stay empty).
-    private var shardGzipped: [Bool] = []
-    /// Per shard, per family: the CRC-32 of its chunk's plain text (kept while gzipped).
-    private var crcs: [[UInt32]] = []
+    private var shards: [ShardChunks] = []
     let gzipAbove: Int
     private var gzipped = false
+    /// Scratch buffers and a compressor per thread that renders shards; made on first use.
+    private var workers: [ShardWorker] = []
     /// Made on first use, so small exporters never allocate deflate's state.
     private var compressor: GzipCompressor?
     /// Compressed HELP and TYPE lines and their CRC by family name: they never change.
     private var headerSegments: [String: (segment: [UInt8], crc: UInt32)] = [:]
     /// Every family's name in sorted order, as the collectors gave them last time.
     private var familyNames: [String] = []
+    /// Threads that render shards when many are to be redone (at start and after a reload).
+    let parallelism: Int
 
-    init(collectors: [any Collector], maxStaleness: Double, gzipAbove: Int = WeatherRendering.gzipAbove) {
+    init(collectors: [any Collector], maxStaleness: Double, gzipAbove: Int = WeatherRendering.gzipAbove,
+         parallelism: Int = WeatherRendering.defaultParallelism) {
         self.collectors = collectors
         self.maxStaleness = maxStaleness
         self.gzipAbove = gzipAbove
+        self.parallelism = max(1, parallelism)
     }
+
+    /// One thread per processor, at most four: a full render of 10,000 locations is tens of milliseconds.
+    static let defaultParallelism = min(4, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve.
     mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> Body {
@@ -92,21 +106,19 @@ struct WeatherRendering {
         let names = families.map(\.name)
 
         let newKeys = currentKeys(of: snapshot, now: now)
-        var dirty: [Bool]
+        var dirty: [Int] = []
         if names != familyNames || newKeys.count != keys.count || !newKeys.indices.allSatisfy({ newKeys[$0].name == keys[$0].name }) {
             order = snapshot.locations.indices.sorted {
                 Self.bytesPrecede(snapshot.locations[$0].location.name, snapshot.locations[$1].location.name)
             }
-            shards = Array(repeating: [], count: (order.count + Self.shardSize - 1) / Self.shardSize)
-            plainCounts = Array(repeating: [], count: shards.count)
-            shardGzipped = Array(repeating: false, count: shards.count)
-            crcs = Array(repeating: [], count: shards.count)
-            dirty = Array(repeating: true, count: shards.count)
+            shards = Array(repeating: ShardChunks(), count: (order.count + Self.shardSize - 1) / Self.shardSize)
+            dirty = Array(shards.indices)
             familyNames = names
         } else {
-            dirty = Array(repeating: false, count: shards.count)
-            for rank in order.indices where newKeys[order[rank]] != keys[order[rank]] {
-                dirty[rank / Self.shardSize] = true
+            var last = -1
+            for rank in order.indices where newKeys[order[rank]] != keys[order[rank]] && rank / Self.shardSize != last {
+                last = rank / Self.shardSize
+                dirty.append(last)
             }
         }
         keys = newKeys
@@ -114,15 +126,13 @@ struct WeatherRendering {
         let whole = families.map { !$0.samples.isEmpty }
         var index: [String: Int] = [:]
         for (position, name) in names.enumerated() where !whole[position] { index[name] = position }
-        // One set of buffers for every shard: they grow once, and each shard keeps a copy to size.
-        var lines = FamilyLines(index: index, count: families.count)
-        for shard in shards.indices where dirty[shard] {
+        // Rendered straight into the form the last render chose: with a steady number of
+        // locations, that is the form they stay in.
+        let form = gzipped
+        let (order, collectors, familyCount) = (order, collectors, families.count)
+        forEachShard(dirty) { [index] worker, shard in
             let part = ShardSeries(order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)].map { snapshot.locations[$0] })
-            lines.clear()
-            for collector in collectors { collector.appendSeries(of: part, now: now, to: &lines) }
-            shards[shard] = lines.buffers.map { chunk in chunk.withUnsafeBufferPointer { Array($0) } }
-            plainCounts[shard] = lines.buffers.map(\.count)
-            shardGzipped[shard] = false
+            return worker.render(part, collectors: collectors, index: index, families: familyCount, now: now, gzip: form)
         }
 
         // The plain body: the families' own parts, then the shards' chunks by reference.
@@ -130,28 +140,17 @@ struct WeatherRendering {
         for (index, family) in families.enumerated() {
             if whole[index] {
                 plain.append((Exposition.render([family]), nil))
-            } else if plainCounts.contains(where: { $0[index] > 0 }) {
+            } else if shards.contains(where: { $0.plainCounts[index] > 0 }) {
                 var header: [UInt8] = []
                 Exposition.appendHeader(of: family, to: &header)
                 plain.append((header, family.name))
             }
         }
-        let total = plain.reduce(0) { $0 + $1.chunk.count } + plainCounts.reduce(0) { $0 + $1.reduce(0, +) }
+        let total = plain.reduce(0) { $0 + $1.chunk.count } + shards.reduce(0) { $0 + $1.plainCounts.reduce(0, +) }
         gzipped = gzipped ? total >= gzipAbove - gzipAbove / 4 : total >= gzipAbove
-        for shard in shards.indices where shardGzipped[shard] != gzipped {
-            var chunks = shards[shard]
-            if gzipped {
-                crcs[shard] = chunks.map(Gzip.crc32)
-                for family in chunks.indices { chunks[family] = segment(chunks[family]) }
-            } else {
-                for family in chunks.indices where !chunks[family].isEmpty {
-                    let framed = [Gzip.header, chunks[family], Gzip.trailer(crc: crcs[shard][family], count: plainCounts[shard][family])]
-                    chunks[family] = Gzip.inflate(framed, expectedCount: plainCounts[shard][family])!
-                }
-                crcs[shard] = []
-            }
-            shards[shard] = chunks
-            shardGzipped[shard] = gzipped
+        if gzipped != form {
+            let (target, current) = (gzipped, shards)
+            forEachShard(Array(shards.indices)) { worker, shard in worker.convert(current[shard], gzip: target) }
         }
         if !gzipped {
             compressor = nil
@@ -161,7 +160,7 @@ struct WeatherRendering {
         var body: [[UInt8]] = []
         var crc: UInt32 = 0
         var next = 0
-        for index in families.indices where whole[index] || plainCounts.contains(where: { $0[index] > 0 }) {
+        for index in families.indices where whole[index] || shards.contains(where: { $0.plainCounts[index] > 0 }) {
             let (chunk, name) = plain[next]
             next += 1
             if !gzipped {
@@ -178,14 +177,39 @@ struct WeatherRendering {
                 crc = Gzip.combine(crc, compressed.crc, secondCount: chunk.count)
             }
             if name != nil {
-                for shard in shards.indices where plainCounts[shard][index] > 0 {
-                    body.append(shards[shard][index])
-                    if gzipped { crc = Gzip.combine(crc, crcs[shard][index], secondCount: plainCounts[shard][index]) }
+                for shard in shards where shard.plainCounts[index] > 0 {
+                    body.append(shard.chunks[index])
+                    if gzipped { crc = Gzip.combine(crc, shard.crcs[index], secondCount: shard.plainCounts[index]) }
                 }
             }
         }
         if gzipped { return Body(chunks: body, gzipped: true, plainCount: total, crc: crc) }
         return Body(chunks: total < Self.joinBelow ? [Self.join(body, total: total)] : body, gzipped: false, plainCount: total)
+    }
+
+    /// Replaces each listed shard with `make(worker, shard)`: on this thread for a few shards, else
+    /// spread over `parallelism` threads, each with its own worker, taking shards in turn.
+    private mutating func forEachShard(_ list: [Int], _ make: @Sendable (ShardWorker, Int) -> ShardChunks) {
+        let threads = min(parallelism, (list.count + 7) / 8)
+        while workers.count < max(threads, 1) { workers.append(ShardWorker()) }
+        if threads <= 1 {
+            for shard in list { shards[shard] = make(workers[0], shard) }
+            return
+        }
+        let workers = workers
+        let next = Atomic(0)
+        shards.withUnsafeMutableBufferPointer { slots in
+            // Each slot is written by exactly one thread (the one that took its position), and read
+            // only after concurrentPerform has returned.
+            let slots = UncheckedSendable(slots)
+            DispatchQueue.concurrentPerform(iterations: threads) { thread in
+                while true {
+                    let position = next.add(1, ordering: .relaxed).oldValue
+                    guard position < list.count else { return }
+                    slots.value[list[position]] = make(workers[thread], list[position])
+                }
+            }
+        }
     }
 
     private mutating func segment(_ chunk: [UInt8]) -> [UInt8] {
@@ -229,4 +253,61 @@ struct WeatherRendering {
         }
         return keys
     }
+}
+
+/// What one thread needs to render shards: the family buffers, which keep their capacity from
+/// shard to shard, and a compressor. Unchecked: used by one thread at a time (`forEachShard` gives
+/// each thread its own).
+final class ShardWorker: @unchecked Sendable {
+    private var lines = FamilyLines(index: [:], count: 0)
+    private var compressor: GzipCompressor?
+
+    /// The shard's lines of every per-location family (`index` maps their names to positions among
+    /// `families`), as plain chunks or, with `gzip`, as deflate segments.
+    func render(
+        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, now: Double, gzip: Bool
+    ) -> WeatherRendering.ShardChunks {
+        if lines.index != index || lines.buffers.count != families { lines = FamilyLines(index: index, count: families) }
+        lines.clear()
+        for collector in collectors { collector.appendSeries(of: part, now: now, to: &lines) }
+        var result = WeatherRendering.ShardChunks()
+        result.plainCounts = lines.buffers.map(\.count)
+        result.gzipped = gzip
+        if gzip {
+            result.crcs = lines.buffers.map { Gzip.crc32($0.bytes) }
+            result.chunks = lines.buffers.map { segment($0.bytes) }
+        } else {
+            result.chunks = lines.buffers.map { Array($0.bytes) }
+        }
+        return result
+    }
+
+    /// `shard` in the other form.
+    func convert(_ shard: WeatherRendering.ShardChunks, gzip: Bool) -> WeatherRendering.ShardChunks {
+        guard shard.gzipped != gzip else { return shard }
+        var result = shard
+        result.gzipped = gzip
+        if gzip {
+            result.crcs = shard.chunks.map(Gzip.crc32)
+            result.chunks = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer { segment($0) } }
+        } else {
+            for family in shard.chunks.indices where !shard.chunks[family].isEmpty {
+                let framed = [Gzip.header, shard.chunks[family], Gzip.trailer(crc: shard.crcs[family], count: shard.plainCounts[family])]
+                result.chunks[family] = Gzip.inflate(framed, expectedCount: shard.plainCounts[family])!
+            }
+            result.crcs = []
+        }
+        return result
+    }
+
+    private func segment(_ chunk: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        if compressor == nil { compressor = GzipCompressor() }
+        return compressor!.segment(chunk)
+    }
+}
+
+/// A value handed to concurrent code whose safety the caller guarantees (see its use).
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
