@@ -80,6 +80,17 @@ public enum Gzip {
         UInt32(crc32_combine(uLong(first), uLong(second), secondCount))
     }
 
+    /// What `combine(_:_:using:)` needs to know of B's length; made once per length, it makes each
+    /// combination about ten times cheaper (one multiplication instead of one per bit of the length).
+    public static func combineOperator(secondCount: Int) -> UInt32 {
+        UInt32(crc32_combine_gen(secondCount))
+    }
+
+    /// The CRC of A followed by B, from A's CRC, B's CRC and `combineOperator(secondCount:)` of B's length.
+    public static func combine(_ first: UInt32, _ second: UInt32, using combineOperator: UInt32) -> UInt32 {
+        UInt32(crc32_combine_op(uLong(first), uLong(second), uLong(combineOperator)))
+    }
+
     /// `bytes` as one complete gzip member (a compressor made for the call).
     public static func member(_ bytes: [UInt8], level: Int32 = 1) -> [UInt8] {
         header + GzipCompressor(level: level).segment(bytes) + trailer(crc: crc32(bytes), count: bytes.count)

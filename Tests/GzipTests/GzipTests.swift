@@ -24,6 +24,12 @@ import Testing
         var crc: UInt32 = 0
         for piece in Self.pieces { crc = Gzip.combine(crc, Gzip.crc32(piece), secondCount: piece.count) }
         #expect(crc == Gzip.crc32(Self.text))
+        // The same with each length's operator made beforehand, as the renderer keeps them.
+        var combined: UInt32 = 0
+        for piece in Self.pieces {
+            combined = Gzip.combine(combined, Gzip.crc32(piece), using: Gzip.combineOperator(secondCount: piece.count))
+        }
+        #expect(combined == crc)
         let body = [Gzip.header] + segments + [[]] + [Gzip.trailer(crc: crc, count: Self.text.count)]
         #expect(Gzip.inflate(body) == Self.text)
         #expect(Gzip.memberCount(body) == 1)

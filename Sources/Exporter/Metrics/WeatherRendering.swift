@@ -58,8 +58,9 @@ struct WeatherRendering {
         /// Plain text, or deflate segments when `gzipped` (empty chunks stay empty).
         var chunks: [[UInt8]] = []
         var plainCounts: [Int] = []
-        /// The CRC-32 of each chunk's plain text; kept while gzipped.
+        /// The CRC-32 of each chunk's plain text and `Gzip.combineOperator` of its length; kept while gzipped.
         var crcs: [UInt32] = []
+        var combineOperators: [UInt32] = []
         var gzipped = false
     }
 
@@ -179,7 +180,7 @@ struct WeatherRendering {
             if name != nil {
                 for shard in shards where shard.plainCounts[index] > 0 {
                     body.append(shard.chunks[index])
-                    if gzipped { crc = Gzip.combine(crc, shard.crcs[index], secondCount: shard.plainCounts[index]) }
+                    if gzipped { crc = Gzip.combine(crc, shard.crcs[index], using: shard.combineOperators[index]) }
                 }
             }
         }
@@ -275,6 +276,7 @@ final class ShardWorker: @unchecked Sendable {
         result.gzipped = gzip
         if gzip {
             result.crcs = lines.buffers.map { Gzip.crc32($0.bytes) }
+            result.combineOperators = lines.buffers.map { Gzip.combineOperator(secondCount: $0.count) }
             result.chunks = lines.buffers.map { segment($0.bytes) }
         } else {
             result.chunks = lines.buffers.map { Array($0.bytes) }
@@ -289,6 +291,7 @@ final class ShardWorker: @unchecked Sendable {
         result.gzipped = gzip
         if gzip {
             result.crcs = shard.chunks.map(Gzip.crc32)
+            result.combineOperators = shard.plainCounts.map { Gzip.combineOperator(secondCount: $0) }
             result.chunks = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer { segment($0) } }
         } else {
             for family in shard.chunks.indices where !shard.chunks[family].isEmpty {
@@ -296,6 +299,7 @@ final class ShardWorker: @unchecked Sendable {
                 result.chunks[family] = Gzip.inflate(framed, expectedCount: shard.plainCounts[family])!
             }
             result.crcs = []
+            result.combineOperators = []
         }
         return result
     }
