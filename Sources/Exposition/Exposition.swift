@@ -120,7 +120,7 @@ public enum Exposition {
 
     /// Shortest round-tripping form; integers without a trailing `.0`. The same text as
     /// `Double.description` (minus its `.0`), written without making a String for the common
-    /// values: integers and numbers with up to six decimals between 0.0001 and 10^9.
+    /// values: integers and numbers with up to six decimals between 0.0001 and 8·10^9.
     public static func appendValue(_ value: Double, to out: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: valueScratch) { scratch in
             if let count = writeValue(value, into: scratch) {
@@ -174,15 +174,17 @@ public enum Exposition {
     }
 
     /// `value` as `scaled / 10^decimals` with the fewest decimals (up to six) that give back exactly
-    /// `value`, for 0.0001 <= |value| < 10^9; nil when there is no such form.
+    /// `value`, for 0.0001 <= |value| < 8·10^9 (Unix times with microseconds included); nil when there
+    /// is no such form.
     ///
     /// The decimal text of `scaled / 10^decimals` reads back as the double nearest to that quotient,
     /// which is what the (correctly rounded) division below computed; so when the division gives
-    /// `value`, so does reading the text. In this range a double's spacing is finer than 10^-6, so at
-    /// most one `scaled` per `decimals` reads back as `value`: the one `Double.description` prints.
+    /// `value`, so does reading the text. In this range `scaled` stays below 2^53 (exact) and a double's
+    /// spacing is finer than 10^-6, so at most one `scaled` per `decimals` reads back as `value`: the
+    /// one `Double.description` prints.
     static func shortDecimal(_ value: Double) -> (scaled: Int64, decimals: Int)? {
         let magnitude = abs(value)
-        guard magnitude >= 1e-4, magnitude < 1e9 else { return nil }
+        guard magnitude >= 1e-4, magnitude < 8e9 else { return nil }
         var power = 1.0
         for decimals in 1...6 {
             power *= 10  // exact: powers of ten up to 10^22 are doubles

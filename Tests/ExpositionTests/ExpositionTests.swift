@@ -53,13 +53,15 @@ import Testing
     /// The fast paths must print exactly what `Double.description` prints (minus `.0`), and read back.
     @Test func formatsLikeDescription() {
         var generator = SystemRandomNumberGenerator()
-        var values: [Double] = [0.0001, -0.0001, 0.00009999, 999_999_999.5, 1e9 + 0.5, 0.1, 0.2, 0.3, 1.005, 2.675, 1234.5678, 0.000123]
+        var values: [Double] = [0.0001, -0.0001, 0.00009999, 999_999_999.5, 1e9 + 0.5, 7_999_999_999.999999, 8e9 + 0.5, 1_764_441_234.123456, 0.1, 0.2, 0.3, 1.005, 2.675, 1234.5678, 0.000123]
         for _ in 0..<20_000 {
             let decimals = Double(Int.random(in: 0...7, using: &generator))
             let units = Double(Int64.random(in: -10_000_000_000...10_000_000_000, using: &generator))
             values.append(units / pow(10, decimals))
             values.append(Double(bitPattern: UInt64.random(in: 0x3F00_0000_0000_0000...0x41E0_0000_0000_0000, using: &generator)))
             values.append(Double.random(in: -200...200, using: &generator))
+            values.append(Double.random(in: 1.6e9...8.1e9, using: &generator))
+            values.append((Double.random(in: 1.7e9...1.8e9, using: &generator) * 1e6).rounded() / 1e6)
         }
         for value in values {
             var out: [UInt8] = []
