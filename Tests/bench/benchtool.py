@@ -8,6 +8,7 @@ Subcommands:
   startup BINARY RUNS ARGS...       median milliseconds from exec to the first 200 on /-/healthy
   push GATEWAY_URL FILE             push an exposition (minus process_*) to the pushgateway under one job
   rss PID                           resident memory of PID in bytes
+  cpu PID                           user and system CPU seconds of PID so far
   metric URL NAME                   the value of an unlabelled series on URL
   wrk FILE                          parse wrk --latency output: rps p50_ms p99_ms requests
 """
@@ -101,6 +102,12 @@ def rss(pid):
             print(int(line.split()[1]) * 1024)
 
 
+def cpu(pid):
+    # Fields after the command name, which may hold spaces; utime and stime are the 12th and 13th.
+    fields = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()
+    print((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+
+
 def metric(url, name):
     # Like Prometheus: accept gzip, so a large exporter answers with the bytes it keeps.
     request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
@@ -144,6 +151,8 @@ if __name__ == "__main__":
         push(rest[0], rest[1])
     elif command == "rss":
         rss(int(rest[0]))
+    elif command == "cpu":
+        cpu(int(rest[0]))
     elif command == "metric":
         metric(rest[0], rest[1])
     elif command == "wrk":
