@@ -14,7 +14,7 @@ protocol Collector: Sendable {
 extension Collector {
     func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines) {
         var part = WeatherStore.Snapshot()
-        part.locations = shard.locations
+        part.locations = WeatherStore.LocationStates(shard.locations)
         var families: [MetricFamily] = []
         collect(part, now: now, into: &families)
         var bytes: [UInt8] = []

@@ -17,7 +17,7 @@ public final class WeatherStore: Sendable {
     }
 
     public struct Snapshot: Sendable {
-        public var locations: [LocationState] = []
+        public var locations: LocationStates = []
         /// By `code` label: "200", "401", "timeout"...
         public var requestCounts: [String: Double] = [:]
         public var reloadSuccessful = true
@@ -43,7 +43,7 @@ public final class WeatherStore: Sendable {
 
     public init(locations: [Location], thresholds: (Location) -> TemperatureThresholds, now: Double) {
         var snapshot = Snapshot()
-        snapshot.locations = locations.map { LocationState(location: $0, thresholds: thresholds($0)) }
+        snapshot.locations = LocationStates(locations.map { LocationState(location: $0, thresholds: thresholds($0)) })
         snapshot.reloadSuccessTimestamp = now
         var state = State(snapshot: snapshot, index: [:])
         state.reindex()
@@ -83,7 +83,7 @@ public final class WeatherStore: Sendable {
     func replaceLocations(_ locations: [Location], thresholds: (Location) -> TemperatureThresholds) {
         state.withLock { state in
             let old = Dictionary(state.snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
-            state.snapshot.locations = locations.map { location in
+            state.snapshot.locations = LocationStates(locations.map { location in
                 var entry = old[location.name] ?? LocationState(location: location, thresholds: thresholds(location))
                 if entry.location.latitude != location.latitude || entry.location.longitude != location.longitude {
                     entry = LocationState(location: location, thresholds: thresholds(location))
@@ -91,7 +91,7 @@ public final class WeatherStore: Sendable {
                 entry.location = location
                 entry.thresholds = thresholds(location)
                 return entry
-            }
+            })
             state.snapshot.generation &+= 1
             state.reindex()
         }
