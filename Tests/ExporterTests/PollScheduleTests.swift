@@ -154,6 +154,14 @@ struct VirtualPoller {
         #expect(schedule.slots.count == 2)
     }
 
+    /// The poller finds a fired location by its position in the plan, so it must follow every reconfigure.
+    @Test func positionIsWhereTheNameIsInTheNamesGiven() {
+        var schedule = PollSchedule(names: ["a", "b", "c"], interval: 600, requestsPerMinute: 600, now: 0)
+        #expect(["a", "b", "c", "zz"].map(schedule.position(of:)) == [0, 1, 2, nil])
+        schedule.reconfigure(names: ["c", "d", "a"], interval: 600, requestsPerMinute: 600, now: 1)
+        #expect(["a", "b", "c", "d"].map(schedule.position(of:)) == [2, nil, 0, 1])
+    }
+
     @Test func neverTwoRequestsForOneLocationAtOnce() {
         var schedule = PollSchedule(names: ["a"], interval: 1, requestsPerMinute: 6000, now: 0)
         #expect(schedule.next(now: 0) == .fire(name: "a"))

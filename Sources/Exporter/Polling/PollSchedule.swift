@@ -111,6 +111,10 @@ struct PollSchedule {
         }
     }
 
+    /// Where `name` is in the names last given, so the caller can look its location up without a
+    /// dictionary of its own (one fewer copy of every location).
+    func position(of name: String) -> Int? { index[name] }
+
     /// How long requests stay paused after a 429, or nil.
     func pause(now: Double) -> Double? { pausedUntil > now ? pausedUntil - now : nil }
 

@@ -82,7 +82,6 @@ public final class Poller: Sendable {
 
     private func run() {
         var plan = initialPlan
-        var byName = Self.byName(plan.locations)
         var schedule = PollSchedule(
             names: plan.locations.map(\.name), interval: plan.interval.seconds,
             requestsPerMinute: plan.requestsPerMinute, now: Clock.monotonicSeconds())
@@ -95,7 +94,6 @@ public final class Poller: Sendable {
             if stopped { return }
             if let newPlan {
                 plan = newPlan
-                byName = Self.byName(plan.locations)
                 schedule.reconfigure(
                     names: plan.locations.map(\.name), interval: plan.interval.seconds,
                     requestsPerMinute: plan.requestsPerMinute, now: Clock.monotonicSeconds())
@@ -117,8 +115,9 @@ public final class Poller: Sendable {
             let now = Clock.monotonicSeconds()
             switch schedule.next(now: now) {
             case .fire(let name):
-                if let location = byName[name] {
-                    fetch(location, with: plan.fetcher)
+                // The schedule's slots are in the plan's order.
+                if let position = schedule.position(of: name) {
+                    fetch(plan.locations[position], with: plan.fetcher)
                 }
             case .wait(let until):
                 _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(max(until - now, 0.001), 3600) * 1e9)))
@@ -126,10 +125,6 @@ public final class Poller: Sendable {
                 _ = wake.wait(timeout: .now() + .seconds(3600))
             }
         }
-    }
-
-    private static func byName(_ locations: [Location]) -> [String: Location] {
-        Dictionary(locations.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     private func fetch(_ location: Location, with fetcher: any WeatherFetching) {
