@@ -106,9 +106,10 @@ struct WeatherRendering {
         families.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         let names = families.map(\.name)
 
-        let newKeys = currentKeys(of: snapshot, now: now)
         var dirty: [Int] = []
-        if names != familyNames || newKeys.count != keys.count || !newKeys.indices.allSatisfy({ newKeys[$0].name == keys[$0].name }) {
+        if names != familyNames || snapshot.locations.count != keys.count
+            || !keys.indices.allSatisfy({ keys[$0].name == snapshot.locations[$0].location.name }) {
+            keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
             order = snapshot.locations.indices.sorted {
                 Self.bytesPrecede(snapshot.locations[$0].location.name, snapshot.locations[$1].location.name)
             }
@@ -116,13 +117,18 @@ struct WeatherRendering {
             dirty = Array(shards.indices)
             familyNames = names
         } else {
+            // Updated in place: a new array of keys would be another megabyte at 10,000 locations.
             var last = -1
-            for rank in order.indices where newKeys[order[rank]] != keys[order[rank]] && rank / Self.shardSize != last {
-                last = rank / Self.shardSize
-                dirty.append(last)
+            for rank in order.indices {
+                let key = key(of: snapshot, at: order[rank], now: now)
+                guard key != keys[order[rank]] else { continue }
+                keys[order[rank]] = key
+                if rank / Self.shardSize != last {
+                    last = rank / Self.shardSize
+                    dirty.append(last)
+                }
             }
         }
-        keys = newKeys
 
         let whole = families.map { !$0.samples.isEmpty }
         var index: [String: Int] = [:]
@@ -238,21 +244,16 @@ struct WeatherRendering {
     }
 
     /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
-    private func currentKeys(of snapshot: WeatherStore.Snapshot, now: Double) -> [Key] {
-        var keys: [Key] = []
-        keys.reserveCapacity(snapshot.locations.count)
-        for index in snapshot.locations.indices {
-            let hasReading: Bool
-            if case .none = snapshot.locations[index].reading { hasReading = false } else { hasReading = true }
-            let lastSuccess = snapshot.locations[index].lastSuccess
-            keys.append(Key(
-                name: snapshot.locations[index].location.name,
-                latitude: snapshot.locations[index].location.latitude, longitude: snapshot.locations[index].location.longitude,
-                thresholds: snapshot.locations[index].thresholds, up: snapshot.locations[index].up, lastSuccess: lastSuccess,
-                lastPollDuration: snapshot.locations[index].lastPollDuration,
-                fresh: hasReading && lastSuccess.map { now - $0 <= maxStaleness } == true))
-        }
-        return keys
+    private func key(of snapshot: WeatherStore.Snapshot, at index: Int, now: Double) -> Key {
+        let hasReading: Bool
+        if case .none = snapshot.locations[index].reading { hasReading = false } else { hasReading = true }
+        let lastSuccess = snapshot.locations[index].lastSuccess
+        return Key(
+            name: snapshot.locations[index].location.name,
+            latitude: snapshot.locations[index].location.latitude, longitude: snapshot.locations[index].location.longitude,
+            thresholds: snapshot.locations[index].thresholds, up: snapshot.locations[index].up, lastSuccess: lastSuccess,
+            lastPollDuration: snapshot.locations[index].lastPollDuration,
+            fresh: hasReading && lastSuccess.map { now - $0 <= maxStaleness } == true)
     }
 }
 
