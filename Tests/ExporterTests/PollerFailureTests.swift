@@ -1,5 +1,8 @@
+import Dispatch
 import Glibc
+import OpenWeather
 import Simulator
+import Synchronization
 import TestSupport
 import Testing
 
@@ -149,5 +152,76 @@ extension PollerTests {
         #expect(logs.filter { $0.contains("accepts the API key again") }.count == 1)
         #expect(logs.filter { $0.contains("code=401") }.allSatisfy { $0.contains("level=debug") || $0.contains("rejects") })
         #expect(!logs.joined().contains("new-key"))
+    }
+}
+
+/// A fetcher whose key works or not at the flip of a switch, and which can hold one location's
+/// request in flight: for races between requests and a change of key.
+final class SwitchableKeyFetcher: WeatherFetching, @unchecked Sendable {
+    private struct State {
+        var keyWorks = false
+        var holdLatitude: Double?
+        var holding = false
+    }
+
+    private let state = Mutex(State())
+    private let release = DispatchSemaphore(value: 0)
+    let reading: CurrentWeather
+
+    init(reading: CurrentWeather) { self.reading = reading }
+
+    func setKeyWorks(_ works: Bool) { state.withLock { $0.keyWorks = works } }
+    /// The next request for this latitude waits in flight until `releaseHeld()`.
+    func hold(latitude: Double) { state.withLock { $0.holdLatitude = latitude } }
+    var isHolding: Bool { state.withLock { $0.holding } }
+    func releaseHeld() { release.signal() }
+
+    func currentWeather(latitude: Double, longitude: Double) throws(OpenWeatherError) -> CurrentWeather {
+        // Whether the key works is decided when the request arrives, as OpenWeather would.
+        let (works, held) = state.withLock { state in
+            let held = state.holdLatitude == latitude
+            if held {
+                state.holdLatitude = nil
+                state.holding = true
+            }
+            return (state.keyWorks, held)
+        }
+        if held {
+            release.wait()
+            state.withLock { $0.holding = false }
+        }
+        guard works else { throw .http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil) }
+        return reading
+    }
+}
+
+extension PollerTests {
+    /// A 401 answering a request sent before the key started working is old news: the change of
+    /// key is logged once each way, even when another location's request was in flight meanwhile.
+    @Test func aRejectionSentBeforeTheKeyWorkedDoesNotFlipItBack() throws {
+        let fetcher = SwitchableKeyFetcher(reading: try ExpositionGoldenTests.fixture("current-zocca-rain.json"))
+        let a = Location(name: "A", latitude: 1, longitude: 1)
+        let b = Location(name: "B", latitude: 2, longitude: 2)
+        let store = WeatherStore(locations: [a, b], thresholds: { _ in TemperatureThresholds() }, now: Clock.wallSeconds())
+        let logs = LogCapture()
+        let poller = Poller(
+            plan: .init(locations: [a, b], interval: .milliseconds(200), requestsPerMinute: 6000, fetcher: fetcher),
+            store: store, logger: Logger(level: .debug, sink: { logs.append($0) }), onChange: {})
+        poller.start()
+        defer {
+            fetcher.releaseHeld()
+            poller.stop()
+        }
+        #expect(waitUntil { logs.all.contains { $0.contains("rejects the API key") } })
+        fetcher.hold(latitude: 2)
+        #expect(waitUntil { fetcher.isHolding }, "B's request is in flight")
+        fetcher.setKeyWorks(true)
+        #expect(waitUntil { logs.all.contains { $0.contains("accepts the API key again") } })
+        fetcher.releaseHeld()  // B's old request now answers 401
+        #expect(waitUntil { store.snapshot().locations.allSatisfy { $0.up == true } })
+        usleep(500_000)
+        let logged = logs.all
+        #expect(logged.filter { $0.contains("rejects the API key") }.count == 1, "\(logged)")
+        #expect(logged.filter { $0.contains("accepts the API key again") }.count == 1, "\(logged)")
     }
 }

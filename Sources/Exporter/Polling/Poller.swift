@@ -30,6 +30,8 @@ public final class Poller: Sendable {
     private struct Completion {
         var name: String
         var result: Result<CurrentWeather, OpenWeatherError>
+        /// Monotonic seconds when the request was sent.
+        var started: Double
         var duration: Double
     }
 
@@ -38,6 +40,9 @@ public final class Poller: Sendable {
         var newPlan: Plan?
         var stopped = false
         var keyRejected = false
+        /// When the request that set `keyRejected` was sent: an answer to an older request is old
+        /// news (sent before the key changed) and changes nothing.
+        var keyStateSince = -Double.infinity
     }
 
     private let store: WeatherStore
@@ -136,9 +141,21 @@ public final class Poller: Sendable {
             } catch {
                 result = .failure(error)
             }
-            let completion = Completion(name: location.name, result: result, duration: Clock.monotonicSeconds() - start)
+            let completion = Completion(name: location.name, result: result, started: start, duration: Clock.monotonicSeconds() - start)
             shared.withLock { $0.completions.append(completion) }
             wake.signal()
+        }
+    }
+
+    /// Records what an answer to a request sent at `since` says of the key; true when that is a change.
+    /// A request in flight while the key changed (one sent before the last change) does not flip it
+    /// back, so each change is logged once even with many locations polled at once.
+    private func keyState(rejected: Bool, since: Double) -> Bool {
+        shared.withLock { state in
+            guard state.keyRejected != rejected, since >= state.keyStateSince else { return false }
+            state.keyRejected = rejected
+            state.keyStateSince = since
+            return true
         }
     }
 
@@ -147,7 +164,7 @@ public final class Poller: Sendable {
         switch completion.result {
         case .success(let reading):
             store.recordSuccess(completion.name, reading: reading, duration: completion.duration, now: Clock.wallSeconds())
-            if shared.withLock({ state in defer { state.keyRejected = false }; return state.keyRejected }) {
+            if keyState(rejected: false, since: completion.started) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }
             logger.debug("polled", [("location", completion.name), ("duration", String(completion.duration))])
@@ -155,8 +172,7 @@ public final class Poller: Sendable {
         case .failure(let error):
             store.recordFailure(completion.name, code: error.code, reason: error.description, duration: completion.duration)
             if case .http(401, _, _) = error {
-                let firstTime = shared.withLock { state in defer { state.keyRejected = true }; return !state.keyRejected }
-                if firstTime {
+                if keyState(rejected: true, since: completion.started) {
                     logger.error(
                         "OpenWeather rejects the API key (401); every location is down until it works",
                         [("reason", error.description),
