@@ -29,12 +29,28 @@ extension Collector {
 
 /// The locations of one shard, in label order, with their `{location="…"` label rendered once.
 struct ShardSeries {
-    let locations: [WeatherStore.LocationState]
+    let locations: Members
     /// Every location's opening, one after the other; `openingEnds[i]` is where `locations[i]`'s ends.
     private let openingBytes: [UInt8]
     private let openingEnds: [Int]
 
-    init(_ locations: [WeatherStore.LocationState]) {
+    /// The shard's locations, read in place from the snapshot's states: no state is copied.
+    struct Members: RandomAccessCollection {
+        let states: WeatherStore.LocationStates
+        /// Positions in `states`, in label order.
+        let positions: ArraySlice<Int>
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { positions.count }
+
+        subscript(position: Int) -> WeatherStore.LocationState {
+            _read { yield states[positions[positions.startIndex + position]] }
+        }
+    }
+
+    /// `positions` (in label order) of `states`.
+    init(_ states: WeatherStore.LocationStates, positions: ArraySlice<Int>) {
+        let locations = Members(states: states, positions: positions)
         self.locations = locations
         var bytes: [UInt8] = []
         bytes.reserveCapacity(locations.count * 32)

@@ -138,7 +138,7 @@ struct WeatherRendering {
         let form = gzipped
         let (order, collectors, familyCount) = (order, collectors, families.count)
         forEachShard(dirty) { [index] worker, shard in
-            let part = ShardSeries(order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)].map { snapshot.locations[$0] })
+            let part = ShardSeries(snapshot.locations, positions: order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)])
             return worker.render(part, collectors: collectors, index: index, families: familyCount, now: now, gzip: form)
         }
 
