@@ -168,3 +168,26 @@ struct VirtualPoller {
         #expect(schedule.next(now: 100) == .idle)
     }
 }
+
+@Suite struct DueQueueTests {
+    /// Against a sorted list: random inserts and removals, many equal times (ties go by position).
+    @Test func popsInTimeThenPositionOrder() {
+        var generator = SeededGenerator(seed: 7)
+        let initial = (0..<200).map { (Double(Int.random(in: 0..<20, using: &generator)), $0) }
+        var queue = DueQueue(initial)
+        var reference = initial
+        for step in 0..<5_000 {
+            if Bool.random(using: &generator) || reference.isEmpty {
+                let entry = (Double(Int.random(in: 0..<50, using: &generator)), Int.random(in: 0..<1_000, using: &generator))
+                queue.insert(entry)
+                reference.append(entry)
+            } else {
+                reference.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+                #expect(queue.first?.due == reference[0].0 && queue.first?.index == reference[0].1, "step \(step)")
+                queue.removeFirst()
+                reference.removeFirst()
+            }
+            #expect(queue.count == reference.count)
+        }
+    }
+}

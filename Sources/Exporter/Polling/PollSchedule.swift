@@ -35,6 +35,9 @@ struct PollSchedule {
     private(set) var slots: [Slot]
     /// Position of each slot by name, for O(1) completion with thousands of locations.
     private var index: [String: Int] = [:]
+    /// Every slot not in flight, by when it is due (ties: plan order), so choosing the next costs
+    /// O(log n) instead of a scan of every location.
+    private var due = DueQueue()
     private(set) var interval: Double
     private(set) var budget: RequestBudget
     private(set) var pausedUntil = -Double.infinity
@@ -66,19 +69,16 @@ struct PollSchedule {
         }
         inFlightCount = slots.count { $0.inFlight }
         index = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        due = DueQueue(slots.indices.filter { !slots[$0].inFlight }.map { (slots[$0].nextDue, $0) })
     }
 
     private(set) var inFlightCount = 0
 
     mutating func next(now: Double) -> Decision {
-        guard inFlightCount < maxInFlight else { return .idle }
-        var best: Int?
-        for index in slots.indices where !slots[index].inFlight {
-            if best == nil || slots[index].nextDue < slots[best!].nextDue { best = index }
-        }
-        guard let index = best else { return .idle }
-        let start = max(slots[index].nextDue, budget.nextAllowed(), pausedUntil)
+        guard inFlightCount < maxInFlight, let (nextDue, index) = due.first else { return .idle }
+        let start = max(nextDue, budget.nextAllowed(), pausedUntil)
         guard start <= now else { return .wait(until: start) }
+        due.removeFirst()
         slots[index].inFlight = true
         inFlightCount += 1
         budget.record(start: now)
@@ -109,6 +109,7 @@ struct PollSchedule {
             pausedUntil = now + (retryAfter ?? backoff)
             slots[index].nextDue = now
         }
+        due.insert((slots[index].nextDue, index))
     }
 
     /// Where `name` is in the names last given, so the caller can look its location up without a
@@ -129,5 +130,52 @@ struct PollSchedule {
 
     private func pow2(_ exponent: Int) -> Double {
         exponent >= 30 ? Double(1 << 30) : Double(1 << max(exponent, 0))
+    }
+}
+
+/// A binary min-heap of (due time, slot position), ordered by time, then position.
+struct DueQueue {
+    private var heap: [(due: Double, index: Int)] = []
+
+    init(_ entries: [(Double, Int)] = []) {
+        heap = entries.map { (due: $0.0, index: $0.1) }
+        for position in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(position) }
+    }
+
+    var count: Int { heap.count }
+    var first: (due: Double, index: Int)? { heap.first }
+
+    mutating func insert(_ entry: (Double, Int)) {
+        heap.append((due: entry.0, index: entry.1))
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard Self.precedes(heap[child], heap[parent]) else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func removeFirst() {
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        if !heap.isEmpty { siftDown(0) }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            var smallest = parent
+            let left = 2 * parent + 1
+            if left < heap.count && Self.precedes(heap[left], heap[smallest]) { smallest = left }
+            if left + 1 < heap.count && Self.precedes(heap[left + 1], heap[smallest]) { smallest = left + 1 }
+            guard smallest != parent else { return }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    private static func precedes(_ left: (due: Double, index: Int), _ right: (due: Double, index: Int)) -> Bool {
+        left.due != right.due ? left.due < right.due : left.index < right.index
     }
 }
