@@ -231,6 +231,7 @@ ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 mb() { python3 -c "print(f'{$1 / 1048576:.1f}')"; }
 summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
 [ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location"
+[ "$RENDER" = 1 ] && summary="$summary; re-render after a poll $(grep -o 'poll_refresh_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms, from scratch $(grep -o 'full_plain_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms"
 summary="$summary; startup ${startup_median} ms"
 
 mkdir -p "$(dirname "$OUT")"
@@ -241,6 +242,7 @@ mkdir -p "$(dirname "$OUT")"
     echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GB", $2/1048576}' /proc/meminfo), $(uname -sr), $(. /etc/os-release && echo "$PRETTY_NAME")"
     echo "- load average before / after: $load_before / $load_after (the machine is shared: read ratios, not absolutes)"
     echo "- command: \`Tests/bench/run.sh\` (BENCH_DURATION=$DURATION, BENCH_LARGE=$LARGE)"
+    echo "- render rows: \`BENCH=1 swift test -c release --scratch-path .build/bench --filter RenderBenchmark\`, wall time median (min) of 7 runs and CPU time median (every thread)"
     echo "- versions: $(nginx -v 2>&1 | cut -d' ' -f3), pushgateway $(prometheus-pushgateway --version 2>&1 | head -1 | cut -d' ' -f3), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
     echo
     echo "## Serving /metrics (10 locations, keep-alive, ${DURATION} s per run)"
@@ -279,7 +281,18 @@ mkdir -p "$(dirname "$OUT")"
     echo
     echo "| what | value |"
     echo "|---|---|"
-    echo "| render benchmark ($LARGE locations, \`BENCH=1 swift test -c release --filter RenderBenchmark\`) | \`${render#RENDER_BENCHMARK }\` |"
+    if [ "$RENDER" = 1 ]; then
+        # One row per measurement of `BENCH=1 swift test -c release --filter RenderBenchmark`: wall median (min), CPU median.
+        rf() { tr ' ' '\n' <<<"$render" | grep "^$1=" | cut -d= -f2; }
+        rrow() { echo "| $1 | $(rf "$2_ms_median") ms ($(rf "$2_ms_min") ms); CPU $(rf "$2_cpu_ms_median") ms |"; }
+        rrow "re-render after a poll, $(rf locations) locations (the changed shard, compressed; body re-assembled)" poll_refresh
+        rrow "render from scratch, $(rf locations) locations, plain text ($(rf bytes) bytes; start, reload with other locations)" full_plain
+        rrow "render from scratch, $(rf locations) locations, kept gzipped ($(rf served_bytes) bytes)" full_served
+        rrow "reference: copying the same text" reference_copy
+        rrow "reference: gzipping the same text in one zlib call, level 1 ($(rf gzip_bytes) bytes)" reference_gzip
+    else
+        echo "| render benchmark | $render |"
+    fi
     if [ "$LARGE" -gt 0 ]; then
         echo "| CPU seconds per poll round (15 s), 10 / $MID / $LARGE locations (10: demo, simulator included; $MID and $LARGE: the exporter alone) | $cpu_ten / $cpu_mid / $cpu_large |"
         echo "| CPU seconds of the separate simulator answering both over the same round | $cpu_sim |"
