@@ -37,7 +37,7 @@ let package = Package(
 
         // Loopback HTTP helpers shared by the test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip"]),

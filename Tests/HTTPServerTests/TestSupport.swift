@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import TestSupport
 @testable import HTTPServer
 
 /// A handler built from a closure, so each test states its behaviour inline.
@@ -34,30 +35,13 @@ struct TestResponse {
     var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-enum TestClientError: Error {
-    case socket(Int32)
-}
-
 /// A blocking loopback client on a raw socket; every read gives up after `timeout` seconds so no test can hang.
 final class TestClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
     init(port: UInt16, timeout: Double = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestClientError.socket(errno) }
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        // No close here: once every property is set, a throwing init still runs deinit, which closes.
-        guard rc == 0 else { throw TestClientError.socket(errno) }
+        fd = try LoopbackHTTP.connect(port: port, timeoutSeconds: timeout)
     }
 
     deinit { close(fd) }

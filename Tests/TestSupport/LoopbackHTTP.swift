@@ -20,11 +20,12 @@ public enum LoopbackHTTP {
         public init(description: String) { self.description = description }
     }
 
-    /// Opens a TCP connection to 127.0.0.1:`port` with a receive timeout.
-    public static func connect(port: UInt16, timeoutSeconds: Int = 5) throws -> Int32 {
+    /// Opens a TCP connection to 127.0.0.1:`port` with a send and receive timeout.
+    public static func connect(port: UInt16, timeoutSeconds: Double = 5) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
-        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+        let whole = Int(timeoutSeconds)
+        var timeout = timeval(tv_sec: whole, tv_usec: Int((timeoutSeconds - Double(whole)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
@@ -63,7 +64,7 @@ public enum LoopbackHTTP {
 
     /// One request with `Connection: close`; the response is parsed by Content-Length.
     public static func request(
-        port: UInt16, method: String = "GET", path: String, body: String = "", timeoutSeconds: Int = 5
+        port: UInt16, method: String = "GET", path: String, body: String = "", timeoutSeconds: Double = 5
     ) throws -> LoopbackResponse {
         let fd = try connect(port: port, timeoutSeconds: timeoutSeconds)
         defer { close(fd) }
