@@ -43,7 +43,7 @@ public final class ByteBuffer {
     }
 
     /// One series line from pre-rendered parts: `name`, `opening` (`{location="…"`, see
-    /// `Exposition.appendOpeningLabel`), then `} value` and the newline.
+    /// `Exposition.appendOpeningLabel`), then `} value` and the newline, as `Exposition.appendSeries` writes it.
     @inlinable public func appendLine(name: UnsafeBufferPointer<UInt8>, opening: UnsafeBufferPointer<UInt8>, value: Double) {
         append(name)
         append(opening)
@@ -57,23 +57,8 @@ public final class ByteBuffer {
         append("=\"")
         var value = value
         value.withUTF8 { bytes in
-            var cursor = reserve(bytes.count * 2)
-            for byte in bytes {
-                switch byte {
-                case UInt8(ascii: "\\"), UInt8(ascii: "\""):
-                    cursor[0] = UInt8(ascii: "\\")
-                    cursor[1] = byte
-                    cursor += 2
-                case UInt8(ascii: "\n"):
-                    cursor[0] = UInt8(ascii: "\\")
-                    cursor[1] = UInt8(ascii: "n")
-                    cursor += 2
-                default:
-                    cursor[0] = byte
-                    cursor += 1
-                }
-            }
-            used = cursor - base
+            let written = Exposition.writeEscaped(bytes, quotes: true, into: reserve(bytes.count * 2))
+            used += written
         }
         append("\"")
     }

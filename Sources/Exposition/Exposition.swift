@@ -82,7 +82,10 @@ public enum Exposition {
 
     /// `} value\n`: the end of a series line whose labels were opened with `appendOpeningLabel`.
     public static func appendClosing(_ value: Double, to out: inout [UInt8]) {
-        appendLine(name: UnsafeBufferPointer(start: nil, count: 0), opening: UnsafeBufferPointer(start: nil, count: 0), value: value, to: &out)
+        out.append(UInt8(ascii: "}"))
+        out.append(UInt8(ascii: " "))
+        appendValue(value, to: &out)
+        out.append(UInt8(ascii: "\n"))
     }
 
     private static func appendLabelPair(_ name: String, _ value: String, to out: inout [UInt8]) {
@@ -108,14 +111,37 @@ public enum Exposition {
             appendUTF8(text, to: &out)
             return
         }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case UInt8(ascii: "\n"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case UInt8(ascii: "\"") where quotes: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            default: out.append(byte)
+        var text = text
+        text.withUTF8 { bytes in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count * 2) { scratch in
+                let count = writeEscaped(bytes, quotes: quotes, into: scratch.baseAddress!)
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<count]))
             }
         }
+    }
+
+    /// `bytes` escaped as `appendEscaped` does, written at `cursor` (room for twice the bytes);
+    /// returns how many bytes it wrote.
+    @usableFromInline static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, quotes: Bool, into cursor: UnsafeMutablePointer<UInt8>) -> Int {
+        var written = 0
+        for byte in bytes {
+            let escaped: UInt8? =
+                switch byte {
+                case UInt8(ascii: "\\"): UInt8(ascii: "\\")
+                case UInt8(ascii: "\n"): UInt8(ascii: "n")
+                case UInt8(ascii: "\"") where quotes: UInt8(ascii: "\"")
+                default: nil
+                }
+            if let escaped {
+                cursor[written] = UInt8(ascii: "\\")
+                cursor[written + 1] = escaped
+                written += 2
+            } else {
+                cursor[written] = byte
+                written += 1
+            }
+        }
+        return written
     }
 
     /// Shortest round-tripping form; integers without a trailing `.0`. The same text as
@@ -127,27 +153,6 @@ public enum Exposition {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<count]))
             } else {
                 appendUTF8(value.description, to: &out)
-            }
-        }
-    }
-
-    /// One series line from pre-rendered parts: `name`, `opening` (from `appendOpeningLabel`
-    /// and `appendLabel`), then `} value` and the newline. For renderers writing many lines.
-    public static func appendLine(
-        name: UnsafeBufferPointer<UInt8>, opening: UnsafeBufferPointer<UInt8>, value: Double, to out: inout [UInt8]
-    ) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: valueScratch + 3) { scratch in
-            out.append(contentsOf: name)
-            out.append(contentsOf: opening)
-            scratch[0] = UInt8(ascii: "}")
-            scratch[1] = UInt8(ascii: " ")
-            if let count = writeValue(value, into: UnsafeMutableBufferPointer(rebasing: scratch[2...])) {
-                scratch[2 + count] = UInt8(ascii: "\n")
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<(count + 3)]))
-            } else {
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[..<2]))
-                appendUTF8(value.description, to: &out)
-                out.append(UInt8(ascii: "\n"))
             }
         }
     }
