@@ -93,7 +93,7 @@ struct WeatherCollector: Collector {
         var condition = MetricFamily(name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1.")
         var info = MetricFamily(name: Self.locationInfo.description, help: "The configured location and the place OpenWeather matched; always 1.")
         for state in snapshot.locations {
-            guard let reading = state.reading, let success = state.lastSuccess, now - success <= maxStaleness else { continue }
+            guard let reading = freshReading(state, now: now) else { continue }
             let location = [(name: "location", value: state.location.name)]
             for field in Field.allCases {
                 if let value = field.value(of: reading) { byField[field.rawValue].add(location, value) }
@@ -114,9 +114,13 @@ struct WeatherCollector: Collector {
 
     private static let conditionInfo: StaticString = "openweather_condition_info"
     private static let locationInfo: StaticString = "openweather_location_info"
-    /// Every field's name, one after the other, and where each ends: read through one pointer.
-    private static let fieldNameBytes = Array(Field.allCases.map(\.name).joined().utf8)
-    private static let fieldNameEnds = Field.allCases.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + $1.name.utf8.count) }
+    private static let fieldNames = Field.allCases.map { Array($0.name.utf8) }
+
+    /// The reading `state` shows: none when it never succeeded or its last success is older than `maxStaleness`.
+    private func freshReading(_ state: WeatherStore.LocationState, now: Double) -> CurrentWeather? {
+        guard let success = state.lastSuccess, now - success <= maxStaleness else { return nil }
+        return state.reading
+    }
 
     /// The lines `collect` gives, written straight from the readings: no family, sample or label
     /// array per series. Family by family, so each family's buffer is fetched once per shard.
@@ -126,20 +130,16 @@ struct WeatherCollector: Collector {
         var shown: [Int] = []
         var values = [Double?](repeating: nil, count: Field.allCases.count * count)
         for position in shard.locations.indices {
-            guard let reading = shard.locations[position].reading, let success = shard.locations[position].lastSuccess,
-                now - success <= maxStaleness
-            else { continue }
+            guard let reading = freshReading(shard.locations[position], now: now) else { continue }
             shown.append(position)
             for field in Field.allCases { values[field.rawValue * count + position] = field.value(of: reading) }
         }
         guard !shown.isEmpty else { return }
         shard.withOpenings { openings in
-            Self.fieldNameBytes.withUnsafeBufferPointer { names in
-                for field in Field.allCases {
-                    guard let target = lines.index[field.name] else { continue }
-                    let buffer = lines.buffers[target]
-                    let start = field.rawValue == 0 ? 0 : Self.fieldNameEnds[field.rawValue - 1]
-                    let name = UnsafeBufferPointer(rebasing: names[start..<Self.fieldNameEnds[field.rawValue]])
+            for field in Field.allCases {
+                guard let target = lines.index[field.name] else { continue }
+                let buffer = lines.buffers[target]
+                Self.fieldNames[field.rawValue].withUnsafeBufferPointer { name in
                     for position in shown {
                         guard let value = values[field.rawValue * count + position] else { continue }
                         buffer.appendLine(name: name, opening: openings[position], value: value)
