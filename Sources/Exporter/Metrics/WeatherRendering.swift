@@ -74,10 +74,9 @@ struct WeatherRendering {
     private var shards: [ShardChunks] = []
     let gzipAbove: Int
     private var gzipped = false
-    /// Scratch buffers and a compressor per thread that renders shards; made on first use.
+    /// Scratch buffers and a compressor per thread that renders shards; made on first use. The
+    /// first also compresses the HELP and TYPE lines.
     private var workers: [ShardWorker] = []
-    /// Made on first use, so small exporters never allocate deflate's state.
-    private var compressor: GzipCompressor?
     /// Compressed HELP and TYPE lines and their CRC by family name: they never change.
     private var headerSegments: [String: (segment: [UInt8], crc: UInt32)] = [:]
     /// Every family's name in sorted order, as the collectors gave them last time.
@@ -142,34 +141,28 @@ struct WeatherRendering {
             return worker.render(part, collectors: collectors, index: index, families: familyCount, now: now, gzip: form)
         }
 
-        // The plain body: the families' own parts, then the shards' chunks by reference.
-        var plain: [(chunk: [UInt8], header: String?)] = []
-        for (index, family) in families.enumerated() {
-            if whole[index] {
-                plain.append((Exposition.render([family]), nil))
-            } else if shards.contains(where: { $0.plainCounts[index] > 0 }) {
-                var header: [UInt8] = []
-                Exposition.appendHeader(of: family, to: &header)
-                plain.append((header, family.name))
-            }
+        // Per family, its own plain part: the whole family, or the HELP and TYPE lines before the
+        // shards' chunks; nil for a per-location family no shard has lines of.
+        let parts: [(chunk: [UInt8], header: String?)?] = families.indices.map { index in
+            if whole[index] { return (Exposition.render([families[index]]), nil) }
+            guard shards.contains(where: { $0.plainCounts[index] > 0 }) else { return nil }
+            var header: [UInt8] = []
+            Exposition.appendHeader(of: families[index], to: &header)
+            return (header, families[index].name)
         }
-        let total = plain.reduce(0) { $0 + $1.chunk.count } + shards.reduce(0) { $0 + $1.plainCounts.reduce(0, +) }
+        let total = parts.reduce(0) { $0 + ($1?.chunk.count ?? 0) } + shards.reduce(0) { $0 + $1.plainCounts.reduce(0, +) }
         gzipped = gzipped ? total >= gzipAbove - gzipAbove / 4 : total >= gzipAbove
         if gzipped != form {
             let (target, current) = (gzipped, shards)
             forEachShard(Array(shards.indices)) { worker, shard in worker.convert(current[shard], gzip: target) }
         }
-        if !gzipped {
-            compressor = nil
-            headerSegments = [:]
-        }
+        if !gzipped { headerSegments = [:] }
 
+        // The body: each family's part, then the shards' chunks of it by reference.
         var body: [[UInt8]] = []
         var crc: UInt32 = 0
-        var next = 0
-        for index in families.indices where whole[index] || shards.contains(where: { $0.plainCounts[index] > 0 }) {
-            let (chunk, name) = plain[next]
-            next += 1
+        for (index, part) in parts.enumerated() {
+            guard let (chunk, name) = part else { continue }
             if !gzipped {
                 body.append(chunk)
             } else {
@@ -177,7 +170,7 @@ struct WeatherRendering {
                 if let name, let cached = headerSegments[name] {
                     compressed = cached
                 } else {
-                    compressed = (segment(chunk), Gzip.crc32(chunk))
+                    compressed = (chunk.withUnsafeBufferPointer { workers[0].segment($0) }, Gzip.crc32(chunk))
                     if let name { headerSegments[name] = compressed }
                 }
                 body.append(compressed.segment)
@@ -217,11 +210,6 @@ struct WeatherRendering {
                 }
             }
         }
-    }
-
-    private mutating func segment(_ chunk: [UInt8]) -> [UInt8] {
-        if compressor == nil { compressor = GzipCompressor() }
-        return compressor!.segment(chunk)
     }
 
     /// Byte order of the names' UTF-8, compared with memcmp where the bytes are contiguous.
@@ -305,7 +293,9 @@ final class ShardWorker: @unchecked Sendable {
         return result
     }
 
-    private func segment(_ chunk: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+    /// `chunk` as a deflate segment; the compressor is made on first use, so small exporters never
+    /// allocate deflate's state.
+    func segment(_ chunk: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         if compressor == nil { compressor = GzipCompressor() }
         return compressor!.segment(chunk)
     }
