@@ -1,8 +1,8 @@
 import HTTPClient
 import JSON
 
-/// Calls `GET /data/2.5/weather` for one place. Blocking: the poller runs it on a worker thread.
-public struct OpenWeatherClient: Sendable {
+/// Calls OpenWeather endpoints with the key. Blocking: the poller runs it on a worker thread.
+public struct OpenWeatherClient: OpenWeatherTransport {
     public struct Settings: Sendable {
         /// Scheme, host, optional port and path prefix, without a trailing slash.
         public var baseURL: String
@@ -33,15 +33,20 @@ public struct OpenWeatherClient: Sendable {
     }
 
     public func currentWeather(latitude: Double, longitude: Double) throws(OpenWeatherError) -> CurrentWeather {
-        let request = HTTPClientRequest(
-            url: url(latitude: latitude, longitude: longitude),
+        try WeatherDecoder.decode(get(CurrentWeather.request(latitude: latitude, longitude: longitude, language: settings.language)))
+    }
+
+    /// `GET` the request with the key added; the body of a 200, else the failure.
+    public func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+        let http = HTTPClientRequest(
+            url: url(request),
             headers: [(name: "Accept", value: "application/json")],
             timeout: settings.timeout,
             maxBodyBytes: settings.maxBodyBytes
         )
         let response: HTTPClientResponse
         do {
-            response = try http.get(request)
+            response = try self.http.get(http)
         } catch {
             throw .transport(error)
         }
@@ -52,13 +57,14 @@ public struct OpenWeatherClient: Sendable {
                 retryAfterSeconds: response.header("retry-after").flatMap(Self.retryAfter)
             )
         }
-        return try WeatherDecoder.decode(response.body)
+        return response.body
     }
 
     /// The request URL. It carries the key: never log it.
-    func url(latitude: Double, longitude: Double) -> String {
-        "\(settings.baseURL)/data/2.5/weather?lat=\(latitude)&lon=\(longitude)&units=metric"
-            + "&lang=\(Self.percentEncoded(settings.language))&appid=\(Self.percentEncoded(settings.apiKey))"
+    func url(_ request: APIRequest) -> String {
+        var url = settings.baseURL + request.path + "?"
+        for item in request.query { url += "\(Self.percentEncoded(item.name))=\(Self.percentEncoded(item.value))&" }
+        return url + "appid=\(Self.percentEncoded(settings.apiKey))"
     }
 
     /// OpenWeather's `message`, else the start of the body (an HTML 5xx page, say);
