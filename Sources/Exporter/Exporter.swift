@@ -15,11 +15,13 @@ public final class Exporter: Sendable {
     /// Binds the listening socket, so a taken address fails here, before anything runs.
     /// Throws `HTTPServerError`. Untyped on purpose: a class initializer with typed
     /// throws miscompiles in Swift 6.3 (the allocating thunk crashes when it throws).
-    public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil) throws {
-        let store = WeatherStore(locations: configuration.locations, thresholds: configuration.thresholds(for:), now: Clock.wallSeconds())
-        let publisher = MetricsPublisher(
-            store: store, maxStaleness: configuration.effectiveMaxStaleness, gzipAbove: configuration.gzipAbove)
-        let poller = Poller(plan: Reloading.plan(configuration), store: store, logger: logger) { publisher.weatherChanged() }
+    public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
+        let plan = Reloading.plan(configuration)
+        let store = WeatherStore(
+            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
+            thresholds: plan.thresholds, now: time.wall())
+        let publisher = MetricsPublisher(store: store, time: time, gzipAbove: configuration.gzipAbove)
+        let poller = Poller(plan: plan, store: store, logger: logger, time: time) { publisher.weatherChanged() }
         let reloading = Reloading(
             configuration: configuration, reloader: reloader, store: store, publisher: publisher, poller: poller, logger: logger)
 
@@ -28,8 +30,7 @@ public final class Exporter: Sendable {
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
-        let landingPage = LandingPage(
-            telemetryPath: configuration.telemetryPath, demo: configuration.demo, interval: configuration.effectivePollInterval)
+        let landingPage = LandingPage(telemetryPath: configuration.telemetryPath, demo: configuration.demo)
         server = try HTTPServer(
             configuration: serverConfiguration,
             handler: WebHandler(
@@ -110,12 +111,10 @@ private final class Reloading: Sendable {
         ] where changed {
             logger.warn("a changed setting needs a restart to take effect", [("setting", name)])
         }
-        store.replaceLocations(next.locations, thresholds: next.thresholds(for:))
         store.recordReload(successful: true, now: Clock.wallSeconds())
-        publisher.setMaxStaleness(next.effectiveMaxStaleness)
         poller.apply(Self.plan(next))
         for warning in next.warnings { logger.warn(warning) }
-        logger.info("configuration reloaded", [("locations", String(next.locations.count))])
+        logger.info("configuration reloaded", [("locations", String(next.locations.count)), ("requests", next.requestPlan.summary)])
         return nil
     }
 
@@ -126,7 +125,8 @@ private final class Reloading: Sendable {
                 language: configuration.language, timeout: configuration.requestTimeout),
             userAgent: "openweather-exporter/\(BuildInfo.version)")
         return Poller.Plan(
-            locations: configuration.locations, interval: configuration.effectivePollInterval,
-            requestsPerMinute: configuration.maxRequestsPerMinute, fetcher: client)
+            locations: configuration.locations, sources: configuration.activeSources, intervals: configuration.effectiveIntervals,
+            maxStaleness: configuration.effectiveMaxStaleness, requestsPerMinute: configuration.maxRequestsPerMinute,
+            language: configuration.language, transport: client, thresholds: { [configuration] in configuration.thresholds(for: $0) })
     }
 }

@@ -9,6 +9,8 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
     case transport(HTTPClientError)
     /// A 200 whose body is not the weather we expect.
     case decode(String)
+    /// A 200 that says there is nothing there: a place name the geocoder does not know.
+    case noMatch(String)
 
     /// The `code` label of `openweather_api_requests_total`.
     public var code: String {
@@ -16,6 +18,7 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
         case .http(let status, _, _): String(status)
         case .transport(let error): error.kind
         case .decode: "decode"
+        case .noMatch: "200"
         }
     }
 
@@ -28,6 +31,8 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
             return error.description
         case .decode(let reason):
             return "unusable response: \(reason)"
+        case .noMatch(let reason):
+            return reason
         }
     }
 

@@ -90,10 +90,12 @@ logger.info("starting openweather-exporter", [
     ("address", ListenAddress(host: configuration.listenAddress.host, port: exporter.port).description),
     ("telemetry_path", configuration.telemetryPath),
     ("locations", String(configuration.locations.count)),
-    ("interval", PrometheusDuration.format(configuration.effectivePollInterval)),
-    ("max_requests_per_minute", String(configuration.maxRequestsPerMinute)),
+    ("collectors", configuration.requestPlan.entries.map(\.source).joined(separator: ",")),
     ("api_key", configuration.apiKeySource),
 ])
+logger.info(
+    "request plan",
+    configuration.requestPlan.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])
 if configuration.demo {
     logger.warn("DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data", [("simulator", demoURL ?? "")])
 }

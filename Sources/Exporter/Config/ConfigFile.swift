@@ -1,4 +1,5 @@
 import JSON
+import OpenWeather
 
 /// The optional JSON config file. Its keys mirror the flags in camelCase
 /// (`web.listenAddress` for `--web.listen-address`); unknown keys are errors,
@@ -28,13 +29,15 @@ enum ConfigFile {
         for (section, value) in sections {
             switch section {
             case "locations":
-                guard case .array(let list) = value else { throw fail("`locations` must be a list of {\"name\", \"latitude\", \"longitude\"}") }
+                guard case .array(let list) = value else { throw fail("`locations` must be a list of {\"name\", \"latitude\", \"longitude\"} (or \"query\", or \"zip\", instead of the coordinates)") }
                 settings.locations = []
                 for (index, item) in list.enumerated() {
                     let location = try location(item, at: "locations[\(index)]", fail: fail)
                     settings.locations.append(.init(text: location.name, origin: "config file \"\(path)\" locations[\(index)]", location: location))
                 }
                 settings.locationsOrigin = "config file \"\(path)\""
+            case "collector":
+                try collectors(value, path: path, known: known, into: &settings, fail: fail)
             case "demo", "help", "version", "config":
                 throw fail("`\(section)` cannot be set in the file; use the flag")
             default:
@@ -58,6 +61,38 @@ enum ConfigFile {
         }
     }
 
+    /// `"collector": {"weather": {"enabled": true, "interval": "10m"}, "airPollution": true}`.
+    private static func collectors(
+        _ value: JSONValue, path: String, known: [String: Flag], into settings: inout Settings, fail: (String) -> ConfigError
+    ) throws(ConfigError) {
+        let example = "{\"weather\": {\"enabled\": true, \"interval\": \"10m\"}, \"airPollution\": true}"
+        guard case .object(let members) = value else { throw fail("`collector` must be an object, like \(example)") }
+        for (key, member) in members {
+            guard let flag = known["collector.\(key)"], flag.kind == .boolean else {
+                let names = known.values.filter { $0.kind == .boolean && $0.name.hasPrefix("collector.") }.map { String($0.fileKey.dropFirst(10)) }.sorted()
+                throw fail("unknown collector `collector.\(key)`: the collectors are \(names.joined(separator: ", "))")
+            }
+            let origin = "config file \"\(path)\" `collector.\(key)`"
+            switch member {
+            case .bool(let enabled):
+                settings.booleans[flag.name] = .init(text: String(enabled), origin: origin)
+            case .object(let fields):
+                for (field, setting) in fields {
+                    switch (field, setting) {
+                    case ("enabled", .bool(let enabled)):
+                        settings.booleans[flag.name] = .init(text: String(enabled), origin: origin + " enabled")
+                    case ("interval", .string(let interval)):
+                        settings.values[flag.name + ".interval"] = .init(text: interval, origin: origin + " interval")
+                    default:
+                        throw fail("`collector.\(key).\(field)` is not a setting of a collector: give enabled (true or false) and interval (like \"10m\")")
+                    }
+                }
+            default:
+                throw fail("`collector.\(key)` is \(member.typeName): give true, false or {\"enabled\": true, \"interval\": \"1h\"}")
+            }
+        }
+    }
+
     private static func scalar(_ value: JSONValue, key: String, fail: (String) -> ConfigError) throws(ConfigError) -> String {
         switch value {
         case .string(let text): return text
@@ -68,24 +103,40 @@ enum ConfigFile {
     }
 
     private static func location(_ item: JSONValue, at key: String, fail: (String) -> ConfigError) throws(ConfigError) -> Location {
-        guard case .object(let members) = item else { throw fail("`\(key)` must be an object {\"name\", \"latitude\", \"longitude\"}") }
-        for (member, _) in members where !["name", "latitude", "longitude", "alerts"].contains(member) {
-            throw fail("unknown key `\(key).\(member)`; a location takes name, latitude, longitude and alerts")
+        let shape = "{\"name\", \"latitude\", \"longitude\"}, {\"name\", \"query\": \"City,State,Country\"} or {\"name\", \"zip\": \"94040,US\"}"
+        guard case .object(let members) = item else { throw fail("`\(key)` must be an object \(shape)") }
+        for (member, _) in members where !["name", "latitude", "longitude", "query", "zip", "alerts"].contains(member) {
+            throw fail("unknown key `\(key).\(member)`; a location takes name, latitude and longitude (or query, or zip) and alerts")
         }
         guard case .string(let name)? = item["name"] else { throw fail("`\(key).name` is missing or not a string") }
         let origin = "config file `\(key)`"
         try LocationSpec.validate(name: name, origin: origin)
-        func coordinate(_ field: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
-            switch item[field] {
-            case .number(let value)?:
-                return try LocationSpec.coordinate(String(value), what: field, range: range, name: name, origin: origin)
-            case nil: throw fail("`\(key).\(field)` is missing for \"\(name)\"")
-            case let other?: throw fail("`\(key).\(field)` of \"\(name)\" is \(other.typeName), not a number")
+        let alerts = try alerts(item["alerts"], at: "\(key).alerts", fail: fail)
+        let given = ["latitude", "longitude", "query", "zip"].filter { item[$0] != nil }
+        switch Set(given) {
+        case ["query"], ["zip"]:
+            guard case .string(let text)? = item[given[0]], !text.trimmed.isEmpty else {
+                throw fail("`\(key).\(given[0])` of \"\(name)\" must be a non-empty string, like \"Springfield,IL,US\" or \"94040,US\"")
             }
+            let query: PlaceQuery = given[0] == "zip" ? .zip(text.trimmed) : .name(text.trimmed)
+            return Location(name: name, place: .query(query), alerts: alerts)
+        case ["latitude", "longitude"]:
+            func coordinate(_ field: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
+                guard case .number(let value)? = item[field] else {
+                    throw fail("`\(key).\(field)` of \"\(name)\" is \(item[field]!.typeName), not a number")
+                }
+                return try LocationSpec.coordinate(String(value), what: field, range: range, name: name, origin: origin)
+            }
+            return Location(
+                name: name, latitude: try coordinate("latitude", -90...90), longitude: try coordinate("longitude", -180...180),
+                alerts: alerts)
+        case ["latitude"], ["longitude"]:
+            throw fail("`\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): give both")
+        case []:
+            throw fail("`\(key)` (\"\(name)\") says nowhere: give latitude and longitude, a query or a zip, as in \(shape)")
+        default:
+            throw fail("`\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, query, or zip")
         }
-        let latitude = try coordinate("latitude", -90...90)
-        let longitude = try coordinate("longitude", -180...180)
-        return Location(name: name, latitude: latitude, longitude: longitude, alerts: try alerts(item["alerts"], at: "\(key).alerts", fail: fail))
     }
 
     private static func alerts(_ value: JSONValue?, at key: String, fail: (String) -> ConfigError) throws(ConfigError) -> AlertSetting {

@@ -1,3 +1,5 @@
+import Exposition
+
 /// Everything the exporter runs with, validated. Built by `ConfigurationLoader`
 /// from defaults, the config file, the environment and flags (in rising order).
 public struct Configuration: Sendable {
@@ -35,12 +37,14 @@ public struct Configuration: Sendable {
     public var requestTimeout: Duration = .seconds(10)
     /// Language of the condition description.
     public var language = "en"
-    /// How often each location is fetched.
-    public var pollInterval: Duration = .seconds(600)
+    /// Each source's switch and interval, in `Sources.all` order.
+    public var collectors: [CollectorSetting] = Sources.all.map {
+        CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
+    }
     /// The plan's request budget.
     public var maxRequestsPerMinute = 60
-    /// Without a success for this long, a location's weather series leave /metrics. Nil: 3 intervals.
-    public var maxStaleness: Duration?
+    /// Without a success for this long, a source's series of a location leave /metrics.
+    public var maxStaleness = Staleness.intervals(3)
     public var logLevel = LogLevel.info
     public var logFormat = LogFormat.logfmt
     /// Serve simulated data from the built-in simulator; no key, no network.
@@ -54,18 +58,67 @@ public struct Configuration: Sendable {
 
     public init() {}
 
-    /// The interval actually used: stretched so that every location fits the
-    /// request budget, at the poller's spacing of 61 s / limit between requests.
-    public var effectivePollInterval: Duration {
-        let minimum = Duration.milliseconds(Int64((61_000.0 * Double(locations.count) / Double(maxRequestsPerMinute)).rounded(.up)))
-        return max(pollInterval, minimum)
+    /// The sources that run, in slot order: the switched-on ones, and the resolver when a place is given by name.
+    var activeSources: [any Source] {
+        let needsResolver = locations.contains { $0.query != nil }
+        return Sources.all.filter { source in
+            source.resolves ? needsResolver : collectors.first { $0.name == source.name }?.enabled == true
+        }
     }
 
-    public var effectiveMaxStaleness: Duration { maxStaleness ?? effectivePollInterval * 3 }
+    /// Requests a minute each polling source needs, and the intervals stretched to fit the budget.
+    public var requestPlan: RequestPlan {
+        RequestPlan(
+            sources: activeSources.filter { !$0.resolves }.map { source in
+                (source.name, interval(of: source.name), locations.count)
+            },
+            budgetPerMinute: maxRequestsPerMinute)
+    }
+
+    /// The configured interval of a source (not stretched).
+    public func interval(of source: String) -> Duration {
+        collectors.first { $0.name == source }?.interval ?? .seconds(600)
+    }
+
+    /// Per active source: the interval used (stretched to the budget; a resolver's retry as configured).
+    var effectiveIntervals: [Duration] {
+        let plan = requestPlan
+        return activeSources.map { plan.interval(of: $0.name) ?? interval(of: $0.name) }
+    }
+
+    /// Per active source, seconds.
+    var effectiveMaxStaleness: [Double] {
+        effectiveIntervals.map { interval in
+            switch maxStaleness {
+            case .intervals(let count): interval.seconds * count
+            case .duration(let duration): duration.seconds
+            }
+        }
+    }
 
     /// Each location's thresholds after the defaults are applied.
     public func thresholds(for location: Location) -> TemperatureThresholds {
         location.alerts.resolved(defaults: alertDefaults)
+    }
+}
+
+/// A source's switch (`--collector.NAME`) and interval (`--collector.NAME.interval`).
+public struct CollectorSetting: Sendable, Equatable {
+    public var name: String
+    public var enabled: Bool
+    public var interval: Duration
+}
+
+/// How long a source's reading is shown without a newer success: a multiple of its interval, or a duration.
+public enum Staleness: Sendable, Equatable, CustomStringConvertible {
+    case intervals(Double)
+    case duration(Duration)
+
+    public var description: String {
+        switch self {
+        case .intervals(let count): "\(Exposition.formatValue(count))x"
+        case .duration(let duration): PrometheusDuration.format(duration)
+        }
     }
 }
 

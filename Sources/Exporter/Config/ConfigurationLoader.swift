@@ -90,17 +90,14 @@ public struct ConfigurationLoader: Sendable {
         }
         config.maxRequestsPerMinute = try settings.integer("openweather.max-requests-per-minute", in: 1...1_000_000)
             ?? config.maxRequestsPerMinute
-        config.maxStaleness = try settings.duration("openweather.max-staleness", minimum: .seconds(1))
-
-        if let interval = try settings.duration("poll.interval", minimum: .seconds(1)) {
-            config.pollInterval = interval
-            if interval < .seconds(600), !config.demo {
-                config.warnings.append(
-                    "--poll.interval=\(PrometheusDuration.format(interval)) is shorter than 10m: OpenWeather updates its data about every 10 minutes and asks clients not to call more often; you spend requests for no new data")
+        if let staleness = settings.values["openweather.max-staleness"] {
+            if staleness.text.hasSuffix("x"), let count = Double(staleness.text.dropLast()), count.isFinite, count >= 1, count <= 1000 {
+                config.maxStaleness = .intervals(count)
+            } else if let duration = try settings.duration("openweather.max-staleness", minimum: .seconds(1)) {
+                config.maxStaleness = .duration(duration)
             }
-        } else if config.demo {
-            config.pollInterval = .seconds(15)
         }
+        try collectors(settings, into: &config)
         if let level = settings.values["log.level"] {
             guard let parsed = Configuration.LogLevel(rawValue: level.text) else {
                 throw ConfigError("\(level.origin) \"\(level.text)\" is not a log level: use debug, info, warn or error")
@@ -124,12 +121,50 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         try loadKey(settings, into: &config)
-        if config.effectivePollInterval > config.pollInterval {
+        let plan = config.requestPlan
+        if plan.stretched {
             config.warnings.append(
-                "\(config.locations.count) locations do not fit a \(PrometheusDuration.format(config.pollInterval)) interval within \(config.maxRequestsPerMinute) requests per minute: polling each every \(PrometheusDuration.format(config.effectivePollInterval)) instead; raise --openweather.max-requests-per-minute if your plan allows more")
+                "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(config.maxRequestsPerMinute) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more")
+        }
+        if case .duration(let duration) = config.maxStaleness {
+            for (source, interval) in zip(config.activeSources, config.effectiveIntervals) where !source.resolves && interval >= duration {
+                config.warnings.append(
+                    "--openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics between polls; use a multiple of the intervals instead, like 3x")
+            }
         }
         return config
     }
+
+    /// `--collector.NAME` and `--collector.NAME.interval`; `--poll.interval` is the weather interval's old name.
+    private func collectors(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
+        for index in config.collectors.indices {
+            let name = config.collectors[index].name
+            guard let source = Sources.named(name), !source.resolves else { continue }
+            if let enabled = try settings.boolean("collector.\(name)") {
+                config.collectors[index].enabled = enabled
+            } else if config.demo {
+                config.collectors[index].enabled = true
+            }
+            if let interval = try settings.duration("collector.\(name).interval", minimum: .seconds(1)) {
+                config.collectors[index].interval = interval
+            } else if name == "weather", let interval = try settings.duration("poll.interval", minimum: .seconds(1)) {
+                config.collectors[index].interval = interval
+                config.warnings.append("--poll.interval is the old name of --collector.weather.interval; it still works, but use the new name")
+            } else if config.demo {
+                config.collectors[index].interval = Self.demoIntervals[name] ?? config.collectors[index].interval
+            }
+            if !config.demo, config.collectors[index].enabled, config.collectors[index].interval < source.defaultInterval {
+                config.warnings.append(
+                    "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data")
+            }
+        }
+        guard config.collectors.contains(where: { $0.enabled && Sources.named($0.name)?.resolves == false }) else {
+            throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
+        }
+    }
+
+    /// `--demo` polls every source, quickly, so that every family shows within a minute.
+    static let demoIntervals = ["weather": Duration.seconds(15), "air-pollution": .seconds(60)]
 
     private func locations(_ settings: Settings) throws(ConfigError) -> [Location] {
         var seen: [String: String] = [:]

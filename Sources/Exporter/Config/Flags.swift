@@ -56,16 +56,28 @@ struct Flag: Sendable {
              help: "Language of the condition description (en, es, de, zh_cn...).", defaultText: "en"),
         Flag(name: "openweather.max-requests-per-minute", kind: .value, placeholder: "N",
              help: "Request budget of your plan; the poll interval stretches to fit it.", defaultText: "60"),
-        Flag(name: "openweather.max-staleness", kind: .value, placeholder: "DURATION",
-             help: "Drop a location's weather series after this long without success.", defaultText: "3 poll intervals"),
+        Flag(name: "openweather.max-staleness", kind: .value, placeholder: "Nx|DURATION",
+             help: "Drop a source's series of a location after this long without success: N intervals of that source, or a duration.",
+             defaultText: "3x"),
         Flag(name: "poll.interval", kind: .value, placeholder: "DURATION",
-             help: "How often each location is fetched (OpenWeather updates every 10m).", defaultText: "10m (15s with --demo)"),
+             help: "Old name of --collector.weather.interval.", defaultText: ""),
         Flag(name: "log.level", kind: .value, placeholder: "LEVEL",
              help: "debug, info, warn or error.", defaultText: "info"),
         Flag(name: "log.format", kind: .value, placeholder: "FORMAT",
              help: "logfmt or json.", defaultText: "logfmt"),
         Flag(name: "demo", kind: .boolean, placeholder: "",
              help: "Serve simulated weather from a built-in server: no key, no network.", defaultText: ""),
+    ] + Sources.all.filter { !$0.resolves }.flatMap { source in
+        [
+            Flag(name: "collector.\(source.name)", kind: .boolean, placeholder: "",
+                 help: "\(source.summary) Off: --no-collector.\(source.name).",
+                 defaultText: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault ? "" : "; enabled with --demo")),
+            Flag(name: "collector.\(source.name).interval", kind: .value, placeholder: "DURATION",
+                 help: "How often each location is polled from \(source.name); stretched to fit the request budget.",
+                 defaultText: PrometheusDuration.format(source.defaultInterval)
+                    + (ConfigurationLoader.demoIntervals[source.name].map { " (\(PrometheusDuration.format($0)) with --demo)" } ?? "")),
+        ]
+    } + [
         Flag(name: "help", kind: .boolean, placeholder: "", help: "Show this help and exit.", defaultText: ""),
         Flag(name: "version", kind: .boolean, placeholder: "", help: "Show the version and exit.", defaultText: ""),
     ]
@@ -76,7 +88,7 @@ struct Flag: Sendable {
         var lines = [
             "usage: openweather-exporter [flags]",
             "",
-            "Prometheus exporter for OpenWeather current weather.",
+            "Prometheus exporter for OpenWeather: current weather, air quality, places by name.",
             "",
             "Flags:",
         ]

@@ -1,17 +1,56 @@
+import OpenWeather
+
 /// A place to poll, as the user configured it.
 public struct Location: Sendable, Equatable {
+    /// Where the place is: coordinates, or a name or postal code the `geocoding` source resolves.
+    public enum Place: Sendable, Equatable, CustomStringConvertible {
+        case coordinates(latitude: Double, longitude: Double)
+        case query(PlaceQuery)
+
+        public var description: String {
+            switch self {
+            case .coordinates(let latitude, let longitude): "\(latitude),\(longitude)"
+            case .query(let query): query.description
+            }
+        }
+    }
+
     /// The `location` label; unique.
     public var name: String
-    public var latitude: Double
-    public var longitude: Double
+    public var place: Place
     /// What this location says about alert thresholds; resolved against the global defaults.
     public var alerts: AlertSetting
 
-    public init(name: String, latitude: Double, longitude: Double, alerts: AlertSetting = .inherit) {
+    public init(name: String, place: Place, alerts: AlertSetting = .inherit) {
         self.name = name
+        self.place = place
+        self.alerts = alerts
+    }
+
+    public init(name: String, latitude: Double, longitude: Double, alerts: AlertSetting = .inherit) {
+        self.init(name: name, place: .coordinates(latitude: latitude, longitude: longitude), alerts: alerts)
+    }
+
+    /// The configured coordinates; nil for a place given by name.
+    public var coordinates: Coordinates? {
+        if case .coordinates(let latitude, let longitude) = place { return Coordinates(latitude: latitude, longitude: longitude) }
+        return nil
+    }
+
+    /// The geocoder's question; nil for a place given by coordinates.
+    public var query: PlaceQuery? {
+        if case .query(let query) = place { return query }
+        return nil
+    }
+}
+
+public struct Coordinates: Sendable, Equatable {
+    public var latitude: Double
+    public var longitude: Double
+
+    public init(latitude: Double, longitude: Double) {
         self.latitude = latitude
         self.longitude = longitude
-        self.alerts = alerts
     }
 }
 

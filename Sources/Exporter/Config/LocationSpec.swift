@@ -1,24 +1,63 @@
-/// The flag form of a location: `NAME=LAT,LON[,above=C][,below=C][,alerts=off]`.
+import OpenWeather
+
+/// The flag form of a location, one of
+/// `NAME=LAT,LON`, `NAME=CITY[,STATE][,COUNTRY]`, `NAME=zip:CODE,COUNTRY` or a bare `CITY[,STATE][,COUNTRY]`
+/// (name and query the same), each followed by optional `,above=C`, `,below=C` or `,alerts=off`.
 enum LocationSpec {
     static func parse(_ text: String, origin: String) throws(ConfigError) -> Location {
-        let example = "for example \(origin)=\"London=51.5074,-0.1278\""
-        guard let equals = text.firstIndex(of: "=") else {
-            throw ConfigError("\(origin) \"\(text)\" has no coordinates: write NAME=LAT,LON, \(example)")
+        let example = "for example \(origin)=\"London=51.5074,-0.1278\", \(origin)=\"Paris\" or \(origin)=\"Office=zip:94040,US\""
+        // NAME=... when the text before the first `=` holds no comma; else the bare form, whose `=` are options'.
+        var name: String?
+        var rest = Substring(text)
+        if let equals = text.firstIndex(of: "="), !text[..<equals].contains(",") {
+            name = String(text[..<equals]).trimmed
+            rest = text[text.index(after: equals)...]
         }
-        let name = String(text[..<equals]).trimmed
-        let parts = text[text.index(after: equals)...].split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmed }
-        guard parts.count >= 2 else {
-            throw ConfigError("\(origin) \"\(text)\" needs a latitude and a longitude separated by a comma: \(example)")
+        let parts = rest.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmed }
+        let positional = Array(parts.prefix { !$0.contains("=") })
+        let options = parts.dropFirst(positional.count)
+        guard !positional.isEmpty, !positional.allSatisfy(\.isEmpty) else {
+            throw ConfigError("\(origin) \"\(text)\" names no place: \(example)")
         }
-        try validate(name: name, origin: origin)
-        let latitude = try coordinate(parts[0], what: "latitude", range: -90...90, name: name, origin: origin)
-        let longitude = try coordinate(parts[1], what: "longitude", range: -180...180, name: name, origin: origin)
+
+        let place: Location.Place
+        if Double(positional[0]) != nil || (positional.count == 2 && Double(positional[1]) != nil) {
+            guard positional.count == 2 else {
+                throw ConfigError("\(origin) \"\(text)\" needs a latitude and a longitude separated by a comma: \(example)")
+            }
+            guard let name else {
+                throw ConfigError("\(origin) \"\(text)\": coordinates need a name, as in NAME=LAT,LON: \(example)")
+            }
+            try validate(name: name, origin: origin)
+            place = .coordinates(
+                latitude: try coordinate(positional[0], what: "latitude", range: -90...90, name: name, origin: origin),
+                longitude: try coordinate(positional[1], what: "longitude", range: -180...180, name: name, origin: origin))
+        } else {
+            guard !positional.contains(where: \.isEmpty) else {
+                throw ConfigError("\(origin) \"\(text)\" has an empty part: write CITY[,STATE][,COUNTRY] without empty commas, \(example)")
+            }
+            if positional[0].hasPrefix("zip:") {
+                let code = ([String(positional[0].dropFirst(4)).trimmed] + positional.dropFirst()).joined(separator: ",")
+                guard positional.count <= 2, !code.hasPrefix(",") else {
+                    throw ConfigError("\(origin) \"\(text)\": write a postal code as zip:CODE,COUNTRY, like zip:94040,US")
+                }
+                place = .query(.zip(code))
+            } else {
+                guard positional.count <= 3 else {
+                    throw ConfigError("\(origin) \"\(text)\" has more than CITY,STATE,COUNTRY: \(example)")
+                }
+                place = .query(.name(positional.joined(separator: ",")))
+            }
+            try validate(name: name ?? positional.joined(separator: ","), origin: origin)
+        }
+        let locationName = name ?? positional.joined(separator: ",")
+
         var thresholds = TemperatureThresholds()
         var alerts: AlertSetting = .inherit
-        for option in parts.dropFirst(2) {
+        for option in options {
             let pair = option.split(separator: "=", maxSplits: 1).map { String($0).trimmed }
             guard pair.count == 2 else {
-                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use above=C, below=C or alerts=off")
+                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use above=C, below=C or alerts=off after the place")
             }
             switch pair[0] {
             case "above", "below":
@@ -30,13 +69,13 @@ enum LocationSpec {
             case "alerts" where pair[1] == "off":
                 alerts = .off
             default:
-                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use above=C, below=C or alerts=off")
+                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use above=C, below=C or alerts=off after the place")
             }
         }
         if case .off = alerts, thresholds != TemperatureThresholds() {
             throw ConfigError("\(origin) \"\(text)\" sets thresholds and alerts=off: keep one")
         }
-        return Location(name: name, latitude: latitude, longitude: longitude, alerts: alerts)
+        return Location(name: locationName, place: place, alerts: alerts)
     }
 
     static func validate(name: String, origin: String) throws(ConfigError) {

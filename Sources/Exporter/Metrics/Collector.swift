@@ -1,35 +1,33 @@
 import Exposition
 
-/// One source of metric families. Adding a data source (air pollution, a
-/// forecast) is adding a collector.
+/// Writes per-location families: one source's readings, or the exporter's own per-location health.
+/// Families are described once (name, HELP, TYPE); each collector writes a shard's lines straight
+/// into their buffers, so there is one way of rendering and nothing to keep in step with it.
 protocol Collector: Sendable {
-    func collect(_ snapshot: WeatherStore.Snapshot, now: Double, into families: inout [MetricFamily])
-
-    /// The per-location series lines of `shard`'s locations (in label order), exactly as `collect`
-    /// would render them, appended to their families' buffers. The default goes through `collect`;
-    /// a collector with many series per location writes the bytes directly instead.
-    func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines)
+    /// Every family it writes, each series with `location` as its first label.
+    var families: [MetricFamily] { get }
+    /// `shard`'s lines of `families`, appended to their buffers (found by name in `lines.index`).
+    func appendSeries(of shard: ShardSeries, to lines: inout FamilyLines)
 }
 
-extension Collector {
-    func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines) {
-        var part = WeatherStore.Snapshot()
-        part.locations = WeatherStore.LocationStates(shard.locations)
-        var families: [MetricFamily] = []
-        collect(part, now: now, into: &families)
-        var bytes: [UInt8] = []
-        for family in families where !family.samples.isEmpty {
-            guard let index = lines.index[family.name] else { continue }
-            bytes.removeAll(keepingCapacity: true)
-            Exposition.appendSeries(of: family, to: &bytes)
-            lines.buffers[index].append(bytes)
-        }
+/// A source's collector: its families, written from the readings in its slot of each location.
+struct SourceCollector: Collector {
+    let source: any Source
+    let slot: Int
+
+    var families: [MetricFamily] { source.families }
+
+    func appendSeries(of shard: ShardSeries, to lines: inout FamilyLines) {
+        source.appendSeries(of: shard, slot: slot, to: &lines)
     }
 }
 
-/// The locations of one shard, in label order, with their `{location="…"` label rendered once.
+/// The locations of one shard, in label order, with their `{location="…"` label rendered once and
+/// which of their readings are fresh enough to show.
 struct ShardSeries {
     let locations: Members
+    /// Per location, bit `slot` set when that source's reading is fresh.
+    let fresh: [UInt64]
     /// Every location's opening, one after the other; `openingEnds[i]` is where `locations[i]`'s ends.
     private let openingBytes: [UInt8]
     private let openingEnds: [Int]
@@ -48,10 +46,11 @@ struct ShardSeries {
         }
     }
 
-    /// `positions` (in label order) of `states`.
-    init(_ states: WeatherStore.LocationStates, positions: ArraySlice<Int>) {
+    /// `positions` (in label order) of `states`; `fresh` in the same order.
+    init(_ states: WeatherStore.LocationStates, positions: ArraySlice<Int>, fresh: [UInt64]) {
         let locations = Members(states: states, positions: positions)
         self.locations = locations
+        self.fresh = fresh
         var bytes: [UInt8] = []
         bytes.reserveCapacity(locations.count * 32)
         openingEnds = locations.map { state in
@@ -59,6 +58,12 @@ struct ShardSeries {
             return bytes.count
         }
         openingBytes = bytes
+    }
+
+    /// The reading of `slot` at `position`, when it is fresh enough to show.
+    func freshReading(_ position: Int, slot: Int) -> (any Sendable)? {
+        guard fresh[position] & (1 << UInt64(slot)) != 0 else { return nil }
+        return locations[position].sources[slot].reading
     }
 
     /// Calls `body` with a way to read each location's opening in place.

@@ -49,9 +49,9 @@ final class MetricsPublisher: Sendable {
     }
 
     private let store: WeatherStore
+    private let time: any TimeSource
     private let process = ProcessCollector()
     private let rendered = Mutex(Rendered())
-    private let maxStaleness: Mutex<Double>
     private let pacing = Mutex(Pacing())
     private let wake = DispatchSemaphore(value: 0)
     /// Held while rendering, so two refreshes never interleave their chunk updates.
@@ -59,11 +59,12 @@ final class MetricsPublisher: Sendable {
     /// From this many plain bytes on the exposition is kept gzipped (lower in tests).
     let gzipAbove: Int
 
-    init(store: WeatherStore, maxStaleness: Duration, gzipAbove: Int = WeatherRendering.gzipAbove) {
+    init(store: WeatherStore, time: any TimeSource = SystemTime(), gzipAbove: Int = WeatherRendering.gzipAbove) {
         self.store = store
-        self.maxStaleness = Mutex(maxStaleness.seconds)
+        self.time = time
         self.gzipAbove = gzipAbove
-        rendering = Mutex(WeatherRendering(collectors: Self.collectors(maxStaleness: 0), maxStaleness: 0, gzipAbove: gzipAbove))
+        let snapshot = store.snapshot()
+        rendering = Mutex(Self.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: gzipAbove))
         refreshWeather()
         refreshProcess()
     }
@@ -78,33 +79,29 @@ final class MetricsPublisher: Sendable {
     /// `/-/ready` turns 200 already shows every location's first result.
     var ready: Bool { rendered.withLock { $0.allAttempted } }
 
-    func setMaxStaleness(_ duration: Duration) {
-        maxStaleness.withLock { $0 = duration.seconds }
-        refreshWeather()
-    }
-
-    static func collectors(maxStaleness: Double) -> [any Collector] {
-        [WeatherCollector(maxStaleness: maxStaleness), HealthCollector()]
-    }
-
-    /// The `openweather_*` part of the exposition for `snapshot` as seen at `now`, rendered from scratch, as plain text.
-    static func renderWeather(_ snapshot: WeatherStore.Snapshot, now: Double, maxStaleness: Double) -> [UInt8] {
-        var rendering = WeatherRendering(collectors: collectors(maxStaleness: maxStaleness), maxStaleness: maxStaleness, gzipAbove: .max)
-        return WeatherRendering.join(rendering.render(snapshot, now: now).chunks)
+    /// The sources and their staleness come with the store's snapshot, so a reload that changes them
+    /// can never be rendered with the other's slots.
+    static func rendering(sources: [String], maxStaleness: [Double], gzipAbove: Int) -> WeatherRendering {
+        let collectors: [any Collector] = [HealthCollector(sources: sources)]
+            + sources.enumerated().compactMap { slot, name in Sources.named(name).map { SourceCollector(source: $0, slot: slot) } }
+        return WeatherRendering(collectors: collectors, sources: sources, maxStaleness: maxStaleness, gzipAbove: gzipAbove)
     }
 
     func refreshWeather() {
         rendering.withLock { rendering in
             let snapshot = store.snapshot()
-            let now = Clock.wallSeconds()
-            let staleness = maxStaleness.withLock { $0 }
-            if rendering.maxStaleness != staleness {
-                rendering = WeatherRendering(collectors: Self.collectors(maxStaleness: staleness), maxStaleness: staleness, gzipAbove: gzipAbove)
+            let now = time.wall()
+            if rendering.maxStaleness != snapshot.maxStaleness || rendering.sources != snapshot.sources {
+                rendering = Self.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: gzipAbove)
             }
             let body = rendering.render(snapshot, now: now)
             var nextStaleness = Double.infinity
             for state in snapshot.locations {
-                if let success = state.lastSuccess, success + staleness >= now { nextStaleness = min(nextStaleness, success + staleness) }
+                for (slot, source) in state.sources.enumerated() where slot < snapshot.maxStaleness.count {
+                    if let success = source.lastSuccess, success + snapshot.maxStaleness[slot] >= now {
+                        nextStaleness = min(nextStaleness, success + snapshot.maxStaleness[slot])
+                    }
+                }
             }
             rendered.withLock {
                 $0.weather = body
@@ -149,7 +146,7 @@ final class MetricsPublisher: Sendable {
 
     /// A reading changed: refresh now, or once the pacing wait is over (`runTimers` does it then).
     func weatherChanged() {
-        let now = Clock.monotonicSeconds()
+        let now = time.monotonic()
         let (refreshNow, newlyPending) = pacing.withLock { pacing in
             if now >= pacing.notBefore { return (true, false) }
             defer { pacing.pending = true }
@@ -164,9 +161,9 @@ final class MetricsPublisher: Sendable {
 
     private func pacedRefresh() {
         pacing.withLock { $0.pending = false }
-        let start = Clock.monotonicSeconds()
+        let start = time.monotonic()
         refreshWeather()
-        let end = Clock.monotonicSeconds()
+        let end = time.monotonic()
         pacing.withLock { $0.notBefore = end + min((end - start) * Self.pacing, 1) }
     }
 
@@ -175,7 +172,7 @@ final class MetricsPublisher: Sendable {
     func runTimers(while running: () -> Bool) {
         var nextTick = 0.0
         while running() {
-            let now = Clock.monotonicSeconds()
+            let now = time.monotonic()
             if now >= nextTick {
                 tick()
                 nextTick = now + 1
@@ -192,7 +189,7 @@ final class MetricsPublisher: Sendable {
 
     /// Called about once a second.
     func tick() {
-        if rendered.withLock({ Clock.wallSeconds() > $0.nextStaleness }) { refreshWeather() }
+        if rendered.withLock({ time.wall() > $0.nextStaleness }) { refreshWeather() }
         // Re-rendered chunks leave page-sized holes in malloc's arenas, which it keeps (with
         // 10,000 locations, about as much again as the exposition); hand them back. Before
         // the process part, so the resident memory it reports is the trimmed one.

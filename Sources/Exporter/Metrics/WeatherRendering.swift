@@ -14,12 +14,11 @@ import Synchronization
 /// because every per-location series carries `location` as its first label. Only
 /// one copy of the text is held, and a scrape writes the chunks with gathered writes.
 ///
-/// A shard is re-rendered when one of its locations changed: a new poll result
-/// (duration and success time change with every poll, the reading only with a new
-/// success time), other thresholds, or its weather turning stale. So a location's
-/// series may depend on its own state and, through staleness, on `now` only;
-/// families without a location (request counts, build info) are rendered whole
-/// every time.
+/// A shard is re-rendered when one of its locations changed: the store bumps a
+/// location's generation with every change to its state, and a source's reading
+/// turning stale flips a bit of its freshness. So a location's series may depend on
+/// its own state and, through staleness, on `now` only; families without a location
+/// (request counts, build info) are rendered whole every time.
 ///
 /// From `gzipAbove` plain bytes on (hundreds of locations), every chunk is kept only
 /// as a deflate segment (see `GzipCompressor`) and its CRC, compressed when it is
@@ -44,13 +43,9 @@ struct WeatherRendering {
     }
 
     private struct Key: Equatable {
-        var name: String
-        var latitude, longitude: Double
-        var thresholds: TemperatureThresholds
-        var up: Bool?
-        var lastSuccess: Double?
-        var lastPollDuration: Double?
-        var fresh: Bool
+        var generation: UInt64
+        /// Bit `slot` set when that source's reading is fresh.
+        var fresh: UInt64
     }
 
     /// One shard's part of every per-location family (in `families` order).
@@ -65,10 +60,14 @@ struct WeatherRendering {
     }
 
     let collectors: [any Collector]
-    /// What the collectors were made with; other staleness needs a fresh rendering.
-    let maxStaleness: Double
+    /// Per slot: after this long without success a source's reading is no longer shown.
+    let maxStaleness: [Double]
+    /// Every per-location family, sorted by name.
+    private let locationFamilies: [MetricFamily]
     /// Indexed as in the snapshot.
     private var keys: [Key] = []
+    /// The store's layout the keys and shards were made for.
+    private var layout: UInt64?
     /// `order[rank]`: the snapshot index of the location at that rank in label order.
     private var order: [Int] = []
     private var shards: [ShardChunks] = []
@@ -79,17 +78,20 @@ struct WeatherRendering {
     private var workers: [ShardWorker] = []
     /// Compressed HELP and TYPE lines and their CRC by family name: they never change.
     private var headerSegments: [String: (segment: [UInt8], crc: UInt32)] = [:]
-    /// Every family's name in sorted order, as the collectors gave them last time.
-    private var familyNames: [String] = []
     /// Threads that render shards when many are to be redone (at start and after a reload).
     let parallelism: Int
 
-    init(collectors: [any Collector], maxStaleness: Double, gzipAbove: Int = WeatherRendering.gzipAbove,
+    /// The sources it was made for, by name, so a publisher can tell when a reload changed them.
+    let sources: [String]
+
+    init(collectors: [any Collector], sources: [String] = [], maxStaleness: [Double], gzipAbove: Int = WeatherRendering.gzipAbove,
          parallelism: Int = WeatherRendering.defaultParallelism) {
         self.collectors = collectors
+        self.sources = sources
         self.maxStaleness = maxStaleness
         self.gzipAbove = gzipAbove
         self.parallelism = max(1, parallelism)
+        locationFamilies = collectors.flatMap(\.families).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 
     /// One thread per processor, at most four: a full render of 10,000 locations is tens of milliseconds.
@@ -97,24 +99,21 @@ struct WeatherRendering {
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve.
     mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> Body {
-        // Families without a location, and every family's name, help and type.
-        var empty = snapshot
-        empty.locations = []
-        var families: [MetricFamily] = []
-        for collector in collectors { collector.collect(empty, now: now, into: &families) }
+        // Families without a location rendered whole, among the per-location ones, by name.
+        var families = locationFamilies
+        let global = ExporterCollector.collect(snapshot)
+        families += global
         families.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        let names = families.map(\.name)
 
         var dirty: [Int] = []
-        if names != familyNames || snapshot.locations.count != keys.count
-            || !keys.indices.allSatisfy({ keys[$0].name == snapshot.locations[$0].location.name }) {
+        if layout != snapshot.layout || snapshot.locations.count != keys.count {
+            layout = snapshot.layout
             keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
             order = snapshot.locations.indices.sorted {
                 Self.bytesPrecede(snapshot.locations[$0].location.name, snapshot.locations[$1].location.name)
             }
             shards = Array(repeating: ShardChunks(), count: (order.count + Self.shardSize - 1) / Self.shardSize)
             dirty = Array(shards.indices)
-            familyNames = names
         } else {
             // Updated in place: a new array of keys would be another megabyte at 10,000 locations.
             var last = -1
@@ -129,22 +128,24 @@ struct WeatherRendering {
             }
         }
 
-        let whole = families.map { !$0.samples.isEmpty }
+        let perLocation = Set(locationFamilies.map(\.name))
+        let whole = families.map { !perLocation.contains($0.name) }
         var index: [String: Int] = [:]
-        for (position, name) in names.enumerated() where !whole[position] { index[name] = position }
+        for (position, family) in families.enumerated() where !whole[position] { index[family.name] = position }
         // Rendered straight into the form the last render chose: with a steady number of
         // locations, that is the form they stay in.
         let form = gzipped
-        let (order, collectors, familyCount) = (order, collectors, families.count)
+        let (order, keys, collectors, familyCount) = (order, keys, collectors, families.count)
         forEachShard(dirty) { [index] worker, shard in
-            let part = ShardSeries(snapshot.locations, positions: order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)])
-            return worker.render(part, collectors: collectors, index: index, families: familyCount, now: now, gzip: form)
+            let positions = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)]
+            let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys[$0].fresh })
+            return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form)
         }
 
         // Per family, its own plain part: the whole family, or the HELP and TYPE lines before the
         // shards' chunks; nil for a per-location family no shard has lines of.
         let parts: [(chunk: [UInt8], header: String?)?] = families.indices.map { index in
-            if whole[index] { return (Exposition.render([families[index]]), nil) }
+            if whole[index] { return families[index].samples.isEmpty ? nil : (Exposition.render([families[index]]), nil) }
             guard shards.contains(where: { $0.plainCounts[index] > 0 }) else { return nil }
             var header: [UInt8] = []
             Exposition.appendHeader(of: families[index], to: &header)
@@ -233,15 +234,13 @@ struct WeatherRendering {
 
     /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
     private func key(of snapshot: WeatherStore.Snapshot, at index: Int, now: Double) -> Key {
-        let hasReading: Bool
-        if case .none = snapshot.locations[index].reading { hasReading = false } else { hasReading = true }
-        let lastSuccess = snapshot.locations[index].lastSuccess
-        return Key(
-            name: snapshot.locations[index].location.name,
-            latitude: snapshot.locations[index].location.latitude, longitude: snapshot.locations[index].location.longitude,
-            thresholds: snapshot.locations[index].thresholds, up: snapshot.locations[index].up, lastSuccess: lastSuccess,
-            lastPollDuration: snapshot.locations[index].lastPollDuration,
-            fresh: hasReading && lastSuccess.map { now - $0 <= maxStaleness } == true)
+        var fresh: UInt64 = 0
+        for slot in snapshot.locations[index].sources.indices where slot < maxStaleness.count {
+            guard let success = snapshot.locations[index].sources[slot].lastSuccess, now - success <= maxStaleness[slot] else { continue }
+            if case .none = snapshot.locations[index].sources[slot].reading { continue }
+            fresh |= 1 << UInt64(slot)
+        }
+        return Key(generation: snapshot.locations[index].generation, fresh: fresh)
     }
 }
 
@@ -255,11 +254,11 @@ final class ShardWorker: @unchecked Sendable {
     /// The shard's lines of every per-location family (`index` maps their names to positions among
     /// `families`), as plain chunks or, with `gzip`, as deflate segments.
     func render(
-        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, now: Double, gzip: Bool
+        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, gzip: Bool
     ) -> WeatherRendering.ShardChunks {
         if lines.index != index || lines.buffers.count != families { lines = FamilyLines(index: index, count: families) }
         lines.clear()
-        for collector in collectors { collector.appendSeries(of: part, now: now, to: &lines) }
+        for collector in collectors { collector.appendSeries(of: part, to: &lines) }
         var result = WeatherRendering.ShardChunks()
         result.plainCounts = lines.buffers.map(\.count)
         result.gzipped = gzip

@@ -37,13 +37,5 @@ extension WeatherStore {
             _read { yield chunks[position >> Self.chunkShift][position & (Self.chunkSize - 1)] }
             _modify { yield &chunks[position >> Self.chunkShift][position & (Self.chunkSize - 1)] }
         }
-
-        /// Whether both hold `position`'s chunk in the same storage (tests check that a write copies only its chunk).
-        func sharesChunk(with other: LocationStates, at position: Int) -> Bool {
-            let chunk = position >> Self.chunkShift
-            return chunks[chunk].withUnsafeBufferPointer { mine in
-                other.chunks[chunk].withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
-            }
-        }
     }
 }

@@ -1,15 +1,20 @@
-/// When to fetch which location: a pure state machine, driven by the poller's
-/// clock, so tests can run hours of schedule in microseconds.
+/// When to run which job: a pure state machine, driven by the poller's clock, so tests can run
+/// hours of schedule in microseconds.
 ///
-/// Location `i` of `n` owns the phase `i × interval / n`, so requests are spread
-/// evenly over the interval. The first round starts at once, paced only by the
-/// request budget. Transient failures back the location off exponentially with
-/// jitter; a 429 pauses every request, since OpenWeather blocks the key, not a place.
+/// A job is one source at one location; all jobs share one request budget and one 429 pause, since
+/// OpenWeather limits the key, not the endpoint. Jobs are laid out location by location, a slot per
+/// source: job `location × sources + source`. A source's `n` polling jobs own the phases
+/// `i × interval / n`, so each source's requests are spread evenly over its interval. The first
+/// round starts at once, paced only by the budget. Transient failures back a job off exponentially
+/// with jitter; a 429 pauses every job.
+///
+/// A resolver job turns a place's name into coordinates, once; the polling jobs of that location
+/// wait until it succeeds (`unblock`). After an answer that found nothing it retries at its interval.
 struct PollSchedule {
     enum Outcome: Equatable {
-        /// Fetched; next time at the location's phase.
+        /// Fetched; next time at the job's phase.
         case success
-        /// A failure that retrying sooner cannot fix (401, 400, 404): keep the normal interval.
+        /// A failure that retrying sooner cannot fix (401, 400, 404, no match): keep the normal interval.
         case steadyFailure
         /// Upstream trouble (5xx, timeout, refused, bad body): back off.
         case transientFailure
@@ -18,112 +23,156 @@ struct PollSchedule {
     }
 
     enum Decision: Equatable {
-        case fire(name: String)
+        case fire(job: Int)
         case wait(until: Double)
         /// Nothing can start until a request in flight finishes.
         case idle
     }
 
-    struct Slot {
-        var name: String
-        var phase: Double
+    enum Kind: Equatable {
+        /// Nothing to do: a resolver at a place given by coordinates.
+        case none
+        case resolve
+        /// Repeats at the job's interval, once its location has coordinates.
+        case poll
+    }
+
+    /// What the caller knows of a job.
+    struct Spec: Equatable {
+        /// Stays the same across reloads for the same source at the same place, so its state is kept.
+        var key: String
+        var kind: Kind
+        var interval: Double
+        /// A polling job whose location is not resolved yet.
+        var waiting = false
+    }
+
+    struct Job {
+        var spec: Spec
+        var phase = 0.0
         var nextDue: Double
         var inFlight = false
         var failures = 0
+        /// A resolver that succeeded.
+        var done = false
+
+        /// Not waiting, not finished: belongs in the due queue whenever it is not in flight.
+        var schedulable: Bool { spec.kind != .none && !done && !spec.waiting }
     }
 
-    private(set) var slots: [Slot]
-    /// Position of each slot by name, for O(1) completion with thousands of locations.
-    private var index: [String: Int] = [:]
-    /// Every slot not in flight, by when it is due (ties: plan order), so choosing the next costs
-    /// O(log n) instead of a scan of every location.
+    private(set) var jobs: [Job] = []
+    private(set) var sourceCount = 1
+    /// Every schedulable job not in flight, by when it is due (ties: job order), so choosing the next
+    /// costs O(log n) instead of a scan of every job.
     private var due = DueQueue()
-    private(set) var interval: Double
     private(set) var budget: RequestBudget
     private(set) var pausedUntil = -Double.infinity
     private(set) var rateLimitStrikes = 0
+    private(set) var inFlightCount = 0
     private let origin: Double
     let maxInFlight: Int
 
     static let firstRateLimitPause = 60.0
     static let maxRateLimitPause = 3600.0
+    /// A resolver's first retry after a transient failure; it doubles up to its interval.
+    static let firstResolverRetry = 60.0
 
-    init(names: [String], interval: Double, requestsPerMinute: Int, now: Double, maxInFlight: Int = 16) {
+    /// `specs`: `sourceCount` per location, in location order.
+    init(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, maxInFlight: Int = 16) {
         self.origin = now
         self.maxInFlight = maxInFlight
-        self.interval = interval
         self.budget = RequestBudget(limitPerMinute: requestsPerMinute)
-        self.slots = []
-        reconfigure(names: names, interval: interval, requestsPerMinute: requestsPerMinute, now: now)
+        reconfigure(specs: specs, sourceCount: sourceCount, requestsPerMinute: requestsPerMinute, now: now)
     }
 
-    /// New locations are due at once; kept ones keep their state; the budget remembers recent starts.
-    mutating func reconfigure(names: [String], interval: Double, requestsPerMinute: Int, now: Double) {
-        let old = Dictionary(slots.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        self.interval = interval
+    /// New jobs are due at once; kept ones (same key) keep their state, and a resolver that has not
+    /// succeeded yet tries again at once; the budget remembers recent starts.
+    mutating func reconfigure(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double) {
+        var old: [String: Job] = [:]
+        for job in jobs where old[job.spec.key] == nil { old[job.spec.key] = job }
+        self.sourceCount = max(sourceCount, 1)
         budget = RequestBudget(limitPerMinute: requestsPerMinute, recentStarts: budget.recentStarts)
-        slots = names.enumerated().map { index, name in
-            var slot = old[name] ?? Slot(name: name, phase: 0, nextDue: now)
-            slot.phase = Double(index) * interval / Double(max(names.count, 1))
-            return slot
+        var polling = [Int](repeating: 0, count: self.sourceCount)
+        for (index, spec) in specs.enumerated() where spec.kind == .poll { polling[index % self.sourceCount] += 1 }
+        var rank = [Int](repeating: 0, count: self.sourceCount)
+        jobs = specs.enumerated().map { index, spec in
+            var job = old[spec.key] ?? Job(spec: spec, nextDue: now)
+            if job.spec.kind == .resolve && !job.done && !job.inFlight { job.nextDue = min(job.nextDue, now) }
+            job.spec = spec
+            let source = index % self.sourceCount
+            if spec.kind == .poll {
+                job.phase = Double(rank[source]) * spec.interval / Double(polling[source])
+                rank[source] += 1
+            }
+            return job
         }
-        inFlightCount = slots.count { $0.inFlight }
-        index = Dictionary(slots.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        due = DueQueue(slots.indices.filter { !slots[$0].inFlight }.map { (slots[$0].nextDue, $0) })
+        inFlightCount = jobs.count { $0.inFlight }
+        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
     }
-
-    private(set) var inFlightCount = 0
 
     mutating func next(now: Double) -> Decision {
         guard inFlightCount < maxInFlight, let (nextDue, index) = due.first else { return .idle }
         let start = max(nextDue, budget.nextAllowed(), pausedUntil)
         guard start <= now else { return .wait(until: start) }
         due.removeFirst()
-        slots[index].inFlight = true
+        jobs[index].inFlight = true
         inFlightCount += 1
         budget.record(start: now)
-        return .fire(name: slots[index].name)
+        return .fire(job: index)
     }
 
-    /// `random` in 0..<1 draws the jitter; results for removed locations are ignored.
-    mutating func finished(name: String, outcome: Outcome, now: Double, random: Double) {
-        guard let index = index[name], slots[index].inFlight else { return }
-        slots[index].inFlight = false
+    /// `random` in 0..<1 draws the jitter.
+    mutating func finished(job index: Int, outcome: Outcome, now: Double, random: Double) {
+        guard jobs.indices.contains(index), jobs[index].inFlight else { return }
+        jobs[index].inFlight = false
         inFlightCount -= 1
+        let interval = jobs[index].spec.interval
         switch outcome {
         case .success:
-            slots[index].failures = 0
+            jobs[index].failures = 0
             rateLimitStrikes = 0
-            slots[index].nextDue = nextPhase(of: slots[index], after: now)
+            if jobs[index].spec.kind == .resolve {
+                jobs[index].done = true
+                return
+            }
+            jobs[index].nextDue = nextPhase(of: jobs[index], after: now)
         case .steadyFailure:
-            slots[index].failures = 0
-            slots[index].nextDue = nextPhase(of: slots[index], after: now)
+            jobs[index].failures = 0
+            jobs[index].nextDue = jobs[index].spec.kind == .resolve ? now + interval : nextPhase(of: jobs[index], after: now)
         case .transientFailure:
-            slots[index].failures += 1
-            let growth = pow2(slots[index].failures - 1)
-            let delay = min(interval * growth, max(interval, Self.maxRateLimitPause))
-            slots[index].nextDue = now + delay * (0.8 + 0.4 * random)
+            jobs[index].failures += 1
+            let growth = pow2(jobs[index].failures - 1)
+            let delay = jobs[index].spec.kind == .resolve
+                ? min(Self.firstResolverRetry * growth, max(interval, Self.firstResolverRetry))
+                : min(interval * growth, max(interval, Self.maxRateLimitPause))
+            jobs[index].nextDue = now + delay * (0.8 + 0.4 * random)
         case .rateLimited(let retryAfter):
             rateLimitStrikes += 1
             let backoff = min(Self.firstRateLimitPause * pow2(rateLimitStrikes - 1), Self.maxRateLimitPause)
             pausedUntil = now + (retryAfter ?? backoff)
-            slots[index].nextDue = now
+            jobs[index].nextDue = now
         }
-        due.insert((slots[index].nextDue, index))
+        if jobs[index].schedulable { due.insert((jobs[index].nextDue, index)) }
     }
 
-    /// Where `name` is in the names last given, so the caller can look its location up without a
-    /// dictionary of its own (one fewer copy of every location).
-    func position(of name: String) -> Int? { index[name] }
+    /// `location`'s place is resolved: its polling jobs are due at once.
+    mutating func unblock(location: Int, now: Double) {
+        for index in location * sourceCount..<min((location + 1) * sourceCount, jobs.count) where jobs[index].spec.waiting {
+            jobs[index].spec.waiting = false
+            jobs[index].nextDue = now
+            if jobs[index].schedulable && !jobs[index].inFlight { due.insert((now, index)) }
+        }
+    }
 
     /// How long requests stay paused after a 429, or nil.
     func pause(now: Double) -> Double? { pausedUntil > now ? pausedUntil - now : nil }
 
-    /// The location's next phase at least half an interval away, so the first
-    /// round's quick fetch is not followed by another one moments later.
-    private func nextPhase(of slot: Slot, after now: Double) -> Double {
-        let cycles = ((now - origin - slot.phase) / interval).rounded(.down) + 1
-        var due = origin + slot.phase + cycles * interval
+    /// The job's next phase at least half an interval away, so the first round's quick fetch is not
+    /// followed by another one moments later.
+    private func nextPhase(of job: Job, after now: Double) -> Double {
+        let interval = job.spec.interval
+        let cycles = ((now - origin - job.phase) / interval).rounded(.down) + 1
+        var due = origin + job.phase + cycles * interval
         if due - now < interval / 2 { due += interval }
         return due
     }

@@ -2,190 +2,280 @@ import Dispatch
 import OpenWeather
 import Synchronization
 
-/// Anything that answers "what is the weather here": the OpenWeather client, or a fake in tests.
-public protocol WeatherFetching: Sendable {
-    func currentWeather(latitude: Double, longitude: Double) throws(OpenWeatherError) -> CurrentWeather
-}
-
-extension OpenWeatherClient: WeatherFetching {}
-
-/// The background loop: one scheduler thread decides, per `PollSchedule`, which
-/// location to fetch next; fetches run on worker threads and report back. A
-/// scrape never triggers a request.
+/// The background loop: one scheduler thread decides, per `PollSchedule`, which job (a source at a
+/// location) runs next; requests run on worker threads and report back. A scrape never triggers a
+/// request. The poller is the only writer of poll results and of the store's layout, so positions
+/// in the store always match the schedule's.
 public final class Poller: Sendable {
     public struct Plan: Sendable {
         public var locations: [Location]
-        public var interval: Duration
+        /// In slot order.
+        var sources: [any Source]
+        /// Per slot.
+        var intervals: [Duration]
+        /// Per slot, seconds.
+        var maxStaleness: [Double]
         public var requestsPerMinute: Int
-        public var fetcher: any WeatherFetching
+        public var language: String
+        public var transport: any OpenWeatherTransport
+        var thresholds: @Sendable (Location) -> TemperatureThresholds
 
-        public init(locations: [Location], interval: Duration, requestsPerMinute: Int, fetcher: any WeatherFetching) {
+        init(
+            locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double], requestsPerMinute: Int,
+            language: String,
+            transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> TemperatureThresholds
+        ) {
             self.locations = locations
-            self.interval = interval
+            self.sources = sources
+            self.intervals = intervals
+            self.maxStaleness = maxStaleness
             self.requestsPerMinute = requestsPerMinute
-            self.fetcher = fetcher
+            self.language = language
+            self.transport = transport
+            self.thresholds = thresholds
         }
+
+        var sourceNames: [String] { sources.map(\.name) }
+        var resolves: [Bool] { sources.map(\.resolves) }
     }
 
+    /// Runs a request's work somewhere; the poller passes each request as one closure.
+    public typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
+
     private struct Completion {
-        var name: String
-        var result: Result<CurrentWeather, OpenWeatherError>
+        var job: Int
+        /// Which plan the job's position belongs to; an answer from before a reload is matched by name.
+        var epoch: Int
+        var location: String
+        var source: String
+        var result: Result<any Sendable, OpenWeatherError>
         /// Monotonic seconds when the request was sent.
         var started: Double
         var duration: Double
     }
 
-    private struct Shared {
+    private struct Core {
+        var plan: Poller.Plan
+        var schedule: PollSchedule
+        var epoch = 0
         var completions: [Completion] = []
-        var newPlan: Plan?
         var stopped = false
         var keyRejected = false
         /// When the request that set `keyRejected` was sent: an answer to an older request is old
         /// news (sent before the key changed) and changes nothing.
         var keyStateSince = -Double.infinity
+        var random = SystemRandomNumberGenerator()
     }
 
     private let store: WeatherStore
     private let logger: Logger
+    private let time: any TimeSource
+    private let execute: Executor
     private let onChange: @Sendable () -> Void
     private let wake = DispatchSemaphore(value: 0)
-    private let shared = Mutex(Shared())
-    private let initialPlan: Plan
+    private let core: Mutex<Core>
     private let finished = DispatchSemaphore(value: 0)
+    private let running = Atomic<Bool>(false)
 
-    /// `onChange` runs on the scheduler thread after each reading or failure is stored.
-    public init(plan: Plan, store: WeatherStore, logger: Logger, onChange: @escaping @Sendable () -> Void) {
-        self.initialPlan = plan
+    /// `onChange` runs on the scheduler thread after results are stored.
+    public init(
+        plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
+        execute: @escaping Executor = { DispatchQueue.global().async(execute: $0) },
+        onChange: @escaping @Sendable () -> Void
+    ) {
         self.store = store
         self.logger = logger
+        self.time = time
+        self.execute = execute
         self.onChange = onChange
+        let now = time.monotonic()
+        core = Mutex(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))
+        core.withLock { adopt(plan, in: &$0, now: now) }
     }
 
     public func start() {
+        running.store(true, ordering: .relaxed)
         Threads.spawn(name: "poller") { [self] in
-            run()
+            while true {
+                let decision = step()
+                if core.withLock({ $0.stopped }) { break }
+                switch decision {
+                case .wait(let until):
+                    let delay = min(max(until - time.monotonic(), 0.001), 3600)
+                    _ = wake.wait(timeout: .now() + .nanoseconds(Int(delay * 1e9)))
+                case .idle, .fire:
+                    _ = wake.wait(timeout: .now() + .seconds(3600))
+                }
+            }
             finished.signal()
         }
     }
 
-    /// Returns once the scheduler has stopped; fetches in flight are abandoned.
+    /// Returns once the scheduler has stopped; requests in flight are abandoned.
     public func stop() {
-        let wasRunning = shared.withLock { state in
-            defer { state.stopped = true }
-            return !state.stopped
+        let wasRunning = core.withLock { core in
+            defer { core.stopped = true }
+            return !core.stopped
         }
-        guard wasRunning else { return }
+        guard wasRunning, running.load(ordering: .relaxed) else { return }
         wake.signal()
         finished.wait()
     }
 
-    /// Takes effect at once: new locations are fetched as soon as the budget allows.
+    /// Takes effect at once: the store is laid out for the new locations, and new jobs run as soon as
+    /// the budget allows.
     public func apply(_ plan: Plan) {
-        shared.withLock { $0.newPlan = plan }
+        let now = time.monotonic()
+        core.withLock { adopt(plan, in: &$0, now: now) }
+        onChange()
         wake.signal()
     }
 
-    private func run() {
-        var plan = initialPlan
-        var schedule = PollSchedule(
-            names: plan.locations.map(\.name), interval: plan.interval.seconds,
-            requestsPerMinute: plan.requestsPerMinute, now: Clock.monotonicSeconds())
-        var generator = SystemRandomNumberGenerator()
+    /// Stores what has come back, then starts every request that is due. Returns what the schedule
+    /// waits for next; `start` runs it in a loop, tests call it after moving their clock.
+    @discardableResult
+    func step() -> PollSchedule.Decision {
         while true {
-            let (completions, newPlan, stopped) = shared.withLock { state in
-                defer { state.completions = []; state.newPlan = nil }
-                return (state.completions, state.newPlan, state.stopped)
-            }
-            if stopped { return }
-            if let newPlan {
-                plan = newPlan
-                schedule.reconfigure(
-                    names: plan.locations.map(\.name), interval: plan.interval.seconds,
-                    requestsPerMinute: plan.requestsPerMinute, now: Clock.monotonicSeconds())
-            }
-            for completion in completions {
-                let outcome = record(completion)
-                schedule.finished(
-                    name: completion.name, outcome: outcome, now: Clock.monotonicSeconds(),
-                    random: Double.random(in: 0..<1, using: &generator))
-                if case .rateLimited = outcome, let pause = schedule.pause(now: Clock.monotonicSeconds()) {
-                    logger.error(
-                        "OpenWeather rate limit hit (429): pausing all requests",
-                        [("pause", PrometheusDuration.format(.seconds(pause.rounded(.up)))),
-                         ("hint", "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise --poll.interval")])
+            let now = time.monotonic()
+            let (completions, launches, decision) = core.withLock { core in
+                let completions = core.completions
+                core.completions = []
+                for completion in completions { record(completion, in: &core, now: now) }
+                var launches: [(job: Int, request: APIRequest, source: any Source, location: Location)] = []
+                var states: WeatherStore.LocationStates?
+                var decision = core.schedule.next(now: now)
+                while case .fire(let job) = decision {
+                    let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+                    let target = core.plan.locations[location]
+                    let source = core.plan.sources[slot]
+                    if states == nil { states = store.snapshot().locations }
+                    let coordinates = states![location].coordinates
+                    launches.append((job, source.request(for: target, at: coordinates, language: core.plan.language), source, target))
+                    decision = core.schedule.next(now: now)
                 }
+                return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision)
             }
             if !completions.isEmpty { onChange() }
-
-            let now = Clock.monotonicSeconds()
-            switch schedule.next(now: now) {
-            case .fire(let name):
-                // The schedule's slots are in the plan's order.
-                if let position = schedule.position(of: name) {
-                    fetch(plan.locations[position], with: plan.fetcher)
-                }
-            case .wait(let until):
-                _ = wake.wait(timeout: .now() + .nanoseconds(Int(min(max(until - now, 0.001), 3600) * 1e9)))
-            case .idle:
-                _ = wake.wait(timeout: .now() + .seconds(3600))
-            }
+            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport) }
+            let pending = core.withLock { !$0.completions.isEmpty }
+            if !pending { return decision }
         }
     }
 
-    private func fetch(_ location: Location, with fetcher: any WeatherFetching) {
-        DispatchQueue.global().async { [self] in
-            let start = Clock.monotonicSeconds()
-            let result: Result<CurrentWeather, OpenWeatherError>
+    private func adopt(_ plan: Plan, in core: inout Core, now: Double) {
+        store.replaceLocations(
+            plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
+            thresholds: plan.thresholds)
+        let states = store.snapshot().locations
+        var specs: [PollSchedule.Spec] = []
+        specs.reserveCapacity(plan.locations.count * plan.sources.count)
+        for (position, location) in plan.locations.enumerated() {
+            let key = "\(location.name)\u{0}\(location.place)\u{0}"
+            let resolved = states[position].coordinates != nil
+            for (slot, source) in plan.sources.enumerated() {
+                let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
+                specs.append(PollSchedule.Spec(
+                    key: key + source.name, kind: kind, interval: plan.intervals[slot].seconds, waiting: kind == .poll && !resolved))
+            }
+        }
+        core.schedule.reconfigure(specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now)
+        core.plan = plan
+        core.epoch += 1
+    }
+
+    private func fetch(
+        _ launch: (job: Int, request: APIRequest, source: any Source, location: Location), epoch: Int, transport: any OpenWeatherTransport
+    ) {
+        execute { [self] in
+            let start = time.monotonic()
+            let result: Result<any Sendable, OpenWeatherError>
             do throws(OpenWeatherError) {
-                result = .success(try fetcher.currentWeather(latitude: location.latitude, longitude: location.longitude))
+                result = .success(try launch.source.decode(try transport.get(launch.request), for: launch.location))
             } catch {
                 result = .failure(error)
             }
-            let completion = Completion(name: location.name, result: result, started: start, duration: Clock.monotonicSeconds() - start)
-            shared.withLock { $0.completions.append(completion) }
+            let completion = Completion(
+                job: launch.job, epoch: epoch, location: launch.location.name, source: launch.source.name, result: result,
+                started: start, duration: time.monotonic() - start)
+            core.withLock { $0.completions.append(completion) }
             wake.signal()
+        }
+    }
+
+    /// Stores the result, logs what a person needs to know, and tells the schedule.
+    private func record(_ completion: Completion, in core: inout Core, now: Double) {
+        var job = completion.job
+        if completion.epoch != core.epoch {
+            // A reload moved the jobs: find this one by name, or drop an answer for what is gone.
+            guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location }),
+                let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source })
+            else { return }
+            job = location * core.plan.sources.count + slot
+            guard core.schedule.jobs[job].inFlight else { return }
+        }
+        let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+        let outcome = classify(completion, location: location, slot: slot, in: &core)
+        core.schedule.finished(job: job, outcome: outcome, now: now, random: Double.random(in: 0..<1, using: &core.random))
+        if case .success = outcome, core.plan.sources[slot].resolves {
+            core.schedule.unblock(location: location, now: now)
+        }
+        if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
+            logger.error(
+                "OpenWeather rate limit hit (429): pausing all requests",
+                [("source", completion.source), ("pause", PrometheusDuration.format(.seconds(pause.rounded(.up)))),
+                 ("hint", "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals")])
         }
     }
 
     /// Records what an answer to a request sent at `since` says of the key; true when that is a change.
     /// A request in flight while the key changed (one sent before the last change) does not flip it
     /// back, so each change is logged once even with many locations polled at once.
-    private func keyState(rejected: Bool, since: Double) -> Bool {
-        shared.withLock { state in
-            guard state.keyRejected != rejected, since >= state.keyStateSince else { return false }
-            state.keyRejected = rejected
-            state.keyStateSince = since
-            return true
-        }
+    private func keyState(rejected: Bool, since: Double, in core: inout Core) -> Bool {
+        guard core.keyRejected != rejected, since >= core.keyStateSince else { return false }
+        core.keyRejected = rejected
+        core.keyStateSince = since
+        return true
     }
 
-    /// Stores the result, logs what a person needs to know, and classifies it for the schedule.
-    private func record(_ completion: Completion) -> PollSchedule.Outcome {
+    private func classify(_ completion: Completion, location: Int, slot: Int, in core: inout Core) -> PollSchedule.Outcome {
+        let labels = [("location", completion.location), ("source", completion.source)]
         switch completion.result {
         case .success(let reading):
-            store.recordSuccess(completion.name, reading: reading, duration: completion.duration, now: Clock.wallSeconds())
-            if keyState(rejected: false, since: completion.started) {
+            store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
+            if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }
-            logger.debug("polled", [("location", completion.name), ("duration", String(completion.duration))])
+            if let resolved = reading as? ResolvedPlace {
+                let place = resolved.place
+                logger.info(
+                    "place resolved", labels + [
+                        ("query", core.plan.locations[location].query?.description ?? ""), ("name", place.name),
+                        ("state", place.state ?? ""), ("country", place.country),
+                        ("latitude", String(place.latitude)), ("longitude", String(place.longitude)),
+                        ("other_matches", String(resolved.others)),
+                    ] + (resolved.others > 0
+                        ? [("hint", "the first of \(resolved.others + 1) matches was taken; to pin another, give its coordinates as NAME=LAT,LON")]
+                        : []))
+            }
+            logger.debug("polled", labels + [("duration", String(completion.duration))])
             return .success
         case .failure(let error):
-            store.recordFailure(completion.name, code: error.code, reason: error.description, duration: completion.duration)
+            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
             if case .http(401, _, _) = error {
-                if keyState(rejected: true, since: completion.started) {
+                if keyState(rejected: true, since: completion.started, in: &core) {
                     logger.error(
                         "OpenWeather rejects the API key (401); every location is down until it works",
                         [("reason", error.description),
                          ("hint", "a new key takes up to a couple of hours to activate; polling continues at the normal interval")])
                 } else {
-                    logger.debug("poll failed", [("location", completion.name), ("code", error.code)])
+                    logger.debug("poll failed", labels + [("code", error.code)])
                 }
                 return .steadyFailure
             }
-            logger.warn("poll failed", [("location", completion.name), ("code", error.code), ("reason", error.description)])
+            logger.warn("poll failed", labels + [("code", error.code), ("reason", error.description)])
             switch error {
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
-            case .http(400, _, _), .http(404, _, _): return .steadyFailure
+            case .http(400, _, _), .http(404, _, _), .noMatch: return .steadyFailure
             default: return .transientFailure
             }
         }

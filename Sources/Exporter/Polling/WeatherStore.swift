@@ -1,14 +1,15 @@
 import OpenWeather
 import Synchronization
 
-/// The latest reading and health of every location, plus the exporter's own
-/// counters: written by the poller, read by the metrics renderer and the web pages.
+/// The latest reading and health of every location and source, plus the exporter's own counters:
+/// written by the poller, read by the metrics renderer and the web pages.
 public final class WeatherStore: Sendable {
-    public struct LocationState: Sendable {
-        public var location: Location
-        public var thresholds: TemperatureThresholds
-        /// The last good reading; kept through failures until it is too old.
-        public var reading: CurrentWeather?
+    /// One source's part of a location.
+    public struct SourceState: Sendable {
+        /// False where the source has nothing to do (a resolver for a place given by coordinates).
+        public var applies: Bool
+        /// The last good reading, of the source's own type; kept through failures until it is too old.
+        public var reading: (any Sendable)?
         public var lastSuccess: Double?
         /// Nil until the first attempt ends.
         public var up: Bool?
@@ -16,92 +17,135 @@ public final class WeatherStore: Sendable {
         public var lastError: String?
     }
 
-    public struct Snapshot: Sendable {
-        public var locations: LocationStates = []
-        /// By `code` label: "200", "401", "timeout"...
-        public var requestCounts: [String: Double] = [:]
-        public var reloadSuccessful = true
-        public var reloadSuccessTimestamp = 0.0
-        /// Rises with every change, so renderers can skip work.
+    public struct LocationState: Sendable {
+        public var location: Location
+        public var thresholds: TemperatureThresholds
+        /// What the geocoder made of a place given by name; nil until then, and for coordinates.
+        public var resolved: Place?
+        /// By slot: the position of the source among the configuration's sources.
+        public var sources: [SourceState]
+        /// Rises with every change to this state, so a renderer can tell what to redo without
+        /// comparing fields (and without a list of fields to keep in step).
         public var generation: UInt64 = 0
 
+        /// Where to poll: the configured coordinates, or the resolved ones.
+        public var coordinates: Coordinates? {
+            location.coordinates ?? resolved.map { Coordinates(latitude: $0.latitude, longitude: $0.longitude) }
+        }
+
+        /// Every source that can run has had an attempt. A place not resolved yet counts once its
+        /// resolver failed (the only source it can have tried), since the others cannot run.
+        var attempted: Bool {
+            if location.query != nil && resolved == nil { return sources.contains { $0.up == false } }
+            return sources.allSatisfy { !$0.applies || $0.up != nil }
+        }
+    }
+
+    public struct RequestKey: Hashable, Sendable {
+        public var source: String
+        public var code: String
+    }
+
+    public struct Snapshot: Sendable {
+        public var locations: LocationStates = []
+        /// The `source` label of each slot.
+        public var sources: [String] = []
+        /// Per slot: after this long without success a source's reading is no longer shown (seconds).
+        public var maxStaleness: [Double] = []
+        /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
+        public var intervals: [Duration] = []
+        /// Rises when locations are added, removed or reordered (a reload), so renderers lay out anew.
+        public var layout: UInt64 = 0
+        public var requestCounts: [RequestKey: Double] = [:]
+        public var reloadSuccessful = true
+        public var reloadSuccessTimestamp = 0.0
+
         /// Every location has been tried at least once.
-        public var allAttempted: Bool { locations.allSatisfy { $0.up != nil } }
+        public var allAttempted: Bool { locations.allSatisfy(\.attempted) }
     }
 
-    private struct State {
-        var snapshot: Snapshot
-        /// Position of each location by name: a poll's result is stored in O(1), even with thousands of places.
-        var index: [String: Int]
+    private let state: Mutex<Snapshot>
 
-        mutating func reindex() {
-            index = Dictionary(snapshot.locations.enumerated().map { ($1.location.name, $0) }, uniquingKeysWith: { first, _ in first })
-        }
-    }
-
-    private let state: Mutex<State>
-
-    public init(locations: [Location], thresholds: (Location) -> TemperatureThresholds, now: Double) {
+    /// `resolves[slot]`: the source at `slot` is a resolver, which applies only to places given by name.
+    public init(
+        locations: [Location], sources: [String], resolves: [Bool], intervals: [Duration], maxStaleness: [Double],
+        thresholds: (Location) -> TemperatureThresholds, now: Double
+    ) {
         var snapshot = Snapshot()
-        snapshot.locations = LocationStates(locations.map { LocationState(location: $0, thresholds: thresholds($0)) })
+        snapshot.intervals = intervals
+        snapshot.sources = sources
+        snapshot.maxStaleness = maxStaleness
+        snapshot.locations = LocationStates(locations.map { Self.fresh($0, resolves: resolves, thresholds: thresholds) })
         snapshot.reloadSuccessTimestamp = now
-        var state = State(snapshot: snapshot, index: [:])
-        state.reindex()
-        self.state = Mutex(state)
+        self.state = Mutex(snapshot)
     }
 
-    public func snapshot() -> Snapshot { state.withLock { $0.snapshot } }
+    private static func fresh(_ location: Location, resolves: [Bool], thresholds: (Location) -> TemperatureThresholds) -> LocationState {
+        LocationState(
+            location: location, thresholds: thresholds(location),
+            sources: resolves.map { SourceState(applies: !$0 || location.query != nil) })
+    }
 
-    func recordSuccess(_ name: String, reading: CurrentWeather, duration: Double, now: Double) {
-        update(name, code: "200") { location in
-            location.reading = reading
-            location.lastSuccess = now
-            location.up = true
-            location.lastPollDuration = duration
-            location.lastError = nil
+    public func snapshot() -> Snapshot { state.withLock { $0 } }
+
+    /// Stores a success of `source` at `location` (positions in the last layout given).
+    func recordSuccess(location: Int, source: Int, reading: any Sendable, duration: Double, now: Double) {
+        update(location, source, code: "200") { state in
+            if let place = reading as? ResolvedPlace { state.resolved = place.place }
+            state.sources[source].reading = reading
+            state.sources[source].lastSuccess = now
+            state.sources[source].up = true
+            state.sources[source].lastPollDuration = duration
+            state.sources[source].lastError = nil
         }
     }
 
-    func recordFailure(_ name: String, code: String, reason: String, duration: Double) {
-        update(name, code: code) { location in
-            location.up = false
-            location.lastPollDuration = duration
-            location.lastError = reason
+    func recordFailure(location: Int, source: Int, code: String, reason: String, duration: Double) {
+        update(location, source, code: code) { state in
+            state.sources[source].up = false
+            state.sources[source].lastPollDuration = duration
+            state.sources[source].lastError = reason
         }
     }
 
-    private func update(_ name: String, code: String, _ body: (inout LocationState) -> Void) {
-        state.withLock { state in
-            state.snapshot.requestCounts[code, default: 0] += 1
-            state.snapshot.generation &+= 1
-            guard let index = state.index[name] else { return }
-            body(&state.snapshot.locations[index])
+    private func update(_ location: Int, _ source: Int, code: String, _ body: (inout LocationState) -> Void) {
+        state.withLock { snapshot in
+            snapshot.requestCounts[RequestKey(source: snapshot.sources[source], code: code), default: 0] += 1
+            body(&snapshot.locations[location])
+            snapshot.locations[location].generation &+= 1
         }
     }
 
-    /// A reload: kept locations keep their readings and health, new ones start empty.
-    func replaceLocations(_ locations: [Location], thresholds: (Location) -> TemperatureThresholds) {
-        state.withLock { state in
-            let old = Dictionary(state.snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
-            state.snapshot.locations = LocationStates(locations.map { location in
-                var entry = old[location.name] ?? LocationState(location: location, thresholds: thresholds(location))
-                if entry.location.latitude != location.latitude || entry.location.longitude != location.longitude {
-                    entry = LocationState(location: location, thresholds: thresholds(location))
+    /// A reload: a kept location (same name and place) keeps its readings and health for the sources
+    /// it still has; a new or moved one starts empty.
+    func replaceLocations(
+        _ locations: [Location], sources: [String], resolves: [Bool], intervals: [Duration], maxStaleness: [Double],
+        thresholds: (Location) -> TemperatureThresholds
+    ) {
+        state.withLock { snapshot in
+            let old = Dictionary(snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            snapshot.locations = LocationStates(locations.map { location in
+                var entry = Self.fresh(location, resolves: resolves, thresholds: thresholds)
+                guard let previous = old[location.name], previous.location.place == location.place else { return entry }
+                entry.resolved = previous.resolved
+                for (slot, name) in sources.enumerated() {
+                    if let before = oldSlots[name] { entry.sources[slot] = previous.sources[before] }
                 }
-                entry.location = location
-                entry.thresholds = thresholds(location)
+                entry.generation = previous.generation &+ 1
                 return entry
             })
-            state.snapshot.generation &+= 1
-            state.reindex()
+            snapshot.sources = sources
+            snapshot.maxStaleness = maxStaleness
+            snapshot.intervals = intervals
+            snapshot.layout &+= 1
         }
     }
 
     func recordReload(successful: Bool, now: Double) {
-        state.withLock { state in
-            state.snapshot.reloadSuccessful = successful
-            if successful { state.snapshot.reloadSuccessTimestamp = now }
-            state.snapshot.generation &+= 1
+        state.withLock { snapshot in
+            snapshot.reloadSuccessful = successful
+            if successful { snapshot.reloadSuccessTimestamp = now }
         }
     }
 }

@@ -28,3 +28,18 @@ public enum Clock {
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
     }
 }
+
+/// Where the poller and the publisher read the time; tests pass a clock they move by hand.
+public protocol TimeSource: Sendable {
+    /// Seconds on a clock that never jumps, for schedules and durations.
+    func monotonic() -> Double
+    /// Seconds since the epoch, for timestamps users see.
+    func wall() -> Double
+}
+
+/// The system's clocks.
+public struct SystemTime: TimeSource {
+    public init() {}
+    public func monotonic() -> Double { Clock.monotonicSeconds() }
+    public func wall() -> Double { Clock.wallSeconds() }
+}

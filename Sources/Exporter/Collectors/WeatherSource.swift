@@ -1,12 +1,22 @@
 import Exposition
 import OpenWeather
 
-/// The weather of every location with a fresh reading. A location whose last
-/// success is older than `maxStaleness` (or that never succeeded) shows no
-/// weather at all, so Prometheus marks its series stale instead of graphing an
-/// old value as if it were current.
-struct WeatherCollector: Collector {
-    let maxStaleness: Double
+/// Current weather (`/data/2.5/weather`). A location whose reading is stale (or that never
+/// succeeded) shows no weather at all, so Prometheus marks its series stale instead of graphing
+/// an old value as if it were current.
+struct WeatherSource: Source {
+    let name = "weather"
+    let summary = "Current weather (/data/2.5/weather): temperature, humidity, pressure, wind, clouds, rain, snow, sun."
+    let enabledByDefault = true
+    let defaultInterval = Duration.seconds(600)
+
+    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+        CurrentWeather.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+    }
+
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+        try WeatherDecoder.decode(body)
+    }
 
     /// One gauge per reading field, in this order.
     private enum Field: Int, CaseIterable {
@@ -88,50 +98,29 @@ struct WeatherCollector: Collector {
         }
     }
 
-    func collect(_ snapshot: WeatherStore.Snapshot, now: Double, into families: inout [MetricFamily]) {
-        var byField = Field.allCases.map { MetricFamily(name: $0.name, help: $0.help) }
-        var condition = MetricFamily(name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1.")
-        var info = MetricFamily(name: Self.locationInfo.description, help: "The configured location and the place OpenWeather matched; always 1.")
-        for state in snapshot.locations {
-            guard let reading = freshReading(state, now: now) else { continue }
-            let location = [(name: "location", value: state.location.name)]
-            for field in Field.allCases {
-                if let value = field.value(of: reading) { byField[field.rawValue].add(location, value) }
-            }
-            if let primary = reading.primaryCondition {
-                condition.add(location + [("main", primary.main), ("description", primary.description), ("icon", primary.icon)], 1)
-            }
-            info.add(
-                location + [
-                    ("city", reading.cityName), ("country", reading.country ?? ""),
-                    ("latitude", Exposition.formatValue(state.location.latitude)),
-                    ("longitude", Exposition.formatValue(state.location.longitude)),
-                ], 1)
-        }
-        families += byField
-        families += [condition, info]
+    var families: [MetricFamily] {
+        Field.allCases.map { MetricFamily(name: $0.name, help: $0.help) } + [
+            MetricFamily(name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1."),
+            MetricFamily(
+                name: Self.locationInfo.description,
+                help: "Where the location is: the coordinates polled, and the place's name, state and country (from the geocoder for places given by name, else from the weather answer; \"\" over the ocean); always 1."),
+        ]
     }
 
     private static let conditionInfo: StaticString = "openweather_condition_info"
     private static let locationInfo: StaticString = "openweather_location_info"
     private static let fieldNames = Field.allCases.map { Array($0.name.utf8) }
 
-    /// The reading `state` shows: none when it never succeeded or its last success is older than `maxStaleness`.
-    private func freshReading(_ state: WeatherStore.LocationState, now: Double) -> CurrentWeather? {
-        guard let success = state.lastSuccess, now - success <= maxStaleness else { return nil }
-        return state.reading
-    }
-
-    /// The lines `collect` gives, written straight from the readings: no family, sample or label
-    /// array per series. Family by family, so each family's buffer is fetched once per shard.
-    func appendSeries(of shard: ShardSeries, now: Double, to lines: inout FamilyLines) {
+    /// Written straight from the readings: no family, sample or label array per series. Family by
+    /// family, so each family's buffer is fetched once per shard.
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
         let count = shard.locations.count
         // Which locations show weather, and their values field by field.
-        var shown: [Int] = []
+        var shown: [(position: Int, reading: CurrentWeather)] = []
         var values = [Double?](repeating: nil, count: Field.allCases.count * count)
         for position in shard.locations.indices {
-            guard let reading = freshReading(shard.locations[position], now: now) else { continue }
-            shown.append(position)
+            guard let reading = shard.freshReading(position, slot: slot) as? CurrentWeather else { continue }
+            shown.append((position, reading))
             for field in Field.allCases { values[field.rawValue * count + position] = field.value(of: reading) }
         }
         guard !shown.isEmpty else { return }
@@ -140,7 +129,7 @@ struct WeatherCollector: Collector {
                 guard let target = lines.index[field.name] else { continue }
                 let buffer = lines.buffers[target]
                 Self.fieldNames[field.rawValue].withUnsafeBufferPointer { name in
-                    for position in shown {
+                    for (position, _) in shown {
                         guard let value = values[field.rawValue * count + position] else { continue }
                         buffer.appendLine(name: name, opening: openings[position], value: value)
                     }
@@ -148,8 +137,8 @@ struct WeatherCollector: Collector {
             }
             if let condition = lines.index[Self.conditionInfo.description] {
                 let buffer = lines.buffers[condition]
-                for position in shown {
-                    guard let primary = shard.locations[position].reading?.primaryCondition else { continue }
+                for (position, reading) in shown {
+                    guard let primary = reading.primaryCondition else { continue }
                     buffer.append(Self.conditionInfo)
                     buffer.append(openings[position])
                     buffer.appendLabel("main", primary.main)
@@ -160,15 +149,16 @@ struct WeatherCollector: Collector {
             }
             if let info = lines.index[Self.locationInfo.description] {
                 let buffer = lines.buffers[info]
-                for position in shown {
-                    let state = shard.locations[position]
-                    guard let reading = state.reading else { continue }
+                for (position, reading) in shown {
                     buffer.append(Self.locationInfo)
                     buffer.append(openings[position])
-                    buffer.appendLabel("city", reading.cityName)
-                    buffer.appendLabel("country", reading.country ?? "")
-                    buffer.appendLabel("latitude", state.location.latitude)
-                    buffer.appendLabel("longitude", state.location.longitude)
+                    let place = shard.locations[position].resolved
+                    buffer.appendLabel("city", place?.name ?? reading.cityName)
+                    buffer.appendLabel("country", place?.country ?? reading.country ?? "")
+                    let coordinates = shard.locations[position].coordinates
+                    buffer.appendLabel("latitude", coordinates?.latitude ?? reading.latitude)
+                    buffer.appendLabel("longitude", coordinates?.longitude ?? reading.longitude)
+                    buffer.appendLabel("state", place?.state ?? "")
                     buffer.appendClosing(1)
                 }
             }

@@ -1,0 +1,61 @@
+import Exposition
+import OpenWeather
+
+/// Air quality (`/data/2.5/air_pollution`): the index and each pollutant's concentration. The
+/// data is modelled hourly, so polling more often spends requests on the same numbers.
+struct AirPollutionSource: Source {
+    let name = "air-pollution"
+    let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; a second request per location."
+    let enabledByDefault = false
+    let defaultInterval = Duration.seconds(3600)
+
+    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+        AirPollution.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0)
+    }
+
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+        try AirPollutionDecoder.decode(body)
+    }
+
+    private static let index: StaticString = "openweather_air_quality_index"
+    private static let pollutant: StaticString = "openweather_air_pollutant_grams_per_cubic_meter"
+    private static let observation: StaticString = "openweather_air_pollution_observation_timestamp_seconds"
+
+    var families: [MetricFamily] {
+        [
+            MetricFamily(name: Self.index.description, help: "Air quality index (main.aqi): 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor."),
+            MetricFamily(
+                name: Self.pollutant.description,
+                help: "Concentration of a pollutant near the ground (components, µg/m³ × 1e-6): co, nh3, no, no2, o3, pm10, pm2_5, so2."),
+            MetricFamily(name: Self.observation.description, help: "When OpenWeather modelled this air quality, Unix time (dt)."),
+        ]
+    }
+
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
+        let targets = [Self.index, Self.pollutant, Self.observation].map { lines.index[$0.description].map { lines.buffers[$0] } }
+        shard.withOpenings { openings in
+            for position in shard.locations.indices {
+                guard let reading = shard.freshReading(position, slot: slot) as? AirPollution else { continue }
+                if let buffer = targets[0] {
+                    buffer.append(Self.index)
+                    buffer.append(openings[position])
+                    buffer.appendClosing(Double(reading.airQualityIndex))
+                }
+                if let buffer = targets[1] {
+                    for (pollutant, value) in zip(AirPollution.pollutants, reading.gramsPerCubicMeter) {
+                        guard let value else { continue }
+                        buffer.append(Self.pollutant)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("pollutant", pollutant)
+                        buffer.appendClosing(value)
+                    }
+                }
+                if let buffer = targets[2] {
+                    buffer.append(Self.observation)
+                    buffer.append(openings[position])
+                    buffer.appendClosing(reading.observationTime)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Exposition
+import OpenWeather
+
+/// One OpenWeather endpoint polled per location, and the metric families it writes. Adding an
+/// endpoint is adding one of these (its decoding lives in `OpenWeather`) and listing it in `all`:
+/// the schedule, the budget, the store and the renderer take any source alike.
+protocol Source: Sendable {
+    /// The collector word: `--collector.NAME`, the `source` label.
+    var name: String { get }
+    /// One line for `--help`.
+    var summary: String { get }
+    var enabledByDefault: Bool { get }
+    /// How often a location is polled; a resolver's retry after an answer that found nothing.
+    var defaultInterval: Duration { get }
+    /// A resolver turns a location's name into coordinates, once; the other sources of that location
+    /// wait for it. A resolver applies only to locations given by name, the others to every location.
+    var resolves: Bool { get }
+    /// The request for `location`, at `coordinates` (nil only for a resolver).
+    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest
+    /// The reading the collector writes (a resolver's is a `ResolvedPlace`); absurd values are `.decode`.
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable
+    /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
+    var families: [MetricFamily] { get }
+    /// `shard`'s lines of `families`, from each location's fresh reading in `slot`.
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines)
+}
+
+extension Source {
+    var resolves: Bool { false }
+    var families: [MetricFamily] { [] }
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {}
+}
+
+/// Every source, in `source` label order (the order a location's health lines are written in).
+enum Sources {
+    static let all: [any Source] = [AirPollutionSource(), GeocodingSource(), WeatherSource()]
+
+    static func named(_ name: String) -> (any Source)? { all.first { $0.name == name } }
+}

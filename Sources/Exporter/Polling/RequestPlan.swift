@@ -1,0 +1,67 @@
+import Exposition
+
+/// How many requests a minute the configuration needs, source by source, and the intervals that
+/// fit the key's budget: when the sources together need more than the budget allows, every interval
+/// is stretched by the same factor, so each source keeps its share.
+public struct RequestPlan: Sendable, Equatable {
+    public struct Entry: Sendable, Equatable {
+        public var source: String
+        public var locations: Int
+        public var configured: Duration
+        /// `configured`, stretched when the budget is short.
+        public var interval: Duration
+        /// At `interval`.
+        public var requestsPerMinute: Double
+    }
+
+    public var entries: [Entry]
+    public var budgetPerMinute: Int
+    /// The sources need more than the budget at their configured intervals.
+    public var stretched: Bool
+
+    /// Requests a minute the poller can start: it spaces them 61 s / budget apart.
+    static func capacity(_ budget: Int) -> Double { 60 * Double(budget) / 61 }
+
+    /// `sources`: each polled source with its configured interval and how many locations it polls.
+    init(sources: [(name: String, interval: Duration, locations: Int)], budgetPerMinute: Int) {
+        self.budgetPerMinute = budgetPerMinute
+        let need = sources.reduce(0.0) { $0 + Double($1.locations) * 60 / $1.interval.seconds }
+        let factor = max(1, need / Self.capacity(budgetPerMinute))
+        let stretched = factor > 1
+        self.stretched = stretched
+        entries = sources.map { source in
+            let interval = stretched
+                ? Duration.milliseconds(Int64((source.interval.seconds * factor * 1000).rounded(.up))) : source.interval
+            return Entry(
+                source: source.name, locations: source.locations, configured: source.interval, interval: interval,
+                requestsPerMinute: Double(source.locations) * 60 / interval.seconds)
+        }
+    }
+
+    public var requestsPerMinute: Double { entries.reduce(0) { $0 + $1.requestsPerMinute } }
+
+    /// What the sources would need at their configured intervals.
+    public var configuredRequestsPerMinute: Double {
+        entries.reduce(0) { $0 + Double($1.locations) * 60 / $1.configured.seconds }
+    }
+
+    public func interval(of source: String) -> Duration? { entries.first { $0.source == source }?.interval }
+
+    /// `weather=6/min every 10m, air-pollution=1/min every 1h`, for the startup line.
+    public var summary: String {
+        entries.map { entry in
+            "\(entry.source)=\(Self.rate(entry.requestsPerMinute))/min every \(PrometheusDuration.format(entry.interval))"
+        }.joined(separator: ", ")
+    }
+
+    /// The startup line's fields: each source's rate and interval, the total and the budget.
+    public var logFields: [(String, String)] {
+        entries.map { ($0.source, "\(Self.rate($0.requestsPerMinute))/min every \(PrometheusDuration.format($0.interval))") }
+            + [("total_per_minute", Self.rate(requestsPerMinute)), ("budget_per_minute", String(budgetPerMinute)),
+               ("stretched", String(stretched))]
+    }
+
+    static func rate(_ perMinute: Double) -> String {
+        Exposition.formatValue((perMinute * 100).rounded() / 100)
+    }
+}
