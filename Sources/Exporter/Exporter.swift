@@ -16,7 +16,7 @@ public final class Exporter: Sendable {
     /// Throws `HTTPServerError`. Untyped on purpose: a class initializer with typed
     /// throws miscompiles in Swift 6.3 (the allocating thunk crashes when it throws).
     public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
-        let plan = Reloading.plan(configuration)
+        let plan = configuration.pollerPlan()
         let store = WeatherStore(
             locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds, now: time.wall())
@@ -112,21 +112,23 @@ private final class Reloading: Sendable {
             logger.warn("a changed setting needs a restart to take effect", [("setting", name)])
         }
         store.recordReload(successful: true, now: Clock.wallSeconds())
-        poller.apply(Self.plan(next))
+        poller.apply(next.pollerPlan())
         for warning in next.warnings { logger.warn(warning) }
         logger.info("configuration reloaded", [("locations", String(next.locations.count)), ("requests", next.requestPlan.summary)])
         return nil
     }
+}
 
-    static func plan(_ configuration: Configuration) -> Poller.Plan {
+extension Configuration {
+    /// What the poller runs: the locations, the active sources with their intervals and staleness,
+    /// the budget, and the client (or a fake in tests).
+    func pollerPlan(transport: (any OpenWeatherTransport)? = nil) -> Poller.Plan {
         let client = OpenWeatherClient(
-            settings: .init(
-                baseURL: configuration.openWeatherURL, apiKey: configuration.apiKey.value,
-                language: configuration.language, timeout: configuration.requestTimeout),
+            settings: .init(baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout),
             userAgent: "openweather-exporter/\(BuildInfo.version)")
         return Poller.Plan(
-            locations: configuration.locations, sources: configuration.activeSources, intervals: configuration.effectiveIntervals,
-            maxStaleness: configuration.effectiveMaxStaleness, requestsPerMinute: configuration.maxRequestsPerMinute,
-            language: configuration.language, transport: client, thresholds: { [configuration] in configuration.thresholds(for: $0) })
+            locations: locations, sources: activeSources, intervals: effectiveIntervals, maxStaleness: effectiveMaxStaleness,
+            requestsPerMinute: maxRequestsPerMinute, language: language, transport: transport ?? client,
+            thresholds: { [self] in thresholds(for: $0) })
     }
 }

@@ -37,12 +37,13 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         let config = try load(["--location", "London=51.5074,-0.1278"])
         #expect(config.listenAddress == ListenAddress(host: "", port: 9755))
         #expect(config.telemetryPath == "/metrics")
-        #expect(config.pollInterval == .seconds(600))
+        #expect(config.interval(of: "weather") == .seconds(600))
+        #expect(config.activeSources.map(\.name) == ["weather"])
         #expect(config.maxRequestsPerMinute == 60)
         #expect(config.requestTimeout == .seconds(10))
         #expect(config.language == "en")
         #expect(config.openWeatherURL == "https://api.openweathermap.org")
-        #expect(config.effectiveMaxStaleness == .seconds(1800))
+        #expect(config.effectiveMaxStaleness == [1800])
         #expect(config.locations == [Location(name: "London", latitude: 51.5074, longitude: -0.1278)])
         #expect(config.apiKey.value == "0123456789abcdef")
         #expect(config.warnings.isEmpty)
@@ -52,12 +53,14 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         let config = try load([
             "--web.listen-address=127.0.0.1:9100", "--web.telemetry-path", "/weather",
             "--location=A=1,2", "--location", "B=-3.5,4.25,above=30,below=-5", "--location", "C=0,0,alerts=off",
-            "--poll.interval=1h30m", "--openweather.timeout=2s", "--log.level=debug", "--log.format", "json",
+            "--collector.weather.interval=1h30m", "--collector.air-pollution", "--openweather.timeout=2s", "--log.level=debug", "--log.format", "json",
             "--openweather.max-requests-per-minute=600", "--alerts.temperature-above-celsius=35",
         ])
         #expect(config.listenAddress == ListenAddress(host: "127.0.0.1", port: 9100))
         #expect(config.telemetryPath == "/weather")
-        #expect(config.pollInterval == .seconds(5400))
+        #expect(config.interval(of: "weather") == .seconds(5400))
+        #expect(config.activeSources.map(\.name) == ["air-pollution", "weather"])
+        #expect(config.effectiveIntervals == [.seconds(3600), .seconds(5400)])
         #expect(config.requestTimeout == .seconds(2))
         #expect(config.logLevel == .debug)
         #expect(config.logFormat == .json)
@@ -91,7 +94,8 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         let config = try load(["--config.file", file, "--web.telemetry-path=/from-flag"], environment: environment)
         #expect(config.listenAddress.port == 9001)
         #expect(config.telemetryPath == "/from-flag")
-        #expect(config.pollInterval == .seconds(900))
+        #expect(config.interval(of: "weather") == .seconds(900))
+        #expect(config.warnings.contains { $0.contains("--poll.interval is the old name of --collector.weather.interval") })
         #expect(config.language == "de")
         #expect(config.maxRequestsPerMinute == 120)
         #expect(config.locations.map(\.name) == ["Seville", "Ocean"])
@@ -124,17 +128,63 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         let config = try load(["--demo"], environment: [:])
         #expect(config.demo)
         #expect(config.locations.count >= 3 && config.locations.count <= 5)
-        #expect(config.pollInterval == .seconds(15))
+        #expect(config.interval(of: "weather") == .seconds(15))
+        #expect(config.activeSources.map(\.name) == ["air-pollution", "weather"], "the demo shows every source")
         #expect(config.warnings.isEmpty)
     }
 
     @Test func shortIntervalWarnsAndTooManyLocationsStretchIt() throws {
-        let short = try load(["--location", "A=1,2", "--poll.interval=1m"])
+        let short = try load(["--location", "A=1,2", "--collector.weather.interval=1m"])
         #expect(short.warnings.contains { $0.contains("shorter than 10m") })
         let many = (0..<1200).map { "--location=L\($0)=1,\($0 % 180)" }
         let stretched = try load(many + ["--openweather.max-requests-per-minute=60"])
-        #expect(stretched.effectivePollInterval == .seconds(1220))
-        #expect(stretched.warnings.contains { $0.contains("do not fit") })
+        #expect(stretched.effectiveIntervals == [.seconds(1220)])
+        #expect(stretched.warnings.contains { $0.contains("1200 locations need 120 requests a minute") && $0.contains("stretched") })
+        // Two sources: stretched by one factor, each keeping its share.
+        let both = try load(many + ["--collector.air-pollution"])
+        let intervals = both.effectiveIntervals.map(\.seconds)
+        #expect(abs(intervals[0] - 8540) < 0.01 && abs(intervals[1] - 1423.334) < 0.01, "\(intervals)")
+        #expect(both.requestPlan.requestsPerMinute <= 60 * 60 / 61 + 0.01)
+    }
+
+    @Test func locationForms() throws {
+        let config = try load([
+            "--location", "Paris", "--location", "Home=Springfield,IL,US,above=30", "--location", "Office=zip:94040,US,alerts=off",
+            "--location", "Sea=-45,-140", "--location", "London,GB,below=-5",
+        ])
+        #expect(config.locations == [
+            Location(name: "Paris", place: .query(.name("Paris"))),
+            Location(name: "Home", place: .query(.name("Springfield,IL,US")), alerts: .custom(.init(aboveCelsius: 30))),
+            Location(name: "Office", place: .query(.zip("94040,US")), alerts: .off),
+            Location(name: "Sea", latitude: -45, longitude: -140),
+            Location(name: "London,GB", place: .query(.name("London,GB")), alerts: .custom(.init(belowCelsius: -5))),
+        ])
+        #expect(config.activeSources.map(\.name) == ["geocoding", "weather"])
+        // Resolving is once per place, not a rate: the plan counts the weather alone.
+        #expect(config.requestPlan.entries.map(\.source) == ["weather"])
+    }
+
+    @Test func locationsInTheFileByQueryOrZipAndCollectors() throws {
+        let file = temporaryFile("""
+            {"collector": {"airPollution": {"enabled": true, "interval": "2h"}, "weather": {"interval": "15m"}},
+             "openweather": {"maxStaleness": "2x"},
+             "locations": [{"name": "Home", "query": "Springfield,IL,US", "alerts": {"temperatureBelowCelsius": 0}},
+                           {"name": "Office", "zip": "94040,US"}]}
+            """)
+        defer { unlink(file) }
+        let config = try load(["--config.file", file], environment: key)
+        #expect(config.locations.map(\.place) == [.query(.name("Springfield,IL,US")), .query(.zip("94040,US"))])
+        #expect(config.activeSources.map(\.name) == ["air-pollution", "geocoding", "weather"])
+        #expect(config.effectiveIntervals == [.seconds(7200), .seconds(3600), .seconds(900)])
+        #expect(config.effectiveMaxStaleness == [14400, 7200, 1800])
+        let off = try load(["--config.file", file, "--no-collector.air-pollution"], environment: key)
+        #expect(off.activeSources.map(\.name) == ["geocoding", "weather"])
+    }
+
+    @Test func stalenessAsADurationAppliesToEverySourceAndWarnsWhenShorterThanAnInterval() throws {
+        let config = try load(["--location", "A=1,2", "--collector.air-pollution", "--openweather.max-staleness=45m"])
+        #expect(config.effectiveMaxStaleness == [2700, 2700])
+        #expect(config.warnings.contains { $0.contains("air-pollution interval (1h)") && $0.contains("3x") })
     }
 
     @Test func helpAndVersion() throws {
@@ -143,6 +193,8 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
             return
         }
         for flag in Flag.all { #expect(text.contains("--\(flag.name)")) }
+        #expect(text.contains("--collector.air-pollution\n      Air quality") && text.contains("(default: disabled; enabled with --demo)"))
+        #expect(text.contains("--collector.weather.interval=DURATION\n") && text.contains("(default: 10m (15s with --demo))"))
         guard case .version(let version) = try ConfigurationLoader(arguments: ["--version"], environment: [:]).load() else {
             Issue.record("no version")
             return
@@ -159,7 +211,15 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         (["--location", "A=0,-181"], "longitude of \"A\" is -181, outside -180..180"),
         (["--location", "A=north,0"], "latitude of \"A\" is \"north\", not a number"),
         (["--location", "A=1"], "needs a latitude and a longitude"),
-        (["--location", "London"], "has no coordinates"),
+        (["--location", "40.7,-74"], "coordinates need a name"),
+        (["--location", "A=Springfield,,US"], "has an empty part"),
+        (["--location", "A=a,b,c,d"], "more than CITY,STATE,COUNTRY"),
+        (["--location", "A=zip:94040,US,X"], "write a postal code as zip:CODE,COUNTRY"),
+        (["--location", "A=London,bogus=1"], "\"bogus=1\" is not an option"),
+        (["--location", "A=1,2", "--collector.forecastt"], "unknown flag --collector.forecastt"),
+        (["--location", "A=1,2", "--no-collector.weather"], "every collector is switched off"),
+        (["--location", "A=1,2", "--collector.air-pollution.interval=soon"], "is not a duration"),
+        (["--location", "A=1,2", "--openweather.max-staleness=0x"], "is not a duration"),
         (["--location", "=1,2"], "empty name"),
         (["--location", "A=1,2", "--location", "A=3,4"], "location \"A\" is defined twice"),
         (["--location", "A=1,2,above=hot"], "above=hot is not a temperature"),
@@ -195,12 +255,17 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         ("{\n\"web\": {\"listenAdress\": \":1\"}}", "unknown key `web.listenAdress` (did you mean `web.listenAddress`?)"),
         ("[1]", "top level must be an object"),
         ("{\"locations\": [{\"name\": \"A\", \"latitude\": 100, \"longitude\": 0}]}", "latitude of \"A\" is 100.0, outside"),
-        ("{\"locations\": [{\"name\": \"A\", \"latitude\": 1}]}", "`locations[0].longitude` is missing"),
+        ("{\"locations\": [{\"name\": \"A\", \"latitude\": 1}]}", "has latitude but not longitude: give both"),
         ("{\"locations\": [{\"name\": \"A\", \"lat\": 1, \"longitude\": 2}]}", "unknown key `locations[0].lat`"),
         ("{\"locations\": [{\"name\": \"\", \"latitude\": 1, \"longitude\": 2}]}", "empty name"),
         ("{\"openweather\": {\"apiKey\": \"abc\"}}", "does not belong in the file"),
         ("{\"locations\": [{\"name\": \"A\", \"latitude\": 1, \"longitude\": 2, \"alerts\": {\"hot\": 3}}]}", "unknown key `locations[0].alerts.hot`"),
         ("{\"poll\": 5}", "`poll` must be an object"),
+        ("{\"locations\": [{\"name\": \"A\", \"query\": \"Paris\", \"latitude\": 1}]}", "gives latitude, query: give one of"),
+        ("{\"locations\": [{\"name\": \"A\"}]}", "says nowhere"),
+        ("{\"locations\": [{\"name\": \"A\", \"zip\": 94040}]}", "must be a non-empty string"),
+        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, weather"),
+        ("{\"collector\": {\"weather\": {\"every\": \"5m\"}}}", "`collector.weather.every` is not a setting"),
     ])
     func configFileMistakes(text: String, expected: String) {
         let file = temporaryFile(text)

@@ -16,7 +16,8 @@ import Testing
 
     static let now = 1_700_000_000.0
 
-    /// Four places from the fixtures, one that never answered, and the exporter's counters.
+    /// Four places from the fixtures, one that never answered, one found by name and one not found,
+    /// air quality at one of them, and the exporter's counters.
     static func snapshot() throws -> WeatherStore.Snapshot {
         let locations = [
             Location(name: "Barcelona", latitude: 41.3888, longitude: 2.159, alerts: .custom(.init(aboveCelsius: 35))),
@@ -24,18 +25,26 @@ import Testing
             Location(name: "South \"Pacific\"\nOcean", latitude: -45, longitude: -140, alerts: .off),
             Location(name: "Zocca", latitude: 44.34, longitude: 10.99),
             Location(name: "Nowhere", latitude: 0, longitude: 0),
+            Location(name: "Home", place: .query(.name("London"))),
+            Location(name: "Atlantis", place: .query(.name("Atlantis"))),
         ]
         let defaults = TemperatureThresholds(aboveCelsius: 30, belowCelsius: -5)
-        let store = WeatherStore(locations: locations, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
+        let store = WeatherStore.allSources(locations, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
         let fixtures = [
             "Barcelona": "current-barcelona-clouds.json", "Longyearbyen": "current-longyearbyen-polar-night-snow.json",
             "South \"Pacific\"\nOcean": "current-ocean-no-name.json", "Zocca": "current-zocca-rain.json",
         ]
-        for (name, file) in fixtures {
-            store.recordSuccess(name, reading: try fixture(file), duration: 0.25, now: now - 60)
+        for (name, file) in fixtures.sorted(by: { $0.key < $1.key }) {
+            store.success(name, "weather", try fixture(file), now: now - 60)
         }
-        store.recordFailure("Nowhere", code: "404", reason: "OpenWeather answered 404: city not found", duration: 0.125)
-        store.recordFailure("Zocca", code: "timeout", reason: "timed out", duration: 10)
+        store.success("Barcelona", "air-pollution", try AirPollutionDecoder.decode(Fixture.bytes("air-pollution-barcelona.json")), now: now - 120)
+        let london = try GeocodingSource().decode(Fixture.bytes("geo-direct-london.json"), for: locations[5])
+        store.success("Home", "geocoding", london, duration: 0.5, now: now - 3500)
+        store.success("Home", "weather", try fixture("current-zocca-rain.json"), now: now - 30)
+        store.failure("Atlantis", "geocoding", code: "200", reason: "no place matches \"Atlantis\"")
+        store.failure("Nowhere", "weather", code: "404", reason: "OpenWeather answered 404: city not found", duration: 0.125)
+        store.failure("Nowhere", "air-pollution", code: "500", reason: "OpenWeather answered 500", duration: 0.125)
+        store.failure("Zocca", "weather", code: "timeout", reason: "timed out", duration: 10)
         return store.snapshot()
     }
 
@@ -58,21 +67,24 @@ import Testing
     }
 
     @Test func fixturesRenderAsTheGoldenFile() throws {
-        let rendered = MetricsPublisher.renderWeather(try Self.snapshot(), now: Self.now, maxStaleness: 1800)
+        let rendered = renderPlain(try Self.snapshot(), now: Self.now)
         try compare(rendered, golden: "fixtures.prom")
+        #expect(rendered == ExpositionText.reRendered(rendered))
     }
 
-    @Test func staleLocationsKeepOnlyTheirHealth() throws {
-        let rendered = MetricsPublisher.renderWeather(try Self.snapshot(), now: Self.now + 7200, maxStaleness: 1800)
+    /// Two hours on, the weather (30 minutes of staleness) is gone, the air quality (3 hours) stays.
+    @Test func staleSourcesKeepOnlyTheirHealth() throws {
+        let rendered = renderPlain(try Self.snapshot(), now: Self.now + 7200)
         try compare(rendered, golden: "stale.prom")
         let text = String(decoding: rendered, as: UTF8.self)
         #expect(!text.contains("openweather_temperature_celsius{"))
-        #expect(text.contains("openweather_up{location=\"Barcelona\"} 1"))
-        #expect(text.contains("openweather_last_success_timestamp_seconds{location=\"Barcelona\"}"))
+        #expect(text.contains("\nopenweather_air_quality_index{location=\"Barcelona\"} 3\n"))
+        #expect(text.contains("\nopenweather_up{location=\"Barcelona\",source=\"weather\"} 1\n"))
+        #expect(text.contains("\nopenweather_last_success_timestamp_seconds{location=\"Barcelona\",source=\"weather\"} 1699999940\n"))
     }
 
     @Test func everyDocumentedMetricIsPresent() throws {
-        let text = String(decoding: MetricsPublisher.renderWeather(try Self.snapshot(), now: Self.now, maxStaleness: 1800), as: UTF8.self)
+        let text = String(decoding: renderPlain(try Self.snapshot(), now: Self.now), as: UTF8.self)
         for name in [
             "temperature_celsius", "feels_like_celsius", "temperature_min_celsius", "temperature_max_celsius", "humidity_ratio",
             "pressure_pascals", "ground_level_pressure_pascals", "wind_speed_meters_per_second", "wind_gust_meters_per_second",
@@ -81,6 +93,7 @@ import Testing
             "condition_id", "condition_info", "location_info", "up", "last_success_timestamp_seconds", "poll_duration_seconds",
             "api_requests_total", "exporter_build_info", "temperature_alert_threshold_celsius",
             "exporter_config_last_reload_successful", "exporter_config_last_reload_success_timestamp_seconds",
+            "air_quality_index", "air_pollutant_grams_per_cubic_meter", "air_pollution_observation_timestamp_seconds",
         ] {
             #expect(text.contains("\n# TYPE openweather_\(name) "), "openweather_\(name)")
         }
@@ -89,5 +102,17 @@ import Testing
         #expect(Set(nowhere.map { $0.prefix { $0 != "{" } }) == [
             "openweather_up", "openweather_poll_duration_seconds", "openweather_temperature_alert_threshold_celsius",
         ])
+        // A place found by name: the geocoder's names and coordinates; one not found: only its health.
+        #expect(text.contains(
+            "\nopenweather_location_info{location=\"Home\",city=\"London\",country=\"GB\",latitude=\"51.5073219\",longitude=\"-0.1276474\",state=\"England\"} 1\n"))
+        let atlantis = text.split(separator: "\n").filter { $0.contains("location=\"Atlantis\"") }
+        #expect(atlantis.sorted() == [
+            "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"above\"} 30",
+            "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"below\"} -5",
+            "openweather_up{location=\"Atlantis\",source=\"air-pollution\"} 0",
+            "openweather_up{location=\"Atlantis\",source=\"geocoding\"} 0",
+            "openweather_up{location=\"Atlantis\",source=\"weather\"} 0",
+        ])
+        #expect(text.contains("\nopenweather_api_requests_total{code=\"200\",source=\"geocoding\"} 2\n"))
     }
 }

@@ -3,33 +3,57 @@ import Testing
 
 @testable import Exporter
 
-/// Runs the schedule on a virtual clock: requests complete after `latency`
-/// with the outcome `outcome(name, time)` gives.
+extension PollSchedule {
+    /// One polling source at every location.
+    init(names: [String], interval: Double, requestsPerMinute: Int, now: Double) {
+        self.init(
+            specs: names.map { Spec(key: $0, kind: .poll, interval: interval) }, sourceCount: 1, requestsPerMinute: requestsPerMinute,
+            now: now)
+    }
+
+    /// Locations polled by several sources, each at its own interval: specs location by location.
+    static func specs(locations: Int, intervals: [Double]) -> [Spec] {
+        (0..<locations).flatMap { location in
+            intervals.enumerated().map { source, interval in Spec(key: "L\(location)/\(source)", kind: .poll, interval: interval) }
+        }
+    }
+}
+
+/// Runs the schedule on a virtual clock: requests complete after `latency` with the outcome
+/// `outcome(job, time)` gives.
 struct VirtualPoller {
     var schedule: PollSchedule
     var now: Double
-    var starts: [(time: Double, name: String)] = []
+    var starts: [(time: Double, job: Int)] = []
     var latency = 0.2
-    var pending: [(done: Double, name: String)] = []
+    var pending: [(done: Double, job: Int)] = []
+    var generator = SeededGenerator(seed: 7)
 
     init(names: [String], interval: Double, requestsPerMinute: Int, now: Double = 1000) {
-        schedule = PollSchedule(names: names, interval: interval, requestsPerMinute: requestsPerMinute, now: now)
+        self.init(schedule: PollSchedule(names: names, interval: interval, requestsPerMinute: requestsPerMinute, now: now), now: now)
+    }
+
+    init(schedule: PollSchedule, now: Double = 1000) {
+        self.schedule = schedule
         self.now = now
     }
 
-    mutating func run(until end: Double, outcome: (String, Double) -> PollSchedule.Outcome = { _, _ in .success }) {
-        var generator = SeededGenerator(seed: 7)
+    mutating func run(
+        until end: Double, outcome: (Int, Double) -> PollSchedule.Outcome = { _, _ in .success },
+        then: (inout PollSchedule, Int, PollSchedule.Outcome, Double) -> Void = { _, _, _, _ in }
+    ) {
         while now < end {
             pending.sort { $0.done < $1.done }
             while let first = pending.first, first.done <= now {
                 pending.removeFirst()
-                schedule.finished(name: first.name, outcome: outcome(first.name, first.done), now: first.done,
-                                  random: Double.random(in: 0..<1, using: &generator))
+                let result = outcome(first.job, first.done)
+                schedule.finished(job: first.job, outcome: result, now: first.done, random: Double.random(in: 0..<1, using: &generator))
+                then(&schedule, first.job, result, first.done)
             }
             switch schedule.next(now: now) {
-            case .fire(let name):
-                starts.append((now, name))
-                pending.append((now + latency, name))
+            case .fire(let job):
+                starts.append((now, job))
+                pending.append((now + latency, job))
             case .wait(let until):
                 now = min(until, pending.map(\.done).min() ?? until, end)
             case .idle:
@@ -37,6 +61,8 @@ struct VirtualPoller {
             }
         }
     }
+
+    func times(of job: Int) -> [Double] { starts.filter { $0.job == job }.map(\.time) }
 
     func maxInAnyWindow(_ window: Double) -> Int {
         var best = 0
@@ -60,25 +86,23 @@ struct VirtualPoller {
     }
 
     @Test func eachLocationOncePerIntervalSpreadEvenly() {
-        let names = (0..<10).map { "L\($0)" }
-        var poller = VirtualPoller(names: names, interval: 600, requestsPerMinute: 60)
+        var poller = VirtualPoller(names: (0..<10).map { "L\($0)" }, interval: 600, requestsPerMinute: 60)
         poller.run(until: 1000 + 600 * 8)
         // After the first round: one request a minute, evenly spread.
         let steady = poller.starts.filter { $0.time >= 1000 + 600 && $0.time < 1000 + 600 * 7 }
-        for name in names { #expect(steady.filter { $0.name == name }.count == 6) }
+        for job in 0..<10 { #expect(steady.filter { $0.job == job }.count == 6) }
         let gaps = zip(steady.dropFirst(), steady).map { $0.time - $1.time }
         #expect(gaps.allSatisfy { abs($0 - 60) < 1.5 }, "\(gaps)")
-        for name in names {
-            let times = poller.starts.filter { $0.name == name }.map(\.time)
-            let intervals = zip(times.dropFirst(), times).map { $0 - $1 }
+        for job in 0..<10 {
+            let intervals = zip(poller.times(of: job).dropFirst(), poller.times(of: job)).map { $0 - $1 }
             #expect(intervals.dropFirst().allSatisfy { abs($0 - 600) < 1.5 })
-            #expect(intervals.allSatisfy { $0 >= 300 }, "\(name): \(intervals)")
+            #expect(intervals.allSatisfy { $0 >= 300 }, "\(job): \(intervals)")
         }
     }
 
     @Test func twoThousandLocationsNeverExceedTheBudget() {
         let names = (0..<2000).map { "L\($0)" }
-        let interval = 61.0 * 2000 / 60  // what Configuration stretches the interval to
+        let interval = RequestPlan(sources: [("weather", .seconds(600), 2000)], budgetPerMinute: 60).entries[0].interval.seconds
         var poller = VirtualPoller(names: names, interval: interval, requestsPerMinute: 60)
         poller.run(until: 1000 + interval * 2.5)
         #expect(poller.maxInAnyWindow(60) <= 60)
@@ -88,19 +112,63 @@ struct VirtualPoller {
         #expect(gaps.max()! < 1.1, "requests should be spread evenly, not bunched")
     }
 
-    @Test func transientFailuresBackOffWithJitterAndOthersAreUnaffected() {
+    /// Weather every 10 minutes and air pollution every hour for 600 locations (70 requests a minute):
+    /// one budget for both, stretched.
+    @Test func twoSourcesShareOneBudget() {
+        let plan = RequestPlan(sources: [("weather", .seconds(600), 600), ("air-pollution", .seconds(3600), 600)], budgetPerMinute: 60)
+        #expect(plan.stretched)
+        #expect(plan.requestsPerMinute <= RequestPlan.capacity(60) + 1e-9)
+        // Stretched by one factor: each keeps its share.
+        #expect(abs(plan.entries[0].interval.seconds / plan.entries[1].interval.seconds - 600.0 / 3600) < 1e-6)
+        let intervals = plan.entries.map(\.interval.seconds)
+        var poller = VirtualPoller(schedule: PollSchedule(
+            specs: PollSchedule.specs(locations: 600, intervals: intervals), sourceCount: 2, requestsPerMinute: 60, now: 1000))
+        poller.run(until: 1000 + intervals[1] * 5)
+        #expect(poller.maxInAnyWindow(60) <= 60)
+        // After the first round (1,200 requests at the budget's pace), each source at its own rate.
+        let steady = poller.starts.filter { $0.time >= 1000 + intervals[1] && $0.time < 1000 + 3 * intervals[1] }
+        let weather = Double(steady.count { $0.job % 2 == 0 })
+        let air = Double(steady.count { $0.job % 2 == 1 })
+        #expect(abs(weather / (600 * 2 * intervals[1] / intervals[0]) - 1) < 0.02, "\(weather)")
+        #expect(abs(air / 1200 - 1) < 0.02, "\(air)")
+        // Each job keeps its interval once the first round's backlog is through.
+        for job in [0, 1, 598, 599, 1198, 1199] {
+            let gaps = zip(poller.times(of: job).dropFirst(), poller.times(of: job)).map { $0 - $1 }.dropFirst(2)
+            #expect(!gaps.isEmpty && gaps.allSatisfy { abs($0 - intervals[job % 2]) < 2 }, "job \(job): \(gaps)")
+        }
+    }
+
+    @Test func aPlanThatFitsIsNotStretched() {
+        let plan = RequestPlan(sources: [("weather", .seconds(600), 10), ("air-pollution", .seconds(3600), 10)], budgetPerMinute: 60)
+        #expect(!plan.stretched)
+        #expect(plan.entries.map(\.interval) == [.seconds(600), .seconds(3600)])
+        #expect(abs(plan.requestsPerMinute - (1 + 10.0 / 60)) < 1e-9)
+    }
+
+    @Test func transientFailuresBackOffWithJitterUpToAnHourAndOthersAreUnaffected() {
         var poller = VirtualPoller(names: ["bad", "good"], interval: 60, requestsPerMinute: 600)
-        poller.run(until: 1000 + 3600) { name, _ in name == "bad" ? .transientFailure : .success }
-        let bad = poller.starts.filter { $0.name == "bad" }.map(\.time)
-        let good = poller.starts.filter { $0.name == "good" }.map(\.time)
-        let gaps = zip(bad.dropFirst(), bad).map { $0 - $1 }
-        // 60, 120, 240, 480, 960, then capped at one hour: each ±20%.
-        #expect(gaps.count >= 4)
-        for (index, gap) in gaps.prefix(5).enumerated() {
-            let expected = min(60 * Double(1 << index), 3600)
+        poller.run(until: 1000 + 6 * 3600) { job, _ in job == 0 ? .transientFailure : .success }
+        let gaps = zip(poller.times(of: 0).dropFirst(), poller.times(of: 0)).map { $0 - $1 }
+        // 60, 120, 240, 480, 960, 1920, then capped at one hour: each ±20%.
+        #expect(gaps.count >= 8)
+        for (index, gap) in gaps.enumerated() {
+            let expected = min(60 * Double(1 << min(index, 20)), 3600)
             #expect(gap >= expected * 0.8 - 0.5 && gap <= expected * 1.2 + 0.5, "gap \(index): \(gap)")
         }
-        #expect(good.count >= 59)
+        // The jitter is drawn, not fixed: the capped gaps differ from one another.
+        let capped = gaps.dropFirst(6)
+        #expect(Set(capped.map { ($0 / 10).rounded() }).count > 1, "\(capped)")
+        #expect(poller.times(of: 1).count >= 6 * 59)
+    }
+
+    @Test func jitterSpansMinusToPlusTwentyPercent() {
+        for (random, factor) in [(0.0, 0.8), (0.5, 1.0), (0.999_999, 1.2)] {
+            var schedule = PollSchedule(names: ["a"], interval: 100, requestsPerMinute: 600, now: 0)
+            #expect(schedule.next(now: 0) == .fire(job: 0))
+            schedule.finished(job: 0, outcome: .transientFailure, now: 10, random: random)
+            guard case .wait(let until) = schedule.next(now: 10) else { Issue.record("not waiting"); continue }
+            #expect(abs(until - (10 + 100 * factor)) < 0.01, "random \(random): \(until)")
+        }
     }
 
     @Test func unauthorizedKeepsTheNormalInterval() {
@@ -109,63 +177,105 @@ struct VirtualPoller {
         #expect(poller.starts.count == 10)
     }
 
-    @Test func rateLimitPausesEveryLocationThenResumes() {
-        var poller = VirtualPoller(names: (0..<5).map { "L\($0)" }, interval: 60, requestsPerMinute: 600)
+    @Test func rateLimitOnOneSourcePausesEverySourceThenResumes() {
+        var poller = VirtualPoller(schedule: PollSchedule(
+            specs: PollSchedule.specs(locations: 5, intervals: [60, 120]), sourceCount: 2, requestsPerMinute: 600, now: 1000))
         var hit: Double?
-        poller.run(until: 1000 + 400) { _, time in
-            if hit == nil && time > 1000 + 60 { hit = time; return .rateLimited(retryAfter: nil) }
+        poller.run(until: 1000 + 400) { job, time in
+            // The second source (air pollution, say) answers 429 once.
+            if hit == nil && job % 2 == 1 && time > 1000 + 60 { hit = time; return .rateLimited(retryAfter: nil) }
             return .success
         }
-        guard let hit else { Issue.record("no request after a minute"); return }
+        guard let hit else { Issue.record("no request of the second source after a minute"); return }
         let during = poller.starts.filter { $0.time > hit && $0.time < hit + 60 }
         #expect(during.isEmpty, "nothing may start during the pause: \(during)")
-        #expect(poller.starts.contains { $0.time >= hit + 60 && $0.time < hit + 70 })
+        #expect(poller.starts.contains { $0.time >= hit + 60 && $0.time < hit + 70 && $0.job % 2 == 0 })
     }
 
     @Test func rateLimitHonoursRetryAfterAndGrowsWithoutIt() {
         var schedule = PollSchedule(names: ["a"], interval: 60, requestsPerMinute: 600, now: 0)
         _ = schedule.next(now: 0)
-        schedule.finished(name: "a", outcome: .rateLimited(retryAfter: 7), now: 1, random: 0.5)
+        schedule.finished(job: 0, outcome: .rateLimited(retryAfter: 7), now: 1, random: 0.5)
         #expect(schedule.pause(now: 1) == 7)
         #expect(schedule.next(now: 5) == .wait(until: 8))
         _ = schedule.next(now: 8)
-        schedule.finished(name: "a", outcome: .rateLimited(retryAfter: nil), now: 9, random: 0.5)
+        schedule.finished(job: 0, outcome: .rateLimited(retryAfter: nil), now: 9, random: 0.5)
         #expect(schedule.pause(now: 9) == 120)  // second strike: 60 s doubled
         var time = 9.0
         for _ in 0..<10 {
             time = schedule.pausedUntil
-            #expect(schedule.next(now: time) == .fire(name: "a"))
-            schedule.finished(name: "a", outcome: .rateLimited(retryAfter: nil), now: time, random: 0.5)
+            #expect(schedule.next(now: time) == .fire(job: 0))
+            schedule.finished(job: 0, outcome: .rateLimited(retryAfter: nil), now: time, random: 0.5)
         }
         #expect(schedule.pause(now: time) == 3600)
         _ = schedule.next(now: schedule.pausedUntil)
-        schedule.finished(name: "a", outcome: .success, now: schedule.pausedUntil, random: 0.5)
+        schedule.finished(job: 0, outcome: .success, now: schedule.pausedUntil, random: 0.5)
         #expect(schedule.rateLimitStrikes == 0)
     }
 
-    @Test func reconfigureKeepsStateAndAddsNewLocationsAtOnce() {
+    @Test func reconfigureKeepsStateAndAddsNewJobsAtOnce() {
         var schedule = PollSchedule(names: ["a", "b"], interval: 600, requestsPerMinute: 600, now: 0)
-        #expect(schedule.next(now: 0) == .fire(name: "a"))
-        schedule.finished(name: "a", outcome: .success, now: 0.1, random: 0.5)
-        schedule.reconfigure(names: ["a", "c"], interval: 600, requestsPerMinute: 600, now: 1)
-        #expect(schedule.slots.map(\.name) == ["a", "c"])
-        #expect(schedule.next(now: 1) == .fire(name: "c"))
-        schedule.finished(name: "b", outcome: .success, now: 2, random: 0.5)  // a removed location: ignored
-        #expect(schedule.slots.count == 2)
+        #expect(schedule.next(now: 0) == .fire(job: 0))
+        schedule.finished(job: 0, outcome: .success, now: 0.1, random: 0.5)
+        schedule.reconfigure(
+            specs: ["a", "c"].map { .init(key: $0, kind: .poll, interval: 600) }, sourceCount: 1, requestsPerMinute: 600, now: 1)
+        #expect(schedule.jobs.map(\.spec.key) == ["a", "c"])
+        #expect(schedule.jobs[0].nextDue > 300, "a keeps its next phase")
+        #expect(schedule.next(now: 1) == .fire(job: 1))
     }
 
-    /// The poller finds a fired location by its position in the plan, so it must follow every reconfigure.
-    @Test func positionIsWhereTheNameIsInTheNamesGiven() {
-        var schedule = PollSchedule(names: ["a", "b", "c"], interval: 600, requestsPerMinute: 600, now: 0)
-        #expect(["a", "b", "c", "zz"].map(schedule.position(of:)) == [0, 1, 2, nil])
-        schedule.reconfigure(names: ["c", "d", "a"], interval: 600, requestsPerMinute: 600, now: 1)
-        #expect(["a", "b", "c", "d"].map(schedule.position(of:)) == [2, nil, 0, 1])
-    }
-
-    @Test func neverTwoRequestsForOneLocationAtOnce() {
+    @Test func neverTwoRequestsForOneJobAtOnce() {
         var schedule = PollSchedule(names: ["a"], interval: 1, requestsPerMinute: 6000, now: 0)
-        #expect(schedule.next(now: 0) == .fire(name: "a"))
+        #expect(schedule.next(now: 0) == .fire(job: 0))
         #expect(schedule.next(now: 100) == .idle)
+    }
+
+    /// A place given by name: its resolver runs first and once; its polling jobs wait for it.
+    @Test func pollingWaitsForTheResolverWhichRunsOnce() {
+        let specs: [PollSchedule.Spec] = [
+            .init(key: "paris/geocoding", kind: .resolve, interval: 3600), .init(key: "paris/weather", kind: .poll, interval: 600, waiting: true),
+            .init(key: "oslo/geocoding", kind: .none, interval: 3600), .init(key: "oslo/weather", kind: .poll, interval: 600),
+        ]
+        var schedule = PollSchedule(specs: specs, sourceCount: 2, requestsPerMinute: 600, now: 0)
+        #expect(schedule.next(now: 0) == .fire(job: 0))
+        #expect(schedule.next(now: 1) == .fire(job: 3))
+        #expect(schedule.next(now: 2) == .idle, "Paris's weather waits for its coordinates")
+        schedule.finished(job: 0, outcome: .success, now: 3, random: 0.5)
+        schedule.unblock(location: 0, now: 3)
+        #expect(schedule.next(now: 3) == .fire(job: 1))
+        schedule.finished(job: 1, outcome: .success, now: 4, random: 0.5)
+        schedule.finished(job: 3, outcome: .success, now: 4, random: 0.5)
+        // Hours later the resolver has not run again; the weather has, every 10 minutes.
+        var poller = VirtualPoller(schedule: schedule, now: 4)
+        poller.run(until: 4 * 3600)
+        #expect(poller.times(of: 0).isEmpty)
+        #expect(poller.times(of: 1).count >= 23)
+    }
+
+    /// No match: retried at its interval (an hour), not sooner; at once after a reload.
+    @Test func anUnresolvedPlaceIsRetriedHourlyAndAtOnceOnReload() {
+        let specs: [PollSchedule.Spec] = [
+            .init(key: "atlantis/geocoding", kind: .resolve, interval: 3600),
+            .init(key: "atlantis/weather", kind: .poll, interval: 600, waiting: true),
+        ]
+        var poller = VirtualPoller(schedule: PollSchedule(specs: specs, sourceCount: 2, requestsPerMinute: 60, now: 0), now: 0)
+        poller.run(until: 3 * 3600 - 1) { _, _ in .steadyFailure }
+        #expect(poller.times(of: 0).map { ($0 / 100).rounded() } == [0, 36, 72])
+        #expect(poller.times(of: 1).isEmpty)
+        poller.schedule.reconfigure(specs: specs, sourceCount: 2, requestsPerMinute: 60, now: poller.now)
+        #expect(poller.schedule.next(now: poller.now) == .fire(job: 0))
+    }
+
+    /// A transient failure of a resolver retries after a minute, doubling up to its interval.
+    @Test func aResolverBacksOffFromAMinute() {
+        let specs: [PollSchedule.Spec] = [.init(key: "x/geocoding", kind: .resolve, interval: 3600)]
+        var poller = VirtualPoller(schedule: PollSchedule(specs: specs, sourceCount: 1, requestsPerMinute: 60, now: 0), now: 0)
+        poller.run(until: 5 * 3600) { _, _ in .transientFailure }
+        let gaps = zip(poller.times(of: 0).dropFirst(), poller.times(of: 0)).map { $0 - $1 }
+        for (index, gap) in gaps.enumerated() {
+            let expected = min(60 * Double(1 << min(index, 20)), 3600)
+            #expect(gap >= expected * 0.8 - 0.5 && gap <= expected * 1.2 + 0.5, "gap \(index): \(gap)")
+        }
     }
 }
 

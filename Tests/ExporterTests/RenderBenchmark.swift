@@ -19,15 +19,21 @@ struct RenderBenchmark {
         getenv("BENCH_LOCATIONS").flatMap { Int(String(cString: $0)) } ?? 10_000
     }
 
-    /// `count` locations, every one with a fresh reading, as after a poll round.
-    static func store(count: Int, now: Double) throws -> WeatherStore {
+    /// `count` locations, every one with a fresh reading of each source, as after a poll round.
+    static func store(count: Int, now: Double, sources: [String] = ["weather"]) throws -> WeatherStore {
         let readings = try fixtures.map(ExpositionGoldenTests.fixture)
+        let air = try AirPollutionDecoder.decode(Fixture.bytes("air-pollution-barcelona.json"))
         let locations = (0..<count).map { index in
             Location(name: "Place \(index)", latitude: Double(index % 180) - 89.5, longitude: Double(index % 360) - 179.75)
         }
-        let store = WeatherStore(locations: locations, thresholds: { _ in TemperatureThresholds(aboveCelsius: 35) }, now: now)
-        for (index, location) in locations.enumerated() {
-            store.recordSuccess(location.name, reading: readings[index % readings.count], duration: 0.2, now: now)
+        let store = WeatherStore(
+            locations: locations, sources: sources, resolves: sources.map { _ in false }, intervals: sources.map { _ in .seconds(600) },
+            maxStaleness: sources.map { _ in 3600 }, thresholds: { _ in TemperatureThresholds(aboveCelsius: 35) }, now: now)
+        for position in locations.indices {
+            for (slot, source) in sources.enumerated() {
+                let reading: any Sendable = source == "weather" ? readings[position % readings.count] : air
+                store.recordSuccess(location: position, source: slot, reading: reading, duration: 0.2, now: now)
+            }
         }
         return store
     }
@@ -62,13 +68,17 @@ struct RenderBenchmark {
         return " \(name)_ms_median=\(format(wall[runs / 2])) \(name)_ms_min=\(format(wall[0])) \(name)_cpu_ms_median=\(format(cpu[runs / 2])) \(name)_cpu_ms_min=\(format(cpu[0]))"
     }
 
-    @Test func renderTimes() throws {
+    /// Weather alone, and weather with air pollution.
+    @Test(arguments: [["weather"], ["air-pollution", "weather"]])
+    func renderTimes(sources: [String]) throws {
         let count = Self.locationCount
         let now = Clock.wallSeconds()
-        let store = try Self.store(count: count, now: now)
-        let publisher = MetricsPublisher(store: store, maxStaleness: .seconds(3600))
+        let store = try Self.store(count: count, now: now, sources: sources)
+        let publisher = MetricsPublisher(store: store)
         let snapshot = store.snapshot()
-        let collectors = MetricsPublisher.collectors(maxStaleness: 3600)
+        func fresh(gzipAbove: Int = WeatherRendering.gzipAbove) -> WeatherRendering {
+            MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: gzipAbove)
+        }
         var text: [UInt8] = []
         var servedBytes = 0
         // From scratch, as at start and after a reload: every shard rendered, as plain text, and as
@@ -76,12 +86,12 @@ struct RenderBenchmark {
         // The plain chunks are what a scrape writes (joined only below 256 KiB): the join is not timed.
         var chunks: [[UInt8]] = []
         var report = Self.measure("full_plain", runs: getenv("BENCH_PLAIN_RUNS").map { Int(atoi($0)) } ?? 7) {
-            var rendering = WeatherRendering(collectors: collectors, maxStaleness: 3600, gzipAbove: .max)
+            var rendering = fresh(gzipAbove: .max)
             chunks = rendering.render(snapshot, now: now).chunks
         }
         text = WeatherRendering.join(chunks)
         report += Self.measure("full_served") {
-            var rendering = WeatherRendering(collectors: collectors, maxStaleness: 3600)
+            var rendering = fresh()
             servedBytes = rendering.render(snapshot, now: now).chunks.reduce(0) { $0 + $1.count }
         }
         // What a poll costs: one location's reading changes, then the publisher refreshes.
@@ -89,7 +99,8 @@ struct RenderBenchmark {
         var round = 0
         report += Self.measure("poll_refresh") {
             round += 1
-            store.recordSuccess("Place \(round * 997 % count)", reading: reading, duration: 0.3, now: now + Double(round))
+            store.recordSuccess(
+                location: round * 997 % count, source: sources.count - 1, reading: reading, duration: 0.3, now: now + Double(round))
             publisher.refreshWeather()
         }
         // References on the same text in the same run: copying it, and gzipping it in one call
@@ -98,7 +109,7 @@ struct RenderBenchmark {
         report += Self.measure("reference_copy") { copy = text.withUnsafeBufferPointer { Array($0) } }
         var member: [UInt8] = []
         report += Self.measure("reference_gzip", runs: 3) { member = Gzip.member(text) }
-        print("RENDER_BENCHMARK locations=\(count) bytes=\(text.count) served_bytes=\(servedBytes) gzip_bytes=\(member.count)\(report)")
+        print("RENDER_BENCHMARK sources=\(sources.joined(separator: "+")) locations=\(count) bytes=\(text.count) served_bytes=\(servedBytes) gzip_bytes=\(member.count)\(report)")
         #expect(copy.count == text.count)
     }
 }

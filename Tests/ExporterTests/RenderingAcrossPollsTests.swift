@@ -9,9 +9,10 @@ import Testing
     @Test func everyRenderAfterAPollEqualsAFreshOne() throws {
         let now = WeatherRenderingTests.now
         let store = try WeatherRenderingTests.store()
-        var rendering = WeatherRendering(collectors: MetricsPublisher.collectors(maxStaleness: 1800), maxStaleness: 1800, gzipAbove: .max)
+        let snapshot = store.snapshot()
+        var rendering = MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: .max)
         let first = rendering.render(store.snapshot(), now: now)
-        #expect(Array(first.chunks.joined()) == WeatherRenderingTests.direct(store.snapshot(), now: now, maxStaleness: 1800))
+        #expect(Array(first.chunks.joined()) == renderPlain(store.snapshot(), now: now))
 
         let reading = try ExpositionGoldenTests.fixture("current-zocca-rain.json")
         let names = store.snapshot().locations.map(\.location.name)
@@ -20,14 +21,15 @@ import Testing
             let at = now + Double(round)
             for name in names.enumerated().filter({ $0.offset % 7 == round }).map(\.element) {
                 if round.isMultiple(of: 2) {
-                    store.recordSuccess(name, reading: reading, duration: Double(round) / 8, now: at)
+                    store.success(name, "weather", reading, duration: Double(round) / 8, now: at)
                 } else {
-                    store.recordFailure(name, code: "500", reason: "server error", duration: Double(round) / 4)
+                    store.failure(name, round == 3 ? "air-pollution" : "weather", code: "500", reason: "server error", duration: Double(round) / 4)
                 }
             }
-            #expect(held.locations.map(\.lastPollDuration) != store.snapshot().locations.map(\.lastPollDuration))
-            let body = rendering.render(store.snapshot(), now: at)
-            #expect(Array(body.chunks.joined()) == WeatherRenderingTests.direct(store.snapshot(), now: at, maxStaleness: 1800), "round \(round)")
+            #expect(held.locations.map(\.generation) != store.snapshot().locations.map(\.generation))
+            let body = Array(rendering.render(store.snapshot(), now: at).chunks.joined())
+            #expect(body == renderPlain(store.snapshot(), now: at), "round \(round)")
+            #expect(body == ExpositionText.reRendered(body), "round \(round)")
         }
     }
 }

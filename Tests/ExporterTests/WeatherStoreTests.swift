@@ -7,49 +7,69 @@ import Testing
         (0..<count).map { Location(name: "Place \($0)", latitude: Double($0 % 180) - 90, longitude: Double($0 % 360) - 180) }
     }
 
-    /// A renderer may hold a snapshot while polls land: it keeps what it saw, and the store copies
-    /// only the chunk a write touches, not every location's state.
-    @Test func aSnapshotKeepsItsValuesAndAWriteCopiesOnlyItsChunk() {
+    /// A renderer may hold a snapshot while polls land: it keeps what it saw, and the store bumps the
+    /// generation of what changed, and nothing else.
+    @Test func aSnapshotKeepsItsValuesAndAWriteBumpsOnlyItsLocation() {
         let locations = Self.locations(1_000)
-        let store = WeatherStore(locations: locations, thresholds: { _ in .init() }, now: 0)
+        let store = WeatherStore.allSources(locations, now: 0)
         let before = store.snapshot()
-        store.recordFailure("Place 500", code: "500", reason: "server error", duration: 1.5)
+        store.failure("Place 500", "weather", code: "500", reason: "server error", duration: 1.5)
         let after = store.snapshot()
 
-        #expect(before.locations[500].up == nil)
-        #expect(after.locations[500].up == false)
-        #expect(after.locations[500].lastError == "server error")
+        #expect(before.locations[500].sources[2].up == nil)
+        #expect(after.locations[500].sources[2].up == false)
+        #expect(after.locations[500].sources[2].lastError == "server error")
         #expect(after.locations.map(\.location) == locations)
-        let copied = after.locations.indices.filter { !before.locations.sharesChunk(with: after.locations, at: $0) }
-        #expect(copied.count == WeatherStore.LocationStates.chunkSize)
-        #expect(copied.contains(500))
+        let changed = after.locations.indices.filter { after.locations[$0].generation != before.locations[$0].generation }
+        #expect(changed == [500])
+        #expect(after.requestCounts == [.init(source: "weather", code: "500"): 1])
     }
 
     @Test func statesKeepTheirOrderAcrossChunks() {
         let size = WeatherStore.LocationStates.chunkSize
         for count in [0, 1, size - 1, size, size + 1, 3 * size + 2] {
             let locations = Self.locations(count)
-            let store = WeatherStore(locations: locations, thresholds: { _ in .init() }, now: 0)
+            let store = WeatherStore.allSources(locations, now: 0)
             for location in locations where location.name.hasSuffix("1") {
-                store.recordFailure(location.name, code: "timeout", reason: "timed out", duration: 10)
+                store.failure(location.name, "weather", code: "timeout", reason: "timed out", duration: 10)
             }
             let states = store.snapshot().locations
             #expect(states.count == count)
             #expect(states.map(\.location) == locations)
-            #expect(states.map { $0.up == false } == locations.map { $0.name.hasSuffix("1") })
+            #expect(states.map { $0.sources[2].up == false } == locations.map { $0.name.hasSuffix("1") })
         }
     }
 
-    /// A reload keeps the kept locations' state, in the new order.
+    /// A reload keeps the kept locations' state, in the new order, for the sources they still have; a
+    /// moved location starts afresh.
     @Test func replacingLocationsKeepsTheirStateInTheNewOrder() {
         let locations = Self.locations(40)
-        let store = WeatherStore(locations: locations, thresholds: { _ in .init() }, now: 0)
-        store.recordFailure("Place 3", code: "500", reason: "server error", duration: 1)
-        let next = [Location(name: "New", latitude: 1, longitude: 2)] + locations.reversed()
-        store.replaceLocations(next, thresholds: { _ in .init(aboveCelsius: 30) })
-        let states = store.snapshot().locations
-        #expect(states.map(\.location) == next)
-        #expect(states.map(\.thresholds.aboveCelsius) == Array(repeating: 30, count: next.count))
-        #expect(states.filter { $0.up == false }.map(\.location.name) == ["Place 3"])
+        let store = WeatherStore.allSources(locations, now: 0)
+        store.failure("Place 3", "weather", code: "500", reason: "server error", duration: 1)
+        store.failure("Place 3", "air-pollution", code: "500", reason: "server error", duration: 1)
+        store.failure("Place 4", "weather", code: "500", reason: "server error", duration: 1)
+        var next = [Location(name: "New", latitude: 1, longitude: 2)] + locations.reversed()
+        next[next.firstIndex { $0.name == "Place 4" }!] = Location(name: "Place 4", latitude: 5, longitude: 5)
+        store.replaceLocations(
+            next, sources: ["weather"], resolves: [false], intervals: [.seconds(600)], maxStaleness: [1800],
+            thresholds: { _ in .init(aboveCelsius: 30) })
+        let snapshot = store.snapshot()
+        #expect(snapshot.sources == ["weather"])
+        #expect(snapshot.locations.map(\.location) == next)
+        #expect(snapshot.locations.map(\.thresholds.aboveCelsius) == Array(repeating: 30, count: next.count))
+        #expect(snapshot.locations.filter { $0.sources[0].up == false }.map(\.location.name) == ["Place 3"])
+        #expect(snapshot.locations.allSatisfy { $0.sources.count == 1 })
+    }
+
+    /// Ready once every source that can run has been tried; a place with no match counts as tried.
+    @Test func readinessCountsEverySourceAndAnUnresolvablePlace() {
+        let store = WeatherStore.allSources(
+            [Location(name: "A", latitude: 1, longitude: 2), Location(name: "B", place: .query(.name("Atlantis")))], now: 0)
+        #expect(!store.snapshot().allAttempted)
+        store.failure("A", "weather", code: "500", reason: "x")
+        store.failure("B", "geocoding", code: "200", reason: "no place matches")
+        #expect(!store.snapshot().allAttempted, "A's air pollution has not been tried")
+        store.failure("A", "air-pollution", code: "500", reason: "x")
+        #expect(store.snapshot().allAttempted)
     }
 }

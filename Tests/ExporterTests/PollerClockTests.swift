@@ -1,0 +1,242 @@
+import OpenWeather
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// The poller itself (schedule, store, logs, sources together) on a clock the test moves: hours of
+/// polling in milliseconds, and no test that depends on how busy the machine is.
+@Suite struct PollerClockTests {
+    static let london = Location(name: "London", latitude: 51.5074, longitude: -0.1278)
+    static let tokyo = Location(name: "Tokyo", latitude: 35.6762, longitude: 139.6503)
+    static let weatherAndAir: [String: Duration] = ["weather": .seconds(600), "air-pollution": .seconds(3600)]
+
+    static func places(_ count: Int) -> [Location] {
+        (0..<count).map { Location(name: "P\($0)", latitude: Double($0 % 170) - 85, longitude: Double($0 % 350) - 175) }
+    }
+
+    static func latitude(_ request: APIRequest) -> Double? {
+        request.query.first { $0.name == "lat" }.flatMap { Double($0.value) }
+    }
+
+    @Test func weatherEveryTenMinutesAndAirEveryHourNeverExceedTheBudget() {
+        let rig = Rig(configuration(Self.places(120), collectors: Self.weatherAndAir, budget: 30))
+        rig.run(until: 1000 + 4 * 3600)
+        let times = rig.transport.log.map(\.time)
+        var low = 0
+        var most = 0
+        for high in times.indices {
+            while times[high] - times[low] >= 60 { low += 1 }
+            most = max(most, high - low + 1)
+        }
+        #expect(most <= 30, "\(most) requests in one minute")
+        // 120 locations × (6 + 1) an hour need 14 a minute: nothing is stretched, everything is polled.
+        let weather = rig.transport.requests(to: "/data/2.5/weather").count
+        let air = rig.transport.requests(to: "/data/2.5/air_pollution").count
+        #expect(abs(weather - 120 * 6 * 4) <= 120 && abs(air - 120 * 4) <= 120, "\(weather) weather, \(air) air")
+        #expect(rig.store.snapshot().locations.allSatisfy { $0.sources.allSatisfy { !$0.applies || $0.up == true } })
+    }
+
+    @Test func aFailingSourceNeverTouchesTheOthers() {
+        let rig = Rig(configuration([Self.london], collectors: Self.weatherAndAir))
+        rig.transport.answer { request in
+            request.path == "/data/2.5/air_pollution"
+                ? .failure(.http(status: 500, message: "Internal error", retryAfterSeconds: nil)) : FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 3600)
+        #expect(rig.state("London", "air-pollution")?.up == false)
+        #expect(rig.state("London", "weather")?.up == true)
+        #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 6)
+        let counts = rig.store.snapshot().requestCounts
+        #expect(counts[.init(source: "air-pollution", code: "500")] ?? 0 >= 1)
+        #expect(counts[.init(source: "weather", code: "200")] ?? 0 >= 6)
+    }
+
+    /// OpenWeather limits the key: a 429 on air pollution pauses the weather too, for Retry-After.
+    @Test func aRateLimitOnEitherSourcePausesBoth() {
+        let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60), "air-pollution": .seconds(120)]))
+        rig.run(until: 1000 + 300)
+        let hit = Mutex<Double?>(nil)
+        let time = rig.time
+        rig.transport.answer { request in
+            if request.path == "/data/2.5/air_pollution", hit.withLock({ $0 == nil }) {
+                hit.withLock { $0 = time.monotonic() }
+                return .failure(.http(status: 429, message: "blocked", retryAfterSeconds: 600))
+            }
+            return FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 3000)
+        guard let at = hit.withLock({ $0 }) else { Issue.record("no air pollution request"); return }
+        let during = rig.transport.log.filter { $0.time > at && $0.time < at + 600 }
+        #expect(during.isEmpty, "\(during.map { ($0.time - at, $0.request.path) })")
+        #expect(rig.transport.log.contains { $0.time >= at + 600 && $0.request.path == "/data/2.5/weather" })
+        #expect(rig.logs.all.contains { $0.contains("pausing all requests") && $0.contains("pause=10m") && $0.contains("source=air-pollution") })
+    }
+
+    /// The real poller backs a failing location off (doubling from its interval, ±20 %, up to an hour).
+    @Test func transientFailuresBackOffWhileTheOthersKeepTheirPace() {
+        let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60)], budget: 600))
+        rig.transport.answer { request in
+            Self.latitude(request) == Self.tokyo.coordinates!.latitude
+                ? .failure(.http(status: 503, message: "busy", retryAfterSeconds: nil)) : FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 4 * 3600)
+        let tokyo = rig.transport.log.filter { Self.latitude($0.request) == Self.tokyo.coordinates!.latitude }.map(\.time)
+        let gaps = zip(tokyo.dropFirst(), tokyo).map { $0 - $1 }
+        for (index, gap) in gaps.enumerated() {
+            let expected = min(60 * Double(1 << min(index, 20)), 3600)
+            #expect(gap >= expected * 0.8 - 1 && gap <= expected * 1.2 + 1, "gap \(index): \(gap)")
+        }
+        #expect(gaps.count >= 8)
+        #expect(rig.transport.log.count { Self.latitude($0.request) == Self.london.coordinates!.latitude } >= 4 * 59)
+    }
+
+    /// 401 is logged as an error when it starts and once when the key works again, never on every
+    /// poll; meanwhile polling keeps its normal pace, since a new key may start working.
+    @Test func keyRejectionIsLoggedOncePerChangeAndPollingKeepsItsPace() {
+        let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(600)]))
+        let works = Mutex(false)
+        rig.transport.answer { request in
+            works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
+        }
+        rig.run(until: 1000 + 3600)
+        #expect(rig.transport.log.count == 2 * 6 + 2, "every location every 10 minutes, as usual")
+        works.withLock { $0 = true }
+        rig.run(until: 1000 + 2 * 3600)
+        works.withLock { $0 = false }
+        rig.run(until: 1000 + 3 * 3600)
+        let logs = rig.logs.all
+        let rejections = logs.filter { $0.contains("rejects the API key") }
+        #expect(rejections.count == 2, "\(rejections)")
+        #expect(rejections.allSatisfy { $0.contains("level=error") && $0.contains("couple of hours") })
+        #expect(logs.count { $0.contains("accepts the API key again") } == 1)
+        #expect(logs.filter { $0.contains("code=401") }.allSatisfy { $0.contains("level=debug") })
+        #expect(!logs.joined().contains("test-key-123"))
+    }
+
+    /// A 401 answering a request sent before the key started working is old news: the change of key
+    /// is logged once each way, even when another location's request was in flight meanwhile.
+    @Test func aRejectionSentBeforeTheKeyWorkedDoesNotFlipItBack() {
+        let time = ManualTime()
+        let held = Mutex<[@Sendable () -> Void]>([])
+        var config = configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(600)], budget: 6000)
+        config.apiKey = Secret("k")
+        let transport = FakeTransport(time: time)
+        let works = Mutex(false)
+        transport.answer { request in
+            works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
+        }
+        let plan = config.pollerPlan(transport: transport)
+        let store = WeatherStore(
+            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        let logs = LogCapture()
+        let poller = Poller(
+            plan: plan, store: store, logger: Logger(level: .debug, sink: { logs.append($0) }), time: time,
+            execute: { work in held.withLock { $0.append(work) } }, onChange: {})
+        poller.step()  // both requests sent while the key does not work; held in flight
+        let sent = held.withLock { list in defer { list = [] }; return list }
+        #expect(sent.count == 2)
+        sent[0]()  // London: 401
+        poller.step()
+        #expect(logs.all.count { $0.contains("rejects the API key") } == 1)
+        works.withLock { $0 = true }
+        time.advance(600)
+        poller.step()  // London again, now with a working key
+        held.withLock { list in defer { list = [] }; return list }.forEach { $0() }
+        poller.step()
+        #expect(logs.all.count { $0.contains("accepts the API key again") } == 1)
+        // Tokyo's old request, sent before the key worked, now answers 401.
+        works.withLock { $0 = false }
+        sent[1]()
+        works.withLock { $0 = true }
+        poller.step()
+        #expect(logs.all.count { $0.contains("rejects the API key") } == 1, "\(logs.all)")
+        #expect(logs.all.count { $0.contains("accepts the API key again") } == 1)
+    }
+
+    // MARK: places by name
+
+    @Test func aPlaceByNameIsResolvedOnceThenPolledAtItsCoordinates() {
+        let rig = Rig(configuration(
+            [Location(name: "Home", place: .query(.name("London,GB"))), Self.tokyo], collectors: Self.weatherAndAir))
+        rig.run(until: 1000 + 5 * 3600)
+        #expect(rig.transport.requests(to: "/geo/1.0/direct").count == 1)
+        let query = rig.transport.requests(to: "/geo/1.0/direct")[0].request.query
+        #expect(query.contains(.init("q", "London,GB")))
+        // The weather of Home is asked at the geocoder's first match.
+        let home = rig.transport.requests(to: "/data/2.5/weather").filter { Self.latitude($0.request) == 51.5073219 }
+        #expect(home.count >= 29)
+        #expect(rig.state("Home", "geocoding")?.up == true)
+        #expect(rig.state("Home", "weather")?.up == true)
+        #expect(rig.state("Home", "air-pollution")?.up == true)
+        #expect(rig.state("Tokyo", "geocoding")?.applies == false)
+        let resolved = rig.store.snapshot().locations[0].resolved
+        #expect(resolved?.name == "London" && resolved?.state == "England" && resolved?.country == "GB")
+        #expect(resolved?.latitude == 51.5073219 && resolved?.longitude == -0.1276474)
+        // Several matches: the first is taken and the log says which, and how many others there were.
+        #expect(rig.logs.all.contains {
+            $0.contains("place resolved") && $0.contains("location=Home") && $0.contains("state=England") && $0.contains("country=GB")
+                && $0.contains("other_matches=4") && $0.contains("NAME=LAT,LON")
+        })
+    }
+
+    @Test func aPostalCodeIsResolvedThroughTheZipEndpoint() {
+        let rig = Rig(configuration([Location(name: "Office", place: .query(.zip("94040,US")))]))
+        rig.run(until: 1000 + 60)
+        #expect(rig.transport.requests(to: "/geo/1.0/zip").map(\.request.query) == [[.init("zip", "94040,US")]])
+        #expect(rig.store.snapshot().locations[0].resolved?.name == "Mountain View")
+        #expect(rig.state("Office", "weather")?.up == true)
+    }
+
+    /// No match: that location is down with a reason, retried hourly (at once on reload); the
+    /// others are polled as usual.
+    @Test func aPlaceWithNoMatchIsDownAndTheOthersRun() {
+        let atlantis = Location(name: "Atlantis", place: .query(.name("Atlantis")))
+        let config = configuration([atlantis, Self.tokyo])
+        let rig = Rig(config)
+        rig.run(until: 1000 + 3 * 3600 - 10)
+        let lookups = rig.transport.requests(to: "/geo/1.0/direct").map(\.time)
+        #expect(lookups.map { (($0 - 1000) / 100).rounded() } == [0, 36, 72], "\(lookups)")
+        #expect(rig.state("Atlantis", "geocoding")?.up == false)
+        #expect(rig.state("Atlantis", "geocoding")?.lastError?.contains("no place matches \"Atlantis\"") == true)
+        #expect(rig.state("Atlantis", "weather")?.up == nil)
+        #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 3 * 6)
+        #expect(rig.store.snapshot().allAttempted)
+        #expect(rig.logs.all.contains { $0.contains("level=warn") && $0.contains("location=Atlantis") && $0.contains("source=geocoding") })
+        #expect(rig.store.snapshot().requestCounts[.init(source: "geocoding", code: "200")] == 3)
+        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.run(until: rig.time.monotonic() + 1)
+        #expect(rig.transport.requests(to: "/geo/1.0/direct").count == 4, "a reload tries again at once")
+    }
+
+    @Test(arguments: [
+        OpenWeatherError.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil),
+        .http(status: 404, message: "not found", retryAfterSeconds: nil), .http(status: 500, message: "oops", retryAfterSeconds: nil),
+        .decode("`[0].lat` is missing"),
+    ])
+    func aGeocodingFailureLeavesTheOtherLocationsPolling(error: OpenWeatherError) {
+        let rig = Rig(configuration([Location(name: "Home", place: .query(.name("Paris"))), Self.tokyo]))
+        rig.transport.answer { request in request.path.hasPrefix("/geo/") && error.code != "401" ? .failure(error) : FakeTransport.fixtures(request) }
+        rig.run(until: 1000 + 3600)
+        #expect(rig.state("Home", "geocoding")?.up == false)
+        #expect(rig.state("Tokyo", "weather")?.up == true)
+        #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 6)
+    }
+
+    /// A reload keeps what was resolved while the query stays; another query is resolved anew.
+    @Test func aReloadResolvesOnlyAChangedQuery() {
+        var config = configuration([Location(name: "Home", place: .query(.name("London")))])
+        let rig = Rig(config)
+        rig.run(until: 1000 + 60)
+        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.run(until: 1000 + 120)
+        #expect(rig.transport.requests(to: "/geo/1.0/direct").count == 1)
+        #expect(rig.state("Home", "weather")?.up == true)
+        config.locations = [Location(name: "Home", place: .query(.name("London,CA")))]
+        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.run(until: 1000 + 180)
+        #expect(rig.transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
+    }
+}

@@ -1,0 +1,214 @@
+import Exposition
+import OpenWeather
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// A clock the test moves by hand.
+final class ManualTime: TimeSource {
+    private let now: Mutex<Double>
+    /// Wall time is monotonic time plus this.
+    let epoch: Double
+
+    init(monotonic: Double = 1000, epoch: Double = 1_700_000_000) {
+        now = Mutex(monotonic)
+        self.epoch = epoch
+    }
+
+    func monotonic() -> Double { now.withLock { $0 } }
+    func wall() -> Double { monotonic() + epoch }
+    func set(_ monotonic: Double) { now.withLock { $0 = monotonic } }
+    func advance(_ seconds: Double) { now.withLock { $0 += seconds } }
+}
+
+/// Answers every request from `answer`, and remembers each with the (virtual) time it was sent.
+final class FakeTransport: OpenWeatherTransport {
+    typealias Answer = @Sendable (APIRequest) -> Result<[UInt8], OpenWeatherError>
+    private let state: Mutex<(answer: Answer, log: [(time: Double, request: APIRequest)])>
+    let time: ManualTime
+
+    init(time: ManualTime, answer: @escaping Answer = FakeTransport.fixtures) {
+        self.time = time
+        state = Mutex((answer, []))
+    }
+
+    func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+        let answer = state.withLock { state in
+            state.log.append((time.monotonic(), request))
+            return state.answer
+        }
+        return try answer(request).get()
+    }
+
+    func answer(_ answer: @escaping Answer) { state.withLock { $0.answer = answer } }
+    var log: [(time: Double, request: APIRequest)] { state.withLock { $0.log } }
+    func requests(to path: String) -> [(time: Double, request: APIRequest)] { log.filter { $0.request.path == path } }
+
+    /// The fixture that fits each endpoint.
+    static let fixtures: Answer = { request in
+        switch request.path {
+        case "/data/2.5/weather": .success(Fixture.bytes("current-zocca-rain.json"))
+        case "/data/2.5/air_pollution": .success(Fixture.bytes("air-pollution-barcelona.json"))
+        case "/geo/1.0/direct":
+            request.query.contains { $0.name == "q" && $0.value.lowercased().hasPrefix("london") }
+                ? .success(Fixture.bytes("geo-direct-london.json")) : .success(Fixture.bytes("geo-direct-no-match.json"))
+        case "/geo/1.0/zip": .success(Fixture.bytes("geo-zip-94040-us.json"))
+        default: .failure(.http(status: 404, message: "not found", retryAfterSeconds: nil))
+        }
+    }
+}
+
+enum Fixture {
+    static let directory = "\(TestSupport.testsDirectory())/Fixtures/openweather"
+
+    static func bytes(_ name: String) -> [UInt8] {
+        (try? readFile("\(directory)/\(name)")) ?? []
+    }
+
+    static func weather(_ name: String) throws -> CurrentWeather { try WeatherDecoder.decode(bytes(name)) }
+}
+
+/// A poller on a clock the test moves, with requests answered at once on the scheduler's thread.
+struct Rig {
+    let time: ManualTime
+    let transport: FakeTransport
+    let store: WeatherStore
+    let poller: Poller
+    let logger: Logger
+    let logs: LogCapture
+
+    init(_ configuration: Configuration, time: ManualTime = ManualTime()) {
+        self.time = time
+        transport = FakeTransport(time: time)
+        let logs = LogCapture()
+        self.logs = logs
+        logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
+        let plan = configuration.pollerPlan(transport: transport)
+        store = WeatherStore(
+            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        poller = Poller(plan: plan, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
+    }
+
+    /// Runs the poller until `end` on the virtual clock, jumping from one due time to the next.
+    func run(until end: Double) {
+        while true {
+            let decision = poller.step()
+            guard case .wait(let until) = decision, until <= end else { break }
+            time.set(max(until, time.monotonic()))
+        }
+        time.set(max(end, time.monotonic()))
+    }
+
+    /// The state of `location` (by name) for `source`.
+    func state(_ location: String, _ source: String) -> WeatherStore.SourceState? {
+        let snapshot = store.snapshot()
+        guard let slot = snapshot.sources.firstIndex(of: source),
+            let state = snapshot.locations.first(where: { $0.location.name == location })
+        else { return nil }
+        return state.sources[slot]
+    }
+}
+
+/// A configuration for tests: a key, these locations, the given collectors on (others off).
+func configuration(_ locations: [Location], collectors: [String: Duration] = ["weather": .seconds(600)], budget: Int = 60) -> Configuration {
+    var configuration = Configuration()
+    configuration.apiKey = Secret("test-key-123")
+    configuration.locations = locations
+    configuration.maxRequestsPerMinute = budget
+    for index in configuration.collectors.indices where Sources.named(configuration.collectors[index].name)?.resolves == false {
+        let name = configuration.collectors[index].name
+        configuration.collectors[index].enabled = collectors[name] != nil
+        if let interval = collectors[name] { configuration.collectors[index].interval = interval }
+    }
+    return configuration
+}
+
+extension WeatherStore {
+    /// A store with every source's slot, in `Sources.all` order.
+    static func allSources(_ locations: [Location], thresholds: (Location) -> TemperatureThresholds = { _ in .init() }, now: Double)
+        -> WeatherStore
+    {
+        WeatherStore(
+            locations: locations, sources: Sources.all.map(\.name), resolves: Sources.all.map(\.resolves),
+            intervals: Sources.all.map(\.defaultInterval), maxStaleness: Sources.all.map { $0.defaultInterval.seconds * 3 },
+            thresholds: thresholds, now: now)
+    }
+
+    /// Records by names, for tests that build a store by hand.
+    func success(_ location: String, _ source: String, _ reading: any Sendable, duration: Double = 0.25, now: Double) {
+        let (position, slot) = place(location, source)
+        recordSuccess(location: position, source: slot, reading: reading, duration: duration, now: now)
+    }
+
+    func failure(_ location: String, _ source: String, code: String, reason: String, duration: Double = 0.25) {
+        let (position, slot) = place(location, source)
+        recordFailure(location: position, source: slot, code: code, reason: reason, duration: duration)
+    }
+
+    private func place(_ location: String, _ source: String) -> (Int, Int) {
+        let snapshot = snapshot()
+        return (snapshot.locations.firstIndex { $0.location.name == location }!, snapshot.sources.firstIndex(of: source)!)
+    }
+}
+
+/// What `Exposition.render` makes of the families in `text`: sorted and escaped the one right way.
+/// The rendered exposition must equal it, byte for byte.
+enum ExpositionText {
+    static func reRendered(_ text: [UInt8]) -> [UInt8] {
+        var families: [MetricFamily] = []
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n") {
+            if line.hasPrefix("# HELP ") {
+                let rest = line.dropFirst(7)
+                let name = String(rest.prefix { $0 != " " })
+                families.append(MetricFamily(name: name, help: unescapeHelp(String(rest.dropFirst(name.count + 1)))))
+            } else if line.hasPrefix("# TYPE ") {
+                let type = MetricType(rawValue: String(line.split(separator: " ").last!))!
+                let last = families.removeLast()
+                families.append(MetricFamily(name: last.name, help: last.help, type: type))
+            } else {
+                families[families.count - 1].samples.append(sample(line))
+            }
+        }
+        return Exposition.render(families)
+    }
+
+    private static func sample(_ line: Substring) -> Sample {
+        var labels: [(name: String, value: String)] = []
+        var rest = line.drop { $0 != "{" && $0 != " " }
+        if rest.first == "{" {
+            rest = rest.dropFirst()
+            while rest.first != "}" {
+                let name = String(rest.prefix { $0 != "=" })
+                rest = rest.dropFirst(name.count + 2)
+                var value = ""
+                while rest.first != "\"" {
+                    if rest.first == "\\" {
+                        rest = rest.dropFirst()
+                        value.append(rest.first == "n" ? "\n" : rest.first!)
+                    } else {
+                        value.append(rest.first!)
+                    }
+                    rest = rest.dropFirst()
+                }
+                rest = rest.dropFirst()
+                if rest.first == "," { rest = rest.dropFirst() }
+                labels.append((name, value))
+            }
+            rest = rest.dropFirst()
+        }
+        return Sample(labels, value: Double(rest.dropFirst())!)
+    }
+
+    private static func unescapeHelp(_ text: String) -> String {
+        text.replacing("\\n", with: "\n").replacing("\\\\", with: "\\")
+    }
+}
+
+/// The `openweather_*` part of the exposition for `snapshot` at `now`, rendered from scratch, as plain text.
+func renderPlain(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
+    var rendering = MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: .max)
+    return Array(rendering.render(snapshot, now: now).chunks.joined())
+}
