@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Out-of-process tools steer it over HTTP:
 /// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`,
-///   `trickle=200ms`, `close=1`, `retry_after=30`; `lat=51.51` to affect one place only,
+///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
 ///   `path=/data/2.5/air_pollution` one endpoint only): add a fault;
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`

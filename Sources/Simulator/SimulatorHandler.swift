@@ -150,6 +150,8 @@ struct SimulatorHandler: HTTPHandler {
             fault.response = .trickle(interval: parsed)
         } else if query["close"] != nil {
             fault.response = .close
+        } else if let text = query["body"] {
+            fault.response = .body(text)
         }
         return fault
     }

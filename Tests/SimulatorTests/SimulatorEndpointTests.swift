@@ -95,6 +95,15 @@ import Testing
         #expect(log.map { $0[4] } == ["/data/2.5/air_pollution", "/data/2.5/weather", "/geo/1.0/direct"])
         #expect(log[0][1] == "41.39" && log[0][2] == "2.16")
 
+        // A chosen answer, for alert drills: here a very poor air quality index.
+        simulator.clearFaults()
+        let poor = #"{"list":[{"main":{"aqi":5},"components":{"pm2_5":91.5},"dt":1700000000}]}"#
+        let encoded = poor.utf8.map { "%" + String($0, radix: 16, uppercase: true) }.joined()
+        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?path=/data/2.5/air_pollution&body=\(encoded)").status == 200)
+        let air = try AirPollutionDecoder.decode(client.get(AirPollution.request(latitude: 1, longitude: 2)))
+        #expect(air.airQualityIndex == 5)
+        #expect(air.gramsPerCubicMeter[6] == 9.15e-05)
+
         simulator.setFault(Fault(response: .status(429, retryAfterSeconds: 60), path: "/geo/1.0/zip"))
         Self.expectHTTP(429, "temporary blocked") { () throws(OpenWeatherError) in _ = try client.get(Geocoding.request(.zip("94040,US"))) }
         #expect(try !client.get(AirPollution.request(latitude: 1, longitude: 2)).isEmpty)
