@@ -1,22 +1,10 @@
-import JSON
-
 /// Decodes a `/data/2.5/weather` body (requested with `units=metric`) and checks
 /// that every number is one the atmosphere can produce; anything else is a
 /// `decode` failure, so a broken upstream marks the location down rather than
 /// graphing nonsense.
 public enum WeatherDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> CurrentWeather {
-        let document: JSONValue
-        do {
-            document = try JSONParser.parse(body)
-        } catch {
-            throw .decode("the body is not valid JSON (\(error))")
-        }
-        do {
-            return try convert(Fields(document, path: ""))
-        } catch {
-            throw .decode(error.reason)
-        }
+        try Fields.decode(body, convert)
     }
 
     private static func convert(_ root: Fields) throws(FieldError) -> CurrentWeather {
@@ -71,72 +59,4 @@ public enum WeatherDecoder {
 
     /// 0 means "no sunrise" (polar day or night), like an absent field.
     private static func positive(_ value: Double) -> Double? { value > 0 ? value : nil }
-}
-
-private struct FieldError: Error {
-    let reason: String
-}
-
-/// Typed, range-checked access to one JSON object, naming the full path in errors.
-private struct Fields {
-    let value: JSONValue
-    let path: String
-
-    init(_ value: JSONValue, path: String) {
-        self.value = value
-        self.path = path
-    }
-
-    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
-
-    private func present(_ key: String) -> JSONValue? {
-        guard let found = value[key], found != .null else { return nil }
-        return found
-    }
-
-    func object(_ key: String) throws(FieldError) -> Fields {
-        guard let object = try optionalObject(key) else { throw FieldError(reason: "missing field `\(name(key))`") }
-        return object
-    }
-
-    func optionalObject(_ key: String) throws(FieldError) -> Fields? {
-        guard let found = present(key) else { return nil }
-        guard case .object = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not an object") }
-        return Fields(found, path: name(key))
-    }
-
-    func list(_ key: String) throws(FieldError) -> [Fields] {
-        guard let found = present(key) else { throw FieldError(reason: "missing field `\(name(key))`") }
-        guard case .array(let elements) = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a list") }
-        var fields: [Fields] = []
-        for (index, element) in elements.enumerated() {
-            guard case .object = element else {
-                throw FieldError(reason: "`\(name(key))[\(index)]` is \(element.typeName), not an object")
-            }
-            fields.append(Fields(element, path: "\(name(key))[\(index)]"))
-        }
-        return fields
-    }
-
-    func number(_ key: String, _ range: ClosedRange<Double>) throws(FieldError) -> Double {
-        guard let number = try optionalNumber(key, range) else { throw FieldError(reason: "missing field `\(name(key))`") }
-        return number
-    }
-
-    func optionalNumber(_ key: String, _ range: ClosedRange<Double>) throws(FieldError) -> Double? {
-        guard let found = present(key) else { return nil }
-        guard case .number(let number) = found else {
-            throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a number")
-        }
-        guard range.contains(number) else {
-            throw FieldError(reason: "`\(name(key))` = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
-        return number
-    }
-
-    func optionalString(_ key: String) throws(FieldError) -> String? {
-        guard let found = present(key) else { return nil }
-        guard case .string(let text) = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a string") }
-        return text
-    }
 }

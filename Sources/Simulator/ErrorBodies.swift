@@ -12,9 +12,12 @@ enum ErrorBodies {
         }
     }
 
+    /// The zip endpoint's unknown code, unlike the weather's "city not found".
+    static let zipNotFound = #"{"cod":"404","message":"not found"}"#
+
     static func wrongParameter(_ message: String) -> String {
         #"{"cod":"400","message":"\#(message)"}"#
     }
 
-    private static let json = "application/json; charset=utf-8"
+    static let json = "application/json; charset=utf-8"
 }

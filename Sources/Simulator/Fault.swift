@@ -1,7 +1,7 @@
 /// A way for the simulated API to misbehave, for tests and failure drills.
 public struct Fault: Sendable, Equatable {
     public enum Response: Sendable, Equatable {
-        /// Plausible weather, as usual.
+        /// The usual plausible answer.
         case normal
         /// This status with OpenWeather's real error body for it (an HTML page for 5xx).
         case status(Int, retryAfterSeconds: Int? = nil)
@@ -24,11 +24,11 @@ public struct Fault: Sendable, Equatable {
         case notJSON
         /// Numbers sent as strings.
         case wrongTypes
-        /// No `main` object.
+        /// No `main` object (weather), `components` (air pollution) or `lat` (geocoding).
         case missingFields
-        /// A temperature no planet of ours has.
+        /// A temperature no planet of ours has, an index of 9, a latitude of 999.
         case absurdNumbers
-        /// `"temp": NaN`, which is not JSON.
+        /// `"temp": NaN` (or `aqi`, `lat`), which is not JSON.
         case nan
         /// Nothing at all.
         case empty
@@ -39,14 +39,18 @@ public struct Fault: Sendable, Equatable {
     public var response: Response
     /// Only requests for this latitude (to 0.01°) are affected; nil: all.
     public var latitude: Double?
+    /// Only requests for this endpoint (`/data/2.5/air_pollution`) are affected; nil: all.
+    public var path: String?
 
-    public init(delay: Duration = .zero, response: Response = .normal, latitude: Double? = nil) {
+    public init(delay: Duration = .zero, response: Response = .normal, latitude: Double? = nil, path: String? = nil) {
         self.delay = delay
         self.response = response
         self.latitude = latitude
+        self.path = path
     }
 
-    func matches(latitude requested: Double) -> Bool {
+    func matches(latitude requested: Double, path requestedPath: String) -> Bool {
+        if let path, path != requestedPath { return false }
         guard let latitude else { return true }
         return abs(latitude - requested) < 0.005
     }

@@ -2,14 +2,17 @@ import HTTPServer
 import Synchronization
 
 /// An OpenWeather-compatible server on loopback: `GET /data/2.5/weather` with
-/// simulated weather (see `WeatherModel`), and switchable faults. It is what
-/// `--demo` runs and what the tests run against.
+/// simulated weather (see `WeatherModel`), `/data/2.5/air_pollution` (`AirPollutionModel`),
+/// `/geo/1.0/direct` and `/geo/1.0/zip` for real places (`Places`), each checking the key,
+/// and switchable faults. It is what `--demo` runs and what the tests run against.
 ///
 /// Out-of-process tools steer it over HTTP:
 /// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`,
-///   `trickle=200ms`, `close=1`, `retry_after=30`, `lat=51.51` to affect one place only): add a fault;
+///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
+///   `path=/data/2.5/air_pollution` one endpoint only): add a fault;
 /// - `DELETE /_simulator/fault`: clear all faults;
-/// - `GET /_simulator/requests`: the requests seen so far, one `unix_time lat lon status` line each.
+/// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
+///   line each (`nan` for the coordinates of a geocoding request).
 public final class Simulator: Sendable {
     public struct Request: Sendable, Equatable {
         /// Monotonic seconds, for measuring spacing.
@@ -17,6 +20,8 @@ public final class Simulator: Sendable {
         public var latitude: Double
         public var longitude: Double
         public var status: Int
+        /// The endpoint, `/data/2.5/weather` say.
+        public var path: String
     }
 
     struct State {
@@ -63,7 +68,7 @@ public final class Simulator: Sendable {
 
     public func setAcceptedKeys(_ keys: Set<String>?) { state.withLock { $0.acceptedKeys = keys } }
 
-    /// Every weather request seen, oldest first.
+    /// Every API request seen, any endpoint, oldest first.
     public var requests: [Request] { state.withLock { $0.requests } }
 
     public func clearRequests() { state.withLock { $0.requests = [] } }

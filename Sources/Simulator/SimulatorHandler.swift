@@ -10,9 +10,11 @@ struct SimulatorHandler: HTTPHandler {
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
         let query = Self.parameters(request.query)
+        if request.method == "GET" || request.method == "HEAD", let endpoint = Endpoint(rawValue: request.path) {
+            api(endpoint, query, responder: responder)
+            return
+        }
         switch (request.method, request.path) {
-        case ("GET", "/data/2.5/weather"), ("HEAD", "/data/2.5/weather"):
-            weather(query, responder: responder)
         case ("POST", "/_simulator/fault"):
             guard let fault = Self.fault(from: query) else {
                 responder.respond(Self.text(400, "unknown fault; see Simulator.swift for the parameters\n"))
@@ -24,62 +26,66 @@ struct SimulatorHandler: HTTPHandler {
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
         case ("GET", "/_simulator/requests"):
-            let lines = state.withLock { $0.requests }.map { "\($0.time) \($0.latitude) \($0.longitude) \($0.status)\n" }
+            let lines = state.withLock { $0.requests }.map {
+                "\($0.time) \($0.latitude) \($0.longitude) \($0.status) \($0.path)\n"
+            }
             responder.respond(Self.text(200, lines.joined()))
         default:
             responder.respond(Self.respondJSON(404, ErrorBodies.body(for: 404).text))
         }
     }
 
-    private func weather(_ query: [String: String], responder: HTTPResponder) {
+    /// Every endpoint alike: the key check, the faults, the request log; then the endpoint's own answer.
+    private func api(_ endpoint: Endpoint, _ query: [String: String], responder: HTTPResponder) {
         let now = Clock.monotonic()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
         let (fault, accepted) = state.withLock { state in
-            (state.faults.first { $0.matches(latitude: latitude ?? .nan) },
+            (state.faults.first { $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) },
              state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty)
         }
-        let response: Fault.Response
-        let body: String
+        var response: Fault.Response
+        var body: (contentType: String, text: String)
         if !accepted {
             response = .status(401)
-            body = ErrorBodies.body(for: 401).text
-        } else if let latitude, let longitude, (-90...90).contains(latitude), (-180...180).contains(longitude) {
-            response = fault?.response ?? .normal
-            let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: Clock.wall())
-            body = WeatherJSON.render(reading, units: query["units"] ?? "standard", cityID: Int(abs(latitude * 1000 + longitude)))
+            body = ErrorBodies.body(for: 401)
         } else {
-            response = .status(400)
-            body = ErrorBodies.wrongParameter(latitude.map { (-90...90).contains($0) } == true ? "wrong longitude" : "wrong latitude")
+            let answer = endpoint.answer(query, latitude: latitude, longitude: longitude, at: Clock.wall())
+            body = (ErrorBodies.json, answer.body)
+            response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
+            // A fault's status gets OpenWeather's stock body for it; an answer's own error keeps its body.
+            if answer.status == 200, case .status(let code, _) = response { body = ErrorBodies.body(for: code) }
         }
         var status = 200
         if case .status(let code, _) = response { status = code }
         state.withLock {
             if $0.requests.count < 1_000_000 {
-                $0.requests.append(.init(time: now, latitude: latitude ?? .nan, longitude: longitude ?? .nan, status: status))
+                $0.requests.append(.init(
+                    time: now, latitude: latitude ?? .nan, longitude: longitude ?? .nan, status: status, path: endpoint.rawValue))
             }
         }
         if let delay = fault?.delay, delay > .zero {
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(delay)) {
-                Self.send(response, body: body, responder: responder)
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(delay)) { [body, response] in
+                Self.send(response, body: body, endpoint: endpoint, responder: responder)
             }
         } else {
-            Self.send(response, body: body, responder: responder)
+            Self.send(response, body: body, endpoint: endpoint, responder: responder)
         }
     }
 
-    private static func send(_ response: Fault.Response, body: String, responder: HTTPResponder) {
+    private static func send(
+        _ response: Fault.Response, body typedBody: (contentType: String, text: String), endpoint: Endpoint, responder: HTTPResponder
+    ) {
+        let body = typedBody.text
         switch response {
         case .normal:
             responder.respond(respondJSON(200, body))
         case .status(let code, let retryAfter):
-            // A 400 or 401 decided above carries its own body; a fault's status gets the stock one.
-            let error = body.contains("\"cod\":200") ? ErrorBodies.body(for: code) : (contentType: "application/json; charset=utf-8", text: body)
-            var headers = [(name: "Content-Type", value: error.contentType)]
+            var headers = [(name: "Content-Type", value: typedBody.contentType)]
             if let retryAfter { headers.append((name: "Retry-After", value: String(retryAfter))) }
-            responder.respond(HTTPResponse(status: code, headers: headers, body: [Array(error.text.utf8)]))
+            responder.respond(HTTPResponse(status: code, headers: headers, body: [Array(body.utf8)]))
         case .malformed(let kind):
-            responder.respond(respondJSON(200, malformed(body, kind)))
+            responder.respond(respondJSON(200, malformed(body, kind, endpoint)))
         case .huge(let bytes):
             var payload = Array("{\"padding\":\"".utf8)
             payload += [UInt8](repeating: UInt8(ascii: "x"), count: max(bytes - payload.count - 2, 0))
@@ -105,14 +111,16 @@ struct SimulatorHandler: HTTPHandler {
         }
     }
 
-    static func malformed(_ body: String, _ kind: Fault.Malformation) -> String {
-        switch kind {
+    /// The endpoint's body broken in one way; the value it replaced stays behind under `"x"`.
+    static func malformed(_ body: String, _ kind: Fault.Malformation, _ endpoint: Endpoint) -> String {
+        let (number, absurd, required) = endpoint.breakable
+        return switch kind {
         case .truncated: String(body.prefix(body.count / 2))
         case .notJSON: "<html><body><h1>Service Temporarily Unavailable</h1></body></html>"
-        case .wrongTypes: body.replacing(#""temp":"#, with: #""temp":"warm","x":"#)
-        case .missingFields: body.replacing(#""main":{"#, with: #""main_gone":{"#)
-        case .absurdNumbers: body.replacing(#""temp":"#, with: #""temp":9999,"x":"#)
-        case .nan: body.replacing(#""temp":"#, with: #""temp":NaN,"x":"#)
+        case .wrongTypes: body.replacing(#""\#(number)":"#, with: #""\#(number)":"\#(absurd)","x":"#)
+        case .missingFields: body.replacing(#""\#(required)":"#, with: #""\#(required)_gone":"#)
+        case .absurdNumbers: body.replacing(#""\#(number)":"#, with: #""\#(number)":\#(absurd),"x":"#)
+        case .nan: body.replacing(#""\#(number)":"#, with: #""\#(number)":NaN,"x":"#)
         case .empty: ""
         }
     }
@@ -120,6 +128,10 @@ struct SimulatorHandler: HTTPHandler {
     static func fault(from query: [String: String]) -> Fault? {
         var fault = Fault()
         fault.latitude = query["lat"].flatMap(Double.init)
+        if let path = query["path"] {
+            guard Endpoint(rawValue: path) != nil else { return nil }
+            fault.path = path
+        }
         if let delay = query["delay"] {
             guard let parsed = duration(delay) else { return nil }
             fault.delay = parsed
@@ -138,6 +150,8 @@ struct SimulatorHandler: HTTPHandler {
             fault.response = .trickle(interval: parsed)
         } else if query["close"] != nil {
             fault.response = .close
+        } else if let text = query["body"] {
+            fault.response = .body(text)
         }
         return fault
     }
@@ -158,9 +172,28 @@ struct SimulatorHandler: HTTPHandler {
         var result: [String: String] = [:]
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            result[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+            result[percentDecoded(parts[0])] = parts.count > 1 ? percentDecoded(parts[1]) : ""
         }
         return result
+    }
+
+    /// `%2C` and `+` as a form sends them; a broken escape stays as written.
+    static func percentDecoded(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var rest = Array(text.utf8)[...]
+        while let byte = rest.popFirst() {
+            if byte == UInt8(ascii: "+") {
+                bytes.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%"), rest.count >= 2,
+                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+            {
+                bytes.append(value)
+                rest = rest.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private static func respondJSON(_ status: Int, _ body: String) -> HTTPResponse {

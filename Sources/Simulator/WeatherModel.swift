@@ -5,25 +5,6 @@ import Glibc
 /// wind that varies smoothly, clouds and rain in three-hour spells, and real
 /// sunrise and sunset times. Deterministic for a given place and time.
 struct WeatherModel {
-    struct Place {
-        var name: String
-        var country: String?
-        var latitude: Double
-        var longitude: Double
-    }
-
-    /// Places the simulator names; anywhere else answers like the open ocean (no name, no country).
-    static let knownPlaces = [
-        Place(name: "London", country: "GB", latitude: 51.5074, longitude: -0.1278),
-        Place(name: "New York", country: "US", latitude: 40.7128, longitude: -74.006),
-        Place(name: "Tokyo", country: "JP", latitude: 35.6762, longitude: 139.6503),
-        Place(name: "Sydney", country: "AU", latitude: -33.8688, longitude: 151.2093),
-        Place(name: "Barcelona", country: "ES", latitude: 41.3888, longitude: 2.159),
-        Place(name: "Zocca", country: "IT", latitude: 44.34, longitude: 10.99),
-        Place(name: "Longyearbyen", country: "SJ", latitude: 78.2232, longitude: 15.6356),
-        Place(name: "Athens", country: "GR", latitude: 37.9838, longitude: 23.7275),
-    ]
-
     struct Reading {
         var temperature, feelsLike, temperatureMin, temperatureMax: Double
         var pressure, groundLevel, humidity: Double
@@ -34,15 +15,14 @@ struct WeatherModel {
         var conditionMain, conditionDescription, icon: String
         var sunrise, sunset: Double?
         var observationTime, timezoneOffset: Double
-        var place: Place
+        var place: SimulatedPlace
     }
 
     static func reading(latitude: Double, longitude: Double, at time: Double) -> Reading {
-        let place = knownPlaces.first { abs($0.latitude - latitude) < 0.25 && abs($0.longitude - longitude) < 0.25 }
-            ?? Place(name: "", country: nil, latitude: latitude, longitude: longitude)
-        let seed = (latitude * 1000).rounded() * 7919 + (longitude * 1000).rounded() * 104_729
+        let place = Places.near(latitude: latitude, longitude: longitude)
+        let seed = Self.seed(latitude: latitude, longitude: longitude)
         let timezoneOffset = (longitude / 15).rounded() * 3600
-        let solarHour = ((time / 3600 + longitude / 15).truncatingRemainder(dividingBy: 24) + 24).truncatingRemainder(dividingBy: 24)
+        let solarHour = Self.solarHour(at: time, longitude: longitude)
 
         // Three-hour spells of sky: clear, some clouds, overcast, or precipitation.
         let spell = (time / 10_800).rounded(.down)
@@ -93,6 +73,16 @@ struct WeatherModel {
             observationTime: (time / 60).rounded(.down) * 60, timezoneOffset: timezoneOffset, place: place)
     }
 
+    /// The same numbers for the same place (to 0.001°), different ones elsewhere.
+    static func seed(latitude: Double, longitude: Double) -> Double {
+        (latitude * 1000).rounded() * 7919 + (longitude * 1000).rounded() * 104_729
+    }
+
+    /// 0..<24, noon when the sun is highest.
+    static func solarHour(at time: Double, longitude: Double) -> Double {
+        ((time / 3600 + longitude / 15).truncatingRemainder(dividingBy: 24) + 24).truncatingRemainder(dividingBy: 24)
+    }
+
     private static func isDaylight(_ sun: SolarTimes.Day, time: Double, latitude: Double, dayOfYear: Double) -> Bool {
         if let sunrise = sun.sunrise, let sunset = sun.sunset { return time >= sunrise && time < sunset }
         // Polar day in local summer, polar night in winter.
@@ -128,7 +118,7 @@ struct WeatherModel {
     }
 
     /// A smooth value in -1...1 with the given period, phase-shifted per place.
-    private static func wave(_ seed: Double, _ time: Double, _ period: Double) -> Double {
+    static func wave(_ seed: Double, _ time: Double, _ period: Double) -> Double {
         let phase = unitHash(seed, 0) * 2 * .pi
         return 0.7 * sin(2 * .pi * time / period + phase) + 0.3 * sin(2 * .pi * time / (period * 0.37) + phase * 1.7)
     }

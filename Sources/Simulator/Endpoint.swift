@@ -1,0 +1,43 @@
+/// The OpenWeather endpoints the simulator answers, by path.
+enum Endpoint: String, CaseIterable {
+    case weather = "/data/2.5/weather"
+    case airPollution = "/data/2.5/air_pollution"
+    case geocodingDirect = "/geo/1.0/direct"
+    case geocodingZip = "/geo/1.0/zip"
+
+    /// The answer once the key is accepted: 200 with the data, or the endpoint's own 400 or 404.
+    func answer(_ query: [String: String], latitude: Double?, longitude: Double?, at time: Double) -> (status: Int, body: String) {
+        switch self {
+        case .weather, .airPollution:
+            guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
+            guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
+            if self == .airPollution {
+                let reading = AirPollutionModel.reading(latitude: latitude, longitude: longitude, at: time)
+                return (200, AirPollutionJSON.render(reading, latitude: latitude, longitude: longitude))
+            }
+            let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
+            return (200, WeatherJSON.render(reading, units: query["units"] ?? "standard", cityID: Int(abs(latitude * 1000 + longitude))))
+        case .geocodingDirect:
+            guard let name = query["q"], !name.allSatisfy({ $0 == " " || $0 == "," }) else {
+                return (400, ErrorBodies.wrongParameter("Nothing to geocode"))
+            }
+            // OpenWeather answers at most five; without `limit`, one.
+            let limit = min(max(query["limit"].flatMap { Int($0) } ?? 1, 1), 5)
+            return (200, GeocodingJSON.direct(Array(Places.matching(name).prefix(limit))))
+        case .geocodingZip:
+            guard let code = query["zip"], !code.isEmpty else { return (400, ErrorBodies.wrongParameter("Nothing to geocode")) }
+            guard let found = Places.zip(code) else { return (404, ErrorBodies.zipNotFound) }
+            return (200, GeocodingJSON.zip(found.code, found.place))
+        }
+    }
+
+    /// For `Fault.Malformation`: a number field, a value that is absurd for it, and a field
+    /// whose absence makes the answer unusable.
+    var breakable: (number: String, absurd: String, required: String) {
+        switch self {
+        case .weather: ("temp", "9999", "main")
+        case .airPollution: ("aqi", "9", "components")
+        case .geocodingDirect, .geocodingZip: ("lat", "999", "lat")
+        }
+    }
+}
