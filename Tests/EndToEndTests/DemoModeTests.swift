@@ -20,6 +20,7 @@ import Testing
         "wind_direction_degrees", "cloudiness_ratio", "visibility_meters", "rain_1h_meters", "snow_1h_meters",
         "sunrise_timestamp_seconds", "sunset_timestamp_seconds", "observation_timestamp_seconds", "timezone_offset_seconds",
         "condition_id", "condition_info", "location_info", "up", "last_success_timestamp_seconds", "poll_duration_seconds",
+        "air_quality_index", "air_pollutant_grams_per_cubic_meter", "air_pollution_observation_timestamp_seconds",
     ]
 
     /// Starts `--demo` on an ephemeral port and returns the process and its port.
@@ -38,6 +39,26 @@ import Testing
         return (process, port)
     }
 
+    /// Places by name and postal code resolve through the simulator's geocoder; a made-up one is down
+    /// with a reason, and the rest run.
+    @Test func demoResolvesPlacesByName() throws {
+        let (process, port) = try Self.startDemo([
+            "--location", "Paris", "--location", "Office=zip:94040,US", "--location", "Nowhere=Xyzzyville,above=30",
+        ])
+        defer { process.signal(SIGKILL); _ = process.wait(seconds: 5) }
+        #expect(waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        let text = try LoopbackHTTP.request(port: port, path: "/metrics").text
+        #expect(text.contains(#"openweather_location_info{location="Paris",city="Paris",country="FR",latitude="48.8566",longitude="2.3522",state="Ile-de-France"} 1"#), "\(text)")
+        #expect(text.contains(#"openweather_location_info{location="Office",city="Mountain View",country="US","#))
+        #expect(text.contains(#"openweather_up{location="Nowhere",source="geocoding"} 0"#))
+        #expect(text.contains(#"openweather_up{location="Paris",source="weather"} 1"#))
+        #expect(text.contains(#"openweather_temperature_alert_threshold_celsius{location="Nowhere",bound="above"} 30"#))
+        #expect(!text.contains(#"openweather_temperature_celsius{location="Nowhere"}"#))
+        #expect(process.standardError.contains("no place matches \\\"Xyzzyville\\\""), "\(process.standardError)")
+        let landing = try LoopbackHTTP.request(port: port, path: "/").text
+        #expect(landing.contains("no place matches"))
+    }
+
     @Test func demoServesEveryMetricForEveryCity() throws {
         let (process, port) = try Self.startDemo()
         #expect(waitUntil(seconds: 20) {
@@ -51,9 +72,10 @@ import Testing
             for metric in Self.weatherMetrics {
                 #expect(response.text.contains("openweather_\(metric){location=\"\(city)\""), "\(metric) for \(city)")
             }
-            #expect(response.text.contains("openweather_up{location=\"\(city)\"} 1"))
+            #expect(response.text.contains("openweather_up{location=\"\(city)\",source=\"weather\"} 1"))
+            #expect(response.text.contains("openweather_up{location=\"\(city)\",source=\"air-pollution\"} 1"))
         }
-        for metric in ["openweather_api_requests_total{code=\"200\"}", "openweather_exporter_build_info{", "process_cpu_seconds_total ",
+        for metric in ["openweather_api_requests_total{code=\"200\",source=\"weather\"}", "openweather_exporter_build_info{", "process_cpu_seconds_total ",
                        "process_resident_memory_bytes ", "process_open_fds ", "process_max_fds ", "process_start_time_seconds ",
                        "process_virtual_memory_bytes "] {
             #expect(response.text.contains(metric), "\(metric)")

@@ -35,11 +35,11 @@ extension DemoModeTests {
         defer { unlink(file) }
         Self.writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#)
         let (process, port) = try Self.startDemo(["--config.file=\(file)"])
-        #expect(waitUntil { Self.metrics(port).contains("openweather_up{location=\"Alpha\"} 1") })
+        #expect(waitUntil { Self.metrics(port).contains("openweather_up{location=\"Alpha\",source=\"weather\"} 1") })
 
         Self.writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 20, "longitude": 20}]}"#)
         process.signal(SIGHUP)
-        #expect(waitUntil { Self.metrics(port).contains("openweather_up{location=\"Beta\"} 1") })
+        #expect(waitUntil { Self.metrics(port).contains("openweather_up{location=\"Beta\",source=\"weather\"} 1") })
         var metrics = Self.metrics(port)
         #expect(!metrics.contains("location=\"Alpha\""))
         #expect(metrics.contains("openweather_exporter_config_last_reload_successful 1"))
@@ -50,7 +50,7 @@ extension DemoModeTests {
         process.signal(SIGHUP)
         #expect(waitUntil { Self.metrics(port).contains("openweather_exporter_config_last_reload_successful 0") })
         metrics = Self.metrics(port)
-        #expect(metrics.contains("openweather_up{location=\"Beta\"} 1"), "the old configuration keeps running")
+        #expect(metrics.contains("openweather_up{location=\"Beta\",source=\"weather\"} 1"), "the old configuration keeps running")
         let stillLoaded = metrics.split(separator: "\n").first { $0.hasPrefix("openweather_exporter_config_last_reload_success_timestamp_seconds ") }
         #expect(loaded != nil && stillLoaded == loaded, "the timestamp is of the last successful load")
         #expect(process.standardError.split(separator: "\n").contains {

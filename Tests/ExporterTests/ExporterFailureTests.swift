@@ -16,17 +16,17 @@ extension ExporterWebTests {
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
         #expect(waitUntil { (try? running.metrics().contains(temperature)) == true })
         running.simulator.setFault(Fault(response: .status(503)))
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\"} 0")) == true })
+        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\",source=\"weather\"} 0")) == true })
         // Down but not yet stale: the last reading is still served. (The first failed poll comes
         // about a second after the last success; 5 s of staleness leaves room for a busy machine.)
         #expect(try running.metrics().contains(temperature))
         #expect(waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == false })
         let metrics = try running.metrics()
         #expect(!metrics.contains("openweather_humidity_ratio{location=\"London\"}"))
-        #expect(metrics.contains("openweather_up{location=\"London\"} 0"))
-        #expect(metrics.contains("openweather_last_success_timestamp_seconds{location=\"London\"}"))
-        #expect(metrics.contains("openweather_poll_duration_seconds{location=\"London\"}"))
-        #expect(metrics.contains("openweather_api_requests_total{code=\"503\"}"))
+        #expect(metrics.contains("openweather_up{location=\"London\",source=\"weather\"} 0"))
+        #expect(metrics.contains("openweather_last_success_timestamp_seconds{location=\"London\",source=\"weather\"}"))
+        #expect(metrics.contains("openweather_poll_duration_seconds{location=\"London\",source=\"weather\"}"))
+        #expect(metrics.contains("openweather_api_requests_total{code=\"503\",source=\"weather\"}"))
 
         running.simulator.clearFaults()
         #expect(waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")

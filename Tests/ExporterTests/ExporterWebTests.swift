@@ -204,8 +204,8 @@ import Testing
         defer { running.stop() }
         #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
         let metrics = try running.metrics()
-        #expect(metrics.contains("openweather_up{location=\"London\"} 0"))
-        #expect(metrics.contains("openweather_api_requests_total{code=\"500\"} 2"))
+        #expect(metrics.contains("openweather_up{location=\"London\",source=\"weather\"} 0"))
+        #expect(metrics.contains("openweather_api_requests_total{code=\"500\",source=\"weather\"} 2"))
         #expect(!metrics.contains("openweather_temperature_celsius{"))
     }
 
@@ -250,7 +250,7 @@ import Testing
         defer { unlink(file) }
         let running = try Running(locations: [], configFile: file)
         defer { running.stop() }
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\"} 1")) == true })
+        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\",source=\"weather\"} 1")) == true })
 
         let rewrite = { (text: String) in
             let handle = fopen(file, "w")!
@@ -260,7 +260,7 @@ import Testing
         rewrite(#"{"locations": [{"name": "Tokyo", "latitude": 35.6762, "longitude": 139.6503}]}"#)
         let reload = try running.get("/-/reload", method: "POST")
         #expect(reload.status == 200, "\(reload.text)")
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"Tokyo\"} 1")) == true })
+        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"Tokyo\",source=\"weather\"} 1")) == true })
         #expect(try !running.metrics().contains("location=\"London\""))
         #expect(try running.metrics().contains("openweather_exporter_config_last_reload_successful 1"))
 
@@ -270,7 +270,7 @@ import Testing
         #expect(refused.text.contains("latitude"))
         let metrics = try running.metrics()
         #expect(metrics.contains("openweather_exporter_config_last_reload_successful 0"))
-        #expect(metrics.contains("openweather_up{location=\"Tokyo\"} 1"))
+        #expect(metrics.contains("openweather_up{location=\"Tokyo\",source=\"weather\"} 1"))
         #expect(running.logs.all.contains { $0.contains("reload refused") })
     }
 

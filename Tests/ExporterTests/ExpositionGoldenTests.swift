@@ -107,6 +107,7 @@ import Testing
             "\nopenweather_location_info{location=\"Home\",city=\"London\",country=\"GB\",latitude=\"51.5073219\",longitude=\"-0.1276474\",state=\"England\"} 1\n"))
         let atlantis = text.split(separator: "\n").filter { $0.contains("location=\"Atlantis\"") }
         #expect(atlantis.sorted() == [
+            "openweather_poll_duration_seconds{location=\"Atlantis\",source=\"geocoding\"} 0.25",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"above\"} 30",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"below\"} -5",
             "openweather_up{location=\"Atlantis\",source=\"air-pollution\"} 0",

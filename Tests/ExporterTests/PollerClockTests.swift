@@ -101,7 +101,11 @@ import Testing
             works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
         rig.run(until: 1000 + 3600)
-        #expect(rig.transport.log.count == 2 * 6 + 2, "every location every 10 minutes, as usual")
+        for latitude in [Self.london.coordinates!.latitude, Self.tokyo.coordinates!.latitude] {
+            let times = rig.transport.log.filter { Self.latitude($0.request) == latitude }.map(\.time)
+            let gaps = zip(times.dropFirst(), times).map { $0 - $1 }.dropFirst()
+            #expect(times.count >= 6 && gaps.allSatisfy { abs($0 - 600) < 0.01 }, "every 10 minutes, as usual: \(gaps)")
+        }
         works.withLock { $0 = true }
         rig.run(until: 1000 + 2 * 3600)
         works.withLock { $0 = false }

@@ -77,7 +77,7 @@ struct RenderBenchmark {
         let publisher = MetricsPublisher(store: store)
         let snapshot = store.snapshot()
         func fresh(gzipAbove: Int = WeatherRendering.gzipAbove) -> WeatherRendering {
-            MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: gzipAbove)
+            WeatherRendering(gzipAbove: gzipAbove)
         }
         var text: [UInt8] = []
         var servedBytes = 0

@@ -10,7 +10,7 @@ import Testing
         let now = WeatherRenderingTests.now
         let store = try WeatherRenderingTests.store()
         let snapshot = store.snapshot()
-        var rendering = MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: .max)
+        var rendering = WeatherRendering(gzipAbove: .max)
         let first = rendering.render(store.snapshot(), now: now)
         #expect(Array(first.chunks.joined()) == renderPlain(store.snapshot(), now: now))
 

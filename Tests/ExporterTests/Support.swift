@@ -209,6 +209,6 @@ enum ExpositionText {
 
 /// The `openweather_*` part of the exposition for `snapshot` at `now`, rendered from scratch, as plain text.
 func renderPlain(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
-    var rendering = MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: .max)
+    var rendering = WeatherRendering(gzipAbove: .max)
     return Array(rendering.render(snapshot, now: now).chunks.joined())
 }

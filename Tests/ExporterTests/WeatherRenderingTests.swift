@@ -15,7 +15,7 @@ import Testing
 
     static func rendering(_ store: WeatherStore, gzipAbove: Int = .max) -> WeatherRendering {
         let snapshot = store.snapshot()
-        return MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: gzipAbove)
+        return WeatherRendering(gzipAbove: gzipAbove)
     }
 
     /// More locations than a few shards, listed out of label order, with names that need escaping
@@ -60,7 +60,7 @@ import Testing
         var rendering = Self.rendering(store)
         _ = rendering.render(store.snapshot(), now: Self.now)
         let reading = try ExpositionGoldenTests.fixture("current-zocca-rain.json")
-        store.success("B3", "weather", reading, duration: 0.5, now: Self.now + 1)
+        store.success("B6", "weather", reading, duration: 0.5, now: Self.now + 1)
         store.failure("été 4", "weather", code: "timeout", reason: "timed out", duration: 10)
         store.success("Zürich 0", "weather", reading, duration: 0.25, now: Self.now + 2)
         for at in [Self.now + 5, Self.now + 3000] {
@@ -83,7 +83,7 @@ import Testing
 
     @Test func largeExpositionsAreServedAsChunks() throws {
         let snapshot = try RenderBenchmark.store(count: 500, now: Self.now).snapshot()
-        var rendering = MetricsPublisher.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: .max)
+        var rendering = WeatherRendering(gzipAbove: .max)
         let body = rendering.render(snapshot, now: Self.now)
         #expect(!body.gzipped)
         #expect(body.chunks.count > 1)
@@ -118,7 +118,7 @@ import Testing
         }
         check(Self.now, gzipped: true)
         let reading = try ExpositionGoldenTests.fixture("current-zocca-rain.json")
-        store.success("B3", "weather", reading, duration: 0.5, now: Self.now + 1)
+        store.success("B6", "weather", reading, duration: 0.5, now: Self.now + 1)
         store.failure("été 4", "weather", code: "timeout", reason: "timed out", duration: 10)
         check(Self.now + 5, gzipped: true)
         check(Self.now + 3000, gzipped: false)

@@ -63,8 +63,7 @@ final class MetricsPublisher: Sendable {
         self.store = store
         self.time = time
         self.gzipAbove = gzipAbove
-        let snapshot = store.snapshot()
-        rendering = Mutex(Self.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: gzipAbove))
+        rendering = Mutex(WeatherRendering(gzipAbove: gzipAbove))
         refreshWeather()
         refreshProcess()
     }
@@ -79,21 +78,10 @@ final class MetricsPublisher: Sendable {
     /// `/-/ready` turns 200 already shows every location's first result.
     var ready: Bool { rendered.withLock { $0.allAttempted } }
 
-    /// The sources and their staleness come with the store's snapshot, so a reload that changes them
-    /// can never be rendered with the other's slots.
-    static func rendering(sources: [String], maxStaleness: [Double], gzipAbove: Int) -> WeatherRendering {
-        let collectors: [any Collector] = [HealthCollector(sources: sources)]
-            + sources.enumerated().compactMap { slot, name in Sources.named(name).map { SourceCollector(source: $0, slot: slot) } }
-        return WeatherRendering(collectors: collectors, sources: sources, maxStaleness: maxStaleness, gzipAbove: gzipAbove)
-    }
-
     func refreshWeather() {
         rendering.withLock { rendering in
             let snapshot = store.snapshot()
             let now = time.wall()
-            if rendering.maxStaleness != snapshot.maxStaleness || rendering.sources != snapshot.sources {
-                rendering = Self.rendering(sources: snapshot.sources, maxStaleness: snapshot.maxStaleness, gzipAbove: gzipAbove)
-            }
             let body = rendering.render(snapshot, now: now)
             var nextStaleness = Double.infinity
             for state in snapshot.locations {

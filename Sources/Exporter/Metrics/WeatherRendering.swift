@@ -59,11 +59,12 @@ struct WeatherRendering {
         var gzipped = false
     }
 
-    let collectors: [any Collector]
-    /// Per slot: after this long without success a source's reading is no longer shown.
-    let maxStaleness: [Double]
+    /// Made from the snapshot's sources: the exporter's health and each source's collector.
+    private var collectors: [any Collector] = []
+    /// The sources (by name, in slot order) the collectors were made for.
+    private var sources: [String]?
     /// Every per-location family, sorted by name.
-    private let locationFamilies: [MetricFamily]
+    private var locationFamilies: [MetricFamily] = []
     /// Indexed as in the snapshot.
     private var keys: [Key] = []
     /// The store's layout the keys and shards were made for.
@@ -81,17 +82,18 @@ struct WeatherRendering {
     /// Threads that render shards when many are to be redone (at start and after a reload).
     let parallelism: Int
 
-    /// The sources it was made for, by name, so a publisher can tell when a reload changed them.
-    let sources: [String]
-
-    init(collectors: [any Collector], sources: [String] = [], maxStaleness: [Double], gzipAbove: Int = WeatherRendering.gzipAbove,
-         parallelism: Int = WeatherRendering.defaultParallelism) {
-        self.collectors = collectors
-        self.sources = sources
-        self.maxStaleness = maxStaleness
+    init(gzipAbove: Int = WeatherRendering.gzipAbove, parallelism: Int = WeatherRendering.defaultParallelism) {
         self.gzipAbove = gzipAbove
         self.parallelism = max(1, parallelism)
+    }
+
+    /// The collectors for `sources`; everything is rendered anew.
+    private mutating func configure(for sources: [String]) {
+        collectors = [HealthCollector(sources: sources)]
+            + sources.enumerated().compactMap { slot, name in Sources.named(name).map { SourceCollector(source: $0, slot: slot) } }
         locationFamilies = collectors.flatMap(\.families).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        self.sources = sources
+        layout = nil
     }
 
     /// One thread per processor, at most four: a full render of 10,000 locations is tens of milliseconds.
@@ -99,6 +101,7 @@ struct WeatherRendering {
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve.
     mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> Body {
+        if sources != snapshot.sources { configure(for: snapshot.sources) }
         // Families without a location rendered whole, among the per-location ones, by name.
         var families = locationFamilies
         let global = ExporterCollector.collect(snapshot)
@@ -235,8 +238,9 @@ struct WeatherRendering {
     /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
     private func key(of snapshot: WeatherStore.Snapshot, at index: Int, now: Double) -> Key {
         var fresh: UInt64 = 0
-        for slot in snapshot.locations[index].sources.indices where slot < maxStaleness.count {
-            guard let success = snapshot.locations[index].sources[slot].lastSuccess, now - success <= maxStaleness[slot] else { continue }
+        for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
+            guard let success = snapshot.locations[index].sources[slot].lastSuccess, now - success <= snapshot.maxStaleness[slot]
+            else { continue }
             if case .none = snapshot.locations[index].sources[slot].reading { continue }
             fresh |= 1 << UInt64(slot)
         }

@@ -49,7 +49,7 @@ public final class Poller: Sendable {
         var location: String
         var source: String
         var result: Result<any Sendable, OpenWeatherError>
-        /// Monotonic seconds when the request was sent.
+        /// Monotonic seconds when the poller sent the request.
         var started: Double
         var duration: Double
     }
@@ -156,7 +156,7 @@ public final class Poller: Sendable {
                 return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision)
             }
             if !completions.isEmpty { onChange() }
-            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport) }
+            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now) }
             let pending = core.withLock { !$0.completions.isEmpty }
             if !pending { return decision }
         }
@@ -184,7 +184,8 @@ public final class Poller: Sendable {
     }
 
     private func fetch(
-        _ launch: (job: Int, request: APIRequest, source: any Source, location: Location), epoch: Int, transport: any OpenWeatherTransport
+        _ launch: (job: Int, request: APIRequest, source: any Source, location: Location), epoch: Int, transport: any OpenWeatherTransport,
+        at sent: Double
     ) {
         execute { [self] in
             let start = time.monotonic()
@@ -196,7 +197,7 @@ public final class Poller: Sendable {
             }
             let completion = Completion(
                 job: launch.job, epoch: epoch, location: launch.location.name, source: launch.source.name, result: result,
-                started: start, duration: time.monotonic() - start)
+                started: sent, duration: time.monotonic() - start)
             core.withLock { $0.completions.append(completion) }
             wake.signal()
         }
