@@ -63,6 +63,8 @@ expect "/usr/bin/$NAME is root's, mode 0755" test "$(stat -c '%U %a' /usr/bin/$N
 expect "the unit runs /usr/bin/$NAME" grep -q "^ExecStart=/usr/bin/$NAME " "$UNIT"
 grep -q "^User=$NAME$" "$UNIT" && grep -q "^StateDirectory=$NAME$" "$UNIT" && ! grep -q '^DynamicUser=yes' "$UNIT" &&
     ok "the unit: User=$NAME, StateDirectory=$NAME, no DynamicUser" || bad "the unit: User=$NAME, StateDirectory=$NAME, no DynamicUser"
+expect "without a key the unit is skipped, not restarted in a loop" \
+    grep -q "^ConditionPathExists=/etc/$NAME/api-key$" "$UNIT"
 if command -v systemd-analyze >/dev/null; then
     out=$(systemd-analyze verify "$UNIT" 2>&1 | grep -v 'Failed to .* bus\|running in a chroot\|System has not been booted' || true)
     expect "systemd-analyze verify: nothing to say${out:+ (said: $out)}" test -z "$out"
