@@ -17,6 +17,8 @@ let package = Package(
         ),
         // zlib from the system (zlib1g-dev): deflateInit2 and inflateInit2 are macros, wrapped in C.
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+        // Version and revision, stamped by the release script through C defines ("dev" otherwise).
+        .target(name: "CBuildInfo"),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
@@ -32,7 +34,7 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
+        .target(name: "Exporter", dependencies: ["CBuildInfo", "HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         // Loopback HTTP helpers shared by the test targets.

@@ -5,6 +5,7 @@ import Simulator
 // The executable only parses arguments, starts things and waits for signals;
 // everything else lives in the library targets.
 
+requireProc()
 hideRegistersFromCrashReports()
 signal(SIGPIPE, SIG_IGN)
 // Block the signals we handle before any thread starts, so they all reach sigwait below.
@@ -13,6 +14,13 @@ sigemptyset(&handled)
 for signalNumber in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&handled, signalNumber) }
 pthread_sigmask(SIG_BLOCK, &handled, nil)
 raiseDescriptorLimit()
+
+/// On Linux the Swift runtime reads the arguments from `/proc/self/cmdline`: without `/proc`
+/// the process sees none and would blame the config ("no location"), so name the real cause.
+func requireProc() {
+    guard access("/proc/self/cmdline", R_OK) != 0 else { return }
+    fail("/proc is not mounted, so the command line cannot be read (Swift reads it from /proc/self/cmdline; the process metrics come from /proc too): mount it, e.g. `mount -t proc proc ROOT/proc` for a chroot (container runtimes do this themselves)")
+}
 
 /// Swift's crash report lists every register with the 16 bytes it points to, which can be
 /// bytes of the API key. The runtime reads `SWIFT_BACKTRACE` only at startup, so unless the

@@ -171,7 +171,9 @@ def check_docker():
     text = dockerfile.read_text()
     check(re.search(r"^FROM swift:\$\{SWIFT_VERSION\}-\w+ AS build", text, re.M) and re.search(r"^ARG SWIFT_VERSION=6\.", text, re.M),
           "Dockerfile builds on the official swift:6.x image")
-    check("--static-swift-stdlib" in text, "Dockerfile links the Swift runtime statically")
+    release = (ROOT / "Tests" / "release" / "build.sh").read_text()
+    check("--static-swift-stdlib" in text or ("Tests/release/build.sh --binary-only" in text and "--static-swift-stdlib" in release),
+          "Dockerfile links the Swift runtime statically")
     check(re.search(r"^USER (?!root|0\b)", text, re.M) is not None, "Dockerfile runs as a non-root USER")
     check(re.search(r"^EXPOSE 9755$", text, re.M) is not None, "Dockerfile exposes 9755")
     check(re.search(r"^HEALTHCHECK ", text, re.M) is not None, "Dockerfile has a HEALTHCHECK")

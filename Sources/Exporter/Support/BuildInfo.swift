@@ -1,9 +1,11 @@
+import CBuildInfo
+
 /// What `openweather_exporter_build_info` and `--version` report.
 public enum BuildInfo {
-    public static let version = "0.1.0"
-    /// Set by release builds through `-Xswiftc -DREVISION_...` is not possible for strings, so
-    /// the revision comes from the environment of the build script when it stamps this file.
-    public static let revision = "unknown"
+    /// `git describe` of a release build (Tests/release/build.sh); "dev" for a plain `swift build`.
+    public static let version = String(cString: openweather_exporter_build_version())
+    /// The commit of a release build; "dev" for a plain `swift build`.
+    public static let revision = String(cString: openweather_exporter_build_revision())
 
     public static var swiftVersion: String {
         #if compiler(>=6.4)

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Builds the release artifacts for this machine's architecture:
+#   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, example config, systemd unit
+#   openweather-exporter_DEBVERSION_ARCH.deb         built with dpkg-deb
+#   sha256sums.txt
+# into $OUT (default .build/artifacts). The Swift runtime is linked statically; the binary
+# needs glibc, libstdc++, OpenSSL 3 and zlib of Debian 12 or newer.
+#
+#   bash Tests/release/build.sh                      # the artifacts
+#   bash Tests/release/build.sh --binary-only DIR    # only the stamped binary, into DIR (the Dockerfile)
+#
+# VERSION is `git describe --tags --match 'v[0-9]*' --dirty` without the "v" (0.0.0-N-gHASH before
+# the first tag), REVISION the commit. Without .git (a Docker build context) set both through
+# OPENWEATHER_EXPORTER_VERSION and OPENWEATHER_EXPORTER_REVISION. They reach the binary as C
+# defines of the CBuildInfo target: no tracked file is edited, and a plain `swift build` says "dev".
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
+NAME=openweather-exporter
+OUT="${OUT:-$PWD/.build/artifacts}"
+# Its own scratch path: the stamped flags would otherwise rebuild the everyday release build.
+SCRATCH="${SCRATCH:-$PWD/.build/release-stamped}"
+binary_only=""
+if [ "${1:-}" = "--binary-only" ]; then
+    binary_only="${2:?--binary-only needs a directory}"
+elif [ $# -gt 0 ]; then
+    echo "usage: $0 [--binary-only DIR]" >&2
+    exit 2
+fi
+
+fail() { echo "release: $*" >&2; exit 1; }
+# Only what the full build needs, installed when missing (apt-get, as CI does).
+need() {
+    local missing=() pair
+    for pair in "$@"; do command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}"); done
+    if [ ${#missing[@]} -gt 0 ]; then
+        apt-get update -qq && apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+}
+
+# --- what is being built ---------------------------------------------------------------------
+version="${OPENWEATHER_EXPORTER_VERSION:-}"
+revision="${OPENWEATHER_EXPORTER_REVISION:-}"
+if [ -z "$version" ] || [ -z "$revision" ]; then
+    git rev-parse --git-dir >/dev/null 2>&1 ||
+        fail "not a git checkout: set OPENWEATHER_EXPORTER_VERSION and OPENWEATHER_EXPORTER_REVISION"
+    if [ -z "$version" ]; then
+        if described=$(git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null); then
+            version="${described#v}"
+        else
+            version="0.0.0-$(git rev-list --count HEAD)-g$(git rev-parse --short=12 HEAD)"
+            git diff --quiet HEAD -- || version+="-dirty"
+        fi
+    fi
+    [ -n "$revision" ] || revision=$(git rev-parse HEAD)
+fi
+# They end up inside C string literals, file names and the Debian version.
+[[ "$version" =~ ^[0-9][A-Za-z0-9.+~-]*$ || ( "$version" = dev && -n "$binary_only" ) ]] || fail "version '$version' must start with a digit and hold only A-Z a-z 0-9 . + ~ -"
+[[ "$revision" =~ ^[A-Za-z0-9._-]+$ ]] || fail "revision '$revision' may hold only A-Z a-z 0-9 . _ -"
+# 1.2.0-rc1 sorts before 1.2.0 in Debian only as 1.2.0~rc1; describe's -N-gHASH becomes +N.gHASH.
+maintainer="${DEB_MAINTAINER:-openweather-exporter maintainers <maintainers@users.noreply.github.com>}"
+deb_version=$(sed -E 's/-(rc|beta|alpha)/~\1/; s/-/+/; s/-/./g' <<<"$version")
+SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
+export SOURCE_DATE_EPOCH
+
+# --- the binary ------------------------------------------------------------------------------
+echo "release: building $NAME $version (revision $revision)"
+swift build -c release --static-swift-stdlib --product "$NAME" --scratch-path "$SCRATCH" \
+    -Xcc "-DOPENWEATHER_EXPORTER_VERSION=\"$version\"" -Xcc "-DOPENWEATHER_EXPORTER_REVISION=\"$revision\"" \
+    -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+built="$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)/$NAME"
+stamped=$("$built" --version)
+[[ "$stamped" == "$NAME $version (revision $revision,"* ]] || fail "the binary says '$stamped', not version $version"
+# No Swift shared library may be left: the tarball and the image have no Swift installed.
+if ldd "$built" | grep -q 'libswift\|libdispatch\|libFoundation'; then
+    ldd "$built" >&2
+    fail "the binary links Swift libraries dynamically"
+fi
+
+# Stripped as dh_strip does, the same binary everywhere: Debian wants it, and it saves 6 of 15
+# MB. Crash reports then show addresses and the Swift runtime's frames, not our names.
+if [ -n "$binary_only" ]; then
+    install -D -m 0755 "$built" "$binary_only/$NAME"
+    strip --remove-section=.comment --remove-section=.note "$binary_only/$NAME"
+    echo "release: $binary_only/$NAME: $stamped"
+    exit 0
+fi
+
+need dpkg-deb:dpkg dpkg-shlibdeps:dpkg-dev strip:binutils
+arch=$(dpkg --print-architecture)
+rm -rf "$OUT"
+mkdir -p "$OUT"
+work=$(mktemp -d "$OUT/.work.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+install -m 0755 "$built" "$work/$NAME"
+strip --remove-section=.comment --remove-section=.note "$work/$NAME"
+
+# --- the tarball, as Prometheus' exporters ship them -------------------------------------------
+tardir="$NAME-$version.linux-$arch"
+mkdir -p "$work/$tardir"
+install -m 0755 "$work/$NAME" "$work/$tardir/$NAME"
+install -m 0644 LICENSE README.md "$work/$tardir/"
+install -m 0644 deploy/config/openweather-exporter.json "$work/$tardir/openweather-exporter.json"
+install -m 0644 deploy/systemd/openweather-exporter.service "$work/$tardir/"
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+    -C "$work" -cf - "$tardir" | gzip -9n > "$OUT/$tardir.tar.gz"
+
+# --- the Debian package --------------------------------------------------------------------
+root="$work/deb"
+doc="$root/usr/share/doc/$NAME"
+install -D -m 0755 "$work/$NAME" "$root/usr/bin/$NAME"
+install -D -m 0644 deploy/config/openweather-exporter.json "$root/etc/$NAME/config.json"
+install -d -m 0755 "$doc" "$root/usr/share/man/man1" "$root/lib/systemd/system" "$root/DEBIAN"
+install -m 0644 README.md "$doc/README.md"
+gzip -9n "$doc/README.md"
+
+# The unit of deploy/systemd, with the package's paths and its static user: a DynamicUser
+# would keep its state under /var/lib/private, which the package could not own or purge.
+unit="$root/lib/systemd/system/$NAME.service"
+{
+    echo "# Installed by the $NAME package; change it with \`systemctl edit $NAME\`."
+    echo "# Put the API key in /etc/$NAME/api-key (mode 0600, root), the locations in"
+    echo "# /etc/$NAME/config.json, then: systemctl start $NAME"
+    sed -n '/^\[Unit\]/,$p' deploy/systemd/openweather-exporter.service
+} > "$unit"
+sed -i -e "s|/usr/local/bin/$NAME|/usr/bin/$NAME|" \
+    -e "s|^DynamicUser=yes$|User=$NAME\nGroup=$NAME\nRemoveIPC=yes|" "$unit"
+grep -q '^StateDirectory=' "$unit" || sed -i "s|^User=$NAME$|StateDirectory=$NAME\nStateDirectoryMode=0750\n&|" "$unit"
+grep -q "^ExecStart=/usr/bin/$NAME " "$unit" && grep -q "^User=$NAME$" "$unit" && grep -q "^StateDirectory=" "$unit" ||
+    fail "deploy/systemd/openweather-exporter.service changed shape: adapt the .deb's rewrite of it"
+chmod 0644 "$unit"
+
+# The man page is --help, so it cannot drift from the flags.
+{
+    echo ".TH OPENWEATHER-EXPORTER 1 \"$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)\" \"$NAME $version\" \"User Commands\""
+    echo ".SH NAME"
+    echo "openweather-exporter \\- Prometheus exporter for the OpenWeather API"
+    echo ".SH SYNOPSIS"
+    echo ".B openweather-exporter"
+    echo "[\\fIFLAGS\\fR]"
+    echo ".SH DESCRIPTION"
+    echo "Polls the OpenWeather current weather API for the configured locations within the"
+    echo "request budget of the key and serves the readings as Prometheus metrics."
+    echo "The package's service reads /etc/$NAME/config.json and the key in /etc/$NAME/api-key."
+    echo ".SH OPTIONS"
+    echo ".nf"
+    "$work/$NAME" --help | sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\&'/"
+    echo ".fi"
+    echo ".SH SEE ALSO"
+    echo "/usr/share/doc/$NAME/README.md.gz"
+} | gzip -9n > "$root/usr/share/man/man1/$NAME.1.gz"
+
+cat > "$doc/copyright" <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: $NAME
+
+Files: *
+Copyright: $(date -u -d "@$SOURCE_DATE_EPOCH" +%Y) The $NAME authors
+License: Apache-2.0
+ On Debian systems the full text of the Apache License 2.0 is in
+ /usr/share/common-licenses/Apache-2.0.
+EOF
+cat > "$work/changelog" <<EOF
+$NAME ($deb_version) unstable; urgency=medium
+
+  * Built from revision $revision.
+
+ -- $maintainer  $(date -u -R -d "@$SOURCE_DATE_EPOCH")
+EOF
+gzip -9n -c "$work/changelog" > "$doc/changelog.gz"
+
+install -D -m 0644 Tests/release/lintian-overrides "$root/usr/share/lintian/overrides/$NAME"
+install -m 0755 Tests/release/debian/postinst Tests/release/debian/prerm Tests/release/debian/postrm "$root/DEBIAN/"
+echo "/etc/$NAME/config.json" > "$root/DEBIAN/conffiles"
+
+# dpkg-shlibdeps wants a source tree's debian/control; a stub one is enough.
+mkdir -p "$work/shlibs/debian"
+printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$NAME" "$NAME" > "$work/shlibs/debian/control"
+shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O "$root/usr/bin/$NAME" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[ -n "$shlibs" ] || fail "dpkg-shlibdeps found no dependencies for the binary"
+cat > "$root/DEBIAN/control" <<EOF
+Package: $NAME
+Version: $deb_version
+Architecture: $arch
+Maintainer: $maintainer
+Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
+Depends: $shlibs, adduser, init-system-helpers (>= 1.54~)
+Section: net
+Priority: optional
+Description: Prometheus exporter for the OpenWeather API
+ Polls the OpenWeather current weather API for the places you configure,
+ spread evenly within your plan's request budget, and serves the latest
+ readings as Prometheus gauges in base units: temperature, humidity,
+ pressure, wind, clouds, rain, snow, sunrise and sunset, with the
+ exporter's own health.
+ .
+ The service is enabled on installation but not started: it needs an API
+ key in /etc/openweather-exporter/api-key first.
+EOF
+(cd "$root" && find . -path ./DEBIAN -prune -o -path ./etc -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
+deb="$OUT/${NAME}_${deb_version}_${arch}.deb"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+
+(cd "$OUT" && sha256sum -- *.tar.gz *.deb > sha256sums.txt)
+echo "release: $stamped"
+(cd "$OUT" && ls -l -- *.tar.gz *.deb sha256sums.txt | awk '{print "release: " $5 " bytes  " $9}')
