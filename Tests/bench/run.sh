@@ -52,7 +52,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
-FAST=(--openweather.max-requests-per-minute=100000 --poll.interval=15s)
+FAST=(--openweather.max-requests-per-minute=100000 --collector.weather.interval=15s)
 
 # start_exporter NAME ARGS...: runs it in the background; sets PID and PORT.
 start_exporter() {
@@ -201,6 +201,26 @@ if [ "$LARGE" -gt 0 ]; then
     large_bytes=$(wc -c <"$WORK/large.prom")
     lint_large=$(command -v promtool >/dev/null && { promtool check metrics <"$WORK/large.prom" 2>&1 | head -3; echo "exit ${PIPESTATUS[0]}"; } || echo "promtool not installed")
     per_location=$(( (rss_large - rss_mid) / (LARGE - MID) ))
+    kill "$MID_PID" "$LARGE_PID"
+    # The same with air pollution on too (a second request per location and round): peak memory only.
+    step "exporters with $MID and $LARGE locations, air pollution on"
+    AIR=(--collector.air-pollution --collector.air-pollution.interval=15s)
+    OPENWEATHER_API_KEY=bench start_exporter mid-air --openweather.url="$SIM_URL" --config.file="$WORK/mid.json" "${FAST[@]}" "${AIR[@]}"
+    MID_PID=$PID MID_PORT=$PORT
+    OPENWEATHER_API_KEY=bench start_exporter large-air --openweather.url="$SIM_URL" --config.file="$WORK/large.json" "${FAST[@]}" "${AIR[@]}"
+    LARGE_PID=$PID LARGE_PORT=$PORT
+    $TOOL wait "http://127.0.0.1:$MID_PORT/-/ready" 180
+    $TOOL wait "http://127.0.0.1:$LARGE_PORT/-/ready" 180
+    sleep 2
+    rss_mid_samples=() rss_large_samples=()
+    for _ in $(seq 1 15); do
+        sleep 1
+        rss_mid_samples+=("$($TOOL rss "$MID_PID")")
+        rss_large_samples+=("$($TOOL rss "$LARGE_PID")")
+    done
+    rss_mid_air=$(printf '%s\n' "${rss_mid_samples[@]}" | sort -n | tail -1)
+    rss_large_air=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | tail -1)
+    per_location_air=$(( (rss_large_air - rss_mid_air) / (LARGE - MID) ))
     kill "$MID_PID" "$LARGE_PID" "$SIM_PID"
     step "pushgateway holding $LARGE locations"
     start_gateway
@@ -215,7 +235,8 @@ if [ "$RENDER" = 1 ]; then
     step "render benchmark (a release test build in .build/bench)"
     BENCH=1 BENCH_LOCATIONS=${LARGE:-10000} swift test -c release --scratch-path .build/bench --filter RenderBenchmark \
         >"$WORK/render.txt" 2>&1 || { tail -20 "$WORK/render.txt" >&2; exit 1; }
-    render=$(grep -o 'RENDER_BENCHMARK.*' "$WORK/render.txt")
+    render=$(grep -o 'RENDER_BENCHMARK sources=weather .*' "$WORK/render.txt")
+    render_air=$(grep -o 'RENDER_BENCHMARK sources=air-pollution+weather .*' "$WORK/render.txt")
 fi
 
 step "startup"
@@ -230,7 +251,7 @@ field() { cut -d' ' -f"$2" <<<"${RESULT[$1]}"; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 mb() { python3 -c "print(f'{$1 / 1048576:.1f}')"; }
 summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
-[ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location"
+[ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location (+$per_location_air B with air pollution)"
 [ "$RENDER" = 1 ] && summary="$summary; re-render after a poll $(grep -o 'poll_refresh_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms, from scratch $(grep -o 'full_plain_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms"
 summary="$summary; startup ${startup_median} ms"
 
@@ -275,6 +296,8 @@ mkdir -p "$(dirname "$OUT")"
         echo "| exporter, $LARGE locations ($large_bytes bytes of exposition, served as $large_gzip_bytes bytes with Content-Encoding: ${large_encoding:-none}), peak over one poll round (lowest) | $(mb "$rss_large") ($(mb "$rss_large_min")) |"
         echo "| pushgateway holding the $LARGE locations' series | $(mb "$rss_pgw_large") |"
         echo "| exporter, per location ($MID to $LARGE, peaks) | $per_location bytes |"
+        echo "| exporter with air pollution on too, $MID / $LARGE locations, peak over one poll round | $(mb "$rss_mid_air") / $(mb "$rss_large_air") |"
+        echo "| exporter with air pollution on too, per location ($MID to $LARGE, peaks) | $per_location_air bytes |"
     fi
     echo
     echo "## Work"
@@ -290,6 +313,9 @@ mkdir -p "$(dirname "$OUT")"
         rrow "render from scratch, $(rf locations) locations, kept gzipped ($(rf served_bytes) bytes)" full_served
         rrow "reference: copying the same text" reference_copy
         rrow "reference: gzipping the same text in one zlib call, level 1 ($(rf gzip_bytes) bytes)" reference_gzip
+        render=$render_air
+        rrow "with air pollution on too: re-render after a poll, $(rf locations) locations" poll_refresh
+        rrow "with air pollution on too: render from scratch, plain text ($(rf bytes) bytes)" full_plain
     else
         echo "| render benchmark | $render |"
     fi
