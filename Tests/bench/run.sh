@@ -54,6 +54,16 @@ trap 'exit 130' INT TERM
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 FAST=(--openweather.max-requests-per-minute=100000 --collector.weather.interval=15s)
 
+# sample_rss: the resident memory of MID_PID and LARGE_PID once a second over a 15 s poll round.
+sample_rss() {
+    rss_mid_samples=() rss_large_samples=()
+    for _ in $(seq 1 15); do
+        sleep 1
+        rss_mid_samples+=("$($TOOL rss "$MID_PID")")
+        rss_large_samples+=("$($TOOL rss "$LARGE_PID")")
+    done
+}
+
 # start_exporter NAME ARGS...: runs it in the background; sets PID and PORT.
 start_exporter() {
     local name=$1
@@ -178,12 +188,7 @@ if [ "$LARGE" -gt 0 ]; then
     cpu0_large=$($TOOL metric "http://127.0.0.1:$LARGE_PORT/metrics" process_cpu_seconds_total)
     cpu0_sim=$($TOOL cpu "$SIM_PID")
     # Resident memory swings within a round (chunks re-rendered, then trimmed): sample it every second.
-    rss_mid_samples=() rss_large_samples=()
-    for _ in $(seq 1 15); do
-        sleep 1
-        rss_mid_samples+=("$($TOOL rss "$MID_PID")")
-        rss_large_samples+=("$($TOOL rss "$LARGE_PID")")
-    done
+    sample_rss
     sleep 1.1  # the process part is rendered once a second
     cpu_ten=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total) - $cpu0_ten:.3f}')")
     cpu_mid=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$MID_PORT/metrics" process_cpu_seconds_total) - $cpu0_mid:.3f}')")
@@ -212,12 +217,7 @@ if [ "$LARGE" -gt 0 ]; then
     $TOOL wait "http://127.0.0.1:$MID_PORT/-/ready" 180
     $TOOL wait "http://127.0.0.1:$LARGE_PORT/-/ready" 180
     sleep 2
-    rss_mid_samples=() rss_large_samples=()
-    for _ in $(seq 1 15); do
-        sleep 1
-        rss_mid_samples+=("$($TOOL rss "$MID_PID")")
-        rss_large_samples+=("$($TOOL rss "$LARGE_PID")")
-    done
+    sample_rss
     rss_mid_air=$(printf '%s\n' "${rss_mid_samples[@]}" | sort -n | tail -1)
     rss_large_air=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | tail -1)
     per_location_air=$(( (rss_large_air - rss_mid_air) / (LARGE - MID) ))
