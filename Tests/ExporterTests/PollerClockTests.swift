@@ -247,3 +247,36 @@ import Testing
         #expect(rig.transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
     }
 }
+
+/// The publisher on the same clock: each source goes stale on its own schedule.
+@Suite struct PublisherClockTests {
+    static func text(_ publisher: MetricsPublisher) -> String {
+        String(decoding: Array(publisher.body.chunks.joined()), as: UTF8.self)
+    }
+
+    @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {
+        let rig = Rig(configuration([PollerClockTests.london], collectors: PollerClockTests.weatherAndAir))
+        let publisher = MetricsPublisher(store: rig.store, time: rig.time)
+        rig.run(until: 1000 + 60)
+        publisher.refreshWeather()
+        #expect(publisher.ready)
+        #expect(Self.text(publisher).contains("\nopenweather_temperature_celsius{location=\"London\"} "))
+        #expect(Self.text(publisher).contains("\nopenweather_air_quality_index{location=\"London\"} 3\n"))
+        rig.transport.answer { _ in .failure(.http(status: 500, message: "down", retryAfterSeconds: nil)) }
+        // The weather's last success was at 1001 (a second after the air quality's, the budget spaces
+        // them): stale 3 × 10 minutes later; the air quality 3 hours later.
+        rig.run(until: 1000 + 1799)
+        publisher.tick()
+        #expect(Self.text(publisher).contains("openweather_temperature_celsius{location=\"London\"}"))
+        rig.run(until: 1000 + 1803)
+        publisher.tick()
+        let weatherGone = Self.text(publisher)
+        #expect(!weatherGone.contains("openweather_temperature_celsius{location=\"London\"}"))
+        #expect(weatherGone.contains("\nopenweather_up{location=\"London\",source=\"weather\"} 0\n"))
+        #expect(weatherGone.contains("\nopenweather_air_quality_index{location=\"London\"} 3\n"))
+        rig.run(until: 1000 + 3 * 3600 + 2)
+        publisher.tick()
+        #expect(!Self.text(publisher).contains("openweather_air_quality_index{location=\"London\"}"))
+        #expect(Self.text(publisher).contains("\nopenweather_up{location=\"London\",source=\"air-pollution\"} 0\n"))
+    }
+}

@@ -8,6 +8,7 @@ struct AirPollutionSource: Source {
     let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; a second request per location."
     let enabledByDefault = false
     let defaultInterval = Duration.seconds(3600)
+    let demoInterval = Duration.seconds(60)
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         AirPollution.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0)

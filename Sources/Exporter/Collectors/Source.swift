@@ -12,6 +12,8 @@ protocol Source: Sendable {
     var enabledByDefault: Bool { get }
     /// How often a location is polled; a resolver's retry after an answer that found nothing.
     var defaultInterval: Duration { get }
+    /// The interval with `--demo`, short enough that every family shows within a minute.
+    var demoInterval: Duration { get }
     /// A resolver turns a location's name into coordinates, once; the other sources of that location
     /// wait for it. A resolver applies only to locations given by name, the others to every location.
     var resolves: Bool { get }
@@ -27,6 +29,7 @@ protocol Source: Sendable {
 
 extension Source {
     var resolves: Bool { false }
+    var demoInterval: Duration { defaultInterval }
     var families: [MetricFamily] { [] }
     func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {}
 }

@@ -9,6 +9,7 @@ struct WeatherSource: Source {
     let summary = "Current weather (/data/2.5/weather): temperature, humidity, pressure, wind, clouds, rain, snow, sun."
     let enabledByDefault = true
     let defaultInterval = Duration.seconds(600)
+    let demoInterval = Duration.seconds(15)
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         CurrentWeather.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)

@@ -151,7 +151,7 @@ public struct ConfigurationLoader: Sendable {
                 config.collectors[index].interval = interval
                 config.warnings.append("--poll.interval is the old name of --collector.weather.interval; it still works, but use the new name")
             } else if config.demo {
-                config.collectors[index].interval = Self.demoIntervals[name] ?? config.collectors[index].interval
+                config.collectors[index].interval = source.demoInterval
             }
             if !config.demo, config.collectors[index].enabled, config.collectors[index].interval < source.defaultInterval {
                 config.warnings.append(
@@ -162,9 +162,6 @@ public struct ConfigurationLoader: Sendable {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
         }
     }
-
-    /// `--demo` polls every source, quickly, so that every family shows within a minute.
-    static let demoIntervals = ["weather": Duration.seconds(15), "air-pollution": .seconds(60)]
 
     private func locations(_ settings: Settings) throws(ConfigError) -> [Location] {
         var seen: [String: String] = [:]

@@ -75,7 +75,7 @@ struct Flag: Sendable {
             Flag(name: "collector.\(source.name).interval", kind: .value, placeholder: "DURATION",
                  help: "How often each location is polled from \(source.name); stretched to fit the request budget.",
                  defaultText: PrometheusDuration.format(source.defaultInterval)
-                    + (ConfigurationLoader.demoIntervals[source.name].map { " (\(PrometheusDuration.format($0)) with --demo)" } ?? "")),
+                    + (source.demoInterval == source.defaultInterval ? "" : " (\(PrometheusDuration.format(source.demoInterval)) with --demo)")),
         ]
     } + [
         Flag(name: "help", kind: .boolean, placeholder: "", help: "Show this help and exit.", defaultText: ""),
