@@ -123,7 +123,9 @@ private final class Reloading: Sendable {
         let client = OpenWeatherClient(
             settings: .init(
                 baseURL: configuration.openWeatherURL, apiKey: configuration.apiKey.value,
-                language: configuration.language, timeout: configuration.requestTimeout),
+                language: configuration.language, timeout: configuration.requestTimeout,
+                http: .init(proxy: configuration.proxy, trustedCAFile: configuration.tlsCAFile,
+                            maxIdleConnections: configuration.maxIdleConnections)),
             userAgent: "openweather-exporter/\(BuildInfo.version)")
         return Poller.Plan(
             locations: configuration.locations, interval: configuration.effectivePollInterval,

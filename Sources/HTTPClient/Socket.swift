@@ -59,7 +59,7 @@ final class Socket: @unchecked Sendable {
 
     /// A broken connection after connecting is still a network failure, not a bad response.
     func ioFailure(_ code: Int32, while stage: String) -> HTTPClientError {
-        .connect("connection to \(endpoint) failed while \(stage): \(errnoText(code))")
+        .connect("connection to \(endpoint) failed while \(stage): \(code == 0 ? "closed by the peer" : errnoText(code))")
     }
 
     /// True when the peer has closed, reset or sent something unasked: an idle

@@ -1,8 +1,13 @@
 import HTTPClient
 import JSON
 
-/// Calls `GET /data/2.5/weather` for one place. Blocking: the poller runs it on a worker thread.
+/// The OpenWeather API over one HTTP client, whose keep-alive connections every endpoint
+/// shares: `get(_:query:)` for any endpoint, `currentWeather` on top of it. Blocking: the
+/// poller runs it on worker threads.
 public struct OpenWeatherClient: Sendable {
+    /// A 2xx answer: status, headers (names lowercased) and body.
+    public typealias Response = HTTPClientResponse
+
     public struct Settings: Sendable {
         /// Scheme, host, optional port and path prefix, without a trailing slash.
         public var baseURL: String
@@ -11,16 +16,20 @@ public struct OpenWeatherClient: Sendable {
         public var timeout: Duration
         /// A weather answer is about 1 KB; anything far larger is not one.
         public var maxBodyBytes: Int
+        /// Proxies, trust, connection reuse.
+        public var http: HTTPClient.Configuration
 
         public init(
             baseURL: String, apiKey: String, language: String = "en",
-            timeout: Duration = .seconds(10), maxBodyBytes: Int = 256 * 1024
+            timeout: Duration = .seconds(10), maxBodyBytes: Int = 256 * 1024,
+            http: HTTPClient.Configuration = .init()
         ) {
             self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
             self.apiKey = apiKey
             self.language = language
             self.timeout = timeout
             self.maxBodyBytes = maxBodyBytes
+            self.http = http
         }
     }
 
@@ -29,12 +38,24 @@ public struct OpenWeatherClient: Sendable {
 
     public init(settings: Settings, userAgent: String) {
         self.settings = settings
-        self.http = HTTPClient(userAgent: userAgent)
+        var configuration = settings.http
+        configuration.userAgent = userAgent
+        self.http = HTTPClient(configuration: configuration)
     }
 
     public func currentWeather(latitude: Double, longitude: Double) throws(OpenWeatherError) -> CurrentWeather {
+        let response = try get("/data/2.5/weather", query: [
+            ("lat", "\(latitude)"), ("lon", "\(longitude)"), ("units", "metric"), ("lang", settings.language),
+        ])
+        return try WeatherDecoder.decode(response.body)
+    }
+
+    /// `GET baseURL + path` with `query` (percent-encoded here) and the key. Any 2xx answer is
+    /// returned; any other status is `.http` with OpenWeather's message (a redirect: where to,
+    /// as it is not followed), and a request that got no answer is `.transport`.
+    public func get(_ path: String, query: [(name: String, value: String)]) throws(OpenWeatherError) -> Response {
         let request = HTTPClientRequest(
-            url: url(latitude: latitude, longitude: longitude),
+            url: url(path, query: query),
             headers: [(name: "Accept", value: "application/json")],
             timeout: settings.timeout,
             maxBodyBytes: settings.maxBodyBytes
@@ -45,20 +66,22 @@ public struct OpenWeatherClient: Sendable {
         } catch {
             throw .transport(error)
         }
-        guard response.status == 200 else {
+        guard (200...299).contains(response.status) else {
+            var message = Self.errorMessage(response.body, redacting: settings.apiKey)
+            if (300...399).contains(response.status), let location = response.header("location") {
+                message = "redirect to \(Self.redacted(String(location.prefix(300)), key: settings.apiKey)), not followed: check --openweather.url"
+            }
             throw .http(
-                status: response.status,
-                message: Self.errorMessage(response.body, redacting: settings.apiKey),
-                retryAfterSeconds: response.header("retry-after").flatMap(Self.retryAfter)
-            )
+                status: response.status, message: message,
+                retryAfterSeconds: response.header("retry-after").flatMap(Self.retryAfter))
         }
-        return try WeatherDecoder.decode(response.body)
+        return response
     }
 
     /// The request URL. It carries the key: never log it.
-    func url(latitude: Double, longitude: Double) -> String {
-        "\(settings.baseURL)/data/2.5/weather?lat=\(latitude)&lon=\(longitude)&units=metric"
-            + "&lang=\(Self.percentEncoded(settings.language))&appid=\(Self.percentEncoded(settings.apiKey))"
+    func url(_ path: String, query: [(name: String, value: String)]) -> String {
+        let items = (query + [("appid", settings.apiKey)]).map { "\(Self.percentEncoded($0.name))=\(Self.percentEncoded($0.value))" }
+        return settings.baseURL + (path.hasPrefix("/") ? path : "/" + path) + "?" + items.joined(separator: "&")
     }
 
     /// OpenWeather's `message`, else the start of the body (an HTML 5xx page, say);
@@ -70,9 +93,26 @@ public struct OpenWeatherClient: Sendable {
         } else {
             text = String(decoding: body.prefix(160), as: UTF8.self)
         }
-        text = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
-        if !key.isEmpty { text = text.replacing(key, with: "<redacted>") }
+        text = redacted(String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 }), key: key)
         return String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+
+    /// `text` without the key, raw or percent-encoded as it travels in the URL (either hex case).
+    static func redacted(_ text: String, key: String) -> String {
+        guard !key.isEmpty else { return text }
+        var text = text
+        let encoded = percentEncoded(key)
+        // The same escapes with lowercase hex digits, which some servers echo.
+        var lowerHex = ""
+        var hexLeft = 0
+        for character in encoded {
+            lowerHex.append(hexLeft > 0 ? Character(character.lowercased()) : character)
+            hexLeft = character == "%" ? 2 : max(0, hexLeft - 1)
+        }
+        for form in [key, encoded, lowerHex, encoded.replacing("%20", with: "+")] {
+            text = text.replacing(form, with: "<redacted>")
+        }
+        return text
     }
 
     /// Retry-After in seconds; the HTTP-date form is rare from APIs and is ignored.

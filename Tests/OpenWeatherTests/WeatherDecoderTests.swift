@@ -103,7 +103,7 @@ import Testing
     @Test func urlAsksForMetricUnitsAndEncodesTheKey() {
         let client = OpenWeatherClient(
             settings: .init(baseURL: "http://127.0.0.1:1/", apiKey: "a b&c", language: "zh_cn"), userAgent: "test")
-        #expect(client.url(latitude: 51.5, longitude: -0.12)
+        #expect(client.url("/data/2.5/weather", query: [("lat", "51.5"), ("lon", "-0.12"), ("units", "metric"), ("lang", "zh_cn")])
             == "http://127.0.0.1:1/data/2.5/weather?lat=51.5&lon=-0.12&units=metric&lang=zh_cn&appid=a%20b%26c")
     }
 
