@@ -147,6 +147,8 @@ public final class HTTPClient: Sendable {
     // MARK: Connecting
 
     private func connect(_ url: RequestURL, proxy: ProxyServer?, route: String, deadline: Deadline) throws(HTTPClientError) -> Connection {
+        // An unusable trust store is known before any connection is made.
+        let context = url.isTLS ? try (tlsContext ?? TLSContext.shared).get() : nil
         let socket: Socket
         if let proxy {
             socket = try Self.throughProxy(proxy) { () throws(HTTPClientError) in
@@ -162,8 +164,7 @@ public final class HTTPClient: Sendable {
                 to: try addresses(of: url.host, deadline: deadline), port: url.port, endpoint: url.endpoint, deadline: deadline)
         }
         connectionsOpened.add(1, ordering: .relaxed)
-        guard url.isTLS else { return Connection(socket: socket, tls: nil) }
-        let context = try (tlsContext ?? TLSContext.shared).get()
+        guard let context else { return Connection(socket: socket, tls: nil) }
         let tls = try TLSStream(socket: socket, context: context, url: url, session: pool.session(for: route), deadline: deadline)
         if tls.resumed {
             resumedHandshakes.add(1, ordering: .relaxed)

@@ -36,7 +36,12 @@ final class TLSStream {
         }
     }
 
-    deinit { SSL_free(ssl) }
+    deinit {
+        // Freed without a shutdown, OpenSSL marks the session unresumable, and it is the one kept
+        // for the next connection. HTTP framing, not close_notify, says where an answer ends.
+        SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN)
+        SSL_free(ssl)
+    }
 
     /// Whether the handshake resumed an earlier session instead of a full one.
     var resumed: Bool { SSL_session_reused(ssl) == 1 }

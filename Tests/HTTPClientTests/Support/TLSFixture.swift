@@ -56,7 +56,8 @@ struct TLSFixture: Sendable {
         wrongHostPort = ports[1]
     }
 
-    /// Serves one request per connection and reports the SNI it saw in `X-SNI`.
+    /// Serves one request per connection and reports the SNI it saw in `X-SNI`, and whether the
+    /// handshake resumed a session in `X-Resumed`.
     private static let serverScript = """
         import os, socket, ssl, sys, threading
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -86,7 +87,7 @@ struct TLSFixture: Sendable {
                             break
                         data += chunk
                     body = b'{"ok":true}'
-                    head = "HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nX-SNI: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (seen["sni"], len(body))
+                    head = "HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nX-SNI: %s\\r\\nX-Resumed: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (seen["sni"], "yes" if tls.session_reused else "no", len(body))
                     tls.sendall(head.encode() + body)
             except Exception:
                 pass
