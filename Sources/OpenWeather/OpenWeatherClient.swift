@@ -97,22 +97,51 @@ public struct OpenWeatherClient: Sendable {
         return String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 
-    /// `text` without the key, raw or percent-encoded as it travels in the URL (either hex case).
+    /// `text` without the key, whether it is echoed raw or percent-encoded (either hex case,
+    /// `+` for a space, escapes mixed with plain characters), as an upstream may echo the URL.
     static func redacted(_ text: String, key: String) -> String {
-        guard !key.isEmpty else { return text }
-        var text = text
-        let encoded = percentEncoded(key)
-        // The same escapes with lowercase hex digits, which some servers echo.
-        var lowerHex = ""
-        var hexLeft = 0
-        for character in encoded {
-            lowerHex.append(hexLeft > 0 ? Character(character.lowercased()) : character)
-            hexLeft = character == "%" ? 2 : max(0, hexLeft - 1)
+        let keyBytes = Array(key.utf8)
+        guard !keyBytes.isEmpty else { return text }
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            if let end = keyEnd(in: bytes, from: index, key: keyBytes) {
+                out += "<redacted>".utf8
+                index = end
+            } else {
+                out.append(bytes[index])
+                index += 1
+            }
         }
-        for form in [key, encoded, lowerHex, encoded.replacing("%20", with: "+")] {
-            text = text.replacing(form, with: "<redacted>")
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Where the key ends if it starts at `start`, reading each of its bytes in any encoded form.
+    private static func keyEnd(in bytes: [UInt8], from start: Int, key: [UInt8]) -> Int? {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
         }
-        return text
+        var index = start
+        for expected in key {
+            guard index < bytes.count else { return nil }
+            if bytes[index] == expected {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
+                      let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]), high << 4 | low == expected {
+                index += 3
+            } else if expected == UInt8(ascii: " "), bytes[index] == UInt8(ascii: "+") {
+                index += 1
+            } else {
+                return nil
+            }
+        }
+        return index
     }
 
     /// Retry-After in seconds; the HTTP-date form is rare from APIs and is ignored.
