@@ -59,11 +59,13 @@ final class ConnectionPool: Sendable {
         _ = evicted  // released here, outside the lock
     }
 
+    /// With reuse off (`maxIdle` 0) every connection pays a full handshake, as if new to the origin.
     func session(for route: String) -> TLSSession? {
-        state.withLock { $0.sessions[route] }
+        maxIdle > 0 ? state.withLock { $0.sessions[route] } : nil
     }
 
     func keep(_ session: TLSSession, for route: String) {
+        guard maxIdle > 0 else { return }
         state.withLock { $0.sessions[route] = session }
     }
 

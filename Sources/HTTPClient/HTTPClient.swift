@@ -11,7 +11,8 @@ public final class HTTPClient: Sendable {
         public var proxy: ProxySettings
         /// A PEM file of roots trusted besides the system bundle (SSL_CERT_FILE / SSL_CERT_DIR honoured).
         public var trustedCAFile: String?
-        /// Idle keep-alive connections kept per origin; 0 opens a connection per request.
+        /// Idle keep-alive connections kept per origin; 0 turns reuse off: a connection and a full
+        /// TLS handshake per request, for a proxy or server that mishandles keep-alive or resumption.
         public var maxIdleConnections: Int
         /// An idle connection older than this is closed rather than reused: servers close
         /// theirs after a while, and a request must not be the one to find out.

@@ -57,7 +57,7 @@ struct Flag: Sendable {
              help: "PEM file of CA certificates trusted besides the system bundle (a proxy that re-signs TLS, a private API gateway).",
              defaultText: ""),
         Flag(name: "openweather.max-idle-connections", kind: .value, placeholder: "N",
-             help: "Keep-alive connections to the API kept open between requests; 0 opens one per request.", defaultText: "16"),
+             help: "Keep-alive connections to the API kept open between requests; 0: a new connection and TLS handshake per request.", defaultText: "16"),
         Flag(name: "openweather.timeout", kind: .value, placeholder: "DURATION",
              help: "Deadline of one API request.", defaultText: "10s"),
         Flag(name: "openweather.language", kind: .value, placeholder: "CODE",
