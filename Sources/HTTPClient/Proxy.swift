@@ -22,7 +22,8 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible {
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "http" else {
             let shown = scheme.count <= 10 && scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? "\(scheme):// " : ""
-            throw .invalidURL("\(origin): \(shown)proxies are not supported; give an http:// proxy such as http://proxy.example:3128")
+            let unset = origin.hasPrefix("$") ? ", or unset \(origin.dropFirst()) for the exporter" : ""
+            throw .invalidURL("\(origin): \(shown)proxies are not supported; give an http:// proxy such as http://proxy.example:3128\(unset)")
         }
         var rest = text[schemeEnd.upperBound...]
         rest = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }

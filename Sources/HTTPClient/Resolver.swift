@@ -127,7 +127,7 @@ final class Resolver: Sendable {
     }
 
     private func spawnLookupThread() {
-        spawnThread { [self] in
+        let started = spawnThread { [self] in
             while true {
                 work.wait()
                 let host: String? = state.withLock { state in
@@ -147,6 +147,13 @@ final class Resolver: Sendable {
                     return state.pending.removeValue(forKey: host) ?? []
                 }
                 for waiter in waiters { waiter.done.signal() }
+            }
+        }
+        // Without a new thread the queued names wait for a busy one; their requests end at their deadlines.
+        if !started {
+            state.withLock { state in
+                state.threads -= 1
+                state.idleThreads -= 1
             }
         }
     }
@@ -194,8 +201,8 @@ final class Resolver: Sendable {
     }
 }
 
-/// A detached thread for a loop that lives as long as the process.
-private func spawnThread(_ body: @escaping @Sendable () -> Void) {
+/// A detached thread for a loop that lives as long as the process; false if none could be made.
+private func spawnThread(_ body: @escaping @Sendable () -> Void) -> Bool {
     final class Box {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -206,9 +213,10 @@ private func spawnThread(_ body: @escaping @Sendable () -> Void) {
         Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
         return nil
     }, box)
-    if result == 0 {
-        pthread_detach(thread)
-    } else {
+    guard result == 0 else {
         Unmanaged<Box>.fromOpaque(box).release()
+        return false
     }
+    pthread_detach(thread)
+    return true
 }
