@@ -134,20 +134,21 @@ run() {
     cpu0=$($TOOL cpu "$pid")
     polls0=$(polls "$port")
     sleep "$SECONDS_PER_RUN"
-    local cpu1 polls1
+    local cpu1 polls1 end_lines
     cpu1=$($TOOL cpu "$pid")
+    end_lines=$(wc -l <"$DIR/access.log")
     polls1=$(polls "$port")
-    # Handshakes: requests that were the first on their connection, in the window.
-    local window handshakes
-    window=$(tail -n +"$((start_lines + 1))" "$DIR/access.log")
+    # Handshakes: requests that were the first on their connection, among nginx's log lines of the window.
+    local window requests handshakes resumed
+    window=$(sed -n "$((start_lines + 1)),${end_lines}p" "$DIR/access.log")
+    requests=$(wc -l <<<"$window")
     handshakes=$(awk '$3 == 1' <<<"$window" | wc -l)
-    local resumed
     resumed=$(awk '$3 == 1 && $4 == "r"' <<<"$window" | wc -l)
     kill "$pid"
     wait "$pid" 2>/dev/null || true
     python3 -c "
 polls = $polls1 - $polls0
-print(f'{($cpu1 - $cpu0) * 1000 / max(polls, 1):.3f} {polls:.0f} {$handshakes * 100 / max(polls, 1):.2f} $resumed')"
+print(f'{($cpu1 - $cpu0) * 1000 / max(polls, 1):.3f} {polls:.0f} {$handshakes * 100 / max($requests, 1):.2f} $resumed')"
 }
 
 step "client bench: $LOCATIONS locations over https, a connection per poll (max-idle-connections=0)"
