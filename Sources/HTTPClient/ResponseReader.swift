@@ -199,24 +199,19 @@ struct ResponseReader {
             buffer.removeFirst(position)
             position = 0
         }
-        let chunk = 16 * 1024
-        let oldCount = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
-        // withUnsafeMutableBytes only rethrows untyped errors, so the typed one travels in a Result.
+        // Read into uninitialized stack memory and append what came: zero-filling a 16 KB
+        // chunk for every read of a 1 KB answer showed up in profiles of the poller.
         let (stream, deadline) = (stream, deadline)
-        let result = buffer.withUnsafeMutableBytes { all in
-            Result { () throws(HTTPClientError) in
-                try stream.read(into: UnsafeMutableRawBufferPointer(rebasing: all[oldCount...]), deadline: deadline)
+        let result = withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) { scratch -> Result<Int, HTTPClientError> in
+            do throws(HTTPClientError) {
+                let count = try stream.read(into: scratch, deadline: deadline)
+                buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
+                return .success(count)
+            } catch {
+                return .failure(error)
             }
         }
-        let n: Int
-        switch result {
-        case .success(let count): n = count
-        case .failure(let error):
-            buffer.removeLast(chunk)
-            throw error
-        }
-        buffer.removeLast(chunk - n)
+        let n = try result.get()
         if n == 0 { atEnd = true } else { receivedAny = true }
     }
 
