@@ -2,7 +2,7 @@ import Glibc
 
 /// A forward proxy: `http://[user:password@]host[:port]` (port 80 by default). Only its host and
 /// port are ever shown; the credentials go out only as `Proxy-Authorization`.
-public struct ProxyServer: Sendable, Equatable, CustomStringConvertible {
+public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Without brackets for IPv6.
     let host: String
     let port: UInt16
@@ -12,6 +12,9 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible {
 
     /// `host:port`: all of the proxy that may be shown.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    public var debugDescription: String { description }
+    /// `dump` and debuggers see `host:port` only, never the credentials.
+    public var customMirror: Mirror { Mirror(self, children: ["proxy": description]) }
 
     /// Accepts `http://` URLs and, like curl and Go, a bare `host:port`. `origin` names where
     /// the text came from (a flag, a variable) for the error, which never quotes the text itself.

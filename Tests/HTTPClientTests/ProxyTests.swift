@@ -136,6 +136,10 @@ extension HTTPClientTests {
             let server = try ProxyServer(parsing: "http://u:TOPSECRET@[::1]:3128", origin: "x")
             #expect(server.description == "[::1]:3128")
             #expect("\(server)".contains("TOPSECRET") == false)
+            var dumped = ""
+            dump(ProxySettings(proxy: server), to: &dumped)
+            #expect(!dumped.contains("TOPSECRET") && !dumped.contains("Basic"), "\(dumped)")
+            #expect(!String(reflecting: ProxySettings(proxy: server)).contains("Basic"))
             #expect(try ProxyServer(parsing: "proxy.corp", origin: "x").description == "proxy.corp:80")
         }
 
