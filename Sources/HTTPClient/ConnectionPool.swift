@@ -41,10 +41,9 @@ final class ConnectionPool: Sendable {
             let candidate = state.withLock { $0.idle[route]?.popLast() }
             guard let candidate else { return nil }
             // Checked outside the lock: a poll(2) per candidate is cheap but not free.
-            if ContinuousClock.now - candidate.idleSince < idleTimeout, !candidate.socket.isReadableOrClosed,
-               candidate.tls?.hasPendingData != true {
-                return candidate
-            }
+            guard ContinuousClock.now - candidate.idleSince < idleTimeout else { continue }
+            let usable = candidate.tls.map(\.isUsableAfterIdle) ?? !candidate.socket.isReadableOrClosed
+            if usable { return candidate }
         }
     }
 

@@ -46,8 +46,23 @@ final class TLSStream {
     /// Whether the handshake resumed an earlier session instead of a full one.
     var resumed: Bool { SSL_session_reused(ssl) == 1 }
 
-    /// Decrypted bytes or records OpenSSL holds unread: a connection with any cannot be reused.
-    var hasPendingData: Bool { SSL_has_pending(ssl) == 1 }
+    /// For a connection that sat idle: whether it can carry the next request. Records that came
+    /// meanwhile (a TLS 1.3 session ticket sent late, a key update) are processed; a close, an
+    /// error or application data nobody asked for means it cannot.
+    var isUsableAfterIdle: Bool {
+        var byte: UInt8 = 0
+        while socket.isReadableOrClosed || SSL_has_pending(ssl) == 1 {
+            ERR_clear_error()
+            errno = 0
+            let n = SSL_read(ssl, &byte, 1)
+            if n > 0 { return false }
+            guard SSL_get_error(ssl, n) == SSL_ERROR_WANT_READ else {
+                ERR_clear_error()
+                return false
+            }
+        }
+        return true
+    }
 
     /// The session to offer on the next connection to this origin; with TLS 1.3 it exists
     /// once the server's ticket has been read, which happens while reading the response.

@@ -118,6 +118,18 @@ extension HTTPClientTests {
             #expect(server.requests == 40)
         }
 
+        @Test func tlsConnectionIsReusedAfterIdling() throws {
+            let tls = try TLSFixture.shared.get()
+            let client = HTTPClient(trustedCAFile: tls.caFile)
+            var numbers: [String] = []
+            for _ in 1...3 {
+                let response = try client.get(HTTPClientRequest(url: url(tls.goodPort, path: "/keep?appid=\(secret)", scheme: "https", host: "localhost"), timeout: .seconds(10)))
+                numbers.append(response.header("x-request-on-connection") ?? "?")
+            }
+            #expect(numbers == ["1", "2", "3"])
+            #expect(client.statistics.connections == 1)
+        }
+
         @Test func tlsSessionsAreResumed() throws {
             let tls = try TLSFixture.shared.get()
             let client = HTTPClient(trustedCAFile: tls.caFile)
