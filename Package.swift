@@ -34,7 +34,7 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["CBuildInfo", "HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
+        .target(name: "Exporter", dependencies: ["CBuildInfo", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         // Loopback HTTP helpers shared by the test targets.

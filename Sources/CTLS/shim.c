@@ -19,6 +19,9 @@ SSL_CTX *ctls_client_context_new(const char *extra_ca_file) {
     // Servers answering with `Connection: close` often skip close_notify; the HTTP
     // framing (Content-Length, chunked) is what detects a truncated body.
     SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+    // The caller keeps one session per origin for resumption (SSL_get1_session,
+    // SSL_set_session); OpenSSL's internal cache is never looked up by a client.
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     return ctx;
 }
 

@@ -123,12 +123,14 @@ extension Configuration {
     /// What the poller runs: the locations, the active sources with their intervals and staleness,
     /// the budget, and the client (or a fake in tests).
     func pollerPlan(transport: (any OpenWeatherTransport)? = nil) -> Poller.Plan {
-        let client = OpenWeatherClient(
-            settings: .init(baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout),
+        let client = transport ?? OpenWeatherClient(
+            settings: .init(
+                baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout,
+                http: .init(proxy: proxy, trustedCAFile: tlsCAFile, maxIdleConnections: maxIdleConnections)),
             userAgent: "openweather-exporter/\(BuildInfo.version)")
         return Poller.Plan(
             locations: locations, sources: activeSources, intervals: effectiveIntervals, maxStaleness: effectiveMaxStaleness,
-            requestsPerMinute: maxRequestsPerMinute, language: language, transport: transport ?? client,
+            requestsPerMinute: maxRequestsPerMinute, language: language, transport: client,
             thresholds: { [self] in thresholds(for: $0) })
     }
 }

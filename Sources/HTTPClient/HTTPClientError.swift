@@ -7,6 +7,9 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case dns(host: String, String)
     /// Connecting failed or the connection broke (refused, unreachable, reset), naming host:port.
     case connect(String)
+    /// The proxy failed or refused: unreachable, refused the tunnel, asked for credentials, or
+    /// closed it before the origin answered. Names the proxy's host:port, never its credentials.
+    case proxy(String)
     /// The request's deadline passed.
     case timeout
     /// The TLS handshake or certificate verification failed, with OpenSSL's reason.
@@ -21,6 +24,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidURL(let reason): "invalid URL: \(reason)"
         case .dns(let host, let reason): "DNS lookup of \(host) failed: \(reason)"
         case .connect(let reason): reason
+        case .proxy(let reason): reason
         case .timeout: "request timed out: the deadline passed before the response was complete"
         case .tls(let reason): "TLS failed: \(reason)"
         case .tooLarge(let limit): "response body exceeds the limit of \(limit) bytes"
@@ -34,6 +38,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidURL: "invalid_url"
         case .dns: "dns"
         case .connect: "connect"
+        case .proxy: "proxy"
         case .timeout: "timeout"
         case .tls: "tls"
         case .tooLarge, .malformed: "decode"

@@ -4,7 +4,7 @@ public struct HTTPClientRequest: Sendable {
     public var url: String
     /// Extra headers; a `User-Agent` here replaces the client's. Host, Connection, Accept-Encoding and framing headers are the client's own.
     public var headers: [(name: String, value: String)]
-    /// One deadline for the whole exchange: connect, TLS handshake, send and reading the full response (DNS excepted).
+    /// One deadline for the whole exchange: name lookup, connect, proxy tunnel, TLS handshake, send and reading the full response.
     public var timeout: Duration
     /// A larger body fails with `.tooLarge` without being read in full.
     public var maxBodyBytes: Int

@@ -1,10 +1,10 @@
 import Glibc
 
 /// A non-blocking TCP socket that closes itself when released, so no error path leaks it.
-final class Socket {
+final class Socket: @unchecked Sendable {
     let fd: Int32
-    /// `host:port`, for error messages.
-    let endpoint: String
+    /// `host:port`, for error messages; through a proxy, it names both.
+    var endpoint: String
 
     private init(fd: Int32, endpoint: String) {
         self.fd = fd
@@ -13,32 +13,9 @@ final class Socket {
 
     deinit { close(fd) }
 
-    /// Resolves the host and tries each address in order until one connects.
-    ///
-    /// DNS is not bounded by the deadline: getaddrinfo blocks and cannot be
-    /// interrupted. Callers run requests on worker threads, so a slow resolver
-    /// delays only that poll.
-    static func connect(to url: RequestURL, deadline: Deadline) throws(HTTPClientError) -> Socket {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_NUMERICSERV | (url.hostIsIPAddress ? AI_NUMERICHOST : 0)
-        var list: UnsafeMutablePointer<addrinfo>?
-        let status = getaddrinfo(url.host, String(url.port), &hints, &list)
-        guard status == 0, let list else {
-            let reason = status == EAI_SYSTEM ? errnoText(errno) : String(cString: gai_strerror(status))
-            throw .dns(host: url.host, reason)
-        }
-        defer { freeaddrinfo(list) }
-
-        var addresses: [UnsafeMutablePointer<addrinfo>] = []
-        var next: UnsafeMutablePointer<addrinfo>? = list
-        while let current = next {
-            addresses.append(current)
-            next = current.pointee.ai_next
-        }
-
-        var lastError = HTTPClientError.connect("connect to \(url.endpoint) failed: no addresses")
+    /// Tries each address in order until one connects; `endpoint` (host:port) names the peer in errors.
+    static func connect(to addresses: [ResolvedAddress], port: UInt16, endpoint: String, deadline: Deadline) throws(HTTPClientError) -> Socket {
+        var lastError = HTTPClientError.connect("connect to \(endpoint) failed: no addresses")
         for (index, address) in addresses.enumerated() {
             // Later addresses get a share of the time, so one black-holed address cannot use it all.
             let attemptsLeft = addresses.count - index
@@ -46,7 +23,7 @@ final class Socket {
             guard remaining > .zero else { throw .timeout }
             let attemptDeadline = attemptsLeft == 1 ? deadline : Deadline(after: remaining / attemptsLeft)
             do {
-                return try attempt(address.pointee, endpoint: url.endpoint, deadline: attemptDeadline)
+                return try attempt(address, port: port, endpoint: endpoint, deadline: attemptDeadline)
             } catch {
                 lastError = error
             }
@@ -54,11 +31,17 @@ final class Socket {
         throw lastError
     }
 
-    private static func attempt(_ address: addrinfo, endpoint: String, deadline: Deadline) throws(HTTPClientError) -> Socket {
-        let fd = socket(address.ai_family, address.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), address.ai_protocol)
+    private static func attempt(_ address: ResolvedAddress, port: UInt16, endpoint: String, deadline: Deadline) throws(HTTPClientError) -> Socket {
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .connect("connect to \(endpoint) failed: socket: \(errnoText(errno))") }
         let socket = Socket(fd: fd, endpoint: endpoint)
-        if Glibc.connect(fd, address.ai_addr, address.ai_addrlen) == 0 { return socket }
+        // sin_port and sin6_port sit at the same offset, right after the family.
+        var bytes = address.bytes
+        withUnsafeBytes(of: port.bigEndian) { bytes.replaceSubrange(2..<4, with: $0) }
+        let result = bytes.withUnsafeBytes { raw in
+            Glibc.connect(fd, raw.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(raw.count))
+        }
+        if result == 0 { return socket }
         guard errno == EINPROGRESS else { throw socket.connectFailure(errno) }
         try socket.wait(for: Int16(POLLOUT), deadline: deadline)
         var soError: Int32 = 0
@@ -76,7 +59,14 @@ final class Socket {
 
     /// A broken connection after connecting is still a network failure, not a bad response.
     func ioFailure(_ code: Int32, while stage: String) -> HTTPClientError {
-        .connect("connection to \(endpoint) failed while \(stage): \(errnoText(code))")
+        .connect("connection to \(endpoint) failed while \(stage): \(code == 0 ? "closed by the peer" : errnoText(code))")
+    }
+
+    /// True when the peer has closed, reset or sent something unasked: an idle
+    /// keep-alive connection in any of these states cannot carry a request.
+    var isReadableOrClosed: Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) != 0
     }
 
     /// Waits until `events` are ready, or throws `.timeout` when the deadline passes.

@@ -7,8 +7,9 @@ final class TLSStream {
     private let socket: Socket
     private let ssl: OpaquePointer
 
-    /// Performs the handshake, verifying the certificate chain and that it names `url.host`.
-    init(socket: Socket, context: TLSContext, url: RequestURL, deadline: Deadline) throws(HTTPClientError) {
+    /// Performs the handshake, verifying the certificate chain and that it names `url.host`;
+    /// offers to resume `session` (from an earlier connection to the same origin) when given.
+    init(socket: Socket, context: TLSContext, url: RequestURL, session: TLSSession?, deadline: Deadline) throws(HTTPClientError) {
         ERR_clear_error()
         errno = 0
         guard let ssl = SSL_new(context.pointer) else {
@@ -22,6 +23,8 @@ final class TLSStream {
         guard ctls_set_peer_name(ssl, url.host, url.hostIsIPAddress ? 1 : 0) == 1 else {
             throw .tls("cannot set the expected peer name: \(openSSLErrorQueueText())")
         }
+        // A session that cannot be resumed only costs a full handshake.
+        if let session { _ = SSL_set_session(ssl, session.pointer) }
         while true {
             ERR_clear_error()
             errno = 0
@@ -33,7 +36,44 @@ final class TLSStream {
         }
     }
 
-    deinit { SSL_free(ssl) }
+    deinit {
+        // Freed without a shutdown, OpenSSL marks the session unresumable, and it is the one kept
+        // for the next connection. HTTP framing, not close_notify, says where an answer ends.
+        SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN)
+        SSL_free(ssl)
+    }
+
+    /// Whether the handshake resumed an earlier session instead of a full one.
+    var resumed: Bool { SSL_session_reused(ssl) == 1 }
+
+    /// For a connection that sat idle: whether it can carry the next request. Records that came
+    /// meanwhile (a TLS 1.3 session ticket sent late, a key update) are processed; a close, an
+    /// error or application data nobody asked for means it cannot.
+    var isUsableAfterIdle: Bool {
+        var byte: UInt8 = 0
+        while socket.isReadableOrClosed || SSL_has_pending(ssl) == 1 {
+            ERR_clear_error()
+            errno = 0
+            let n = SSL_read(ssl, &byte, 1)
+            if n > 0 { return false }
+            guard SSL_get_error(ssl, n) == SSL_ERROR_WANT_READ else {
+                ERR_clear_error()
+                return false
+            }
+        }
+        return true
+    }
+
+    /// The session to offer on the next connection to this origin; with TLS 1.3 it exists
+    /// once the server's ticket has been read, which happens while reading the response.
+    func resumableSession() -> TLSSession? {
+        guard let session = SSL_get1_session(ssl) else { return nil }
+        guard SSL_SESSION_is_resumable(session) == 1 else {
+            SSL_SESSION_free(session)
+            return nil
+        }
+        return TLSSession(pointer: session)
+    }
 
     /// Waits when OpenSSL asks for readiness; otherwise hands the failure to `fail`.
     private func waitOrThrow(
@@ -106,4 +146,13 @@ extension TLSStream: ByteStream {
             }
         }
     }
+}
+
+/// A TLS session kept for resumption; freed when the last holder lets go.
+final class TLSSession: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { SSL_SESSION_free(pointer) }
 }

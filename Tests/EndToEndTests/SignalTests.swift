@@ -63,7 +63,7 @@ extension DemoModeTests {
 
     /// Polls hang on the simulator's 30 s delay; shutdown does not wait for them.
     @Test func sigtermDuringASlowPollExitsAtOnce() throws {
-        let (process, port) = try Self.startDemo(["--poll.interval=1s"])
+        let (process, port) = try Self.startDemo(["--collector.weather.interval=1s"])
         let simulator = try #require(Self.simulatorPort(process))
         #expect(waitUntil { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?delay=30s").status == 200)
@@ -90,7 +90,7 @@ extension DemoModeTests {
         }
         Self.writeFile(file, #"{"locations": ["# + locations.joined(separator: ",") + "]}")
         let (process, port) = try Self.startDemo([
-            "--config.file=\(file)", "--poll.interval=1m", "--openweather.max-requests-per-minute=100000",
+            "--config.file=\(file)", "--collector.weather.interval=1m", "--openweather.max-requests-per-minute=100000",
         ])
         #expect(waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
@@ -133,7 +133,7 @@ extension DemoModeTests {
         Self.writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#)
         let process = try ChildProcess(
             Self.executable,
-            ["--demo", "--web.listen-address=127.0.0.1:0", "--log.level=debug", "--poll.interval=1s", "--config.file=\(file)"],
+            ["--demo", "--web.listen-address=127.0.0.1:0", "--log.level=debug", "--collector.weather.interval=1s", "--config.file=\(file)"],
             environment: ["OPENWEATHER_API_KEY": key])
         let simulator = try #require(Self.simulatorPort(process))
         for fault in ["status=401", "status=500", "malformed=truncated", "status=429&retry_after=1", "close=1"] {

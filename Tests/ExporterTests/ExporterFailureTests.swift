@@ -11,7 +11,7 @@ extension ExporterWebTests {
     /// (Prometheus then marks them stale); the health series stay and say why.
     @Test func staleWeatherLeavesTheExpositionAndHealthStays() throws {
         let running = try Running(
-            locations: ["London=51.5074,-0.1278"], extra: ["--poll.interval=1s", "--openweather.max-staleness=5s"])
+            locations: ["London=51.5074,-0.1278"], extra: ["--collector.weather.interval=1s", "--openweather.max-staleness=5s"])
         defer { running.stop() }
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
         #expect(waitUntil { (try? running.metrics().contains(temperature)) == true })

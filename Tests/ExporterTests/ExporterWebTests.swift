@@ -23,7 +23,7 @@ import Testing
             simulator = try Simulator()
             for fault in faults { simulator.addFault(fault) }
             let url = makeURL(simulator)
-            var arguments = ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(url)", "--poll.interval=1m",
+            var arguments = ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(url)", "--collector.weather.interval=1m",
                              "--openweather.max-requests-per-minute=6000"] + extra
             arguments += locations.flatMap { ["--location", $0] }
             if let configFile { arguments += ["--config.file", configFile] }

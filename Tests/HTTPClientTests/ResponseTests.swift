@@ -20,7 +20,8 @@ extension HTTPClientTests {
             #expect(head.contains("\r\nHost: 127.0.0.1:\(server.port)\r\n"))
             #expect(head.contains("\r\nUser-Agent: openweather-exporter\r\n"))
             #expect(head.contains("\r\nAccept-Encoding: identity\r\n"))
-            #expect(head.contains("\r\nConnection: close\r\n"))
+            // HTTP/1.1 keeps the connection by default: no Connection header at all.
+            #expect(!head.lowercased().contains("\r\nconnection:"))
             #expect(head.hasSuffix("\r\n\r\n"))
         }
 

@@ -13,6 +13,7 @@
 #   BENCH_DURATION=5      seconds per wrk run (9 runs)
 #   BENCH_LARGE=10000     the largest location count (0 skips the 1,000/10,000 part)
 #   BENCH_RENDER=1        0 skips the render benchmark (a release test build, slow the first time)
+#   BENCH_CLIENT=1        0 skips the API client over https (Tests/bench/client.sh, about 2 minutes)
 #   BENCH_OUT=path        results file
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -239,6 +240,12 @@ if [ "$RENDER" = 1 ]; then
     render_air=$(grep -o 'RENDER_BENCHMARK sources=air-pollution+weather .*' "$WORK/render.txt")
 fi
 
+client_rows=""
+if [ "${BENCH_CLIENT:-1}" = 1 ]; then
+    BIN=$BIN BENCH_CLIENT_OUT="$WORK/client.md" bash Tests/bench/client.sh >&2
+    client_rows=$(cat "$WORK/client.md")
+fi
+
 step "startup"
 read -r startup_median startup_min <<<"$($TOOL startup "$BIN" 7 --demo "${TEN[@]}")"
 binary_size=$(stat -c %s "$BIN")
@@ -326,6 +333,7 @@ mkdir -p "$(dirname "$OUT")"
     echo "| startup: exec to first 200 on /-/healthy (median of 7, min) | $startup_median ms ($startup_min ms) |"
     echo "| release binary | $(mb "$binary_size") MB ($(mb "$stripped_size") MB stripped) |"
     echo "| \`promtool check metrics\`, 10 / $LARGE locations | $(echo $lint) / $(echo $lint_large) |"
+    [ -n "$client_rows" ] && printf '%s\n' "$client_rows"
     echo
     echo "Summary: $summary"
 } >"$OUT"

@@ -7,7 +7,8 @@
 
 /// Creates the client context: TLS 1.2 minimum, peer verification against the
 /// default trust store (SSL_CERT_FILE / SSL_CERT_DIR honoured) plus `extra_ca_file`
-/// when not NULL, and no automatic retries so a non-blocking caller keeps control.
+/// when not NULL, no automatic retries so a non-blocking caller keeps control, and
+/// sessions the caller may keep for resumption.
 /// Returns NULL on failure, leaving the reason on the OpenSSL error queue.
 SSL_CTX *ctls_client_context_new(const char *extra_ca_file);
 

@@ -1,4 +1,5 @@
 import Exposition
+import HTTPClient
 
 /// Everything the exporter runs with, validated. Built by `ConfigurationLoader`
 /// from defaults, the config file, the environment and flags (in rising order).
@@ -33,6 +34,12 @@ public struct Configuration: Sendable {
     public var apiKeySource = ""
     /// Base URL of the OpenWeather API (or a proxy, or the simulator).
     public var openWeatherURL = "https://api.openweathermap.org"
+    /// Which proxy API requests go through: --openweather.proxy-url, else the *_PROXY variables.
+    public var proxy = ProxySettings.direct
+    /// CA certificates trusted besides the system bundle.
+    public var tlsCAFile: String?
+    /// Keep-alive connections to the API kept between requests.
+    public var maxIdleConnections = 16
     /// Deadline of one request, connect to last byte.
     public var requestTimeout: Duration = .seconds(10)
     /// Language of the condition description.

@@ -1,3 +1,4 @@
+import HTTPClient
 import JSON
 
 /// What the command line asks for.
@@ -80,6 +81,7 @@ public struct ConfigurationLoader: Sendable {
             config.openWeatherURL = url.text
         }
         config.requestTimeout = try settings.duration("openweather.timeout", minimum: .milliseconds(100)) ?? config.requestTimeout
+        try loadTransport(settings, into: &config)
         if let language = settings.values["openweather.language"] {
             guard !language.text.isEmpty, language.text.count <= 10,
                   language.text.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") })
@@ -161,6 +163,53 @@ public struct ConfigurationLoader: Sendable {
         guard config.collectors.contains(where: { $0.enabled && Sources.named($0.name)?.resolves == false }) else {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
         }
+    }
+
+    /// Proxy, trust and connection reuse of the API client; files are checked now, not at the first poll.
+    private func loadTransport(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
+        do {
+            if let proxy = settings.values["openweather.proxy-url"] {
+                config.proxy = ProxySettings(proxy: try ProxyServer(parsing: proxy.text, origin: proxy.origin))
+            } else {
+                config.proxy = try ProxySettings(environment: environment)
+            }
+        } catch {
+            throw ConfigError(error.description.replacing("invalid URL: ", with: ""))
+        }
+        // The built-in simulator is on loopback: a proxy for the real API has no business there.
+        if config.demo { config.proxy = .direct }
+        config.maxIdleConnections = try settings.integer("openweather.max-idle-connections", in: 0...1024) ?? config.maxIdleConnections
+        if let file = settings.values["openweather.tls-ca-file"] {
+            try checkCertificates(file.text, origin: file.origin)
+            config.tlsCAFile = file.text
+        }
+        for name in ["SSL_CERT_FILE"] {
+            if let path = environment[name], !path.isEmpty { try checkCertificates(path, origin: "$\(name)") }
+        }
+        let url = config.openWeatherURL
+        if url.lowercased().hasPrefix("http://"), !config.demo, !Self.isLoopback(url) {
+            config.warnings.append(
+                "--openweather.url \(url) is http://: the API key travels unencrypted to that host; use https:// unless it is a proxy or gateway on a trusted network")
+        }
+    }
+
+    private func checkCertificates(_ path: String, origin: String) throws(ConfigError) {
+        let bytes: [UInt8]
+        do {
+            bytes = try Files.read(path, limit: 16 << 20)
+        } catch {
+            throw ConfigError("cannot read the CA certificates \"\(path)\" (\(origin)): \(error); check the path and its permissions")
+        }
+        guard String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw ConfigError("\"\(path)\" (\(origin)) holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the CA certificates in PEM form")
+        }
+    }
+
+    /// http://localhost..., http://127.x..., http://[::1]...: the key never leaves the machine.
+    static func isLoopback(_ url: String) -> Bool {
+        let authority = url.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" }
+        let host = authority.hasPrefix("[") ? String(authority.dropFirst().prefix { $0 != "]" }) : String(authority.prefix { $0 != ":" })
+        return host.lowercased() == "localhost" || host.hasPrefix("127.") || host == "::1"
     }
 
     private func locations(_ settings: Settings) throws(ConfigError) -> [Location] {

@@ -56,14 +56,15 @@ struct TLSFixture: Sendable {
         wrongHostPort = ports[1]
     }
 
-    /// Serves one request per connection and reports the SNI it saw in `X-SNI`.
+    /// Serves one request per connection (several when the path starts with /keep), each connection on
+    /// a thread, and reports the SNI it saw in `X-SNI`, whether the handshake resumed a session in
+    /// `X-Resumed` and the request's number on its connection in `X-Request-On-Connection`.
     private static let serverScript = """
         import os, socket, ssl, sys, threading
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(sys.argv[1], sys.argv[2])
-        seen = {"sni": ""}
         def on_sni(sock, name, _):
-            seen["sni"] = name or ""
+            sock.seen_sni = name or ""
         ctx.sni_callback = on_sni
         srv = socket.socket()
         srv.bind(("127.0.0.1", 0))
@@ -73,24 +74,32 @@ struct TLSFixture: Sendable {
             sys.stdin.read()
             os._exit(0)
         threading.Thread(target=exit_with_parent, daemon=True).start()
-        while True:
-            conn, _ = srv.accept()
+        def serve(conn):
             conn.settimeout(5)
-            seen["sni"] = ""
             try:
                 with ctx.wrap_socket(conn, server_side=True) as tls:
-                    data = b""
-                    while b"\\r\\n\\r\\n" not in data:
-                        chunk = tls.recv(4096)
-                        if not chunk:
-                            break
-                        data += chunk
-                    body = b'{"ok":true}'
-                    head = "HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nX-SNI: %s\\r\\nContent-Length: %d\\r\\n\\r\\n" % (seen["sni"], len(body))
-                    tls.sendall(head.encode() + body)
+                    count = 0
+                    while True:
+                        data = b""
+                        while b"\\r\\n\\r\\n" not in data:
+                            chunk = tls.recv(4096)
+                            if not chunk:
+                                return
+                            data += chunk
+                        count += 1
+                        body = b'{"ok":true}'
+                        head = "HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nX-SNI: %s\\r\\nX-Resumed: %s\\r\\nX-Request-On-Connection: %d\\r\\nContent-Length: %d\\r\\n\\r\\n" % (
+                            getattr(tls, "seen_sni", ""), "yes" if tls.session_reused else "no", count, len(body))
+                        tls.sendall(head.encode() + body)
+                        # One answer per connection, unless the path asks to keep it.
+                        if b"/keep" not in data.split(b"\\r\\n")[0]:
+                            return
             except Exception:
                 pass
             finally:
                 conn.close()
+        while True:
+            conn, _ = srv.accept()
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
         """
 }

@@ -1,0 +1,66 @@
+import HTTPClient
+import Testing
+
+@testable import Exporter
+
+/// Proxy, trust and connection settings of the API client, as the loader reads them.
+@Suite struct TransportConfigurationTests {
+    let base = ConfigurationTests()
+    let location = ["--location", "London=51.5074,-0.1278"]
+
+    private func environment(_ extra: [String: String]) -> [String: String] {
+        base.key.merging(extra) { $1 }
+    }
+
+    @Test func proxiesComeFromTheEnvironment() throws {
+        let config = try base.load(location, environment: environment(["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"]))
+        #expect(config.proxy == (try ProxySettings(environment: ["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"])))
+        #expect(config.proxy != .direct)
+    }
+
+    @Test func theFlagWinsOverTheEnvironment() throws {
+        let config = try base.load(
+            location + ["--openweather.proxy-url=http://u:p@flag.corp:8080"],
+            environment: environment(["HTTPS_PROXY": "http://env.corp:3128", "NO_PROXY": "*"]))
+        #expect(config.proxy == ProxySettings(proxy: try ProxyServer(parsing: "http://u:p@flag.corp:8080", origin: "")))
+    }
+
+    @Test func demoIgnoresProxies() throws {
+        let config = try base.load(["--demo"], environment: ["HTTPS_PROXY": "http://env.corp:3128", "HTTP_PROXY": "http://env.corp:3128"])
+        #expect(config.proxy == .direct)
+    }
+
+    @Test func badProxySaysWhereItCameFromWithoutTheCredentials() {
+        let fromEnvironment = base.error(location, environment: environment(["HTTPS_PROXY": "socks5://me:TOPSECRET@h:1080"]))
+        #expect(fromEnvironment.hasPrefix("$HTTPS_PROXY: socks5:// proxies are not supported"), "\(fromEnvironment)")
+        #expect(!fromEnvironment.contains("TOPSECRET"))
+        let fromFlag = base.error(location + ["--openweather.proxy-url=http://me:TOPSECRET@h:0"])
+        #expect(fromFlag.hasPrefix("--openweather.proxy-url"), "\(fromFlag)")
+        #expect(!fromFlag.contains("TOPSECRET"))
+    }
+
+    @Test func caFileIsCheckedAtStartup() throws {
+        let missing = base.error(location + ["--openweather.tls-ca-file=/nonexistent/ca.pem"])
+        #expect(missing.contains("cannot read the CA certificates \"/nonexistent/ca.pem\" (--openweather.tls-ca-file)"), "\(missing)")
+        let notPEM = temporaryFile("hello")
+        #expect(base.error(location + ["--openweather.tls-ca-file=\(notPEM)"]).contains("holds no PEM certificate"))
+        let pem = temporaryFile("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+        #expect(try base.load(location + ["--openweather.tls-ca-file=\(pem)"]).tlsCAFile == pem)
+        let unreadableBundle = base.error(location, environment: environment(["SSL_CERT_FILE": "/nonexistent/bundle.pem"]))
+        #expect(unreadableBundle.contains("($SSL_CERT_FILE)"), "\(unreadableBundle)")
+    }
+
+    @Test func idleConnections() throws {
+        #expect(try base.load(location).maxIdleConnections == 16)
+        #expect(try base.load(location + ["--openweather.max-idle-connections=0"]).maxIdleConnections == 0)
+        #expect(base.error(location + ["--openweather.max-idle-connections=-1"]) != "no error")
+    }
+
+    @Test func plainHTTPOffLoopbackWarns() throws {
+        let remote = try base.load(location + ["--openweather.url=http://api.openweathermap.org"])
+        #expect(remote.warnings.contains { $0.contains("travels unencrypted") })
+        for url in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:80", "https://api.openweathermap.org"] {
+            #expect(!(try base.load(location + ["--openweather.url=\(url)"])).warnings.contains { $0.contains("unencrypted") }, "\(url)")
+        }
+    }
+}

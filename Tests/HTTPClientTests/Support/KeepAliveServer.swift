@@ -1,0 +1,126 @@
+import Dispatch
+import Glibc
+import Synchronization
+
+/// A loopback HTTP/1.1 origin that keeps connections open, one thread per connection, and
+/// counts what it sees. Every wait is bounded, so a client bug fails a test instead of hanging it.
+final class KeepAliveServer: Sendable {
+    struct Behaviour: Sendable {
+        /// Closes the connection after this many answers on it, without saying so.
+        var closeAfter = Int.max
+        /// Closes a connection that waited this long for its next request.
+        var idleClose: Duration = .seconds(5)
+        /// Answers with `Connection: close` and closes.
+        var sayClose = false
+        /// Reads the n-th request of a connection (1-based) and closes without answering.
+        var dropRequest: Int?
+    }
+
+    let port: UInt16
+    private let listener: Int32
+    private let behaviour: Behaviour
+    private let stats = Mutex((connections: 0, requests: 0, heads: [String]()))
+    private let stopped = Atomic<Bool>(false)
+
+    init(_ behaviour: Behaviour = Behaviour()) throws {
+        self.behaviour = behaviour
+        (listener, port) = try ScriptedServer.listen(backlog: 64)
+        DispatchQueue.global().async { [self] in acceptLoop() }
+    }
+
+    deinit {
+        stopped.store(true, ordering: .relaxed)
+    }
+
+    /// Stops accepting; connections end at their idle limit.
+    func stop() {
+        stopped.store(true, ordering: .relaxed)
+    }
+
+    var connections: Int { stats.withLock { $0.connections } }
+    var requests: Int { stats.withLock { $0.requests } }
+    var heads: [String] { stats.withLock { $0.heads } }
+
+    private func acceptLoop() {
+        defer { close(listener) }
+        while !stopped.load(ordering: .relaxed) {
+            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 100) >= 0 else { return }
+            guard entry.revents != 0 else { continue }
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { continue }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            stats.withLock { $0.connections += 1 }
+            Thread.detach { [self] in
+                serve(fd)
+                close(fd)
+            }
+        }
+    }
+
+    private func serve(_ fd: Int32) {
+        var answered = 0
+        var pending: [UInt8] = []
+        let idleMilliseconds = Int32(behaviour.idleClose.components.seconds * 1000 + behaviour.idleClose.components.attoseconds / 1_000_000_000_000_000)
+        while answered < behaviour.closeAfter {
+            while findHeadEnd(pending) == nil {
+                var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&entry, 1, idleMilliseconds) == 1 else { return }
+                var buffer = [UInt8](repeating: 0, count: 16384)
+                let n = recv(fd, &buffer, buffer.count, 0)
+                guard n > 0 else { return }
+                pending += buffer[..<n]
+            }
+            let end = findHeadEnd(pending)!
+            let head = String(decoding: pending[..<end], as: UTF8.self)
+            pending.removeFirst(end + 4)
+            stats.withLock {
+                $0.requests += 1
+                $0.heads.append(head)
+            }
+            if behaviour.dropRequest == answered + 1 { return }
+            let body = #"{"n":\#(answered + 1)}"#
+            let response = "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n"
+                + (behaviour.sayClose ? "Connection: close\r\n" : "") + "\r\n" + body
+            guard sendAll(fd, Array(response.utf8)) else { return }
+            answered += 1
+            if behaviour.sayClose { return }
+        }
+    }
+
+    private func findHeadEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        return (0...(bytes.count - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
+    }
+}
+
+func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var sent = 0
+    while sent < bytes.count {
+        let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard n > 0 else { return false }
+        sent += n
+    }
+    return true
+}
+
+/// A detached thread, so a blocking test server does not occupy a Dispatch worker.
+enum Thread {
+    private final class Box {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    static func detach(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Box(body)).toOpaque()
+        var thread = pthread_t()
+        guard pthread_create(&thread, nil, { raw in
+            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+            return nil
+        }, box) == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            return
+        }
+        pthread_detach(thread)
+    }
+}
