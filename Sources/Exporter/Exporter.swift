@@ -112,7 +112,11 @@ private final class Reloading: Sendable {
             logger.warn("a changed setting needs a restart to take effect", [("setting", name)])
         }
         store.recordReload(successful: true, now: Clock.wallSeconds())
-        poller.apply(next.pollerPlan())
+        // The same API settings keep the client, and with it its open connections and TLS sessions.
+        let sameClient = previous.openWeatherURL == next.openWeatherURL && previous.apiKey == next.apiKey
+            && previous.language == next.language && previous.requestTimeout == next.requestTimeout && previous.proxy == next.proxy
+            && previous.tlsCAFile == next.tlsCAFile && previous.maxIdleConnections == next.maxIdleConnections
+        poller.apply(next.pollerPlan(transport: sameClient ? poller.transport : nil))
         for warning in next.warnings { logger.warn(warning) }
         logger.info("configuration reloaded", [("locations", String(next.locations.count)), ("requests", next.requestPlan.summary)])
         return nil

@@ -224,6 +224,23 @@ struct VirtualPoller {
         #expect(schedule.next(now: 1) == .fire(job: 1))
     }
 
+    /// A reload that removes jobs with requests in flight: those requests still count until they answer.
+    @Test func aReloadNeverLetsMoreRequestsRunAtOnce() {
+        var schedule = PollSchedule(specs: (0..<20).map { .init(key: "old\($0)", kind: .poll, interval: 600) }, sourceCount: 1,
+                                    requestsPerMinute: 1_000_000, now: 0, maxInFlight: 16)
+        var time = 0.0
+        while case .fire = schedule.next(now: time) { time += 1 }
+        #expect(schedule.inFlightCount == 16)
+        schedule.reconfigure(
+            specs: (0..<20).map { .init(key: "new\($0)", kind: .poll, interval: 600) }, sourceCount: 1, requestsPerMinute: 1_000_000,
+            now: time)
+        #expect(schedule.next(now: time + 1) == .idle, "16 requests are still out")
+        for _ in 0..<4 { schedule.orphanFinished() }
+        var fired = 0
+        while case .fire = schedule.next(now: time + 2 + Double(fired)) { fired += 1 }
+        #expect(fired == 4)
+    }
+
     @Test func neverTwoRequestsForOneJobAtOnce() {
         var schedule = PollSchedule(names: ["a"], interval: 1, requestsPerMinute: 6000, now: 0)
         #expect(schedule.next(now: 0) == .fire(job: 0))

@@ -69,6 +69,9 @@ struct PollSchedule {
     private(set) var pausedUntil = -Double.infinity
     private(set) var rateLimitStrikes = 0
     private(set) var inFlightCount = 0
+    /// Requests still in flight for jobs a reload removed: they hold their place under `maxInFlight`
+    /// until they answer (`orphanFinished`), so reloads never let more requests run at once.
+    private(set) var orphans = 0
     private let origin: Double
     let maxInFlight: Int
 
@@ -90,6 +93,8 @@ struct PollSchedule {
     mutating func reconfigure(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double) {
         var old: [String: Job] = [:]
         for job in jobs where old[job.spec.key] == nil { old[job.spec.key] = job }
+        let kept = Set(specs.map(\.key))
+        orphans += old.values.count { $0.inFlight && !kept.contains($0.spec.key) }
         self.sourceCount = max(sourceCount, 1)
         budget = RequestBudget(limitPerMinute: requestsPerMinute, recentStarts: budget.recentStarts)
         var polling = [Int](repeating: 0, count: self.sourceCount)
@@ -111,7 +116,7 @@ struct PollSchedule {
     }
 
     mutating func next(now: Double) -> Decision {
-        guard inFlightCount < maxInFlight, let (nextDue, index) = due.first else { return .idle }
+        guard inFlightCount + orphans < maxInFlight, let (nextDue, index) = due.first else { return .idle }
         let start = max(nextDue, budget.nextAllowed(), pausedUntil)
         guard start <= now else { return .wait(until: start) }
         due.removeFirst()
@@ -154,6 +159,9 @@ struct PollSchedule {
         }
         if jobs[index].schedulable { due.insert((jobs[index].nextDue, index)) }
     }
+
+    /// A request for a job a reload removed has answered.
+    mutating func orphanFinished() { orphans = max(orphans - 1, 0) }
 
     /// `location`'s place is resolved: its polling jobs are due at once.
     mutating func unblock(location: Int, now: Double) {

@@ -122,6 +122,9 @@ public final class Poller: Sendable {
         finished.wait()
     }
 
+    /// What the current plan's requests go through.
+    var transport: any OpenWeatherTransport { core.withLock { $0.plan.transport } }
+
     /// Takes effect at once: the store is laid out for the new locations, and new jobs run as soon as
     /// the budget allows.
     public func apply(_ plan: Plan) {
@@ -209,10 +212,13 @@ public final class Poller: Sendable {
         if completion.epoch != core.epoch {
             // A reload moved the jobs: find this one by name, or drop an answer for what is gone.
             guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location }),
-                let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source })
-            else { return }
+                let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source }),
+                core.schedule.jobs[location * core.plan.sources.count + slot].inFlight
+            else {
+                core.schedule.orphanFinished()
+                return
+            }
             job = location * core.plan.sources.count + slot
-            guard core.schedule.jobs[job].inFlight else { return }
         }
         let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
         let outcome = classify(completion, location: location, slot: slot, in: &core)
