@@ -56,7 +56,7 @@ enum ExporterCollector {
     static func collect(_ snapshot: WeatherStore.Snapshot) -> [MetricFamily] {
         var requests = MetricFamily(
             name: "openweather_api_requests_total",
-            help: "Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, connect, dns, tls, decode).",
+            help: "Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, connect, dns, tls, proxy, decode).",
             type: .counter)
         for (key, count) in snapshot.requestCounts { requests.add([("code", key.code), ("source", key.source)], count) }
         return [
