@@ -16,7 +16,7 @@ struct LandingPage: Sendable {
             for source in state.sources {
                 let status = switch (source.applies, source.up) {
                 case (false, _): "–"
-                case (true, nil): "pending"
+                case (true, nil): state.coordinates == nil && source.lastError == nil ? "waiting for the place" : "pending"
                 case (true, true?): "up"
                 case (true, false?): "down: " + (source.lastError ?? "")
                 }
