@@ -13,10 +13,11 @@ struct LandingPage: Sendable {
             let asked = state.location.query.map { "“\($0)” → " } ?? ""
             let temperature = weather.flatMap { (state.sources[$0].reading as? CurrentWeather).map { "\($0.temperatureCelsius) °C" } } ?? "–"
             rows += "<tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td><td>\(escape(temperature))</td>"
-            for source in state.sources {
+            for (slot, source) in state.sources.enumerated() {
+                let waits = state.coordinates == nil && Sources.named(snapshot.sources[slot])?.resolves == false
                 let status = switch (source.applies, source.up) {
                 case (false, _): "–"
-                case (true, nil): state.coordinates == nil && source.lastError == nil ? "waiting for the place" : "pending"
+                case (true, nil): waits ? "waiting for the place" : "pending"
                 case (true, true?): "up"
                 case (true, false?): "down: " + (source.lastError ?? "")
                 }
