@@ -191,23 +191,39 @@ def inhibit(a):
     posted = [
         alert(alertname="OpenWeatherExporterDown", job="inhibit-a", instance="x:9755", severity="critical"),
         alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-a", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherAirQualityPoor", job="inhibit-a", instance="x:9755", location="Delhi", severity="warning"),
         alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-b", instance="x:9755", location="Seville", severity="warning"),
-        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-c", instance="y:9755", code="401", severity="critical"),
-        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", severity="warning"),
-        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="z:9755", location="Lima", severity="warning"),
-        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Lima", severity="warning"),
-        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Quito", severity="warning"),
+        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-c", instance="y:9755", code="401", source="weather", severity="critical"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", source="air-pollution", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="y:9755", location="Quito", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="z:9755", location="Lima", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Lima", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Quito", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-d", instance="w:9755", code="401", source="geocoding", severity="critical"),
+        alert(alertname="OpenWeatherPlaceNotFound", job="inhibit-d", instance="w:9755", location="Nowhere", source="geocoding", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-d", instance="w:9755", location="Oslo", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-e", instance="v:9755", location="Rome", source="air-pollution", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-e", instance="v:9755", location="Rome", source="weather", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
-    want = {  # (alertname, job, instance, location) -> suppressed?
-        ("OpenWeatherExporterDown", "inhibit-a", "x:9755", ""): False,
-        ("OpenWeatherTemperatureAboveThreshold", "inhibit-a", "x:9755", "Seville"): True,   # exporter down, same job
-        ("OpenWeatherTemperatureAboveThreshold", "inhibit-b", "x:9755", "Seville"): False,  # another job
-        ("OpenWeatherAPIKeyRejected", "inhibit-c", "y:9755", ""): False,
-        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima"): True,   # key rejected, same instance
-        ("OpenWeatherLocationFailing", "inhibit-c", "z:9755", "Lima"): False,  # another instance
-        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Lima"): True,         # failing location, same place
-        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Quito"): False,
+    want = {  # (alertname, job, instance, location, source) -> suppressed?
+        ("OpenWeatherExporterDown", "inhibit-a", "x:9755", "", ""): False,
+        ("OpenWeatherTemperatureAboveThreshold", "inhibit-a", "x:9755", "Seville", ""): True,   # exporter down, same job
+        ("OpenWeatherAirQualityPoor", "inhibit-a", "x:9755", "Delhi", ""): True,                # exporter down, same job
+        ("OpenWeatherTemperatureAboveThreshold", "inhibit-b", "x:9755", "Seville", ""): False,  # another job
+        ("OpenWeatherAPIKeyRejected", "inhibit-c", "y:9755", "", "weather"): False,
+        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima", "weather"): True,         # key rejected, same instance and source
+        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima", "air-pollution"): False,  # the key works for air pollution
+        ("OpenWeatherDataStale", "inhibit-c", "y:9755", "Quito", "weather"): True,              # key rejected for the weather
+        ("OpenWeatherLocationFailing", "inhibit-c", "z:9755", "Lima", "weather"): False,        # another instance
+        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Lima", "weather"): True,               # failing location, same place and source
+        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Quito", "weather"): False,
+        ("OpenWeatherAPIKeyRejected", "inhibit-d", "w:9755", "", "geocoding"): False,
+        ("OpenWeatherPlaceNotFound", "inhibit-d", "w:9755", "Nowhere", "geocoding"): True,      # key rejected for geocoding
+        ("OpenWeatherLocationFailing", "inhibit-d", "w:9755", "Oslo", "weather"): False,        # only geocoding is rejected
+        ("OpenWeatherLocationFailing", "inhibit-e", "v:9755", "Rome", "air-pollution"): False,
+        ("OpenWeatherDataStale", "inhibit-e", "v:9755", "Rome", "weather"): False,              # air pollution failing says nothing of the weather
     }
     got = {}
     deadline = time.time() + a.timeout
@@ -216,13 +232,13 @@ def inhibit(a):
         for x in get_json(f"{a.alertmanager}/api/v2/alerts"):
             l = x["labels"]
             if l.get("job", "").startswith("inhibit-"):
-                key = (l["alertname"], l["job"], l["instance"], l.get("location", ""))
+                key = (l["alertname"], l["job"], l["instance"], l.get("location", ""), l.get("source", ""))
                 got[key] = x["status"]["state"] == "suppressed" and bool(x["status"]["inhibitedBy"])
         if got == want:
             break
         time.sleep(1)
     for k, v in want.items():
-        check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'}")
+        check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'} source={k[4] or '-'}")
     finish()
 
 

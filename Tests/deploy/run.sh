@@ -149,6 +149,10 @@ step "alertmanager routes: critical alerts go to webhook-critical" \
 step "alertmanager routes: temperature alerts go to webhook" \
     amtool config routes test --config.file="$DEPLOY/alertmanager/alertmanager.yml" \
     --verify.receivers=webhook alertname=OpenWeatherTemperatureAboveThreshold severity=warning location=Seville
+step "alertmanager routes: air quality and place-not-found alerts go to webhook" \
+    bash -c 'amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherAirQualityPoor severity=warning location=Delhi \
+        && amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherPlaceNotFound severity=warning location=Nowhere source=geocoding' \
+    _ "$DEPLOY/alertmanager/alertmanager.yml"
 step "structure of deploy/ (kubernetes, docker, systemd, grafana)" \
     "$PY" "$HERE/check_structure.py" "$ROOT"
 
