@@ -234,14 +234,42 @@ def check_grafana():
             ok &= p.get("datasource", {}).get("uid") == "${datasource}"
             ok &= all(t.get("datasource", {}).get("uid") == "${datasource}" and t.get("expr") for t in p["targets"])
     check(ok, "dashboard: every panel and query uses the ${datasource} variable, and fits the grid")
-    exprs = " ".join(t["expr"] for p in panels for t in p.get("targets", []))
-    for metric in ("openweather_temperature_celsius", "openweather_feels_like_celsius", "openweather_temperature_alert_threshold_celsius",
-                   "openweather_humidity_ratio", "openweather_pressure_pascals", "openweather_wind_speed_meters_per_second",
-                   "openweather_wind_gust_meters_per_second", "openweather_wind_direction_degrees", "openweather_cloudiness_ratio",
-                   "openweather_visibility_meters", "openweather_rain_1h_meters", "openweather_snow_1h_meters",
-                   "openweather_sunrise_timestamp_seconds", "openweather_sunset_timestamp_seconds", "openweather_condition_info",
-                   "openweather_up", "openweather_last_success_timestamp_seconds", "openweather_api_requests_total"):
-        check(metric in exprs, f"dashboard shows {metric}")
+    targets = [(p, t) for p in panels for t in p.get("targets", [])]
+    exprs = " ".join(t["expr"] for _, t in targets)
+    # Every family the exporter can write (the golden exposition of every
+    # source) is on the dashboard; condition_id is shown through condition_info.
+    golden = ROOT / "Tests" / "ExporterTests" / "Golden" / "fixtures.prom"
+    families = re.findall(r"^# TYPE (\S+) ", golden.read_text(), re.M)
+    check(len(families) > 30, f"{len(families)} families in {golden.relative_to(ROOT)}")
+    for metric in families:
+        if metric != "openweather_condition_id":
+            check(re.search(rf"\b{metric}\b", exprs) is not None, f"dashboard shows {metric}")
+    # Health is per location and source: no two sources drawn as one series.
+    for p, t in targets:
+        for metric in ("openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds"):
+            if re.search(rf"\b{metric}\b", t["expr"]):
+                check("{{source}}" in t.get("legendFormat", "") and "{{location}}" in t.get("legendFormat", ""),
+                      f"panel {p['title']!r}: {metric} per location and source")
+        if "openweather_api_requests_total" in t["expr"]:
+            check(re.search(r"by \(source, code\)", t["expr"]) and "{{source}}" in t.get("legendFormat", ""),
+                  f"panel {p['title']!r}: API requests by source and code")
+        if "openweather_air_pollutant_grams_per_cubic_meter" in t["expr"]:
+            check(t["expr"].endswith("* 1e6") and p["fieldConfig"]["defaults"].get("unit") == "conμgm3"
+                  and "{{pollutant}}" in t.get("legendFormat", ""),
+                  f"panel {p['title']!r}: pollutants converted to µg/m³ (× 1e6, unit conμgm3), one series per pollutant")
+    aqi = [p for p, t in targets if "openweather_air_quality_index" in t["expr"]]
+    want = {"1": "good", "2": "fair", "3": "moderate", "4": "poor", "5": "very poor"}
+    for p in aqi:
+        got = {k: v.get("text", "").lower() for m in p["fieldConfig"]["defaults"].get("mappings", [])
+               if m.get("type") == "value" for k, v in m["options"].items()}
+        check(got == want, f"panel {p['title']!r}: AQI value mappings 1 good .. 5 very poor (got {got})")
+    # The alerts the dashboard annotates exist in the rules.
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "rules" / "openweather.yml").read_text())
+    names = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
+    for an in dash.get("annotations", {}).get("list", []):
+        m = re.search(r'alertname=~?"([^"]+)"', an.get("expr", ""))
+        if m:
+            check(any(re.fullmatch(m.group(1), n) for n in names), f"annotation {an['name']!r} matches alerts of the rules")
 
 
 def main():

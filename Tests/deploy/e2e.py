@@ -25,8 +25,12 @@ WEATHER_METRICS = [
     "openweather_sunrise_timestamp_seconds", "openweather_sunset_timestamp_seconds",
     "openweather_observation_timestamp_seconds", "openweather_timezone_offset_seconds",
     "openweather_condition_id", "openweather_condition_info", "openweather_location_info",
-    "openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds",
 ]
+AIR_METRICS = ["openweather_air_quality_index", "openweather_air_pollution_observation_timestamp_seconds"]
+POLLUTANTS = {"co", "no", "no2", "o3", "so2", "pm2_5", "pm10", "nh3"}
+# Per location and source.
+HEALTH_METRICS = ["openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds"]
+POLLED_SOURCES = ["weather", "air-pollution"]
 GLOBAL_METRICS = [
     "openweather_api_requests_total", "openweather_exporter_build_info",
     "openweather_exporter_config_last_reload_successful",
@@ -34,14 +38,17 @@ GLOBAL_METRICS = [
     "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
     "process_open_fds", "process_max_fds", "process_start_time_seconds",
 ]
-# Plausible ranges in base units: catches a unit left unconverted (hPa, %, mm).
+# Plausible ranges in base units: catches a unit left unconverted (hPa, %, mm, µg/m³).
 RANGES = {
     "openweather_temperature_celsius": (-90, 60), "openweather_humidity_ratio": (0, 1),
     "openweather_cloudiness_ratio": (0, 1), "openweather_pressure_pascals": (85000, 110000),
     "openweather_ground_level_pressure_pascals": (50000, 110000),
     "openweather_wind_direction_degrees": (0, 360), "openweather_visibility_meters": (0, 10000),
     "openweather_rain_1h_meters": (0, 0.5), "openweather_snow_1h_meters": (0, 0.5),
-    "openweather_up": (1, 1), "openweather_condition_info": (1, 1), "openweather_location_info": (1, 1),
+    "openweather_condition_info": (1, 1), "openweather_location_info": (1, 1),
+    "openweather_air_quality_index": (1, 5),
+    # CO, the largest, is a few hundred µg/m³ in a city: a few 1e-4 g/m³.
+    "openweather_air_pollutant_grams_per_cubic_meter": (0, 0.05),
 }
 
 failures = []
@@ -111,25 +118,95 @@ def genconfig(a):
 # --- metrics -------------------------------------------------------------------
 
 def metrics(a):
-    """Every exporter metric is in Prometheus, for each location, in range."""
+    """Every exporter metric is in Prometheus, for each location (and source), in range."""
     prom, locs = a.prometheus, a.locations.split(",")
-    for m in WEATHER_METRICS:
+    places = json.loads(a.places)          # name -> [city, state, country] from the geocoder
+    missing_places = a.not_found.split(",") if a.not_found else []
+    for m in WEATHER_METRICS + AIR_METRICS:
         res = query(prom, f'{m}{{job="openweather"}}')
         by_loc = {r["metric"].get("location"): float(r["value"][1]) for r in res}
         missing = [l for l in locs if l not in by_loc]
         lo, hi = RANGES.get(m, (float("-inf"), float("inf")))
         bad = {l: v for l, v in by_loc.items() if not lo <= v <= hi}
-        check(not missing and not bad, f"{m}: every location" + (f", missing {missing}" if missing else "")
-              + (f", out of [{lo}, {hi}]: {bad}" if bad else ""))
+        extra = [l for l in missing_places if l in by_loc]
+        check(not missing and not bad and not extra, f"{m}: every location" + (f", missing {missing}" if missing else "")
+              + (f", out of [{lo}, {hi}]: {bad}" if bad else "") + (f", but also places not found: {extra}" if extra else ""))
+    res = query(prom, 'openweather_air_quality_index{job="openweather"}')
+    check(all(float(r["value"][1]).is_integer() for r in res), "openweather_air_quality_index: whole numbers")
+    now = time.time()
+    res = query(prom, 'openweather_air_pollution_observation_timestamp_seconds{job="openweather"}')
+    old = {r["metric"]["location"]: float(r["value"][1]) for r in res if not now - 3 * 3600 <= float(r["value"][1]) <= now + 300}
+    check(not old, f"air pollution observed within the last hours (not: {old})")
+    m = "openweather_air_pollutant_grams_per_cubic_meter"
+    res = query(prom, f'{m}{{job="openweather"}}')
+    got = {}
+    for r in res:
+        got.setdefault(r["metric"]["location"], {})[r["metric"]["pollutant"]] = float(r["value"][1])
+    lo, hi = RANGES[m]
+    for l in locs:
+        values = got.get(l, {})
+        bad = {p: v for p, v in values.items() if not lo <= v <= hi}
+        check(set(values) == POLLUTANTS and not bad, f"{m}: {l} has {sorted(POLLUTANTS)} in g/m³"
+              + (f" (has {sorted(values)})" if set(values) != POLLUTANTS else "") + (f", out of [{lo}, {hi}]: {bad}" if bad else ""))
+    check(not any(l in got for l in missing_places), f"{m}: nothing for places not found")
+
+    # Health per (location, source): every source of a location with data is up;
+    # a place given by name also has geocoding; a place not found is 0 for
+    # geocoding and for the sources waiting for it, and has no last success.
+    for m in HEALTH_METRICS:
+        res = query(prom, f'{m}{{job="openweather"}}')
+        series = {(r["metric"].get("location"), r["metric"].get("source")): float(r["value"][1]) for r in res}
+        want = {(l, s) for l in locs for s in POLLED_SOURCES} | {(l, "geocoding") for l in places}
+        if m != "openweather_last_success_timestamp_seconds":
+            want |= {(l, s) for l in missing_places for s in (["geocoding"] + (POLLED_SOURCES if m == "openweather_up" else []))}
+        check(set(series) == want, f"{m}: one series per location and source"
+              + ("" if set(series) == want else f", missing {sorted(want - set(series))}, unexpected {sorted(set(series) - want)}"))
+        if m == "openweather_up":
+            wrong = {k: v for k, v in series.items() if v != (0 if k[0] in missing_places else 1)}
+            check(not wrong, f"openweather_up is 1 for every source of a location with data, 0 for places not found (wrong: {wrong})")
+    res = query(prom, 'openweather_location_info{job="openweather"}')
+    info = {r["metric"]["location"]: [r["metric"].get(k, "") for k in ("city", "state", "country")] for r in res}
+    for name, want in places.items():
+        check(info.get(name) == want, f"{name} resolved by name: location_info city/state/country {want} (got {info.get(name)})")
+    for m, label in (("openweather_api_requests_total", "code"),):
+        res = query(prom, f'{m}{{job="openweather"}}')
+        pairs = {(r["metric"].get("source"), r["metric"].get(label)) for r in res}
+        want = {(s, "200") for s in POLLED_SOURCES + (["geocoding"] if places or missing_places else [])}
+        check(want <= pairs, f"{m} has code=\"200\" for every source {sorted(want)} (got {sorted(pairs)})")
+
     for m in GLOBAL_METRICS:
         res = query(prom, f'{m}{{job="openweather"}}')
         check(bool(res), f"{m}: present")
-    codes = {r["metric"].get("code") for r in query(prom, 'openweather_api_requests_total{job="openweather"}')}
-    check("200" in codes, f"openweather_api_requests_total has code=\"200\" (codes: {sorted(codes)})")
     res = query(prom, 'openweather_temperature_alert_threshold_celsius{job="openweather"}')
     got = sorted((r["metric"]["location"], r["metric"]["bound"], float(r["value"][1])) for r in res)
     want = sorted(tuple(t.split(":")[:2]) + (float(t.split(":")[2]),) for t in a.thresholds.split(","))
     check(got == want, f"threshold series are exactly {want} (got {got})")
+    finish()
+
+
+# --- force-aqi -----------------------------------------------------------------
+
+def force_aqi(a):
+    """Makes the demo's simulator answer air pollution at one place with the
+    given index (its fault API), and waits until Prometheus has it."""
+    body = {"coord": {"lon": a.longitude, "lat": a.latitude},
+            "list": [{"main": {"aqi": a.aqi},
+                      "components": {"co": 1500.0, "no": 40.0, "no2": 210.0, "o3": 190.0, "so2": 30.0,
+                                     "pm2_5": 90.0, "pm10": 210.0, "nh3": 6.0},
+                      "dt": int(time.time()) // 3600 * 3600}]}
+    url = f"{a.simulator}/_simulator/fault?" + urllib.parse.urlencode(
+        {"path": "/data/2.5/air_pollution", "lat": a.latitude, "body": json.dumps(body)}, quote_via=urllib.parse.quote)
+    req = urllib.request.Request(url, data=b"", method="POST")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        check(r.status == 200, f"simulator accepted the fault: air pollution at lat {a.latitude} answers aqi {a.aqi}")
+    expr = f'openweather_air_quality_index{{job="openweather",location="{a.location}"}}'
+    deadline = time.time() + a.timeout
+    while True:
+        got = [float(r["value"][1]) for r in query(a.prometheus, expr)]
+        if got == [float(a.aqi)] or time.time() > deadline:
+            break
+        time.sleep(2)
+    check(got == [float(a.aqi)], f"Prometheus has {expr} = {a.aqi} (got {got})")
     finish()
 
 
@@ -138,9 +215,14 @@ def metrics(a):
 def alerts(a):
     """The threshold alerts fire exactly for the expected locations, and nothing
     else fires. Retries until a.timeout, because rules need an evaluation."""
-    want = set(tuple(x.split(":")) for x in a.expect.split(","))
+    expected = set(tuple(x.split(":")) for x in a.expect.split(","))
     deadline = time.time() + a.timeout
     while True:
+        # The simulator's air can turn poor on its own (an afternoon's ozone):
+        # wherever Prometheus has an index of 4 or worse, the alert must fire.
+        poor = {("OpenWeatherAirQualityPoor", r["metric"]["location"])
+                for r in query(a.prometheus, 'openweather_air_quality_index{job="openweather"} >= 4')}
+        want = expected | poor
         body = get_json(f"{a.prometheus}/api/v1/alerts")
         firing = [x for x in body["data"]["alerts"] if x["state"] == "firing"]
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
@@ -153,6 +235,12 @@ def alerts(a):
         if x["labels"]["alertname"].startswith("OpenWeatherTemperature"):
             check(re.search(r"has been -?\d+\.\d °C, (above|below) the threshold of -?[\d.]+ °C", desc) is not None,
                   f"{x['labels']['location']}: description gives value and threshold: {desc!r}")
+        if x["labels"]["alertname"] == "OpenWeatherAirQualityPoor":
+            check(re.search(r"it is now [45] \((very )?poor\)", desc) is not None,
+                  f"{x['labels']['location']}: description gives the index: {desc!r}")
+        if x["labels"]["alertname"] == "OpenWeatherPlaceNotFound":
+            check(x["labels"].get("source") == "geocoding" and "has not resolved" in desc,
+                  f"{x['labels']['location']}: place not found, source=\"geocoding\": {desc!r}")
     if a.alertmanager:
         deadline = time.time() + a.timeout
         while True:
@@ -191,23 +279,39 @@ def inhibit(a):
     posted = [
         alert(alertname="OpenWeatherExporterDown", job="inhibit-a", instance="x:9755", severity="critical"),
         alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-a", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherAirQualityPoor", job="inhibit-a", instance="x:9755", location="Delhi", severity="warning"),
         alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-b", instance="x:9755", location="Seville", severity="warning"),
-        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-c", instance="y:9755", code="401", severity="critical"),
-        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", severity="warning"),
-        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="z:9755", location="Lima", severity="warning"),
-        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Lima", severity="warning"),
-        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Quito", severity="warning"),
+        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-c", instance="y:9755", code="401", source="weather", severity="critical"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", source="air-pollution", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="y:9755", location="Quito", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="z:9755", location="Lima", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Lima", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Quito", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-d", instance="w:9755", code="401", source="geocoding", severity="critical"),
+        alert(alertname="OpenWeatherPlaceNotFound", job="inhibit-d", instance="w:9755", location="Nowhere", source="geocoding", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-d", instance="w:9755", location="Oslo", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-e", instance="v:9755", location="Rome", source="air-pollution", severity="warning"),
+        alert(alertname="OpenWeatherDataStale", job="inhibit-e", instance="v:9755", location="Rome", source="weather", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
-    want = {  # (alertname, job, instance, location) -> suppressed?
-        ("OpenWeatherExporterDown", "inhibit-a", "x:9755", ""): False,
-        ("OpenWeatherTemperatureAboveThreshold", "inhibit-a", "x:9755", "Seville"): True,   # exporter down, same job
-        ("OpenWeatherTemperatureAboveThreshold", "inhibit-b", "x:9755", "Seville"): False,  # another job
-        ("OpenWeatherAPIKeyRejected", "inhibit-c", "y:9755", ""): False,
-        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima"): True,   # key rejected, same instance
-        ("OpenWeatherLocationFailing", "inhibit-c", "z:9755", "Lima"): False,  # another instance
-        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Lima"): True,         # failing location, same place
-        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Quito"): False,
+    want = {  # (alertname, job, instance, location, source) -> suppressed?
+        ("OpenWeatherExporterDown", "inhibit-a", "x:9755", "", ""): False,
+        ("OpenWeatherTemperatureAboveThreshold", "inhibit-a", "x:9755", "Seville", ""): True,   # exporter down, same job
+        ("OpenWeatherAirQualityPoor", "inhibit-a", "x:9755", "Delhi", ""): True,                # exporter down, same job
+        ("OpenWeatherTemperatureAboveThreshold", "inhibit-b", "x:9755", "Seville", ""): False,  # another job
+        ("OpenWeatherAPIKeyRejected", "inhibit-c", "y:9755", "", "weather"): False,
+        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima", "weather"): True,         # key rejected, same instance and source
+        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima", "air-pollution"): False,  # the key works for air pollution
+        ("OpenWeatherDataStale", "inhibit-c", "y:9755", "Quito", "weather"): True,              # key rejected for the weather
+        ("OpenWeatherLocationFailing", "inhibit-c", "z:9755", "Lima", "weather"): False,        # another instance
+        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Lima", "weather"): True,               # failing location, same place and source
+        ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Quito", "weather"): False,
+        ("OpenWeatherAPIKeyRejected", "inhibit-d", "w:9755", "", "geocoding"): False,
+        ("OpenWeatherPlaceNotFound", "inhibit-d", "w:9755", "Nowhere", "geocoding"): True,      # key rejected for geocoding
+        ("OpenWeatherLocationFailing", "inhibit-d", "w:9755", "Oslo", "weather"): False,        # only geocoding is rejected
+        ("OpenWeatherLocationFailing", "inhibit-e", "v:9755", "Rome", "air-pollution"): False,
+        ("OpenWeatherDataStale", "inhibit-e", "v:9755", "Rome", "weather"): False,              # air pollution failing says nothing of the weather
     }
     got = {}
     deadline = time.time() + a.timeout
@@ -216,13 +320,13 @@ def inhibit(a):
         for x in get_json(f"{a.alertmanager}/api/v2/alerts"):
             l = x["labels"]
             if l.get("job", "").startswith("inhibit-"):
-                key = (l["alertname"], l["job"], l["instance"], l.get("location", ""))
+                key = (l["alertname"], l["job"], l["instance"], l.get("location", ""), l.get("source", ""))
                 got[key] = x["status"]["state"] == "suppressed" and bool(x["status"]["inhibitedBy"])
         if got == want:
             break
         time.sleep(1)
     for k, v in want.items():
-        check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'}")
+        check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'} source={k[4] or '-'}")
     finish()
 
 
@@ -313,7 +417,9 @@ def main():
         g.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
     m = sub.add_parser("metrics")
     m.add_argument("--prometheus", required=True)
-    m.add_argument("--locations", required=True)
+    m.add_argument("--locations", required=True, help="every location with data")
+    m.add_argument("--places", default="{}", help='JSON {"NAME": [city, state, country]}: locations given by name')
+    m.add_argument("--not-found", default="", help="places the geocoder does not find, comma-separated")
     m.add_argument("--thresholds", required=True, help="location:bound:value,...")
     al = sub.add_parser("alerts")
     al.add_argument("--prometheus", required=True)
@@ -321,6 +427,14 @@ def main():
     al.add_argument("--webhook-log")
     al.add_argument("--expect", required=True, help="alertname:location,...")
     al.add_argument("--timeout", type=float, default=60)
+    f = sub.add_parser("force-aqi")
+    f.add_argument("--simulator", required=True)
+    f.add_argument("--prometheus", required=True)
+    f.add_argument("--location", required=True)
+    f.add_argument("--latitude", type=float, required=True)
+    f.add_argument("--longitude", type=float, required=True)
+    f.add_argument("--aqi", type=int, required=True)
+    f.add_argument("--timeout", type=float, default=150)
     i = sub.add_parser("inhibit")
     i.add_argument("--alertmanager", required=True)
     i.add_argument("--timeout", type=float, default=20)
@@ -332,7 +446,7 @@ def main():
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
     a = ap.parse_args()
-    globals()[a.cmd](a)
+    globals()[a.cmd.replace("-", "_")](a)
 
 
 if __name__ == "__main__":

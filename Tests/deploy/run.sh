@@ -149,6 +149,10 @@ step "alertmanager routes: critical alerts go to webhook-critical" \
 step "alertmanager routes: temperature alerts go to webhook" \
     amtool config routes test --config.file="$DEPLOY/alertmanager/alertmanager.yml" \
     --verify.receivers=webhook alertname=OpenWeatherTemperatureAboveThreshold severity=warning location=Seville
+step "alertmanager routes: air quality and place-not-found alerts go to webhook" \
+    bash -c 'amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherAirQualityPoor severity=warning location=Delhi \
+        && amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherPlaceNotFound severity=warning location=Nowhere source=geocoding' \
+    _ "$DEPLOY/alertmanager/alertmanager.yml"
 step "structure of deploy/ (kubernetes, docker, systemd, grafana)" \
     "$PY" "$HERE/check_structure.py" "$ROOT"
 
@@ -212,7 +216,11 @@ fi
 # --- exporter --------------------------------------------------------------------
 
 echo "== exporter (demo mode) on $EXPORTER"
-LOCATIONS="Hot,Mild,Cold,Plain"
+# Four places by coordinates, two by name (Paris; a postal code) and one the
+# geocoder does not know. --demo polls air pollution too, every minute.
+LOCATIONS="Hot,Mild,Cold,Plain,Paris,Office"
+PLACES='{"Paris": ["Paris", "Ile-de-France", "FR"], "Office": ["Mountain View", "", "US"]}'
+NOT_FOUND="Nowhere"
 if [[ ! -x "$BIN" ]]; then
     fail "exporter binary $BIN exists (build it with: swift build -c release)"
 else
@@ -221,6 +229,9 @@ else
         --location "Mild=51.51,-0.13,above=100,below=-100" \
         --location "Cold=64.15,-21.94,below=100" \
         --location "Plain=35.68,139.69,alerts=off" \
+        --location "Paris" \
+        --location "Office=zip:94040,US" \
+        --location "Nowhere=Xyzzyville" \
         >"$WORK/exporter.log" 2>&1 &
     PIDS+=($!)
     if retry 30 http_ok "http://$EXPORTER/-/healthy"; then
@@ -231,10 +242,25 @@ else
             env HEALTHCHECK_PORT="$EXPORTER_PORT" bash "$DEPLOY/docker/healthcheck.sh"
         step "container health check script fails when nothing listens" \
             bash -c '! env HEALTHCHECK_PORT="$1" bash "$2" 2>/dev/null' _ "$(free_port)" "$DEPLOY/docker/healthcheck.sh"
-        # Lint findings count as failures, as in .ci/run.
-        step "promtool check metrics on the exporter's /metrics" \
-            bash -c 'out="$(curl -fsS --max-time 5 "$1" | promtool check metrics 2>&1)" && [[ -z "$out" ]] || { echo "$out"; exit 1; }' \
-            _ "http://$EXPORTER/metrics"
+        # Lint findings count as failures, as in .ci/run; on a scrape with every
+        # source's families (air pollution, health per source with geocoding).
+        lint_metrics() {
+            local scrape out
+            scrape="$(curl -fsS --max-time 5 "http://$EXPORTER/metrics")" || return 1
+            for want in 'openweather_air_quality_index{' 'openweather_air_pollutant_grams_per_cubic_meter{' \
+                'openweather_air_pollution_observation_timestamp_seconds{' 'openweather_up{location="Nowhere",source="geocoding"} 0'; do
+                grep -qF "$want" <<<"$scrape" || { echo "the scrape has no $want"; return 1; }
+            done
+            out="$(promtool check metrics <<<"$scrape" 2>&1)" && [[ -z "$out" ]] || { echo "$out"; return 1; }
+        }
+        export EXPORTER
+        export -f lint_metrics
+        step "promtool check metrics on the exporter's /metrics, air pollution and places by name included" \
+            retry 60 lint_metrics
+        # The log says which place a name was taken for, and why a name failed.
+        step "the log names the place taken for Paris and the reason Nowhere failed" \
+            bash -c 'grep -E "msg=\"place resolved\" location=Paris source=geocoding .*state=Ile-de-France country=FR" "$1" \
+                && grep -E "location=Nowhere source=geocoding .*no place matches" "$1"' _ "$WORK/exporter.log"
     else
         fail "exporter /-/healthy answers 200"; tail -n 30 "$WORK/exporter.log" | sed 's/^/      /'
     fi
@@ -252,18 +278,26 @@ else
         pass "prometheus scrapes the exporter: up{job=\"openweather\"} == 1"
         metrics_check() {
             "$PY" "$HERE/e2e.py" metrics --prometheus "$PROM" --locations "$LOCATIONS" \
+                --places "$PLACES" --not-found "$NOT_FOUND" \
                 --thresholds "Hot:above:-100,Mild:above:100,Mild:below:-100,Cold:below:100"
         }
-        export PROM LOCATIONS
+        export PROM LOCATIONS PLACES NOT_FOUND
         export -f metrics_check
         # Retried: a location polled after the first scrapes needs one more.
-        step "every exporter metric, per location, through /api/v1/query" retry 60 metrics_check
-        step "alerts: Hot above, Cold below; Mild and Plain silent; Alertmanager and webhook notified" \
+        step "every exporter metric, per location and source, places by name resolved, through /api/v1/query" \
+            retry 60 metrics_check
+        # The demo logs its simulator's address; its fault API makes Hot's air very poor.
+        SIMULATOR="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter.log" | head -n 1 | cut -d= -f2)"
+        step "the simulator answers air quality 5 for Hot (fault API), and Prometheus has it" \
+            "$PY" "$HERE/e2e.py" force-aqi --simulator "${SIMULATOR:-http://127.0.0.1:1}" --prometheus "$PROM" \
+            --location Hot --latitude 38.0 --longitude 23.7 --aqi 5
+        step "alerts: Hot above, Cold below, Hot's air poor, Nowhere not found; Mild, Plain, Paris, Office silent; Alertmanager and webhook notified" \
             "$PY" "$HERE/e2e.py" alerts --prometheus "$PROM" --alertmanager "$AM" --webhook-log "$HOOK_LOG" \
-            --expect "OpenWeatherTemperatureAboveThreshold:Hot,OpenWeatherTemperatureBelowThreshold:Cold" --timeout 90
+            --expect "OpenWeatherTemperatureAboveThreshold:Hot,OpenWeatherTemperatureBelowThreshold:Cold,OpenWeatherAirQualityPoor:Hot,OpenWeatherPlaceNotFound:Nowhere" \
+            --timeout 150
         dashboard_check() {
             "$PY" "$HERE/e2e.py" dashboard --prometheus "$PROM" \
-                --dashboard "$DEPLOY/grafana/dashboards/openweather.json" --location-regex "${LOCATIONS//,/|}"
+                --dashboard "$DEPLOY/grafana/dashboards/openweather.json" --location-regex "${LOCATIONS//,/|}|$NOT_FOUND"
         }
         export -f dashboard_check
         # Retried: rate() over 1m needs two scrapes of a counter that moved.

@@ -100,7 +100,7 @@ if [ -n "$port" ]; then
     revision=$(sed -n 's/^openweather-exporter \([^ ]*\) (revision \([^,]*\),.*/\2/p' <<<"$expected_version")
     expect "runs as $NAME with /etc/$NAME/config.json; build_info says version=\"$version\",revision=\"$revision\"" \
         grep -q "^openweather_exporter_build_info{version=\"$version\",revision=\"$revision\"," <<<"$metrics"
-    expect "the config's locations are polled (London)" grep -q 'openweather_up{location="London"}' <<<"$metrics"
+    expect "the config's locations are polled (London)" grep -q 'openweather_up{location="London",source="weather"}' <<<"$metrics"
 else
     bad "the installed binary did not start as $NAME: $(cat "$log")"
 fi
