@@ -116,7 +116,7 @@ done
 $TOOL config "$LOCATIONS" "$DIR/locations.json"
 
 polls() {  # successful polls so far, from the exporter's own counter
-    curl -s --max-time 10 "http://127.0.0.1:$1/metrics" | awk '/^openweather_api_requests_total\{code="200"\}/ { print $2 }'
+    curl -s --max-time 10 "http://127.0.0.1:$1/metrics" | awk '/^openweather_api_requests_total\{code="200",source="weather"\}/ { print $2 }'
 }
 
 # run NAME ARGS...: one exporter over https; prints "cpu_per_poll_ms polls handshakes_per_100".
@@ -125,7 +125,7 @@ run() {
     shift
     : >"$DIR/access.log"
     OPENWEATHER_API_KEY=bench start "$name" --openweather.url="https://127.0.0.1:$TLS_PORT" --openweather.tls-ca-file="$DIR/ca.pem" \
-        --config.file="$DIR/locations.json" --openweather.max-requests-per-minute=100000 --poll.interval=15s "$@"
+        --config.file="$DIR/locations.json" --openweather.max-requests-per-minute=100000 --collector.weather.interval=15s "$@"
     local pid=$PID port=$PORT
     $TOOL wait "http://127.0.0.1:$port/-/ready" 120 >&2
     sleep 8  # past the first round's burst: steady state, about 667 polls a second
