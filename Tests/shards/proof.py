@@ -302,9 +302,34 @@ def run(options, work):
     ref_busiest = max_in_window(sorted(float(line.split()[0]) for line in ref_lines if line.strip()))
     print(f"unsharded: at most {ref_busiest} requests in any 60 s window")
 
+    global_series = ["openweather_exporter_build_info", "process_resident_memory_bytes",
+                     "openweather_exporter_config_last_reload_successful", "openweather_api_requests_total"]
     for exporter in [reference, *three]:
-        rss = re.search(r"^process_resident_memory_bytes (\S+)$", exporter.scrape(), re.M)
+        text = exporter.scrape()
+        check(all(re.search(rf"^{name}[{{ ]", text, re.M) for name in global_series),
+              f"{exporter.name} serves the exporter's own series ({', '.join(global_series)})")
+        rss = re.search(r"^process_resident_memory_bytes (\S+)$", text, re.M)
         print(f"{exporter.name}: resident memory {float(rss.group(1)) / 2**20:.1f} MiB")
+
+    # A reload re-reads the shared file and keeps the shard: 30 more locations spread over the 3.
+    added = [f"Added {i:02d}" for i in range(30)]
+    config["locations"] += [{"name": name, "latitude": 10 + i, "longitude": 20 + i} for i, name in enumerate(added)]
+    config_path.write_text(json.dumps(config))
+    for exporter in three:
+        request = urllib.request.Request(exporter.url + "/-/reload", method="POST")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            check(response.status == 200, f"{exporter.name}: POST /-/reload answers 200")
+    deadline = time.monotonic() + 120
+    while True:
+        after = [locations_of(parse(e.scrape())[0]) for e in three]
+        done = set().union(*after) == set(names) | set(added)
+        if done or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    check(done and sum(map(len, after)) == len(names) + len(added)
+          and all(shardhash.owner(name, 3) == index for index, owned in enumerate(after) for name in owned),
+          f"after the reload the 3 shards poll all {len(names) + len(added)} locations, each on the shard the hash gives "
+          f"(new ones: {[len(owned & set(added)) for owned in after]})")
 
 
 def max_in_window(times, window=60.0):

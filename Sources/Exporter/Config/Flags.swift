@@ -78,7 +78,7 @@ struct Flag: Sendable {
              help: "Serve simulated weather from a built-in server: no key, no network.", defaultText: ""),
         Flag(name: "total-shards", kind: .value, placeholder: "N",
              help: "Split the locations among N replicas by a stable hash of their names; each polls and serves its own and gets 1/N of the request budget.",
-             defaultText: "1: no sharding"),
+             defaultText: "1, no sharding"),
         Flag(name: "shard", kind: .value, placeholder: "I",
              help: "This replica's shard, 0 to N-1 (see --total-shards).", defaultText: "0"),
         Flag(name: "pod", kind: .value, placeholder: "NAME",
