@@ -98,6 +98,7 @@ logger.info("starting openweather-exporter", [
     ("address", ListenAddress(host: configuration.listenAddress.host, port: exporter.port).description),
     ("telemetry_path", configuration.telemetryPath),
     ("locations", String(configuration.locations.count)),
+] + (configuration.shard.total == 1 ? [] : [("shard", String(configuration.shard.index)), ("total_shards", String(configuration.shard.total))]) + [
     ("collectors", configuration.requestPlan.entries.map(\.source).joined(separator: ",")),
     ("api_key", configuration.apiKeySource),
 ])

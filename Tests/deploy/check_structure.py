@@ -123,6 +123,73 @@ def check_kubernetes():
     return pr
 
 
+def check_kubernetes_sharded():
+    """deploy/kubernetes/sharded: the overlay `kubectl apply -k` builds from the base, rebuilt here
+    (no kustomize on the machine): base objects, the patches, the StatefulSet."""
+    print("kubernetes/sharded:")
+    kdir = DEPLOY / "kubernetes"
+    sdir = kdir / "sharded"
+    kust = load_yaml_docs(sdir / "kustomization.yaml")[0]
+    base_kust = load_yaml_docs(kdir / "kustomization.yaml")[0]
+    own = [r for r in kust.get("resources", []) if r != ".."]
+    patches = [p["path"] for p in kust.get("patches", [])]
+    check(".." in kust.get("resources", []), "the overlay builds on deploy/kubernetes (resources: ..)")
+    check(kust.get("namespace") == base_kust.get("namespace"), "the overlay's namespace is the base's")
+    on_disk = {p.name for p in sdir.glob("*.yaml")} - {"kustomization.yaml"}
+    check(set(own) | set(patches) == on_disk, f"the overlay lists every file as a resource or a patch ({sorted(on_disk)})")
+
+    base = {}
+    for name in base_kust["resources"]:
+        for doc in load_yaml_docs(kdir / name):
+            base[(doc["kind"], doc["metadata"]["name"])] = doc
+    built = dict(base)
+    for name in patches:
+        patch = load_yaml_docs(sdir / name)[0]
+        target = (patch["kind"], patch["metadata"]["name"])
+        check(target in base, f"patch {name} targets the base's {target[0]} {target[1]}")
+        if patch.get("$patch") == "delete":
+            built.pop(target, None)
+        elif target in built:
+            merged = json.loads(json.dumps(built[target]))
+            merged["spec"].update(patch.get("spec", {}))
+            built[target] = merged
+    for name in own:
+        for doc in load_yaml_docs(sdir / name):
+            built[(doc["kind"], doc["metadata"]["name"])] = doc
+    kinds = [kind for kind, _ in built]
+    check("Deployment" not in kinds and kinds.count("StatefulSet") == 1, "one StatefulSet and no Deployment")
+    check(kinds.count("Service") == 1 and kinds.count("ServiceMonitor") == 1,
+          "one Service and one ServiceMonitor, so each pod is scraped once")
+
+    sts = next(d for (k, _), d in built.items() if k == "StatefulSet")
+    svc = next(d for (k, _), d in built.items() if k == "Service")
+    sm = next(d for (k, _), d in built.items() if k == "ServiceMonitor")
+    dep = next(d for (k, _), d in base.items() if k == "Deployment")
+    pod_labels = sts["spec"]["template"]["metadata"]["labels"]
+    check(svc["spec"].get("clusterIP") == "None", "the Service is headless (clusterIP: None): one endpoint per pod")
+    check(sts["spec"].get("serviceName") == svc["metadata"]["name"], "StatefulSet serviceName is the headless Service")
+    check(subset(sts["spec"]["selector"]["matchLabels"], pod_labels), "StatefulSet selector matches its pod labels")
+    check(subset(svc["spec"]["selector"], pod_labels), "Service selector matches the StatefulSet's pod labels")
+    check(subset(sm["spec"]["selector"]["matchLabels"], svc["metadata"]["labels"]), "ServiceMonitor selects the headless Service")
+    check(sm == base[("ServiceMonitor", sm["metadata"]["name"])], "ServiceMonitor unchanged (job=\"openweather\", so the rules apply as they are)")
+    check(sts["spec"].get("podManagementPolicy") == "Parallel", "podManagementPolicy Parallel: all shards start and stop together")
+
+    c = sts["spec"]["template"]["spec"]["containers"][0]
+    args = dict(a.split("=", 1) for a in c["args"] if "=" in a)
+    check(args.get("--total-shards") == str(sts["spec"]["replicas"]) and sts["spec"]["replicas"] > 1,
+          f"--total-shards equals replicas ({sts['spec']['replicas']})")
+    check(args.get("--pod") == "$(POD_NAME)" and "--shard" not in args, "--pod=$(POD_NAME) chooses the shard, no --shard")
+    env = {e["name"]: e for e in c.get("env", [])}
+    check(env.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "metadata.name",
+          "POD_NAME comes from the downward API's metadata.name")
+    base_c = dep["spec"]["template"]["spec"]["containers"][0]
+    check(c["args"][:len(base_c["args"])] == base_c["args"], "the StatefulSet's arguments are the Deployment's plus the shard flags")
+    same = lambda d: {k: v for k, v in d.items() if k not in ("args", "env")}  # noqa: E731
+    check(same(c) == same(base_c), "the container is the Deployment's otherwise (image, probes, resources, security, mounts)")
+    check(same(sts["spec"]["template"]["spec"] | {"containers": []}) == same(dep["spec"]["template"]["spec"] | {"containers": []}),
+          "the pod spec is the Deployment's otherwise (security context, volumes)")
+
+
 # --- Docker ----------------------------------------------------------------------
 
 def check_docker():
@@ -273,7 +340,7 @@ def check_grafana():
 
 
 def main():
-    for f in (check_kubernetes, check_docker, check_systemd, check_grafana):
+    for f in (check_kubernetes, check_kubernetes_sharded, check_docker, check_systemd, check_grafana):
         try:
             f()
         except Exception as e:  # a missing key is a failed check, not a crash

@@ -38,7 +38,7 @@ enum ConfigFile {
                 settings.locationsOrigin = "config file \"\(path)\""
             case "collector":
                 try collectors(value, path: path, known: known, into: &settings, fail: fail)
-            case "demo", "help", "version", "config":
+            case "demo", "help", "version", "config", "shard", "totalShards", "pod":
                 throw fail("`\(section)` cannot be set in the file; use the flag")
             default:
                 guard case .object(let members) = value else {

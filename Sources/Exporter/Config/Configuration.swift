@@ -24,7 +24,7 @@ public struct Configuration: Sendable {
     public var readTimeout: Duration = .seconds(10)
     /// Time a keep-alive connection may sit between requests.
     public var idleTimeout: Duration = .seconds(60)
-    /// The places to poll, in the order given.
+    /// The places to poll, in the order given: this shard's share of those configured.
     public var locations: [Location] = []
     /// Thresholds for locations that set none of their own.
     public var alertDefaults = TemperatureThresholds()
@@ -48,8 +48,10 @@ public struct Configuration: Sendable {
     public var collectors: [CollectorSetting] = Sources.all.map {
         CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
     }
-    /// The plan's request budget.
+    /// This replica's request budget: the key's, divided by `shard.total` (the key's budget is shared).
     public var maxRequestsPerMinute = 60
+    /// Which share of the configured locations this replica keeps in `locations` (`--shard` of `--total-shards`).
+    public var shard = Shard.whole
     /// Without a success for this long, a source's series of a location leave /metrics.
     public var maxStaleness = Staleness.intervals(3)
     public var logLevel = LogLevel.info

@@ -123,10 +123,13 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         try loadKey(settings, into: &config)
+        try shard(settings, into: &config)
         let plan = config.requestPlan
         if plan.stretched {
+            let budget = config.shard.total == 1
+                ? "\(config.maxRequestsPerMinute)" : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
             config.warnings.append(
-                "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(config.maxRequestsPerMinute) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more")
+                "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more")
         }
         if case .duration(let duration) = config.maxStaleness {
             for (source, interval) in zip(config.activeSources, config.effectiveIntervals) where !source.resolves && interval >= duration {
@@ -135,6 +138,47 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         return config
+    }
+
+    /// `--shard`/`--pod` of `--total-shards`: keeps the locations this replica owns and its share of the budget.
+    private func shard(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
+        let total = try settings.integer("total-shards", in: 1...1000) ?? 1
+        let index: Int
+        switch (settings.values["shard"], settings.values["pod"]) {
+        case (.some(let shard), .some(let pod)):
+            throw ConfigError("\(shard.origin) and \(pod.origin) both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)")
+        case (.some(let shard), nil):
+            guard let value = Int(shard.text), value >= 0 else {
+                throw ConfigError("\(shard.origin) \"\(shard.text)\" is not a shard number: use 0 to \(total - 1) (shards are numbered from 0 up to --total-shards - 1)")
+            }
+            guard value < total else {
+                throw ConfigError("\(shard.origin)=\(value) is not below --total-shards=\(total): shards are numbered from 0 to \(total - 1); set --total-shards to the number of replicas")
+            }
+            index = value
+        case (nil, .some(let pod)):
+            guard let ordinal = Shard.ordinal(ofPod: pod.text) else {
+                throw ConfigError("\(pod.origin) \"\(pod.text)\" does not end in a StatefulSet ordinal like -0 or -2: pass the pod's own name (the downward API's metadata.name, e.g. --pod=$(POD_NAME)) or use --shard")
+            }
+            guard ordinal < total else {
+                throw ConfigError("\(pod.origin) \"\(pod.text)\" is shard \(ordinal), but --total-shards is \(total): set --total-shards to the StatefulSet's replicas")
+            }
+            index = ordinal
+        case (nil, nil):
+            index = 0
+        }
+        guard total > 1 else { return }
+        let share = config.maxRequestsPerMinute / total
+        guard share >= 1 else {
+            throw ConfigError("--openweather.max-requests-per-minute=\(config.maxRequestsPerMinute) cannot be split among --total-shards=\(total) (each shard needs at least 1 a minute): raise the budget to your plan's or use fewer shards")
+        }
+        config.shard = Shard(index: index, total: total)
+        config.maxRequestsPerMinute = share
+        let configured = config.locations.count
+        config.locations = config.locations.filter { config.shard.owns($0.name) }
+        if config.locations.isEmpty {
+            config.warnings.append(
+                "shard \(config.shard) owns none of the \(configured) locations: it serves only the exporter's own metrics; use fewer shards for so few locations")
+        }
     }
 
     /// `--collector.NAME` and `--collector.NAME.interval`; `--poll.interval` is the weather interval's old name.

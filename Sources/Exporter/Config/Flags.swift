@@ -76,6 +76,14 @@ struct Flag: Sendable {
              help: "logfmt or json.", defaultText: "logfmt"),
         Flag(name: "demo", kind: .boolean, placeholder: "",
              help: "Serve simulated weather from a built-in server: no key, no network.", defaultText: ""),
+        Flag(name: "total-shards", kind: .value, placeholder: "N",
+             help: "Split the locations among N replicas by a stable hash of their names; each polls and serves its own and gets 1/N of the request budget.",
+             defaultText: "1, no sharding"),
+        Flag(name: "shard", kind: .value, placeholder: "I",
+             help: "This replica's shard, 0 to N-1 (see --total-shards).", defaultText: "0"),
+        Flag(name: "pod", kind: .value, placeholder: "NAME",
+             help: "Take --shard from a StatefulSet pod name's ordinal (NAME-2 is shard 2), e.g. --pod=$(POD_NAME).",
+             defaultText: ""),
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in
         [
             Flag(name: "collector.\(source.name)", kind: .boolean, placeholder: "",
