@@ -65,6 +65,9 @@ struct Flag: Sendable {
              help: "debug, info, warn or error.", defaultText: "info"),
         Flag(name: "log.format", kind: .value, placeholder: "FORMAT",
              help: "logfmt or json.", defaultText: "logfmt"),
+        Flag(name: "storage.path", kind: .value, placeholder: "DIR",
+             help: "Directory for the state file (readings, resolved places, schedule, 429 pause), so a restart resumes where it was.",
+             defaultText: "none: state is not kept"),
         Flag(name: "demo", kind: .boolean, placeholder: "",
              help: "Serve simulated weather from a built-in server: no key, no network.", defaultText: ""),
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in

@@ -1,0 +1,172 @@
+import Gzip
+
+/// The state file's bytes: a header (magic, format version, CRC-32 and length of the payload), then
+/// the payload, little-endian, every string and body length-prefixed. A file cut short, changed by
+/// hand or from a newer version is refused as a whole; within a valid one every count and length is
+/// checked against what is left, so no input can make the decoder read out of bounds or allocate
+/// more than the file's size.
+enum StateFile {
+    static let magic: [UInt8] = Array("OWXSTATE".utf8)
+    static let version: UInt32 = 1
+    static let headerCount = 8 + 4 + 4 + 8
+
+    struct DecodeError: Error, CustomStringConvertible, Equatable {
+        let description: String
+    }
+
+    static func encode(_ state: SavedState) -> [UInt8] {
+        var payload = Writer()
+        payload.double(state.savedAt)
+        payload.double(state.pausedUntil)
+        payload.integer(state.rateLimitStrikes)
+        payload.integer(state.recentStarts.count)
+        for start in state.recentStarts { payload.double(start) }
+        payload.integer(state.locations.count)
+        for location in state.locations {
+            payload.string(location.identity)
+            payload.integer(location.sources.count)
+            for source in location.sources {
+                payload.string(source.name)
+                payload.bytes.append(source.up.map { $0 ? 1 : 2 } ?? 0)
+                payload.double(source.lastSuccess)
+                payload.double(source.lastPollDuration)
+                payload.double(source.lastAttempt)
+                payload.double(source.nextDue)
+                payload.integer(source.failures)
+                payload.string(source.lastError ?? "")
+                payload.data(source.body)
+            }
+        }
+        var out = Writer()
+        out.bytes.reserveCapacity(headerCount + payload.bytes.count)
+        out.bytes += magic
+        out.uint32(version)
+        out.uint32(Gzip.crc32(payload.bytes))
+        out.uint64(UInt64(payload.bytes.count))
+        out.bytes += payload.bytes
+        return out.bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(DecodeError) -> SavedState {
+        guard bytes.count >= headerCount, Array(bytes[0..<8]) == magic else {
+            throw DecodeError(description: bytes.count < headerCount ? "too short (\(bytes.count) bytes)" : "not a state file (wrong magic)")
+        }
+        var header = Reader(bytes[8..<headerCount])
+        let version = try header.uint32()
+        guard version == Self.version else {
+            throw DecodeError(description: "format version \(version), this exporter reads version \(Self.version)")
+        }
+        let crc = try header.uint32()
+        let count = try header.uint64()
+        guard count == UInt64(bytes.count - headerCount) else {
+            throw DecodeError(description: "truncated or padded: the header says \(count) bytes of data, the file has \(bytes.count - headerCount)")
+        }
+        let payload = bytes[headerCount...]
+        guard payload.withContiguousStorageIfAvailable({ Gzip.crc32($0) }) ?? Gzip.crc32(Array(payload)) == crc else {
+            throw DecodeError(description: "checksum mismatch (corrupted or edited)")
+        }
+        var reader = Reader(payload)
+        var state = SavedState(savedAt: try reader.double() ?? 0)
+        state.pausedUntil = try reader.double()
+        state.rateLimitStrikes = try reader.integer()
+        for _ in 0..<(try reader.count(each: 8)) { if let start = try reader.double() { state.recentStarts.append(start) } }
+        for _ in 0..<(try reader.count(each: 8)) {
+            var location = SavedState.LocationEntry(identity: try reader.string(), sources: [])
+            for _ in 0..<(try reader.count(each: 49)) {
+                var source = SavedState.SourceEntry(name: try reader.string())
+                switch try reader.byte() {
+                case 0: source.up = nil
+                case 1: source.up = true
+                case 2: source.up = false
+                case let other: throw DecodeError(description: "bad health byte \(other)")
+                }
+                source.lastSuccess = try reader.double()
+                source.lastPollDuration = try reader.double()
+                source.lastAttempt = try reader.double()
+                source.nextDue = try reader.double()
+                source.failures = try reader.integer()
+                let error = try reader.string()
+                source.lastError = error.isEmpty ? nil : error
+                source.body = try reader.data()
+                location.sources.append(source)
+            }
+            state.locations.append(location)
+        }
+        guard reader.atEnd else { throw DecodeError(description: "extra bytes after the last location") }
+        return state
+    }
+
+    private struct Writer {
+        var bytes: [UInt8] = []
+
+        mutating func uint32(_ value: UInt32) {
+            for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+        }
+
+        mutating func uint64(_ value: UInt64) {
+            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        }
+
+        mutating func integer(_ value: Int) { uint32(UInt32(clamping: value)) }
+
+        /// NaN stands for none.
+        mutating func double(_ value: Double?) { uint64((value ?? .nan).bitPattern) }
+
+        mutating func data(_ value: [UInt8]) {
+            integer(value.count)
+            bytes += value
+        }
+
+        mutating func string(_ value: String) { data(Array(value.utf8)) }
+    }
+
+    private struct Reader {
+        let bytes: ArraySlice<UInt8>
+        var position: Int
+
+        init(_ bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            position = bytes.startIndex
+        }
+
+        var atEnd: Bool { position == bytes.endIndex }
+
+        mutating func take(_ count: Int) throws(DecodeError) -> ArraySlice<UInt8> {
+            guard count >= 0, bytes.endIndex - position >= count else { throw DecodeError(description: "ends in the middle of an entry") }
+            defer { position += count }
+            return bytes[position..<position + count]
+        }
+
+        mutating func byte() throws(DecodeError) -> UInt8 { try take(1).first! }
+
+        mutating func uint32() throws(DecodeError) -> UInt32 {
+            try take(4).reversed().reduce(0) { $0 << 8 | UInt32($1) }
+        }
+
+        mutating func uint64() throws(DecodeError) -> UInt64 {
+            try take(8).reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        }
+
+        mutating func integer() throws(DecodeError) -> Int { Int(try uint32()) }
+
+        /// A count of entries of at least `each` bytes: more than the rest can hold is corruption.
+        mutating func count(each: Int) throws(DecodeError) -> Int {
+            let count = try integer()
+            guard count <= (bytes.endIndex - position) / each else { throw DecodeError(description: "a count of \(count) entries does not fit the file") }
+            return count
+        }
+
+        mutating func double() throws(DecodeError) -> Double? {
+            let value = Double(bitPattern: try uint64())
+            return value.isNaN ? nil : value
+        }
+
+        mutating func data() throws(DecodeError) -> [UInt8] { Array(try take(try integer())) }
+
+        mutating func string() throws(DecodeError) -> String {
+            let raw = try data()
+            guard let text = String(validating: raw, as: UTF8.self) else { throw DecodeError(description: "a name is not UTF-8") }
+            return text
+        }
+    }
+}
