@@ -86,6 +86,11 @@ private let places = [
             .init(identity: "nobody\u{0}at:0.0,0.0", sources: []),
         ])
 
+    @Test func checksumIsZlibs() {
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
+        for count in [0, 1, 7, 8, 9, 100, 10_000] { #expect(CRC32.checksum(bytes.prefix(count)) == Gzip.crc32(Array(bytes.prefix(count)))) }
+    }
+
     @Test func roundTrips() throws {
         #expect(try StateFile.decode(StateFile.encode(Self.sample)) == Self.sample)
         #expect(try StateFile.decode(StateFile.encode(SavedState(savedAt: 0))) == SavedState(savedAt: 0))
@@ -129,7 +134,7 @@ private let places = [
                 // Re-seal, as someone editing the file on purpose would.
                 var sealed = StateFile.magic + [1, 0, 0, 0]
                 let payload = Array(bytes[StateFile.headerCount...])
-                let crc = Gzip.crc32(payload)
+                let crc = CRC32.checksum(payload)
                 for shift in stride(from: 0, to: 32, by: 8) { sealed.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
                 for shift in stride(from: 0, to: 64, by: 8) { sealed.append(UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64(shift))) }
                 bytes = sealed + payload

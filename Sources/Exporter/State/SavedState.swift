@@ -36,13 +36,3 @@ struct SavedState: Equatable, Sendable {
     var recentStarts: [Double] = []
     var locations: [LocationEntry] = []
 }
-
-extension Location {
-    /// What makes a saved location this one: the name and the place, coordinates or query.
-    var identity: String {
-        switch place {
-        case .coordinates: "\(name)\u{0}at:\(place)"
-        case .query: "\(name)\u{0}query:\(place)"
-        }
-    }
-}

@@ -1,10 +1,9 @@
-import Gzip
-
 /// The state file's bytes: a header (magic, format version, CRC-32 and length of the payload), then
 /// the payload, little-endian, every string and body length-prefixed. A file cut short, changed by
 /// hand or from a newer version is refused as a whole; within a valid one every count and length is
 /// checked against what is left, so no input can make the decoder read out of bounds or allocate
-/// more than the file's size.
+/// more than the file's size. It needs nothing but the standard library, so the fuzzer and the
+/// crash test build it alone (Tests/reliability/state).
 enum StateFile {
     static let magic: [UInt8] = Array("OWXSTATE".utf8)
     static let version: UInt32 = 1
@@ -41,7 +40,7 @@ enum StateFile {
         out.bytes.reserveCapacity(headerCount + payload.bytes.count)
         out.bytes += magic
         out.uint32(version)
-        out.uint32(Gzip.crc32(payload.bytes))
+        out.uint32(CRC32.checksum(payload.bytes))
         out.uint64(UInt64(payload.bytes.count))
         out.bytes += payload.bytes
         return out.bytes
@@ -62,7 +61,7 @@ enum StateFile {
             throw DecodeError(description: "truncated or padded: the header says \(count) bytes of data, the file has \(bytes.count - headerCount)")
         }
         let payload = bytes[headerCount...]
-        guard payload.withContiguousStorageIfAvailable({ Gzip.crc32($0) }) ?? Gzip.crc32(Array(payload)) == crc else {
+        guard CRC32.checksum(payload) == crc else {
             throw DecodeError(description: "checksum mismatch (corrupted or edited)")
         }
         var reader = Reader(payload)
@@ -168,5 +167,45 @@ enum StateFile {
             guard let text = String(validating: raw, as: UTF8.self) else { throw DecodeError(description: "a name is not UTF-8") }
             return text
         }
+    }
+}
+
+/// CRC-32 (IEEE, as zlib and gzip compute it), eight bytes a step.
+enum CRC32 {
+    private static let tables: [[UInt32]] = {
+        var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
+        for byte in 0..<256 {
+            var crc = UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 != 0 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            tables[0][byte] = crc
+        }
+        for byte in 0..<256 {
+            for table in 1..<8 { tables[table][byte] = (tables[table - 1][byte] >> 8) ^ tables[0][Int(tables[table - 1][byte] & 0xFF)] }
+        }
+        return tables
+    }()
+
+    static func checksum(_ bytes: some Collection<UInt8>) -> UInt32 {
+        bytes.withContiguousStorageIfAvailable { checksum($0) } ?? checksum(Array(bytes))
+    }
+
+    static func checksum(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        tables.withUnsafeBufferPointer { tables in
+            let t0 = tables[0], t1 = tables[1], t2 = tables[2], t3 = tables[3]
+            let t4 = tables[4], t5 = tables[5], t6 = tables[6], t7 = tables[7]
+            var index = 0
+            while index + 8 <= bytes.count {
+                let low = crc ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
+                crc = t7[Int(low & 0xFF)] ^ t6[Int(low >> 8 & 0xFF)] ^ t5[Int(low >> 16 & 0xFF)] ^ t4[Int(low >> 24)]
+                    ^ t3[Int(bytes[index + 4])] ^ t2[Int(bytes[index + 5])] ^ t1[Int(bytes[index + 6])] ^ t0[Int(bytes[index + 7])]
+                index += 8
+            }
+            while index < bytes.count {
+                crc = t0[Int((crc ^ UInt32(bytes[index])) & 0xFF)] ^ (crc >> 8)
+                index += 1
+            }
+        }
+        return ~crc
     }
 }

@@ -81,3 +81,13 @@ enum StateRestore {
         return summary
     }
 }
+
+extension Location {
+    /// What makes a saved location this one: the name and the place, coordinates or query.
+    var identity: String {
+        switch place {
+        case .coordinates: "\(name)\u{0}at:\(place)"
+        case .query: "\(name)\u{0}query:\(place)"
+        }
+    }
+}
