@@ -14,35 +14,41 @@ enum StateFile {
     }
 
     static func encode(_ state: SavedState) -> [UInt8] {
-        var payload = Writer()
-        payload.double(state.savedAt)
-        payload.double(state.pausedUntil)
-        payload.integer(state.rateLimitStrikes)
-        payload.integer(state.recentStarts.count)
-        for start in state.recentStarts { payload.double(start) }
-        payload.integer(state.locations.count)
-        for location in state.locations {
-            payload.string(location.identity)
-            payload.integer(location.sources.count)
-            for source in location.sources {
-                payload.string(source.name)
-                payload.bytes.append(source.up.map { $0 ? 1 : 2 } ?? 0)
-                payload.double(source.lastSuccess)
-                payload.double(source.lastPollDuration)
-                payload.double(source.lastAttempt)
-                payload.double(source.nextDue)
-                payload.integer(source.failures)
-                payload.string(source.lastError ?? "")
-                payload.data(source.body)
-            }
-        }
         var out = Writer()
-        out.bytes.reserveCapacity(headerCount + payload.bytes.count)
+        // One buffer, header first and patched at the end: at 10,000 locations the file is megabytes,
+        // and a second copy of it would double what a write holds in memory.
+        out.bytes.reserveCapacity(headerCount + 64 + state.locations.reduce(0) { total, location in
+            total + 8 + location.identity.utf8.count + location.sources.reduce(0) { $0 + 64 + $1.name.utf8.count + $1.body.count }
+        })
         out.bytes += magic
         out.uint32(version)
-        out.uint32(CRC32.checksum(payload.bytes))
-        out.uint64(UInt64(payload.bytes.count))
-        out.bytes += payload.bytes
+        out.uint32(0)
+        out.uint64(0)
+        out.double(state.savedAt)
+        out.double(state.pausedUntil)
+        out.integer(state.rateLimitStrikes)
+        out.integer(state.recentStarts.count)
+        for start in state.recentStarts { out.double(start) }
+        out.integer(state.locations.count)
+        for location in state.locations {
+            out.string(location.identity)
+            out.integer(location.sources.count)
+            for source in location.sources {
+                out.string(source.name)
+                out.bytes.append(source.up.map { $0 ? 1 : 2 } ?? 0)
+                out.double(source.lastSuccess)
+                out.double(source.lastPollDuration)
+                out.double(source.lastAttempt)
+                out.double(source.nextDue)
+                out.integer(source.failures)
+                out.string(source.lastError ?? "")
+                out.data(source.body)
+            }
+        }
+        var header = Writer()
+        header.uint32(CRC32.checksum(out.bytes[headerCount...]))
+        header.uint64(UInt64(out.bytes.count - headerCount))
+        out.bytes.replaceSubrange(12..<headerCount, with: header.bytes)
         return out.bytes
     }
 
