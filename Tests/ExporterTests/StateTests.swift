@@ -15,10 +15,16 @@ private struct StateRig {
     let poller: Poller
     let keeper: StateKeeper
     let logs: LogCapture
+    let scratch: ScratchDirectory
     let directory: String
 
-    init(_ configuration: Configuration, directory: String, time: ManualTime = ManualTime(), answer: FakeTransport.Answer? = nil) throws {
+    init(
+        _ configuration: Configuration, scratch: ScratchDirectory = ScratchDirectory(), subdirectory: String = "", time: ManualTime = ManualTime(),
+        answer: FakeTransport.Answer? = nil
+    ) throws {
         self.time = time
+        self.scratch = scratch
+        let directory = scratch.path + subdirectory
         self.directory = directory
         transport = answer.map { FakeTransport(time: time, answer: $0) } ?? FakeTransport(time: time)
         let logs = LogCapture()
@@ -52,7 +58,7 @@ private struct StateRig {
     func restarted(_ configuration: Configuration, after: Double, answer: FakeTransport.Answer? = nil) throws -> StateRig {
         keeper.stop(poller)
         let wall = time.wall() + after
-        return try StateRig(configuration, directory: directory, time: ManualTime(monotonic: 50, epoch: wall - 50), answer: answer)
+        return try StateRig(configuration, scratch: scratch, time: ManualTime(monotonic: 50, epoch: wall - 50), answer: answer)
     }
 
     func state(_ location: String, _ source: String) -> WeatherStore.SourceState? {
@@ -63,9 +69,30 @@ private struct StateRig {
     }
 }
 
-private func temporaryDirectory() -> String {
-    var template = Array("/tmp/owx-state-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+/// A fresh directory under /tmp, removed with everything in it when the last reference goes.
+final class ScratchDirectory: Sendable {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/owx-state-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }
+
+    deinit { Self.remove(path) }
+
+    private static func remove(_ path: String) {
+        if let directory = opendir(path) {
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name == "." || name == ".." { continue }
+                remove(path + "/" + name)
+            }
+            closedir(directory)
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
 }
 
 private let places = [
@@ -164,7 +191,7 @@ struct SeededRandom {
 
     @Test func restartKeepsReadingsPlacesScheduleAndHealth() throws {
         let config = setup()
-        let first = try StateRig(config, directory: temporaryDirectory())
+        let first = try StateRig(config)
         first.run(until: 1000 + 30)
         #expect(first.transport.log.count == 5, "geocoding London, then weather and air pollution at both")
         let file = try #require(try StateStorage(directory: first.directory).read())
@@ -189,7 +216,7 @@ struct SeededRandom {
     }
 
     @Test func aChangedLocationKeepsNothing() throws {
-        let first = try StateRig(setup(), directory: temporaryDirectory())
+        let first = try StateRig(setup())
         first.run(until: 1030)
         var moved = setup()
         moved.locations[0] = Location(name: "Zocca", latitude: 44.35, longitude: 10.99)
@@ -202,7 +229,7 @@ struct SeededRandom {
     }
 
     @Test func staleReadingsAreNotServedButThePlaceStays() throws {
-        let first = try StateRig(setup(), directory: temporaryDirectory())
+        let first = try StateRig(setup())
         first.run(until: 1030)
         // Weather shows for 30 minutes (3 × 10m), air pollution for 3 hours.
         let second = try first.restarted(setup(), after: 2 * 3600)
@@ -218,7 +245,7 @@ struct SeededRandom {
     @Test func anHourOf429PauseSurvivesARestart() throws {
         let blocked: FakeTransport.Answer = { _ in .failure(.http(status: 429, message: "blocked", retryAfterSeconds: 3600)) }
         let config = configuration([places[0]])
-        let first = try StateRig(config, directory: temporaryDirectory(), answer: blocked)
+        let first = try StateRig(config, answer: blocked)
         first.run(until: 1010)
         #expect(first.transport.log.count == 1)
         let second = try first.restarted(config, after: 60)
@@ -232,7 +259,7 @@ struct SeededRandom {
     @Test func backoffSurvivesARestart() throws {
         let failing: FakeTransport.Answer = { _ in .failure(.http(status: 503, message: "down", retryAfterSeconds: nil)) }
         let config = configuration([places[0]])
-        let first = try StateRig(config, directory: temporaryDirectory(), answer: failing)
+        let first = try StateRig(config, answer: failing)
         // One failure: the retry is 10 minutes ± 20% away.
         first.run(until: 1001)
         #expect(first.transport.log.count == 1)
@@ -246,7 +273,7 @@ struct SeededRandom {
     @Test func theBudgetSurvivesARestart() throws {
         let locations = (0..<5).map { Location(name: "L\($0)", latitude: Double($0), longitude: 0) }
         let config = configuration(locations, budget: 2)
-        let first = try StateRig(config, directory: temporaryDirectory())
+        let first = try StateRig(config)
         first.run(until: 1000 + 31)
         #expect(first.transport.log.count == 2, "2 a minute, spaced by 30.5 s")
         let second = try first.restarted(config, after: 1)
@@ -257,10 +284,10 @@ struct SeededRandom {
     }
 
     @Test func aCorruptFileIsOneWarningAndACleanStart() throws {
-        let directory = temporaryDirectory()
-        let storage = try StateStorage(directory: directory)
+        let scratch = ScratchDirectory()
+        let storage = try StateStorage(directory: scratch.path)
         try storage.write(Array(StateFile.encode(StateFileTests.sample).dropLast(3)))
-        let rig = try StateRig(configuration([places[0]]), directory: directory)
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch)
         #expect(rig.logs.all.count { $0.contains("level=warn") } == 1)
         #expect(rig.logs.all.contains { $0.contains("state file cannot be used") && $0.contains("truncated") })
         rig.run(until: 1001)
@@ -271,7 +298,7 @@ struct SeededRandom {
 
     @Test func writesArePacedWhateverTheChanges() throws {
         let locations = (0..<50).map { Location(name: "L\($0)", latitude: Double($0), longitude: 0) }
-        let rig = try StateRig(configuration(locations, budget: 6000), directory: temporaryDirectory())
+        let rig = try StateRig(configuration(locations, budget: 6000))
         var writes: [Double] = []
         var last = 0.0
         for tick in 0..<200 {
@@ -287,8 +314,8 @@ struct SeededRandom {
     }
 
     @Test func anUnwritableDirectoryLaterIsAWarningAndAMetric() throws {
-        let directory = temporaryDirectory()
-        let rig = try StateRig(configuration([places[0]]), directory: directory)
+        let rig = try StateRig(configuration([places[0]]))
+        let directory = rig.directory
         #expect(rmdir(directory) == 0)
         rig.run(until: 1001)
         rig.time.advance(StateKeeper.spacing)
@@ -308,9 +335,8 @@ struct SeededRandom {
     }
 
     @Test func theFileIsTheOwnersAlone() throws {
-        let parent = temporaryDirectory()
-        let directory = parent + "/state"
-        let rig = try StateRig(configuration([places[0]]), directory: directory)
+        let rig = try StateRig(configuration([places[0]]), subdirectory: "/state")
+        let directory = rig.directory
         rig.run(until: 1010)
         var info = stat()
         #expect(stat(directory, &info) == 0 && info.st_mode & 0o777 == 0o700)
@@ -318,12 +344,41 @@ struct SeededRandom {
     }
 
     @Test func aDirectoryThatCannotBeUsedIsAnError() throws {
-        let parent = temporaryDirectory()
+        let scratch = ScratchDirectory()
+        let parent = scratch.path
         let file = parent + "/plain-file"
         try StateStorage(directory: parent).write([1])
         #expect(rename(parent + "/" + StateStorage.fileName, file) == 0)
         #expect(throws: StateStorageError.self) { try StateStorage(directory: file) }
         #expect(throws: StateStorageError.self) { try StateStorage(directory: "/proc/self/owx-state") }
         #expect(throws: StateStorageError.self) { try StateStorage(directory: parent + "/missing/state") }
+    }
+}
+
+@Suite struct StateConfigurationTests {
+    private func load(_ arguments: [String], environment: [String: String] = ["OPENWEATHER_API_KEY": "k"]) throws -> Configuration {
+        guard case .run(let configuration) = try ConfigurationLoader(arguments: arguments, environment: environment).load() else {
+            throw ConfigError("not a run")
+        }
+        return configuration
+    }
+
+    @Test func offByDefaultAlsoInTheDemo() throws {
+        #expect(try load(["--location", "A=1,2"]).storagePath == nil)
+        #expect(try load(["--demo"]).storagePath == nil)
+        #expect(try load(["--demo", "--storage.path=/tmp/x"]).storagePath == "/tmp/x")
+    }
+
+    @Test func fromTheFlagTheEnvironmentOrTheFile() throws {
+        #expect(try load(["--location", "A=1,2", "--storage.path", "/var/lib/owx"]).storagePath == "/var/lib/owx")
+        #expect(try load(["--location", "A=1,2"], environment: ["OPENWEATHER_API_KEY": "k", "OPENWEATHER_EXPORTER_STORAGE_PATH": "/env"]).storagePath == "/env")
+        let file = temporaryFile(#"{"storage": {"path": "/from-file"}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
+        defer { unlink(file) }
+        #expect(try load(["--config.file", file]).storagePath == "/from-file")
+        #expect(Flag.helpText.contains("--storage.path=DIR"))
+    }
+
+    @Test func anEmptyPathIsAnError() {
+        #expect(throws: ConfigError.self) { try load(["--location", "A=1,2", "--storage.path="]) }
     }
 }
