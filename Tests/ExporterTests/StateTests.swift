@@ -166,7 +166,14 @@ private let places = [
                 for shift in stride(from: 0, to: 64, by: 8) { sealed.append(UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64(shift))) }
                 bytes = sealed + payload
             }
-            if (try? StateFile.decode(bytes)) != nil { decoded += 1 }
+            guard let state = try? StateFile.decode(bytes) else { continue }
+            decoded += 1
+            // What decodes must also restore without harm: into a poller that has the sample's location.
+            if decoded % 8 == 0 {
+                let rig = Rig(configuration([places[0]], collectors: ["weather": .seconds(600), "air-pollution": .seconds(3600)]))
+                _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000) { $0 + "\u{0}" + $1 }
+                rig.run(until: 1000 + 7200)
+            }
         }
         #expect(decoded > 100, "re-sealed mutations should often still parse, reaching the restore's own checks")
     }

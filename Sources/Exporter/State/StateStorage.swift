@@ -15,7 +15,7 @@ struct StateStorage: Sendable {
 
     static let fileName = "openweather-exporter.state"
 
-    /// Makes the directory (0700) if it is missing and proves it writable; `warnings` for one others can read.
+    /// Makes the directory (0700) if it is missing and proves it writable.
     init(directory: String) throws(StateStorageError) {
         self.directory = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         let shown = "--storage.path \"\(directory)\""
@@ -36,12 +36,6 @@ struct StateStorage: Sendable {
         }
         close(fd)
         unlink(probe)
-    }
-
-    /// True when users other than the owner may enter the directory.
-    var isOpenToOthers: Bool {
-        var info = stat()
-        return stat(directory, &info) == 0 && info.st_mode & (S_IRWXG | S_IRWXO) != 0
     }
 
     /// The file's bytes; nil when there is none yet.
