@@ -76,7 +76,10 @@ public final class Exporter: Sendable {
     public func shutdown() {
         ticking.store(false, ordering: .relaxed)
         poller.stop()
-        keeper?.stop(poller)
+        if let keeper {
+            poller.settle(grace: StateKeeper.settleGrace)
+            keeper.stop(poller)
+        }
         server.shutdown(gracePeriod: .milliseconds(1500))
     }
 

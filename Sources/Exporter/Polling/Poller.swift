@@ -128,6 +128,24 @@ public final class Poller: Sendable {
         finished.wait()
     }
 
+    /// After `stop`: waits up to `grace` seconds for the requests in flight and stores their answers,
+    /// so the state saved next has them and the next run does not ask again.
+    func settle(grace: Double) {
+        let deadline = time.monotonic() + grace
+        while true {
+            let now = time.monotonic()
+            let (recorded, waiting) = core.withLock { core in
+                let completions = core.completions
+                core.completions = []
+                for completion in completions { record(completion, in: &core, now: now) }
+                return (!completions.isEmpty, core.schedule.inFlightCount > 0)
+            }
+            if recorded { onChange() }
+            guard waiting, now < deadline else { return }
+            _ = wake.wait(timeout: .now() + .milliseconds(10))
+        }
+    }
+
     /// Lets the state keeper read the plan, the schedule and the store as one consistent picture.
     func withState<Result>(_ body: (Plan, PollSchedule, WeatherStore.Snapshot) -> Result) -> Result {
         core.withLock { body($0.plan, $0.schedule, store.snapshot()) }

@@ -13,6 +13,9 @@ final class StateKeeper: Sendable {
     /// An answer still in flight when the state is saved is tried again this soon after it was sent
     /// (or after the job's interval, if shorter): its outcome is lost, but it counted against the plan.
     static let inFlightRetry = 60.0
+    /// How long a shutdown waits for the answers in flight before the last write (they take a few
+    /// hundred milliseconds from OpenWeather); the rest are saved as in flight.
+    static let settleGrace = 0.5
     /// The longest 429 pause believed from a file (an hour is the most OpenWeather asks for).
     static let longestPause = 86_400.0
 
