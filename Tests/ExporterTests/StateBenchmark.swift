@@ -7,7 +7,8 @@ import Testing
 /// State file costs for `Tests/bench/run.sh`, not a test: skipped unless `BENCH=1`; prints instead
 /// of asserting. At `BENCH_LOCATIONS` locations (10,000), each with weather and air pollution
 /// answered from the fixtures: the file's size, the bodies kept in memory, and the time of one
-/// write (capture under the poller's lock, encoding, writing with fsync) and of one load at start.
+/// write (capture under the poller's lock, then encoding streamed to the file with fsync; encoding
+/// alone for reference) and of one load at start.
 @Suite(.enabled(if: getenv("BENCH") != nil, "set BENCH=1 to run the state benchmark"))
 struct StateBenchmark {
     @Test func stateFileAtScale() throws {
@@ -39,9 +40,11 @@ struct StateBenchmark {
         let storage = try StateStorage(directory: directory)
         var state = SavedState(savedAt: 0)
         let capture = RenderBenchmark.measure("capture", runs: 5) { state = keeper.capture(poller) }
-        var bytes: [UInt8] = []
-        let encode = RenderBenchmark.measure("encode", runs: 5) { bytes = StateFile.encode(state) }
-        let write = RenderBenchmark.measure("write", runs: 5) { try? storage.write(bytes) }
+        let bytes = StateFile.encode(state)
+        let encode = RenderBenchmark.measure("encode", runs: 5) { _ = StateFile.write(state) { _ in } }
+        let write = RenderBenchmark.measure("write", runs: 5) {
+            try? storage.write(headerCount: StateFile.headerCount) { StateFile.write(state, emit: $0) }
+        }
         let bodies = state.locations.reduce(0) { $0 + $1.sources.reduce(0) { $0 + $1.body.count } }
         let load = RenderBenchmark.measure("load", runs: 5) {
             let later = ManualTime(monotonic: 50, epoch: time.wall() - 50 + 60)

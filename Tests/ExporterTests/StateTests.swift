@@ -120,6 +120,10 @@ private let places = [
 
     @Test func roundTrips() throws {
         #expect(try StateFile.decode(StateFile.encode(Self.sample)) == Self.sample)
+        var pieces: [[UInt8]] = []
+        let header = StateFile.write(Self.sample, pieceSize: 100) { pieces.append($0) }
+        #expect(pieces.count >= 2 && header.count == StateFile.headerCount)
+        #expect(header + pieces.joined() == StateFile.encode(Self.sample), "streamed in pieces, the same bytes")
         #expect(try StateFile.decode(StateFile.encode(SavedState(savedAt: 0))) == SavedState(savedAt: 0))
     }
 
@@ -176,6 +180,16 @@ private let places = [
             }
         }
         #expect(decoded > 100, "re-sealed mutations should often still parse, reaching the restore's own checks")
+    }
+}
+
+extension StateStorage {
+    /// Puts these exact bytes in the file, as a damaged or hand-made one.
+    func write(_ bytes: [UInt8]) throws(StateStorageError) {
+        try write(headerCount: 0) { emit in
+            emit(bytes)
+            return []
+        }
     }
 }
 

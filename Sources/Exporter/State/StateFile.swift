@@ -13,43 +13,49 @@ enum StateFile {
         let description: String
     }
 
+    /// The whole file in memory.
     static func encode(_ state: SavedState) -> [UInt8] {
-        var out = Writer()
-        // One buffer, header first and patched at the end: at 10,000 locations the file is megabytes,
-        // and a second copy of it would double what a write holds in memory.
-        out.bytes.reserveCapacity(headerCount + 64 + state.locations.reduce(0) { total, location in
-            total + 8 + location.identity.utf8.count + location.sources.reduce(0) { $0 + 64 + $1.name.utf8.count + $1.body.count }
-        })
-        out.bytes += magic
-        out.uint32(version)
-        out.uint32(0)
-        out.uint64(0)
-        out.double(state.savedAt)
-        out.double(state.pausedUntil)
-        out.integer(state.rateLimitStrikes)
-        out.integer(state.recentStarts.count)
-        for start in state.recentStarts { out.double(start) }
-        out.integer(state.locations.count)
-        for location in state.locations {
-            out.string(location.identity)
-            out.integer(location.sources.count)
-            for source in location.sources {
-                out.string(source.name)
-                out.bytes.append(source.up.map { $0 ? 1 : 2 } ?? 0)
-                out.double(source.lastSuccess)
-                out.double(source.lastPollDuration)
-                out.double(source.lastAttempt)
-                out.double(source.nextDue)
-                out.integer(source.failures)
-                out.string(source.lastError ?? "")
-                out.data(source.body)
+        var payload: [UInt8] = []
+        let header = write(state) { payload += $0 }
+        return header + payload
+    }
+
+    /// Streams the payload to `emit` in pieces of about `pieceSize` bytes, and returns the header
+    /// that goes before it (it holds the payload's CRC and length, known only at the end). A writer
+    /// never holds the whole file: at 10,000 locations it is megabytes.
+    static func write(_ state: SavedState, pieceSize: Int = 64 * 1024, emit: ([UInt8]) -> Void) -> [UInt8] {
+        let (crc, count) = withoutActuallyEscaping(emit) { emit in
+            var out = Writer(pieceSize: pieceSize, emit: emit)
+            out.double(state.savedAt)
+            out.double(state.pausedUntil)
+            out.integer(state.rateLimitStrikes)
+            out.integer(state.recentStarts.count)
+            for start in state.recentStarts { out.double(start) }
+            out.integer(state.locations.count)
+            for location in state.locations {
+                out.string(location.identity)
+                out.integer(location.sources.count)
+                for source in location.sources {
+                    out.string(source.name)
+                    out.byte(source.up.map { $0 ? 1 : 2 } ?? 0)
+                    out.double(source.lastSuccess)
+                    out.double(source.lastPollDuration)
+                    out.double(source.lastAttempt)
+                    out.double(source.nextDue)
+                    out.integer(source.failures)
+                    out.string(source.lastError ?? "")
+                    out.data(source.body)
+                }
             }
+            out.flush()
+            return (out.crc, out.count)
         }
-        var header = Writer()
-        header.uint32(CRC32.checksum(out.bytes[headerCount...]))
-        header.uint64(UInt64(out.bytes.count - headerCount))
-        out.bytes.replaceSubrange(12..<headerCount, with: header.bytes)
-        return out.bytes
+        var header = Writer(pieceSize: .max, emit: { _ in })
+        header.bytes = magic
+        header.uint32(version)
+        header.uint32(crc)
+        header.uint64(UInt64(count))
+        return header.bytes
     }
 
     static func decode(_ bytes: [UInt8]) throws(DecodeError) -> SavedState {
@@ -101,8 +107,29 @@ enum StateFile {
         return state
     }
 
+    /// Collects bytes and hands them on in pieces, keeping the CRC and count of all it handed on.
     private struct Writer {
         var bytes: [UInt8] = []
+        let pieceSize: Int
+        let emit: ([UInt8]) -> Void
+        private(set) var crc: UInt32 = 0
+        private(set) var count = 0
+
+        init(pieceSize: Int, emit: @escaping ([UInt8]) -> Void) {
+            self.pieceSize = pieceSize
+            self.emit = emit
+            if pieceSize < .max { bytes.reserveCapacity(pieceSize + 64) }
+        }
+
+        mutating func flush() {
+            guard !bytes.isEmpty else { return }
+            crc = CRC32.checksum(bytes, continuing: crc)
+            count += bytes.count
+            emit(bytes)
+            bytes.removeAll(keepingCapacity: true)
+        }
+
+        mutating func byte(_ value: UInt8) { bytes.append(value) }
 
         mutating func uint32(_ value: UInt32) {
             for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
@@ -120,6 +147,7 @@ enum StateFile {
         mutating func data(_ value: [UInt8]) {
             integer(value.count)
             bytes += value
+            if bytes.count >= pieceSize { flush() }
         }
 
         mutating func string(_ value: String) { data(Array(value.utf8)) }
@@ -191,12 +219,13 @@ enum CRC32 {
         return tables
     }()
 
-    static func checksum(_ bytes: some Collection<UInt8>) -> UInt32 {
-        bytes.withContiguousStorageIfAvailable { checksum($0) } ?? checksum(Array(bytes))
+    /// `continuing`: the checksum of the bytes before these, as zlib's `crc32(crc, ...)` takes it.
+    static func checksum(_ bytes: some Collection<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
+        bytes.withContiguousStorageIfAvailable { checksum($0, continuing: previous) } ?? checksum(Array(bytes), continuing: previous)
     }
 
-    static func checksum(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
+    static func checksum(_ bytes: UnsafeBufferPointer<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
+        var crc = ~previous
         tables.withUnsafeBufferPointer { tables in
             let t0 = tables[0], t1 = tables[1], t2 = tables[2], t3 = tables[3]
             let t4 = tables[4], t5 = tables[5], t6 = tables[6], t7 = tables[7]

@@ -114,10 +114,10 @@ final class StateKeeper: Sendable {
 
     private func write(_ poller: Poller) {
         writing.withLock { _ in
-            let bytes = StateFile.encode(capture(poller))
+            let saved = capture(poller)
             let result: Result<Void, StateStorageError>
             do throws(StateStorageError) {
-                try storage.write(bytes)
+                try storage.write(headerCount: StateFile.headerCount) { emit in StateFile.write(saved, emit: emit) }
                 result = .success(())
             } catch {
                 result = .failure(error)

@@ -44,28 +44,36 @@ struct StateStorage: Sendable {
         return try Files.read(path, limit: 1 << 30)
     }
 
-    func write(_ bytes: [UInt8]) throws(StateStorageError) {
+    /// Replaces the file with what `body` streams: `body` gets a function to append bytes after a
+    /// header of `headerCount` bytes and returns that header, written last at the start. Nothing
+    /// becomes visible under the file's name before all of it is on disk.
+    func write(headerCount: Int, _ body: (_ emit: ([UInt8]) -> Void) -> [UInt8]) throws(StateStorageError) {
         let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw failure("cannot create \(temporaryPath)") }
+        defer { close(fd) }
         // A leftover temporary file may have another mode; the state is the owner's alone.
         fchmod(fd, 0o600)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                let error = failure("cannot write \(temporaryPath)")
-                close(fd)
-                throw error
+        var offset = headerCount
+        var failed: StateStorageError?
+        func put(_ bytes: [UInt8], at start: Int) {
+            var written = 0
+            while failed == nil && written < bytes.count {
+                let count = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(start + written)) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else {
+                    failed = failure("cannot write \(temporaryPath)")
+                    return
+                }
+                written += count
             }
-            written += count
         }
-        guard fsync(fd) == 0 else {
-            let error = failure("cannot sync \(temporaryPath)")
-            close(fd)
-            throw error
+        let header = body { bytes in
+            put(bytes, at: offset)
+            offset += bytes.count
         }
-        close(fd)
+        put(header, at: 0)
+        if let failed { throw failed }
+        guard fsync(fd) == 0 else { throw failure("cannot sync \(temporaryPath)") }
         guard rename(temporaryPath, path) == 0 else { throw failure("cannot rename \(temporaryPath) to \(path)") }
         // The rename is durable only once the directory is.
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

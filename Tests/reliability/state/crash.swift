@@ -1,5 +1,5 @@
 // The state writer alone, for ../state.sh: `crash DIR write` writes states of growing
-// generation through StateStorage (temporary file, fsync, rename, fsync of the directory) as
+// generation through StateStorage (streamed to a temporary file, fsync, rename, fsync of the directory) as
 // fast as it can until it is killed; `crash DIR check` loads the file the way the exporter does
 // and prints its generation, or fails. Built with StateFile.swift, SavedState.swift,
 // StateStorage.swift and Files.swift.
@@ -30,7 +30,8 @@ enum Crash {
             var generation = 1
             if let bytes = try? storage.read(), let old = try? StateFile.decode(bytes) { generation = Int(old.savedAt) + 1 }
             while true {
-                do { try storage.write(StateFile.encode(state(generation: generation))) } catch { fatalError("\(error)") }
+                let next = state(generation: generation)
+                do { try storage.write(headerCount: StateFile.headerCount) { StateFile.write(next, emit: $0) } } catch { fatalError("\(error)") }
                 generation += 1
             }
         case "check":
