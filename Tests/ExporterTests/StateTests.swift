@@ -1,6 +1,7 @@
 import Glibc
 import Gzip
 import OpenWeather
+import Synchronization
 import TestSupport
 import Testing
 
@@ -353,6 +354,39 @@ struct SeededRandom {
         rig.keeper.step(rig.poller)
         #expect(rig.store.snapshot().stateWrites?.lastSuccess == rig.time.wall())
         #expect(rig.logs.all.contains { $0.contains("state file written again") })
+    }
+
+    /// A request in flight when the state is saved counted against the plan: the next run asks again
+    /// a minute after it was sent, not at once; and an answer that came in before the last write is kept.
+    @Test func requestsInFlightAtShutdown() throws {
+        let scratch = ScratchDirectory()
+        let time = ManualTime()
+        let held = Mutex<[@Sendable () -> Void]>([])
+        let config = configuration([places[0]])
+        let transport = FakeTransport(time: time)
+        let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
+        let plan = config.pollerPlan(transport: transport)
+        let store = WeatherStore(
+            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
+        let poller = Poller(
+            plan: plan, store: store, logger: logger, time: time, execute: { work in held.withLock { $0.append(work) } },
+            keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
+        poller.step()
+        #expect(transport.log.isEmpty && held.withLock { $0.count } == 1, "sent, not answered")
+        time.advance(1)
+        let inFlight = keeper.capture(poller).locations[0].sources[0]
+        #expect(inFlight.nextDue == time.wall() - 1 + StateKeeper.inFlightRetry)
+        #expect(inFlight.lastAttempt == time.wall() - 1)
+
+        // The answer arrives during the shutdown's grace: stored, and in the last write.
+        held.withLock { list in defer { list = [] }; return list }.forEach { $0() }
+        poller.settle(grace: 0)
+        keeper.stop(poller)
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()))
+        #expect(saved.locations[0].sources[0].up == true && !saved.locations[0].sources[0].body.isEmpty)
+        #expect(saved.locations[0].sources[0].nextDue! > time.wall() + 300, "polled: next due at its phase, minutes away")
     }
 
     @Test func theFileIsTheOwnersAlone() throws {
