@@ -264,6 +264,22 @@ struct SeededRandom {
         #expect(second.transport.requests(to: "/geo/1.0/direct").isEmpty)
     }
 
+    @Test func aReadingThatNoLongerDecodesIsPolledAtOnce() throws {
+        let first = try StateRig(configuration([places[0]]))
+        first.run(until: 1001)
+        first.keeper.stop(first.poller)
+        // As if an upgrade's decoder refused the saved answer: a body cut short.
+        let storage = try StateStorage(directory: first.directory)
+        var saved = try StateFile.decode(try #require(try storage.read()))
+        saved.locations[0].sources[0].body.removeLast(10)
+        try storage.write(StateFile.encode(saved))
+        let second = try StateRig(configuration([places[0]]), scratch: first.scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
+        #expect(second.state("Zocca", "weather")?.reading == nil)
+        second.run(until: 51)
+        #expect(second.transport.log.count == 1, "not left blank until its next due time, 10 minutes away")
+        #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
+    }
+
     @Test func anHourOf429PauseSurvivesARestart() throws {
         let blocked: FakeTransport.Answer = { _ in .failure(.http(status: 429, message: "blocked", retryAfterSeconds: 3600)) }
         let config = configuration([places[0]])

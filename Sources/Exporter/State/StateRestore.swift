@@ -19,6 +19,9 @@ enum StateRestore {
         let byIdentity = Dictionary(saved.locations.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
         var summary = Summary()
         var resolved = Set<Int>()
+        /// Jobs whose fresh reading could not be decoded again (a decoder made stricter by an upgrade):
+        /// polled at once rather than left blank until their next due time.
+        var lost = Set<Int>()
         var jobs: [(index: Int, nextDue: Double, failures: Int, lastStart: Double?, done: Bool)] = []
         poller.restore(
             store: { plan in
@@ -32,12 +35,14 @@ enum StateRestore {
                         state.lastError = old.lastError
                         state.lastPollDuration = old.lastPollDuration.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
                         state.lastSuccess = old.lastSuccess.flatMap { $0.isFinite && $0 > 0 && $0 <= wallNow + 60 ? $0 : nil }
-                        if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= plan.maxStaleness[slot],
-                            let reading = try? source.decode(old.body, for: location)
-                        {
-                            state.reading = reading
-                            summary.bodies[key(location.identity, source.name)] = old.body
-                            summary.readings += 1
+                        if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= plan.maxStaleness[slot] {
+                            if let reading = try? source.decode(old.body, for: location) {
+                                state.reading = reading
+                                summary.bodies[key(location.identity, source.name)] = old.body
+                                summary.readings += 1
+                            } else {
+                                lost.insert(position * plan.sources.count + slot)
+                            }
                         }
                         store.restore(location: position, source: slot, state)
                     }
@@ -61,8 +66,9 @@ enum StateRestore {
                         let failures = min(max(old.failures, 0), 30)
                         // A shorter interval than last run's, or a clock set back, must not push a poll far out.
                         let longest = failures == 0 ? plan.intervals[slot].seconds : max(plan.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
+                        let index = position * sourceCount + slot
                         jobs.append((
-                            position * sourceCount + slot, min(max(monotonic(nextDue), now), now + longest), failures,
+                            index, lost.contains(index) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
                             old.lastAttempt.flatMap { $0.isFinite ? monotonic($0) : nil }, false
                         ))
                     }
