@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "Simulator", "TestSupport"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["openweather-exporter", "TestSupport"]
+            dependencies: ["openweather-exporter", "Simulator", "TestSupport"]
         ),
     ]
 )

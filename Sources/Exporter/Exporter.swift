@@ -9,11 +9,13 @@ public final class Exporter: Sendable {
     private let server: HTTPServer
     private let poller: Poller
     private let publisher: MetricsPublisher
+    private let keeper: StateKeeper?
     private let reloading: Reloading
     private let ticking = Atomic<Bool>(true)
 
-    /// Binds the listening socket, so a taken address fails here, before anything runs.
-    /// Throws `HTTPServerError`. Untyped on purpose: a class initializer with typed
+    /// Binds the listening socket, so a taken address fails here, before anything runs; reads the
+    /// state file, so the first scrape already shows what the last run knew.
+    /// Throws `HTTPServerError`, or `StateStorageError` for a state directory it cannot use. Untyped on purpose: a class initializer with typed
     /// throws miscompiles in Swift 6.3 (the allocating thunk crashes when it throws).
     public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
         let plan = configuration.pollerPlan()
@@ -21,7 +23,23 @@ public final class Exporter: Sendable {
             locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds, now: time.wall())
         let publisher = MetricsPublisher(store: store, time: time, gzipAbove: configuration.gzipAbove)
-        let poller = Poller(plan: plan, store: store, logger: logger, time: time) { publisher.weatherChanged() }
+        let keeper: StateKeeper?
+        if let path = configuration.storagePath {
+            let storage = try StateStorage(directory: path)
+            keeper = StateKeeper(storage: storage, store: store, logger: logger, time: time) { publisher.weatherChanged() }
+        } else {
+            keeper = nil
+        }
+        var keepBody: (@Sendable (Location, String, [UInt8]) -> Void)?
+        if let keeper { keepBody = { location, source, body in keeper.keep(body: body, location: location, source: source) } }
+        let poller = Poller(plan: plan, store: store, logger: logger, time: time, keepBody: keepBody) {
+            publisher.weatherChanged()
+            keeper?.changed()
+        }
+        if let keeper {
+            keeper.load(into: poller)
+            publisher.refreshWeather()
+        }
         let reloading = Reloading(
             configuration: configuration, reloader: reloader, store: store, publisher: publisher, poller: poller, logger: logger)
 
@@ -38,6 +56,7 @@ public final class Exporter: Sendable {
                 reload: { reloading.reload() }))
         self.poller = poller
         self.publisher = publisher
+        self.keeper = keeper
         self.reloading = reloading
     }
 
@@ -47,15 +66,20 @@ public final class Exporter: Sendable {
     public func start() {
         server.start()
         poller.start()
+        keeper?.start(poller)
         Threads.spawn(name: "metrics-tick") { [self] in
             publisher.runTimers { ticking.load(ordering: .relaxed) }
         }
     }
 
-    /// Stops polling, then lets the server finish responses in flight.
+    /// Stops polling and saves the state, then lets the server finish responses in flight.
     public func shutdown() {
         ticking.store(false, ordering: .relaxed)
         poller.stop()
+        if let keeper {
+            poller.settle(grace: StateKeeper.settleGrace)
+            keeper.stop(poller)
+        }
         server.shutdown(gracePeriod: .milliseconds(1500))
     }
 

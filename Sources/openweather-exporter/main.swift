@@ -88,6 +88,8 @@ do {
         if let demoURL, next.demo { next.openWeatherURL = demoURL }
         return next
     }
+} catch let error as StateStorageError {
+    fail(error.description)
 } catch {
     fail("\(error)", status: 1)
 }

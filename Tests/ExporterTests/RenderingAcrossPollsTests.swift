@@ -9,7 +9,6 @@ import Testing
     @Test func everyRenderAfterAPollEqualsAFreshOne() throws {
         let now = WeatherRenderingTests.now
         let store = try WeatherRenderingTests.store()
-        let snapshot = store.snapshot()
         var rendering = WeatherRendering(gzipAbove: .max)
         let first = rendering.render(store.snapshot(), now: now)
         #expect(Array(first.chunks.joined()) == renderPlain(store.snapshot(), now: now))

@@ -13,10 +13,7 @@ import Testing
     /// which sorts and escapes on its own.
     static func direct(_ bytes: [UInt8]) -> [UInt8] { ExpositionText.reRendered(bytes) }
 
-    static func rendering(_ store: WeatherStore, gzipAbove: Int = .max) -> WeatherRendering {
-        let snapshot = store.snapshot()
-        return WeatherRendering(gzipAbove: gzipAbove)
-    }
+    static func rendering(gzipAbove: Int = .max) -> WeatherRendering { WeatherRendering(gzipAbove: gzipAbove) }
 
     /// More locations than a few shards, listed out of label order, with names that need escaping
     /// or sort by their bytes ("Z" before "a", "é" after "z").
@@ -57,7 +54,7 @@ import Testing
 
     @Test func aPollReRendersOnlyWhatChangedAndStaysIdentical() throws {
         let store = try Self.store()
-        var rendering = Self.rendering(store)
+        var rendering = Self.rendering()
         _ = rendering.render(store.snapshot(), now: Self.now)
         let reading = try ExpositionGoldenTests.fixture("current-zocca-rain.json")
         store.success("B6", "weather", reading, duration: 0.5, now: Self.now + 1)
@@ -99,7 +96,7 @@ import Testing
         let stale = renderPlain(store.snapshot(), now: Self.now + 3000)
         let threshold = fresh.count * 9 / 10
         #expect(stale.count < threshold * 3 / 4)
-        var rendering = Self.rendering(store, gzipAbove: threshold)
+        var rendering = Self.rendering(gzipAbove: threshold)
         func check(_ at: Double, gzipped: Bool) {
             let body = rendering.render(store.snapshot(), now: at)
             let expected = renderPlain(store.snapshot(), now: at)

@@ -6,7 +6,8 @@
 # Side by side on this machine: the exporter's /metrics against nginx serving the
 # same bytes as a static file and the Prometheus Pushgateway (the official Go
 # client's handler) holding the same families; resident memory with 10, 1,000 and
-# 10,000 locations; render time and CPU per poll round; startup time and binary size.
+# 10,000 locations; render time and CPU per poll round; startup time and binary size;
+# the state file (--storage.path) at 10,000 locations: size, time per write, RSS, restart.
 # Loopback only. Writes Tests/bench/results/latest.md and prints a one-line summary.
 #
 # Environment:
@@ -56,12 +57,14 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 FAST=(--openweather.max-requests-per-minute=100000 --collector.weather.interval=15s)
 
 # sample_rss: the resident memory of MID_PID and LARGE_PID once a second over a 15 s poll round.
+# With STATE_PID set, that exporter (state kept on disk) too.
 sample_rss() {
-    rss_mid_samples=() rss_large_samples=()
+    rss_mid_samples=() rss_large_samples=() rss_state_samples=()
     for _ in $(seq 1 15); do
         sleep 1
         rss_mid_samples+=("$($TOOL rss "$MID_PID")")
         rss_large_samples+=("$($TOOL rss "$LARGE_PID")")
+        [ -z "${STATE_PID:-}" ] || rss_state_samples+=("$($TOOL rss "$STATE_PID")")
     done
 }
 
@@ -179,8 +182,14 @@ if [ "$LARGE" -gt 0 ]; then
     MID_PID=$PID MID_PORT=$PORT
     OPENWEATHER_API_KEY=bench start_exporter large --openweather.url="$SIM_URL" --config.file="$WORK/large.json" "${FAST[@]}"
     LARGE_PID=$PID LARGE_PORT=$PORT
+    # The same with a state file: its RSS beside the large one's is the cost of keeping the bodies.
+    mkdir -p "$WORK/state"
+    STATE_ARGS=(--openweather.url="$SIM_URL" --config.file="$WORK/large.json" --storage.path="$WORK/state" "${FAST[@]}")
+    OPENWEATHER_API_KEY=bench start_exporter state "${STATE_ARGS[@]}"
+    STATE_PID=$PID STATE_PORT=$PORT
     $TOOL wait "http://127.0.0.1:$MID_PORT/-/ready" 120
     $TOOL wait "http://127.0.0.1:$LARGE_PORT/-/ready" 120
+    $TOOL wait "http://127.0.0.1:$STATE_PORT/-/ready" 120
     sleep 2
     # CPU over one poll interval (15 s), all three exporters at once, no scrapes meanwhile; the
     # readings before and after accept gzip, as Prometheus does (a plain scrape would cost an inflate).
@@ -190,6 +199,22 @@ if [ "$LARGE" -gt 0 ]; then
     cpu0_sim=$($TOOL cpu "$SIM_PID")
     # Resident memory swings within a round (chunks re-rendered, then trimmed): sample it every second.
     sample_rss
+    rss_state=$(printf '%s\n' "${rss_state_samples[@]}" | sort -n | tail -1)
+    rss_state_min=$(printf '%s\n' "${rss_state_samples[@]}" | sort -n | head -1)
+    state_bytes=$(stat -c %s "$WORK/state/openweather-exporter.state")
+    state_mode=$(stat -c %a "$WORK/state/openweather-exporter.state")
+    # A restart: SIGTERM (a last write), then the time until /-/ready says 200 with every location restored.
+    kill -TERM "$STATE_PID"; wait "$STATE_PID" 2>/dev/null || true
+    restart_start=$(date +%s.%N)
+    OPENWEATHER_API_KEY=bench start_exporter state-restart "${STATE_ARGS[@]}"
+    STATE_PID=$PID STATE_PORT=$PORT
+    $TOOL wait "http://127.0.0.1:$STATE_PORT/-/ready" 120
+    state_restart_ms=$(python3 -c "print(round(($(date +%s.%N) - $restart_start) * 1000))")
+    state_restored=$(grep -o 'readings=[0-9]*' "$WORK/state-restart.log" | head -1)
+    sleep 2
+    rss_state_restarted=$($TOOL rss "$STATE_PID")
+    kill "$STATE_PID"
+    STATE_PID=""
     sleep 1.1  # the process part is rendered once a second
     cpu_ten=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total) - $cpu0_ten:.3f}')")
     cpu_mid=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$MID_PORT/metrics" process_cpu_seconds_total) - $cpu0_mid:.3f}')")
@@ -234,10 +259,11 @@ fi
 render="skipped (BENCH_RENDER=0)"
 if [ "$RENDER" = 1 ]; then
     step "render benchmark (a release test build in .build/bench)"
-    BENCH=1 BENCH_LOCATIONS=${LARGE:-10000} swift test -c release --scratch-path .build/bench --filter RenderBenchmark \
+    BENCH=1 BENCH_LOCATIONS=${LARGE:-10000} swift test -c release --scratch-path .build/bench --filter 'RenderBenchmark|StateBenchmark' \
         >"$WORK/render.txt" 2>&1 || { tail -20 "$WORK/render.txt" >&2; exit 1; }
     render=$(grep -o 'RENDER_BENCHMARK sources=weather .*' "$WORK/render.txt")
     render_air=$(grep -o 'RENDER_BENCHMARK sources=air-pollution+weather .*' "$WORK/render.txt")
+    state_bench=$(grep -o 'STATE_BENCHMARK.*' "$WORK/render.txt" || true)
 fi
 
 client_rows=""
@@ -305,6 +331,24 @@ mkdir -p "$(dirname "$OUT")"
         echo "| exporter, per location ($MID to $LARGE, peaks) | $per_location bytes |"
         echo "| exporter with air pollution on too, $MID / $LARGE locations, peak over one poll round | $(mb "$rss_mid_air") / $(mb "$rss_large_air") |"
         echo "| exporter with air pollution on too, per location ($MID to $LARGE, peaks) | $per_location_air bytes |"
+        echo "| exporter, $LARGE locations with --storage.path, peak over one poll round (lowest); the same without: $(mb "$rss_large") | $(mb "$rss_state") ($(mb "$rss_state_min")) |"
+        echo "| the same, 2 s after a restart from its state file | $(mb "$rss_state_restarted") |"
+    fi
+    if [ "$LARGE" -gt 0 ]; then
+        echo
+        echo "## State file (--storage.path), $LARGE locations"
+        echo
+        echo "| what | value |"
+        echo "|---|---|"
+        echo "| file size, weather only (the exporter above; mode $state_mode) | $state_bytes bytes ($((state_bytes / LARGE)) per location) |"
+        echo "| restart (SIGTERM, start, /-/ready 200 with the state restored: $state_restored) | $state_restart_ms ms |"
+        echo "| RSS with the state file / without (peaks over a poll round) | $(ratio "$rss_state" "$rss_large")x |"
+        if [ -n "${state_bench:-}" ]; then
+            sb() { grep -o "$1=[0-9.]*" <<<"$state_bench" | cut -d= -f2; }
+            echo "| StateBenchmark (weather + air pollution, fixture bodies): file, bodies kept in memory | $(sb file_bytes) bytes, $(sb body_bytes) bytes |"
+            echo "| one write: capture (under the poller's lock) + encoding streamed to the file with fsync (of which encoding), median (min) | $(sb capture_ms_median) ($(sb capture_ms_min)) + $(sb write_ms_median) ($(sb write_ms_min)) ms ($(sb encode_ms_median)) |"
+            echo "| one load at start (read, check, decode every body, restore), median (min) | $(sb load_ms_median) ($(sb load_ms_min)) ms |"
+        fi
     fi
     echo
     echo "## Work"

@@ -112,6 +112,10 @@ def check_kubernetes():
     vol, key = file_source(args.get("--openweather.api-key-file", ""))
     check(vol.get("secret", {}).get("secretName") == sec["metadata"]["name"] and key in sec.get("stringData", sec.get("data", {})),
           "--openweather.api-key-file is a key of the mounted Secret")
+    state = volumes.get(mounts.get(args.get("--storage.path", "").rstrip("/"), ""), {})
+    claims = {o["metadata"]["name"]: o for _, o in objects.get("PersistentVolumeClaim", [])}
+    check(state.get("persistentVolumeClaim", {}).get("claimName") in claims,
+          "--storage.path is a mounted PersistentVolumeClaim of the manifests (state survives a restart)")
     vol, key = file_source(args.get("--config.file", ""))
     check(vol.get("configMap", {}).get("name") == cm["metadata"]["name"] and key in cm["data"],
           "--config.file is a key of the mounted ConfigMap")
@@ -207,6 +211,13 @@ def check_docker():
                 check((ddir / src).exists(), f"{name}: mounted path {src} exists")
         for port in svc.get("ports", []):
             check(str(port).startswith("127.0.0.1:"), f"{name}: port {port} published on loopback only")
+    exporter_cmd = services["exporter"].get("command", [])
+    state_arg = [a for a in exporter_cmd if a.startswith("--storage.path=")]
+    check(state_arg and any(v.split(":")[0] in compose.get("volumes", {}) and v.split(":")[1] == state_arg[0].split("=", 1)[1]
+                            for v in services["exporter"].get("volumes", [])),
+          "compose: the exporter's --storage.path is a named volume")
+    check(not any(a.startswith("--storage.path") for a in demo["services"]["exporter"].get("command", [])),
+          "compose.demo.yaml: the demo keeps no state")
     build = services["exporter"]["build"]
     context = (ddir / build["context"]).resolve()
     check(context == ROOT, "exporter build context is the repository root")
@@ -266,6 +277,9 @@ def check_systemd():
         check(settings.get(k) == [v], f"{k}={v}")
     check(any(v.startswith("AF_INET") for v in settings.get("RestrictAddressFamilies", [])), "RestrictAddressFamilies set")
     check("@system-service" in settings.get("SystemCallFilter", []), "SystemCallFilter=@system-service")
+    state = settings.get("StateDirectory", [""])[0]
+    check(state and f"--storage.path=%S/{state}" in unit and settings.get("StateDirectoryMode") == ["0700"],
+          "the state file lives in StateDirectory= (mode 0700), given as --storage.path")
     cred = settings.get("LoadCredential", [""])[0].split(":")[0]
     check(cred and f"--openweather.api-key-file=%d/{cred}" in unit, "the key file comes from LoadCredential=")
 

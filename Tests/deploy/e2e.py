@@ -400,6 +400,9 @@ def argsets(a):
         flag, eq, value = arg.partition("=")
         if eq and value.startswith(("/etc/openweather-exporter/", "%d/")):
             value = a.config if value.endswith(".json") else a.key_file
+        if flag == "--storage.path":
+            # Beside the key file, in the test's work directory: never /var/lib on the machine.
+            value = str(pathlib.Path(a.key_file).parent / "state")
         return flag + eq + value
 
     for name, args in sets.items():
@@ -407,6 +410,27 @@ def argsets(a):
         if "--demo" not in args:
             args.append("--openweather.url=http://127.0.0.1:1")
         print(f"{name}\t{json.dumps(args)}")
+
+
+# --- gap -----------------------------------------------------------------------
+
+def gap(a):
+    """Across a restart (SIGTERM at `down`, /-/ready 200 at `up`, Unix times), every location's
+    temperature has samples before and after, and no gap between two samples longer than the
+    restart itself plus two scrape intervals."""
+    down, up = float(a.down), float(a.up)
+    window = int(time.time() - down) + 20
+    res = query(a.prometheus, f'openweather_temperature_celsius{{job="{a.job}"}}[{window}s]')
+    check(len(res) == a.count, f"{a.count} temperature series (got {len(res)})")
+    allowed = up - down + 2.0
+    worst = 0.0
+    for r in res:
+        stamps = [float(t) for t, _ in r["values"]]
+        spans = stamps[0] < down - 2 and stamps[-1] > up + 2
+        check(spans, f"{r['metric'].get('location')}: samples before the restart and after it")
+        worst = max([worst] + [later - earlier for earlier, later in zip(stamps, stamps[1:])])
+    check(worst <= allowed, f"largest gap {worst:.1f} s <= the restart ({up - down:.1f} s) + 2 scrape intervals")
+    finish()
 
 
 def main():
@@ -442,6 +466,12 @@ def main():
     d.add_argument("--prometheus", required=True)
     d.add_argument("--dashboard", required=True)
     d.add_argument("--location-regex", required=True)
+    gp = sub.add_parser("gap")
+    gp.add_argument("--prometheus", required=True)
+    gp.add_argument("--job", required=True)
+    gp.add_argument("--count", type=int, required=True)
+    gp.add_argument("--down", required=True)
+    gp.add_argument("--up", required=True)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)

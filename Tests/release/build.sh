@@ -126,7 +126,7 @@ unit="$root/lib/systemd/system/$NAME.service"
 } > "$unit"
 sed -i -e "s|/usr/local/bin/$NAME|/usr/bin/$NAME|" \
     -e "s|^DynamicUser=yes$|User=$NAME\nGroup=$NAME\nRemoveIPC=yes|" "$unit"
-grep -q '^StateDirectory=' "$unit" || sed -i "s|^User=$NAME$|StateDirectory=$NAME\nStateDirectoryMode=0750\n&|" "$unit"
+grep -q '^StateDirectory=' "$unit" || sed -i "s|^User=$NAME$|StateDirectory=$NAME\nStateDirectoryMode=0700\n&|" "$unit"
 grep -q "^ExecStart=/usr/bin/$NAME " "$unit" && grep -q "^User=$NAME$" "$unit" && grep -q "^StateDirectory=" "$unit" ||
     fail "deploy/systemd/openweather-exporter.service changed shape: adapt the .deb's rewrite of it"
 chmod 0644 "$unit"

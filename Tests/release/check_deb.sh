@@ -74,7 +74,8 @@ expect "/etc/$NAME/config.json is a conffile" \
 expect "user $NAME: a system user, no login shell, home /var/lib/$NAME" \
     sh -c "getent passwd $NAME | awk -F: '\$3 < 1000 && \$6 == \"/var/lib/$NAME\" && \$7 ~ /nologin\$/ {f=1} END {exit !f}'"
 expect "group $NAME exists" sh -c "getent group $NAME >/dev/null"
-expect "/var/lib/$NAME is $NAME's, mode 0750" test "$(stat -c '%U %G %a' /var/lib/$NAME)" = "$NAME $NAME 750"
+expect "/var/lib/$NAME is $NAME's, mode 0700" test "$(stat -c '%U %G %a' /var/lib/$NAME)" = "$NAME $NAME 700"
+expect "the unit keeps its state there" grep -q -- "--storage.path=%S/$NAME" "$UNIT"
 expect "enabled: $WANTS -> $UNIT" test "$(readlink "$WANTS")" = "$UNIT"
 running=$(for p in /proc/[0-9]*; do [ "$(readlink "$p/exe" 2>/dev/null)" = "/usr/bin/$NAME" ] && echo "${p#/proc/}"; done || true)
 expect "not started (no process runs /usr/bin/$NAME)" test -z "$running"

@@ -83,6 +83,11 @@ if timeout 600 bash "$HERE/fuzz.sh" "${FUZZ_SECONDS:-60}"; then
     pass "request parser fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan): no crash, hang or broken invariant"
 else failed "request parser fuzzing"; fi
 
+step "state file: decoder fuzzed, kill -9 while writing (state.sh)"
+if timeout 600 bash "$HERE/state.sh" "${FUZZ_SECONDS:-60}"; then
+    pass "state file: decoder fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan), 300 kills while writing, every file whole"
+else failed "state file fuzzing or crash-safety"; fi
+
 step "soak for ${SOAK_MINUTES:-1.5} min"
 if SOAK_MINUTES=${SOAK_MINUTES:-1.5} timeout 1200 bash "$HERE/soak.sh"; then
     pass "soak ${SOAK_MINUTES:-1.5} min with upstream failures: no scrape error, RSS and fds flat"

@@ -56,6 +56,8 @@ public struct Configuration: Sendable {
     public var maxStaleness = Staleness.intervals(3)
     public var logLevel = LogLevel.info
     public var logFormat = LogFormat.logfmt
+    /// The directory of the state file; nil keeps no state.
+    public var storagePath: String?
     /// Serve simulated data from the built-in simulator; no key, no network.
     public var demo = false
     /// The JSON file read at start and on reload, if any.

@@ -100,6 +100,12 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         try collectors(settings, into: &config)
+        if let path = settings.values["storage.path"] {
+            guard !path.text.isEmpty, !path.text.contains("\u{0}") else {
+                throw ConfigError("\(path.origin) \"\(path.text)\" is not a directory path: give one like /var/lib/openweather-exporter")
+            }
+            config.storagePath = path.text
+        }
         if let level = settings.values["log.level"] {
             guard let parsed = Configuration.LogLevel(rawValue: level.text) else {
                 throw ConfigError("\(level.origin) \"\(level.text)\" is not a log level: use debug, info, warn or error")

@@ -59,7 +59,18 @@ enum ExporterCollector {
             help: "Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, connect, dns, tls, proxy, decode).",
             type: .counter)
         for (key, count) in snapshot.requestCounts { requests.add([("code", key.code), ("source", key.source)], count) }
-        return [
+        let state = snapshot.stateWrites.map { writes in
+            [
+                MetricFamily(
+                    name: "openweather_exporter_state_last_write_success_timestamp_seconds",
+                    help: "When the state file (--storage.path) was last written successfully, Unix time; 0 before the first write.",
+                    samples: [Sample(value: writes.lastSuccess)]),
+                MetricFamily(
+                    name: "openweather_exporter_state_write_failures_total", help: "Writes of the state file (--storage.path) that failed.",
+                    type: .counter, samples: [Sample(value: writes.failures)]),
+            ]
+        } ?? []
+        return state + [
             requests,
             MetricFamily(
                 name: "openweather_exporter_build_info", help: "Version of the exporter; always 1.",

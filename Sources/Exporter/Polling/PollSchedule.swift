@@ -53,6 +53,8 @@ struct PollSchedule {
         var nextDue: Double
         var inFlight = false
         var failures = 0
+        /// When its last request was sent.
+        var lastStart: Double?
         /// A resolver that succeeded.
         var done = false
 
@@ -121,6 +123,7 @@ struct PollSchedule {
         guard start <= now else { return .wait(until: start) }
         due.removeFirst()
         jobs[index].inFlight = true
+        jobs[index].lastStart = now
         inFlightCount += 1
         budget.record(start: now)
         return .fire(job: index)
@@ -170,6 +173,24 @@ struct PollSchedule {
             jobs[index].nextDue = now
             if jobs[index].schedulable && !jobs[index].inFlight { due.insert((now, index)) }
         }
+    }
+
+    /// What an earlier run left (its times mapped onto this clock): each job's next due time, backoff
+    /// step and last start, a resolver's success, the 429 pause and the budget's recent starts.
+    mutating func restore(
+        jobs saved: [(index: Int, nextDue: Double, failures: Int, lastStart: Double?, done: Bool)], pausedUntil: Double, strikes: Int,
+        recentStarts: [Double]
+    ) {
+        for entry in saved where jobs.indices.contains(entry.index) && !jobs[entry.index].inFlight {
+            jobs[entry.index].nextDue = entry.nextDue
+            jobs[entry.index].failures = entry.failures
+            jobs[entry.index].lastStart = entry.lastStart
+            if jobs[entry.index].spec.kind == .resolve { jobs[entry.index].done = entry.done }
+        }
+        self.pausedUntil = max(self.pausedUntil, pausedUntil)
+        rateLimitStrikes = max(rateLimitStrikes, strikes)
+        budget = RequestBudget(limitPerMinute: budget.limitPerMinute, recentStarts: (recentStarts + budget.recentStarts).sorted())
+        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
     }
 
     /// How long requests stay paused after a 429, or nil.

@@ -49,6 +49,8 @@ public final class Poller: Sendable {
         var location: String
         var source: String
         var result: Result<any Sendable, OpenWeatherError>
+        /// The answer's body, for the state file (empty after a failure).
+        var body: [UInt8]
         /// Monotonic seconds when the poller sent the request.
         var started: Double
         var duration: Double
@@ -72,17 +74,21 @@ public final class Poller: Sendable {
     private let time: any TimeSource
     private let execute: Executor
     private let onChange: @Sendable () -> Void
+    private let keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)?
     private let wake = DispatchSemaphore(value: 0)
     private let core: Mutex<Core>
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
-    /// `onChange` runs on the scheduler thread after results are stored.
+    /// `onChange` runs on the scheduler thread after results are stored; `keepBody` there too, with
+    /// the body of each good answer (for the state file).
     public init(
         plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
         execute: @escaping Executor = { DispatchQueue.global().async(execute: $0) },
+        keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)? = nil,
         onChange: @escaping @Sendable () -> Void
     ) {
+        self.keepBody = keepBody
         self.store = store
         self.logger = logger
         self.time = time
@@ -124,6 +130,40 @@ public final class Poller: Sendable {
 
     /// What the current plan's requests go through.
     var transport: any OpenWeatherTransport { core.withLock { $0.plan.transport } }
+
+    /// After `stop`: waits up to `grace` seconds for the requests in flight and stores their answers,
+    /// so the state saved next has them and the next run does not ask again.
+    func settle(grace: Double) {
+        let deadline = time.monotonic() + grace
+        while true {
+            let now = time.monotonic()
+            let (recorded, waiting) = core.withLock { core in
+                let completions = core.completions
+                core.completions = []
+                for completion in completions { record(completion, in: &core, now: now) }
+                return (!completions.isEmpty, core.schedule.inFlightCount > 0)
+            }
+            if recorded { onChange() }
+            guard waiting, now < deadline else { return }
+            _ = wake.wait(timeout: .now() + .milliseconds(10))
+        }
+    }
+
+    /// Lets the state keeper read the plan, the schedule and the store as one consistent picture.
+    func withState<Result>(_ body: (Plan, PollSchedule, WeatherStore.Snapshot) -> Result) -> Result {
+        core.withLock { body($0.plan, $0.schedule, store.snapshot()) }
+    }
+
+    /// Before `start`: `store` puts an earlier run's readings into the store, then the schedule is laid
+    /// out again (a place resolved before is not waited for) and `schedule` restores the jobs' state.
+    func restore(store restoreStore: (Plan) -> Void, schedule restoreSchedule: (Plan, inout PollSchedule) -> Void) {
+        let now = time.monotonic()
+        core.withLock { core in
+            restoreStore(core.plan)
+            adopt(core.plan, in: &core, now: now)
+            restoreSchedule(core.plan, &core.schedule)
+        }
+    }
 
     /// Takes effect at once: the store is laid out for the new locations, and new jobs run as soon as
     /// the budget allows.
@@ -193,14 +233,17 @@ public final class Poller: Sendable {
         execute { [self] in
             let start = time.monotonic()
             let result: Result<any Sendable, OpenWeatherError>
+            var body: [UInt8] = []
             do throws(OpenWeatherError) {
-                result = .success(try launch.source.decode(try transport.get(launch.request), for: launch.location))
+                body = try transport.get(launch.request)
+                result = .success(try launch.source.decode(body, for: launch.location))
             } catch {
                 result = .failure(error)
+                body = []
             }
             let completion = Completion(
                 job: launch.job, epoch: epoch, location: launch.location.name, source: launch.source.name, result: result,
-                started: sent, duration: time.monotonic() - start)
+                body: body, started: sent, duration: time.monotonic() - start)
             core.withLock { $0.completions.append(completion) }
             wake.signal()
         }
@@ -249,6 +292,7 @@ public final class Poller: Sendable {
         switch completion.result {
         case .success(let reading):
             store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
+            keepBody?(core.plan.locations[location], completion.source, completion.body)
             if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }

@@ -46,6 +46,12 @@ public final class WeatherStore: Sendable {
         public var code: String
     }
 
+    public struct StateWrites: Sendable, Equatable {
+        /// Wall time of the last good write; 0 before the first.
+        public var lastSuccess = 0.0
+        public var failures = 0.0
+    }
+
     public struct Snapshot: Sendable {
         public var locations: LocationStates = []
         /// The `source` label of each slot.
@@ -59,6 +65,8 @@ public final class WeatherStore: Sendable {
         public var requestCounts: [RequestKey: Double] = [:]
         public var reloadSuccessful = true
         public var reloadSuccessTimestamp = 0.0
+        /// The state file's writes; nil without `--storage.path`.
+        public var stateWrites: StateWrites?
 
         /// Every location has been tried at least once.
         public var allAttempted: Bool { locations.allSatisfy(\.attempted) }
@@ -97,6 +105,25 @@ public final class WeatherStore: Sendable {
             state.sources[source].up = true
             state.sources[source].lastPollDuration = duration
             state.sources[source].lastError = nil
+        }
+    }
+
+    /// Puts a source's state saved by an earlier run back (positions in the last layout given); a
+    /// resolver's reading gives the location its place, as a fresh success does.
+    func restore(location: Int, source: Int, _ saved: SourceState) {
+        state.withLock { snapshot in
+            if let place = saved.reading as? ResolvedPlace { snapshot.locations[location].resolved = place.place }
+            snapshot.locations[location].sources[source] = saved
+            snapshot.locations[location].generation &+= 1
+        }
+    }
+
+    /// `successful` nil: a state file is kept, nothing written yet (the metrics show from the start).
+    func recordStateWrite(successful: Bool?, now: Double) {
+        state.withLock { snapshot in
+            var writes = snapshot.stateWrites ?? StateWrites()
+            if successful == true { writes.lastSuccess = now } else if successful == false { writes.failures += 1 }
+            snapshot.stateWrites = writes
         }
     }
 

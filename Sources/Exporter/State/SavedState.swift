@@ -1,0 +1,38 @@
+/// What an earlier run knew, as the state file holds it: plain values on the wall clock (monotonic
+/// time does not survive a restart), each reading as the body OpenWeather sent, re-decoded on load by
+/// its source's own `decode`, so any source is saved alike and no reading type needs a second format.
+struct SavedState: Equatable, Sendable {
+    struct SourceEntry: Equatable, Sendable {
+        /// The source's name (its `source` label).
+        var name: String
+        /// Nil until the first attempt ended.
+        var up: Bool?
+        var lastSuccess: Double?
+        var lastPollDuration: Double?
+        var lastError: String?
+        /// When the last request was sent.
+        var lastAttempt: Double?
+        /// When the schedule would have sent the next one.
+        var nextDue: Double?
+        /// Transient failures in a row (the backoff step).
+        var failures = 0
+        /// The body of the last good answer; empty for none.
+        var body: [UInt8] = []
+    }
+
+    struct LocationEntry: Equatable, Sendable {
+        /// `Location.identity`: a location whose name or place changed keeps nothing.
+        var identity: String
+        var sources: [SourceEntry]
+    }
+
+    /// Wall time of the write.
+    var savedAt: Double
+    /// Wall time until which a 429 pauses every request; nil for none.
+    var pausedUntil: Double?
+    /// The 429 pause's doubling step.
+    var rateLimitStrikes = 0
+    /// Wall times of the latest request starts, so a restart cannot overspend the minute's budget.
+    var recentStarts: [Double] = []
+    var locations: [LocationEntry] = []
+}

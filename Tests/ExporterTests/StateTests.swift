@@ -1,0 +1,455 @@
+import Glibc
+import Gzip
+import OpenWeather
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// A poller on a manual clock with a state keeper, like `Rig`; `restarted` is the next run of the
+/// same process: a new monotonic clock, the wall clock `after` seconds on, the same directory.
+private struct StateRig {
+    let time: ManualTime
+    let transport: FakeTransport
+    let store: WeatherStore
+    let poller: Poller
+    let keeper: StateKeeper
+    let logs: LogCapture
+    let scratch: ScratchDirectory
+    let directory: String
+
+    init(
+        _ configuration: Configuration, scratch: ScratchDirectory = ScratchDirectory(), subdirectory: String = "", time: ManualTime = ManualTime(),
+        answer: FakeTransport.Answer? = nil
+    ) throws {
+        self.time = time
+        self.scratch = scratch
+        let directory = scratch.path + subdirectory
+        self.directory = directory
+        transport = answer.map { FakeTransport(time: time, answer: $0) } ?? FakeTransport(time: time)
+        let logs = LogCapture()
+        self.logs = logs
+        let logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
+        let plan = configuration.pollerPlan(transport: transport)
+        let store = WeatherStore(
+            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        self.store = store
+        let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
+        self.keeper = keeper
+        poller = Poller(
+            plan: plan, store: store, logger: logger, time: time, execute: { $0() },
+            keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
+        keeper.load(into: poller)
+    }
+
+    func run(until end: Double) {
+        while true {
+            let decision = poller.step()
+            keeper.step(poller)
+            guard case .wait(let until) = decision, until <= end else { break }
+            time.set(max(until, time.monotonic()))
+        }
+        time.set(max(end, time.monotonic()))
+        keeper.step(poller)
+    }
+
+    /// Shuts down (the final write) and starts again `after` seconds later on a fresh monotonic clock.
+    func restarted(_ configuration: Configuration, after: Double, answer: FakeTransport.Answer? = nil) throws -> StateRig {
+        keeper.stop(poller)
+        let wall = time.wall() + after
+        return try StateRig(configuration, scratch: scratch, time: ManualTime(monotonic: 50, epoch: wall - 50), answer: answer)
+    }
+
+    func state(_ location: String, _ source: String) -> WeatherStore.SourceState? {
+        let snapshot = store.snapshot()
+        guard let slot = snapshot.sources.firstIndex(of: source), let state = snapshot.locations.first(where: { $0.location.name == location })
+        else { return nil }
+        return state.sources[slot]
+    }
+}
+
+/// A fresh directory under /tmp, removed with everything in it when the last reference goes.
+final class ScratchDirectory: Sendable {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/owx-state-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }
+
+    deinit { Self.remove(path) }
+
+    private static func remove(_ path: String) {
+        if let directory = opendir(path) {
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                if name == "." || name == ".." { continue }
+                remove(path + "/" + name)
+            }
+            closedir(directory)
+            rmdir(path)
+        } else {
+            unlink(path)
+        }
+    }
+}
+
+private let places = [
+    Location(name: "Zocca", latitude: 44.34, longitude: 10.99),
+    Location(name: "London", place: .query(.name("London,GB"))),
+]
+
+@Suite struct StateFileTests {
+    static let sample = SavedState(
+        savedAt: 1_700_000_000, pausedUntil: 1_700_003_600, rateLimitStrikes: 2, recentStarts: [1_699_999_990, 1_699_999_995],
+        locations: [
+            .init(identity: Location(name: "Zocca", latitude: 44.34, longitude: 10.99).identity, sources: [
+                .init(name: "weather", up: true, lastSuccess: 1_699_999_000, lastPollDuration: 0.2, lastError: nil, lastAttempt: 1_699_999_000,
+                      nextDue: 1_700_000_500, failures: 0, body: Fixture.bytes("current-zocca-rain.json")),
+                .init(name: "air-pollution", up: false, lastSuccess: nil, lastPollDuration: 10, lastError: "timeout", lastAttempt: 1_699_999_500,
+                      nextDue: 1_700_000_700, failures: 3, body: []),
+            ]),
+            .init(identity: "nobody\u{0}at:0.0,0.0", sources: []),
+        ])
+
+    @Test func checksumIsZlibs() {
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
+        for count in [0, 1, 7, 8, 9, 100, 10_000] { #expect(CRC32.checksum(bytes.prefix(count)) == Gzip.crc32(Array(bytes.prefix(count)))) }
+    }
+
+    @Test func roundTrips() throws {
+        #expect(try StateFile.decode(StateFile.encode(Self.sample)) == Self.sample)
+        var pieces: [[UInt8]] = []
+        let header = StateFile.write(Self.sample, pieceSize: 100) { pieces.append($0) }
+        #expect(pieces.count >= 2 && header.count == StateFile.headerCount)
+        #expect(header + pieces.joined() == StateFile.encode(Self.sample), "streamed in pieces, the same bytes")
+        #expect(try StateFile.decode(StateFile.encode(SavedState(savedAt: 0))) == SavedState(savedAt: 0))
+    }
+
+    @Test func refusesTruncatedCorruptFutureAndForeignFiles() {
+        let bytes = StateFile.encode(Self.sample)
+        func reason(_ bytes: [UInt8]) -> String? {
+            do { _ = try StateFile.decode(bytes); return nil } catch { return error.description }
+        }
+        #expect(reason(Array(bytes.prefix(bytes.count - 1)))?.contains("truncated") == true)
+        #expect(reason(Array(bytes.prefix(10)))?.contains("too short") == true)
+        var flipped = bytes
+        flipped[bytes.count - 40] ^= 0x01
+        #expect(reason(flipped)?.contains("checksum") == true)
+        var future = bytes
+        future[8] = 2
+        #expect(reason(future)?.contains("version 2") == true)
+        #expect(reason(Array("{\"json\": true, \"padding\": \"................\"}".utf8))?.contains("magic") == true)
+    }
+
+    /// Thousands of random mutations (flips, cuts, splices, with the checksum fixed up so the payload
+    /// parser is reached): the decoder throws or returns, never crashes or reads out of bounds.
+    @Test func survivesMutations() {
+        var random = SeededRandom(seed: 13)
+        let original = StateFile.encode(Self.sample)
+        var decoded = 0
+        for round in 0..<4000 {
+            var bytes = original
+            for _ in 0..<(1 + Int(random.next() % 4)) {
+                guard !bytes.isEmpty else { break }
+                let position = Int(random.next() % UInt64(bytes.count))
+                switch random.next() % 4 {
+                case 0: bytes[position] ^= UInt8(truncatingIfNeeded: random.next() | 1)
+                case 1: bytes.removeSubrange(position..<min(bytes.count, position + Int(random.next() % 64)))
+                case 2: bytes.insert(contentsOf: (0..<Int(random.next() % 16)).map { _ in UInt8(truncatingIfNeeded: random.next()) }, at: position)
+                default: bytes[position] = [0, 0xFF, 0x7F, 0x80][Int(random.next() % 4)]
+                }
+            }
+            if round % 2 == 0, bytes.count >= StateFile.headerCount {
+                // Re-seal, as someone editing the file on purpose would.
+                var sealed = StateFile.magic + [1, 0, 0, 0]
+                let payload = Array(bytes[StateFile.headerCount...])
+                let crc = CRC32.checksum(payload)
+                for shift in stride(from: 0, to: 32, by: 8) { sealed.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
+                for shift in stride(from: 0, to: 64, by: 8) { sealed.append(UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64(shift))) }
+                bytes = sealed + payload
+            }
+            guard let state = try? StateFile.decode(bytes) else { continue }
+            decoded += 1
+            // What decodes must also restore without harm: into a poller that has the sample's location.
+            if decoded % 8 == 0 {
+                let rig = Rig(configuration([places[0]], collectors: ["weather": .seconds(600), "air-pollution": .seconds(3600)]))
+                _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000) { $0 + "\u{0}" + $1 }
+                rig.run(until: 1000 + 7200)
+            }
+        }
+        #expect(decoded > 100, "re-sealed mutations should often still parse, reaching the restore's own checks")
+    }
+}
+
+extension StateStorage {
+    /// Puts these exact bytes in the file, as a damaged or hand-made one.
+    func write(_ bytes: [UInt8]) throws(StateStorageError) {
+        try write(headerCount: 0) { emit in
+            emit(bytes)
+            return []
+        }
+    }
+}
+
+/// xorshift64*, so a failing mutation can be replayed.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed | 1 }
+    mutating func next() -> UInt64 {
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
+        return state &* 2_685_821_657_736_338_717
+    }
+}
+
+@Suite struct StateRestartTests {
+    private func setup() -> Configuration {
+        configuration(places, collectors: ["weather": .seconds(600), "air-pollution": .seconds(3600)])
+    }
+
+    @Test func restartKeepsReadingsPlacesScheduleAndHealth() throws {
+        let config = setup()
+        let first = try StateRig(config)
+        first.run(until: 1000 + 30)
+        #expect(first.transport.log.count == 5, "geocoding London, then weather and air pollution at both")
+        let file = try #require(try StateStorage(directory: first.directory).read())
+        #expect(!String(decoding: file, as: UTF8.self).contains("test-key-123"), "the key is never written")
+
+        // Two minutes later: everything served at once, nothing asked again.
+        let second = try first.restarted(config, after: 120)
+        #expect(second.store.snapshot().allAttempted)
+        #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
+        #expect(second.state("London", "air-pollution")?.reading is AirPollution)
+        #expect(second.store.snapshot().locations[1].resolved?.name == "London")
+        #expect(second.logs.all.contains { $0.contains("state restored") && $0.contains("readings=5") && $0.contains("places=1") })
+        let exposition = String(decoding: renderPlain(second.store.snapshot(), now: second.time.wall()), as: UTF8.self)
+        #expect(exposition.contains("openweather_temperature_celsius{location=\"Zocca\"}"))
+        #expect(exposition.contains("openweather_temperature_celsius{location=\"London\"}"))
+        second.run(until: 50 + 400)
+        #expect(second.transport.log.isEmpty, "weather was polled 2.5 minutes before the restart; its 10 minutes are not over")
+        second.run(until: 50 + 600)
+        #expect(second.transport.requests(to: "/data/2.5/weather").count == 2)
+        #expect(second.transport.requests(to: "/geo/1.0/direct").isEmpty, "a resolved place is not resolved again")
+        #expect(second.transport.requests(to: "/data/2.5/air_pollution").isEmpty)
+    }
+
+    @Test func aChangedLocationKeepsNothing() throws {
+        let first = try StateRig(setup())
+        first.run(until: 1030)
+        var moved = setup()
+        moved.locations[0] = Location(name: "Zocca", latitude: 44.35, longitude: 10.99)
+        let second = try first.restarted(moved, after: 60)
+        #expect(second.state("Zocca", "weather")?.reading == nil)
+        #expect(second.state("Zocca", "weather")?.up == nil)
+        #expect(second.state("London", "weather")?.reading is CurrentWeather)
+        second.run(until: 53)
+        #expect(second.transport.log.map(\.request.path).sorted() == ["/data/2.5/air_pollution", "/data/2.5/weather"])
+    }
+
+    @Test func staleReadingsAreNotServedButThePlaceStays() throws {
+        let first = try StateRig(setup())
+        first.run(until: 1030)
+        // Weather shows for 30 minutes (3 × 10m), air pollution for 3 hours.
+        let second = try first.restarted(setup(), after: 2 * 3600)
+        #expect(second.state("Zocca", "weather")?.reading == nil)
+        #expect(second.state("Zocca", "weather")?.lastSuccess != nil, "its health (the last success) stays")
+        #expect(second.state("Zocca", "air-pollution")?.reading is AirPollution)
+        #expect(second.store.snapshot().locations[1].resolved != nil)
+        second.run(until: 60)
+        #expect(second.transport.requests(to: "/data/2.5/weather").count == 2, "overdue: polled at once")
+        #expect(second.transport.requests(to: "/geo/1.0/direct").isEmpty)
+    }
+
+    @Test func aReadingThatNoLongerDecodesIsPolledAtOnce() throws {
+        let first = try StateRig(configuration([places[0]]))
+        first.run(until: 1001)
+        first.keeper.stop(first.poller)
+        // As if an upgrade's decoder refused the saved answer: a body cut short.
+        let storage = try StateStorage(directory: first.directory)
+        var saved = try StateFile.decode(try #require(try storage.read()))
+        saved.locations[0].sources[0].body.removeLast(10)
+        try storage.write(StateFile.encode(saved))
+        let second = try StateRig(configuration([places[0]]), scratch: first.scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
+        #expect(second.state("Zocca", "weather")?.reading == nil)
+        second.run(until: 51)
+        #expect(second.transport.log.count == 1, "not left blank until its next due time, 10 minutes away")
+        #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
+    }
+
+    @Test func anHourOf429PauseSurvivesARestart() throws {
+        let blocked: FakeTransport.Answer = { _ in .failure(.http(status: 429, message: "blocked", retryAfterSeconds: 3600)) }
+        let config = configuration([places[0]])
+        let first = try StateRig(config, answer: blocked)
+        first.run(until: 1010)
+        #expect(first.transport.log.count == 1)
+        let second = try first.restarted(config, after: 60)
+        #expect(second.logs.all.contains { $0.contains("state restored") && $0.contains("rate_limit_pause=58m50s") })
+        second.run(until: 50 + 3500)
+        #expect(second.transport.log.isEmpty, "the pause runs on through the restart")
+        second.run(until: 50 + 3560)
+        #expect(second.transport.log.count == 1)
+    }
+
+    @Test func backoffSurvivesARestart() throws {
+        let failing: FakeTransport.Answer = { _ in .failure(.http(status: 503, message: "down", retryAfterSeconds: nil)) }
+        let config = configuration([places[0]])
+        let first = try StateRig(config, answer: failing)
+        // One failure: the retry is 10 minutes ± 20% away.
+        first.run(until: 1001)
+        #expect(first.transport.log.count == 1)
+        let second = try first.restarted(config, after: 5)
+        second.run(until: 50 + 400)
+        #expect(second.transport.log.isEmpty, "the retry keeps its time; a restart does not make it due at once")
+        second.run(until: 50 + 800)
+        #expect(second.transport.log.count == 1)
+    }
+
+    @Test func theBudgetSurvivesARestart() throws {
+        let locations = (0..<5).map { Location(name: "L\($0)", latitude: Double($0), longitude: 0) }
+        let config = configuration(locations, budget: 2)
+        let first = try StateRig(config)
+        first.run(until: 1000 + 31)
+        #expect(first.transport.log.count == 2, "2 a minute, spaced by 30.5 s")
+        let second = try first.restarted(config, after: 1)
+        second.run(until: 50 + 28.9)
+        #expect(second.transport.log.isEmpty, "the last start was 1.5 s ago: the next may come 30.5 s after it")
+        second.run(until: 50 + 29)
+        #expect(second.transport.log.count == 1)
+    }
+
+    @Test func aCorruptFileIsOneWarningAndACleanStart() throws {
+        let scratch = ScratchDirectory()
+        let storage = try StateStorage(directory: scratch.path)
+        try storage.write(Array(StateFile.encode(StateFileTests.sample).dropLast(3)))
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch)
+        #expect(rig.logs.all.count { $0.contains("level=warn") } == 1)
+        #expect(rig.logs.all.contains { $0.contains("state file cannot be used") && $0.contains("truncated") })
+        rig.run(until: 1001)
+        #expect(rig.transport.log.count == 1)
+        rig.run(until: 1010)
+        #expect(try StateFile.decode(try #require(try storage.read())).locations.count == 1, "the next write replaces it")
+    }
+
+    @Test func writesArePacedWhateverTheChanges() throws {
+        let locations = (0..<50).map { Location(name: "L\($0)", latitude: Double($0), longitude: 0) }
+        let rig = try StateRig(configuration(locations, budget: 6000))
+        var writes: [Double] = []
+        var last = 0.0
+        for tick in 0..<200 {
+            rig.time.set(1000 + Double(tick) * 0.1)
+            rig.poller.step()
+            rig.keeper.step(rig.poller)
+            let stamp = rig.store.snapshot().stateWrites?.lastSuccess ?? 0
+            if stamp != last { writes.append(stamp); last = stamp }
+        }
+        #expect(rig.transport.log.count == 50)
+        #expect(writes.count >= 2 && writes.count <= 4, "20 s of changes: a write at most every 5 s")
+        for (earlier, later) in zip(writes, writes.dropFirst()) { #expect(later - earlier >= StateKeeper.spacing - 1e-6) }
+    }
+
+    @Test func anUnwritableDirectoryLaterIsAWarningAndAMetric() throws {
+        let rig = try StateRig(configuration([places[0]]))
+        let directory = rig.directory
+        #expect(rmdir(directory) == 0)
+        rig.run(until: 1001)
+        rig.time.advance(StateKeeper.spacing)
+        rig.poller.apply(configuration([places[0]]).pollerPlan(transport: rig.transport))
+        rig.keeper.step(rig.poller)
+        let writes = try #require(rig.store.snapshot().stateWrites)
+        #expect(writes.failures == 2 && writes.lastSuccess == 0)
+        #expect(rig.logs.all.count { $0.contains("cannot write the state file") } == 1, "one warning, not one per attempt")
+        let exposition = String(decoding: renderPlain(rig.store.snapshot(), now: rig.time.wall()), as: UTF8.self)
+        #expect(exposition.contains("openweather_exporter_state_write_failures_total 2\n"))
+        #expect(exposition.contains("openweather_exporter_state_last_write_success_timestamp_seconds 0\n"))
+        #expect(mkdir(directory, 0o700) == 0)
+        rig.time.advance(StateKeeper.spacing)
+        rig.keeper.step(rig.poller)
+        #expect(rig.store.snapshot().stateWrites?.lastSuccess == rig.time.wall())
+        #expect(rig.logs.all.contains { $0.contains("state file written again") })
+    }
+
+    /// A request in flight when the state is saved counted against the plan: the next run asks again
+    /// a minute after it was sent, not at once; and an answer that came in before the last write is kept.
+    @Test func requestsInFlightAtShutdown() throws {
+        let scratch = ScratchDirectory()
+        let time = ManualTime()
+        let held = Mutex<[@Sendable () -> Void]>([])
+        let config = configuration([places[0]])
+        let transport = FakeTransport(time: time)
+        let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
+        let plan = config.pollerPlan(transport: transport)
+        let store = WeatherStore(
+            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
+        let poller = Poller(
+            plan: plan, store: store, logger: logger, time: time, execute: { work in held.withLock { $0.append(work) } },
+            keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
+        poller.step()
+        #expect(transport.log.isEmpty && held.withLock { $0.count } == 1, "sent, not answered")
+        time.advance(1)
+        let inFlight = keeper.capture(poller).locations[0].sources[0]
+        #expect(inFlight.nextDue == time.wall() - 1 + StateKeeper.inFlightRetry)
+        #expect(inFlight.lastAttempt == time.wall() - 1)
+
+        // The answer arrives during the shutdown's grace: stored, and in the last write.
+        held.withLock { list in defer { list = [] }; return list }.forEach { $0() }
+        poller.settle(grace: 0)
+        keeper.stop(poller)
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()))
+        #expect(saved.locations[0].sources[0].up == true && !saved.locations[0].sources[0].body.isEmpty)
+        #expect(saved.locations[0].sources[0].nextDue! > time.wall() + 300, "polled: next due at its phase, minutes away")
+    }
+
+    @Test func theFileIsTheOwnersAlone() throws {
+        let rig = try StateRig(configuration([places[0]]), subdirectory: "/state")
+        let directory = rig.directory
+        rig.run(until: 1010)
+        var info = stat()
+        #expect(stat(directory, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(stat(directory + "/" + StateStorage.fileName, &info) == 0 && info.st_mode & 0o777 == 0o600)
+    }
+
+    @Test func aDirectoryThatCannotBeUsedIsAnError() throws {
+        let scratch = ScratchDirectory()
+        let parent = scratch.path
+        let file = parent + "/plain-file"
+        try StateStorage(directory: parent).write([1])
+        #expect(rename(parent + "/" + StateStorage.fileName, file) == 0)
+        #expect(throws: StateStorageError.self) { try StateStorage(directory: file) }
+        #expect(throws: StateStorageError.self) { try StateStorage(directory: "/proc/self/owx-state") }
+        #expect(throws: StateStorageError.self) { try StateStorage(directory: parent + "/missing/state") }
+    }
+}
+
+@Suite struct StateConfigurationTests {
+    private func load(_ arguments: [String], environment: [String: String] = ["OPENWEATHER_API_KEY": "k"]) throws -> Configuration {
+        guard case .run(let configuration) = try ConfigurationLoader(arguments: arguments, environment: environment).load() else {
+            throw ConfigError("not a run")
+        }
+        return configuration
+    }
+
+    @Test func offByDefaultAlsoInTheDemo() throws {
+        #expect(try load(["--location", "A=1,2"]).storagePath == nil)
+        #expect(try load(["--demo"]).storagePath == nil)
+        #expect(try load(["--demo", "--storage.path=/tmp/x"]).storagePath == "/tmp/x")
+    }
+
+    @Test func fromTheFlagTheEnvironmentOrTheFile() throws {
+        #expect(try load(["--location", "A=1,2", "--storage.path", "/var/lib/owx"]).storagePath == "/var/lib/owx")
+        #expect(try load(["--location", "A=1,2"], environment: ["OPENWEATHER_API_KEY": "k", "OPENWEATHER_EXPORTER_STORAGE_PATH": "/env"]).storagePath == "/env")
+        let file = temporaryFile(#"{"storage": {"path": "/from-file"}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
+        defer { unlink(file) }
+        #expect(try load(["--config.file", file]).storagePath == "/from-file")
+        #expect(Flag.helpText.contains("--storage.path=DIR"))
+    }
+
+    @Test func anEmptyPathIsAnError() {
+        #expect(throws: ConfigError.self) { try load(["--location", "A=1,2", "--storage.path="]) }
+    }
+}
