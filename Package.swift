@@ -25,6 +25,8 @@ let package = Package(
         .target(name: "HTTPServer"),
         // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
         .target(name: "JSON"),
+        // A YAML subset for config files (no anchors, aliases or tags); values keep their line:column.
+        .target(name: "YAML"),
         // The Prometheus text format encoder; knows nothing of HTTP or weather.
         .target(name: "Exposition"),
         // The OpenWeather API: request, response models, unit conversion, error mapping.
@@ -42,6 +44,7 @@ let package = Package(
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
+        .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "Simulator", "TestSupport"], exclude: ["Golden"]),
