@@ -21,8 +21,10 @@ let package = Package(
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
         .target(name: "HTTPClient", dependencies: ["CTLS"]),
-        // Our own HTTP/1.1 server on POSIX sockets and epoll; knows nothing of weather.
-        .target(name: "HTTPServer"),
+        // epoll, eventfd and accept4 from the real headers (Swift's Glibc module leaves them out).
+        .target(name: "CLinux"),
+        // Our own HTTP/1.1 server on POSIX sockets and epoll, plain or TLS; knows nothing of weather.
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS"]),
         // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
         .target(name: "JSON"),
         // A YAML subset for config files (no anchors, aliases or tags); values keep their line:column.

@@ -111,7 +111,7 @@ final class EventLoop {
             }
             for k in 0..<Int(count) {
                 let event = events[k]
-                let data = event.data
+                let data = event.payload
                 let fd = Int32(truncatingIfNeeded: data & 0xFFFF_FFFF)
                 let serial = UInt32(truncatingIfNeeded: data >> 32)
                 if serial == 0 {
@@ -123,7 +123,7 @@ final class EventLoop {
                     continue
                 }
                 guard Int(fd) < connections.count, let connection = connections[Int(fd)], connection.serial == serial else { continue }
-                onEvent(connection, event.events)
+                onEvent(connection, event.flags)
             }
             if !listenerWatched && listenerResumeAt != 0 && now >= listenerResumeAt && !draining {
                 listenerResumeAt = 0
@@ -154,9 +154,7 @@ final class EventLoop {
     private func watchListener() {
         guard !listenerWatched else { return }
         // EPOLLEXCLUSIVE: one listener in every loop's epoll, without waking all loops per connection.
-        var event = EpollEvent()
-        event.events = Linux.EPOLLIN | Linux.EPOLLEXCLUSIVE
-        event.data = UInt64(UInt32(bitPattern: listenFD))
+        var event = EpollEvent(events: Linux.EPOLLIN | Linux.EPOLLEXCLUSIVE, data: UInt64(UInt32(bitPattern: listenFD)))
         if Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, listenFD, &event) == 0 {
             listenerWatched = true
         }
@@ -171,7 +169,7 @@ final class EventLoop {
 
     private func acceptConnections() {
         while !draining {
-            let fd = Linux.accept4(listenFD, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            let fd = Linux.accept4(listenFD, flags: Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
             if fd < 0 {
                 let code = errno
                 switch code {
@@ -266,9 +264,9 @@ final class EventLoop {
             connections.append(contentsOf: repeatElement(nil, count: max(index + 1 - connections.count, connections.count)))
         }
         // Edge-triggered with EPOLLOUT always on: no epoll_ctl per request or per partial write.
-        var event = EpollEvent()
-        event.events = Linux.EPOLLIN | Linux.EPOLLOUT | Linux.EPOLLRDHUP | Linux.EPOLLET
-        event.data = UInt64(UInt32(bitPattern: fd)) | UInt64(nextSerial) << 32
+        var event = EpollEvent(
+            events: Linux.EPOLLIN | Linux.EPOLLOUT | Linux.EPOLLRDHUP | Linux.EPOLLET,
+            data: UInt64(UInt32(bitPattern: fd)) | UInt64(nextSerial) << 32)
         guard Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, fd, &event) == 0 else {
             Glibc.close(fd)
             handle.load.subtract(1, ordering: .relaxed)

@@ -57,9 +57,7 @@ public final class HTTPServer: Sendable {
         for index in 0..<max(1, configuration.eventLoops) {
             let epollFD = Linux.epollCreate1(Linux.EPOLL_CLOEXEC)
             let wakeFD = Linux.eventfd(0, Linux.EFD_NONBLOCK | Linux.EFD_CLOEXEC)
-            var event = EpollEvent()
-            event.events = Linux.EPOLLIN
-            event.data = UInt64(UInt32(bitPattern: wakeFD))
+            var event = EpollEvent(events: Linux.EPOLLIN, data: UInt64(UInt32(bitPattern: wakeFD)))
             if epollFD < 0 || wakeFD < 0 || Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, wakeFD, &event) != 0 {
                 let code = errno
                 if epollFD >= 0 { close(epollFD) }
@@ -182,6 +180,6 @@ private func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) -
     guard rc == 0 else {
         fatalError("cannot start HTTP event-loop thread: \(errnoText(rc)); raise the thread or memory limits")
     }
-    _ = Linux.setThreadName(thread, String(name.prefix(15)))
+    Linux.setThreadName(thread, String(name.prefix(15)))
     return thread
 }

@@ -1,0 +1,1 @@
+// The target is header-only; SwiftPM wants one source file.
