@@ -81,3 +81,49 @@ int ctls_set_peer_name(SSL *ssl, const char *host, int is_ip_address) {
     SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
     return SSL_set1_host(ssl, host);
 }
+
+SSL_CTX *ctls_server_context_new(int min_version, int max_version) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL) return NULL;
+    if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1
+        || SSL_CTX_set_max_proto_version(ctx, max_version) != 1) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION);
+    SSL_CTX_clear_mode(ctx, SSL_MODE_AUTO_RETRY);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    // Resumed sessions with client certificates need a context id; any constant will do for one server.
+    static const unsigned char id[] = "http-server";
+    SSL_CTX_set_session_id_context(ctx, id, sizeof id - 1);
+    return ctx;
+}
+
+static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *store) {
+    (void)preverify_ok; (void)store;
+    return 1;
+}
+
+void ctls_server_set_client_auth(SSL_CTX *ctx, int mode) {
+    switch (mode) {
+    case 1: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_certificate); break;
+    case 2: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, accept_any_certificate); break;
+    case 3: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL); break;
+    case 4: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL); break;
+    default: SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL); break;
+    }
+}
+
+int ctls_set_groups(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_groups_list(ctx, list);
+}
+
+int ctls_server_attach(SSL *ssl, int fd) {
+    if (ctls_set_socket(ssl, fd) != 1) return 0;
+    SSL_set_accept_state(ssl);
+    return 1;
+}
+
+void ctls_prefer_server_ciphers(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+}

@@ -32,6 +32,8 @@ final class EventLoop {
     private let iov: UnsafeMutablePointer<iovec>
     private let iovCapacity = 64
     private let discard: UnsafeMutableRawBufferPointer
+    /// Where a TLS write gathers up to one record's worth of plaintext; shared by the loop's connections.
+    private let tlsScratch: UnsafeMutableRawBufferPointer
 
     private var listenerWatched = false
     private var listenerResumeAt: Int64 = 0
@@ -71,12 +73,14 @@ final class EventLoop {
         events = .allocate(capacity: Int(eventCapacity))
         iov = .allocate(capacity: iovCapacity)
         discard = .allocate(byteCount: 64 * 1024, alignment: 16)
+        tlsScratch = .allocate(byteCount: core.tls == nil ? 0 : TLSTransport.recordSize, alignment: 16)
     }
 
     deinit {
         events.deallocate()
         iov.deallocate()
         discard.deallocate()
+        tlsScratch.deallocate()
     }
 
     static var current: EventLoop? {
@@ -257,8 +261,13 @@ final class EventLoop {
             handle.load.subtract(1, ordering: .relaxed)
             return
         }
+        guard let transport = makeTransport(fd) else {
+            Glibc.close(fd)
+            handle.load.subtract(1, ordering: .relaxed)
+            return
+        }
         nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1
-        let connection = Connection(fd: fd, serial: nextSerial, now: now)
+        let connection = Connection(fd: fd, transport: transport, serial: nextSerial, now: now)
         let index = Int(fd)
         if index >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: max(index + 1 - connections.count, connections.count)))
@@ -268,12 +277,19 @@ final class EventLoop {
             events: Linux.EPOLLIN | Linux.EPOLLOUT | Linux.EPOLLRDHUP | Linux.EPOLLET,
             data: UInt64(UInt32(bitPattern: fd)) | UInt64(nextSerial) << 32)
         guard Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, fd, &event) == 0 else {
+            transport.release()
             Glibc.close(fd)
             handle.load.subtract(1, ordering: .relaxed)
             return
         }
         connections[index] = connection
         openCount += 1
+    }
+
+    /// Plain, or TLS with the context current at accept time (so rotated certificates reach new connections).
+    private func makeTransport(_ fd: Int32) -> ConnectionTransport? {
+        guard let tls = core.tls else { return PlainTransport(fd: fd) }
+        return TLSTransport(fd: fd, context: tls.context(now: now), scratch: tlsScratch)
     }
 
     // MARK: - Cross-thread messages
@@ -315,11 +331,14 @@ final class EventLoop {
             close(connection)
             return
         }
-        if flags & Linux.EPOLLOUT != 0 && connection.hasPending {
+        let transport = connection.transport
+        let readable = flags & (Linux.EPOLLIN | Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0
+        let writable = flags & Linux.EPOLLOUT != 0
+        if connection.hasPending && (writable || (readable && transport.writeWaitsForReadable)) {
             flush(connection, prefix: UnsafeRawBufferPointer(start: nil, count: 0))
             if connection.state == .closed { return }
         }
-        if flags & (Linux.EPOLLIN | Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0 {
+        if readable || (writable && transport.readWaitsForWritable) {
             // The peer's FIN is already reported: no later edge will come, so read on to the end of stream.
             readAvailable(connection, toEnd: flags & (Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0)
             if connection.state == .reading {
@@ -340,7 +359,7 @@ final class EventLoop {
                 connection.readPaused = true
                 return
             }
-            let n = read(connection.fd, space.baseAddress, space.count)
+            let n = connection.transport.read(into: space)
             if n > 0 {
                 if connection.state == .reading && connection.bufferedCount == 0 {
                     connection.readStartedAt = now
@@ -354,24 +373,20 @@ final class EventLoop {
                     close(connection)
                 }
                 return
+            } else if n == -Int(EAGAIN) || n == -Int(EWOULDBLOCK) {
+                return
             } else {
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: return
-                default:
-                    close(connection)
-                    return
-                }
+                close(connection)
+                return
             }
         }
     }
 
     private func discardInput(_ connection: Connection) {
         while true {
-            let n = read(connection.fd, discard.baseAddress, discard.count)
+            let n = connection.transport.read(into: discard)
             if n > 0 { continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            if n == -Int(EAGAIN) || n == -Int(EWOULDBLOCK) { return }
             close(connection)
             return
         }
@@ -489,7 +504,7 @@ final class EventLoop {
         head.bytes.withUnsafeBytes { flush(connection, prefix: $0) }
     }
 
-    /// Writes `prefix` then the queued chunks with gathered sendmsg calls until done or the socket is full.
+    /// Writes `prefix` then the queued chunks with gathered transport writes until done or the socket is full.
     private func flush(_ connection: Connection, prefix: UnsafeRawBufferPointer) {
         var prefixWritten = 0
         while prefixWritten < prefix.count || connection.hasPending {
@@ -520,7 +535,7 @@ final class EventLoop {
         }
     }
 
-    /// One sendmsg over the prefix and up to `iovCapacity` queued chunks, each pinned by a nested
+    /// One transport write over the prefix and up to `iovCapacity` queued chunks, each pinned by a nested
     /// `withUnsafeBytes` so no pointer outlives its array. Returns bytes written or -errno, and bytes attempted.
     private func gatherWrite(_ connection: Connection, prefix: UnsafeRawBufferPointer) -> (Int, Int) {
         var used = 0
@@ -532,18 +547,17 @@ final class EventLoop {
         }
         let first = connection.pendingIndex
         let last = min(connection.pending.count, first + iovCapacity - used)
-        let fd = connection.fd
+        let transport = connection.transport
         let iov = self.iov
         let firstOffset = connection.pendingOffset
 
         func pin(_ index: Int, _ used: Int, _ attempted: Int) -> (Int, Int) {
             if index == last {
                 guard used > 0 else { return (0, 0) }
-                var message = msghdr()
-                message.msg_iov = iov
-                message.msg_iovlen = used
-                let n = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
-                return (n >= 0 ? n : -Int(errno), attempted)
+                while true {
+                    let result = transport.write(iov, count: used, total: attempted)
+                    if result.written != -Int(EINTR) { return result }
+                }
             }
             return connection.pending[index].withUnsafeBytes { bytes in
                 let skip = index == first ? firstOffset : 0
@@ -584,7 +598,7 @@ final class EventLoop {
             close(connection)
             return
         }
-        shutdown(connection.fd, Int32(SHUT_WR))
+        connection.transport.shutdownWrite()
         connection.state = .lingering
         connection.lingerDeadline = now + lingerTimeout
         connection.consume(connection.bufferedCount)
@@ -599,6 +613,7 @@ final class EventLoop {
             var abortive = linger(l_onoff: 1, l_linger: 0)
             setsockopt(connection.fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
         }
+        connection.transport.release()
         Glibc.close(connection.fd)
         connections[Int(connection.fd)] = nil
         connection.releaseBuffers()

@@ -131,6 +131,7 @@ final class ServerCore: Sendable {
     let listenFD: Int32
     let port: UInt16
     let loops: [LoopHandle]
+    let tls: TLSContextSource?
     let stopping = Atomic<Bool>(false)
     let drainDeadline = Atomic<Int64>(0)
     /// Rare events are reported once per episode, not once per failed accept.
@@ -143,6 +144,7 @@ final class ServerCore: Sendable {
         self.listenFD = listenFD
         self.port = port
         self.loops = loops
+        tls = configuration.tls
     }
 
     func report(_ message: String) {
