@@ -17,6 +17,8 @@ let package = Package(
         ),
         // zlib from the system (zlib1g-dev): deflateInit2 and inflateInit2 are macros, wrapped in C.
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
+        // bcrypt (and the other crypt(3) schemes) from libcrypt (libcrypt-dev), compared in constant time.
+        .target(name: "CCrypt", linkerSettings: [.linkedLibrary("crypt")]),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
@@ -36,7 +38,7 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
+        .target(name: "Exporter", dependencies: ["CCrypt", "HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather", "YAML"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         // Loopback HTTP helpers shared by the test targets.
@@ -49,7 +51,7 @@ let package = Package(
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
-        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "Simulator", "TestSupport"], exclude: ["Golden"]),
+        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["openweather-exporter", "TestSupport"]

@@ -490,7 +490,9 @@ final class EventLoop {
     private func send(_ connection: Connection, status: Int, headers: [(name: String, value: String)], contentLength: Int, body: [[UInt8]]) {
         let closing = connection.closeAfter || !connection.keepAlive || draining
         let header: ConnectionHeader = closing ? .close : (connection.version == .http10 ? .keepAlive : .omitted)
-        head.build(status: status, headers: headers, contentLength: contentLength, date: date.bytes, connection: header)
+        head.build(
+            status: status, headers: headers, contentLength: contentLength, date: date.bytes, connection: header,
+            extra: core.extraHeaders?.bytes ?? [])
         if closing { connection.closeAfter = true }
         let hasBody = !connection.isHead && status >= 200 && status != 204 && status != 304
         if hasBody {

@@ -132,6 +132,7 @@ final class ServerCore: Sendable {
     let port: UInt16
     let loops: [LoopHandle]
     let tls: TLSContextSource?
+    let extraHeaders: ExtraResponseHeaders?
     let stopping = Atomic<Bool>(false)
     let drainDeadline = Atomic<Int64>(0)
     /// Rare events are reported once per episode, not once per failed accept.
@@ -145,6 +146,7 @@ final class ServerCore: Sendable {
         self.port = port
         self.loops = loops
         tls = configuration.tls
+        extraHeaders = configuration.extraHeaders
     }
 
     func report(_ message: String) {

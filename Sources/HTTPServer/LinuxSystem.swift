@@ -10,7 +10,7 @@ enum Linux {
     static func accept4(_ fd: Int32, flags: Int32) -> Int32 { clinux_accept4(fd, flags) }
 
     static func setThreadName(_ thread: pthread_t, _ name: String) {
-        _ = pthread_setname_np(thread, name)
+        _ = clinux_set_thread_name(thread, name)
     }
 
     @discardableResult

@@ -83,6 +83,7 @@ public final class TLSContextSource: Sendable {
     }
 
     private let state: Mutex<State>
+    private let refresh = Mutex<(@Sendable () -> Void)?>(nil)
     private let onError: (@Sendable (String) -> Void)?
     private static let checkInterval: Int64 = 1_000_000_000
 
@@ -105,10 +106,21 @@ public final class TLSContextSource: Sendable {
 
     public var settings: TLSServerSettings { state.withLock { $0.settings } }
 
+    /// Called (off the lock) before each once-a-second file check, so the owner can re-read its own settings
+    /// file and `update` first: a change that makes handshakes succeed again must not wait for a request.
+    public func setRefresh(_ refresh: @escaping @Sendable () -> Void) {
+        self.refresh.withLock { $0 = refresh }
+    }
+
     func context(now: Int64) -> TLSContext {
-        let (context, report): (TLSContext, String?) = state.withLock { state in
-            guard now - state.checkedAt >= Self.checkInterval else { return (state.context, nil) }
+        let due: Bool = state.withLock { state in
+            guard now - state.checkedAt >= Self.checkInterval else { return false }
             state.checkedAt = now
+            return true
+        }
+        if due, let refresh = refresh.withLock({ $0 }) { refresh() }
+        let (context, report): (TLSContext, String?) = state.withLock { state in
+            guard due else { return (state.context, nil) }
             let stamps = Self.stamps(state.settings)
             guard stamps != state.stamps else { return (state.context, nil) }
             do throws(TLSSetupError) {
