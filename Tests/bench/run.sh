@@ -31,6 +31,8 @@ command -v nginx >/dev/null || missing+=(nginx-light)
 command -v prometheus-pushgateway >/dev/null || missing+=(prometheus-pushgateway)
 command -v python3 >/dev/null || missing+=(python3)
 command -v curl >/dev/null || missing+=(curl)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v htpasswd >/dev/null || missing+=(apache2-utils)
 if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -84,8 +86,18 @@ bytes=$(wc -c <"$WORK/metrics.prom")
 lint=$(command -v promtool >/dev/null && { promtool check metrics <"$WORK/metrics.prom" 2>&1 | head -3; echo "exit ${PIPESTATUS[0]}"; } || echo "promtool not installed")
 lint_large="not run"
 
-step "nginx serving the same bytes"
+step "nginx serving the same bytes, plain and over TLS"
 NGX_PORT=$($TOOL free-port)
+NGX_TLS_PORT=$($TOOL free-port)
+# One certificate and key for nginx and the exporter; the exporter also checks basic auth (bcrypt
+# cost 10, cached after the first request as exporter-toolkit does); nginx checks nothing.
+mkdir -p "$WORK/tls"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$WORK/tls/server.key" \
+    -out "$WORK/tls/server.pem" -days 2 -subj "/CN=bench" -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+chmod 644 "$WORK/tls/server.key"
+printf 'tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\nbasic_auth_users:\n  bench: %s\n' \
+    "$(htpasswd -nbBC 10 '' bench-secret | tr -d ':\n')" >"$WORK/tls/web.yml"
+AUTH="Authorization: Basic $(printf 'bench:bench-secret' | base64)"
 mkdir -p "$WORK/nginx/root"
 cp "$WORK/metrics.prom" "$WORK/nginx/root/metrics"
 cat >"$WORK/nginx/nginx.conf" <<EOF
@@ -101,11 +113,30 @@ http {
     client_body_temp_path $WORK/nginx; proxy_temp_path $WORK/nginx; fastcgi_temp_path $WORK/nginx;
     uwsgi_temp_path $WORK/nginx; scgi_temp_path $WORK/nginx;
     server { listen 127.0.0.1:$NGX_PORT; root $WORK/nginx/root; sendfile on; tcp_nopush on; open_file_cache max=16; }
+    server {
+        listen 127.0.0.1:$NGX_TLS_PORT ssl; root $WORK/nginx/root; open_file_cache max=16;
+        ssl_certificate $WORK/tls/server.pem; ssl_certificate_key $WORK/tls/server.key;
+        ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:SSL:1m;
+    }
 }
 EOF
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
 PIDS+=($!)
 $TOOL wait "http://127.0.0.1:$NGX_PORT/metrics" 10
+
+step "exporter with the same 10 locations over TLS with basic auth"
+start_exporter tls --demo "${TEN[@]}" "${FAST[@]}" --web.config.file="$WORK/tls/web.yml"
+TLS_PID=$PID TLS_PORT=$PORT
+for _ in $(seq 300); do
+    [ "$(curl -sk -o /dev/null -w '%{http_code}' -H "$AUTH" "https://127.0.0.1:$TLS_PORT/-/ready")" = 200 ] && break
+    sleep 0.1
+done
+sleep 1.5
+curl -sfk -H "$AUTH" "https://127.0.0.1:$TLS_PORT/metrics" >"$WORK/tls-metrics.prom"
+tls_bytes=$(wc -c <"$WORK/tls-metrics.prom")
+cp "$WORK/tls-metrics.prom" "$WORK/nginx/root/tls-metrics"
+[ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$TLS_PORT/metrics")" = 401 ] || { echo "the TLS exporter does not ask for basic auth" >&2; exit 1; }
+[ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$NGX_TLS_PORT/tls-metrics")" = 200 ] || { echo "nginx does not serve TLS" >&2; exit 1; }
 
 step "pushgateway holding the same families"
 # start_gateway: sets PID and PORT.
@@ -139,6 +170,20 @@ for shape in "1 1" "1 64" "2 64"; do
         fi
     done
 done
+# TLS: a handshake per connection (64), then keep-alive scrapes; the exporter checks basic auth on each.
+for shape in "1 64" "2 64"; do
+    read -r threads conns <<<"$shape"
+    wrk -t"$threads" -c"$conns" -d"${DURATION}s" --latency "https://127.0.0.1:$NGX_TLS_PORT/tls-metrics" >"$WORK/wrk.txt"
+    RESULT[nginx-tls,$threads,$conns]=$($TOOL wrk "$WORK/wrk.txt")
+    step "  nginx over TLS -t$threads -c$conns: ${RESULT[nginx-tls,$threads,$conns]}"
+    wrk -t"$threads" -c"$conns" -d"${DURATION}s" --latency -H "$AUTH" "https://127.0.0.1:$TLS_PORT/metrics" >"$WORK/wrk.txt"
+    grep -q 'Non-2xx' "$WORK/wrk.txt" && { cat "$WORK/wrk.txt" >&2; echo "the TLS exporter answered non-2xx" >&2; exit 1; }
+    RESULT[exporter-tls,$threads,$conns]=$($TOOL wrk "$WORK/wrk.txt")
+    step "  exporter over TLS with basic auth -t$threads -c$conns: ${RESULT[exporter-tls,$threads,$conns]}"
+done
+rss_tls=$($TOOL rss "$TLS_PID")
+kill "$TLS_PID"
+
 if [ $exporter_requests -lt 100000 ]; then
     # Top up to 100,000 scrapes for the memory figure.
     rate=$(cut -d' ' -f1 <<<"${RESULT[exporter,1,64]}")
@@ -229,7 +274,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 field() { cut -d' ' -f"$2" <<<"${RESULT[$1]}"; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 mb() { python3 -c "print(f'{$1 / 1048576:.1f}')"; }
-summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
+summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); over TLS with basic auth $(ratio "$(field exporter-tls,1,64 1)" "$(field nginx-tls,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter-tls,2,64 1)" "$(field nginx-tls,2,64 1)")x (-t2 -c64); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
 [ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location"
 [ "$RENDER" = 1 ] && summary="$summary; re-render after a poll $(grep -o 'poll_refresh_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms, from scratch $(grep -o 'full_plain_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms"
 summary="$summary; startup ${startup_median} ms"
@@ -262,6 +307,23 @@ mkdir -p "$(dirname "$OUT")"
             echo "| $target | -t$threads -c$conns | $(field "$key" 1) | $(field "$key" 2) | $(field "$key" 3) | $r |"
         done
     done
+    echo
+    echo "## Serving /metrics over TLS (10 locations, keep-alive, ${DURATION} s per run)"
+    echo
+    echo "Body: $tls_bytes bytes, the same for both (saved from the exporter). One certificate and key (ECDSA P-256) for"
+    echo "both; TLS 1.3 as negotiated by wrk; 64 handshakes per run, then keep-alive. The exporter checks"
+    echo "\\`Authorization: Basic\\` on every request (bcrypt cost 10, verified once and then cached, as exporter-toolkit"
+    echo "does); nginx checks nothing."
+    echo
+    echo "| server | wrk | requests/s | p50 ms | p99 ms | exporter / nginx |"
+    echo "|---|---|---:|---:|---:|---:|"
+    for shape in "1 64" "2 64"; do
+        read -r threads conns <<<"$shape"
+        echo "| nginx, TLS | -t$threads -c$conns | $(field nginx-tls,$threads,$conns 1) | $(field nginx-tls,$threads,$conns 2) | $(field nginx-tls,$threads,$conns 3) | $(ratio "$(field exporter-tls,$threads,$conns 1)" "$(field nginx-tls,$threads,$conns 1)") |"
+        echo "| exporter, TLS + basic auth | -t$threads -c$conns | $(field exporter-tls,$threads,$conns 1) | $(field exporter-tls,$threads,$conns 2) | $(field exporter-tls,$threads,$conns 3) | – |"
+    done
+    echo
+    echo "Exporter resident set after the TLS runs: $(mb "$rss_tls") MB."
     echo
     echo "## Memory (resident set)"
     echo

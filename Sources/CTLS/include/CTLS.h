@@ -36,7 +36,12 @@ int ctls_set_groups(SSL_CTX *ctx, const char *list);
 /// SSL_OP_CIPHER_SERVER_PREFERENCE is a macro Swift cannot import.
 void ctls_prefer_server_ciphers(SSL_CTX *ctx);
 
-/// Attaches `fd` (as ctls_set_socket does) and puts the connection in the server role.
+/// Attaches `fd` through a BIO that sends with MSG_NOSIGNAL and notes short reads, and puts the connection
+/// in the server role. The fd stays owned by the caller. Returns 1 on success.
 int ctls_server_attach(SSL *ssl, int fd);
+
+/// 1 when nothing is buffered in the SSL and the last recv on its socket came back short (or EAGAIN): the
+/// socket is drained, and an edge-triggered reader may wait for the next edge.
+int ctls_server_drained(SSL *ssl);
 
 #endif

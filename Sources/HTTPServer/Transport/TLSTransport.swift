@@ -37,6 +37,8 @@ final class TLSTransport: ConnectionTransport {
             let n = SSL_read(ssl, base + total, Int32(clamping: buffer.count - total))
             if n > 0 {
                 total += Int(n)
+                // Read-ahead took everything the socket had: stop here rather than pay a recv for EAGAIN.
+                if ctls_server_drained(ssl) == 1 { return total }
                 continue
             }
             let stop: Int
