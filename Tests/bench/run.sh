@@ -13,11 +13,13 @@
 #   BENCH_DURATION=5      seconds per wrk run (9 runs)
 #   BENCH_LARGE=10000     the largest location count (0 skips the 1,000/10,000 part)
 #   BENCH_RENDER=1        0 skips the render benchmark (a release test build, slow the first time)
+#   BENCH_TLS_ROUNDS=5    alternating nginx/exporter rounds per TLS shape (each BENCH_DURATION)
 #   BENCH_OUT=path        results file
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive
 DURATION=${BENCH_DURATION:-5}
+TLS_ROUNDS=${BENCH_TLS_ROUNDS:-5}
 LARGE=${BENCH_LARGE:-10000}
 RENDER=${BENCH_RENDER:-1}
 OUT=${BENCH_OUT:-Tests/bench/results/latest.md}
@@ -121,7 +123,8 @@ http {
 }
 EOF
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
-PIDS+=($!)
+NGX_PID=$!
+PIDS+=($NGX_PID)
 $TOOL wait "http://127.0.0.1:$NGX_PORT/metrics" 10
 
 step "exporter with the same 10 locations over TLS with basic auth"
@@ -155,6 +158,7 @@ rss_pgw=$($TOOL rss "$PGW_PID")
 
 step "serving: wrk, keep-alive, ${DURATION}s per run"
 declare -A RESULT
+declare -A TLS_ROW
 exporter_requests=0
 for shape in "1 1" "1 64" "2 64"; do
     read -r threads conns <<<"$shape"
@@ -171,15 +175,30 @@ for shape in "1 1" "1 64" "2 64"; do
     done
 done
 # TLS: a handshake per connection (64), then keep-alive scrapes; the exporter checks basic auth on each.
+# The machine is shared, so nginx and the exporter alternate over BENCH_TLS_ROUNDS rounds and the median
+# of the per-round ratios is reported, with CPU time per request (load-independent) beside it.
 for shape in "1 64" "2 64"; do
     read -r threads conns <<<"$shape"
-    wrk -t"$threads" -c"$conns" -d"${DURATION}s" --latency "https://127.0.0.1:$NGX_TLS_PORT/tls-metrics" >"$WORK/wrk.txt"
-    RESULT[nginx-tls,$threads,$conns]=$($TOOL wrk "$WORK/wrk.txt")
-    step "  nginx over TLS -t$threads -c$conns: ${RESULT[nginx-tls,$threads,$conns]}"
-    wrk -t"$threads" -c"$conns" -d"${DURATION}s" --latency -H "$AUTH" "https://127.0.0.1:$TLS_PORT/metrics" >"$WORK/wrk.txt"
-    grep -q 'Non-2xx' "$WORK/wrk.txt" && { cat "$WORK/wrk.txt" >&2; echo "the TLS exporter answered non-2xx" >&2; exit 1; }
-    RESULT[exporter-tls,$threads,$conns]=$($TOOL wrk "$WORK/wrk.txt")
-    step "  exporter over TLS with basic auth -t$threads -c$conns: ${RESULT[exporter-tls,$threads,$conns]}"
+    : >"$WORK/rounds-$threads.txt"
+    for _ in $(seq 1 "$TLS_ROUNDS"); do
+        for target in nginx exporter; do
+            if [ $target = nginx ]; then
+                url="https://127.0.0.1:$NGX_TLS_PORT/tls-metrics" header=(); cpu_of() { $TOOL cpu-tree "$NGX_PID"; }
+            else
+                url="https://127.0.0.1:$TLS_PORT/metrics" header=(-H "$AUTH"); cpu_of() { $TOOL cpu "$TLS_PID"; }
+            fi
+            c0=$(cpu_of)
+            wrk -t"$threads" -c"$conns" -d"${DURATION}s" --latency "${header[@]}" "$url" >"$WORK/wrk.txt"
+            c1=$(cpu_of)
+            grep -q 'Non-2xx' "$WORK/wrk.txt" && { cat "$WORK/wrk.txt" >&2; echo "$target over TLS answered non-2xx" >&2; exit 1; }
+            read -r rps p50 p99 requests _ <<<"$($TOOL wrk "$WORK/wrk.txt")"
+            echo "$target $rps $requests $(python3 -c "print($c1 - $c0)")" >>"$WORK/rounds-$threads.txt"
+            RESULT[$target-tls,$threads,$conns]="$rps $p50 $p99 $requests"
+        done
+    done
+    read -r ngx_rps ngx_cpu exp_rps exp_cpu tls_ratio tls_ratio_min tls_ratio_max <<<"$($TOOL rounds "$WORK/rounds-$threads.txt")"
+    TLS_ROW[$threads]="$ngx_rps $ngx_cpu $exp_rps $exp_cpu $tls_ratio $tls_ratio_min $tls_ratio_max"
+    step "  TLS -t$threads -c$conns, $TLS_ROUNDS rounds: nginx $ngx_rps/s ($ngx_cpu us CPU per request), exporter $exp_rps/s ($exp_cpu us), median ratio $tls_ratio ($tls_ratio_min-$tls_ratio_max)"
 done
 rss_tls=$($TOOL rss "$TLS_PID")
 kill "$TLS_PID"
@@ -274,7 +293,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 field() { cut -d' ' -f"$2" <<<"${RESULT[$1]}"; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 mb() { python3 -c "print(f'{$1 / 1048576:.1f}')"; }
-summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); over TLS with basic auth $(ratio "$(field exporter-tls,1,64 1)" "$(field nginx-tls,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter-tls,2,64 1)" "$(field nginx-tls,2,64 1)")x (-t2 -c64); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
+summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); over TLS with basic auth $(cut -d' ' -f5 <<<"${TLS_ROW[1]}")x (-t1 -c64), $(cut -d' ' -f5 <<<"${TLS_ROW[2]}")x (-t2 -c64) (medians of $TLS_ROUNDS rounds); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
 [ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location"
 [ "$RENDER" = 1 ] && summary="$summary; re-render after a poll $(grep -o 'poll_refresh_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms, from scratch $(grep -o 'full_plain_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms"
 summary="$summary; startup ${startup_median} ms"
@@ -315,12 +334,14 @@ mkdir -p "$(dirname "$OUT")"
     echo "\\`Authorization: Basic\\` on every request (bcrypt cost 10, verified once and then cached, as exporter-toolkit"
     echo "does); nginx checks nothing."
     echo
-    echo "| server | wrk | requests/s | p50 ms | p99 ms | exporter / nginx |"
-    echo "|---|---|---:|---:|---:|---:|"
-    for shape in "1 64" "2 64"; do
-        read -r threads conns <<<"$shape"
-        echo "| nginx, TLS | -t$threads -c$conns | $(field nginx-tls,$threads,$conns 1) | $(field nginx-tls,$threads,$conns 2) | $(field nginx-tls,$threads,$conns 3) | $(ratio "$(field exporter-tls,$threads,$conns 1)" "$(field nginx-tls,$threads,$conns 1)") |"
-        echo "| exporter, TLS + basic auth | -t$threads -c$conns | $(field exporter-tls,$threads,$conns 1) | $(field exporter-tls,$threads,$conns 2) | $(field exporter-tls,$threads,$conns 3) | – |"
+    echo "nginx and the exporter alternate, $TLS_ROUNDS rounds each per shape; requests/s is the median round, CPU is"
+    echo "the server's user + system time over all its rounds divided by the requests it answered."
+    echo
+    echo "| wrk | nginx requests/s | nginx CPU µs/request | exporter requests/s | exporter CPU µs/request | exporter / nginx, median round (range) |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for threads in 1 2; do
+        read -r a b c d e f g <<<"${TLS_ROW[$threads]}"
+        echo "| -t$threads -c64 | $a | $b | $c | $d | $e ($f–$g) |"
     done
     echo
     echo "Exporter resident set after the TLS runs: $(mb "$rss_tls") MB."
