@@ -15,6 +15,10 @@
 ///   is refused (closed at once) and `onError` says so once.
 /// - Timeouts are enforced by a sweep every 250 ms (a quarter of the shortest timeout if that is less).
 /// - `eventLoops` [online CPUs]: threads, each with its own epoll.
+/// - `tls` [nil]: serve TLS (OpenSSL) with a `TLSContextSource`; certificate files are re-read when they
+///   change, for new connections. A failed handshake just closes the connection (not reported: a scanner
+///   must not fill the log); a half handshake is closed at `readTimeout`.
+/// - `extraHeaders` [nil]: fields added to every response, errors included.
 ///
 /// Choices:
 /// - Bare LF is accepted as a line ending wherever CRLF is (RFC 9112 section 2.2); any other CR is a 400.

@@ -111,6 +111,11 @@ if timeout 600 bash "$HERE/fuzz.sh" yaml "${FUZZ_SECONDS:-60}"; then
     pass "YAML reader fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan): no crash, hang or broken invariant"
 else failed "YAML reader fuzzing"; fi
 
+step "libFuzzer on the TLS transport for ${FUZZ_SECONDS:-60} s"
+if timeout 600 bash "$HERE/fuzz.sh" tls "${FUZZ_SECONDS:-60}"; then
+    pass "TLS transport fuzzed for ${FUZZ_SECONDS:-60} s (client bytes in flights; libFuzzer + ASan): no crash, hang or broken invariant"
+else failed "TLS transport fuzzing"; fi
+
 step "soak for ${SOAK_MINUTES:-1.5} min"
 if SOAK_MINUTES=${SOAK_MINUTES:-1.5} timeout 1200 bash "$HERE/soak.sh"; then
     pass "soak ${SOAK_MINUTES:-1.5} min with upstream failures: no scrape error, RSS and fds flat"
