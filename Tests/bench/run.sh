@@ -34,6 +34,7 @@ command -v prometheus-pushgateway >/dev/null || missing+=(prometheus-pushgateway
 command -v python3 >/dev/null || missing+=(python3)
 command -v curl >/dev/null || missing+=(curl)
 command -v openssl >/dev/null || missing+=(openssl)
+command -v taskset >/dev/null || missing+=(util-linux)
 command -v htpasswd >/dev/null || missing+=(apache2-utils)
 if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
@@ -176,9 +177,19 @@ for shape in "1 1" "1 64" "2 64"; do
 done
 # TLS: a handshake per connection (64), then keep-alive scrapes; the exporter checks basic auth on each.
 # The machine is shared, so nginx and the exporter alternate over BENCH_TLS_ROUNDS rounds and the median
-# of the per-round ratios is reported, with CPU time per request (load-independent) beside it.
-for shape in "1 64" "2 64"; do
+# of the per-round ratios is reported, with CPU time per request (load-independent) beside it. The last
+# shape pins both servers to CPU 0 and wrk to CPU 1, so wrk and the server do not take turns on a core.
+pin() { # CPU: every thread of the TLS exporter and of nginx's processes
+    taskset -a -p -c "$1" "$TLS_PID" >/dev/null
+    for pid in "$NGX_PID" $(pgrep -P "$NGX_PID"); do taskset -a -p -c "$1" "$pid" >/dev/null; done
+}
+for shape in "1 64" "2 64" "pinned 64"; do
     read -r threads conns <<<"$shape"
+    runner=()
+    if [ "$threads" = pinned ]; then
+        pin 0
+        runner=(taskset -c 1)
+    fi
     : >"$WORK/rounds-$threads.txt"
     for _ in $(seq 1 "$TLS_ROUNDS"); do
         for target in nginx exporter; do
@@ -188,18 +199,18 @@ for shape in "1 64" "2 64"; do
                 url="https://127.0.0.1:$TLS_PORT/metrics" header=(-H "$AUTH"); cpu_of() { $TOOL cpu "$TLS_PID"; }
             fi
             c0=$(cpu_of)
-            wrk -t"$threads" -c"$conns" -d"${DURATION}s" --latency "${header[@]}" "$url" >"$WORK/wrk.txt"
+            "${runner[@]}" wrk -t"${threads/pinned/1}" -c"$conns" -d"${DURATION}s" --latency "${header[@]}" "$url" >"$WORK/wrk.txt"
             c1=$(cpu_of)
             grep -q 'Non-2xx' "$WORK/wrk.txt" && { cat "$WORK/wrk.txt" >&2; echo "$target over TLS answered non-2xx" >&2; exit 1; }
             read -r rps p50 p99 requests _ <<<"$($TOOL wrk "$WORK/wrk.txt")"
             echo "$target $rps $requests $(python3 -c "print($c1 - $c0)")" >>"$WORK/rounds-$threads.txt"
-            RESULT[$target-tls,$threads,$conns]="$rps $p50 $p99 $requests"
         done
     done
     read -r ngx_rps ngx_cpu exp_rps exp_cpu tls_ratio tls_ratio_min tls_ratio_max <<<"$($TOOL rounds "$WORK/rounds-$threads.txt")"
     TLS_ROW[$threads]="$ngx_rps $ngx_cpu $exp_rps $exp_cpu $tls_ratio $tls_ratio_min $tls_ratio_max"
     step "  TLS -t$threads -c$conns, $TLS_ROUNDS rounds: nginx $ngx_rps/s ($ngx_cpu us CPU per request), exporter $exp_rps/s ($exp_cpu us), median ratio $tls_ratio ($tls_ratio_min-$tls_ratio_max)"
 done
+pin "0-$(( $(nproc) - 1 ))"
 rss_tls=$($TOOL rss "$TLS_PID")
 kill "$TLS_PID"
 
@@ -293,7 +304,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 field() { cut -d' ' -f"$2" <<<"${RESULT[$1]}"; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 mb() { python3 -c "print(f'{$1 / 1048576:.1f}')"; }
-summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); over TLS with basic auth $(cut -d' ' -f5 <<<"${TLS_ROW[1]}")x (-t1 -c64), $(cut -d' ' -f5 <<<"${TLS_ROW[2]}")x (-t2 -c64) (medians of $TLS_ROUNDS rounds); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
+summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); over TLS with basic auth $(cut -d' ' -f5 <<<"${TLS_ROW[1]}")x (-t1 -c64), $(cut -d' ' -f5 <<<"${TLS_ROW[2]}")x (-t2 -c64), $(cut -d' ' -f5 <<<"${TLS_ROW[pinned]}")x (pinned) (medians of $TLS_ROUNDS rounds); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
 [ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location"
 [ "$RENDER" = 1 ] && summary="$summary; re-render after a poll $(grep -o 'poll_refresh_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms, from scratch $(grep -o 'full_plain_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms"
 summary="$summary; startup ${startup_median} ms"
@@ -331,7 +342,7 @@ mkdir -p "$(dirname "$OUT")"
     echo
     echo "Body: $tls_bytes bytes, the same for both (saved from the exporter). One certificate and key (ECDSA P-256) for"
     echo "both; TLS 1.3 as negotiated by wrk; 64 handshakes per run, then keep-alive. The exporter checks"
-    echo "\\`Authorization: Basic\\` on every request (bcrypt cost 10, verified once and then cached, as exporter-toolkit"
+    echo "the \`Authorization: Basic\` header on every request (bcrypt cost 10, verified once and then cached, as exporter-toolkit"
     echo "does); nginx checks nothing."
     echo
     echo "nginx and the exporter alternate, $TLS_ROUNDS rounds each per shape; requests/s is the median round, CPU is"
@@ -339,9 +350,11 @@ mkdir -p "$(dirname "$OUT")"
     echo
     echo "| wrk | nginx requests/s | nginx CPU µs/request | exporter requests/s | exporter CPU µs/request | exporter / nginx, median round (range) |"
     echo "|---|---:|---:|---:|---:|---:|"
-    for threads in 1 2; do
+    for threads in 1 2 pinned; do
         read -r a b c d e f g <<<"${TLS_ROW[$threads]}"
-        echo "| -t$threads -c64 | $a | $b | $c | $d | $e ($f–$g) |"
+        label="-t$threads -c64"
+        [ "$threads" = pinned ] && label="-t1 -c64 on CPU 1, servers on CPU 0"
+        echo "| $label | $a | $b | $c | $d | $e ($f–$g) |"
     done
     echo
     echo "Exporter resident set after the TLS runs: $(mb "$rss_tls") MB."
