@@ -37,7 +37,7 @@ struct TLSServerTests {
     }
 
     @Test func largeResponsesAndRequestBodiesCrossManyRecords() throws {
-        let big = [UInt8]((0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+        let big = [UInt8]((0..<12_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
         let server = try tlsServer { settings in _ = settings } handler: { request, responder in
             if request.method == "POST" {
                 responder.respond(HTTPResponse(status: 200, body: [Array(String(request.body.count).utf8)]))
@@ -50,6 +50,10 @@ struct TLSServerTests {
         let file = certificates.directory + "/big.out"
         let result = curl(server.port, "-o '\(file)'")
         #expect(result.status == 0, "\(result.output)")
+        #expect(try readFile(file) == big)
+        // A client reading slowly fills the socket: writes stop on WANT_WRITE and resume, record by record.
+        let slow = curl(server.port, "--limit-rate 6M -o '\(file)'")
+        #expect(slow.status == 0, "\(slow.output)")
         #expect(try readFile(file) == big)
         let post = shell("head -c 60000 /dev/zero | curl -sS --max-time 10 --cacert '\(certificates.caFile)' --data-binary @- https://127.0.0.1:\(server.port)/p")
         #expect(post.output == "60000", "\(post.output)")

@@ -61,45 +61,75 @@ final class TLSTransport: ConnectionTransport {
         return total
     }
 
+    /// Writes every byte of the iovecs as records of at most 16 KiB, until done or the socket is full. A
+    /// response of several records is corked, so the client is woken once for all of them, not per record.
     func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int) -> (written: Int, attempted: Int) {
         writeWaitsForReadable = false
-        let length = retryLength > 0 ? min(retryLength, total) : min(total, Self.recordSize)
-        guard length > 0 else { return (0, 0) }
-        let source: UnsafeRawPointer
-        if iov[0].iov_len >= length, let first = iov[0].iov_base {
-            source = UnsafeRawPointer(first)
-        } else {
-            // Small pieces (the head and a short body) become one record instead of one record each.
-            var copied = 0
-            var k = 0
-            while copied < length && k < count {
-                let take = min(iov[k].iov_len, length - copied)
-                if take > 0, let base = iov[k].iov_base {
-                    (scratch.baseAddress! + copied).copyMemory(from: base, byteCount: take)
-                }
-                copied += take
-                k += 1
+        let corked = total > Self.recordSize && retryLength == 0
+        if corked { setCork(true) }
+        defer { if corked { setCork(false) } }
+        var written = 0
+        var index = 0
+        var offset = 0
+        while written < total {
+            let length = retryLength > 0 ? min(retryLength, total - written) : min(total - written, Self.recordSize)
+            let source = gather(iov, count: count, index: &index, offset: &offset, length: length)
+            ERR_clear_error()
+            let n = SSL_write(ssl, source, Int32(length))
+            if n > 0 {
+                retryLength = 0
+                written += Int(n)
+                continue
             }
-            source = UnsafeRawPointer(scratch.baseAddress!)
+            retryLength = length
+            let failure: Int
+            switch SSL_get_error(ssl, n) {
+            case SSL_ERROR_WANT_WRITE:
+                failure = -Int(EAGAIN)
+            case SSL_ERROR_WANT_READ:
+                writeWaitsForReadable = true
+                failure = -Int(EAGAIN)
+            case SSL_ERROR_SYSCALL:
+                failure = -Int(errno == 0 ? EPIPE : errno)
+            default:
+                failure = -Int(EPROTO)
+            }
+            // Records already written count; the loop retries the rest (the same bytes first) on the next edge.
+            return written > 0 && failure == -Int(EAGAIN) ? (written, total) : (failure, total)
         }
-        ERR_clear_error()
-        let n = SSL_write(ssl, source, Int32(length))
-        if n > 0 {
-            retryLength = 0
-            return (Int(n), Int(n))
+        return (written, total)
+    }
+
+    /// The next `length` bytes from iovec `index` at `offset`: in place when one iovec holds them all, else
+    /// copied into the scratch buffer (a head and a short body become one record instead of two).
+    private func gather(_ iov: UnsafeMutablePointer<iovec>, count: Int, index: inout Int, offset: inout Int, length: Int) -> UnsafeRawPointer {
+        while index < count && offset == iov[index].iov_len {
+            index += 1
+            offset = 0
         }
-        retryLength = length
-        switch SSL_get_error(ssl, n) {
-        case SSL_ERROR_WANT_WRITE:
-            return (-Int(EAGAIN), length)
-        case SSL_ERROR_WANT_READ:
-            writeWaitsForReadable = true
-            return (-Int(EAGAIN), length)
-        case SSL_ERROR_SYSCALL:
-            return (-Int(errno == 0 ? EPIPE : errno), length)
-        default:
-            return (-Int(EPROTO), length)
+        if iov[index].iov_len - offset >= length, let base = iov[index].iov_base {
+            offset += length
+            return UnsafeRawPointer(base + offset - length)
         }
+        var copied = 0
+        while copied < length && index < count {
+            let take = min(iov[index].iov_len - offset, length - copied)
+            if take > 0, let base = iov[index].iov_base {
+                (scratch.baseAddress! + copied).copyMemory(from: base + offset, byteCount: take)
+            }
+            copied += take
+            offset += take
+            if offset == iov[index].iov_len {
+                index += 1
+                offset = 0
+            }
+        }
+        return UnsafeRawPointer(scratch.baseAddress!)
+    }
+
+    private func setCork(_ on: Bool) {
+        var value: Int32 = on ? 1 : 0
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &value, socklen_t(MemoryLayout<Int32>.size))
     }
 
     func shutdownWrite() {
