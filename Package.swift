@@ -19,14 +19,20 @@ let package = Package(
         .target(name: "CZlib", linkerSettings: [.linkedLibrary("z")]),
         // Version and revision, stamped by the release script through C defines ("dev" otherwise).
         .target(name: "CBuildInfo"),
+        // bcrypt (and the other crypt(3) schemes) from libcrypt (libcrypt-dev), compared in constant time.
+        .target(name: "CCrypt", linkerSettings: [.linkedLibrary("crypt")]),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
         .target(name: "HTTPClient", dependencies: ["CTLS"]),
-        // Our own HTTP/1.1 server on POSIX sockets and epoll; knows nothing of weather.
-        .target(name: "HTTPServer"),
+        // epoll, eventfd and accept4 from the real headers (Swift's Glibc module leaves them out).
+        .target(name: "CLinux"),
+        // Our own HTTP/1.1 server on POSIX sockets and epoll, plain or TLS; knows nothing of weather.
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS"]),
         // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
         .target(name: "JSON"),
+        // A YAML subset for config files (no anchors, aliases or tags); values keep their line:column.
+        .target(name: "YAML"),
         // The Prometheus text format encoder; knows nothing of HTTP or weather.
         .target(name: "Exposition"),
         // The OpenWeather API: request, response models, unit conversion, error mapping.
@@ -34,7 +40,7 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["CBuildInfo", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
+        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather", "YAML"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         // Loopback HTTP helpers shared by the test targets.
@@ -44,9 +50,10 @@ let package = Package(
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
+        .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
-        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "Simulator", "TestSupport"], exclude: ["Golden"]),
+        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["openweather-exporter", "Simulator", "TestSupport"]

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 
 SSL_CTX *ctls_client_context_new(const char *extra_ca_file) {
@@ -83,4 +84,117 @@ int ctls_set_peer_name(SSL *ssl, const char *host, int is_ip_address) {
     if (SSL_set_tlsext_host_name(ssl, host) != 1) return 0;
     SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
     return SSL_set1_host(ssl, host);
+}
+
+SSL_CTX *ctls_server_context_new(int min_version, int max_version) {
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == NULL) return NULL;
+    if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1
+        || SSL_CTX_set_max_proto_version(ctx, max_version) != 1) {
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION);
+    SSL_CTX_clear_mode(ctx, SSL_MODE_AUTO_RETRY);
+    SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
+    // One recv takes whatever records have arrived, instead of a header and a body recv per record.
+    SSL_CTX_set_read_ahead(ctx, 1);
+    // Resumed sessions with client certificates need a context id; any constant will do for one server.
+    static const unsigned char id[] = "http-server";
+    SSL_CTX_set_session_id_context(ctx, id, sizeof id - 1);
+    return ctx;
+}
+
+static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *store) {
+    (void)preverify_ok; (void)store;
+    return 1;
+}
+
+void ctls_server_set_client_auth(SSL_CTX *ctx, int mode) {
+    switch (mode) {
+    case 1: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, accept_any_certificate); break;
+    case 2: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, accept_any_certificate); break;
+    case 3: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL); break;
+    case 4: SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL); break;
+    default: SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL); break;
+    }
+}
+
+int ctls_set_groups(SSL_CTX *ctx, const char *list) {
+    return (int)SSL_CTX_set1_groups_list(ctx, list);
+}
+
+// The server's socket BIO also remembers whether the last recv came back short: with read-ahead, that
+// means the socket was drained, so an edge-triggered reader can stop without one more recv for EAGAIN.
+struct server_socket {
+    int fd;
+    int drained;
+};
+
+static int server_write(BIO *bio, const char *buf, int len) {
+    struct server_socket *socket = BIO_get_data(bio);
+    BIO_clear_retry_flags(bio);
+    ssize_t n = send(socket->fd, buf, (size_t)len, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(bio);
+    return (int)n;
+}
+
+static int server_read(BIO *bio, char *buf, int len) {
+    struct server_socket *socket = BIO_get_data(bio);
+    BIO_clear_retry_flags(bio);
+    ssize_t n = recv(socket->fd, buf, (size_t)len, 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        BIO_set_retry_read(bio);
+        socket->drained = 1;
+    } else {
+        socket->drained = n < len;
+    }
+    return (int)n;
+}
+
+static int server_destroy(BIO *bio) {
+    free(BIO_get_data(bio));
+    BIO_set_data(bio, NULL);
+    return 1;
+}
+
+static BIO_METHOD *server_method;
+static pthread_once_t server_once = PTHREAD_ONCE_INIT;
+
+static void server_method_init(void) {
+    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "server socket");
+    if (m == NULL) return;
+    BIO_meth_set_write(m, server_write);
+    BIO_meth_set_read(m, server_read);
+    BIO_meth_set_ctrl(m, nosig_ctrl);
+    BIO_meth_set_create(m, nosig_create);
+    BIO_meth_set_destroy(m, server_destroy);
+    server_method = m;
+}
+
+int ctls_server_attach(SSL *ssl, int fd) {
+    pthread_once(&server_once, server_method_init);
+    if (server_method == NULL) return 0;
+    struct server_socket *socket = calloc(1, sizeof *socket);
+    if (socket == NULL) return 0;
+    socket->fd = fd;
+    BIO *bio = BIO_new(server_method);
+    if (bio == NULL) {
+        free(socket);
+        return 0;
+    }
+    BIO_set_data(bio, socket);
+    SSL_set_bio(ssl, bio, bio);
+    SSL_set_accept_state(ssl);
+    return 1;
+}
+
+int ctls_server_drained(SSL *ssl) {
+    if (SSL_has_pending(ssl)) return 0;
+    struct server_socket *socket = BIO_get_data(SSL_get_rbio(ssl));
+    return socket != NULL && socket->drained;
+}
+
+void ctls_prefer_server_ciphers(SSL_CTX *ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
 }

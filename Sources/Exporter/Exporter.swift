@@ -11,6 +11,8 @@ public final class Exporter: Sendable {
     private let publisher: MetricsPublisher
     private let keeper: StateKeeper?
     private let reloading: Reloading
+    /// The config file, then the web config file.
+    private let reloadAll: @Sendable () -> String?
     private let ticking = Atomic<Bool>(true)
 
     /// Binds the listening socket, so a taken address fails here, before anything runs; reads the
@@ -48,12 +50,17 @@ public final class Exporter: Sendable {
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
+        let web = try configuration.webConfigFile.map { path throws(ConfigError) in try WebSecurity(path: path, logger: logger) }
+        serverConfiguration.tls = web?.tls
+        serverConfiguration.extraHeaders = web?.headers
+        let reloadAll: @Sendable () -> String? = { reloading.reload() ?? web?.reload() }
         let landingPage = LandingPage(telemetryPath: configuration.telemetryPath, demo: configuration.demo)
+        let routes = WebHandler(
+            telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
+            reload: configuration.enableLifecycle ? reloadAll : nil)
         server = try HTTPServer(
-            configuration: serverConfiguration,
-            handler: WebHandler(
-                telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
-                reload: { reloading.reload() }))
+            configuration: serverConfiguration, handler: web.map { AuthenticatingHandler(routes: routes, web: $0) } ?? routes)
+        self.reloadAll = reloadAll
         self.poller = poller
         self.publisher = publisher
         self.keeper = keeper
@@ -85,7 +92,7 @@ public final class Exporter: Sendable {
 
     /// Re-reads the configuration (SIGHUP, POST /-/reload). Returns nil on success, else the problem.
     @discardableResult
-    public func reload() -> String? { reloading.reload() }
+    public func reload() -> String? { reloadAll() }
 }
 
 /// Applies a re-read configuration: locations, thresholds, polling and API

@@ -17,6 +17,7 @@ final class Connection {
     }
 
     let fd: Int32
+    let transport: ConnectionTransport
     /// Tells apart connections that reuse the same fd, for epoll events that arrive late.
     let serial: UInt32
     var state = State.reading
@@ -55,8 +56,9 @@ final class Connection {
     var lastWriteProgress: Int64 = 0
     var lingerDeadline: Int64 = 0
 
-    init(fd: Int32, serial: UInt32, now: Int64) {
+    init(fd: Int32, transport: ConnectionTransport, serial: UInt32, now: Int64) {
         self.fd = fd
+        self.transport = transport
         self.serial = serial
         readStartedAt = now
         idleSince = now

@@ -32,6 +32,8 @@ final class EventLoop {
     private let iov: UnsafeMutablePointer<iovec>
     private let iovCapacity = 64
     private let discard: UnsafeMutableRawBufferPointer
+    /// Where a TLS write gathers up to one record's worth of plaintext; shared by the loop's connections.
+    private let tlsScratch: UnsafeMutableRawBufferPointer
 
     private var listenerWatched = false
     private var listenerResumeAt: Int64 = 0
@@ -71,12 +73,14 @@ final class EventLoop {
         events = .allocate(capacity: Int(eventCapacity))
         iov = .allocate(capacity: iovCapacity)
         discard = .allocate(byteCount: 64 * 1024, alignment: 16)
+        tlsScratch = .allocate(byteCount: core.tls == nil ? 0 : TLSTransport.recordSize, alignment: 16)
     }
 
     deinit {
         events.deallocate()
         iov.deallocate()
         discard.deallocate()
+        tlsScratch.deallocate()
     }
 
     static var current: EventLoop? {
@@ -111,7 +115,7 @@ final class EventLoop {
             }
             for k in 0..<Int(count) {
                 let event = events[k]
-                let data = event.data
+                let data = event.payload
                 let fd = Int32(truncatingIfNeeded: data & 0xFFFF_FFFF)
                 let serial = UInt32(truncatingIfNeeded: data >> 32)
                 if serial == 0 {
@@ -123,7 +127,7 @@ final class EventLoop {
                     continue
                 }
                 guard Int(fd) < connections.count, let connection = connections[Int(fd)], connection.serial == serial else { continue }
-                onEvent(connection, event.events)
+                onEvent(connection, event.flags)
             }
             if !listenerWatched && listenerResumeAt != 0 && now >= listenerResumeAt && !draining {
                 listenerResumeAt = 0
@@ -154,9 +158,7 @@ final class EventLoop {
     private func watchListener() {
         guard !listenerWatched else { return }
         // EPOLLEXCLUSIVE: one listener in every loop's epoll, without waking all loops per connection.
-        var event = EpollEvent()
-        event.events = Linux.EPOLLIN | Linux.EPOLLEXCLUSIVE
-        event.data = UInt64(UInt32(bitPattern: listenFD))
+        var event = EpollEvent(events: Linux.EPOLLIN | Linux.EPOLLEXCLUSIVE, data: UInt64(UInt32(bitPattern: listenFD)))
         if Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, listenFD, &event) == 0 {
             listenerWatched = true
         }
@@ -171,7 +173,7 @@ final class EventLoop {
 
     private func acceptConnections() {
         while !draining {
-            let fd = Linux.accept4(listenFD, nil, nil, Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            let fd = Linux.accept4(listenFD, flags: Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
             if fd < 0 {
                 let code = errno
                 switch code {
@@ -259,23 +261,35 @@ final class EventLoop {
             handle.load.subtract(1, ordering: .relaxed)
             return
         }
+        guard let transport = makeTransport(fd) else {
+            Glibc.close(fd)
+            handle.load.subtract(1, ordering: .relaxed)
+            return
+        }
         nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1
-        let connection = Connection(fd: fd, serial: nextSerial, now: now)
+        let connection = Connection(fd: fd, transport: transport, serial: nextSerial, now: now)
         let index = Int(fd)
         if index >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: max(index + 1 - connections.count, connections.count)))
         }
         // Edge-triggered with EPOLLOUT always on: no epoll_ctl per request or per partial write.
-        var event = EpollEvent()
-        event.events = Linux.EPOLLIN | Linux.EPOLLOUT | Linux.EPOLLRDHUP | Linux.EPOLLET
-        event.data = UInt64(UInt32(bitPattern: fd)) | UInt64(nextSerial) << 32
+        var event = EpollEvent(
+            events: Linux.EPOLLIN | Linux.EPOLLOUT | Linux.EPOLLRDHUP | Linux.EPOLLET,
+            data: UInt64(UInt32(bitPattern: fd)) | UInt64(nextSerial) << 32)
         guard Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, fd, &event) == 0 else {
+            transport.release()
             Glibc.close(fd)
             handle.load.subtract(1, ordering: .relaxed)
             return
         }
         connections[index] = connection
         openCount += 1
+    }
+
+    /// Plain, or TLS with the context current at accept time (so rotated certificates reach new connections).
+    private func makeTransport(_ fd: Int32) -> ConnectionTransport? {
+        guard let tls = core.tls else { return PlainTransport(fd: fd) }
+        return TLSTransport(fd: fd, context: tls.context(now: now), scratch: tlsScratch)
     }
 
     // MARK: - Cross-thread messages
@@ -317,11 +331,14 @@ final class EventLoop {
             close(connection)
             return
         }
-        if flags & Linux.EPOLLOUT != 0 && connection.hasPending {
+        let transport = connection.transport
+        let readable = flags & (Linux.EPOLLIN | Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0
+        let writable = flags & Linux.EPOLLOUT != 0
+        if connection.hasPending && (writable || (readable && transport.writeWaitsForReadable)) {
             flush(connection, prefix: UnsafeRawBufferPointer(start: nil, count: 0))
             if connection.state == .closed { return }
         }
-        if flags & (Linux.EPOLLIN | Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0 {
+        if readable || (writable && transport.readWaitsForWritable) {
             // The peer's FIN is already reported: no later edge will come, so read on to the end of stream.
             readAvailable(connection, toEnd: flags & (Linux.EPOLLRDHUP | Linux.EPOLLHUP) != 0)
             if connection.state == .reading {
@@ -342,7 +359,7 @@ final class EventLoop {
                 connection.readPaused = true
                 return
             }
-            let n = read(connection.fd, space.baseAddress, space.count)
+            let n = connection.transport.read(into: space)
             if n > 0 {
                 if connection.state == .reading && connection.bufferedCount == 0 {
                     connection.readStartedAt = now
@@ -356,24 +373,20 @@ final class EventLoop {
                     close(connection)
                 }
                 return
+            } else if n == -Int(EAGAIN) || n == -Int(EWOULDBLOCK) {
+                return
             } else {
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: return
-                default:
-                    close(connection)
-                    return
-                }
+                close(connection)
+                return
             }
         }
     }
 
     private func discardInput(_ connection: Connection) {
         while true {
-            let n = read(connection.fd, discard.baseAddress, discard.count)
+            let n = connection.transport.read(into: discard)
             if n > 0 { continue }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
+            if n == -Int(EAGAIN) || n == -Int(EWOULDBLOCK) { return }
             close(connection)
             return
         }
@@ -477,7 +490,9 @@ final class EventLoop {
     private func send(_ connection: Connection, status: Int, headers: [(name: String, value: String)], contentLength: Int, body: [[UInt8]]) {
         let closing = connection.closeAfter || !connection.keepAlive || draining
         let header: ConnectionHeader = closing ? .close : (connection.version == .http10 ? .keepAlive : .omitted)
-        head.build(status: status, headers: headers, contentLength: contentLength, date: date.bytes, connection: header)
+        head.build(
+            status: status, headers: headers, contentLength: contentLength, date: date.bytes, connection: header,
+            extra: core.extraHeaders?.bytes ?? [])
         if closing { connection.closeAfter = true }
         let hasBody = !connection.isHead && status >= 200 && status != 204 && status != 304
         if hasBody {
@@ -491,7 +506,7 @@ final class EventLoop {
         head.bytes.withUnsafeBytes { flush(connection, prefix: $0) }
     }
 
-    /// Writes `prefix` then the queued chunks with gathered sendmsg calls until done or the socket is full.
+    /// Writes `prefix` then the queued chunks with gathered transport writes until done or the socket is full.
     private func flush(_ connection: Connection, prefix: UnsafeRawBufferPointer) {
         var prefixWritten = 0
         while prefixWritten < prefix.count || connection.hasPending {
@@ -522,7 +537,7 @@ final class EventLoop {
         }
     }
 
-    /// One sendmsg over the prefix and up to `iovCapacity` queued chunks, each pinned by a nested
+    /// One transport write over the prefix and up to `iovCapacity` queued chunks, each pinned by a nested
     /// `withUnsafeBytes` so no pointer outlives its array. Returns bytes written or -errno, and bytes attempted.
     private func gatherWrite(_ connection: Connection, prefix: UnsafeRawBufferPointer) -> (Int, Int) {
         var used = 0
@@ -534,18 +549,17 @@ final class EventLoop {
         }
         let first = connection.pendingIndex
         let last = min(connection.pending.count, first + iovCapacity - used)
-        let fd = connection.fd
+        let transport = connection.transport
         let iov = self.iov
         let firstOffset = connection.pendingOffset
 
         func pin(_ index: Int, _ used: Int, _ attempted: Int) -> (Int, Int) {
             if index == last {
                 guard used > 0 else { return (0, 0) }
-                var message = msghdr()
-                message.msg_iov = iov
-                message.msg_iovlen = used
-                let n = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
-                return (n >= 0 ? n : -Int(errno), attempted)
+                while true {
+                    let result = transport.write(iov, count: used, total: attempted)
+                    if result.written != -Int(EINTR) { return result }
+                }
             }
             return connection.pending[index].withUnsafeBytes { bytes in
                 let skip = index == first ? firstOffset : 0
@@ -586,7 +600,7 @@ final class EventLoop {
             close(connection)
             return
         }
-        shutdown(connection.fd, Int32(SHUT_WR))
+        connection.transport.shutdownWrite()
         connection.state = .lingering
         connection.lingerDeadline = now + lingerTimeout
         connection.consume(connection.bufferedCount)
@@ -601,6 +615,7 @@ final class EventLoop {
             var abortive = linger(l_onoff: 1, l_linger: 0)
             setsockopt(connection.fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
         }
+        connection.transport.release()
         Glibc.close(connection.fd)
         connections[Int(connection.fd)] = nil
         connection.releaseBuffers()
@@ -651,15 +666,4 @@ final class EventLoop {
             }
         }
     }
-}
-
-func monotonicNow() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-}
-
-func nanoseconds(_ duration: Duration) -> Int64 {
-    let (seconds, attoseconds) = duration.components
-    return max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
 }

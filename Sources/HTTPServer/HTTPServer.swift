@@ -15,6 +15,10 @@
 ///   is refused (closed at once) and `onError` says so once.
 /// - Timeouts are enforced by a sweep every 250 ms (a quarter of the shortest timeout if that is less).
 /// - `eventLoops` [online CPUs]: threads, each with its own epoll.
+/// - `tls` [nil]: serve TLS (OpenSSL) with a `TLSContextSource`; certificate files are re-read when they
+///   change, for new connections. A failed handshake just closes the connection (not reported: a scanner
+///   must not fill the log); a half handshake is closed at `readTimeout`.
+/// - `extraHeaders` [nil]: fields added to every response, errors included.
 ///
 /// Choices:
 /// - Bare LF is accepted as a line ending wherever CRLF is (RFC 9112 section 2.2); any other CR is a 400.
@@ -57,9 +61,7 @@ public final class HTTPServer: Sendable {
         for index in 0..<max(1, configuration.eventLoops) {
             let epollFD = Linux.epollCreate1(Linux.EPOLL_CLOEXEC)
             let wakeFD = Linux.eventfd(0, Linux.EFD_NONBLOCK | Linux.EFD_CLOEXEC)
-            var event = EpollEvent()
-            event.events = Linux.EPOLLIN
-            event.data = UInt64(UInt32(bitPattern: wakeFD))
+            var event = EpollEvent(events: Linux.EPOLLIN, data: UInt64(UInt32(bitPattern: wakeFD)))
             if epollFD < 0 || wakeFD < 0 || Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, wakeFD, &event) != 0 {
                 let code = errno
                 if epollFD >= 0 { close(epollFD) }
@@ -133,6 +135,8 @@ final class ServerCore: Sendable {
     let listenFD: Int32
     let port: UInt16
     let loops: [LoopHandle]
+    let tls: TLSContextSource?
+    let extraHeaders: ExtraResponseHeaders?
     let stopping = Atomic<Bool>(false)
     let drainDeadline = Atomic<Int64>(0)
     /// Rare events are reported once per episode, not once per failed accept.
@@ -145,6 +149,8 @@ final class ServerCore: Sendable {
         self.listenFD = listenFD
         self.port = port
         self.loops = loops
+        tls = configuration.tls
+        extraHeaders = configuration.extraHeaders
     }
 
     func report(_ message: String) {
@@ -182,6 +188,6 @@ private func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) -
     guard rc == 0 else {
         fatalError("cannot start HTTP event-loop thread: \(errnoText(rc)); raise the thread or memory limits")
     }
-    _ = Linux.setThreadName(thread, String(name.prefix(15)))
+    Linux.setThreadName(thread, String(name.prefix(15)))
     return thread
 }

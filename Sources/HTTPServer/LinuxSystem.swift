@@ -1,67 +1,55 @@
+import CLinux
 import Glibc
 
-/// Swift's Glibc module leaves out <sys/epoll.h>, <sys/eventfd.h> and the GNU `accept4`, and this target
-/// has no C shim, so these are bound once through dlsym, called with the C calling convention.
+/// epoll, eventfd, accept4 and thread names from the real headers (the CLinux target), in the shapes the
+/// event loop uses; flags are converted once here.
 enum Linux {
-    nonisolated(unsafe) static let epollCreate1: @convention(c) (Int32) -> Int32 = symbol("epoll_create1")
-    nonisolated(unsafe) private static let epollCtlC: @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = symbol("epoll_ctl")
-    nonisolated(unsafe) private static let epollWaitC: @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32 = symbol("epoll_wait")
-    nonisolated(unsafe) static let setThreadName: @convention(c) (pthread_t, UnsafePointer<CChar>?) -> Int32 = symbol("pthread_setname_np")
-    nonisolated(unsafe) static let eventfd: @convention(c) (UInt32, Int32) -> Int32 = symbol("eventfd")
-    nonisolated(unsafe) static let accept4: @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32 = symbol("accept4")
+    static func epollCreate1(_ flags: Int32) -> Int32 { epoll_create1(flags) }
+    static func eventfd(_ initial: UInt32, _ flags: Int32) -> Int32 { CLinux.eventfd(initial, flags) }
+
+    static func accept4(_ fd: Int32, flags: Int32) -> Int32 { clinux_accept4(fd, flags) }
+
+    static func setThreadName(_ thread: pthread_t, _ name: String) {
+        _ = clinux_set_thread_name(thread, name)
+    }
 
     @discardableResult
     static func epollCtl(_ epollFD: Int32, _ operation: Int32, _ fd: Int32, _ event: UnsafeMutablePointer<EpollEvent>) -> Int32 {
-        epollCtlC(epollFD, operation, fd, UnsafeMutableRawPointer(event))
+        epoll_ctl(epollFD, operation, fd, event)
     }
 
     static func epollWait(_ epollFD: Int32, _ events: UnsafeMutablePointer<EpollEvent>, _ capacity: Int32, _ timeoutMilliseconds: Int32) -> Int32 {
-        epollWaitC(epollFD, UnsafeMutableRawPointer(events), capacity, timeoutMilliseconds)
+        epoll_wait(epollFD, events, capacity, timeoutMilliseconds)
     }
 
-    // Values from the kernel's uapi headers; stable ABI.
-    static let EPOLLIN: UInt32 = 0x001
-    static let EPOLLOUT: UInt32 = 0x004
-    static let EPOLLERR: UInt32 = 0x008
-    static let EPOLLHUP: UInt32 = 0x010
-    static let EPOLLRDHUP: UInt32 = 0x2000
-    static let EPOLLEXCLUSIVE: UInt32 = 1 << 28
-    static let EPOLLET: UInt32 = 1 << 31
-    static let EPOLL_CTL_ADD: Int32 = 1
-    static let EPOLL_CTL_DEL: Int32 = 2
-    static let EPOLL_CLOEXEC = Int32(O_CLOEXEC)
-    static let EFD_NONBLOCK = Int32(O_NONBLOCK)
-    static let EFD_CLOEXEC = Int32(O_CLOEXEC)
+    static let EPOLLIN = UInt32(CLinux.EPOLLIN.rawValue)
+    static let EPOLLOUT = UInt32(CLinux.EPOLLOUT.rawValue)
+    static let EPOLLERR = UInt32(CLinux.EPOLLERR.rawValue)
+    static let EPOLLHUP = UInt32(CLinux.EPOLLHUP.rawValue)
+    static let EPOLLRDHUP = UInt32(CLinux.EPOLLRDHUP.rawValue)
+    static let EPOLLEXCLUSIVE = UInt32(CLinux.EPOLLEXCLUSIVE.rawValue)
+    static let EPOLLET = UInt32(CLinux.EPOLLET.rawValue)
+    static let EPOLL_CTL_ADD = CLinux.EPOLL_CTL_ADD
+    static let EPOLL_CTL_DEL = CLinux.EPOLL_CTL_DEL
+    static let EPOLL_CLOEXEC = Int32(CLinux.EPOLL_CLOEXEC)
+    static let EFD_NONBLOCK = Int32(CLinux.EFD_NONBLOCK)
+    static let EFD_CLOEXEC = Int32(CLinux.EFD_CLOEXEC)
 }
 
-/// `struct epoll_event`: packed on x86_64 (12 bytes), naturally aligned elsewhere.
-struct EpollEvent {
-    #if arch(x86_64)
-    var events: UInt32 = 0
-    private var low: UInt32 = 0
-    private var high: UInt32 = 0
-    var data: UInt64 {
-        get { UInt64(low) | UInt64(high) << 32 }
-        set {
-            low = UInt32(truncatingIfNeeded: newValue)
-            high = UInt32(truncatingIfNeeded: newValue >> 32)
-        }
-    }
-    #else
-    var events: UInt32 = 0
-    private var padding: UInt32 = 0
-    var data: UInt64 = 0
-    #endif
+typealias EpollEvent = epoll_event
 
+extension epoll_event {
     init(events: UInt32 = 0, data: UInt64 = 0) {
-        self.events = events
-        self.data = data
+        self = clinux_epoll_event(events, data)
     }
-}
 
-private func symbol<Function>(_ name: String) -> Function {
-    guard let address = dlsym(nil, name) else {
-        fatalError("the C library lacks \(name); this server needs Linux with glibc")
+    var flags: UInt32 {
+        var copy = self
+        return clinux_epoll_event_flags(&copy)
     }
-    return unsafeBitCast(address, to: Function.self)
+
+    var payload: UInt64 {
+        var copy = self
+        return clinux_epoll_event_data(&copy)
+    }
 }

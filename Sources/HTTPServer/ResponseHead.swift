@@ -13,7 +13,7 @@ struct ResponseHeadWriter {
         bytes.reserveCapacity(1024)
     }
 
-    mutating func build(status: Int, headers: [(name: String, value: String)], contentLength: Int, date: [UInt8], connection: ConnectionHeader) {
+    mutating func build(status: Int, headers: [(name: String, value: String)], contentLength: Int, date: [UInt8], connection: ConnectionHeader, extra: [UInt8] = []) {
         bytes.removeAll(keepingCapacity: true)
         let status = (100...999).contains(status) ? status : 500
         append("HTTP/1.1 ")
@@ -35,13 +35,25 @@ struct ResponseHeadWriter {
         case .close: append("Connection: close\r\n")
         case .keepAlive: append("Connection: keep-alive\r\n")
         }
+        appendFields(headers)
+        bytes.append(contentsOf: extra)
+        append("\r\n")
+    }
+
+    /// Header lines alone, for fields rendered once and added to many responses.
+    mutating func renderFields(_ headers: [(name: String, value: String)]) -> [UInt8] {
+        bytes.removeAll(keepingCapacity: true)
+        appendFields(headers)
+        return bytes
+    }
+
+    private mutating func appendFields(_ headers: [(name: String, value: String)]) {
         for (name, value) in headers where !isServerOwned(name) {
             appendSanitized(name)
             append(": ")
             appendSanitized(value)
             append("\r\n")
         }
-        append("\r\n")
     }
 
     private mutating func append(_ literal: StaticString) {

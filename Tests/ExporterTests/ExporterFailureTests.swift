@@ -57,7 +57,7 @@ extension ExporterWebTests {
                 faults = [Fault(response: .malformed(try #require(Fault.Malformation(rawValue: kind))))]
             }
         }
-        let running = try Running(extra: ["--openweather.timeout=500ms", "--log.level=debug"], faults: faults, url: url)
+        let running = try Running(extra: ["--openweather.timeout=500ms", "--log.level=debug", "--web.enable-lifecycle"], faults: faults, url: url)
         defer { running.stop() }
         #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=")) == true })
         #expect(waitUntil { running.logs.all.contains { $0.contains("poll failed") || $0.contains("rejects") || $0.contains("429") } })

@@ -226,6 +226,16 @@ import Testing
         #expect(try running.get("/-/reload", method: "GET").header("allow") == "POST, PUT")
     }
 
+    /// As Prometheus: reloading over HTTP only with --web.enable-lifecycle.
+    @Test func reloadOverHTTPNeedsTheLifecycleFlag() throws {
+        let running = try Running()
+        defer { running.stop() }
+        let refused = try running.get("/-/reload", method: "POST")
+        #expect(refused.status == 403)
+        #expect(refused.text == "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n")
+        #expect(running.exporter.reload() == nil)
+    }
+
     @Test func demoBannerOnTheLandingPage() throws {
         let running = try Running(demo: true)
         defer { running.stop() }
@@ -248,7 +258,7 @@ import Testing
     @Test func reloadAddsAndRemovesLocationsAndRefusesABadFile() throws {
         let file = temporaryFile(#"{"locations": [{"name": "London", "latitude": 51.5074, "longitude": -0.1278}]}"#)
         defer { unlink(file) }
-        let running = try Running(locations: [], configFile: file)
+        let running = try Running(locations: [], extra: ["--web.enable-lifecycle"], configFile: file)
         defer { running.stop() }
         #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\",source=\"weather\"} 1")) == true })
 

@@ -108,6 +108,40 @@ def cpu(pid):
     print((int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
 
 
+def cpu_tree(pid):
+    """CPU seconds of a process and its children (nginx: the master and its workers)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            fields = open(f"/proc/{entry}/stat").read().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(entry) == pid or int(fields[1]) == pid:
+            total += int(fields[11]) + int(fields[12])
+    print(total / os.sysconf("SC_CLK_TCK"))
+
+
+def rounds(path):
+    """Lines of "server rps requests cpu_seconds" from interleaved rounds: per server the median
+    requests/s and CPU microseconds per request, and the median of the per-round ratios exporter/nginx."""
+    import statistics
+    rows = [line.split() for line in open(path) if line.strip()]
+    by = {}
+    for server, rps, requests, cpu in rows:
+        by.setdefault(server, []).append((float(rps), int(requests), float(cpu)))
+    out = []
+    for server in ("nginx", "exporter"):
+        runs = by[server]
+        rps = statistics.median(r[0] for r in runs)
+        cpu_us = sum(r[2] for r in runs) / max(1, sum(r[1] for r in runs)) * 1e6
+        out.append(f"{rps:.0f} {cpu_us:.1f}")
+    ratios = [e[0] / n[0] for n, e in zip(by["nginx"], by["exporter"])]
+    out.append(f"{statistics.median(ratios):.2f} {min(ratios):.2f} {max(ratios):.2f}")
+    print(" ".join(out))
+
+
 def metric(url, name):
     # Like Prometheus: accept gzip, so a large exporter answers with the bytes it keeps.
     request = urllib.request.Request(url, headers={"Accept-Encoding": "gzip"})
@@ -153,6 +187,10 @@ if __name__ == "__main__":
         rss(int(rest[0]))
     elif command == "cpu":
         cpu(int(rest[0]))
+    elif command == "cpu-tree":
+        cpu_tree(int(rest[0]))
+    elif command == "rounds":
+        rounds(rest[0])
     elif command == "metric":
         metric(rest[0], rest[1])
     elif command == "wrk":

@@ -15,11 +15,13 @@
 #   BENCH_LARGE=10000     the largest location count (0 skips the 1,000/10,000 part)
 #   BENCH_RENDER=1        0 skips the render benchmark (a release test build, slow the first time)
 #   BENCH_CLIENT=1        0 skips the API client over https (Tests/bench/client.sh, about 2 minutes)
+#   BENCH_TLS_ROUNDS=5    alternating nginx/exporter rounds per TLS shape (each BENCH_DURATION)
 #   BENCH_OUT=path        results file
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive
 DURATION=${BENCH_DURATION:-5}
+TLS_ROUNDS=${BENCH_TLS_ROUNDS:-5}
 LARGE=${BENCH_LARGE:-10000}
 RENDER=${BENCH_RENDER:-1}
 OUT=${BENCH_OUT:-Tests/bench/results/latest.md}
@@ -33,6 +35,9 @@ command -v nginx >/dev/null || missing+=(nginx-light)
 command -v prometheus-pushgateway >/dev/null || missing+=(prometheus-pushgateway)
 command -v python3 >/dev/null || missing+=(python3)
 command -v curl >/dev/null || missing+=(curl)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v taskset >/dev/null || missing+=(util-linux)
+command -v htpasswd >/dev/null || missing+=(apache2-utils)
 if [ ${#missing[@]} -gt 0 ]; then
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
@@ -98,8 +103,18 @@ bytes=$(wc -c <"$WORK/metrics.prom")
 lint=$(command -v promtool >/dev/null && { promtool check metrics <"$WORK/metrics.prom" 2>&1 | head -3; echo "exit ${PIPESTATUS[0]}"; } || echo "promtool not installed")
 lint_large="not run"
 
-step "nginx serving the same bytes"
+step "nginx serving the same bytes, plain and over TLS"
 NGX_PORT=$($TOOL free-port)
+NGX_TLS_PORT=$($TOOL free-port)
+# One certificate and key for nginx and the exporter; the exporter also checks basic auth (bcrypt
+# cost 10, cached after the first request as exporter-toolkit does); nginx checks nothing.
+mkdir -p "$WORK/tls"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$WORK/tls/server.key" \
+    -out "$WORK/tls/server.pem" -days 2 -subj "/CN=bench" -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+chmod 644 "$WORK/tls/server.key"
+printf 'tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\nbasic_auth_users:\n  bench: %s\n' \
+    "$(htpasswd -nbBC 10 '' bench-secret | tr -d ':\n')" >"$WORK/tls/web.yml"
+AUTH="Authorization: Basic $(printf 'bench:bench-secret' | base64)"
 mkdir -p "$WORK/nginx/root"
 cp "$WORK/metrics.prom" "$WORK/nginx/root/metrics"
 cat >"$WORK/nginx/nginx.conf" <<EOF
@@ -115,11 +130,31 @@ http {
     client_body_temp_path $WORK/nginx; proxy_temp_path $WORK/nginx; fastcgi_temp_path $WORK/nginx;
     uwsgi_temp_path $WORK/nginx; scgi_temp_path $WORK/nginx;
     server { listen 127.0.0.1:$NGX_PORT; root $WORK/nginx/root; sendfile on; tcp_nopush on; open_file_cache max=16; }
+    server {
+        listen 127.0.0.1:$NGX_TLS_PORT ssl; root $WORK/nginx/root; open_file_cache max=16;
+        ssl_certificate $WORK/tls/server.pem; ssl_certificate_key $WORK/tls/server.key;
+        ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:SSL:1m;
+    }
 }
 EOF
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
-PIDS+=($!)
+NGX_PID=$!
+PIDS+=($NGX_PID)
 $TOOL wait "http://127.0.0.1:$NGX_PORT/metrics" 10
+
+step "exporter with the same 10 locations over TLS with basic auth"
+start_exporter tls --demo "${TEN[@]}" "${FAST[@]}" --web.config.file="$WORK/tls/web.yml"
+TLS_PID=$PID TLS_PORT=$PORT
+for _ in $(seq 300); do
+    [ "$(curl -sk -o /dev/null -w '%{http_code}' -H "$AUTH" "https://127.0.0.1:$TLS_PORT/-/ready")" = 200 ] && break
+    sleep 0.1
+done
+sleep 1.5
+curl -sfk -H "$AUTH" "https://127.0.0.1:$TLS_PORT/metrics" >"$WORK/tls-metrics.prom"
+tls_bytes=$(wc -c <"$WORK/tls-metrics.prom")
+cp "$WORK/tls-metrics.prom" "$WORK/nginx/root/tls-metrics"
+[ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$TLS_PORT/metrics")" = 401 ] || { echo "the TLS exporter does not ask for basic auth" >&2; exit 1; }
+[ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$NGX_TLS_PORT/tls-metrics")" = 200 ] || { echo "nginx does not serve TLS" >&2; exit 1; }
 
 step "pushgateway holding the same families"
 # start_gateway: sets PID and PORT.
@@ -138,6 +173,7 @@ rss_pgw=$($TOOL rss "$PGW_PID")
 
 step "serving: wrk, keep-alive, ${DURATION}s per run"
 declare -A RESULT
+declare -A TLS_ROW
 exporter_requests=0
 for shape in "1 1" "1 64" "2 64"; do
     read -r threads conns <<<"$shape"
@@ -153,6 +189,45 @@ for shape in "1 1" "1 64" "2 64"; do
         fi
     done
 done
+# TLS: a handshake per connection (64), then keep-alive scrapes; the exporter checks basic auth on each.
+# The machine is shared, so nginx and the exporter alternate over BENCH_TLS_ROUNDS rounds and the median
+# of the per-round ratios is reported, with CPU time per request (load-independent) beside it. The last
+# shape pins both servers to CPU 0 and wrk to CPU 1, so wrk and the server do not take turns on a core.
+pin() { # CPU: every thread of the TLS exporter and of nginx's processes
+    taskset -a -p -c "$1" "$TLS_PID" >/dev/null
+    for pid in "$NGX_PID" $(pgrep -P "$NGX_PID"); do taskset -a -p -c "$1" "$pid" >/dev/null; done
+}
+for shape in "1 64" "2 64" "pinned 64"; do
+    read -r threads conns <<<"$shape"
+    runner=()
+    if [ "$threads" = pinned ]; then
+        pin 0
+        runner=(taskset -c 1)
+    fi
+    : >"$WORK/rounds-$threads.txt"
+    for _ in $(seq 1 "$TLS_ROUNDS"); do
+        for target in nginx exporter; do
+            if [ $target = nginx ]; then
+                url="https://127.0.0.1:$NGX_TLS_PORT/tls-metrics" header=(); cpu_of() { $TOOL cpu-tree "$NGX_PID"; }
+            else
+                url="https://127.0.0.1:$TLS_PORT/metrics" header=(-H "$AUTH"); cpu_of() { $TOOL cpu "$TLS_PID"; }
+            fi
+            c0=$(cpu_of)
+            "${runner[@]}" wrk -t"${threads/pinned/1}" -c"$conns" -d"${DURATION}s" --latency "${header[@]}" "$url" >"$WORK/wrk.txt"
+            c1=$(cpu_of)
+            grep -q 'Non-2xx' "$WORK/wrk.txt" && { cat "$WORK/wrk.txt" >&2; echo "$target over TLS answered non-2xx" >&2; exit 1; }
+            read -r rps p50 p99 requests _ <<<"$($TOOL wrk "$WORK/wrk.txt")"
+            echo "$target $rps $requests $(python3 -c "print($c1 - $c0)")" >>"$WORK/rounds-$threads.txt"
+        done
+    done
+    read -r ngx_rps ngx_cpu exp_rps exp_cpu tls_ratio tls_ratio_min tls_ratio_max <<<"$($TOOL rounds "$WORK/rounds-$threads.txt")"
+    TLS_ROW[$threads]="$ngx_rps $ngx_cpu $exp_rps $exp_cpu $tls_ratio $tls_ratio_min $tls_ratio_max"
+    step "  TLS -t$threads -c$conns, $TLS_ROUNDS rounds: nginx $ngx_rps/s ($ngx_cpu us CPU per request), exporter $exp_rps/s ($exp_cpu us), median ratio $tls_ratio ($tls_ratio_min-$tls_ratio_max)"
+done
+pin "0-$(( $(nproc) - 1 ))"
+rss_tls=$($TOOL rss "$TLS_PID")
+kill "$TLS_PID"
+
 if [ $exporter_requests -lt 100000 ]; then
     # Top up to 100,000 scrapes for the memory figure.
     rate=$(cut -d' ' -f1 <<<"${RESULT[exporter,1,64]}")
@@ -283,7 +358,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 field() { cut -d' ' -f"$2" <<<"${RESULT[$1]}"; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 mb() { python3 -c "print(f'{$1 / 1048576:.1f}')"; }
-summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
+summary="exporter/nginx $(ratio "$(field exporter,1,64 1)" "$(field nginx,1,64 1)")x (-t1 -c64), $(ratio "$(field exporter,2,64 1)" "$(field nginx,2,64 1)")x (-t2 -c64); over TLS with basic auth $(cut -d' ' -f5 <<<"${TLS_ROW[1]}")x (-t1 -c64), $(cut -d' ' -f5 <<<"${TLS_ROW[2]}")x (-t2 -c64), $(cut -d' ' -f5 <<<"${TLS_ROW[pinned]}")x (pinned) (medians of $TLS_ROUNDS rounds); exporter/pushgateway $(ratio "$(field exporter,1,64 1)" "$(field pushgateway,1,64 1)")x (-t1 -c64); p99 $(field exporter,1,64 3) ms (-t1 -c64); RSS $(mb "$rss_scraped") MB after $exporter_requests scrapes"
 [ "$LARGE" -gt 0 ] && summary="$summary, +$per_location B per location (+$per_location_air B with air pollution)"
 [ "$RENDER" = 1 ] && summary="$summary; re-render after a poll $(grep -o 'poll_refresh_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms, from scratch $(grep -o 'full_plain_ms_median=[0-9.]*' <<<"$render" | cut -d= -f2) ms"
 summary="$summary; startup ${startup_median} ms"
@@ -316,6 +391,27 @@ mkdir -p "$(dirname "$OUT")"
             echo "| $target | -t$threads -c$conns | $(field "$key" 1) | $(field "$key" 2) | $(field "$key" 3) | $r |"
         done
     done
+    echo
+    echo "## Serving /metrics over TLS (10 locations, keep-alive, ${DURATION} s per run)"
+    echo
+    echo "Body: $tls_bytes bytes, the same for both (saved from the exporter). One certificate and key (ECDSA P-256) for"
+    echo "both; TLS 1.3 as negotiated by wrk; 64 handshakes per run, then keep-alive. The exporter checks"
+    echo "the \`Authorization: Basic\` header on every request (bcrypt cost 10, verified once and then cached, as exporter-toolkit"
+    echo "does); nginx checks nothing."
+    echo
+    echo "nginx and the exporter alternate, $TLS_ROUNDS rounds each per shape; requests/s is the median round, CPU is"
+    echo "the server's user + system time over all its rounds divided by the requests it answered."
+    echo
+    echo "| wrk | nginx requests/s | nginx CPU µs/request | exporter requests/s | exporter CPU µs/request | exporter / nginx, median round (range) |"
+    echo "|---|---:|---:|---:|---:|---:|"
+    for threads in 1 2 pinned; do
+        read -r a b c d e f g <<<"${TLS_ROW[$threads]}"
+        label="-t$threads -c64"
+        [ "$threads" = pinned ] && label="-t1 -c64 on CPU 1, servers on CPU 0"
+        echo "| $label | $a | $b | $c | $d | $e ($f–$g) |"
+    done
+    echo
+    echo "Exporter resident set after the TLS runs: $(mb "$rss_tls") MB."
     echo
     echo "## Memory (resident set)"
     echo

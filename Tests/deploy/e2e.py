@@ -115,6 +115,40 @@ def genconfig(a):
     print(f"  wrote {out}/prometheus.yml, rules, alertmanager.yml")
 
 
+def webconfig(a):
+    """The TLS run's files: deploy/config/web-config.yml with the test's
+    certificate, key, client CA (when asked) and user put in, and a copy of
+    prometheus.yml whose openweather job scrapes over https with tls_config
+    and basic_auth, as the deploy/ README tells users to."""
+    import yaml
+    deploy = pathlib.Path(a.deploy)
+    out = pathlib.Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    web = yaml.safe_load((deploy / "config" / "web-config.yml").read_text())
+    web["tls_server_config"]["cert_file"] = a.cert
+    web["tls_server_config"]["key_file"] = a.key
+    if a.client_ca:
+        web["tls_server_config"]["client_auth_type"] = "RequireAndVerifyClientCert"
+        web["tls_server_config"]["client_ca_file"] = a.client_ca
+    web["basic_auth_users"] = {a.user: a.hash}
+    (out / "web-config.yml").write_text(yaml.safe_dump(web, sort_keys=False))
+    prom = yaml.safe_load((deploy / "prometheus" / "prometheus.yml").read_text())
+    prom["global"]["scrape_interval"] = a.interval
+    prom["global"]["evaluation_interval"] = a.interval
+    prom.pop("rule_files", None)
+    prom.pop("alerting", None)
+    (job,) = [j for j in prom["scrape_configs"] if j["job_name"] == "openweather"]
+    job["static_configs"] = [{"targets": [a.exporter]}]
+    job["scrape_timeout"] = a.interval
+    job["scheme"] = "https"
+    job["tls_config"] = {"ca_file": a.ca}
+    if a.client_ca:
+        job["tls_config"].update(cert_file=a.client_cert, key_file=a.client_key)
+    job["basic_auth"] = {"username": a.user, "password_file": a.password_file}
+    (out / "prometheus-tls.yml").write_text(yaml.safe_dump(prom, sort_keys=False))
+    print(f"  wrote {out}/web-config.yml and {out}/prometheus-tls.yml")
+
+
 # --- metrics -------------------------------------------------------------------
 
 def metrics(a):
@@ -472,6 +506,11 @@ def main():
     gp.add_argument("--count", type=int, required=True)
     gp.add_argument("--down", required=True)
     gp.add_argument("--up", required=True)
+    w = sub.add_parser("webconfig")
+    for k in ("deploy", "out", "exporter", "interval", "cert", "key", "ca", "user", "hash", "password_file"):
+        w.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
+    for k in ("client_ca", "client_cert", "client_key"):
+        w.add_argument("--" + k.replace("_", "-"), dest=k)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)

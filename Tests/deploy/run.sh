@@ -355,6 +355,112 @@ if [[ -x "$BIN" ]]; then
     step "a restart with the state file: no gap in openweather_temperature_celsius beyond the restart" state_restart
 fi
 
+# --- TLS and basic auth (--web.config.file) --------------------------------------
+
+# deploy/config/web-config.yml with a test CA's certificate and a fresh user, the
+# exporter behind it, and a real Prometheus scraping it over https with
+# tls_config.ca_file and basic_auth; then what must be refused is refused.
+if [[ -x "$BIN" ]]; then
+    echo "== TLS and basic auth"
+    command -v htpasswd >/dev/null || apt_install apache2-utils || fail "install apache2-utils (htpasswd)"
+    command -v openssl >/dev/null || apt_install openssl || fail "install openssl"
+    TLS="$WORK/tls"
+    make_certificates() {
+        mkdir -p "$TLS" && cd "$TLS" || return 1
+        local key="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+        openssl req -x509 $key -keyout ca.key -out ca.pem -days 2 -subj "/CN=deploy test CA" \
+            -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null || return 1
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > server.ext
+        printf 'extendedKeyUsage=clientAuth\n' > client.ext
+        for name in server client; do
+            openssl req $key -keyout $name.key -out $name.csr -subj "/CN=$name" 2>/dev/null &&
+            openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+                -extfile $name.ext -out $name.pem 2>/dev/null || return 1
+        done
+        openssl req -x509 $key -keyout stranger.key -out stranger.pem -days 2 -subj "/CN=stranger" 2>/dev/null || return 1
+        head -c 18 /dev/urandom | base64 | tr -d '/+=' > password
+        htpasswd -nbBC 10 "" "$(cat password)" | tr -d ':\n' > hash
+    }
+    export TLS
+    export -f make_certificates
+    step "test CA, server and client certificates, bcrypt hash (htpasswd -nBC 10)" make_certificates
+    TLS_PORT="$(free_port)"
+    TLS_PROM_PORT="$(free_port)"
+    TLS_EXPORTER="127.0.0.1:$TLS_PORT"
+    TLS_PROM="http://127.0.0.1:$TLS_PROM_PORT"
+    webconfig() { # [client-ca] writes $WORK/tls-config/{web-config.yml,prometheus-tls.yml}
+        local extra=()
+        [[ "${1:-}" == client-ca ]] && extra=(--client-ca "$TLS/ca.pem" --client-cert "$TLS/client.pem" --client-key "$TLS/client.key")
+        "$PY" "$HERE/e2e.py" webconfig --deploy "$DEPLOY" --out "$WORK/tls-config" --exporter "$TLS_EXPORTER" \
+            --interval "$INTERVAL" --cert "$TLS/server.pem" --key "$TLS/server.key" --ca "$TLS/ca.pem" \
+            --user prometheus --hash "$(cat "$TLS/hash")" --password-file "$TLS/password" "${extra[@]}"
+    }
+    export TLS_EXPORTER TLS_PROM INTERVAL
+    export -f webconfig
+    step "web config from deploy/config/web-config.yml, prometheus.yml with scheme https, tls_config, basic_auth" webconfig
+    "$BIN" --demo --web.listen-address="$TLS_EXPORTER" --web.config.file="$WORK/tls-config/web-config.yml" \
+        --web.enable-lifecycle --location "Hot=38.0,23.7" >"$WORK/exporter-tls.log" 2>&1 &
+    TLS_EXPORTER_PID=$!
+    PIDS+=($TLS_EXPORTER_PID)
+    auth=(--cacert "$TLS/ca.pem" -u "prometheus:$(cat "$TLS/password" 2>/dev/null)")
+    if retry 30 http_ok "${auth[@]}" "https://$TLS_EXPORTER/-/healthy"; then
+        pass "exporter serves https with basic auth (curl --cacert -u)"
+        status_is() { # expected-code curl-args...: the HTTP status curl sees ("000" when TLS fails)
+            local want="$1"; shift
+            local got
+            got="$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$@")"
+            echo "status $got (want $want)"
+            [[ "$got" == "$want" ]]
+        }
+        export -f status_is
+        step "no password: 401 with WWW-Authenticate: Basic" \
+            bash -c 'status_is 401 --cacert "$1/ca.pem" "https://$2/metrics" && curl -s --max-time 5 --cacert "$1/ca.pem" -D - -o /dev/null "https://$2/metrics" | grep -q "^WWW-Authenticate: Basic"' \
+            _ "$TLS" "$TLS_EXPORTER"
+        step "wrong password: 401" status_is 401 --cacert "$TLS/ca.pem" -u prometheus:wrong "https://$TLS_EXPORTER/metrics"
+        step "unknown user: 401" status_is 401 --cacert "$TLS/ca.pem" -u mallory:"$(cat "$TLS/password")" "https://$TLS_EXPORTER/metrics"
+        # curl does send a TLS 1.1 ClientHello here; the server's "protocol version" alert is the refusal.
+        step "TLS 1.1 is refused by the server (min_version TLS12): protocol version alert" \
+            bash -c 'out="$(curl -sv --max-time 5 --tlsv1.1 --tls-max 1.1 "${@}" -o /dev/null 2>&1)"; echo "$out" | grep -i alert; echo "$out" | grep -q "alert, protocol version"' \
+            _ "${auth[@]}" "https://$TLS_EXPORTER/metrics"
+        step "plain http on the TLS port gets no answer" \
+            bash -c '! curl -fs --max-time 5 -o /dev/null "http://$1/metrics"' _ "$TLS_EXPORTER"
+        step "Strict-Transport-Security from http_server_config.headers" \
+            bash -c 'curl -s --max-time 5 "${@}" -D - -o /dev/null | grep -q "^Strict-Transport-Security: max-age=31536000"' _ "${auth[@]}" "https://$TLS_EXPORTER/metrics"
+        step "POST /-/reload with --web.enable-lifecycle: 200" status_is 200 -X POST "${auth[@]}" "https://$TLS_EXPORTER/-/reload"
+        if [[ -n "${EXPORTER:-}" ]]; then
+            step "POST /-/reload without --web.enable-lifecycle: 403" status_is 403 -X POST "http://$EXPORTER/-/reload"
+        fi
+
+        prometheus --config.file="$WORK/tls-config/prometheus-tls.yml" --storage.tsdb.path="$WORK/prometheus-tls" \
+            --web.listen-address="127.0.0.1:$TLS_PROM_PORT" >"$WORK/prometheus-tls.log" 2>&1 &
+        PIDS+=($!)
+        tls_scraped() { # a weather series came through the https + basic auth scrape
+            curl -fs --max-time 5 "$TLS_PROM/api/v1/query" \
+                --data-urlencode 'query=up{job="openweather"} == 1 and on() openweather_up{job="openweather",location="Hot"} == 1' 2>/dev/null \
+                | "$PY" -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)' 2>/dev/null
+        }
+        export -f tls_scraped
+        if retry 60 tls_scraped; then
+            pass "prometheus scrapes over https with tls_config.ca_file and basic_auth: up == 1, weather series stored"
+        else
+            fail "prometheus scrapes over https with tls_config.ca_file and basic_auth"
+            curl -s --max-time 5 "$TLS_PROM/api/v1/targets" | head -c 2000; echo
+            tail -n 20 "$WORK/prometheus-tls.log" | sed 's/^/      /'
+        fi
+
+        # Client certificates required: the file is rewritten in place, no restart (the toolkit's behaviour).
+        step "web config rewritten with client_auth_type RequireAndVerifyClientCert" webconfig client-ca
+        step "no client certificate: the handshake is refused" \
+            retry 10 bash -c '! curl -s --max-time 5 -o /dev/null "${@}"' _ "${auth[@]}" "https://$TLS_EXPORTER/metrics"
+        step "a client certificate from the CA: 200" \
+            status_is 200 "${auth[@]}" --cert "$TLS/client.pem" --key "$TLS/client.key" "https://$TLS_EXPORTER/metrics"
+        step "a client certificate from another CA is refused" \
+            bash -c '! curl -s --max-time 5 -o /dev/null "${@}"' _ "${auth[@]}" --cert "$TLS/stranger.pem" --key "$TLS/stranger.key" "https://$TLS_EXPORTER/metrics"
+    else
+        fail "exporter serves https with basic auth (curl --cacert -u)"; tail -n 20 "$WORK/exporter-tls.log" | sed 's/^/      /'
+    fi
+fi
+
 # --- the command line of every deployment ------------------------------------------
 
 # Each deployment's exporter arguments (compose, compose demo, Kubernetes,

@@ -317,6 +317,148 @@ def scrape_loop(port, seconds, rate):
         fail("scrapes failed during the soak")
 
 
+def tls_hostile(port, ca_file, user, password, read_timeout, pid):
+    """Garbage TLS records and half handshakes against a TLS + basic auth exporter, while a scraper on
+    one keep-alive https connection (as Prometheus) must see every scrape succeed; afterwards the
+    descriptors come back once the read timeout has closed the stalled handshakes."""
+    import base64
+    import http.client
+    import random
+    import ssl
+    import threading
+
+    rng = random.Random(11)
+    context = ssl.create_default_context(cafile=ca_file)
+    authorization = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+    def client_hello():
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        obj = context.wrap_bio(incoming, outgoing, server_hostname=HOST)
+        try:
+            obj.do_handshake()
+        except ssl.SSLWantReadError:
+            pass
+        return outgoing.read()
+
+    def handshaken_raw():
+        """A raw socket that has completed a real TLS handshake through a MemoryBIO pump."""
+        s = connect(port)
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        obj = context.wrap_bio(incoming, outgoing, server_hostname=HOST)
+        while True:
+            try:
+                obj.do_handshake()
+                s.sendall(outgoing.read())
+                return s, obj, incoming, outgoing
+            except ssl.SSLWantReadError:
+                s.sendall(outgoing.read())
+                data = s.recv(65536)
+                if not data:
+                    raise OSError("closed during the handshake")
+                incoming.write(data)
+
+    def fd_count():
+        return len(os.listdir(f"/proc/{pid}/fd"))
+
+    hello = client_hello()
+    fds_before = fd_count()
+    stop = threading.Event()
+    result = {"scrapes": 0, "errors": 0, "worst": 0.0}
+
+    def scraper():
+        conn = http.client.HTTPSConnection(HOST, port, context=context, timeout=5)
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                conn.request("GET", "/metrics", headers={"Authorization": authorization})
+                response = conn.getresponse()
+                body = response.read()
+                if response.status != 200 or b"openweather_up" not in body:
+                    result["errors"] += 1
+            except (OSError, http.client.HTTPException):
+                result["errors"] += 1
+                conn.close()
+                conn = http.client.HTTPSConnection(HOST, port, context=context, timeout=5)
+            result["scrapes"] += 1
+            result["worst"] = max(result["worst"], time.monotonic() - started)
+            time.sleep(0.02)
+        conn.close()
+
+    thread = threading.Thread(target=scraper)
+    thread.start()
+    held = []
+    kinds = {}
+
+    def count(kind):
+        kinds[kind] = kinds.get(kind, 0) + 1
+
+    try:
+        for round in range(600):
+            kind = round % 8
+            try:
+                if kind == 0:  # random bytes
+                    s = connect(port)
+                    s.sendall(bytes(rng.getrandbits(8) for _ in range(rng.randint(1, 3000))))
+                    s.close(); count("random bytes")
+                elif kind == 1:  # a record header promising more than ever comes, then silence
+                    s = connect(port)
+                    s.sendall(bytes([0x16, 0x03, 0x01, rng.randint(0, 0x48), rng.randint(0, 255)]) + b"A" * rng.randint(0, 100))
+                    held.append(s); count("truncated record, held open")
+                elif kind == 2:  # a ClientHello cut short, then close
+                    s = connect(port)
+                    s.sendall(hello[: rng.randint(1, len(hello) - 1)])
+                    s.close(); count("ClientHello cut short")
+                elif kind == 3:  # a ClientHello with flipped bytes
+                    mutated = bytearray(hello)
+                    for _ in range(rng.randint(1, 8)):
+                        mutated[rng.randrange(len(mutated))] = rng.getrandbits(8)
+                    s = connect(port)
+                    s.sendall(bytes(mutated))
+                    s.close(); count("mutated ClientHello")
+                elif kind == 4:  # a whole ClientHello, then nothing (half handshake held open)
+                    s = connect(port)
+                    s.sendall(hello)
+                    held.append(s); count("half handshake, held open")
+                elif kind == 5:  # a completed handshake, then garbage records
+                    s, *_ = handshaken_raw()
+                    s.sendall(bytes([0x17, 0x03, 0x03, 0x00, 0x40]) + bytes(rng.getrandbits(8) for _ in range(64)))
+                    s.close(); count("handshake, then a forged record")
+                elif kind == 6:  # a completed handshake, then an HTTP request split into one-byte records
+                    s, obj, incoming, outgoing = handshaken_raw()
+                    for byte in b"GET /metrics HTTP/1.1\r\nHost: x\r\n":
+                        obj.write(bytes([byte]))
+                    s.sendall(outgoing.read())
+                    s.close(); count("one-byte records, then close")
+                else:  # plain HTTP on the TLS port
+                    s = connect(port)
+                    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                    s.close(); count("plain HTTP")
+            except OSError:
+                count("refused or reset (fine)")
+            if len(held) > 300:
+                held.pop(0).close()
+    finally:
+        time.sleep(1)
+        stop.set()
+        thread.join()
+    for kind, n in sorted(kinds.items()):
+        print(f"  {n:4d} x {kind}")
+    print(f"  during it: {result['scrapes']} https scrapes with basic auth, {result['errors']} errors, slowest {result['worst'] * 1000:.0f} ms")
+    held_fds = fd_count()
+    # The held connections are closed by the server at the read timeout; ours go away too.
+    deadline = time.monotonic() + read_timeout + 5
+    while time.monotonic() < deadline and fd_count() > fds_before + 4:
+        time.sleep(0.2)
+    for s in held:
+        s.close()
+    time.sleep(0.5)
+    print(f"  descriptors: {fds_before} before, {held_fds} with {len(held)} held, {fd_count()} after the read timeout")
+    if result["errors"] or result["scrapes"] < 20:
+        fail("scrapes failed next to hostile TLS clients")
+    if fd_count() > fds_before + 4:
+        fail("descriptors did not come back")
+
+
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
     if command == "slow-idle":
@@ -331,6 +473,8 @@ if __name__ == "__main__":
         make_config(int(args[0]), args[1], len(args) > 2 and args[2] == "long")
     elif command == "budget":
         budget(int(args[0]), int(args[1]), int(args[2]))
+    elif command == "tls-hostile":
+        tls_hostile(int(args[0]), args[1], args[2], args[3], float(args[4]), int(args[5]))
     elif command == "scrape-loop":
         scrape_loop(int(args[0]), float(args[1]), float(args[2]))
     else:

@@ -22,7 +22,7 @@ failed() { FAILURES+=("$*"); SUMMARY+=("FAIL  $*"); echo "FAIL: $*"; }
 
 install_tools() {
     local missing=()
-    for tool in wrk:wrk python3:python3 curl:curl prlimit:util-linux; do
+    for tool in wrk:wrk python3:python3 curl:curl prlimit:util-linux openssl:openssl htpasswd:apache2-utils; do
         command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
     done
     if [ ${#missing[@]} -gt 0 ]; then

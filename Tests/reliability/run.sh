@@ -47,6 +47,29 @@ if timeout 120 python3 "$HERE/clients.py" nasty "$PORT" 2 && kill -0 "$PID"; the
 else failed "nasty request corpus"; fi
 stop_exporter "$PID"
 
+step "garbage TLS records and half handshakes (TLS + basic auth)"
+mkdir -p "$WORK/tls"
+(
+    cd "$WORK/tls" || exit 1
+    key="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+    openssl req -x509 $key -keyout ca.key -out ca.pem -days 2 -subj "/CN=reliability CA" \
+        -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null &&
+    openssl req $key -keyout server.key -out server.csr -subj "/CN=server" 2>/dev/null &&
+    printf 'subjectAltName=IP:127.0.0.1\n' > server.ext &&
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile server.ext -out server.pem 2>/dev/null &&
+    printf 'tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' \
+        "$(htpasswd -nbBC 10 '' scrape-secret | tr -d ':\n')" > web.yml
+) || failed "making the TLS test files (openssl, htpasswd)"
+start_exporter tlsgarbage -- --web.read-timeout=3s --web.config.file="$WORK/tls/web.yml"
+for _ in $(seq 300); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$WORK/tls/ca.pem" -u prom:scrape-secret "https://127.0.0.1:$PORT/-/ready")" = 200 ] && break
+    sleep 0.1
+done
+if timeout 180 python3 "$HERE/clients.py" tls-hostile "$PORT" "$WORK/tls/ca.pem" prom scrape-secret 3 "$PID" && kill -0 "$PID"; then
+    pass "600 hostile TLS clients (garbage, forged records, half handshakes held open): every https scrape answered, descriptors back"
+else failed "hostile TLS clients"; fi
+stop_exporter "$PID"
+
 step "clients that reset mid-response (SIGPIPE)"
 py make-config 60 "$WORK/long.json" long
 start_exporter sigpipe -- --config.file="$WORK/long.json" --openweather.max-requests-per-minute=100000 --poll.interval=1m
@@ -87,6 +110,16 @@ step "state file: decoder fuzzed, kill -9 while writing (state.sh)"
 if timeout 600 bash "$HERE/state.sh" "${FUZZ_SECONDS:-60}"; then
     pass "state file: decoder fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan), 300 kills while writing, every file whole"
 else failed "state file fuzzing or crash-safety"; fi
+
+step "libFuzzer on the YAML reader for ${FUZZ_SECONDS:-60} s"
+if timeout 600 bash "$HERE/fuzz.sh" yaml "${FUZZ_SECONDS:-60}"; then
+    pass "YAML reader fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan): no crash, hang or broken invariant"
+else failed "YAML reader fuzzing"; fi
+
+step "libFuzzer on the TLS transport for ${FUZZ_SECONDS:-60} s"
+if timeout 600 bash "$HERE/fuzz.sh" tls "${FUZZ_SECONDS:-60}"; then
+    pass "TLS transport fuzzed for ${FUZZ_SECONDS:-60} s (client bytes in flights; libFuzzer + ASan): no crash, hang or broken invariant"
+else failed "TLS transport fuzzing"; fi
 
 step "soak for ${SOAK_MINUTES:-1.5} min"
 if SOAK_MINUTES=${SOAK_MINUTES:-1.5} timeout 1200 bash "$HERE/soak.sh"; then

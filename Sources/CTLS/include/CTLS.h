@@ -21,4 +21,28 @@ int ctls_set_socket(SSL *ssl, int fd);
 /// Returns 1 on success.
 int ctls_set_peer_name(SSL *ssl, const char *host, int is_ip_address);
 
+/// Creates a server context for TLS versions `min_version`..`max_version` (TLS1_2_VERSION...; 0 for the
+/// library's bound): no renegotiation, no automatic retries, buffers released while a connection idles, and
+/// a retried SSL_write may come from a different address (the caller re-gathers the same bytes).
+/// Returns NULL on failure, leaving the reason on the OpenSSL error queue.
+SSL_CTX *ctls_server_context_new(int min_version, int max_version);
+
+/// Client certificates: 0 none, 1 requested (any accepted), 2 required (any accepted), 3 verified if given,
+/// 4 required and verified. Verification uses the locations loaded into the context.
+void ctls_server_set_client_auth(SSL_CTX *ctx, int mode);
+
+/// SSL_CTX_set1_groups_list is a macro. Returns 1 on success.
+int ctls_set_groups(SSL_CTX *ctx, const char *list);
+
+/// SSL_OP_CIPHER_SERVER_PREFERENCE is a macro Swift cannot import.
+void ctls_prefer_server_ciphers(SSL_CTX *ctx);
+
+/// Attaches `fd` through a BIO that sends with MSG_NOSIGNAL and notes short reads, and puts the connection
+/// in the server role. The fd stays owned by the caller. Returns 1 on success.
+int ctls_server_attach(SSL *ssl, int fd);
+
+/// 1 when nothing is buffered in the SSL and the last recv on its socket came back short (or EAGAIN): the
+/// socket is drained, and an edge-triggered reader may wait for the next edge.
+int ctls_server_drained(SSL *ssl);
+
 #endif

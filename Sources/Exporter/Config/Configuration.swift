@@ -24,6 +24,10 @@ public struct Configuration: Sendable {
     public var readTimeout: Duration = .seconds(10)
     /// Time a keep-alive connection may sit between requests.
     public var idleTimeout: Duration = .seconds(60)
+    /// The exporter-toolkit web config (TLS, basic auth, headers), if any.
+    public var webConfigFile: String?
+    /// Whether POST /-/reload may reload (SIGHUP always does).
+    public var enableLifecycle = false
     /// The places to poll, in the order given: this shard's share of those configured.
     public var locations: [Location] = []
     /// Thresholds for locations that set none of their own.

@@ -69,6 +69,8 @@ public struct ConfigurationLoader: Sendable {
         config.maxConnections = try settings.integer("web.max-connections", in: 1...1_000_000) ?? config.maxConnections
         config.readTimeout = try settings.duration("web.read-timeout", minimum: .milliseconds(100)) ?? config.readTimeout
         config.idleTimeout = try settings.duration("web.idle-timeout", minimum: .milliseconds(100)) ?? config.idleTimeout
+        config.webConfigFile = settings.values["web.config.file"].flatMap { $0.text.isEmpty ? nil : $0.text }
+        config.enableLifecycle = try settings.boolean("web.enable-lifecycle") ?? false
 
         config.alertDefaults = TemperatureThresholds(
             aboveCelsius: try settings.temperature("alerts.temperature-above-celsius"),

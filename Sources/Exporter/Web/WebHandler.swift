@@ -9,8 +9,8 @@ struct WebHandler: HTTPHandler {
     let publisher: MetricsPublisher
     let store: WeatherStore
     let landingPage: LandingPage
-    /// Runs off the event loop; returns nil on success, else what was wrong.
-    let reload: @Sendable () -> String?
+    /// Runs off the event loop; returns nil on success, else what was wrong. Nil without --web.enable-lifecycle.
+    let reload: (@Sendable () -> String?)?
 
     private static let reloads = DispatchQueue(label: "openweather-exporter.reload")
     /// Inflates gzipped expositions for clients that do not accept gzip, one at a time, off the event loop.
@@ -41,7 +41,10 @@ struct WebHandler: HTTPHandler {
             }
         case "/-/reload":
             guard allowed(request, ["POST", "PUT"], responder) else { return }
-            let reload = self.reload
+            guard let reload = self.reload else {
+                responder.respond(Self.text(403, "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n"))
+                return
+            }
             // One queue: a burst of reload requests runs one after another, never as a thread each.
             Self.reloads.async {
                 if let problem = reload() {

@@ -1,5 +1,5 @@
 // libFuzzer entry point for the request parser: built by ../fuzz.sh with
-// `swiftc -sanitize=fuzzer,address` together with RequestParser.swift and HTTPMessage.swift.
+// `swiftc -sanitize=fuzzer,address` (fuzz.sh request-parser) with RequestParser.swift and HTTPMessage.swift.
 // Besides "no crash", it checks the invariants the server relies on.
 
 private let limits = ParserLimits(maxHeadBytes: 2048, maxHeaderCount: 20, maxBodyBytes: 256)

@@ -1,0 +1,35 @@
+#ifndef CLINUX_H
+#define CLINUX_H
+
+// What Swift's Glibc module leaves out: epoll, eventfd, the GNU accept4 and pthread_setname_np.
+// Real headers, so constants and the (packed on x86_64) epoll_event layout come from the system.
+// No _GNU_SOURCE here: it renames fd_set's field, which would clash with other modules' view of
+// <sys/select.h>; the GNU functions are wrapped in shim.c instead.
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+
+/// epoll_event's data is a union and the struct is packed on x86_64: these keep Swift off both.
+static inline struct epoll_event clinux_epoll_event(uint32_t events, uint64_t data) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = data;
+    return event;
+}
+
+static inline uint64_t clinux_epoll_event_data(const struct epoll_event *event) {
+    return event->data.u64;
+}
+
+static inline uint32_t clinux_epoll_event_flags(const struct epoll_event *event) {
+    return event->events;
+}
+
+/// accept4 without the peer address; `flags` takes SOCK_NONBLOCK and SOCK_CLOEXEC.
+int clinux_accept4(int fd, int flags);
+
+/// pthread_setname_np; names longer than 15 bytes are refused by the kernel.
+int clinux_set_thread_name(pthread_t thread, const char *name);
+
+#endif

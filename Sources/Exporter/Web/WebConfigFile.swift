@@ -1,0 +1,226 @@
+import HTTPServer
+import YAML
+
+/// `--web.config.file`: Prometheus exporter-toolkit's web configuration (TLS, basic auth, response headers),
+/// with its key names, defaults and checks, so a file written for any official exporter works here unchanged.
+/// https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md
+struct WebConfig: Sendable {
+    /// Nil when `tls_server_config` sets none of cert_file, key_file, client_ca_file, client_auth_type (plain HTTP).
+    var tls: TLSServerSettings?
+    /// User name to bcrypt hash; empty: no authentication.
+    var users: [String: String] = [:]
+    var headers: [(name: String, value: String)] = []
+
+    /// The headers the toolkit lets a file set, with the values it accepts (nil: any).
+    static let allowedHeaders: [(name: String, values: [String]?)] = [
+        ("Strict-Transport-Security", nil),
+        ("X-Content-Type-Options", ["nosniff"]),
+        ("X-Frame-Options", ["deny", "sameorigin"]),
+        ("X-XSS-Protection", nil),
+        ("Content-Security-Policy", nil),
+    ]
+
+    static func load(path: String) throws(ConfigError) -> WebConfig {
+        let bytes: [UInt8]
+        do {
+            bytes = try Files.read(path, limit: 1 << 20)
+        } catch {
+            throw ConfigError("cannot read --web.config.file \(path): \(error.description)")
+        }
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        return try parse(bytes, directory: directory, origin: "--web.config.file \(path)")
+    }
+
+    /// `directory` anchors relative file names, as the toolkit joins them with the config file's directory.
+    static func parse(_ bytes: [UInt8], directory: String, origin: String) throws(ConfigError) -> WebConfig {
+        let root: YAMLNode
+        do {
+            root = try YAML.parse(bytes: bytes)
+        } catch {
+            throw ConfigError("\(origin): \(error.description)")
+        }
+        var reader = Reader(origin: origin, directory: directory)
+        return try reader.config(root)
+    }
+}
+
+/// Walks the YAML tree; every error names the file, the line and column, and the fix.
+private struct Reader {
+    let origin: String
+    let directory: String
+
+    func fail(_ node: YAMLNode, _ message: String) -> ConfigError {
+        ConfigError("\(origin): \(node.position): \(message)")
+    }
+
+    func failKey(_ entry: YAMLEntry, _ message: String) -> ConfigError {
+        ConfigError("\(origin): \(entry.keyPosition): \(message)")
+    }
+
+    /// The entries of a mapping (an empty value counts as an empty mapping), unknown keys refused.
+    func entries(_ node: YAMLNode, _ section: String, known: [String]) throws(ConfigError) -> [YAMLEntry] {
+        if node.isNull { return [] }
+        guard let entries = node.mapping else {
+            throw fail(node, "\(section) must be a mapping of keys to values, not \(node.kindDescription)")
+        }
+        for entry in entries where !known.contains(entry.key) {
+            let near = known.map { ($0, CommandLineFlags.editDistance($0, entry.key)) }.min { $0.1 < $1.1 }
+            let hint = near.flatMap { $0.1 <= 3 ? "did you mean \"\($0.0)\"?" : nil } ?? "known keys: \(known.joined(separator: ", "))"
+            throw failKey(entry, "unknown key \"\(entry.key)\" in \(section); \(hint)")
+        }
+        return entries
+    }
+
+    func string(_ node: YAMLNode, _ key: String) throws(ConfigError) -> String {
+        guard let scalar = node.scalar else {
+            throw fail(node, "\(key) must be a single value, not \(node.kindDescription)")
+        }
+        return scalar.isNull ? "" : scalar.text
+    }
+
+    func strings(_ node: YAMLNode, _ key: String) throws(ConfigError) -> [String] {
+        if node.isNull { return [] }
+        guard let items = node.sequence else {
+            throw fail(node, "\(key) must be a list (- item per line, or [a, b]), not \(node.kindDescription)")
+        }
+        var out: [String] = []
+        for item in items { out.append(try string(item, key)) }
+        return out
+    }
+
+    func bool(_ node: YAMLNode, _ key: String) throws(ConfigError) -> Bool {
+        guard let value = node.scalar?.bool else {
+            throw fail(node, "\(key) must be true or false")
+        }
+        return value
+    }
+
+    func path(_ text: String) -> String {
+        text.isEmpty || text.hasPrefix("/") ? text : directory + "/" + text
+    }
+
+    mutating func config(_ root: YAMLNode) throws(ConfigError) -> WebConfig {
+        var config = WebConfig()
+        for entry in try entries(root, "the web config", known: ["tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"]) {
+            switch entry.key {
+            case "tls_server_config": config.tls = try tls(entry.value)
+            case "http_server_config": config.headers = try http(entry.value)
+            case "basic_auth_users": config.users = try users(entry.value)
+            default:
+                throw failKey(entry, "rate_limit is not supported by this exporter; remove it (put a reverse proxy in front to limit request rates)")
+            }
+        }
+        return config
+    }
+
+    func tls(_ node: YAMLNode) throws(ConfigError) -> TLSServerSettings? {
+        let known = [
+            "cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version", "max_version",
+            "cipher_suites", "curve_preferences", "prefer_server_cipher_suites", "cert", "key", "client_ca",
+            "client_allowed_sans",
+        ]
+        var values: [String: (YAMLNode, String)] = [:]
+        var settings = TLSServerSettings(certFile: "", keyFile: "")
+        for entry in try entries(node, "tls_server_config", known: known) {
+            switch entry.key {
+            case "cert", "key", "client_ca":
+                throw failKey(entry, "inline PEM (\(entry.key)) is not supported by this exporter; put it in a file and name it with \(entry.key)_file")
+            case "client_allowed_sans":
+                throw failKey(entry, "client_allowed_sans is not supported by this exporter; issue client certificates from a CA that only signs allowed clients and set client_ca_file")
+            case "cipher_suites":
+                settings.cipherSuites = try strings(entry.value, entry.key)
+            case "curve_preferences":
+                let names = ["CurveP256": "P-256", "CurveP384": "P-384", "CurveP521": "P-521", "X25519": "X25519"]
+                for curve in try strings(entry.value, entry.key) {
+                    guard let name = names[curve] else {
+                        throw fail(entry.value, "unknown curve: \(curve); use CurveP256, CurveP384, CurveP521 or X25519")
+                    }
+                    settings.curves.append(name)
+                }
+            case "prefer_server_cipher_suites":
+                settings.preferServerCipherSuites = try bool(entry.value, entry.key)
+            default:
+                values[entry.key] = (entry.value, try string(entry.value, entry.key))
+            }
+        }
+        for key in ["min_version", "max_version"] {
+            guard let (node, text) = values[key] else { continue }
+            guard let version = TLSServerSettings.Version(rawValue: text) else {
+                throw fail(node, "unknown TLS version: \(text); use TLS10, TLS11, TLS12 or TLS13")
+            }
+            if key == "min_version" { settings.minVersion = version } else { settings.maxVersion = version }
+        }
+        let certFile = values["cert_file"]?.1 ?? ""
+        let keyFile = values["key_file"]?.1 ?? ""
+        let caFile = values["client_ca_file"]?.1 ?? ""
+        let clientAuth = values["client_auth_type"]?.1 ?? ""
+        // As the toolkit: TLS is on when any of these is set, and then certificate and key are required.
+        guard !certFile.isEmpty || !keyFile.isEmpty || !caFile.isEmpty || !clientAuth.isEmpty else { return nil }
+        guard !certFile.isEmpty else { throw fail(node, "missing one of cert or cert_file in tls_server_config; add cert_file: server.crt") }
+        guard !keyFile.isEmpty else { throw fail(node, "missing one of key or key_file in tls_server_config; add key_file: server.key") }
+        settings.certFile = path(certFile)
+        settings.keyFile = path(keyFile)
+        switch clientAuth {
+        case "", "NoClientCert": settings.clientAuth = .noClientCert
+        case "RequireClientCert": settings.clientAuth = .requireAnyClientCert  // the toolkit's old spelling
+        default:
+            guard let mode = TLSServerSettings.ClientAuth(rawValue: clientAuth) else {
+                let (node, _) = values["client_auth_type"]!
+                let choices = TLSServerSettings.ClientAuth.allCases.map(\.rawValue).joined(separator: ", ")
+                throw fail(node, "invalid ClientAuth: \(clientAuth); use one of \(choices)")
+            }
+            settings.clientAuth = mode
+        }
+        if !caFile.isEmpty {
+            guard settings.clientAuth != .noClientCert else {
+                throw fail(values["client_ca_file"]!.0, "client CA's have been configured without a Client Auth Policy; set client_auth_type: RequireAndVerifyClientCert")
+            }
+            settings.clientCAFile = path(caFile)
+        }
+        return settings
+    }
+
+    func http(_ node: YAMLNode) throws(ConfigError) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        for entry in try entries(node, "http_server_config", known: ["http2", "headers"]) {
+            if entry.key == "http2" {
+                // Accepted for compatibility: this server speaks HTTP/1.1 only, which every Prometheus scrapes.
+                _ = try bool(entry.value, entry.key)
+                continue
+            }
+            if entry.value.isNull { continue }
+            guard let fields = entry.value.mapping else {
+                throw fail(entry.value, "headers must be a mapping of header names to values")
+            }
+            for field in fields {
+                guard let allowed = WebConfig.allowedHeaders.first(where: { $0.name == field.key }) else {
+                    let names = WebConfig.allowedHeaders.map(\.name).joined(separator: ", ")
+                    throw failKey(field, "HTTP header \"\(field.key)\" can not be configured; the toolkit allows \(names)")
+                }
+                let value = try string(field.value, field.key)
+                if let values = allowed.values, !values.contains(value) {
+                    throw fail(field.value, "invalid value for \(field.key). Expected one of: \(values.map { "\"\($0)\"" }.joined(separator: " ")), but got: \"\(value)\"")
+                }
+                // An empty value leaves the header unset, as in the toolkit.
+                if !value.isEmpty { headers.append((field.key, value)) }
+            }
+        }
+        return headers
+    }
+
+    func users(_ node: YAMLNode) throws(ConfigError) -> [String: String] {
+        if node.isNull { return [:] }
+        guard let entries = node.mapping else {
+            throw fail(node, "basic_auth_users must map user names to bcrypt hashes, not \(node.kindDescription)")
+        }
+        var users: [String: String] = [:]
+        for entry in entries {
+            let hash = try string(entry.value, entry.key)
+            guard BasicAuth.isBcryptHash(hash) else {
+                throw fail(entry.value, "the password of user \"\(entry.key)\" is not a bcrypt hash; store the hash, not the password: htpasswd -nBC 10 \"\" | tr -d ':\\n'")
+            }
+            users[entry.key] = hash
+        }
+        return users
+    }
+}

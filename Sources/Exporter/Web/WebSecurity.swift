@@ -1,0 +1,139 @@
+import Glibc
+import HTTPServer
+import Synchronization
+
+/// The `--web.config.file` in force. Like exporter-toolkit, which reads the file on every request, changes
+/// apply without a restart: the file is checked at most once a second (on requests) and on reload; a file
+/// that no longer loads leaves the previous settings in force and is logged once. Certificates rotate
+/// through the `TLSContextSource`; TLS switched on or off needs a restart.
+final class WebSecurity: Sendable {
+    let path: String
+    /// Nil when the file configures no TLS at start.
+    let tls: TLSContextSource?
+    let headers: ExtraResponseHeaders
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    private struct State {
+        var auth: BasicAuth
+        var stamp: [Int64]
+        var checkedAt: Int64
+        var failureLogged: Bool
+    }
+
+    init(path: String, logger: Logger) throws(ConfigError) {
+        let config = try WebConfig.load(path: path)
+        self.path = path
+        self.logger = logger
+        if let settings = config.tls {
+            do {
+                tls = try TLSContextSource(settings) { message in logger.warn("web config", [("event", message)]) }
+            } catch {
+                throw ConfigError("--web.config.file \(path): tls_server_config: \(error.description)")
+            }
+        } else {
+            tls = nil
+        }
+        headers = ExtraResponseHeaders(config.headers)
+        state = Mutex(State(auth: BasicAuth(users: config.users), stamp: Self.stamp(path), checkedAt: Self.monotonic(), failureLogged: false))
+        tls?.setRefresh { [weak self] in self?.refreshIfChanged() }
+    }
+
+    /// The users in force, after a cheap check whether the file changed.
+    func auth() -> BasicAuth {
+        refreshIfChanged()
+        return state.withLock { $0.auth }
+    }
+
+    /// At most once a second: re-read the file if it changed. Requests call it, and so do TLS accepts (a
+    /// change to client_auth_type may be what lets the next handshake, and so the next request, through).
+    private func refreshIfChanged() {
+        let now = Self.monotonic()
+        let due: Bool = state.withLock { state in
+            guard now - state.checkedAt >= 1_000_000_000 else { return false }
+            state.checkedAt = now
+            return Self.stamp(path) != state.stamp
+        }
+        if due, let problem = reload(), !state.withLock({ $0.failureLogged }) {
+            state.withLock { $0.failureLogged = true }
+            logger.error("web config file changed but does not load; the previous settings stay in force", [("reason", problem)])
+        }
+    }
+
+    /// Re-reads the file (SIGHUP, /-/reload, a change). Returns nil on success, else what is wrong.
+    @discardableResult
+    func reload() -> String? {
+        let stamp = Self.stamp(path)
+        let config: WebConfig
+        do {
+            config = try WebConfig.load(path: path)
+            if let settings = config.tls, let tls, settings != tls.settings {
+                try tls.update(settings)
+            }
+        } catch let error as ConfigError {
+            state.withLock { $0.stamp = stamp }
+            return error.description
+        } catch {
+            state.withLock { $0.stamp = stamp }
+            return "--web.config.file \(path): tls_server_config: \(error)"
+        }
+        if (config.tls == nil) != (tls == nil) {
+            logger.warn("a changed setting needs a restart to take effect", [("setting", "tls_server_config in --web.config.file (TLS on or off)")])
+        }
+        headers.set(config.headers)
+        state.withLock { state in
+            state = State(auth: BasicAuth(users: config.users), stamp: stamp, checkedAt: state.checkedAt, failureLogged: false)
+        }
+        return nil
+    }
+
+    private static func stamp(_ path: String) -> [Int64] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        return [Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
+    }
+
+    private static func monotonic() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+}
+
+/// In front of the routes when a web config is given: basic auth as the toolkit does it (401 with
+/// `WWW-Authenticate: Basic` for missing or wrong credentials, every path protected).
+struct AuthenticatingHandler: HTTPHandler {
+    let routes: any HTTPHandler
+    let web: WebSecurity
+
+    func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        let auth = web.auth()
+        guard !auth.isEmpty else {
+            routes.handle(request, responder: responder)
+            return
+        }
+        guard let (user, password) = BasicAuth.credentials(request.header("authorization")) else {
+            Self.deny(responder)
+            return
+        }
+        if let allowed = auth.cached(user: user, password: password) {
+            if allowed { routes.handle(request, responder: responder) } else { Self.deny(responder) }
+            return
+        }
+        let routes = self.routes
+        BasicAuth.hashing.async {
+            if auth.verify(user: user, password: password) {
+                routes.handle(request, responder: responder)
+            } else {
+                Self.deny(responder)
+            }
+        }
+    }
+
+    private static func deny(_ responder: HTTPResponder) {
+        responder.respond(HTTPResponse(
+            status: 401,
+            headers: [(name: "Content-Type", value: "text/plain; charset=utf-8"), (name: "WWW-Authenticate", value: "Basic")],
+            body: [Array("Unauthorized\n".utf8)]))
+    }
+}

@@ -1,0 +1,239 @@
+import CTLS
+import Glibc
+import Synchronization
+
+/// What the server's TLS side is built from. Client-auth and version names are the Go crypto/tls ones that
+/// Prometheus' exporter-toolkit uses, so a web config file maps onto this field by field.
+public struct TLSServerSettings: Sendable, Equatable {
+    public enum ClientAuth: String, Sendable, CaseIterable {
+        case noClientCert = "NoClientCert"
+        case requestClientCert = "RequestClientCert"
+        case requireAnyClientCert = "RequireAnyClientCert"
+        case verifyClientCertIfGiven = "VerifyClientCertIfGiven"
+        case requireAndVerifyClientCert = "RequireAndVerifyClientCert"
+
+        var mode: Int32 { Int32(Self.allCases.firstIndex(of: self)!) }
+    }
+
+    public enum Version: String, Sendable, CaseIterable, Comparable {
+        case tls10 = "TLS10", tls11 = "TLS11", tls12 = "TLS12", tls13 = "TLS13"
+
+        var openSSL: Int32 { [TLS1_VERSION, TLS1_1_VERSION, TLS1_2_VERSION, TLS1_3_VERSION][Self.allCases.firstIndex(of: self)!] }
+
+        public static func < (lhs: Version, rhs: Version) -> Bool {
+            allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        }
+    }
+
+    /// PEM certificate chain, leaf first.
+    public var certFile: String
+    /// PEM private key of the leaf certificate.
+    public var keyFile: String
+    /// PEM CA certificates that client certificates are verified against.
+    public var clientCAFile: String?
+    public var clientAuth: ClientAuth = .noClientCert
+    public var minVersion: Version = .tls12
+    public var maxVersion: Version = .tls13
+    /// IANA names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256), for TLS 1.2 and below; empty for OpenSSL's defaults.
+    public var cipherSuites: [String] = []
+    /// OpenSSL group names (X25519, P-256), in preference order; empty for the defaults.
+    public var curves: [String] = []
+    /// The server's cipher order wins over the client's.
+    public var preferServerCipherSuites = true
+
+    public init(certFile: String, keyFile: String) {
+        self.certFile = certFile
+        self.keyFile = keyFile
+    }
+}
+
+/// Why a TLS context could not be built, worded for whoever edits the files.
+public struct TLSSetupError: Error, CustomStringConvertible, Sendable, Equatable {
+    public let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// One built SSL_CTX; immutable once built, so any loop may create connections from it.
+final class TLSContext: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(_ pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        SSL_CTX_free(pointer)
+    }
+}
+
+/// The server's current TLS context. Certificate, key and client CA files are checked for changes at most once
+/// a second, on accept; a change builds a new context for new connections (rotation without a restart) while
+/// open connections keep theirs. A change that does not load (a key written before its certificate) keeps
+/// the previous context and is reported once through `onError` until it loads.
+public final class TLSContextSource: Sendable {
+    private struct State {
+        var settings: TLSServerSettings
+        var context: TLSContext
+        var stamps: [FileStamp]
+        var checkedAt: Int64
+        var failureReported: Bool
+    }
+
+    private let state: Mutex<State>
+    private let refresh = Mutex<(@Sendable () -> Void)?>(nil)
+    private let onError: (@Sendable (String) -> Void)?
+    private static let checkInterval: Int64 = 1_000_000_000
+
+    /// Loads everything now, so a bad file fails at start.
+    public init(_ settings: TLSServerSettings, onError: (@Sendable (String) -> Void)? = nil) throws(TLSSetupError) {
+        let stamps = Self.stamps(settings)
+        let context = try Self.build(settings)
+        state = Mutex(State(settings: settings, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false))
+        self.onError = onError
+    }
+
+    /// New settings (a reloaded web config); on failure the current context stays.
+    public func update(_ settings: TLSServerSettings) throws(TLSSetupError) {
+        let stamps = Self.stamps(settings)
+        let context = try Self.build(settings)
+        state.withLock { state in
+            state = State(settings: settings, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false)
+        }
+    }
+
+    public var settings: TLSServerSettings { state.withLock { $0.settings } }
+
+    /// Called (off the lock) before each once-a-second file check, so the owner can re-read its own settings
+    /// file and `update` first: a change that makes handshakes succeed again must not wait for a request.
+    public func setRefresh(_ refresh: @escaping @Sendable () -> Void) {
+        self.refresh.withLock { $0 = refresh }
+    }
+
+    func context(now: Int64) -> TLSContext {
+        let due: Bool = state.withLock { state in
+            guard now - state.checkedAt >= Self.checkInterval else { return false }
+            state.checkedAt = now
+            return true
+        }
+        if due, let refresh = refresh.withLock({ $0 }) { refresh() }
+        let (context, report): (TLSContext, String?) = state.withLock { state in
+            guard due else { return (state.context, nil) }
+            let stamps = Self.stamps(state.settings)
+            guard stamps != state.stamps else { return (state.context, nil) }
+            do throws(TLSSetupError) {
+                state.context = try Self.build(state.settings)
+                state.stamps = stamps
+                state.failureReported = false
+                return (state.context, "TLS certificate files changed; new connections use the reloaded certificate")
+            } catch {
+                guard !state.failureReported else { return (state.context, nil) }
+                state.failureReported = true
+                return (state.context, "TLS certificate files changed but do not load (\(error.description)); new connections keep the previous certificate until they do")
+            }
+        }
+        if let report { onError?(report) }
+        return context
+    }
+
+    // MARK: - Building
+
+    static func build(_ settings: TLSServerSettings) throws(TLSSetupError) -> TLSContext {
+        guard settings.minVersion <= settings.maxVersion else {
+            throw TLSSetupError("min_version \(settings.minVersion.rawValue) is above max_version \(settings.maxVersion.rawValue); lower one or raise the other")
+        }
+        try readable(settings.certFile, "certificate")
+        try readable(settings.keyFile, "key")
+        ERR_clear_error()
+        guard let pointer = ctls_server_context_new(settings.minVersion.openSSL, settings.maxVersion.openSSL) else {
+            throw TLSSetupError("cannot create a TLS context: \(openSSLReason())")
+        }
+        let context = TLSContext(pointer)
+        guard SSL_CTX_use_certificate_chain_file(pointer, settings.certFile) == 1 else {
+            throw TLSSetupError("cannot load the certificate from \(settings.certFile): \(openSSLReason()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first")
+        }
+        guard SSL_CTX_use_PrivateKey_file(pointer, settings.keyFile, SSL_FILETYPE_PEM) == 1 else {
+            if openSSLReason(peek: true) == "key values mismatch" { throw mismatch(settings) }
+            throw TLSSetupError("cannot load the private key from \(settings.keyFile): \(openSSLReason()); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)")
+        }
+        guard SSL_CTX_check_private_key(pointer) == 1 else { throw mismatch(settings) }
+        if let caFile = settings.clientCAFile {
+            try readable(caFile, "client CA")
+            guard SSL_CTX_load_verify_locations(pointer, caFile, nil) == 1 else {
+                throw TLSSetupError("cannot load client CA certificates from \(caFile): \(openSSLReason()); it must hold PEM certificates")
+            }
+            if let names = SSL_load_client_CA_file(caFile) {
+                SSL_CTX_set_client_CA_list(pointer, names)
+            }
+        } else if settings.clientAuth == .verifyClientCertIfGiven || settings.clientAuth == .requireAndVerifyClientCert {
+            // As Go does without ClientCAs: verify against the system's roots.
+            SSL_CTX_set_default_verify_paths(pointer)
+        }
+        ctls_server_set_client_auth(pointer, settings.clientAuth.mode)
+        if !settings.cipherSuites.isEmpty {
+            var names: [String] = []
+            for suite in settings.cipherSuites {
+                guard let name = OPENSSL_cipher_name(suite), String(cString: name) != "(NONE)" else {
+                    throw TLSSetupError("unknown cipher suite \(suite); use IANA names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
+                }
+                names.append(String(cString: name))
+            }
+            guard SSL_CTX_set_cipher_list(pointer, names.joined(separator: ":")) == 1 else {
+                throw TLSSetupError("none of the cipher suites \(settings.cipherSuites) is available: \(openSSLReason())")
+            }
+        }
+        if settings.preferServerCipherSuites {
+            ctls_prefer_server_ciphers(pointer)
+        }
+        if !settings.curves.isEmpty {
+            guard ctls_set_groups(pointer, settings.curves.joined(separator: ":")) == 1 else {
+                throw TLSSetupError("cannot use the curves \(settings.curves): \(openSSLReason())")
+            }
+        }
+        ERR_clear_error()
+        return context
+    }
+
+    private static func readable(_ path: String, _ what: String) throws(TLSSetupError) {
+        guard access(path, R_OK) == 0 else {
+            throw TLSSetupError("cannot read the \(what) file \(path): \(errnoText(errno))")
+        }
+    }
+
+    private static func mismatch(_ settings: TLSServerSettings) -> TLSSetupError {
+        TLSSetupError("the key in \(settings.keyFile) does not belong to the certificate in \(settings.certFile); use the key the certificate was issued for")
+    }
+
+    private static func openSSLReason(peek: Bool = false) -> String {
+        let code = ERR_peek_error()
+        if !peek { ERR_clear_error() }
+        guard code != 0, let reason = ERR_reason_error_string(code) else { return "unknown OpenSSL error" }
+        return String(cString: reason)
+    }
+
+    // MARK: - Change detection
+
+    struct FileStamp: Equatable {
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        var size: Int64 = -1
+        var modified: Int64 = 0
+        var changed: Int64 = 0
+    }
+
+    /// Inode, size and times: a rename over the file (how most tools rotate) changes the inode even when the
+    /// times are coarse.
+    static func stamps(_ settings: TLSServerSettings) -> [FileStamp] {
+        [settings.certFile, settings.keyFile, settings.clientCAFile].map { path in
+            guard let path else { return FileStamp() }
+            var info = stat()
+            guard stat(path, &info) == 0 else { return FileStamp() }
+            return FileStamp(
+                device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec),
+                changed: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec))
+        }
+    }
+}

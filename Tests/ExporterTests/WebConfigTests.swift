@@ -1,0 +1,277 @@
+import Glibc
+import HTTPServer
+import Simulator
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// `--web.config.file`: exporter-toolkit's format, checks and messages.
+@Suite struct WebConfigTests {
+    func parse(_ text: String) throws(ConfigError) -> WebConfig {
+        try WebConfig.parse(Array(text.utf8), directory: "/etc/exporter", origin: "web.yml")
+    }
+
+    func failure(_ text: String) -> String? {
+        do {
+            _ = try parse(text)
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
+    static let hash = "$2y$10$mDwo.lAisC94iLAyP81MCesa29IzH37oigHC/42V2pdJlUprsJPze"
+
+    @Test func readsEveryKeyWithTheToolkitsDefaults() throws {
+        let config = try parse("""
+            tls_server_config:
+              cert_file: server.crt
+              key_file: /abs/server.key
+              client_auth_type: RequireAndVerifyClientCert
+              client_ca_file: ca.pem
+              min_version: TLS13
+              cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]
+              curve_preferences: [X25519, CurveP256]
+              prefer_server_cipher_suites: false
+            http_server_config:
+              http2: false
+              headers:
+                Strict-Transport-Security: max-age=31536000
+                X-Frame-Options: deny
+                X-XSS-Protection: ""
+            basic_auth_users:
+              alice: \(Self.hash)
+            """)
+        let tls = try #require(config.tls)
+        #expect(tls.certFile == "/etc/exporter/server.crt")
+        #expect(tls.keyFile == "/abs/server.key")
+        #expect(tls.clientCAFile == "/etc/exporter/ca.pem")
+        #expect(tls.clientAuth == .requireAndVerifyClientCert)
+        #expect(tls.minVersion == .tls13 && tls.maxVersion == .tls13)
+        #expect(tls.cipherSuites == ["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"])
+        #expect(tls.curves == ["X25519", "P-256"])
+        #expect(!tls.preferServerCipherSuites)
+        #expect(config.headers.map(\.name) == ["Strict-Transport-Security", "X-Frame-Options"])
+        #expect(config.users == ["alice": Self.hash])
+
+        let defaults = try #require(try parse("tls_server_config:\n  cert_file: a\n  key_file: b\n").tls)
+        #expect(defaults.minVersion == .tls12 && defaults.maxVersion == .tls13 && defaults.clientAuth == .noClientCert)
+        #expect(try parse("").tls == nil)
+        #expect(try parse("tls_server_config: {}\nbasic_auth_users:\n").tls == nil)
+        #expect(try parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequireClientCert\n").tls?.clientAuth == .requireAnyClientCert)
+    }
+
+    @Test func refusesWhatTheToolkitRefuses() {
+        let cases: [(String, String)] = [
+            ("tls_server_config:\n  key_file: k\n", "web.yml: line 2, column 3: missing one of cert or cert_file in tls_server_config"),
+            ("tls_server_config:\n  cert_file: c\n", "missing one of key or key_file"),
+            ("tls_server_config:\n  cert_file: c\n  key_file: k\n  client_auth_type: Sometimes\n", "line 4, column 21: invalid ClientAuth: Sometimes; use one of NoClientCert, RequestClientCert"),
+            ("tls_server_config:\n  cert_file: c\n  key_file: k\n  client_ca_file: ca\n", "client CA's have been configured without a Client Auth Policy"),
+            ("tls_server_config:\n  cert_file: c\n  key_file: k\n  min_version: TLS14\n", "unknown TLS version: TLS14"),
+            ("tls_server_config:\n  cert_file: c\n  key_file: k\n  curve_preferences: [P256]\n", "unknown curve: P256"),
+            ("tls_server_config:\n  cert_fil: c\n", "line 2, column 3: unknown key \"cert_fil\" in tls_server_config; did you mean \"cert_file\"?"),
+            ("tls_server_config:\n  cert: |\n    -----BEGIN\n", "inline PEM (cert) is not supported"),
+            ("http_server_config:\n  headers:\n    Server: nginx\n", "line 3, column 5: HTTP header \"Server\" can not be configured"),
+            ("http_server_config:\n  headers:\n    X-Frame-Options: allow\n", "invalid value for X-Frame-Options. Expected one of: \"deny\" \"sameorigin\", but got: \"allow\""),
+            ("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n", "Expected one of: \"nosniff\""),
+            ("http_server_config:\n  http2: maybe\n", "http2 must be true or false"),
+            ("basic_auth_users:\n  alice: secret\n", "line 2, column 10: the password of user \"alice\" is not a bcrypt hash"),
+            ("basic_auth_users:\n  - alice\n", "basic_auth_users must map user names to bcrypt hashes"),
+            ("basic_auth_user:\n  alice: x\n", "unknown key \"basic_auth_user\" in the web config; did you mean \"basic_auth_users\"?"),
+            ("tls_server_config:\n  cert_file: [a]\n", "cert_file must be a single value, not a sequence"),
+            ("tls_server_config:\n\tcert_file: a\n", "line 2, column 2: a tab in the indentation"),
+            ("rate_limit:\n  burst: 1\n", "rate_limit is not supported by this exporter"),
+        ]
+        for (text, expected) in cases {
+            let message = failure(text)
+            #expect(message?.contains(expected) == true, "\(text.debugDescription) -> \(message ?? "accepted")")
+        }
+    }
+
+    /// The example shipped in deploy/ is read by the exporter's own reader, as users will feed it.
+    @Test func theDeployExampleLoads() throws {
+        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
+        let config = try WebConfig.load(path: "/" + root + "/deploy/config/web-config.yml")
+        #expect(config.tls?.certFile == "/" + root + "/deploy/config/server.crt")
+        #expect(config.tls?.minVersion == .tls12)
+        #expect(config.headers.map(\.name) == ["Strict-Transport-Security"])
+        let auth = BasicAuth(users: config.users)
+        #expect(auth.verify(user: "prometheus", password: "change-me"))
+    }
+
+    @Test func bcryptHashShapes() {
+        #expect(BasicAuth.isBcryptHash(Self.hash))
+        #expect(BasicAuth.isBcryptHash("$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay"))
+        #expect(!BasicAuth.isBcryptHash("$2y$03$mDwo.lAisC94iLAyP81MCesa29IzH37oigHC/42V2pdJlUprsJPze"))
+        #expect(!BasicAuth.isBcryptHash("$1$abc$def"))
+        #expect(!BasicAuth.isBcryptHash(String(Self.hash.dropLast())))
+    }
+
+    @Test func basicCredentials() {
+        #expect(BasicAuth.credentials("Basic YWRtaW46dGVzdA==").map { "\($0.user)|\($0.password)" } == "admin|test")
+        #expect(BasicAuth.credentials("basic YTpiOmM=").map { "\($0.user)|\($0.password)" } == "a|b:c")
+        #expect(BasicAuth.credentials("Basic YWRtaW46dGVzdA") == nil)
+        #expect(BasicAuth.credentials("Bearer abc") == nil)
+        #expect(BasicAuth.credentials("Basic bm9jb2xvbg==") == nil)
+        #expect(BasicAuth.credentials(nil) == nil)
+    }
+
+    @Test func verifiesWithLibcryptAndCachesOutcomes() throws {
+        let result = shell("htpasswd -nbBC 4 '' 'pa:ss wörd' | tr -d ':\\n'")
+        #expect(result.status == 0, "\(result.output)")
+        let auth = BasicAuth(users: ["bob": result.output])
+        #expect(auth.cached(user: "bob", password: "pa:ss wörd") == nil)
+        #expect(auth.verify(user: "bob", password: "pa:ss wörd"))
+        #expect(auth.cached(user: "bob", password: "pa:ss wörd") == true)
+        #expect(!auth.verify(user: "bob", password: "pa:ss word"))
+        #expect(auth.cached(user: "bob", password: "pa:ss word") == false)
+        #expect(!auth.verify(user: "eve", password: "pa:ss wörd"))
+        #expect(!auth.verify(user: "bob", password: "pa:ss wörd\u{0}x"))
+        for k in 0..<300 { _ = auth.verify(user: "nobody\(k)", password: "x") }
+        #expect(auth.cached(user: "nobody299", password: "x") == false)
+    }
+}
+
+/// The whole exporter behind a web config: TLS, basic auth, headers, hot changes, and the example files
+/// from the Prometheus documentation, used as they are written there.
+@Suite(.serialized) struct WebConfigServingTests {
+    let certificates: TestCertificates
+
+    init() throws {
+        certificates = try TestCertificates.shared.get()
+    }
+
+    /// A directory with server.crt / server.key (the names the toolkit's example uses) and `web` as web.yml.
+    func directory(web: String) -> String {
+        let dir = certificates.directory + "/web-\(UInt64.random(in: 0...UInt64.max))"
+        let setup = shell("mkdir -p '\(dir)' && cp '\(certificates.serverCert)' '\(dir)/server.crt' && cp '\(certificates.serverKey)' '\(dir)/server.key'")
+        precondition(setup.status == 0, setup.output)
+        write(web, to: dir + "/web.yml")
+        return dir
+    }
+
+    func write(_ text: String, to path: String) {
+        let temporary = path + ".new"
+        let handle = fopen(temporary, "w")!
+        fputs(text, handle)
+        fclose(handle)
+        rename(temporary, path)
+    }
+
+    func start(_ dir: String, extra: [String] = []) throws -> (Exporter, Simulator) {
+        let simulator = try Simulator()
+        let loader = ConfigurationLoader(
+            arguments: ["--web.listen-address=127.0.0.1:0", "--web.config.file=\(dir)/web.yml", "--location", "London=51.5,-0.12",
+                        "--openweather.url=\(simulator.baseURL)"] + extra,
+            environment: ["OPENWEATHER_API_KEY": "k"])
+        guard case .run(let configuration) = try loader.load() else { throw ConfigError("no run") }
+        let exporter = try Exporter(configuration: configuration, logger: Logger(level: .error, secrets: [], sink: { _ in })) { () throws(ConfigError) -> Configuration in
+            guard case .run(let next) = try loader.load() else { throw ConfigError("no run") }
+            return next
+        }
+        exporter.start()
+        return (exporter, simulator)
+    }
+
+    func curl(_ port: UInt16, _ options: String, path: String = "/metrics") -> String {
+        shell("curl -s --max-time 10 --cacert '\(certificates.caFile)' -o /dev/null -w '%{http_code}' \(options) https://127.0.0.1:\(port)\(path)").output
+    }
+
+    /// The sample of exporter-toolkit's docs/web-config.yml (alice and bob), as written there.
+    @Test func theToolkitsSampleFileWorksAsIs() throws {
+        let dir = directory(web: """
+            # TLS and basic authentication configuration example.
+            #
+            # Additionally, a certificate and a key file are needed.
+            tls_server_config:
+              cert_file: server.crt
+              key_file: server.key
+
+            # Usernames and passwords required to connect.
+            # Passwords are hashed with bcrypt: https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md#about-bcrypt.
+            basic_auth_users:
+              alice: $2y$10$mDwo.lAisC94iLAyP81MCesa29IzH37oigHC/42V2pdJlUprsJPze
+              bob: $2y$10$hLqFl9jSjoAAy95Z/zw8Ye8wkdMBM8c5Bn1ptYqP/AXyV0.oy0S8m
+
+            """)
+        let (exporter, simulator) = try start(dir)
+        defer { exporter.shutdown(); simulator.stop() }
+        #expect(curl(exporter.port, "") == "401")
+        #expect(curl(exporter.port, "-u alice:wrong") == "401")
+        let headers = shell("curl -s --max-time 10 --cacert '\(certificates.caFile)' -D - -o /dev/null https://127.0.0.1:\(exporter.port)/").output
+        #expect(headers.contains("WWW-Authenticate: Basic"), "\(headers)")
+        // Plain HTTP on the TLS port is refused.
+        #expect(shell("curl -s --max-time 5 -o /dev/null -w '%{http_code}' http://127.0.0.1:\(exporter.port)/metrics").output != "200")
+    }
+
+    /// The web.yml of the Prometheus guide "Securing Prometheus API and UI endpoints using basic auth"
+    /// (user admin, password test), plus TLS.
+    @Test func thePrometheusGuidesFileWorksAsIs() throws {
+        let dir = directory(web: """
+            tls_server_config:
+              cert_file: server.crt
+              key_file: server.key
+            basic_auth_users:
+                admin: $2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay
+
+            """)
+        let (exporter, simulator) = try start(dir)
+        defer { exporter.shutdown(); simulator.stop() }
+        #expect(curl(exporter.port, "-u admin:test") == "200")
+        #expect(curl(exporter.port, "-u admin:test", path: "/-/healthy") == "200")
+        #expect(curl(exporter.port, "-u admin:tset") == "401")
+        #expect(curl(exporter.port, "-u nobody:test") == "401")
+    }
+
+    @Test func headersClientCertificatesAndChangesWithoutRestart() throws {
+        let hash = shell("htpasswd -nbBC 4 '' first | tr -d ':\\n'").output
+        let dir = directory(web: """
+            tls_server_config:
+              cert_file: server.crt
+              key_file: server.key
+              client_auth_type: RequireAndVerifyClientCert
+              client_ca_file: \(certificates.caFile)
+            http_server_config:
+              headers:
+                Strict-Transport-Security: max-age=31536000
+            basic_auth_users:
+              prom: "\(hash)"
+            """)
+        let (exporter, simulator) = try start(dir)
+        defer { exporter.shutdown(); simulator.stop() }
+        let client = "--cert '\(certificates.clientCert)' --key '\(certificates.clientKey)'"
+        #expect(curl(exporter.port, "-u prom:first") == "000")  // no client certificate: no TLS session
+        #expect(curl(exporter.port, "\(client) -u prom:first") == "200")
+        let head = shell("curl -s --max-time 10 --cacert '\(certificates.caFile)' \(client) -D - -o /dev/null https://127.0.0.1:\(exporter.port)/").output
+        #expect(head.contains("Strict-Transport-Security: max-age=31536000"), "\(head)")
+
+        // A new password and no client certificate requirement take effect without a restart.
+        let second = shell("htpasswd -nbBC 4 '' second | tr -d ':\\n'").output
+        write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: \"\(second)\"\n", to: dir + "/web.yml")
+        #expect(waitUntil(seconds: 10) { curl(exporter.port, "-u prom:second") == "200" })
+        #expect(curl(exporter.port, "-u prom:first") == "401")
+        #expect(!shell("curl -s --max-time 10 --cacert '\(certificates.caFile)' -u prom:second -D - -o /dev/null https://127.0.0.1:\(exporter.port)/").output.contains("Strict-Transport"))
+
+        // A broken file keeps the settings in force; a reload says what is wrong.
+        write("basic_auth_users:\n  prom: plaintext\n", to: dir + "/web.yml")
+        #expect(exporter.reload()?.contains("is not a bcrypt hash") == true)
+        #expect(curl(exporter.port, "-u prom:second") == "200")
+    }
+
+    @Test func startupErrorsSayWhatToFix() throws {
+        let dir = directory(web: "tls_server_config:\n  cert_file: missing.crt\n  key_file: server.key\n")
+        do {
+            _ = try start(dir)
+            Issue.record("started with a missing certificate")
+        } catch {
+            #expect("\(error)" == "--web.config.file \(dir)/web.yml: tls_server_config: cannot read the certificate file \(dir)/missing.crt: no such file or directory")
+        }
+        do {
+            _ = try start(dir + "/nothing")
+            Issue.record("started without a web config file")
+        } catch {
+            #expect("\(error)".hasPrefix("cannot read --web.config.file \(dir)/nothing/web.yml: "))
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import Glibc
+import Synchronization
+import Testing
+import TestSupport
+@testable import HTTPServer
+
+/// TLS through the transport seam, driven by real clients (curl, openssl s_client).
+@Suite("HTTPServer over TLS", .serialized)
+struct TLSServerTests {
+    let certificates: TestCertificates
+
+    init() throws {
+        certificates = try TestCertificates.shared.get()
+    }
+
+    func tlsServer(
+        _ adjust: (inout TLSServerSettings) -> Void = { _ in },
+        handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void = echo
+    ) throws -> HTTPServer {
+        var settings = TLSServerSettings(certFile: certificates.serverCert, keyFile: certificates.serverKey)
+        adjust(&settings)
+        let source = try TLSContextSource(settings)
+        return try startServer({ $0.tls = source }, handler: handler)
+    }
+
+    func curl(_ port: UInt16, _ options: String = "", path: String = "/x") -> (status: Int32, output: String) {
+        shell("curl -sS --max-time 10 --cacert '\(certificates.caFile)' \(options) https://127.0.0.1:\(port)\(path)")
+    }
+
+    @Test func servesRequestsOnOneKeptAliveConnection() throws {
+        let server = try tlsServer()
+        defer { server.shutdown() }
+        let result = curl(server.port, "-w ' %{num_connects}\\n' https://127.0.0.1:\(server.port)/y?q=1")
+        #expect(result.status == 0, "\(result.output)")
+        // Two answers over a single connection (keep-alive), the second reusing it.
+        #expect(result.output == "GET /y?q=1 0 1\nGET /x? 0 0\n", "\(result.output)")
+    }
+
+    @Test func largeResponsesAndRequestBodiesCrossManyRecords() throws {
+        let big = [UInt8]((0..<12_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+        let server = try tlsServer { settings in _ = settings } handler: { request, responder in
+            if request.method == "POST" {
+                responder.respond(HTTPResponse(status: 200, body: [Array(String(request.body.count).utf8)]))
+            } else {
+                // Several chunks of odd sizes: the head and small chunks coalesce, large ones go in 16 KiB records.
+                responder.respond(HTTPResponse(status: 200, body: [Array(big[0..<7]), Array(big[7..<100_003]), Array(big[100_003...])]))
+            }
+        }
+        defer { server.shutdown() }
+        let file = certificates.directory + "/big.out"
+        let result = curl(server.port, "-o '\(file)'")
+        #expect(result.status == 0, "\(result.output)")
+        #expect(try readFile(file) == big)
+        // A client reading slowly fills the socket: writes stop on WANT_WRITE and resume, record by record.
+        let slow = curl(server.port, "--limit-rate 6M -o '\(file)'")
+        #expect(slow.status == 0, "\(slow.output)")
+        #expect(try readFile(file) == big)
+        let post = shell("head -c 60000 /dev/zero | curl -sS --max-time 10 --cacert '\(certificates.caFile)' --data-binary @- https://127.0.0.1:\(server.port)/p")
+        #expect(post.output == "60000", "\(post.output)")
+    }
+
+    @Test func refusesTLS11AndPlainHTTP() throws {
+        let server = try tlsServer()
+        defer { server.shutdown() }
+        // The client allows TLS 1.1 (security level 0), so the refusal is the server's protocol_version alert.
+        let old = shell("echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)'", timeout: 20)
+        #expect(old.status != 0 && old.output.contains("alert protocol version"), "\(old.output)")
+        let plain = shell("curl -sS --max-time 5 http://127.0.0.1:\(server.port)/x")
+        #expect(plain.status != 0, "\(plain.output)")
+        // ...and still serves afterwards.
+        #expect(curl(server.port).output == "GET /x? 0")
+    }
+
+    @Test func requireAndVerifyClientCertRefusesMissingAndUntrustedCertificates() throws {
+        let server = try tlsServer { settings in
+            settings.clientAuth = .requireAndVerifyClientCert
+            settings.clientCAFile = certificates.caFile
+        }
+        defer { server.shutdown() }
+        #expect(curl(server.port).status != 0)
+        #expect(curl(server.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").status != 0)
+        let good = curl(server.port, "--cert '\(certificates.clientCert)' --key '\(certificates.clientKey)'")
+        #expect(good.output == "GET /x? 0", "\(good.output)")
+    }
+
+    @Test func verifyIfGivenAndRequireAny() throws {
+        let ifGiven = try tlsServer { settings in
+            settings.clientAuth = .verifyClientCertIfGiven
+            settings.clientCAFile = certificates.caFile
+        }
+        defer { ifGiven.shutdown() }
+        #expect(curl(ifGiven.port).output == "GET /x? 0")
+        #expect(curl(ifGiven.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").status != 0)
+
+        let any = try tlsServer { $0.clientAuth = .requireAnyClientCert }
+        defer { any.shutdown() }
+        #expect(curl(any.port).status != 0)
+        #expect(curl(any.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").output == "GET /x? 0")
+    }
+
+    @Test func garbageAndHalfHandshakesDoNotStopTheServer() throws {
+        let server = try tlsServer { _ in }
+        defer { server.shutdown() }
+        var generator = SeededGenerator(seed: 11)
+        var idle: [TestClient] = []
+        for round in 0..<40 {
+            let client = try TestClient(port: server.port)
+            switch round % 4 {
+            case 0: client.send((0..<512).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            case 1: client.send([0x16, 0x03, 0x01, 0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 100))  // a record header claiming 64 KiB
+            case 2: client.send([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00])  // a truncated ClientHello
+            default: idle.append(client)  // connects and says nothing
+            }
+        }
+        #expect(curl(server.port).output == "GET /x? 0")
+        _ = idle
+    }
+
+    @Test func rotatedCertificatesReachNewConnections() throws {
+        let directory = certificates.directory + "/rotation"
+        #expect(shell("mkdir -p '\(directory)' && cp '\(certificates.serverCert)' '\(directory)/cert.pem' && cp '\(certificates.serverKey)' '\(directory)/key.pem'").status == 0)
+        let reports = ReportLog()
+        let source = try TLSContextSource(
+            TLSServerSettings(certFile: directory + "/cert.pem", keyFile: directory + "/key.pem"), onError: { reports.add($0) })
+        let server = try startServer { $0.tls = source }
+        defer { server.shutdown() }
+        let subject = "echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>/dev/null | grep -m1 '^subject='"
+        #expect(shell(subject).output.contains("CN = server"))
+
+        // A key that does not match (the certificate not yet replaced): the old context stays, reported once.
+        #expect(shell("cp '\(certificates.rotatedKey)' '\(directory)/key.pem.new' && mv '\(directory)/key.pem.new' '\(directory)/key.pem'").status == 0)
+        #expect(waitUntil(seconds: 10) { shell(subject).output.contains("CN = server") && reports.contains("do not load") }, "\(reports.all)")
+
+        #expect(shell("cp '\(certificates.rotatedCert)' '\(directory)/cert.pem.new' && mv '\(directory)/cert.pem.new' '\(directory)/cert.pem'").status == 0)
+        #expect(waitUntil(seconds: 10) { shell(subject).output.contains("CN = rotated") })
+        #expect(reports.contains("new connections use the reloaded certificate"))
+    }
+
+    @Test func setupErrorsNameTheFileAndTheFix() {
+        func failure(_ settings: TLSServerSettings) -> String? {
+            do {
+                _ = try TLSContextSource(settings)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        let missing = failure(TLSServerSettings(certFile: "/nonexistent/cert.pem", keyFile: certificates.serverKey))
+        #expect(missing == "cannot read the certificate file /nonexistent/cert.pem: no such file or directory")
+        let mismatched = failure(TLSServerSettings(certFile: certificates.serverCert, keyFile: certificates.rotatedKey))
+        #expect(mismatched?.contains("does not belong to the certificate") == true)
+        let notPEM = failure(TLSServerSettings(certFile: certificates.serverKey, keyFile: certificates.serverKey))
+        #expect(notPEM?.contains("cannot load the certificate from") == true)
+        var inverted = TLSServerSettings(certFile: certificates.serverCert, keyFile: certificates.serverKey)
+        inverted.minVersion = .tls13
+        inverted.maxVersion = .tls12
+        #expect(failure(inverted)?.contains("min_version TLS13 is above max_version TLS12") == true)
+        var ciphers = inverted
+        ciphers.minVersion = .tls12
+        ciphers.maxVersion = .tls13
+        ciphers.cipherSuites = ["TLS_NOT_A_SUITE"]
+        #expect(failure(ciphers)?.contains("unknown cipher suite TLS_NOT_A_SUITE") == true)
+    }
+
+    @Test func cipherSuitesAndCurvesApplyToTLS12() throws {
+        let server = try tlsServer { settings in
+            settings.maxVersion = .tls12
+            settings.cipherSuites = ["TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"]
+            settings.curves = ["P-384"]
+        }
+        defer { server.shutdown() }
+        let result = shell("echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>&1 | grep -E 'Cipher is|Server Temp Key'", timeout: 20)
+        #expect(result.output.contains("ECDHE-ECDSA-AES256-GCM-SHA384"), "\(result.output)")
+        #expect(result.output.contains("secp384r1"), "\(result.output)")
+    }
+}
+
+final class ReportLog: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+    func contains(_ text: String) -> Bool { lines.withLock { $0.contains { $0.contains(text) } } }
+}

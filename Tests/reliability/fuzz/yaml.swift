@@ -1,0 +1,43 @@
+// libFuzzer entry point for the YAML reader: built by ../fuzz.sh yaml with `swiftc -sanitize=fuzzer,address`
+// together with Sources/YAML. Besides "no crash", it checks what the config layer relies on: every position
+// (of a node or an error) points into the input, and parsing is deterministic.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: data == nil ? 0 : size))
+    let lines = bytes.reduce(1) { $0 + ($1 == 0x0A || $1 == 0x0D ? 1 : 0) }
+    func check(_ position: YAMLPosition) {
+        precondition(position.line >= 1 && position.line <= lines + 1, "line \(position.line) of \(lines)")
+        precondition(position.column >= 1 && position.column <= size + 1, "column \(position.column)")
+    }
+    func walk(_ node: YAMLNode) {
+        check(node.position)
+        switch node.content {
+        case .scalar: break
+        case .sequence(let items): items.forEach(walk)
+        case .mapping(let entries):
+            precondition(Set(entries.map(\.key)).count == entries.count, "duplicate keys kept")
+            for entry in entries {
+                check(entry.keyPosition)
+                walk(entry.value)
+            }
+        }
+    }
+    do {
+        let documents = try YAMLFuzzEntry.parseDocuments(bytes)
+        documents.forEach(walk)
+        let again = try YAMLFuzzEntry.parseDocuments(bytes)
+        precondition(again.count == documents.count, "not deterministic")
+    } catch {
+        check(error.position)
+        precondition(!error.message.isEmpty, "an error without a message")
+    }
+    return 0
+}
+
+enum YAMLFuzzEntry {
+    static func parseDocuments(_ bytes: [UInt8]) throws(YAMLError) -> [YAMLNode] {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return [] }
+        return try YAML.parseDocuments(text)
+    }
+}
