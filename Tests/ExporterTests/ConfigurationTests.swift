@@ -1,18 +1,8 @@
 import Glibc
+import TestSupport
 import Testing
 
 @testable import Exporter
-
-/// Writes `text` to a fresh temp file and returns its path.
-func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
-    var template = Array("/tmp/owe-test-XXXXXX".utf8CString)
-    let fd = mkstemp(&template)
-    let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    _ = text.withCString { write(fd, $0, strlen($0)) }
-    fchmod(fd, mode)
-    close(fd)
-    return path
-}
 
 @Suite struct ConfigurationTests {
     let key = ["OPENWEATHER_API_KEY": "0123456789abcdef"]

@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 import Testing
 @testable import HTTPServer
 
@@ -29,7 +30,7 @@ struct PeerCloseTests {
             client.send("GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: half")
             Glibc.shutdown(client.fd, Int32(SHUT_WR))
         }
-        #expect(waitUntilTrue(seconds: 10) { Self.closeWaitCount(port: server.port) == 0 },
+        #expect(waitUntil(seconds: 10) { Self.closeWaitCount(port: server.port) == 0 },
                 "\(Self.closeWaitCount(port: server.port)) connections held after their clients left")
         let client = try TestClient(port: server.port)
         client.send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -43,16 +44,4 @@ extension String {
         let hex = String(port, radix: 16, uppercase: true)
         self = String(repeating: "0", count: 4 - hex.count) + hex
     }
-}
-
-private func waitUntilTrue(seconds: Double, _ condition: () -> Bool) -> Bool {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    let deadline = Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9 + seconds
-    while !condition() {
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        if Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9 > deadline { return false }
-        usleep(10_000)
-    }
-    return true
 }

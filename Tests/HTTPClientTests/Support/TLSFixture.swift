@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 
 /// A private CA and two python3 TLS servers on loopback: one with a certificate
 /// for localhost and 127.0.0.1, one for a name the client never asks for.
@@ -35,17 +36,17 @@ struct TLSFixture: Sendable {
             PY
             """
         let setup: ChildProcess
-        do { setup = try ChildProcess(["/bin/sh", "-c", script]) } catch { throw TestFailure("\(error)") }
-        guard setup.wait(timeout: .seconds(60)) == 0 else { throw TestFailure("openssl certificate generation failed") }
+        do { setup = try ChildProcess("/bin/sh", ["-c", script]) } catch { throw TestFailure("\(error)") }
+        guard setup.wait(seconds: 60) == 0 else { throw TestFailure("openssl certificate generation failed") }
         caFile = "\(dir)/ca.pem"
 
         var servers: [ChildProcess] = []
         var ports: [UInt16] = []
         for name in ["good", "wrong"] {
             let server: ChildProcess
-            do { server = try ChildProcess(["python3", "\(dir)/server.py", "\(dir)/\(name).pem", "\(dir)/\(name).key"]) }
+            do { server = try ChildProcess("python3", ["\(dir)/server.py", "\(dir)/\(name).pem", "\(dir)/\(name).key"]) }
             catch { throw TestFailure("\(error)") }
-            guard let line = server.readLine(timeout: .seconds(20)), let port = UInt16(line) else {
+            guard let line = server.readLine(seconds: 20), let port = UInt16(line) else {
                 throw TestFailure("python3 TLS server did not report its port")
             }
             servers.append(server)
