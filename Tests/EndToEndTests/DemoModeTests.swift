@@ -23,19 +23,21 @@ import Testing
     ]
 
     /// Starts `--demo` on an ephemeral port and returns the process and its port.
-    static func startDemo(_ extra: [String] = []) throws -> (ChildProcess, UInt16) {
-        let process = try ChildProcess(executable, ["--demo", "--web.listen-address=127.0.0.1:0"] + extra)
-        var port: UInt16?
-        _ = waitUntil(seconds: 10) {
-            let marker = "address=127.0.0.1:"
-            guard let line = process.standardError.split(separator: "\n").first(where: { $0.contains(marker) }),
-                  let start = line.firstRange(of: marker)?.upperBound
-            else { return false }
-            port = UInt16(line[start...].prefix { $0.isNumber })
-            return port != nil
+    static func startDemo(_ extra: [String] = [], environment: [String: String] = [:]) throws -> (ChildProcess, UInt16) {
+        let process = try ChildProcess(executable, ["--demo", "--web.listen-address=127.0.0.1:0"] + extra, environment: environment)
+        guard let port = process.port(after: "address=127.0.0.1:") else {
+            throw LoopbackHTTP.Failure(description: "no startup line: \(process.standardError)")
         }
-        guard let port else { throw LoopbackHTTP.Failure(description: "no startup line: \(process.standardError)") }
         return (process, port)
+    }
+
+    /// The README's promise: SIGTERM or SIGINT ends the process with status 0 within 2 s.
+    static func stopsWithinTwoSeconds(_ process: ChildProcess, signal: Int32 = SIGTERM, sourceLocation: SourceLocation = #_sourceLocation) {
+        let start = monotonicSeconds()
+        process.signal(signal)
+        let status = process.wait(seconds: 2)
+        #expect(status == 0, "exit status \(status.map(String.init) ?? "none: still running after 2 s")", sourceLocation: sourceLocation)
+        #expect(monotonicSeconds() - start <= 2, sourceLocation: sourceLocation)
     }
 
     @Test func demoServesEveryMetricForEveryCity() throws {
@@ -51,7 +53,7 @@ import Testing
             for metric in Self.weatherMetrics {
                 #expect(response.text.contains("openweather_\(metric){location=\"\(city)\""), "\(metric) for \(city)")
             }
-            #expect(response.text.contains("openweather_up{location=\"\(city)\"} 1"))
+            #expect(response.text.hasLine("openweather_up{location=\"\(city)\"} 1"))
         }
         for metric in ["openweather_api_requests_total{code=\"200\"}", "openweather_exporter_build_info{", "process_cpu_seconds_total ",
                        "process_resident_memory_bytes ", "process_open_fds ", "process_max_fds ", "process_start_time_seconds ",
@@ -64,14 +66,12 @@ import Testing
         #expect(landing.text.contains("simulated"))
         #expect(landing.text.contains("New York"))
 
-        process.signal(SIGTERM)
-        #expect(process.wait(seconds: 2.5) == 0)
+        Self.stopsWithinTwoSeconds(process)
     }
 
     @Test func sigintStopsPromptlyToo() throws {
         let (process, _) = try Self.startDemo()
-        process.signal(SIGINT)
-        #expect(process.wait(seconds: 2.5) == 0)
+        Self.stopsWithinTwoSeconds(process, signal: SIGINT)
     }
 
     @Test func badFlagsExitWithAClearMessage() throws {
@@ -91,12 +91,34 @@ import Testing
         let second = try ChildProcess(Self.executable, ["--demo", "--web.listen-address=127.0.0.1:\(port)"])
         #expect(second.wait(seconds: 5) == 1)
         #expect(second.standardError.lowercased().contains("in use"))
-        first.signal(SIGTERM)
-        #expect(first.wait(seconds: 2.5) == 0)
+        Self.stopsWithinTwoSeconds(first)
     }
 
+    /// Every flag of the README's table is in `--help`, with the README's default where it gives one.
     @Test func helpListsTheFlags() throws {
         let process = try ChildProcess(Self.executable, ["--help"])
         #expect(process.wait(seconds: 5) == 0)
+        let help = process.standardOutput
+        let readme = String(decoding: try readFile(testsDirectory() + "/../README.md"), as: UTF8.self)
+        var rows = 0
+        for row in readme.split(separator: "\n") where row.hasPrefix("| `--") {
+            let cells = row.split(separator: "|").map { String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+            for flag in cells[0].split(separator: "`").filter({ $0.hasPrefix("--") }) {
+                let name = String(flag.prefix { $0 != " " && $0 != "=" })
+                rows += 1
+                guard let start = help.firstRange(of: "  " + name)?.lowerBound else {
+                    Issue.record("--help does not list \(name)")
+                    continue
+                }
+                // The flag's block runs to the next flag.
+                let block = help[start...].dropFirst(2).split(separator: "\n  --", maxSplits: 1).first ?? ""
+                let defaultCell = cells.count > 1 ? cells[1] : ""
+                if defaultCell.hasPrefix("`"), defaultCell.hasSuffix("`"), defaultCell.filter({ $0 == "`" }).count == 2 {
+                    let value = defaultCell.dropFirst().dropLast()
+                    #expect(block.contains("(default: \(value))"), "\(name): README default \(value), --help: \(block)")
+                }
+            }
+        }
+        #expect(rows >= 20, "the README's flag table was not found (\(rows) rows)")
     }
 }
