@@ -35,8 +35,8 @@ let package = Package(
         .target(name: "Exporter", dependencies: ["HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
-        // Loopback HTTP helpers shared by the test targets.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
+        .target(name: "TestSupport", dependencies: ["Simulator"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),

@@ -16,14 +16,14 @@ extension ExporterWebTests {
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
         #expect(waitUntil { (try? running.metrics().contains(temperature)) == true })
         running.simulator.setFault(Fault(response: .status(503)))
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\"} 0")) == true })
+        #expect(waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\"} 0") == true })
         // Down but not yet stale: the last reading is still served. (The first failed poll comes
         // about a second after the last success; 5 s of staleness leaves room for a busy machine.)
         #expect(try running.metrics().contains(temperature))
         #expect(waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == false })
         let metrics = try running.metrics()
         #expect(!metrics.contains("openweather_humidity_ratio{location=\"London\"}"))
-        #expect(metrics.contains("openweather_up{location=\"London\"} 0"))
+        #expect(metrics.hasLine("openweather_up{location=\"London\"} 0"))
         #expect(metrics.contains("openweather_last_success_timestamp_seconds{location=\"London\"}"))
         #expect(metrics.contains("openweather_poll_duration_seconds{location=\"London\"}"))
         #expect(metrics.contains("openweather_api_requests_total{code=\"503\"}"))
@@ -59,7 +59,14 @@ extension ExporterWebTests {
         }
         let running = try Running(extra: ["--openweather.timeout=500ms", "--log.level=debug"], faults: faults, url: url)
         defer { running.stop() }
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=")) == true })
+        // A first poll has failed (the health lines exist from the start, with up 0 before any poll;
+        // a poll's duration only once it ended; after a 429 the other location is not polled at all).
+        #expect(waitUntil {
+            guard let metrics = try? running.metrics() else { return false }
+            return ["London", "Tokyo"].contains { metrics.sample("openweather_poll_duration_seconds{location=\"\($0)\"}") != nil }
+        }, "\(kind): no poll ended")
+        let afterPoll = try running.metrics()
+        #expect(afterPoll.hasLine("openweather_up{location=\"London\"} 0") && afterPoll.hasLine("openweather_up{location=\"Tokyo\"} 0"))
         #expect(waitUntil { running.logs.all.contains { $0.contains("poll failed") || $0.contains("rejects") || $0.contains("429") } })
 
         var everything = [try running.metrics(), try running.get("/").text, try running.get("/-/ready").text]

@@ -53,7 +53,7 @@ import Testing
         compare(rendered, golden: "stale.prom")
         let text = String(decoding: rendered, as: UTF8.self)
         #expect(!text.contains("openweather_temperature_celsius{"))
-        #expect(text.contains("openweather_up{location=\"Barcelona\"} 1"))
+        #expect(text.hasLine("openweather_up{location=\"Barcelona\"} 1"))
         #expect(text.contains("openweather_last_success_timestamp_seconds{location=\"Barcelona\"}"))
     }
 

@@ -146,3 +146,9 @@ public final class ChildProcess: Sendable {
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 }
+
+/// Where `name` is found in PATH, if anywhere: for tests that need a tool and skip, saying so, without it.
+public func executablePath(_ name: String) -> String? {
+    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
+}
