@@ -91,3 +91,25 @@ func seconds(since start: Int64) -> Double {
 func later(_ delay: Double, _ body: @escaping @Sendable () -> Void) {
     DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: body)
 }
+
+/// TCP states as /proc/net/tcp writes them.
+enum TCPState: String {
+    case established = "01"
+    case closeWait = "08"
+}
+
+/// Server-side sockets on `port` (IPv4 and IPv6) in `state`, from /proc/net/tcp*: what the server
+/// holds, seen from outside it; other tests' ports do not count.
+func serverSockets(port: UInt16, state: TCPState) -> Int {
+    let hex = String(port, radix: 16, uppercase: true)
+    let local = ":" + String(repeating: "0", count: 4 - hex.count) + hex
+    var count = 0
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        guard let text = try? readFile(table) else { continue }
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            if fields.count > 3, fields[1].hasSuffix(local), fields[3] == state.rawValue { count += 1 }
+        }
+    }
+    return count
+}
