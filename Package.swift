@@ -36,11 +36,11 @@ let package = Package(
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
-        .target(name: "TestSupport", dependencies: ["Simulator"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Simulator"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
-        .testTarget(name: "GzipTests", dependencies: ["Gzip"]),
+        .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
