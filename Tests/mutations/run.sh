@@ -14,7 +14,10 @@ LIST="$ROOT/Tests/mutations/mutations.txt"
 SCRATCH=$(mktemp -d /tmp/owe-mutations.XXXXXX)
 cleanup() {
     git -C "$ROOT" worktree remove --force "$SCRATCH/tree" >/dev/null 2>&1 || true
+    git -C "$ROOT" worktree prune >/dev/null 2>&1 || true
     rm -rf "$SCRATCH"
+    # SwiftPM's lock files for that build directory, named after its path.
+    rm -f "/tmp/$(echo "$SCRATCH/tree/.build" | tr '/' '_')".*lock
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -31,6 +34,7 @@ caught=0; missed=(); broken=()
 while IFS='|' read -r name file substitution filter promise; do
     name=$(echo "$name" | xargs); file=$(echo "$file" | xargs)
     substitution=$(echo "$substitution" | sed 's/^ *//; s/ *$//'); filter=$(echo "$filter" | xargs)
+    filter=${filter//,/|}
     promise=$(echo "$promise" | sed 's/^ *//; s/ *$//')
     case "$name" in ''|\#*) continue ;; esac
     if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
