@@ -114,12 +114,10 @@ extension DemoModeTests {
         // The stalled client: whatever arrived (possibly nothing, if the close was a reset) is
         // less than declared, which clients detect as a failed transfer.
         let stalled = LoopbackHTTP.readAll(staller)
-        if let headEnd = LoopbackResponse.headEnd(stalled) {
-            let head = String(decoding: stalled[..<headEnd], as: UTF8.self).lowercased()
-            let declared = try #require(head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
-                .flatMap { Int($0.dropFirst("content-length:".count).drop { $0 == " " }) })
+        if let head = try LoopbackResponse.parseHead(stalled) {
+            let declared = try #require(head.contentLength)
             #expect(declared > 6_000_000)
-            #expect(stalled.count - headEnd - 4 < declared, "a cut response must be shorter than its Content-Length")
+            #expect(stalled.count - head.bodyStart < declared, "a cut response must be shorter than its Content-Length")
         }
     }
 

@@ -52,11 +52,8 @@ import Testing
 
         /// `/metrics` with `Accept-Encoding: acceptEncoding` (none when nil).
         func scrape(acceptEncoding: String?, method: String = "GET") throws -> LoopbackResponse {
-            let fd = try LoopbackHTTP.connect(port: port)
-            defer { close(fd) }
-            let accept = acceptEncoding.map { "Accept-Encoding: \($0)\r\n" } ?? ""
-            try LoopbackHTTP.send(fd, "\(method) /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\(accept)Connection: close\r\n\r\n")
-            return try LoopbackHTTP.parse(LoopbackHTTP.readAll(fd), method: method)
+            try LoopbackHTTP.request(
+                port: port, method: method, path: "/metrics", headers: acceptEncoding.map { ["Accept-Encoding: \($0)"] } ?? [])
         }
 
         func stop() {

@@ -17,11 +17,31 @@ public struct LoopbackResponse: Sendable {
     /// Content-Length runs to the end of the stream, so it is complete only `atEndOfStream`.
     /// `head: true` for the answer to a HEAD request (no body whatever the headers say).
     public static func take(from buffer: inout [UInt8], head: Bool = false, atEndOfStream: Bool = false) throws -> LoopbackResponse? {
-        guard let end = headEnd(buffer) else {
+        guard let parsed = try parseHead(buffer) else {
             if atEndOfStream && !buffer.isEmpty { throw LoopbackHTTP.Failure(description: "no complete response head in \(buffer.count) bytes") }
             return nil
         }
-        let lines = String(decoding: buffer[..<end], as: UTF8.self).split(separator: "\r\n")
+        let length: Int
+        if head {
+            length = 0
+        } else if let declared = parsed.contentLength {
+            length = declared
+        } else if atEndOfStream {
+            length = buffer.count - parsed.bodyStart
+        } else {
+            return nil
+        }
+        guard buffer.count >= parsed.bodyStart + length else { return nil }
+        let response = LoopbackResponse(
+            status: parsed.status, headers: parsed.headers, body: Array(buffer[parsed.bodyStart..<parsed.bodyStart + length]))
+        buffer.removeFirst(parsed.bodyStart + length)
+        return response
+    }
+
+    /// The head at the start of `bytes`, with where the body starts; nil while it is incomplete.
+    public static func parseHead(_ bytes: [UInt8]) throws -> (status: Int, headers: [(name: String, value: String)], contentLength: Int?, bodyStart: Int)? {
+        guard let end = headEnd(bytes) else { return nil }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\r\n")
         let statusLine = lines.first?.split(separator: " ") ?? []
         guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/"), let status = Int(statusLine[1]) else {
             throw LoopbackHTTP.Failure(description: "bad status line: \(lines.first ?? "")")
@@ -31,22 +51,12 @@ public struct LoopbackResponse: Sendable {
             guard let colon = line.firstIndex(of: ":") else { throw LoopbackHTTP.Failure(description: "bad header line: \(line)") }
             headers.append((line[..<colon].lowercased(), String(line[line.index(after: colon)...].drop { $0 == " " })))
         }
-        let bodyStart = end + 4
-        let length: Int
-        if head {
-            length = 0
-        } else if let declared = headers.first(where: { $0.name == "content-length" }) {
+        var contentLength: Int?
+        if let declared = headers.first(where: { $0.name == "content-length" }) {
             guard let value = Int(declared.value), value >= 0 else { throw LoopbackHTTP.Failure(description: "bad Content-Length: \(declared.value)") }
-            length = value
-        } else if atEndOfStream {
-            length = buffer.count - bodyStart
-        } else {
-            return nil
+            contentLength = value
         }
-        guard buffer.count >= bodyStart + length else { return nil }
-        let response = LoopbackResponse(status: status, headers: headers, body: Array(buffer[bodyStart..<bodyStart + length]))
-        buffer.removeFirst(bodyStart + length)
-        return response
+        return (status, headers, contentLength, end + 4)
     }
 
     /// Where the blank line that ends a head starts, if it arrived.
