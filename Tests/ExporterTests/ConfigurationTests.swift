@@ -33,9 +33,20 @@ import Testing
         #expect(config.language == "en")
         #expect(config.openWeatherURL == "https://api.openweathermap.org")
         #expect(config.effectiveMaxStaleness == .seconds(1800))
+        // The README's server limits table.
+        #expect(config.maxConnections == 4096)
+        #expect(config.readTimeout == .seconds(10))
+        #expect(config.idleTimeout == .seconds(60))
+        #expect(config.logLevel == .info)
+        #expect(config.logFormat == .logfmt)
         #expect(config.locations == [Location(name: "London", latitude: 51.5074, longitude: -0.1278)])
         #expect(config.apiKey.value == "0123456789abcdef")
         #expect(config.warnings.isEmpty)
+    }
+
+    @Test func stalenessDefaultsToThreePollIntervals() throws {
+        #expect(try load(["--location", "A=1,2", "--poll.interval=2m"]).effectiveMaxStaleness == .seconds(360))
+        #expect(try load(["--location", "A=1,2", "--poll.interval=2m", "--openweather.max-staleness=1m"]).effectiveMaxStaleness == .seconds(60))
     }
 
     @Test func flagForms() throws {

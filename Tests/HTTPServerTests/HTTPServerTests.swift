@@ -165,6 +165,18 @@ struct HTTPServerTests {
         #expect(client.waitForClose())
     }
 
+    /// The defaults of the README's table of server limits.
+    @Test func defaultLimitsAreTheREADMEs() {
+        let configuration = HTTPServerConfiguration(host: "", port: 0)
+        #expect(configuration.maxRequestHeadBytes == 16 * 1024)
+        #expect(configuration.maxHeaderCount == 100)
+        #expect(configuration.maxBodyBytes == 64 * 1024)
+        #expect(configuration.readTimeout == .seconds(10))
+        #expect(configuration.idleTimeout == .seconds(60))
+        #expect(configuration.writeTimeout == .seconds(10))
+        #expect(configuration.maxConnections == 4096)
+    }
+
     /// The README's limits, at the byte: a head of 16 KiB (request line, fields and the blank line),
     /// 100 header fields and a 64 KiB body pass; one more of any is refused.
     @Test(arguments: [(0, 200), (1, 431)])
