@@ -9,7 +9,17 @@
 #
 # Exit status: 0 when every mutation was caught, 1 otherwise (missed, stale or not building).
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# Bash reads a script as it runs: run from a copy, so editing this file meanwhile is safe.
+if [ -z "${MUTATIONS_ROOT:-}" ]; then
+    export MUTATIONS_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+    copy=$(mktemp /tmp/owe-mutations-run.XXXXXX.sh)
+    cp "$0" "$copy"
+    bash "$copy" "$@"
+    status=$?
+    rm -f "$copy"
+    exit $status
+fi
+ROOT=$MUTATIONS_ROOT
 LIST="$ROOT/Tests/mutations/mutations.txt"
 SCRATCH=$(mktemp -d /tmp/owe-mutations.XXXXXX)
 cleanup() {
@@ -52,7 +62,7 @@ while IFS='|' read -r name file substitution filter promise; do
         echo "MISSED  $name: '$filter' still passes; promise: $promise ($(( $(date +%s) - start )) s)"
         missed+=("$name")
     else
-        failing=$(grep -oE '✘ Test [^ ]+' "$SCRATCH/$name.test.log" | sort -u | head -3 | sed 's/✘ Test //' | paste -sd, -)
+        failing=$(grep -oE '✘ Test [A-Za-z_][A-Za-z0-9_]*\([^)]*\)' "$SCRATCH/$name.test.log" | sort -u | head -3 | sed 's/✘ Test //' | paste -sd, -)
         echo "caught  $name by ${failing:-a failing test} ($(( $(date +%s) - start )) s)"
         caught=$((caught + 1))
     fi
