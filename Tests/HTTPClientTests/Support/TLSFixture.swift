@@ -16,6 +16,7 @@ struct TLSFixture: Sendable {
         var template = Array("/tmp/http-client-tests-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: \(errno)") }
         let dir = String(cString: created)
+        Self.removeAtExit(dir)
         let script = """
             set -e
             cd '\(dir)'
@@ -57,6 +58,17 @@ struct TLSFixture: Sendable {
         wrongHostPort = ports[1]
     }
 
+    /// The certificates are read by every test that builds a client, so they live as long as the
+    /// process; then the directory goes.
+    private static func removeAtExit(_ dir: String) {
+        fixtureDirectory = strdup(dir)
+        atexit {
+            guard let dir = fixtureDirectory else { return }
+            // The python servers are told to exit by the end of their stdin at the same moment.
+            _ = system("rm -rf '\(String(cString: dir))'")
+        }
+    }
+
     /// Serves one request per connection and reports the SNI it saw in `X-SNI`.
     private static let serverScript = """
         import os, socket, ssl, sys, threading
@@ -95,3 +107,6 @@ struct TLSFixture: Sendable {
                 conn.close()
         """
 }
+
+/// For the atexit handler, which cannot capture.
+nonisolated(unsafe) private var fixtureDirectory: UnsafeMutablePointer<CChar>?
