@@ -40,9 +40,9 @@ import Testing
         #expect(monotonicSeconds() - start <= 2, sourceLocation: sourceLocation)
     }
 
-    @Test func demoServesEveryMetricForEveryCity() throws {
+    @Test func demoServesEveryMetricForEveryCity() async throws {
         let (process, port) = try Self.startDemo()
-        #expect(waitUntil(seconds: 20) {
+        #expect(await waitUntil(seconds: 20) {
             (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200
         })
         let response = try LoopbackHTTP.request(port: port, path: "/metrics")
@@ -69,24 +69,24 @@ import Testing
         Self.stopsWithinTwoSeconds(process)
     }
 
-    @Test func sigintStopsPromptlyToo() throws {
+    @Test func sigintStopsPromptlyToo() async throws {
         let (process, _) = try Self.startDemo()
         Self.stopsWithinTwoSeconds(process, signal: SIGINT)
     }
 
-    @Test func badFlagsExitWithAClearMessage() throws {
+    @Test func badFlagsExitWithAClearMessage() async throws {
         let process = try ChildProcess(Self.executable, ["--demo", "--poll.intervl=5m"])
         #expect(process.wait(seconds: 5) == 2)
         #expect(process.standardError.contains("unknown flag --poll.intervl (did you mean --poll.interval?)"))
     }
 
-    @Test func missingKeySuggestsDemo() throws {
+    @Test func missingKeySuggestsDemo() async throws {
         let process = try ChildProcess(Self.executable, ["--location", "A=1,2"])
         #expect(process.wait(seconds: 5) == 2)
         #expect(process.standardError.contains("--demo"))
     }
 
-    @Test func addressInUseIsAClearError() throws {
+    @Test func addressInUseIsAClearError() async throws {
         let (first, port) = try Self.startDemo()
         let second = try ChildProcess(Self.executable, ["--demo", "--web.listen-address=127.0.0.1:\(port)"])
         #expect(second.wait(seconds: 5) == 1)
@@ -95,7 +95,7 @@ import Testing
     }
 
     /// Every flag of the README's table is in `--help`, with the README's default where it gives one.
-    @Test func helpListsTheFlags() throws {
+    @Test func helpListsTheFlags() async throws {
         let process = try ChildProcess(Self.executable, ["--help"])
         #expect(process.wait(seconds: 5) == 0)
         let help = process.standardOutput

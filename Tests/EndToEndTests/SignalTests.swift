@@ -21,22 +21,22 @@ extension DemoModeTests {
     }
 
     /// Replaces the simulator's faults with `fault` and returns when a poll has met it.
-    static func switchFault(_ simulator: UInt16, to fault: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func switchFault(_ simulator: UInt16, to fault: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         #expect(try LoopbackHTTP.request(port: simulator, method: "DELETE", path: "/_simulator/fault").status == 200, sourceLocation: sourceLocation)
         #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)").status == 200, sourceLocation: sourceLocation)
         let since = monotonicSeconds()
-        #expect(waitUntil(seconds: 10) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
+        #expect(await waitUntil(seconds: 10) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
     }
 
-    @Test func sighupReloadsTheConfigFileAndRefusesABadOne() throws {
+    @Test func sighupReloadsTheConfigFileAndRefusesABadOne() async throws {
         let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
         defer { unlink(file) }
         let (process, port) = try Self.startDemo(["--config.file=\(file)"])
-        #expect(waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Alpha\"} 1") == true })
+        #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Alpha\"} 1") == true })
 
         try writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 20, "longitude": 20}]}"#)
         process.signal(SIGHUP)
-        #expect(waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Beta\"} 1") == true })
+        #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Beta\"} 1") == true })
         var metrics = try Self.metrics(port)
         #expect(!metrics.contains("location=\"Alpha\""))
         #expect(metrics.hasLine("openweather_exporter_config_last_reload_successful 1"))
@@ -46,7 +46,7 @@ extension DemoModeTests {
 
         try writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 200, "longitude": 20}]}"#)
         process.signal(SIGHUP)
-        #expect(waitUntil { (try? Self.metrics(port))?.hasLine("openweather_exporter_config_last_reload_successful 0") == true })
+        #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_exporter_config_last_reload_successful 0") == true })
         metrics = try Self.metrics(port)
         #expect(metrics.hasLine("openweather_up{location=\"Beta\"} 1"), "the old configuration keeps running")
         let stillLoaded = metrics.sample("openweather_exporter_config_last_reload_success_timestamp_seconds")
@@ -59,12 +59,12 @@ extension DemoModeTests {
     }
 
     /// Polls hang on the simulator's 30 s delay; shutdown does not wait for them.
-    @Test func sigtermDuringASlowPollExitsAtOnce() throws {
+    @Test func sigtermDuringASlowPollExitsAtOnce() async throws {
         let (process, port) = try Self.startDemo(["--poll.interval=1s"])
         let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
-        #expect(waitUntil { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        #expect(await waitUntil { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         // Returns once a poll is waiting on the 30 s delay.
-        try Self.switchFault(simulator, to: "delay=30s")
+        try await Self.switchFault(simulator, to: "delay=30s")
         Self.stopsWithinTwoSeconds(process)
     }
 
@@ -72,7 +72,7 @@ extension DemoModeTests {
     /// exposition; one that stalls holds the exit for the 1.5 s grace and then gets a response
     /// shorter than its Content-Length, which Prometheus reports as a failed scrape. Neither sees a
     /// cut response that looks complete.
-    @Test func sigtermDuringScrapesNeverPassesOffACutResponseAsComplete() throws {
+    @Test func sigtermDuringScrapesNeverPassesOffACutResponseAsComplete() async throws {
         // 1,500 locations with long names: an exposition of about 6.4 MB, more than the kernel's
         // buffers of a loopback connection hold (about 4 MB here), so a client that stops reading
         // really holds its response in flight. (A small receive buffer would hold less, but then
@@ -85,7 +85,7 @@ extension DemoModeTests {
         let (process, port) = try Self.startDemo([
             "--config.file=\(file)", "--poll.interval=1m", "--openweather.max-requests-per-minute=100000",
         ])
-        #expect(waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        #expect(await waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
         #expect(full.body.count > 6_000_000, "the exposition should be large: \(full.body.count) bytes")
 
@@ -122,7 +122,7 @@ extension DemoModeTests {
 
     /// The key in every place the process writes, at debug level, through upstream failures, a
     /// refused reload and a crash report (whose register dumps main.swift switches off).
-    @Test func theKeyIsInNoLogLineNorCrashReport() throws {
+    @Test func theKeyIsInNoLogLineNorCrashReport() async throws {
         let key = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
         let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
         defer { unlink(file) }
@@ -131,16 +131,16 @@ extension DemoModeTests {
         let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
         // The 429 last: it pauses all polling.
         for fault in ["status=401", "status=500", "malformed=truncated", "close=1", "status=429&retry_after=1"] {
-            try Self.switchFault(simulator, to: fault)
+            try await Self.switchFault(simulator, to: fault)
         }
-        #expect(waitUntil { process.standardError.contains("rate limit hit (429)") }, "the 429 was not logged")
+        #expect(await waitUntil { process.standardError.contains("rate limit hit (429)") }, "the 429 was not logged")
         try writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 100, "longitude": 10}]}"#)
         process.signal(SIGHUP)
-        #expect(waitUntil { process.standardError.contains("reload refused") })
+        #expect(await waitUntil { process.standardError.contains("reload refused") })
         #expect(process.standardError.contains("rejects the API key") && process.standardError.contains("code=500"))
 
         process.signal(SIGSEGV)
-        #expect(waitUntil(seconds: 20) { process.standardError.contains("Backtrace took") }, "no crash report")
+        #expect(await waitUntil(seconds: 20) { process.standardError.contains("Backtrace took") }, "no crash report")
         let output = process.standardError
         #expect(output.contains("Program crashed"))
         #expect(!output.contains("Registers:") && !output.contains("rip 0x"), "registers are dumped")

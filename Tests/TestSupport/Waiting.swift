@@ -37,3 +37,14 @@ public final class LogCapture: @unchecked Sendable {
         return lines
     }
 }
+
+/// The same for async tests: the wait suspends instead of blocking one of Swift Testing's few
+/// threads (two on a two-core machine), so other tests run meanwhile.
+public func waitUntil(seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = monotonicSeconds() + seconds
+    while true {
+        if condition() { return true }
+        if monotonicSeconds() > deadline { return false }
+        try? await Task.sleep(for: .milliseconds(5))
+    }
+}
