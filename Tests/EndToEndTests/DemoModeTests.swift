@@ -94,6 +94,29 @@ import Testing
         Self.stopsWithinTwoSeconds(first)
     }
 
+    /// The README's row for running out of descriptors: a warning, no exit, and accepting again once
+    /// descriptors are free. (That the pause does not spin is measured by Tests/reliability.)
+    @Test(.enabled(if: executablePath("prlimit") != nil, "prlimit (util-linux) is not installed"))
+    func outOfDescriptorsItWarnsStaysUpAndRecovers() async throws {
+        let process = try ChildProcess("prlimit", ["--nofile=48:48", Self.executable, "--demo", "--web.listen-address=127.0.0.1:0"])
+        let port = try #require(process.port(after: "address=127.0.0.1:"), "\(process.standardError)")
+        #expect(await waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy").status) == 200 })
+        // Half requests keep the accepted connections open; the kernel's backlog takes the rest.
+        var held: [Int32] = []
+        for _ in 0..<80 {
+            guard let fd = try? LoopbackHTTP.connect(port: port, timeoutSeconds: 1) else { break }
+            try? LoopbackHTTP.send(fd, "GET /-/healthy HTTP/1.1\r\nHost: x\r\n")
+            held.append(fd)
+        }
+        #expect(await waitUntil(seconds: 10) { process.standardError.contains("cannot accept connections: too many open files") },
+                "no warning: \(process.standardError.suffix(500))")
+        #expect(process.wait(seconds: 0) == nil, "the exporter exited when out of descriptors")
+        held.forEach { close($0) }
+        #expect(await waitUntil(seconds: 10) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy", timeoutSeconds: 1).status) == 200 },
+                "not accepting again once the descriptors were free")
+        Self.stopsWithinTwoSeconds(process)
+    }
+
     /// Every flag of the README's table is in `--help`, with the README's default where it gives one.
     @Test func helpListsTheFlags() async throws {
         let process = try ChildProcess(Self.executable, ["--help"])
