@@ -111,18 +111,17 @@ import Testing
         #expect(await waitUntil(seconds: 10) { process.standardError.contains("cannot accept connections: too many open files") },
                 "no warning: \(process.standardError.suffix(500))")
         #expect(process.wait(seconds: 0) == nil, "the exporter exited when out of descriptors")
-        // Paused, not spinning: sampled every 5 ms for half a second (the measurement window), the
-        // event-loop threads are mostly asleep; a loop retrying accept at once is always runnable,
-        // however busy the machine is.
+        // Paused, not spinning: in 40 samples at least 5 ms apart, the event-loop threads are mostly
+        // asleep; a loop retrying accept at once is always runnable, however busy the machine is.
         var samples = 0
         var runnable = 0
-        _ = await waitUntil(seconds: 0.5) {
+        let sampled = await waitUntil(seconds: 10) {
             let states = Self.eventLoopStates(process.pid)
             if !states.isEmpty { samples += 1 }
             if states.contains("R") { runnable += 1 }
-            return false
+            return samples >= 40
         }
-        #expect(samples >= 10 && runnable * 2 < samples, "the accept loop spins while out of descriptors: runnable in \(runnable) of \(samples) samples")
+        #expect(sampled && runnable * 2 < samples, "the accept loop spins while out of descriptors: runnable in \(runnable) of \(samples) samples")
         held.forEach { close($0) }
         #expect(await waitUntil(seconds: 10) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy", timeoutSeconds: 1).status) == 200 },
                 "not accepting again once the descriptors were free")
