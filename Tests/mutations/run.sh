@@ -27,7 +27,7 @@ cleanup() {
     git -C "$ROOT" worktree prune >/dev/null 2>&1 || true
     rm -rf "$SCRATCH"
     # SwiftPM's lock files for that build directory, named after its path.
-    rm -f "/tmp/$(echo "$SCRATCH/tree/.build" | tr '/' '_')".*lock
+    rm -f "/tmp/$(echo "$SCRATCH/tree/.build" | tr '/' '_')"*.lock
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
