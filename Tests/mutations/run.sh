@@ -2,8 +2,8 @@
 # Applies each breakage of mutations.txt to a scratch worktree of HEAD, one at a time, runs the
 # tests named for it and reports those the suite misses (the tests still pass). Run by hand: about
 # half a minute per mutation on two cores, after a first full build of about five minutes; never in
-# CI. The checkout you run it from is not touched: the scratch worktree is removed at the end, whatever happens. (If it is
-# killed mid-build, compiler processes it started may finish on their own a little later.)
+# CI. The checkout you run it from is not touched: the scratch worktree is removed at the end,
+# whatever happens (killed mid-build, compiler processes it started may finish a little later).
 #
 #   bash Tests/mutations/run.sh              # every mutation
 #   bash Tests/mutations/run.sh NAME...      # only these
