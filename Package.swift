@@ -43,15 +43,15 @@ let package = Package(
         .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "JSON", "OpenWeather", "YAML"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
-        // Loopback HTTP helpers shared by the test targets.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
+        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
-        .testTarget(name: "GzipTests", dependencies: ["Gzip"]),
+        .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
-        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "Simulator", "TestSupport"]),
+        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(

@@ -241,20 +241,11 @@ public enum Exposition {
 
     /// `[a-zA-Z_:][a-zA-Z0-9_:]*`, the classic metric name grammar.
     public static func isValidMetricName(_ name: String) -> Bool {
-        isValidName(name, allowColon: true)
-    }
-
-    /// `[a-zA-Z_][a-zA-Z0-9_]*`.
-    public static func isValidLabelName(_ name: String) -> Bool {
-        isValidName(name, allowColon: false)
-    }
-
-    private static func isValidName(_ name: String, allowColon: Bool) -> Bool {
         var first = true
         for byte in name.utf8 {
             let letter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
             let digit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-            let ok = letter || byte == UInt8(ascii: "_") || (allowColon && byte == UInt8(ascii: ":")) || (!first && digit)
+            let ok = letter || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ":") || (!first && digit)
             if !ok { return false }
             first = false
         }

@@ -91,24 +91,10 @@ public enum Gzip {
         UInt32(crc32_combine_op(uLong(first), uLong(second), uLong(combineOperator)))
     }
 
-    /// `bytes` as one complete gzip member (a compressor made for the call).
-    public static func member(_ bytes: [UInt8], level: Int32 = 1) -> [UInt8] {
-        header + GzipCompressor(level: level).segment(bytes) + trailer(crc: crc32(bytes), count: bytes.count)
-    }
-
     /// Inflates a gzip stream of one or more members, given in pieces that may cut anywhere
     /// (empty pieces are skipped). Nil when it is not valid gzip (CRC and length checked) or ends
     /// inside a member. `expectedCount`, when known, sizes the output once.
     public static func inflate(_ pieces: [[UInt8]], expectedCount: Int = 0) -> [UInt8]? {
-        inflateCounting(pieces, expectedCount: expectedCount)?.text
-    }
-
-    /// How many gzip members the stream holds; nil when it is not valid gzip.
-    public static func memberCount(_ pieces: [[UInt8]]) -> Int? {
-        inflateCounting(pieces, expectedCount: 0)?.members
-    }
-
-    private static func inflateCounting(_ pieces: [[UInt8]], expectedCount: Int) -> (text: [UInt8], members: Int)? {
         let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
         defer {
@@ -123,7 +109,6 @@ public enum Gzip {
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
         /// Bytes of the current member have been read and its end not yet.
         var insideMember = false
-        var members = 0
         for piece in pieces where !piece.isEmpty {
             let ok = piece.withUnsafeBufferPointer { input -> Bool in
                 stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
@@ -143,7 +128,6 @@ public enum Gzip {
                     case Z_STREAM_END:
                         // The next member, if any, starts with the bytes left.
                         insideMember = false
-                        members += 1
                         guard inflateReset(stream) == Z_OK else { return false }
                     case Z_OK:
                         continue
@@ -155,6 +139,6 @@ public enum Gzip {
             }
             guard ok else { return nil }
         }
-        return insideMember ? nil : (out, members)
+        return insideMember ? nil : out
     }
 }

@@ -9,26 +9,15 @@ public protocol HTTPHandler: Sendable {
 /// (then the event loop is woken through an eventfd). Calls after the connection is gone are no-ops.
 /// Exactly one of: `respond(_:)`, or `writeHead` + any number of `writeBody` + `end()`; calls out of that order are ignored.
 public final class HTTPResponder: Sendable {
-    private let loop: LoopHandle?
+    private let loop: LoopHandle
     private let fd: Int32
     /// Which request this answers; a stale responder finds a different token on its connection and does nothing.
     let token: Atomic<UInt64>
-    private let collector: ResponseCollector?
 
     init(loop: LoopHandle, fd: Int32, token: UInt64) {
         self.loop = loop
         self.fd = fd
         self.token = Atomic(token)
-        collector = nil
-    }
-
-    /// A responder without a connection, for testing handlers: `collecting` gets the response once it is
-    /// complete (a streamed one assembled into one body chunk list), on the thread that completed it.
-    public init(collecting: @escaping @Sendable (HTTPResponse) -> Void) {
-        loop = nil
-        fd = -1
-        token = Atomic(0)
-        collector = ResponseCollector(deliver: collecting)
     }
 
     /// Sends a whole response; the server adds Content-Length (the sum of the body chunks), Date and Connection.
@@ -51,45 +40,7 @@ public final class HTTPResponder: Sendable {
     }
 
     private func submit(_ call: ResponderCall) {
-        if let loop {
-            loop.submit(fd: fd, token: token.load(ordering: .relaxed), call)
-        } else {
-            collector?.take(call)
-        }
-    }
-}
-
-/// Assembles what a handler answers when no connection is behind the responder.
-private final class ResponseCollector: Sendable {
-    private let deliver: @Sendable (HTTPResponse) -> Void
-    private let state = Mutex<(response: HTTPResponse?, done: Bool)>((nil, false))
-
-    init(deliver: @escaping @Sendable (HTTPResponse) -> Void) {
-        self.deliver = deliver
-    }
-
-    func take(_ call: ResponderCall) {
-        let finished: HTTPResponse? = state.withLock { state in
-            guard !state.done else { return nil }
-            switch call {
-            case .respond(let response):
-                guard state.response == nil else { return nil }
-                state.done = true
-                return response
-            case .head(let status, let headers, _):
-                guard state.response == nil else { return nil }
-                state.response = HTTPResponse(status: status, headers: headers)
-                return nil
-            case .body(let bytes):
-                state.response?.body.append(bytes)
-                return nil
-            case .end:
-                guard let response = state.response else { return nil }
-                state.done = true
-                return response
-            }
-        }
-        if let finished { deliver(finished) }
+        loop.submit(fd: fd, token: token.load(ordering: .relaxed), call)
     }
 }
 

@@ -40,7 +40,6 @@
 ///   to 1 s, and reports it once through `onError`.
 /// - `Expect: 100-continue` is not answered; clients send the body after their own short wait.
 /// - `shutdown` must not be called from a handler: it waits for the loop threads.
-/// - `HTTPResponder(collecting:)` lets other modules test their handlers without sockets.
 import Glibc
 import Synchronization
 
@@ -84,11 +83,6 @@ public final class HTTPServer: Sendable {
 
     /// The bound port, useful with port 0.
     public var port: UInt16 { core.port }
-
-    /// Connections open across all loops, for tests and diagnostics.
-    var openConnections: Int {
-        core.loops.reduce(0) { $0 + $1.load.load(ordering: .relaxed) }
-    }
 
     /// Spawns the event-loop threads and returns; a second call does nothing.
     public func start() {

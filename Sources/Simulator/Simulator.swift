@@ -9,7 +9,8 @@ import Synchronization
 /// Out-of-process tools steer it over HTTP:
 /// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`,
 ///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
-///   `path=/data/2.5/air_pollution` one endpoint only): add a fault;
+///   `path=/data/2.5/air_pollution` one endpoint only; a request body is served as the answer, to replay a
+///   captured response): add a fault, checked in the order added;
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding request).
@@ -59,17 +60,8 @@ public final class Simulator: Sendable {
 
     public func stop() { server.shutdown(gracePeriod: .milliseconds(200)) }
 
-    /// Faults are checked in the order added; the first that matches a request applies.
-    public func addFault(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
-
-    public func setFault(_ fault: Fault?) { state.withLock { $0.faults = fault.map { [$0] } ?? [] } }
-
-    public func clearFaults() { state.withLock { $0.faults = [] } }
-
     public func setAcceptedKeys(_ keys: Set<String>?) { state.withLock { $0.acceptedKeys = keys } }
 
     /// Every API request seen, any endpoint, oldest first.
     public var requests: [Request] { state.withLock { $0.requests } }
-
-    public func clearRequests() { state.withLock { $0.requests = [] } }
 }

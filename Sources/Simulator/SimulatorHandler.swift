@@ -16,10 +16,11 @@ struct SimulatorHandler: HTTPHandler {
         }
         switch (request.method, request.path) {
         case ("POST", "/_simulator/fault"):
-            guard let fault = Self.fault(from: query) else {
+            guard var fault = Self.fault(from: query) else {
                 responder.respond(Self.text(400, "unknown fault; see Simulator.swift for the parameters\n"))
                 return
             }
+            if !request.body.isEmpty { fault.response = .body(String(decoding: request.body, as: UTF8.self)) }
             state.withLock { $0.faults.append(fault) }
             responder.respond(Self.text(200, "fault added\n"))
         case ("DELETE", "/_simulator/fault"):

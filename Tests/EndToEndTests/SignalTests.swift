@@ -4,150 +4,143 @@ import Testing
 
 /// Signals to the real executable: reload, shutdown in the middle of work, and a crash.
 extension DemoModeTests {
-    static func writeFile(_ path: String, _ text: String) {
-        let handle = fopen(path, "w")!
-        fputs(text, handle)
-        fclose(handle)
+    /// The exposition; throws when the scrape fails, so a failed scrape never reads as "no such line".
+    static func metrics(_ port: UInt16) throws -> String {
+        let response = try LoopbackHTTP.request(port: port, path: "/metrics")
+        guard response.status == 200 else { throw LoopbackHTTP.Failure(description: "/metrics answered \(response.status)") }
+        return response.text
     }
 
-    static func temporaryPath(_ name: String) -> String {
-        "/tmp/owe-e2e-\(getpid())-\(name)"
-    }
-
-    /// The demo simulator's port, from the `simulator=` field of the startup log.
-    static func simulatorPort(_ process: ChildProcess) -> UInt16? {
-        var port: UInt16?
-        _ = waitUntil(seconds: 10) {
-            let log = process.standardError
-            guard let start = log.firstRange(of: "simulator=http://127.0.0.1:")?.upperBound else { return false }
-            port = UInt16(log[start...].prefix { $0.isNumber })
-            return port != nil
+    /// True once the simulator has seen a weather request that arrived after `time` (monotonic
+    /// seconds, the same clock in every process of the machine).
+    static func simulatorSawRequest(_ simulator: UInt16, after time: Double) -> Bool {
+        guard let log = try? LoopbackHTTP.request(port: simulator, path: "/_simulator/requests").text else { return false }
+        return log.split(separator: "\n").contains { line in
+            line.split(separator: " ").first.flatMap { Double($0) }.map { $0 > time } ?? false
         }
-        return port
     }
 
-    static func metrics(_ port: UInt16) -> String {
-        (try? LoopbackHTTP.request(port: port, path: "/metrics").text) ?? ""
+    /// Replaces the simulator's faults with `fault` and returns when a poll has met it.
+    static func switchFault(_ simulator: UInt16, to fault: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        #expect(try LoopbackHTTP.request(port: simulator, method: "DELETE", path: "/_simulator/fault").status == 200, sourceLocation: sourceLocation)
+        #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)").status == 200, sourceLocation: sourceLocation)
+        let since = monotonicSeconds()
+        #expect(await waitUntil(seconds: 10) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
     }
 
-    @Test func sighupReloadsTheConfigFileAndRefusesABadOne() throws {
-        let file = Self.temporaryPath("reload.json")
+    @Test func sighupReloadsTheConfigFileAndRefusesABadOne() async throws {
+        let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
         defer { unlink(file) }
-        Self.writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#)
         let (process, port) = try Self.startDemo(["--config.file=\(file)"])
-        #expect(waitUntil { Self.metrics(port).contains("openweather_up{location=\"Alpha\",source=\"weather\"} 1") })
+        #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Alpha\",source=\"weather\"} 1") == true })
 
-        Self.writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 20, "longitude": 20}]}"#)
+        try writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 20, "longitude": 20}]}"#)
         process.signal(SIGHUP)
-        #expect(waitUntil { Self.metrics(port).contains("openweather_up{location=\"Beta\",source=\"weather\"} 1") })
-        var metrics = Self.metrics(port)
+        #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Beta\",source=\"weather\"} 1") == true })
+        var metrics = try Self.metrics(port)
         #expect(!metrics.contains("location=\"Alpha\""))
-        #expect(metrics.contains("openweather_exporter_config_last_reload_successful 1"))
-        let loaded = metrics.split(separator: "\n").first { $0.hasPrefix("openweather_exporter_config_last_reload_success_timestamp_seconds ") }
+        #expect(metrics.hasLine("openweather_exporter_config_last_reload_successful 1"))
+        let loaded = metrics.sample("openweather_exporter_config_last_reload_success_timestamp_seconds")
+        #expect(loaded != nil)
         #expect(process.standardError.contains("configuration reloaded"))
 
-        Self.writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 200, "longitude": 20}]}"#)
+        try writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 200, "longitude": 20}]}"#)
         process.signal(SIGHUP)
-        #expect(waitUntil { Self.metrics(port).contains("openweather_exporter_config_last_reload_successful 0") })
-        metrics = Self.metrics(port)
-        #expect(metrics.contains("openweather_up{location=\"Beta\",source=\"weather\"} 1"), "the old configuration keeps running")
-        let stillLoaded = metrics.split(separator: "\n").first { $0.hasPrefix("openweather_exporter_config_last_reload_success_timestamp_seconds ") }
+        #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_exporter_config_last_reload_successful 0") == true })
+        metrics = try Self.metrics(port)
+        #expect(metrics.hasLine("openweather_up{location=\"Beta\",source=\"weather\"} 1"), "the old configuration keeps running")
+        let stillLoaded = metrics.sample("openweather_exporter_config_last_reload_success_timestamp_seconds")
         #expect(loaded != nil && stillLoaded == loaded, "the timestamp is of the last successful load")
         #expect(process.standardError.split(separator: "\n").contains {
             $0.contains("level=error") && $0.contains("reload refused") && $0.contains("latitude")
         })
 
-        process.signal(SIGTERM)
-        #expect(process.wait(seconds: 2.5) == 0)
+        Self.stopsWithinTwoSeconds(process)
     }
 
     /// Polls hang on the simulator's 30 s delay; shutdown does not wait for them.
-    @Test func sigtermDuringASlowPollExitsAtOnce() throws {
+    @Test func sigtermDuringASlowPollExitsAtOnce() async throws {
         let (process, port) = try Self.startDemo(["--collector.weather.interval=1s"])
-        let simulator = try #require(Self.simulatorPort(process))
-        #expect(waitUntil { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
-        #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?delay=30s").status == 200)
-        usleep(1_500_000)  // the next round of polls is now waiting on the simulator
-        var start = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &start)
-        process.signal(SIGTERM)
-        #expect(process.wait(seconds: 2.5) == 0)
-        var end = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &end)
-        #expect(end.tv_sec - start.tv_sec <= 2)
+        let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
+        #expect(await waitUntil { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        // Returns once a poll is waiting on the 30 s delay.
+        try await Self.switchFault(simulator, to: "delay=30s")
+        Self.stopsWithinTwoSeconds(process)
     }
 
     /// A scrape in flight when SIGTERM arrives: a client that keeps reading gets the whole
-    /// exposition; one that stalls gets a response shorter than its Content-Length, which
-    /// Prometheus reports as a failed scrape. Neither sees a cut response that looks complete.
-    @Test func sigtermDuringScrapesNeverPassesOffACutResponseAsComplete() throws {
-        let file = Self.temporaryPath("big.json")
-        defer { unlink(file) }
-        // 30 locations with long names: an exposition of about 130 kB (each poll re-renders it,
-        // which a debug build does slowly, so not more).
-        let locations = (0..<30).map { i in
-            #"{"name": "\#(String(repeating: "long-name-", count: 12))\#(i)", "latitude": \#(i % 140 - 70), "longitude": \#(i - 150)}"#
+    /// exposition; one that stalls holds the exit for the 1.5 s grace and then gets a response
+    /// shorter than its Content-Length, which Prometheus reports as a failed scrape. Neither sees a
+    /// cut response that looks complete.
+    @Test func sigtermDuringScrapesNeverPassesOffACutResponseAsComplete() async throws {
+        // 1,500 locations with long names: an exposition of about 6.4 MB, more than the kernel's
+        // buffers of a loopback connection hold (about 4 MB here), so a client that stops reading
+        // really holds its response in flight. (A small receive buffer would hold less, but then
+        // reading what did arrive takes minutes.) A debug build is ready in about 5 s.
+        let locations = (0..<1500).map { i in
+            #"{"name": "\#(String(repeating: "long-name-", count: 12))\#(i)", "latitude": \#(i % 140 - 70), "longitude": \#(i % 300 - 150)}"#
         }
-        Self.writeFile(file, #"{"locations": ["# + locations.joined(separator: ",") + "]}")
+        let file = temporaryFile(#"{"locations": ["# + locations.joined(separator: ",") + "]}", suffix: ".json")
+        defer { unlink(file) }
         let (process, port) = try Self.startDemo([
             "--config.file=\(file)", "--collector.weather.interval=1m", "--openweather.max-requests-per-minute=100000",
         ])
-        #expect(waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        #expect(await waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
-        #expect(full.body.count > 100_000, "the exposition should be large: \(full.body.count) bytes")
+        #expect(full.body.count > 6_000_000, "the exposition should be large: \(full.body.count) bytes")
 
-        let reader = try LoopbackHTTP.connect(port: port, timeoutSeconds: 5)
+        let reader = try LoopbackHTTP.connect(port: port, timeoutSeconds: 10)
         defer { close(reader) }
         let staller = try LoopbackHTTP.connect(port: port, timeoutSeconds: 5)
         defer { close(staller) }
-        var small: Int32 = 4096
-        setsockopt(staller, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         try LoopbackHTTP.send(reader, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
         try LoopbackHTTP.send(staller, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        var first = [UInt8](repeating: 0, count: 1000)
-        let got = first.withUnsafeMutableBytes { recv(reader, $0.baseAddress, $0.count, 0) }
+        var received: [UInt8] = []
+        #expect(LoopbackHTTP.receive(reader, into: &received), "the reader's response started")
+        var peek: UInt8 = 0
+        #expect(recv(staller, &peek, 1, Int32(MSG_PEEK)) == 1, "the staller's response started")
+        let start = monotonicSeconds()
         process.signal(SIGTERM)
-        let rest = LoopbackHTTP.readAll(reader)
-        #expect(process.wait(seconds: 2.5) == 0)
-        let whole = try LoopbackHTTP.parse(Array(first.prefix(max(got, 0))) + rest)
+        received += LoopbackHTTP.readAll(reader)
+        let status = process.wait(seconds: 2)
+        let exited = monotonicSeconds() - start
+        #expect(status == 0 && exited <= 2, "exit status \(status.map(String.init) ?? "none") after \(exited) s")
+        // The staller's response could not finish: the process held it for the grace period, then cut it.
+        #expect(exited >= 1.4, "the 1.5 s grace for a response in flight was not given: exited after \(exited) s")
+        let whole = try LoopbackHTTP.parse(received)
         #expect(Int(whole.header("content-length") ?? "") == whole.body.count, "a reading client gets it all")
+        #expect(whole.body.count > 6_000_000)
 
-        // The stalled client: whatever arrived (possibly nothing, if the close was a reset) is
-        // never more than declared, and less means the stream ended early, which clients detect.
+        // The stalled client: its response had started (peeked above), and what arrived is less than
+        // declared, which clients detect as a failed transfer.
         let stalled = LoopbackHTTP.readAll(staller)
-        let separator: [UInt8] = [13, 10, 13, 10]
-        if let headEnd = stalled.indices.first(where: { stalled[$0...].starts(with: separator) }) {
-            let response = try LoopbackHTTP.parse(stalled)
-            let declared = try #require(Int(response.header("content-length") ?? ""))
-            #expect(stalled.count - headEnd - 4 <= declared)
-            #expect(declared > 100_000)
-        }
+        let head = try #require(try LoopbackResponse.parseHead(stalled), "the stalled client got \(stalled.count) bytes and no head")
+        let declared = try #require(head.contentLength)
+        #expect(declared > 6_000_000)
+        #expect(stalled.count - head.bodyStart < declared, "a cut response must be shorter than its Content-Length")
     }
 
     /// The key in every place the process writes, at debug level, through upstream failures, a
     /// refused reload and a crash report (whose register dumps main.swift switches off).
-    @Test func theKeyIsInNoLogLineNorCrashReport() throws {
+    @Test func theKeyIsInNoLogLineNorCrashReport() async throws {
         let key = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
-        let file = Self.temporaryPath("secrets.json")
+        let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
         defer { unlink(file) }
-        Self.writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#)
-        let process = try ChildProcess(
-            Self.executable,
-            ["--demo", "--web.listen-address=127.0.0.1:0", "--log.level=debug", "--collector.weather.interval=1s", "--config.file=\(file)"],
-            environment: ["OPENWEATHER_API_KEY": key])
-        let simulator = try #require(Self.simulatorPort(process))
-        for fault in ["status=401", "status=500", "malformed=truncated", "status=429&retry_after=1", "close=1"] {
-            _ = try LoopbackHTTP.request(port: simulator, method: "DELETE", path: "/_simulator/fault")
-            _ = try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)")
-            usleep(1_200_000)
+        let (process, _) = try Self.startDemo(
+            ["--log.level=debug", "--collector.weather.interval=1s", "--config.file=\(file)"], environment: ["OPENWEATHER_API_KEY": key])
+        let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
+        // The 429 last: it pauses all polling.
+        for fault in ["status=401", "status=500", "malformed=truncated", "close=1", "status=429&retry_after=1"] {
+            try await Self.switchFault(simulator, to: fault)
         }
-        Self.writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 100, "longitude": 10}]}"#)
+        #expect(await waitUntil { process.standardError.contains("rate limit hit (429)") }, "the 429 was not logged")
+        try writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 100, "longitude": 10}]}"#)
         process.signal(SIGHUP)
-        #expect(waitUntil { process.standardError.contains("reload refused") })
+        #expect(await waitUntil { process.standardError.contains("reload refused") })
         #expect(process.standardError.contains("rejects the API key") && process.standardError.contains("code=500"))
 
         process.signal(SIGSEGV)
-        #expect(waitUntil(seconds: 20) { process.standardError.contains("Backtrace took") }, "no crash report")
+        #expect(await waitUntil(seconds: 20) { process.standardError.contains("Backtrace took") }, "no crash report")
         let output = process.standardError
         #expect(output.contains("Program crashed"))
         #expect(!output.contains("Registers:") && !output.contains("rip 0x"), "registers are dumped")

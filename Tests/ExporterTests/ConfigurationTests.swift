@@ -1,18 +1,8 @@
 import Glibc
+import TestSupport
 import Testing
 
 @testable import Exporter
-
-/// Writes `text` to a fresh temp file and returns its path.
-func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
-    var template = Array("/tmp/owe-test-XXXXXX".utf8CString)
-    let fd = mkstemp(&template)
-    let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    _ = text.withCString { write(fd, $0, strlen($0)) }
-    fchmod(fd, mode)
-    close(fd)
-    return path
-}
 
 @Suite struct ConfigurationTests {
     let key = ["OPENWEATHER_API_KEY": "0123456789abcdef"]
@@ -44,9 +34,20 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         #expect(config.language == "en")
         #expect(config.openWeatherURL == "https://api.openweathermap.org")
         #expect(config.effectiveMaxStaleness == [1800])
+        // The README's server limits table.
+        #expect(config.maxConnections == 4096)
+        #expect(config.readTimeout == .seconds(10))
+        #expect(config.idleTimeout == .seconds(60))
+        #expect(config.logLevel == .info)
+        #expect(config.logFormat == .logfmt)
         #expect(config.locations == [Location(name: "London", latitude: 51.5074, longitude: -0.1278)])
         #expect(config.apiKey.value == "0123456789abcdef")
         #expect(config.warnings.isEmpty)
+    }
+
+    @Test func stalenessDefaultsToThreePollIntervals() throws {
+        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m"]).effectiveMaxStaleness == [360])
+        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m", "--openweather.max-staleness=1m"]).effectiveMaxStaleness == [60])
     }
 
     @Test func flagForms() throws {

@@ -9,27 +9,27 @@ import Testing
 extension ExporterWebTests {
     /// After --openweather.max-staleness without success the weather series leave /metrics
     /// (Prometheus then marks them stale); the health series stay and say why.
-    @Test func staleWeatherLeavesTheExpositionAndHealthStays() throws {
+    @Test func staleWeatherLeavesTheExpositionAndHealthStays() async throws {
         let running = try Running(
             locations: ["London=51.5074,-0.1278"], extra: ["--collector.weather.interval=1s", "--openweather.max-staleness=5s"])
         defer { running.stop() }
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
-        #expect(waitUntil { (try? running.metrics().contains(temperature)) == true })
+        #expect(await waitUntil { (try? running.metrics().contains(temperature)) == true })
         running.simulator.setFault(Fault(response: .status(503)))
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\",source=\"weather\"} 0")) == true })
+        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true })
         // Down but not yet stale: the last reading is still served. (The first failed poll comes
         // about a second after the last success; 5 s of staleness leaves room for a busy machine.)
         #expect(try running.metrics().contains(temperature))
-        #expect(waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == false })
+        #expect(await waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == false })
         let metrics = try running.metrics()
         #expect(!metrics.contains("openweather_humidity_ratio{location=\"London\"}"))
-        #expect(metrics.contains("openweather_up{location=\"London\",source=\"weather\"} 0"))
+        #expect(metrics.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0"))
         #expect(metrics.contains("openweather_last_success_timestamp_seconds{location=\"London\",source=\"weather\"}"))
         #expect(metrics.contains("openweather_poll_duration_seconds{location=\"London\",source=\"weather\"}"))
         #expect(metrics.contains("openweather_api_requests_total{code=\"503\",source=\"weather\"}"))
 
         running.simulator.clearFaults()
-        #expect(waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")
+        #expect(await waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")
     }
 
     /// Every upstream failure mode, with the logger's redaction switched off (so this checks what
@@ -39,7 +39,7 @@ extension ExporterWebTests {
         "400", "401", "404", "429", "500", "timeout", "trickle", "huge", "close", "truncated", "notJSON",
         "wrongTypes", "missingFields", "absurdNumbers", "nan", "empty", "refused", "dns", "tls",
     ])
-    func theKeyAppearsNowhereWhateverFails(kind: String) throws {
+    func theKeyAppearsNowhereWhateverFails(kind: String) async throws {
         var faults: [Fault] = []
         var url: (Simulator) -> String = { $0.baseURL }
         switch kind {
@@ -59,8 +59,15 @@ extension ExporterWebTests {
         }
         let running = try Running(extra: ["--openweather.timeout=500ms", "--log.level=debug", "--web.enable-lifecycle"], faults: faults, url: url)
         defer { running.stop() }
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=")) == true })
-        #expect(waitUntil { running.logs.all.contains { $0.contains("poll failed") || $0.contains("rejects") || $0.contains("429") } })
+        // A first poll has failed (the health lines exist from the start, with up 0 before any poll;
+        // a poll's duration only once it ended; after a 429 the other location is not polled at all).
+        #expect(await waitUntil {
+            guard let metrics = try? running.metrics() else { return false }
+            return ["London", "Tokyo"].contains { metrics.sample("openweather_poll_duration_seconds{location=\"\($0)\",source=\"weather\"}") != nil }
+        }, "\(kind): no poll ended")
+        let afterPoll = try running.metrics()
+        #expect(afterPoll.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") && afterPoll.hasLine("openweather_up{location=\"Tokyo\",source=\"weather\"} 0"))
+        #expect(await waitUntil { running.logs.all.contains { $0.contains("poll failed") || $0.contains("rejects") || $0.contains("429") } })
 
         var everything = [try running.metrics(), try running.get("/").text, try running.get("/-/ready").text]
         everything.append(try running.get("/-/reload", method: "POST").text)

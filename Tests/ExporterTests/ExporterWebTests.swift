@@ -52,11 +52,8 @@ import Testing
 
         /// `/metrics` with `Accept-Encoding: acceptEncoding` (none when nil).
         func scrape(acceptEncoding: String?, method: String = "GET") throws -> LoopbackResponse {
-            let fd = try LoopbackHTTP.connect(port: port)
-            defer { close(fd) }
-            let accept = acceptEncoding.map { "Accept-Encoding: \($0)\r\n" } ?? ""
-            try LoopbackHTTP.send(fd, "\(method) /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\(accept)Connection: close\r\n\r\n")
-            return try LoopbackHTTP.parse(LoopbackHTTP.readAll(fd), method: method)
+            try LoopbackHTTP.request(
+                port: port, method: method, path: "/metrics", headers: acceptEncoding.map { ["Accept-Encoding: \($0)"] } ?? [])
         }
 
         func stop() {
@@ -65,11 +62,11 @@ import Testing
         }
     }
 
-    @Test func servesTheExpositionWithItsHeaders() throws {
+    @Test func servesTheExpositionWithItsHeaders() async throws {
         let running = try Running()
         defer { running.stop() }
         // Both polls run at once and either may finish first.
-        #expect(waitUntil {
+        #expect(await waitUntil {
             let metrics = (try? running.metrics()) ?? ""
             return ["London", "Tokyo"].allSatisfy { metrics.contains("openweather_temperature_celsius{location=\"\($0)\"}") }
         })
@@ -93,10 +90,10 @@ import Testing
 
     /// Kept gzipped (a threshold of 0 makes two locations enough): gzip to those who take it,
     /// plain text to the others, the same text either way, and HEAD announcing what GET sends.
-    @Test func aGzippedExpositionIsNegotiated() throws {
+    @Test func aGzippedExpositionIsNegotiated() async throws {
         let running = try Running(gzipAbove: 0)
         defer { running.stop() }
-        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
         let plain = try running.scrape(acceptEncoding: nil)
         #expect(plain.status == 200)
         #expect(plain.header("content-encoding") == nil)
@@ -163,53 +160,53 @@ import Testing
         #expect(accepts(["*"]))
     }
 
+    static let promtool = executablePath("promtool")
+
     /// A plain scrape of a gzipped exposition passes promtool once inflated, like the plain scrapes CI lints.
-    @Test func inflatedScrapePassesPromtool() throws {
-        let promtool = "/usr/bin/promtool"
-        guard access(promtool, X_OK) == 0 else { return }
+    @Test(.enabled(if: promtool != nil, "promtool is not installed (apt-get install prometheus; CI installs it)"))
+    func inflatedScrapePassesPromtool() async throws {
+        let promtool = try #require(Self.promtool)
         let running = try Running(gzipAbove: 0)
         defer { running.stop() }
-        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
         let gzipped = try running.scrape(acceptEncoding: "gzip")
         #expect(gzipped.header("content-encoding") == "gzip")
         let inflated = try #require(Gzip.inflate([gzipped.body]))
-        let path = "/tmp/owe-gzip-promtool-\(getpid()).prom"
+        let path = temporaryFile(suffix: ".prom")
         defer { unlink(path) }
-        let file = try #require(fopen(path, "w"))
-        _ = inflated.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-        fclose(file)
+        try writeFile(path, inflated)
         let child = try ChildProcess("/bin/sh", ["-c", "\(promtool) check metrics < \(path) 1>&2"])
         #expect(child.wait(seconds: 30) == 0)
         #expect(child.standardError.isEmpty, "promtool: \(child.standardError)")
     }
 
-    @Test func scrapesNeverCallTheAPI() throws {
+    @Test func scrapesNeverCallTheAPI() async throws {
         let running = try Running()
         defer { running.stop() }
-        #expect(waitUntil { running.simulator.requests.count == 2 })
+        #expect(await waitUntil { running.simulator.requests.count == 2 })
         for _ in 0..<50 { _ = try running.get("/metrics") }
         #expect(running.simulator.requests.count == 2)
     }
 
-    @Test func readinessWaitsForEveryLocation() throws {
+    @Test func readinessWaitsForEveryLocation() async throws {
         let running = try Running(faults: [Fault(delay: .milliseconds(800), latitude: 35.6762)])
         defer { running.stop() }
         #expect(try running.get("/-/ready").status == 503)
         #expect(try running.get("/-/healthy").status == 200)
-        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
     }
 
-    @Test func readyEvenWhenTheFirstPollFailed() throws {
+    @Test func readyEvenWhenTheFirstPollFailed() async throws {
         let running = try Running(faults: [Fault(response: .status(500))])
         defer { running.stop() }
-        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
         let metrics = try running.metrics()
-        #expect(metrics.contains("openweather_up{location=\"London\",source=\"weather\"} 0"))
-        #expect(metrics.contains("openweather_api_requests_total{code=\"500\",source=\"weather\"} 2"))
+        #expect(metrics.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0"))
+        #expect(metrics.hasLine("openweather_api_requests_total{code=\"500\",source=\"weather\"} 2"))
         #expect(!metrics.contains("openweather_temperature_celsius{"))
     }
 
-    @Test func landingPageNotFoundAndMethodNotAllowed() throws {
+    @Test func landingPageNotFoundAndMethodNotAllowed() async throws {
         let running = try Running(locations: ["<script>=1,2"])
         defer { running.stop() }
         let landing = try running.get("/")
@@ -236,31 +233,31 @@ import Testing
         #expect(running.exporter.reload() == nil)
     }
 
-    @Test func demoBannerOnTheLandingPage() throws {
+    @Test func demoBannerOnTheLandingPage() async throws {
         let running = try Running(demo: true)
         defer { running.stop() }
         #expect(try running.get("/").text.contains("simulated"))
     }
 
-    @Test func thresholdsAreExposed() throws {
+    @Test func thresholdsAreExposed() async throws {
         let running = try Running(
             locations: ["Hot=38,23.7,above=40", "Cold=60,10,below=-20", "Off=1,1,alerts=off", "Default=2,2"],
             extra: ["--alerts.temperature-above-celsius=35"])
         defer { running.stop() }
         let metrics = try running.metrics()
-        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Hot\",bound=\"above\"} 40"))
-        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"below\"} -20"))
-        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"above\"} 35"))
-        #expect(metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Default\",bound=\"above\"} 35"))
+        #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Hot\",bound=\"above\"} 40"))
+        #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"below\"} -20"))
+        #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"above\"} 35"))
+        #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Default\",bound=\"above\"} 35"))
         #expect(!metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Off\""))
     }
 
-    @Test func reloadAddsAndRemovesLocationsAndRefusesABadFile() throws {
+    @Test func reloadAddsAndRemovesLocationsAndRefusesABadFile() async throws {
         let file = temporaryFile(#"{"locations": [{"name": "London", "latitude": 51.5074, "longitude": -0.1278}]}"#)
         defer { unlink(file) }
         let running = try Running(locations: [], extra: ["--web.enable-lifecycle"], configFile: file)
         defer { running.stop() }
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"London\",source=\"weather\"} 1")) == true })
+        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 1") == true })
 
         let rewrite = { (text: String) in
             let handle = fopen(file, "w")!
@@ -270,24 +267,24 @@ import Testing
         rewrite(#"{"locations": [{"name": "Tokyo", "latitude": 35.6762, "longitude": 139.6503}]}"#)
         let reload = try running.get("/-/reload", method: "POST")
         #expect(reload.status == 200, "\(reload.text)")
-        #expect(waitUntil { (try? running.metrics().contains("openweather_up{location=\"Tokyo\",source=\"weather\"} 1")) == true })
+        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"Tokyo\",source=\"weather\"} 1") == true })
         #expect(try !running.metrics().contains("location=\"London\""))
-        #expect(try running.metrics().contains("openweather_exporter_config_last_reload_successful 1"))
+        #expect(try running.metrics().hasLine("openweather_exporter_config_last_reload_successful 1"))
 
         rewrite(#"{"locations": [{"name": "Tokyo", "latitude": 135, "longitude": 139.6503}]}"#)
         let refused = try running.get("/-/reload", method: "POST")
         #expect(refused.status == 500)
         #expect(refused.text.contains("latitude"))
         let metrics = try running.metrics()
-        #expect(metrics.contains("openweather_exporter_config_last_reload_successful 0"))
-        #expect(metrics.contains("openweather_up{location=\"Tokyo\",source=\"weather\"} 1"))
+        #expect(metrics.hasLine("openweather_exporter_config_last_reload_successful 0"))
+        #expect(metrics.hasLine("openweather_up{location=\"Tokyo\",source=\"weather\"} 1"))
         #expect(running.logs.all.contains { $0.contains("reload refused") })
     }
 
-    @Test func theKeyAppearsNowhere() throws {
+    @Test func theKeyAppearsNowhere() async throws {
         let running = try Running(faults: [Fault(response: .status(401))])
         defer { running.stop() }
-        #expect(waitUntil { (try? running.get("/-/ready").status) == 200 })
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
         let everything = [try running.metrics(), try running.get("/").text, running.logs.all.joined(separator: "\n")]
         for text in everything { #expect(!text.contains("SECRET-KEY-42")) }
     }

@@ -6,7 +6,7 @@ import Testing
 @testable import Exporter
 
 /// The whole `openweather_*` exposition for the real fixtures, compared with
-/// files under Golden/. Regenerate with `UPDATE_GOLDEN=1 swift test`, then read the diff.
+/// files under Golden/ (see `Golden` for how they are updated).
 @Suite struct ExpositionGoldenTests {
     static let testsDirectory = TestSupport.testsDirectory()
 
@@ -48,38 +48,24 @@ import Testing
         return store.snapshot()
     }
 
-    func compare(_ rendered: [UInt8], golden name: String) throws {
-        let path = "\(Self.testsDirectory)/ExporterTests/Golden/\(name)"
-        if getenv("UPDATE_GOLDEN") != nil {
-            let file = fopen(path, "wb")!
-            _ = rendered.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
-            fclose(file)
-        }
-        let expected = String(decoding: try readFile(path), as: UTF8.self)
-        let actual = String(decoding: rendered, as: UTF8.self)
-        let expectedLines = expected.split(separator: "\n", omittingEmptySubsequences: false)
-        let actualLines = actual.split(separator: "\n", omittingEmptySubsequences: false)
-        for (index, (want, got)) in zip(expectedLines, actualLines).enumerated() where want != got {
-            Issue.record("\(name) line \(index + 1):\n  want \(want)\n  got  \(got)")
-            return
-        }
-        #expect(expectedLines.count == actualLines.count, "\(name): line counts differ")
+    func compare(_ rendered: [UInt8], golden name: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        Golden.check(rendered, file: "ExporterTests/Golden/\(name)", sourceLocation: sourceLocation)
     }
 
     @Test func fixturesRenderAsTheGoldenFile() throws {
         let rendered = renderPlain(try Self.snapshot(), now: Self.now)
-        try compare(rendered, golden: "fixtures.prom")
+        compare(rendered, golden: "fixtures.prom")
         #expect(rendered == ExpositionText.reRendered(rendered))
     }
 
     /// Two hours on, the weather (30 minutes of staleness) is gone, the air quality (3 hours) stays.
     @Test func staleSourcesKeepOnlyTheirHealth() throws {
         let rendered = renderPlain(try Self.snapshot(), now: Self.now + 7200)
-        try compare(rendered, golden: "stale.prom")
+        compare(rendered, golden: "stale.prom")
         let text = String(decoding: rendered, as: UTF8.self)
         #expect(!text.contains("openweather_temperature_celsius{"))
         #expect(text.contains("\nopenweather_air_quality_index{location=\"Barcelona\"} 3\n"))
-        #expect(text.contains("\nopenweather_up{location=\"Barcelona\",source=\"weather\"} 1\n"))
+        #expect(text.hasLine("openweather_up{location=\"Barcelona\",source=\"weather\"} 1"))
         #expect(text.contains("\nopenweather_last_success_timestamp_seconds{location=\"Barcelona\",source=\"weather\"} 1699999940\n"))
     }
 

@@ -29,7 +29,15 @@ import Testing
         logger.info("i")
         logger.warn("w")
         logger.error("e")
-        #expect(logs.all.count == 2)
+        #expect(logs.all.map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == ["level=warn msg=w", "level=error msg=e"])
+        // Each level lets through itself and those above it, nothing below.
+        for (threshold, expected) in [(Logger.Level.debug, 4), (.info, 3), (.warn, 2), (.error, 1)] {
+            let lines = LogCapture()
+            let filtered = Logger(level: threshold, sink: { lines.append($0) })
+            for level in [Logger.Level.debug, .info, .warn, .error] { filtered.log(level, "m", []) }
+            #expect(lines.all.count == expected, "\(threshold)")
+            #expect(lines.all.first?.contains(" level=\(threshold.rawValue) ") == true, "\(threshold)")
+        }
     }
 
     @Test func secretsAreRedactedWhateverTheMessage() {

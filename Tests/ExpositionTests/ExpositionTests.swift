@@ -84,8 +84,7 @@ import Testing
         #expect(!Exposition.isValidMetricName("9a"))
         #expect(!Exposition.isValidMetricName(""))
         #expect(!Exposition.isValidMetricName("a-b"))
-        #expect(!Exposition.isValidLabelName("a:b"))
-        #expect(Exposition.isValidLabelName("_x"))
+        #expect(Exposition.isValidMetricName("_x"))
     }
 
     @Test func unlabelledSeries() {

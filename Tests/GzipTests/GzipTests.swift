@@ -1,4 +1,5 @@
 import Gzip
+import TestSupport
 import Testing
 
 @Suite struct GzipTests {

@@ -1,18 +1,6 @@
+import TestSupport
 import Testing
 @testable import HTTPServer
-
-/// SplitMix64: a tiny generator whose seed makes every failure reproducible.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476C_E5B9_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Mutations that real attacks and broken clients produce: flips, cuts, stray CR/LF/NUL/0xFF, duplicates, huge numbers.
 enum RequestMutator {
@@ -24,7 +12,7 @@ enum RequestMutator {
         "OPTIONS * HTTP/1.1\r\n\r\n",
     ]
 
-    static func mutate(_ bytes: inout [UInt8], using random: inout SeededRandom) {
+    static func mutate(_ bytes: inout [UInt8], using random: inout SeededGenerator) {
         let count = Int.random(in: 1...4, using: &random)
         for _ in 0..<count {
             guard !bytes.isEmpty else {
@@ -54,7 +42,7 @@ enum RequestMutator {
 @Suite("RequestParser fuzzing")
 struct FuzzTests {
     @Test func twentyThousandMutatedRequestsNeverCrashTheParser() {
-        var random = SeededRandom(seed: 20_000)
+        var random = SeededGenerator(seed: 20_000)
         let limits = ParserLimits(maxHeadBytes: 512, maxHeaderCount: 10, maxBodyBytes: 64)
         var outcomes = (complete: 0, incomplete: 0, invalid: 0)
         for i in 0..<20_000 {
@@ -88,7 +76,7 @@ struct FuzzTests {
     }
 
     @Test func feedingBytesOneAtATimeAgreesWithParsingAtOnce() {
-        var random = SeededRandom(seed: 7)
+        var random = SeededGenerator(seed: 7)
         let limits = ParserLimits()
         for _ in 0..<300 {
             var bytes = Array(RequestMutator.seeds.randomElement(using: &random)!.utf8)

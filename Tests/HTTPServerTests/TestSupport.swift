@@ -28,20 +28,13 @@ func startServer(
     return server
 }
 
-struct TestResponse {
-    var status: Int
-    var headers: [String: String]
-    var body: [UInt8]
-    var text: String { String(decoding: body, as: UTF8.self) }
-}
-
 /// A blocking loopback client on a raw socket; every read gives up after `timeout` seconds so no test can hang.
 final class TestClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: UInt16, timeout: Double = 5) throws {
-        fd = try LoopbackHTTP.connect(port: port, timeoutSeconds: timeout)
+    init(port: UInt16, host: String = "127.0.0.1", timeout: Double = 5) throws {
+        fd = try LoopbackHTTP.connect(port: port, host: host, timeoutSeconds: timeout)
     }
 
     deinit { close(fd) }
@@ -57,52 +50,19 @@ final class TestClient {
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return false }
-            sent += n
-        }
-        return true
-    }
+    func send(_ bytes: [UInt8]) -> Bool { (try? LoopbackHTTP.send(fd, bytes)) != nil }
 
-    /// Reads more into the buffer; false on EOF, error or timeout.
-    private func fill() -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return false }
-        buffer.append(contentsOf: chunk[0..<n])
-        return true
-    }
-
-    /// One response; nil if the connection closed or timed out first. `head: true` for a HEAD request.
-    func readResponse(head: Bool = false) -> TestResponse? {
-        var headEnd: Int?
-        while headEnd == nil {
-            if buffer.count >= 4 {
-                for i in 0...(buffer.count - 4) where buffer[i] == 13 && buffer[i + 1] == 10 && buffer[i + 2] == 13 && buffer[i + 3] == 10 {
-                    headEnd = i + 4
-                    break
-                }
+    /// One response; nil if the connection closed or timed out first, or what came is not HTTP.
+    /// `head: true` for a HEAD request.
+    func readResponse(head: Bool = false) -> LoopbackResponse? {
+        while true {
+            do {
+                if let response = try LoopbackResponse.take(from: &buffer, head: head) { return response }
+            } catch {
+                return nil
             }
-            if headEnd == nil && !fill() { return nil }
+            if !LoopbackHTTP.receive(fd, into: &buffer) { return nil }
         }
-        let lines = String(decoding: buffer[0..<headEnd! - 4], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
-        let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { return nil }
-        var headers: [String: String] = [:]
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingPrefix(" ").description
-        }
-        let length = head ? 0 : Int(headers["content-length"] ?? "0") ?? 0
-        while buffer.count < headEnd! + length {
-            if !fill() { return nil }
-        }
-        let body = Array(buffer[headEnd!..<headEnd! + length])
-        buffer.removeFirst(headEnd! + length)
-        return TestResponse(status: status, headers: headers, body: body)
     }
 
     /// True when the server closed the connection (EOF or reset) with nothing more to read before the timeout.
@@ -130,4 +90,26 @@ func seconds(since start: Int64) -> Double {
 /// Runs `body` on another thread after `delay` seconds, the way a slow handler would answer.
 func later(_ delay: Double, _ body: @escaping @Sendable () -> Void) {
     DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: body)
+}
+
+/// TCP states as /proc/net/tcp writes them.
+enum TCPState: String {
+    case established = "01"
+    case closeWait = "08"
+}
+
+/// Server-side sockets on `port` (IPv4 and IPv6) in `state`, from /proc/net/tcp*: what the server
+/// holds, seen from outside it; other tests' ports do not count.
+func serverSockets(port: UInt16, state: TCPState) -> Int {
+    let hex = String(port, radix: 16, uppercase: true)
+    let local = ":" + String(repeating: "0", count: 4 - hex.count) + hex
+    var count = 0
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        guard let text = try? readFile(table) else { continue }
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            if fields.count > 3, fields[1].hasSuffix(local), fields[3] == state.rawValue { count += 1 }
+        }
+    }
+    return count
 }

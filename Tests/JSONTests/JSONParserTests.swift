@@ -55,10 +55,24 @@ import Testing
     @Test func survivesRandomInput() {
         var generator = SeededGenerator(seed: 42)
         let alphabet = Array(#"{}[]:,"\ -0123456789.eE+truefalsnul"#.utf8) + [0, 0x0A, 0xC3, 0xA9, 0xFF]
+        var parsed = 0
+        var refused = 0
         for _ in 0..<20_000 {
             let length = Int.random(in: 0..<40, using: &generator)
             let bytes = (0..<length).map { _ in alphabet.randomElement(using: &generator)! }
-            _ = try? JSONParser.parse(bytes)
+            do {
+                _ = try JSONParser.parse(bytes)
+                parsed += 1
+            } catch {
+                // A refusal points into the input: a line that exists, a column on it.
+                let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+                #expect(error.line >= 1 && error.line <= lines.count, "\(bytes): \(error)")
+                #expect(error.column >= 1 && error.column <= (lines[min(max(error.line, 1), lines.count) - 1].count + 1), "\(bytes): \(error)")
+                refused += 1
+            }
         }
+        // Both outcomes happen, so the loop really exercises the parser's accepting and refusing paths.
+        #expect(parsed > 100, "\(parsed) parsed")
+        #expect(refused > 10_000, "\(refused) refused")
     }
 }

@@ -153,6 +153,13 @@ import Testing
         #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?malformed=nope").status == 400)
         let log = try LoopbackHTTP.request(port: port, path: "/_simulator/requests")
         #expect(log.text.split(separator: "\n").count == 4)
+
+        // A request body is served as the answer: a captured response replayed.
+        #expect(try LoopbackHTTP.request(port: port, method: "DELETE", path: "/_simulator/fault").status == 200)
+        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault", body: #"{"cod":200,"x":1}"#).status == 200)
+        let replayed = try LoopbackHTTP.request(port: port, path: weather)
+        #expect(replayed.status == 200)
+        #expect(replayed.text == #"{"cod":200,"x":1}"#)
     }
 
     @Test func delayedAnswersArriveLate() throws {

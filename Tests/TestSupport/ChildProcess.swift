@@ -1,66 +1,154 @@
 import Glibc
+import Synchronization
 
-/// A child process with its standard error captured, for end-to-end tests.
-public final class ChildProcess: @unchecked Sendable {
+/// A spawned program with its stdout and stderr captured. Its stdin is a pipe this process holds
+/// open, so a helper written to exit on EOF dies with the test process even after a crash. Killed
+/// (SIGKILL) and reaped when released, so no test leaves a child behind.
+public final class ChildProcess: Sendable {
     public let pid: pid_t
-    private let stderrFD: Int32
-    private var captured: [UInt8] = []
+    private let stdinWrite: Int32
+    private let stdoutRead: Int32
+    private let stderrRead: Int32
 
+    private struct State {
+        var output: [UInt8] = []
+        var error: [UInt8] = []
+        /// How much of `output` `readLine` has handed out.
+        var lineStart = 0
+        /// The raw wait status once reaped.
+        var status: Int32?
+    }
+    private let state = Mutex(State())
+
+    /// `path` is looked up in PATH when it has no slash. The child sees only `environment` plus PATH.
     public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-        var pipeFDs: [Int32] = [0, 0]
-        guard pipe(&pipeFDs) == 0 else { throw LoopbackHTTP.Failure(description: "pipe failed") }
-        // Only the child's stderr may hold the write end, or the read end never sees EOF.
-        for fd in pipeFDs { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var pipes: [[Int32]] = []
+        for _ in 0..<3 {
+            var ends: [Int32] = [0, 0]
+            guard pipe(&ends) == 0 else {
+                pipes.joined().forEach { _ = close($0) }
+                throw LoopbackHTTP.Failure(description: "pipe: \(String(cString: strerror(errno)))")
+            }
+            pipes.append(ends)
+        }
+        // Only the child may hold the ends it uses, or EOF never comes.
+        for fd in pipes.joined() { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0)
+        posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1)
+        posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2)
+        var variables = environment
+        if variables["PATH"] == nil, let path = getenv("PATH") { variables["PATH"] = String(cString: path) }
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var child = pid_t()
-        let result = posix_spawn(&child, path, &actions, nil, argv, envp)
-        close(pipeFDs[1])
+        let result = posix_spawnp(&child, path, &actions, nil, argv, envp)
+        for fd in [pipes[0][0], pipes[1][1], pipes[2][1]] { close(fd) }
         guard result == 0 else {
-            close(pipeFDs[0])
+            for fd in [pipes[0][1], pipes[1][0], pipes[2][0]] { close(fd) }
             throw LoopbackHTTP.Failure(description: "cannot start \(path): \(String(cString: strerror(result)))")
         }
         pid = child
-        stderrFD = pipeFDs[0]
-        _ = fcntl(stderrFD, F_SETFL, fcntl(stderrFD, F_GETFL) | O_NONBLOCK)
+        stdinWrite = pipes[0][1]
+        stdoutRead = pipes[1][0]
+        stderrRead = pipes[2][0]
+        for fd in [stdoutRead, stderrRead] { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
     }
 
     deinit {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        close(stderrFD)
+        close(stdinWrite)
+        if state.withLock({ $0.status }) == nil {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+        }
+        close(stdoutRead)
+        close(stderrRead)
+    }
+
+    /// Moves whatever the child wrote into the buffers (the pipes must not fill up and block it).
+    private func drain() {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        for fd in [stdoutRead, stderrRead] {
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count <= 0 { break }
+                state.withLock {
+                    if fd == stdoutRead { $0.output += buffer[0..<count] } else { $0.error += buffer[0..<count] }
+                }
+            }
+        }
     }
 
     /// What the child wrote to stderr so far.
     public var standardError: String {
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { read(stderrFD, $0.baseAddress, $0.count) }
-            if count <= 0 { break }
-            captured += buffer[0..<count]
+        drain()
+        return state.withLock { String(decoding: $0.error, as: UTF8.self) }
+    }
+
+    /// What the child wrote to stdout so far.
+    public var standardOutput: String {
+        drain()
+        return state.withLock { String(decoding: $0.output, as: UTF8.self) }
+    }
+
+    /// The next line of stdout, or nil when none came within `seconds` (or the child is gone).
+    public func readLine(seconds: Double) -> String? {
+        var line: String?
+        _ = waitUntil(seconds: seconds) {
+            drain()
+            line = state.withLock { state in
+                guard let end = state.output[state.lineStart...].firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+                defer { state.lineStart = end + 1 }
+                return String(decoding: state.output[state.lineStart..<end], as: UTF8.self)
+            }
+            return line != nil
         }
-        return String(decoding: captured, as: UTF8.self)
+        return line
+    }
+
+    /// The port in the first `marker` followed by digits on stderr (`address=127.0.0.1:` of a
+    /// server started on port 0), or nil when none appears within `seconds`.
+    public func port(after marker: String, seconds: Double = 10) -> UInt16? {
+        var port: UInt16?
+        _ = waitUntil(seconds: seconds) {
+            let log = standardError
+            guard let start = log.firstRange(of: marker)?.upperBound else { return false }
+            port = UInt16(log[start...].prefix { $0.isNumber })
+            return port != nil
+        }
+        return port
     }
 
     public func signal(_ number: Int32) { kill(pid, number) }
 
-    /// The exit status, or nil if the child is still running after `seconds`.
+    /// The exit code (128 + the signal for a death by signal, as a shell reports it), or nil if the
+    /// child is still running after `seconds`.
     public func wait(seconds: Double) -> Int32? {
-        var status: Int32 = 0
-        var exited = false
+        var status: Int32?
         _ = waitUntil(seconds: seconds) {
-            exited = waitpid(pid, &status, WNOHANG) == pid
-            return exited
+            drain()
+            status = state.withLock { state in
+                if state.status == nil {
+                    var raw: Int32 = 0
+                    if waitpid(pid, &raw, WNOHANG) == pid { state.status = raw }
+                }
+                return state.status
+            }
+            return status != nil
         }
-        guard exited else { return nil }
-        // WIFEXITED / WEXITSTATUS, which Swift cannot import as macros.
+        drain()
+        guard let status else { return nil }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift cannot import as macros.
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
+}
+
+/// Where `name` is found in PATH, if anywhere: for tests that need a tool and skip, saying so, without it.
+public func executablePath(_ name: String) -> String? {
+    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+    return path.split(separator: ":").map { "\($0)/\(name)" }.first { access($0, X_OK) == 0 }
 }

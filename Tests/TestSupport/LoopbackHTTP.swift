@@ -1,9 +1,9 @@
 import Glibc
 
-/// A deliberately simple HTTP/1.1 client for tests: one request per
-/// connection, bounded by a receive timeout so no test can hang.
+/// One HTTP response as a test client saw it.
 public struct LoopbackResponse: Sendable {
     public var status: Int
+    /// Names lowercased, in the order received.
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
 
@@ -12,115 +12,163 @@ public struct LoopbackResponse: Sendable {
     public func header(_ name: String) -> String? {
         headers.first { $0.name == name.lowercased() }?.value
     }
+
+    /// Takes one response off the front of `buffer`: nil while it is incomplete. A body without
+    /// Content-Length runs to the end of the stream, so it is complete only `atEndOfStream`.
+    /// `head: true` for the answer to a HEAD request (no body whatever the headers say).
+    public static func take(from buffer: inout [UInt8], head: Bool = false, atEndOfStream: Bool = false) throws -> LoopbackResponse? {
+        guard let parsed = try parseHead(buffer) else {
+            if atEndOfStream && !buffer.isEmpty { throw LoopbackHTTP.Failure(description: "no complete response head in \(buffer.count) bytes") }
+            return nil
+        }
+        let length: Int
+        if head {
+            length = 0
+        } else if let declared = parsed.contentLength {
+            length = declared
+        } else if atEndOfStream {
+            length = buffer.count - parsed.bodyStart
+        } else {
+            return nil
+        }
+        guard buffer.count >= parsed.bodyStart + length else { return nil }
+        let response = LoopbackResponse(
+            status: parsed.status, headers: parsed.headers, body: Array(buffer[parsed.bodyStart..<parsed.bodyStart + length]))
+        buffer.removeFirst(parsed.bodyStart + length)
+        return response
+    }
+
+    /// The head at the start of `bytes`, with where the body starts; nil while it is incomplete.
+    public static func parseHead(_ bytes: [UInt8]) throws -> (status: Int, headers: [(name: String, value: String)], contentLength: Int?, bodyStart: Int)? {
+        guard let end = headEnd(bytes) else { return nil }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\r\n")
+        let statusLine = lines.first?.split(separator: " ") ?? []
+        guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/"), let status = Int(statusLine[1]) else {
+            throw LoopbackHTTP.Failure(description: "bad status line: \(lines.first ?? "")")
+        }
+        var headers: [(name: String, value: String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { throw LoopbackHTTP.Failure(description: "bad header line: \(line)") }
+            headers.append((line[..<colon].lowercased(), String(line[line.index(after: colon)...].drop { $0 == " " })))
+        }
+        var contentLength: Int?
+        if let declared = headers.first(where: { $0.name == "content-length" }) {
+            guard let value = Int(declared.value), value >= 0 else { throw LoopbackHTTP.Failure(description: "bad Content-Length: \(declared.value)") }
+            contentLength = value
+        }
+        return (status, headers, contentLength, end + 4)
+    }
+
+    /// Where the blank line that ends a head starts, if it arrived.
+    public static func headEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        return (0...(bytes.count - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
+    }
 }
 
+/// A deliberately simple HTTP/1.1 client for tests over loopback, bounded by socket timeouts so no
+/// test can hang.
 public enum LoopbackHTTP {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
         public init(description: String) { self.description = description }
     }
 
-    /// Opens a TCP connection to 127.0.0.1:`port` with a send and receive timeout.
-    public static func connect(port: UInt16, timeoutSeconds: Double = 5) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+    /// Opens a TCP connection to `host` (`127.0.0.1` or `::1`) with a send and receive timeout.
+    public static func connect(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Double = 5) throws -> Int32 {
+        let v6 = host.contains(":")
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         let whole = Int(timeoutSeconds)
         var timeout = timeval(tv_sec: whole, tv_usec: Int((timeoutSeconds - Double(whole)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        let result: Int32
+        if v6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { close(fd); throw Failure(description: "bad address \(host)") }
+            result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            }
+        } else {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { close(fd); throw Failure(description: "bad address \(host)") }
+            result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
         }
         guard result == 0 else {
+            let reason = String(cString: strerror(errno))
             close(fd)
-            throw Failure(description: "connect to port \(port): \(String(cString: strerror(errno)))")
+            throw Failure(description: "connect to [\(host)]:\(port): \(reason)")
         }
         return fd
     }
 
+    /// True when this machine can listen and connect on `::1` (containers often have no IPv6).
+    public static let hasIPv6Loopback: Bool = {
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_addr = in6addr_loopback
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+        } == 0
+    }()
+
     public static func send(_ fd: Int32, _ text: String) throws {
-        var bytes = Array(text.utf8)
-        while !bytes.isEmpty {
-            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { throw Failure(description: "send failed: \(errno)") }
-            bytes.removeFirst(sent)
+        try send(fd, Array(text.utf8))
+    }
+
+    public static func send(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard count > 0 else { throw Failure(description: "send: \(String(cString: strerror(errno)))") }
+            sent += count
         }
+    }
+
+    /// Reads more into `buffer`; false on end of stream, error or timeout.
+    public static func receive(_ fd: Int32, into buffer: inout [UInt8]) -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return false }
+        buffer += chunk[0..<count]
+        return true
     }
 
     /// Everything until the peer closes (or the timeout passes).
     public static func readAll(_ fd: Int32) -> [UInt8] {
         var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { return out }
-            out += buffer[0..<count]
-        }
+        while receive(fd, into: &out) {}
+        return out
     }
 
-    /// One request with `Connection: close`; the response is parsed by Content-Length.
+    /// One request with `Connection: close`.
     public static func request(
-        port: UInt16, method: String = "GET", path: String, body: String = "", timeoutSeconds: Double = 5
+        port: UInt16, host: String = "127.0.0.1", method: String = "GET", path: String, headers: [String] = [],
+        body: String = "", timeoutSeconds: Double = 5
     ) throws -> LoopbackResponse {
-        let fd = try connect(port: port, timeoutSeconds: timeoutSeconds)
+        let fd = try connect(port: port, host: host, timeoutSeconds: timeoutSeconds)
         defer { close(fd) }
-        try send(fd, "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let extra = headers.map { "\($0)\r\n" }.joined()
+        try send(fd, "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
         return try parse(readAll(fd), method: method)
     }
 
+    /// The first response in everything a connection received until it closed.
     public static func parse(_ bytes: [UInt8], method: String = "GET") throws -> LoopbackResponse {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }) else {
-            throw Failure(description: "no complete response head in \(bytes.count) bytes")
+        var buffer = bytes
+        guard let response = try LoopbackResponse.take(from: &buffer, head: method == "HEAD", atEndOfStream: true) else {
+            throw Failure(description: "the connection closed in the middle of a response (\(bytes.count) bytes)")
         }
-        let head = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\r\n")
-        let statusLine = head.first?.split(separator: " ") ?? []
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw Failure(description: "bad status line") }
-        let headers = head.dropFirst().map { line in
-            let parts = line.split(separator: ":", maxSplits: 1)
-            return (name: parts[0].lowercased(), value: parts.count > 1 ? String(parts[1].drop { $0 == " " }) : "")
-        }
-        var body = Array(bytes[(end + 4)...])
-        if let length = headers.first(where: { $0.name == "content-length" }).flatMap({ Int($0.value) }) {
-            if method == "HEAD" { body = [] } else { body = Array(body.prefix(length)) }
-        }
-        return LoopbackResponse(status: status, headers: headers, body: body)
-    }
-}
-
-/// Polls `condition` every 10 ms until it holds or `seconds` pass.
-public func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    let deadline = Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9 + seconds
-    while true {
-        if condition() { return true }
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        if Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9 > deadline { return false }
-        usleep(10_000)
-    }
-}
-
-/// Captures log lines for assertions.
-public final class LogCapture: @unchecked Sendable {
-    private var lines: [String] = []
-    private var lock = pthread_mutex_t()
-
-    public init() { pthread_mutex_init(&lock, nil) }
-
-    public func append(_ line: String) {
-        pthread_mutex_lock(&lock)
-        lines.append(line)
-        pthread_mutex_unlock(&lock)
-    }
-
-    public var all: [String] {
-        pthread_mutex_lock(&lock)
-        defer { pthread_mutex_unlock(&lock) }
-        return lines
+        return response
     }
 }

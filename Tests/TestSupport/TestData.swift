@@ -1,12 +1,11 @@
 import Glibc
 
-/// A small, seeded generator, so random tests replay exactly.
+/// SplitMix64 (Steele, Lea and Flood), seeded, so random tests replay exactly.
 public struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
 
     public init(seed: UInt64) { state = seed }
 
-    /// SplitMix64.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
@@ -18,7 +17,9 @@ public struct SeededGenerator: RandomNumberGenerator {
 
 /// The whole file; throws when it cannot be opened.
 public func readFile(_ path: String) throws -> [UInt8] {
-    guard let file = fopen(path, "rb") else { throw LoopbackHTTP.Failure(description: "cannot open \(path)") }
+    guard let file = fopen(path, "rb") else {
+        throw LoopbackHTTP.Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+    }
     defer { fclose(file) }
     var out: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
@@ -30,9 +31,52 @@ public func readFile(_ path: String) throws -> [UInt8] {
     return out
 }
 
+/// Replaces the file's contents (creating it with `mode`); throws when it cannot be written.
+public func writeFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+    guard fd >= 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var written = 0
+    while written < bytes.count {
+        let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+        written += count
+    }
+}
+
+public func writeFile(_ path: String, _ text: String, mode: mode_t = 0o600) throws {
+    try writeFile(path, Array(text.utf8), mode: mode)
+}
+
+/// A fresh file under /tmp holding `text`; the caller unlinks it.
+public func temporaryFile(_ text: String = "", suffix: String = "", mode: mode_t = 0o600) -> String {
+    var template = Array("/tmp/owe-test-XXXXXX\(suffix)".utf8CString)
+    let fd = mkstemps(&template, Int32(suffix.utf8.count))
+    precondition(fd >= 0, "mkstemps: \(String(cString: strerror(errno)))")
+    close(fd)
+    let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    // The file exists and is ours: a failure to write it is a broken machine, not a test outcome.
+    try! writeFile(path, text, mode: mode)
+    chmod(path, mode)
+    return path
+}
+
 /// `Tests/`, found from the path of the source file that asks.
 public func testsDirectory(_ file: String = #filePath) -> String {
     var parts = file.split(separator: "/", omittingEmptySubsequences: false)
     while let last = parts.last, last != "Tests" { parts.removeLast() }
     return parts.joined(separator: "/")
+}
+
+extension StringProtocol {
+    /// True when one whole line is `line`: `} 2` does not match `} 20`.
+    public func hasLine(_ line: String) -> Bool {
+        split(separator: "\n").contains { $0 == line }
+    }
+
+    /// The value of the sample `series` (name and labels exactly as rendered), nil when absent.
+    public func sample(_ series: String) -> String? {
+        let prefix = series + " "
+        return split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+    }
 }

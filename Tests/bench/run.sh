@@ -20,6 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive
+source Tests/TestSupport/processes.sh
 DURATION=${BENCH_DURATION:-5}
 TLS_ROUNDS=${BENCH_TLS_ROUNDS:-5}
 LARGE=${BENCH_LARGE:-10000}
@@ -51,8 +52,7 @@ WORK=$(mktemp -d /tmp/owe-bench.XXXXXX)
 chmod 755 "$WORK"  # nginx workers run as www-data
 PIDS=()
 cleanup() {
-    for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-    for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do stop_process "$pid" 5 >/dev/null 2>&1 || true; done
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -80,13 +80,7 @@ start_exporter() {
     "$BIN" --web.listen-address=127.0.0.1:0 "$@" >"$WORK/$name.log" 2>&1 &
     PID=$!
     PIDS+=("$PID")
-    PORT=""
-    for _ in $(seq 1 100); do
-        PORT=$(grep -o 'address=127.0.0.1:[0-9]*' "$WORK/$name.log" | head -1 | cut -d: -f2 || true)
-        [ -n "$PORT" ] && break
-        sleep 0.05
-    done
-    [ -n "$PORT" ] || { cat "$WORK/$name.log" >&2; exit 1; }
+    PORT=$(port_from_log "$WORK/$name.log" 'address=127.0.0.1:' "$PID" 10) || { cat "$WORK/$name.log" >&2; exit 1; }
 }
 
 step "exporter with 10 locations"
@@ -95,8 +89,12 @@ for i in $(seq 0 9); do TEN+=(--location "City $i=$((i * 17 - 80)).25,$((i * 35 
 start_exporter ten --demo "${TEN[@]}" "${FAST[@]}"
 EXP_PID=$PID EXP_PORT=$PORT
 $TOOL wait "http://127.0.0.1:$EXP_PORT/-/ready" 30
-sleep 1.5  # one tick of the process part
-curl -sf "http://127.0.0.1:$EXP_PORT/metrics" >"$WORK/metrics.prom"
+# The process part is rendered once a second: wait until it is in the exposition.
+deadline=$(( $(date +%s) + 10 ))
+until curl -sf --max-time 5 "http://127.0.0.1:$EXP_PORT/metrics" >"$WORK/metrics.prom" && grep -q '^process_cpu_seconds_total ' "$WORK/metrics.prom"; do
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "no process metrics after 10 s" >&2; exit 1; }
+    sleep 0.05
+done
 rss_start=$($TOOL rss "$EXP_PID")
 bytes=$(wc -c <"$WORK/metrics.prom")
 # The served bytes must stay valid: promtool (Debian's `prometheus` package) prints nothing when they are.
@@ -168,7 +166,7 @@ start_gateway() {
 start_gateway
 PGW_PID=$PID PGW_PORT=$PORT
 $TOOL push "http://127.0.0.1:$PGW_PORT" "$WORK/metrics.prom"
-pgw_bytes=$(curl -sf "http://127.0.0.1:$PGW_PORT/metrics" | wc -c)
+pgw_bytes=$(curl -sf --max-time 30 "http://127.0.0.1:$PGW_PORT/metrics" | wc -c)
 rss_pgw=$($TOOL rss "$PGW_PID")
 
 step "serving: wrk, keep-alive, ${DURATION}s per run"
@@ -246,13 +244,8 @@ if [ "$LARGE" -gt 0 ]; then
     # are theirs alone: they poll it as they would poll OpenWeather (it takes any non-empty key).
     start_exporter simulator --demo --location "Simulator host=0,0"
     SIM_PID=$PID
-    SIM_URL=""
-    for _ in $(seq 1 100); do
-        SIM_URL=$(grep -o 'simulator=http://127.0.0.1:[0-9]*' "$WORK/simulator.log" | head -1 | cut -d= -f2 || true)
-        [ -n "$SIM_URL" ] && break
-        sleep 0.05
-    done
-    [ -n "$SIM_URL" ] || { cat "$WORK/simulator.log" >&2; exit 1; }
+    SIM_URL=http://127.0.0.1:$(port_from_log "$WORK/simulator.log" 'simulator=http://127.0.0.1:' "$SIM_PID" 10) \
+        || { cat "$WORK/simulator.log" >&2; exit 1; }
     OPENWEATHER_API_KEY=bench start_exporter mid --openweather.url="$SIM_URL" --config.file="$WORK/mid.json" "${FAST[@]}"
     MID_PID=$PID MID_PORT=$PORT
     OPENWEATHER_API_KEY=bench start_exporter large --openweather.url="$SIM_URL" --config.file="$WORK/large.json" "${FAST[@]}"
@@ -300,14 +293,14 @@ if [ "$LARGE" -gt 0 ]; then
     rss_mid_min=$(printf '%s\n' "${rss_mid_samples[@]}" | sort -n | head -1)
     rss_large_min=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | head -1)
     # Every scrape of the large exporters accepts gzip, as Prometheus does; curl inflates for the lint.
-    curl -sf -D "$WORK/large.head" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$LARGE_PORT/metrics" >"$WORK/large.gz"
+    curl -sf --max-time 30 -D "$WORK/large.head" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$LARGE_PORT/metrics" >"$WORK/large.gz"
     large_gzip_bytes=$(wc -c <"$WORK/large.gz")
     large_encoding=$(grep -i '^content-encoding:' "$WORK/large.head" | tr -d '\r' | cut -d' ' -f2 || true)
-    curl -sf --compressed "http://127.0.0.1:$LARGE_PORT/metrics" >"$WORK/large.prom"
+    curl -sf --max-time 30 --compressed "http://127.0.0.1:$LARGE_PORT/metrics" >"$WORK/large.prom"
     large_bytes=$(wc -c <"$WORK/large.prom")
     lint_large=$(command -v promtool >/dev/null && { promtool check metrics <"$WORK/large.prom" 2>&1 | head -3; echo "exit ${PIPESTATUS[0]}"; } || echo "promtool not installed")
     per_location=$(( (rss_large - rss_mid) / (LARGE - MID) ))
-    kill "$MID_PID" "$LARGE_PID"
+    for pid in "$MID_PID" "$LARGE_PID"; do stop_process "$pid" 5 || true; done
     # The same with air pollution on too (a second request per location and round): peak memory only.
     step "exporters with $MID and $LARGE locations, air pollution on"
     AIR=(--collector.air-pollution --collector.air-pollution.interval=15s)
@@ -322,13 +315,13 @@ if [ "$LARGE" -gt 0 ]; then
     rss_mid_air=$(printf '%s\n' "${rss_mid_samples[@]}" | sort -n | tail -1)
     rss_large_air=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | tail -1)
     per_location_air=$(( (rss_large_air - rss_mid_air) / (LARGE - MID) ))
-    kill "$MID_PID" "$LARGE_PID" "$SIM_PID"
+    for pid in "$MID_PID" "$LARGE_PID" "$SIM_PID"; do stop_process "$pid" 5 || true; done
     step "pushgateway holding $LARGE locations"
     start_gateway
     PGW_LARGE_PID=$PID
     $TOOL push "http://127.0.0.1:$PORT" "$WORK/large.prom"
     rss_pgw_large=$($TOOL rss "$PGW_LARGE_PID")
-    kill "$PGW_LARGE_PID"
+    stop_process "$PGW_LARGE_PID" 5 || true
 fi
 
 render="skipped (BENCH_RENDER=0)"

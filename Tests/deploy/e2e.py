@@ -262,7 +262,7 @@ def alerts(a):
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
         if got == want or time.time() > deadline:
             break
-        time.sleep(2)
+        time.sleep(0.2)
     check(got == want, f"firing alerts are exactly {sorted(want)} (got {sorted(got)})")
     for x in firing:
         desc = x["annotations"].get("description", "")
@@ -283,7 +283,7 @@ def alerts(a):
                       if x["labels"].get("job") == "openweather"}
             if want <= got_am or time.time() > deadline:
                 break
-            time.sleep(2)
+            time.sleep(0.2)
         check(want <= got_am, f"Alertmanager received {sorted(want)} (has {sorted(got_am)})")
     if a.webhook_log:
         deadline = time.time() + a.timeout
@@ -295,7 +295,7 @@ def alerts(a):
             wanted = {("webhook", n, l) for n, l in want}
             if wanted <= seen or time.time() > deadline:
                 break
-            time.sleep(2)
+            time.sleep(0.2)
         check(wanted <= seen, f"the webhook receiver got {sorted(wanted)}")
         ours = [p for p in posts if p["commonLabels"].get("job") == "openweather"]
         check(ours and all(p["groupLabels"] == {"alertname": p["commonLabels"]["alertname"],
@@ -358,7 +358,7 @@ def inhibit(a):
                 got[key] = x["status"]["state"] == "suppressed" and bool(x["status"]["inhibitedBy"])
         if got == want:
             break
-        time.sleep(1)
+        time.sleep(0.2)
     for k, v in want.items():
         check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'} source={k[4] or '-'}")
     finish()

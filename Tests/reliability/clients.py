@@ -156,7 +156,21 @@ def fd_flood(port, count, hold_seconds, pid):
         fail("the exporter exited while out of descriptors")
     for s in held:
         s.close()
-    time.sleep(1.5)
+    # The descriptors come back as the exporter sees the closes: poll for a working scrape.
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            s = connect(port, timeout=1)
+            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            response = read_response(s)
+            s.close()
+            if response is not None and response[0] == 200:
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            fail("scrapes did not work again within 10 s of the connections closing")
+        time.sleep(0.05)
     latencies = scrape_latencies(port, 10)
     print(f"  after they closed, scrapes work again: {describe(latencies)}")
 

@@ -3,7 +3,7 @@
 # request-parser (default; the HTTP request parser, which works on raw pointers), yaml (the config
 # reader) or tls (the server's TLS transport fed a client's bytes); SECONDS defaults to $FUZZ_SECONDS or 60. A crash, a sanitizer report, an input that takes
 # over 5 s or a broken invariant (fuzz/TARGET.swift) fails the run; the input is kept under
-# /tmp/owe-fuzz-artifacts/ and printed.
+# .build/fuzz-artifacts/ of the checkout and printed (nothing is left in /tmp).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 target=request-parser
@@ -11,7 +11,8 @@ if [ $# -gt 0 ] && ! [[ "$1" =~ ^[0-9]+$ ]]; then target=$1; shift; fi
 seconds=${1:-${FUZZ_SECONDS:-60}}
 work=$(mktemp -d /tmp/owe-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/corpus" /tmp/owe-fuzz-artifacts
+artifacts="$ROOT/.build/fuzz-artifacts"
+mkdir -p "$work/corpus" "$artifacts"
 extra=()
 
 case "$target" in
@@ -89,11 +90,11 @@ swiftc -sanitize=fuzzer,address -parse-as-library -O \
 status=0
 SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 "$work/fuzz" \
     -max_total_time="$seconds" -max_len="$max_len" -timeout=5 -rss_limit_mb=1024 -print_final_stats=1 \
-    -artifact_prefix=/tmp/owe-fuzz-artifacts/ "$work/corpus" > "$work/fuzz.log" 2>&1 || status=$?
+    -artifact_prefix="$artifacts/" "$work/corpus" > "$work/fuzz.log" 2>&1 || status=$?
 grep -E '^#[0-9]+' "$work/fuzz.log" | tail -1 || true  # coverage (cov:) and corpus size at the end
 grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' "$work/fuzz.log" || true
 if [ "$status" != 0 ]; then
     grep -v '^#' "$work/fuzz.log" | tail -40
-    for file in /tmp/owe-fuzz-artifacts/*; do [ -f "$file" ] && { echo "input: $file"; xxd "$file" | head -20; }; done
+    for file in "$artifacts"/*; do [ -f "$file" ] && { echo "input: $file"; xxd "$file" | head -20; }; done
     exit 1
 fi

@@ -3,14 +3,14 @@
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE="$ROOT/Tests/reliability"
+source "$ROOT/Tests/TestSupport/processes.sh"
 WORK=$(mktemp -d /tmp/owe-reliability.XXXXXX)
 STARTED=()
 FAILURES=()
 SUMMARY=()
 
 cleanup() {
-    for pid in "${STARTED[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
+    for pid in "${STARTED[@]}"; do stop_process "$pid" 2 >/dev/null 2>&1; done
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -39,6 +39,7 @@ build_release() {
 
 # start_exporter NAME [prefix command...] -- [flags...]: runs the release binary in demo mode on
 # an ephemeral loopback port; sets PID, PORT and SIM (the demo simulator's port); log in $WORK/NAME.log.
+# Fails, with the log, when it does not start.
 start_exporter() {
     local name=$1; shift
     local prefix=()
@@ -48,35 +49,31 @@ start_exporter() {
     "${prefix[@]}" "$BIN" --demo --web.listen-address=127.0.0.1:0 "$@" 2>"$log" &
     PID=$!
     STARTED+=("$PID")
-    PORT=""; SIM=""
-    for _ in $(seq 200); do
-        PORT=$(grep -o 'address=127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f2 || true)
-        SIM=$(grep -o 'simulator=http://127.0.0.1:[0-9]*' "$log" | head -1 | cut -d: -f3 || true)
-        [ -n "$PORT" ] && [ -n "$SIM" ] && break
-        kill -0 "$PID" 2>/dev/null || break
-        sleep 0.05
-    done
-    if [ -z "$PORT" ] || [ -z "$SIM" ]; then
+    if ! PORT=$(port_from_log "$log" 'address=127.0.0.1:' "$PID" 10) \
+        || ! SIM=$(port_from_log "$log" 'simulator=http://127.0.0.1:' "$PID" 10); then
         cat "$log"
         echo "the exporter $name did not start"
         return 1
     fi
 }
 
-wait_ready() {
-    for _ in $(seq "${2:-600}"); do
-        [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/-/ready")" = 200 ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
+# wait_ready PORT [SECONDS]: until /-/ready answers 200 (60 s by default).
+wait_ready() { wait_http "http://127.0.0.1:$1/-/ready" "${2:-60}"; }
 
-stop_exporter() {
-    kill -TERM "$1" 2>/dev/null || true
-    wait "$1" 2>/dev/null || true
+# stop_exporter PID: SIGTERM, SIGKILL after 5 s; fails unless it exited 0 by itself.
+stop_exporter() { stop_process "$1" 5; }
+
+# settle_fds PID: waits (up to 10 s) until PID's descriptor count holds still for half a second.
+settle_fds() {
+    local last=-1 same=0 now deadline=$(( $(date +%s) + 10 ))
+    while [ "$(date +%s)" -lt "$deadline" ] && [ "$same" -lt 10 ]; do
+        now=$(fd_count "$1")
+        if [ "$now" = "$last" ]; then same=$((same + 1)); else same=0; last=$now; fi
+        sleep 0.05
+    done
 }
 
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 fd_count() { ls "/proc/$1/fd" | wc -l; }
-fault() { curl -sf -X POST "http://127.0.0.1:$1/_simulator/fault?$2" >/dev/null; }
-clear_faults() { curl -sf -X DELETE "http://127.0.0.1:$1/_simulator/fault" >/dev/null; }
+fault() { curl -sf --max-time 5 -X POST "http://127.0.0.1:$1/_simulator/fault?$2" >/dev/null; }
+clear_faults() { curl -sf --max-time 5 -X DELETE "http://127.0.0.1:$1/_simulator/fault" >/dev/null; }

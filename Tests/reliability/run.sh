@@ -17,35 +17,40 @@ py() { python3 "$HERE/clients.py" "$@"; }
 # The budget runs in real time for the whole script, so it starts first and is checked last.
 step "budget: 2,000 locations at 60 requests a minute (checked at the end)"
 py make-config 2000 "$WORK/budget.json"
-start_exporter budget -- --config.file="$WORK/budget.json" --openweather.max-requests-per-minute=60
-budget_pid=$PID; budget_sim=$SIM; budget_started=$(date +%s)
+budget_pid=""
+if start_exporter budget -- --config.file="$WORK/budget.json" --openweather.max-requests-per-minute=60; then
+    budget_pid=$PID; budget_sim=$SIM; budget_started=$(date +%s)
+else failed "request budget: the exporter did not start"; fi
 
 step "500 stalled + 500 idle connections next to a normal scraper"
-start_exporter slowidle -- --web.read-timeout=3s
-wait_ready "$PORT"
-if timeout 120 python3 "$HERE/clients.py" slow-idle "$PORT" 3; then
+if ! { start_exporter slowidle -- --web.read-timeout=3s && wait_ready "$PORT"; }; then
+    failed "stalled and idle clients: the exporter did not start"
+elif timeout 120 python3 "$HERE/clients.py" slow-idle "$PORT" 3 && kill -0 "$PID" 2>/dev/null; then
     pass "stalled and idle clients: normal scrapes unaffected, stalled ones closed at the read timeout"
 else failed "stalled and idle clients"; fi
-kill -0 "$PID" 2>/dev/null || failed "the exporter died under stalled clients"
-stop_exporter "$PID"
+stop_exporter "$PID" || failed "stalled and idle clients: no clean exit on SIGTERM"
 
 step "file descriptors exhausted (prlimit --nofile=64)"
-start_exporter fds prlimit --nofile=64:64 --
-wait_ready "$PORT"
-if timeout 60 python3 "$HERE/clients.py" fd-flood "$PORT" 200 3 "$PID"; then
-    notes=$(grep -c 'too many open files' "$WORK/fds.log" || true)
-    echo "  log lines about it: $notes"; grep 'too many open files' "$WORK/fds.log" | head -3 | sed 's/^/  /'
-    pass "out of descriptors: the accept loop backs off (no spin), stays up, recovers"
+if ! { start_exporter fds prlimit --nofile=64:64 -- && wait_ready "$PORT"; }; then
+    failed "out of descriptors: the exporter did not start"
+elif timeout 60 python3 "$HERE/clients.py" fd-flood "$PORT" 200 3 "$PID"; then
+    # The README's row promises this warning: it is part of the proof, not decoration.
+    warning='cannot accept connections: too many open files'
+    notes=$(grep -c "$warning" "$WORK/fds.log" || true)
+    echo "  log lines about it: $notes"; grep "$warning" "$WORK/fds.log" | head -3 | sed 's/^/  /'
+    if [ "$notes" -ge 1 ]; then
+        pass "out of descriptors: the accept loop backs off (no spin), warns, stays up, recovers"
+    else failed "out of descriptors: no '$warning' warning in the log"; fi
 else failed "out of descriptors"; fi
-stop_exporter "$PID"
+stop_exporter "$PID" || failed "out of descriptors: no clean exit on SIGTERM"
 
 step "nasty requests against a live exporter"
-start_exporter nasty -- --web.read-timeout=2s
-wait_ready "$PORT"
-if timeout 120 python3 "$HERE/clients.py" nasty "$PORT" 2 && kill -0 "$PID"; then
+if ! { start_exporter nasty -- --web.read-timeout=2s && wait_ready "$PORT"; }; then
+    failed "nasty request corpus: the exporter did not start"
+elif timeout 120 python3 "$HERE/clients.py" nasty "$PORT" 2 && kill -0 "$PID"; then
     pass "nasty request corpus: a 4xx/5xx or a close each, never a crash or a hang"
 else failed "nasty request corpus"; fi
-stop_exporter "$PID"
+stop_exporter "$PID" || failed "nasty request corpus: no clean exit on SIGTERM"
 
 step "garbage TLS records and half handshakes (TLS + basic auth)"
 mkdir -p "$WORK/tls"
@@ -72,24 +77,28 @@ stop_exporter "$PID"
 
 step "clients that reset mid-response (SIGPIPE)"
 py make-config 60 "$WORK/long.json" long
-start_exporter sigpipe -- --config.file="$WORK/long.json" --openweather.max-requests-per-minute=100000 --poll.interval=1m
-wait_ready "$PORT" 600
-size=$(curl -s "http://127.0.0.1:$PORT/metrics" | wc -c)
-echo "  exposition: $size bytes"
-if timeout 120 python3 "$HERE/clients.py" sigpipe "$PORT" 500 && kill -0 "$PID"; then
-    pass "500 clients resetting mid-response: no SIGPIPE death"
-else failed "clients resetting mid-response"; fi
-stop_exporter "$PID"
+if ! { start_exporter sigpipe -- --config.file="$WORK/long.json" --openweather.max-requests-per-minute=100000 --collector.weather.interval=1m \
+        && wait_ready "$PORT" 60; }; then
+    failed "clients resetting mid-response: the exporter did not start"
+else
+    size=$(curl -s --max-time 10 "http://127.0.0.1:$PORT/metrics" | wc -c)
+    echo "  exposition: $size bytes"
+    if timeout 120 python3 "$HERE/clients.py" sigpipe "$PORT" 500 && kill -0 "$PID"; then
+        pass "500 clients resetting mid-response: no SIGPIPE death"
+    else failed "clients resetting mid-response"; fi
+fi
+stop_exporter "$PID" || failed "clients resetting mid-response: no clean exit on SIGTERM"
 
 step "200 concurrent keep-alive clients for ${WRK_SECONDS:-30} s (wrk)"
-start_exporter wrk --
-wait_ready "$PORT"
-wrk -t2 -c200 -d3s "http://127.0.0.1:$PORT/metrics" >/dev/null  # warm-up
-sleep 2
+if ! { start_exporter wrk -- && wait_ready "$PORT"; }; then
+    failed "wrk: the exporter did not start"
+else
+timeout 30 wrk -t2 -c200 -d3s "http://127.0.0.1:$PORT/metrics" >/dev/null  # warm-up
+settle_fds "$PID"
 rss0=$(rss_kb "$PID"); fd0=$(fd_count "$PID")
-wrk -t2 -c200 -d"${WRK_SECONDS:-30}s" --timeout 5s "http://127.0.0.1:$PORT/metrics" > "$WORK/wrk.out" 2>&1
+timeout $(( ${WRK_SECONDS:-30} + 60 )) wrk -t2 -c200 -d"${WRK_SECONDS:-30}s" --timeout 5s "http://127.0.0.1:$PORT/metrics" > "$WORK/wrk.out" 2>&1
 sed 's/^/  /' "$WORK/wrk.out"
-sleep 3
+settle_fds "$PID"
 rss1=$(rss_kb "$PID"); fd1=$(fd_count "$PID")
 echo "  before: RSS ${rss0} kB, ${fd0} fds; after: RSS ${rss1} kB, ${fd1} fds"
 if grep -qE 'Socket errors|Non-2xx' "$WORK/wrk.out" || ! grep -q 'requests in' "$WORK/wrk.out"; then
@@ -99,7 +108,8 @@ elif [ "$fd1" -gt $((fd0 + 4)) ] || [ "$rss1" -gt $((rss0 * 3 / 2 + 4096)) ]; th
 else
     pass "200 keep-alive clients for ${WRK_SECONDS:-30} s: zero errors; RSS $rss0 -> $rss1 kB, fds $fd0 -> $fd1"
 fi
-stop_exporter "$PID"
+fi
+stop_exporter "$PID" || failed "wrk: no clean exit on SIGTERM"
 
 step "libFuzzer on the request parser for ${FUZZ_SECONDS:-60} s"
 if timeout 600 bash "$HERE/fuzz.sh" "${FUZZ_SECONDS:-60}"; then
@@ -127,13 +137,16 @@ if SOAK_MINUTES=${SOAK_MINUTES:-1.5} timeout 1200 bash "$HERE/soak.sh"; then
 else failed "soak"; fi
 
 step "budget check"
-remaining=$(( budget_started + ${BUDGET_SECONDS:-130} - $(date +%s) ))
-[ "$remaining" -gt 0 ] && { echo "  waiting ${remaining} s more"; sleep "$remaining"; }
-elapsed=$(( $(date +%s) - budget_started ))
-if kill -0 "$budget_pid" && py budget "$budget_sim" 60 $(( elapsed - 10 )); then
-    pass "2,000 locations at 60/min for ${elapsed} s: never over 60 in any 60 s window, evenly spread"
-else failed "request budget"; fi
-stop_exporter "$budget_pid"
+if [ -n "$budget_pid" ]; then
+    # The budget is a rate over real time: the measurement needs its window, whatever else ran.
+    remaining=$(( budget_started + ${BUDGET_SECONDS:-130} - $(date +%s) ))
+    [ "$remaining" -gt 0 ] && { echo "  waiting ${remaining} s more"; sleep "$remaining"; }
+    elapsed=$(( $(date +%s) - budget_started ))
+    if kill -0 "$budget_pid" && py budget "$budget_sim" 60 $(( elapsed - 10 )); then
+        pass "2,000 locations at 60/min for ${elapsed} s: never over 60 in any 60 s window, evenly spread"
+    else failed "request budget"; fi
+    stop_exporter "$budget_pid" || failed "request budget: no clean exit on SIGTERM"
+fi
 
 printf '\n=== reliability summary\n'
 printf '%s\n' "${SUMMARY[@]}"

@@ -19,11 +19,3 @@ public enum Threads {
         pthread_detach(thread)
     }
 }
-
-extension Threads {
-    public static func sleep(seconds: Double) {
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - seconds.rounded(.down)) * 1e9))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
-    }
-}

@@ -1,4 +1,5 @@
 import Glibc
+import TestSupport
 
 /// A private CA and two python3 TLS servers on loopback: one with a certificate
 /// for localhost and 127.0.0.1, one for a name the client never asks for.
@@ -15,6 +16,7 @@ struct TLSFixture: Sendable {
         var template = Array("/tmp/http-client-tests-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp: \(errno)") }
         let dir = String(cString: created)
+        Self.removeAtExit(dir)
         let script = """
             set -e
             cd '\(dir)'
@@ -35,17 +37,17 @@ struct TLSFixture: Sendable {
             PY
             """
         let setup: ChildProcess
-        do { setup = try ChildProcess(["/bin/sh", "-c", script]) } catch { throw TestFailure("\(error)") }
-        guard setup.wait(timeout: .seconds(60)) == 0 else { throw TestFailure("openssl certificate generation failed") }
+        do { setup = try ChildProcess("/bin/sh", ["-c", script]) } catch { throw TestFailure("\(error)") }
+        guard setup.wait(seconds: 60) == 0 else { throw TestFailure("openssl certificate generation failed") }
         caFile = "\(dir)/ca.pem"
 
         var servers: [ChildProcess] = []
         var ports: [UInt16] = []
         for name in ["good", "wrong"] {
             let server: ChildProcess
-            do { server = try ChildProcess(["python3", "\(dir)/server.py", "\(dir)/\(name).pem", "\(dir)/\(name).key"]) }
+            do { server = try ChildProcess("python3", ["\(dir)/server.py", "\(dir)/\(name).pem", "\(dir)/\(name).key"]) }
             catch { throw TestFailure("\(error)") }
-            guard let line = server.readLine(timeout: .seconds(20)), let port = UInt16(line) else {
+            guard let line = server.readLine(seconds: 20), let port = UInt16(line) else {
                 throw TestFailure("python3 TLS server did not report its port")
             }
             servers.append(server)
@@ -54,6 +56,17 @@ struct TLSFixture: Sendable {
         self.servers = servers
         goodPort = ports[0]
         wrongHostPort = ports[1]
+    }
+
+    /// The certificates are read by every test that builds a client, so they live as long as the
+    /// process; then the directory goes.
+    private static func removeAtExit(_ dir: String) {
+        fixtureDirectory = strdup(dir)
+        atexit {
+            guard let dir = fixtureDirectory else { return }
+            // The python servers are told to exit by the end of their stdin at the same moment.
+            _ = system("rm -rf '\(String(cString: dir))'")
+        }
     }
 
     /// Serves one request per connection (several when the path starts with /keep), each connection on
@@ -103,3 +116,6 @@ struct TLSFixture: Sendable {
             threading.Thread(target=serve, args=(conn,), daemon=True).start()
         """
 }
+
+/// For the atexit handler, which cannot capture.
+nonisolated(unsafe) private var fixtureDirectory: UnsafeMutablePointer<CChar>?

@@ -1,0 +1,53 @@
+# Shell helpers shared by .ci/run and the suites under Tests/ (source this file): start a server on
+# port 0 and read its port from its log, wait for an HTTP answer with a deadline, and stop a process
+# this script started, with a bound. Nothing here touches a process it was not given.
+
+# port_from_log LOG MARKER PID [SECONDS]: prints the number that follows MARKER (such as
+# 'address=127.0.0.1:') in LOG once it appears; fails when PID exits first or SECONDS (10) pass.
+port_from_log() {
+    local log=$1 marker=${2//./\\.} pid=$3 limit=${4:-10} port
+    local deadline=$(( $(date +%s%N) + limit * 1000000000 ))
+    while [ "$(date +%s%N)" -lt "$deadline" ]; do
+        port=$(grep -oE "${marker}[0-9]+" "$log" 2>/dev/null | head -1 | grep -oE '[0-9]+$')
+        if [ -n "$port" ]; then echo "$port"; return 0; fi
+        kill -0 "$pid" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    return 1
+}
+
+# wait_http URL [SECONDS] [STATUS]: returns once URL answers STATUS (200), fails after SECONDS (10).
+wait_http() {
+    local url=$1 limit=${2:-10} want=${3:-200}
+    local deadline=$(( $(date +%s%N) + limit * 1000000000 ))
+    while [ "$(date +%s%N)" -lt "$deadline" ]; do
+        [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$url")" = "$want" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+# gone PID: true once PID has exited (a zombie counts: its parent only has to reap it).
+gone() {
+    [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
+# stop_process PID [SECONDS]: SIGTERM, then SIGKILL if PID still runs after SECONDS (5); reaps it
+# when it is this shell's child. Returns PID's exit status when it stopped by itself, 137 after a
+# SIGKILL (saying so on stderr).
+stop_process() {
+    local pid=$1 limit=${2:-5} status=0
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$(( $(date +%s%N) + limit * 1000000000 ))
+    while ! gone "$pid" && [ "$(date +%s%N)" -lt "$deadline" ]; do sleep 0.02; done
+    if ! gone "$pid"; then
+        echo "process $pid did not stop within ${limit} s of SIGTERM: SIGKILL" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null
+        return 137
+    fi
+    wait "$pid" 2>/dev/null || status=$?
+    # 127: not this shell's child, so its status is unknown; it did stop.
+    [ "$status" = 127 ] && status=0
+    return "$status"
+}
