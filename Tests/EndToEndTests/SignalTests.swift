@@ -25,7 +25,8 @@ extension DemoModeTests {
         #expect(try LoopbackHTTP.request(port: simulator, method: "DELETE", path: "/_simulator/fault").status == 200, sourceLocation: sourceLocation)
         #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)").status == 200, sourceLocation: sourceLocation)
         let since = monotonicSeconds()
-        #expect(await waitUntil(seconds: 10) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
+        // Transient failures back the poll off (1 s, 2 s, 4 s, ±20 %): 30 s leaves room for a busy machine.
+        #expect(await waitUntil(seconds: 30) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
     }
 
     @Test func sighupReloadsTheConfigFileAndRefusesABadOne() async throws {

@@ -266,8 +266,10 @@ import Testing
         // The weather's last success was at 1001 (a second after the air quality's, the budget spaces
         // them): stale 3 × 10 minutes later; the air quality 3 hours later.
         rig.run(until: 1000 + 1799)
-        publisher.tick()
+        publisher.refreshWeather()
+        // Down, not yet stale: the last reading is still served beside up 0.
         #expect(Self.text(publisher).contains("openweather_temperature_celsius{location=\"London\"}"))
+        #expect(Self.text(publisher).contains("\nopenweather_up{location=\"London\",source=\"weather\"} 0\n"))
         rig.run(until: 1000 + 1803)
         publisher.tick()
         let weatherGone = Self.text(publisher)
