@@ -129,7 +129,7 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         #expect(config.demo)
         #expect(config.locations.count >= 3 && config.locations.count <= 5)
         #expect(config.interval(of: "weather") == .seconds(15))
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "weather"], "the demo shows every source")
+        #expect(config.activeSources.map(\.name) == ["air-pollution", "forecast", "weather"], "the demo shows every source")
         #expect(config.warnings.isEmpty)
     }
 
@@ -264,7 +264,7 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         ("{\"locations\": [{\"name\": \"A\", \"query\": \"Paris\", \"latitude\": 1}]}", "gives latitude, query: give one of"),
         ("{\"locations\": [{\"name\": \"A\"}]}", "says nowhere"),
         ("{\"locations\": [{\"name\": \"A\", \"zip\": 94040}]}", "must be a non-empty string"),
-        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, weather"),
+        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, forecast, weather"),
         ("{\"collector\": {\"weather\": {\"every\": \"5m\"}}}", "`collector.weather.every` is not a setting"),
     ])
     func configFileMistakes(text: String, expected: String) {

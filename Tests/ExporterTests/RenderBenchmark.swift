@@ -27,7 +27,7 @@ struct RenderBenchmark {
             Location(name: "Place \(index)", latitude: Double(index % 180) - 89.5, longitude: Double(index % 360) - 179.75)
         }
         let store = WeatherStore(
-            locations: locations, sources: sources, resolves: sources.map { _ in false }, intervals: sources.map { _ in .seconds(600) },
+            locations: locations, sources: sources.compactMap(Sources.named), intervals: sources.map { _ in .seconds(600) },
             maxStaleness: sources.map { _ in 3600 }, thresholds: { _ in TemperatureThresholds(aboveCelsius: 35) }, now: now)
         for position in locations.indices {
             for (slot, source) in sources.enumerated() {

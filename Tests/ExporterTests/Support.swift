@@ -87,7 +87,7 @@ struct Rig {
         logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let plan = configuration.pollerPlan(transport: transport)
         store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
         poller = Poller(plan: plan, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
     }
@@ -132,7 +132,7 @@ extension WeatherStore {
         -> WeatherStore
     {
         WeatherStore(
-            locations: locations, sources: Sources.all.map(\.name), resolves: Sources.all.map(\.resolves),
+            locations: locations, sources: Sources.all,
             intervals: Sources.all.map(\.defaultInterval), maxStaleness: Sources.all.map { $0.defaultInterval.seconds * 3 },
             thresholds: thresholds, now: now)
     }

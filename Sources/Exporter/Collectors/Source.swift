@@ -21,6 +21,9 @@ protocol Source: Sendable {
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable
     /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
     var families: [MetricFamily] { get }
+    /// Set when its lines depend on the render's `now` (a forecast read at now + H): a location with
+    /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves.
+    var timePeriod: Double? { get }
     /// `shard`'s lines of `families`, from each location's fresh reading in `slot`.
     func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines)
 }
@@ -28,12 +31,13 @@ protocol Source: Sendable {
 extension Source {
     var resolves: Bool { false }
     var families: [MetricFamily] { [] }
+    var timePeriod: Double? { nil }
     func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {}
 }
 
 /// Every source, in `source` label order (the order a location's health lines are written in).
 enum Sources {
-    static let all: [any Source] = [AirPollutionSource(), GeocodingSource(), WeatherSource()]
+    static let all: [any Source] = [AirPollutionSource(), ForecastSource(), GeocodingSource(), WeatherSource()]
 
     static func named(_ name: String) -> (any Source)? { all.first { $0.name == name } }
 }

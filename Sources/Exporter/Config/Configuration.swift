@@ -41,6 +41,10 @@ public struct Configuration: Sendable {
     public var collectors: [CollectorSetting] = Sources.all.map {
         CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
     }
+    /// Ahead of now, where the forecast is read (`--collector.forecast.horizons`), rising.
+    public var forecastHorizons = ForecastSource.defaultHorizons
+    /// Spans from now over which the forecast's extremes and totals are shown, rising.
+    public var forecastWindows = ForecastSource.defaultWindows
     /// The plan's request budget.
     public var maxRequestsPerMinute = 60
     /// Without a success for this long, a source's series of a location leave /metrics.
@@ -63,6 +67,9 @@ public struct Configuration: Sendable {
         let needsResolver = locations.contains { $0.query != nil }
         return Sources.all.filter { source in
             source.resolves ? needsResolver : collectors.first { $0.name == source.name }?.enabled == true
+        }.map { source in
+            guard source is ForecastSource else { return source }
+            return ForecastSource(horizons: forecastHorizons, windows: forecastWindows)
         }
     }
 

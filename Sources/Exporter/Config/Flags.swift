@@ -78,6 +78,12 @@ struct Flag: Sendable {
                     + (ConfigurationLoader.demoIntervals[source.name].map { " (\(PrometheusDuration.format($0)) with --demo)" } ?? "")),
         ]
     } + [
+        Flag(name: "collector.forecast.horizons", kind: .value, placeholder: "DURATIONS",
+             help: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
+             defaultText: ForecastSource.defaultHorizons.map(ForecastSource.windowLabel).joined(separator: ",")),
+        Flag(name: "collector.forecast.windows", kind: .value, placeholder: "DURATIONS",
+             help: "Spans from now over which the forecast's extremes and totals are shown (window label), comma-separated, at most 120h.",
+             defaultText: ForecastSource.defaultWindows.map(ForecastSource.windowLabel).joined(separator: ",")),
         Flag(name: "help", kind: .boolean, placeholder: "", help: "Show this help and exit.", defaultText: ""),
         Flag(name: "version", kind: .boolean, placeholder: "", help: "Show the version and exit.", defaultText: ""),
     ]

@@ -34,9 +34,6 @@ public final class Poller: Sendable {
             self.transport = transport
             self.thresholds = thresholds
         }
-
-        var sourceNames: [String] { sources.map(\.name) }
-        var resolves: [Bool] { sources.map(\.resolves) }
     }
 
     /// Runs a request's work somewhere; the poller passes each request as one closure.
@@ -164,7 +161,7 @@ public final class Poller: Sendable {
 
     private func adopt(_ plan: Plan, in core: inout Core, now: Double) {
         store.replaceLocations(
-            plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
+            plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds)
         let states = store.snapshot().locations
         var specs: [PollSchedule.Spec] = []

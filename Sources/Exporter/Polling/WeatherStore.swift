@@ -50,6 +50,8 @@ public final class WeatherStore: Sendable {
         public var locations: LocationStates = []
         /// The `source` label of each slot.
         public var sources: [String] = []
+        /// The source of each slot as configured (a forecast's horizons), for the renderer.
+        var definitions: [any Source] = []
         /// Per slot: after this long without success a source's reading is no longer shown (seconds).
         public var maxStaleness: [Double] = []
         /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
@@ -66,15 +68,17 @@ public final class WeatherStore: Sendable {
 
     private let state: Mutex<Snapshot>
 
-    /// `resolves[slot]`: the source at `slot` is a resolver, which applies only to places given by name.
-    public init(
-        locations: [Location], sources: [String], resolves: [Bool], intervals: [Duration], maxStaleness: [Double],
+    /// `sources` in slot order; a resolver applies only to places given by name.
+    init(
+        locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
         thresholds: (Location) -> TemperatureThresholds, now: Double
     ) {
         var snapshot = Snapshot()
         snapshot.intervals = intervals
-        snapshot.sources = sources
+        snapshot.sources = sources.map(\.name)
+        snapshot.definitions = sources
         snapshot.maxStaleness = maxStaleness
+        let resolves = sources.map(\.resolves)
         snapshot.locations = LocationStates(locations.map { Self.fresh($0, resolves: resolves, thresholds: thresholds) })
         snapshot.reloadSuccessTimestamp = now
         self.state = Mutex(snapshot)
@@ -119,9 +123,11 @@ public final class WeatherStore: Sendable {
     /// A reload: a kept location (same name and place) keeps its readings and health for the sources
     /// it still has; a new or moved one starts empty.
     func replaceLocations(
-        _ locations: [Location], sources: [String], resolves: [Bool], intervals: [Duration], maxStaleness: [Double],
+        _ locations: [Location], sources definitions: [any Source], intervals: [Duration], maxStaleness: [Double],
         thresholds: (Location) -> TemperatureThresholds
     ) {
+        let sources = definitions.map(\.name)
+        let resolves = definitions.map(\.resolves)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -136,6 +142,7 @@ public final class WeatherStore: Sendable {
                 return entry
             })
             snapshot.sources = sources
+            snapshot.definitions = definitions
             snapshot.maxStaleness = maxStaleness
             snapshot.intervals = intervals
             snapshot.layout &+= 1
