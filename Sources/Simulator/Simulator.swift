@@ -2,7 +2,8 @@ import HTTPServer
 import Synchronization
 
 /// An OpenWeather-compatible server on loopback: `GET /data/2.5/weather` with
-/// simulated weather (see `WeatherModel`), `/data/2.5/air_pollution` (`AirPollutionModel`),
+/// simulated weather (see `WeatherModel`), `/data/2.5/forecast` (`ForecastJSON`, from the same model),
+/// `/data/2.5/air_pollution` (`AirPollutionModel`),
 /// `/geo/1.0/direct` and `/geo/1.0/zip` for real places (`Places`), each checking the key,
 /// and switchable faults. It is what `--demo` runs and what the tests run against.
 ///
