@@ -21,11 +21,15 @@ public struct Forecast: Sendable, Equatable {
         public var snowMeters: Double
         /// The primary condition (`weather[0].id`).
         public var conditionID: Int
+        /// One Call's hourly steps only.
+        public var dewPointCelsius: Double?
+        public var uvIndex: Double?
 
         public init(
             time: Double, temperatureCelsius: Double, feelsLikeCelsius: Double, humidityRatio: Double, pressurePascals: Double,
             windSpeedMetersPerSecond: Double, windGustMetersPerSecond: Double?, cloudinessRatio: Double,
-            precipitationProbability: Double, rainMeters: Double, snowMeters: Double, conditionID: Int
+            precipitationProbability: Double, rainMeters: Double, snowMeters: Double, conditionID: Int,
+            dewPointCelsius: Double? = nil, uvIndex: Double? = nil
         ) {
             self.time = time
             self.temperatureCelsius = temperatureCelsius
@@ -39,6 +43,8 @@ public struct Forecast: Sendable, Equatable {
             self.rainMeters = rainMeters
             self.snowMeters = snowMeters
             self.conditionID = conditionID
+            self.dewPointCelsius = dewPointCelsius
+            self.uvIndex = uvIndex
         }
     }
 

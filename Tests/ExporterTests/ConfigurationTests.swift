@@ -264,7 +264,7 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         ("{\"locations\": [{\"name\": \"A\", \"query\": \"Paris\", \"latitude\": 1}]}", "gives latitude, query: give one of"),
         ("{\"locations\": [{\"name\": \"A\"}]}", "says nowhere"),
         ("{\"locations\": [{\"name\": \"A\", \"zip\": 94040}]}", "must be a non-empty string"),
-        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, forecast, weather"),
+        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, forecast, onecall, weather"),
         ("{\"collector\": {\"weather\": {\"every\": \"5m\"}}}", "`collector.weather.every` is not a setting"),
     ])
     func configFileMistakes(text: String, expected: String) {

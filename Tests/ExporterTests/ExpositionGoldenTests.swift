@@ -113,6 +113,7 @@ import Testing
             "openweather_up{location=\"Atlantis\",source=\"air-pollution\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"forecast\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"geocoding\"} 0",
+            "openweather_up{location=\"Atlantis\",source=\"onecall\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"weather\"} 0",
         ])
         #expect(text.contains("\nopenweather_api_requests_total{code=\"200\",source=\"geocoding\"} 2\n"))

@@ -74,6 +74,7 @@ import Testing
         store.failure("A", "air-pollution", code: "500", reason: "x")
         #expect(!store.snapshot().allAttempted, "A's forecast has not been tried")
         store.failure("A", "forecast", code: "500", reason: "x")
+        store.failure("A", "onecall", code: "500", reason: "x")
         #expect(store.snapshot().allAttempted)
     }
 }

@@ -39,6 +39,8 @@ struct ForecastSource: Source {
     }
 
     static let atHorizons: [AtHorizon] = [
+        .init(name: "openweather_forecast_dew_point_celsius", help: "Forecast dew point at hours_ahead (One Call only).", interpolated: true) { $0.dewPointCelsius },
+        .init(name: "openweather_forecast_uv_index", help: "Forecast UV index at hours_ahead (One Call only).", interpolated: true) { $0.uvIndex },
         .init(name: "openweather_forecast_cloudiness_ratio", help: "Forecast cloud cover, 0 to 1, at hours_ahead.", interpolated: true) { $0.cloudinessRatio },
         .init(name: "openweather_forecast_condition_id", help: "Forecast primary condition code (weather[0].id) of the step covering hours_ahead.", interpolated: false) { Double($0.conditionID) },
         .init(name: "openweather_forecast_feels_like_celsius", help: "Forecast felt temperature at hours_ahead, interpolated between steps.", interpolated: true) { $0.feelsLikeCelsius },

@@ -62,11 +62,15 @@ public struct Configuration: Sendable {
 
     public init() {}
 
-    /// The sources that run, in slot order: the switched-on ones, and the resolver when a place is given by name.
+    /// The sources that run, in slot order: the switched-on ones, those a switched-on one stands in
+    /// for (their families are filled from it, and they run themselves when it cannot), and the
+    /// resolver when a place is given by name.
     var activeSources: [any Source] {
         let needsResolver = locations.contains { $0.query != nil }
+        let enabled = Set(collectors.filter(\.enabled).map(\.name))
+        let stoodIn = Set(Sources.all.filter { enabled.contains($0.name) }.flatMap(\.standsIn))
         return Sources.all.filter { source in
-            source.resolves ? needsResolver : collectors.first { $0.name == source.name }?.enabled == true
+            source.resolves ? needsResolver : enabled.contains(source.name) || stoodIn.contains(source.name)
         }.map { source in
             guard source is ForecastSource else { return source }
             return ForecastSource(horizons: forecastHorizons, windows: forecastWindows)
@@ -74,10 +78,13 @@ public struct Configuration: Sendable {
     }
 
     /// Requests a minute each polling source needs, and the intervals stretched to fit the budget.
+    /// A source another stands in for needs no requests of its own.
     public var requestPlan: RequestPlan {
-        RequestPlan(
-            sources: activeSources.filter { !$0.resolves }.map { source in
-                (source.name, interval(of: source.name), locations.count)
+        let sources = activeSources
+        let stoodIn = Set(sources.flatMap(\.standsIn))
+        return RequestPlan(
+            sources: sources.filter { !$0.resolves }.map { source in
+                (source.name, interval(of: source.name), stoodIn.contains(source.name) ? 0 : locations.count)
             },
             budgetPerMinute: maxRequestsPerMinute)
     }

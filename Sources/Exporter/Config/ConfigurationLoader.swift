@@ -142,7 +142,8 @@ public struct ConfigurationLoader: Sendable {
             guard let source = Sources.named(name), !source.resolves else { continue }
             if let enabled = try settings.boolean("collector.\(name)") {
                 config.collectors[index].enabled = enabled
-            } else if config.demo {
+            } else if config.demo && source.standsIn.isEmpty {
+                // The demo shows every free source; one that stands in for others (One Call) stays opt-in.
                 config.collectors[index].enabled = true
             }
             if let interval = try settings.duration("collector.\(name).interval", minimum: .seconds(1)) {

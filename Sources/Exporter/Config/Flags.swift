@@ -71,7 +71,7 @@ struct Flag: Sendable {
         [
             Flag(name: "collector.\(source.name)", kind: .boolean, placeholder: "",
                  help: "\(source.summary) Off: --no-collector.\(source.name).",
-                 defaultText: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault ? "" : "; enabled with --demo")),
+                 defaultText: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault || !source.standsIn.isEmpty ? "" : "; enabled with --demo")),
             Flag(name: "collector.\(source.name).interval", kind: .value, placeholder: "DURATION",
                  help: "How often each location is polled from \(source.name); stretched to fit the request budget.",
                  defaultText: PrometheusDuration.format(source.defaultInterval)

@@ -55,9 +55,11 @@ struct PollSchedule {
         var failures = 0
         /// A resolver that succeeded.
         var done = false
+        /// Switched off at runtime (`setSlot`): another source stands in for it.
+        var off = false
 
-        /// Not waiting, not finished: belongs in the due queue whenever it is not in flight.
-        var schedulable: Bool { spec.kind != .none && !done && !spec.waiting }
+        /// Not waiting, not finished, not off: belongs in the due queue whenever it is not in flight.
+        var schedulable: Bool { spec.kind != .none && !done && !spec.waiting && !off }
     }
 
     private(set) var jobs: [Job] = []
@@ -107,7 +109,7 @@ struct PollSchedule {
             return job
         }
         inFlightCount = jobs.count { $0.inFlight }
-        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
+        rebuildQueue()
     }
 
     mutating func next(now: Double) -> Decision {
@@ -153,6 +155,32 @@ struct PollSchedule {
             jobs[index].nextDue = now
         }
         if jobs[index].schedulable { due.insert((jobs[index].nextDue, index)) }
+    }
+
+    /// Switches the jobs of source `slot` at every location on or off, at runtime: a source that
+    /// stands in for others works, or has stopped working. A job switched on is due at once.
+    mutating func setSlot(_ slot: Int, on: Bool, now: Double) {
+        var changed = false
+        for index in stride(from: slot, to: jobs.count, by: sourceCount) where jobs[index].off == on {
+            jobs[index].off = !on
+            if on { jobs[index].nextDue = now }
+            changed = true
+        }
+        if changed { rebuildQueue() }
+    }
+
+    /// Gives one job an interval of its own (a source that cannot be used, retried rarely) and
+    /// switches it on; its next try is an interval from now.
+    mutating func setRetry(job index: Int, interval: Double, now: Double) {
+        guard jobs.indices.contains(index) else { return }
+        jobs[index].spec.interval = interval
+        jobs[index].off = false
+        jobs[index].nextDue = now + interval
+        rebuildQueue()
+    }
+
+    private mutating func rebuildQueue() {
+        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
     }
 
     /// `location`'s place is resolved: its polling jobs are due at once.

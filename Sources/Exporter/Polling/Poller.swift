@@ -61,6 +61,8 @@ public final class Poller: Sendable {
         /// When the request that set `keyRejected` was sent: an answer to an older request is old
         /// news (sent before the key changed) and changes nothing.
         var keyStateSince = -Double.infinity
+        /// Sources that said the key cannot use them (One Call without its subscription), kept across reloads.
+        var unavailable: Set<String> = []
         var random = SystemRandomNumberGenerator()
     }
 
@@ -178,6 +180,41 @@ public final class Poller: Sendable {
         core.schedule.reconfigure(specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now)
         core.plan = plan
         core.epoch += 1
+        switchStandIns(in: &core, now: now)
+    }
+
+    /// Switches each source's jobs on or off: a source another one stands in for is off while that
+    /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
+    private func switchStandIns(in core: inout Core, now: Double) {
+        let sources = core.plan.sources
+        let working = sources.filter { !$0.standsIn.isEmpty && !core.unavailable.contains($0.name) }
+        let replaced = Set(working.flatMap(\.standsIn))
+        for (slot, source) in sources.enumerated() {
+            let unusable = core.unavailable.contains(source.name)
+            core.schedule.setSlot(slot, on: !replaced.contains(source.name) && !unusable, now: now)
+            if unusable, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
+                core.schedule.jobs[$0].spec.kind == .poll
+            }) {
+                core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, now: now)
+            }
+        }
+    }
+
+    /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.
+    private func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
+        let source = core.plan.sources[slot]
+        guard !source.standsIn.isEmpty else { return }
+        let readings = (try? completion.result.get()).map(source.readings(standingIn:)) ?? [:]
+        for (other, name) in core.plan.sources.enumerated().map({ ($0, $1.name) }) where source.standsIn.contains(name) {
+            let result: Result<any Sendable, OpenWeatherError>
+            switch completion.result {
+            case .success: 
+                guard let reading = readings[name] else { continue }
+                result = .success(reading)
+            case .failure(let error): result = .failure(error)
+            }
+            store.recordStandIn(location: location, source: other, result: result, duration: completion.duration, now: time.wall())
+        }
     }
 
     private func fetch(
@@ -212,6 +249,25 @@ public final class Poller: Sendable {
             guard core.schedule.jobs[job].inFlight else { return }
         }
         let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+        let source = core.plan.sources[slot]
+        if case .failure(let error) = completion.result, source.isUnavailable(error) {
+            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
+            core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
+            if core.unavailable.insert(source.name).inserted {
+                logger.error(
+                    "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
+                    [("source", source.name), ("reason", error.description),
+                     ("hint", "subscribe to One Call by Call (https://openweathermap.org/price) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
+                switchStandIns(in: &core, now: now)
+            }
+            return
+        }
+        if case .success = completion.result, core.unavailable.remove(source.name) != nil {
+            logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
+            core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, now: now)
+            switchStandIns(in: &core, now: now)
+        }
+        recordStandIns(completion, location: location, slot: slot, in: &core)
         let outcome = classify(completion, location: location, slot: slot, in: &core)
         core.schedule.finished(job: job, outcome: outcome, now: now, random: Double.random(in: 0..<1, using: &core.random))
         if case .success = outcome, core.plan.sources[slot].resolves {

@@ -104,6 +104,24 @@ public final class WeatherStore: Sendable {
         }
     }
 
+    /// A reading of `source` made from another source's answer (One Call for weather): like a
+    /// success or a failure of its own, without a request to count.
+    func recordStandIn(location: Int, source: Int, result: Result<any Sendable, OpenWeatherError>, duration: Double, now: Double) {
+        update(location, source, code: nil) { state in
+            switch result {
+            case .success(let reading):
+                state.sources[source].reading = reading
+                state.sources[source].lastSuccess = now
+                state.sources[source].up = true
+                state.sources[source].lastError = nil
+            case .failure(let error):
+                state.sources[source].up = false
+                state.sources[source].lastError = error.description
+            }
+            state.sources[source].lastPollDuration = duration
+        }
+    }
+
     func recordFailure(location: Int, source: Int, code: String, reason: String, duration: Double) {
         update(location, source, code: code) { state in
             state.sources[source].up = false
@@ -112,9 +130,9 @@ public final class WeatherStore: Sendable {
         }
     }
 
-    private func update(_ location: Int, _ source: Int, code: String, _ body: (inout LocationState) -> Void) {
+    private func update(_ location: Int, _ source: Int, code: String?, _ body: (inout LocationState) -> Void) {
         state.withLock { snapshot in
-            snapshot.requestCounts[RequestKey(source: snapshot.sources[source], code: code), default: 0] += 1
+            if let code { snapshot.requestCounts[RequestKey(source: snapshot.sources[source], code: code), default: 0] += 1 }
             body(&snapshot.locations[location])
             snapshot.locations[location].generation &+= 1
         }
