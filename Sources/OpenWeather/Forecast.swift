@@ -108,9 +108,10 @@ public struct Forecast: Sendable, Equatable {
             snow += step.snowMeters * inside
         }
         guard let low = temperatures.min(), let high = temperatures.max() else { return nil }
+        // To the micrometre, so a sum of millimetres reads 0.0024, not 0.0024000000000000002.
         return Window(
             temperatureMinCelsius: low, temperatureMaxCelsius: high, precipitationProbabilityMax: probability,
-            rainMeters: rain, snowMeters: snow)
+            rainMeters: (rain * 1e9).rounded() / 1e9, snowMeters: (snow * 1e9).rounded() / 1e9)
     }
 
     /// The first step at or after `time`, which must not be after the last step.

@@ -12,6 +12,8 @@ import Synchronization
 ///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
 ///   `path=/data/2.5/air_pollution` one endpoint only): add a fault;
 /// - `DELETE /_simulator/fault`: clear all faults;
+/// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call answers 401 as for a key without
+///   its subscription, or works again;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding request).
 public final class Simulator: Sendable {
@@ -29,6 +31,8 @@ public final class Simulator: Sendable {
         var faults: [Fault] = []
         var requests: [Request] = []
         var acceptedKeys: Set<String>?
+        /// False: `/data/3.0/onecall` answers 401 as for a key without the subscription.
+        var oneCallSubscribed = true
     }
 
     /// Shared by the public API and the handler on the server's threads.
@@ -68,6 +72,8 @@ public final class Simulator: Sendable {
     public func clearFaults() { state.withLock { $0.faults = [] } }
 
     public func setAcceptedKeys(_ keys: Set<String>?) { state.withLock { $0.acceptedKeys = keys } }
+
+    public func setOneCallSubscribed(_ subscribed: Bool) { state.withLock { $0.oneCallSubscribed = subscribed } }
 
     /// Every API request seen, any endpoint, oldest first.
     public var requests: [Request] { state.withLock { $0.requests } }

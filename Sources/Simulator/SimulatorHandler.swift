@@ -22,6 +22,13 @@ struct SimulatorHandler: HTTPHandler {
             }
             state.withLock { $0.faults.append(fault) }
             responder.respond(Self.text(200, "fault added\n"))
+        case ("POST", "/_simulator/onecall"):
+            guard let subscribed = query["subscribed"].flatMap(Bool.init) else {
+                responder.respond(Self.text(400, "give subscribed=true or subscribed=false\n"))
+                return
+            }
+            state.withLock { $0.oneCallSubscribed = subscribed }
+            responder.respond(Self.text(200, "One Call subscription \(subscribed ? "on" : "off")\n"))
         case ("DELETE", "/_simulator/fault"):
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
@@ -40,15 +47,19 @@ struct SimulatorHandler: HTTPHandler {
         let now = Clock.monotonic()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
-        let (fault, accepted) = state.withLock { state in
+        let (fault, accepted, subscribed) = state.withLock { state in
             (state.faults.first { $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) },
-             state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty)
+             state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty,
+             state.oneCallSubscribed)
         }
         var response: Fault.Response
         var body: (contentType: String, text: String)
         if !accepted {
             response = .status(401)
             body = ErrorBodies.body(for: 401)
+        } else if endpoint == .oneCall && !subscribed {
+            response = .status(401)
+            body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {
             let answer = endpoint.answer(query, latitude: latitude, longitude: longitude, at: Clock.wall())
             body = (ErrorBodies.json, answer.body)

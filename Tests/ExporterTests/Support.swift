@@ -51,6 +51,8 @@ final class FakeTransport: OpenWeatherTransport {
         switch request.path {
         case "/data/2.5/weather": .success(Fixture.bytes("current-zocca-rain.json"))
         case "/data/2.5/air_pollution": .success(Fixture.bytes("air-pollution-barcelona.json"))
+        case "/data/2.5/forecast": .success(Fixture.bytes("forecast-zocca.json"))
+        case "/data/3.0/onecall": .success(Fixture.bytes("onecall-texarkana-alerts.json"))
         case "/geo/1.0/direct":
             request.query.contains { $0.name == "q" && $0.value.lowercased().hasPrefix("london") }
                 ? .success(Fixture.bytes("geo-direct-london.json")) : .success(Fixture.bytes("geo-direct-no-match.json"))
