@@ -1,4 +1,5 @@
 import OpenWeather
+import TestSupport
 import Testing
 
 @testable import Simulator
@@ -37,5 +38,45 @@ import Testing
         SimulatorEndpointTests.expectHTTP(400, "wrong latitude") { () throws(OpenWeatherError) in
             _ = try SimulatorEndpointTests.client(simulator).get(Forecast.request(latitude: 95, longitude: 0, language: "en"))
         }
+    }
+}
+
+/// The simulated One Call: the same weather as the 2.5 endpoints, alerts now and then, and the
+/// switch that answers as for a key without the subscription.
+@Suite struct OneCallModelTests {
+    @Test func agreesWithTheCurrentWeatherAndHasAlertsNowAndThen() throws {
+        let now = ForecastModelTests.now
+        let oneCall = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: now).utf8))
+        let weather = WeatherModel.reading(latitude: 41.3888, longitude: 2.159, at: now)
+        #expect(oneCall.current.temperatureCelsius == weather.temperature)
+        #expect(oneCall.hourly.steps.count == 48 && oneCall.daily.count == 8)
+        #expect(oneCall.dewPointCelsius <= oneCall.current.temperatureCelsius)
+        // Over two days of 6-hour blocks, some have an alert and some do not; an alert is in force when served.
+        var withAlert = 0
+        for block in 0..<8 {
+            let time = now + Double(block) * 21_600
+            let alerts = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: time).utf8)).alerts
+            #expect(alerts.allSatisfy { $0.start <= time && time < $0.end })
+            if !alerts.isEmpty { withAlert += 1 }
+        }
+        #expect(withAlert > 0 && withAlert < 8, "\(withAlert) of 8 blocks")
+    }
+
+    @Test func answersWithoutTheSubscriptionWhenSwitched() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let client = SimulatorEndpointTests.client(simulator)
+        _ = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
+        let off = try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?subscribed=false")
+        #expect(off.status == 200)
+        #expect {
+            _ = try client.get(OneCall.request(latitude: 1, longitude: 2, language: "en"))
+        } throws: { error in
+            guard let error = error as? OpenWeatherError else { return false }
+            return OneCall.needsSubscription(error)
+        }
+        _ = try client.get(CurrentWeather.request(latitude: 1, longitude: 2, language: "en"))
+        simulator.setOneCallSubscribed(true)
+        _ = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
     }
 }
