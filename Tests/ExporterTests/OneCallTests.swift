@@ -49,6 +49,8 @@ import Testing
             #expect(rig.state(place.name, "forecast")?.up == true)
         }
         #expect(!rig.logs.all.contains { $0.contains("rejects the API key") })
+        #expect(rig.store.snapshot().allAttempted, "every location has One Call's answer, so the exporter is ready")
+        #expect(places.allSatisfy { rig.state($0.name, "onecall")?.up == false })
 
         subscribed.withLock { $0 = true }
         rig.run(until: 1000 + 4 * 3600 + 1)

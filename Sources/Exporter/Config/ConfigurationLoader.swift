@@ -171,7 +171,7 @@ public struct ConfigurationLoader: Sendable {
     }
 
     /// `--demo` polls every source, quickly, so that every family shows within a minute.
-    static let demoIntervals = ["weather": Duration.seconds(15), "air-pollution": .seconds(60), "forecast": .seconds(60)]
+    static let demoIntervals = ["weather": Duration.seconds(15), "air-pollution": .seconds(60), "forecast": .seconds(60), "onecall": .seconds(15)]
 
     private func locations(_ settings: Settings) throws(ConfigError) -> [Location] {
         var seen: [String: String] = [:]

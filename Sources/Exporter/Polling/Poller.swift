@@ -258,6 +258,10 @@ public final class Poller: Sendable {
                     "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
                     [("source", source.name), ("reason", error.description),
                      ("hint", "subscribe to One Call by Call (https://openweathermap.org/price) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
+                // The key, not the place, lacks it: every location's try has its answer (and readiness too).
+                for other in core.plan.locations.indices where other != location {
+                    store.recordStandIn(location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
+                }
                 switchStandIns(in: &core, now: now)
             }
             return
