@@ -21,10 +21,10 @@ enum OneCallJSON {
     }
 
     /// The alert in force in the 6-hour block holding `time`, if any: (event, start, end).
-    static func alert(latitude: Double, longitude: Double, at time: Double) -> (event: String, start: Double, end: Double)? {
+    static func alert(latitude: Double, longitude: Double, at time: Double, always: Bool = false) -> (event: String, start: Double, end: Double)? {
         let block = (time / 21_600).rounded(.down)
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
-        guard WeatherModel.unitHash(seed + 31, block) < 1.0 / 3 else { return nil }
+        guard always || WeatherModel.unitHash(seed + 31, block) < 1.0 / 3 else { return nil }
         let start = block * 21_600
         let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: start)
         let event = reading.temperature >= 30 ? "Heat Advisory" : reading.temperature <= 0 ? "Frost Advisory"
@@ -32,7 +32,7 @@ enum OneCallJSON {
         return (event, start, start + 21_600)
     }
 
-    static func render(latitude: Double, longitude: Double, at time: Double) -> String {
+    static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false) -> String {
         let number = WeatherJSON.number
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
@@ -72,7 +72,7 @@ enum OneCallJSON {
             return #"{"dt":\#(number(midday)),"temp":{"day":\#(number(temperatures[12])),"min":\#(number(temperatures.min()!)),"max":\#(number(temperatures.max()!))},"pop":0}"#
         }
         var alerts = ""
-        if let alert = alert(latitude: latitude, longitude: longitude, at: time) {
+        if let alert = alert(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) {
             alerts = #","alerts":[{"sender_name":"\#(sender)","event":"\#(alert.event)","start":\#(number(alert.start)),"end":\#(number(alert.end)),"description":"Simulated.\n","tags":[]}]"#
         }
         return """

@@ -13,7 +13,7 @@ import Synchronization
 ///   `path=/data/2.5/air_pollution` one endpoint only): add a fault;
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call answers 401 as for a key without
-///   its subscription, or works again;
+///   its subscription, or works again; `alerts=always` (or `sometimes`): an official alert everywhere;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding request).
 public final class Simulator: Sendable {
@@ -33,6 +33,8 @@ public final class Simulator: Sendable {
         var acceptedKeys: Set<String>?
         /// False: `/data/3.0/onecall` answers 401 as for a key without the subscription.
         var oneCallSubscribed = true
+        /// True: every One Call answer has an official alert in force.
+        var oneCallAlwaysAlert = false
     }
 
     /// Shared by the public API and the handler on the server's threads.

@@ -65,7 +65,8 @@ extension DemoModeTests {
     @Test func sigtermDuringASlowPollExitsAtOnce() throws {
         let (process, port) = try Self.startDemo(["--poll.interval=1s"])
         let simulator = try #require(Self.simulatorPort(process))
-        #expect(waitUntil { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        // Every demo source's first round at the budget's pace (12 requests, one a second).
+        #expect(waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?delay=30s").status == 200)
         usleep(1_500_000)  // the next round of polls is now waiting on the simulator
         var start = timespec()
