@@ -298,3 +298,28 @@ func temporaryFile(_ text: String, mode: mode_t = 0o600) -> String {
         #expect(PrometheusDuration.format(.milliseconds(1250)) == "1s250ms")
     }
 }
+
+extension ConfigurationTests {
+    /// Horizons and windows: flags and the config file, sorted without repeats; mistakes say how to write them.
+    @Test func forecastHorizonsAndWindows() throws {
+        let config = try load(["--location", "A=1,2", "--collector.forecast", "--collector.forecast.horizons=24h, 3h,90m,3h"])
+        #expect(config.forecastHorizons == [.seconds(5400), .seconds(10_800), .seconds(86_400)])
+        #expect(config.forecastWindows == ForecastSource.defaultWindows)
+        let forecast = try #require(config.activeSources.first { $0.name == "forecast" } as? ForecastSource)
+        #expect(forecast.horizons == config.forecastHorizons, "the renderer gets the configured source")
+        #expect(error(["--location", "A=1,2", "--collector.forecast.horizons=3h,200h"]).contains("\"200h\" is not a duration from 1m to 5d"))
+        #expect(error(["--location", "A=1,2", "--collector.forecast.windows=soon"]).contains("write a list like 3h,6h,24h"))
+        let file = temporaryFile(#"{"collector": {"forecast": {"enabled": true, "windows": "12h,24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
+        defer { unlink(file) }
+        #expect(try load(["--config.file", file]).forecastWindows == [.seconds(43_200), .seconds(86_400)])
+        #expect(ForecastSource.hoursLabel(.seconds(5400)) == "1.5" && ForecastSource.windowLabel(.seconds(259_200)) == "72h")
+    }
+
+    /// One Call brings the slots of what it stands in for, and stays off in the demo.
+    @Test func oneCallBringsWeatherAndForecastAndIsOptInForTheDemo() throws {
+        let config = try load(["--location", "A=1,2", "--collector.onecall", "--no-collector.weather"])
+        #expect(config.activeSources.map(\.name) == ["forecast", "onecall", "weather"])
+        #expect(config.requestPlan.entries.map(\.locations) == [0, 1, 0])
+        #expect(try load(["--demo"]).activeSources.map(\.name).contains("onecall") == false)
+    }
+}
