@@ -76,7 +76,7 @@ struct ForecastSource: Source {
             + Self.overWindows.map { MetricFamily(name: $0.name, help: $0.help) }
             + [MetricFamily(
                 name: Self.issued.description,
-                help: "When the forecast was made, Unix time: the answer has none, so the 3-hour mark before its first step (it is made within those 3 hours).")]
+                help: "When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the 3-hour mark before its first step (it is made within those 3 hours).")]
     }
 
     /// `"3"` for 3h, `"1.5"` for 90m.

@@ -32,7 +32,7 @@ protocol Source: Sendable {
     /// From one of its readings, the readings of the sources it stands in for, by name.
     func readings(standingIn reading: any Sendable) -> [String: any Sendable]
     /// An answer that says the key cannot use this source at all (a subscription missing): the
-    /// sources it stands in for then run themselves, and it is retried every `unavailableRetry`.
+    /// sources it stands in for then run themselves, and it is retried every `Sources.unavailableRetry`.
     func isUnavailable(_ error: OpenWeatherError) -> Bool
 }
 
