@@ -69,6 +69,13 @@ import Testing
         #expect(paid.requestPlan.configuredRequestsPerMinute == 40)
         #expect(free.requestPlan.stretched && !paid.requestPlan.stretched)
         #expect(paid.requestPlan.summary.contains("onecall=40/min every 10m"))
+        #expect(free.fallbackRequestPlan == nil)
+        // Without the subscription, weather and forecast at 10m would need 80 a minute: their intervals
+        // are planned for that case, stretched alike.
+        let fallback = try #require(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).fallbackRequestPlan)
+        #expect(fallback.stretched && fallback.configuredRequestsPerMinute == 80)
+        let intervals = configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).effectiveIntervals
+        #expect(intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!], "forecast, onecall, weather")
     }
 
     /// 400 places on 60 a minute: the default intervals (weather 10m, forecast 1h) need 46.7 a minute

@@ -89,15 +89,32 @@ public struct Configuration: Sendable {
             budgetPerMinute: maxRequestsPerMinute)
     }
 
+    /// The plan while the sources that stand in for others cannot be used (One Call without its
+    /// subscription): the sources they stand in for poll themselves. Nil without such a source.
+    public var fallbackRequestPlan: RequestPlan? {
+        let sources = activeSources
+        let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
+        guard !standIns.isEmpty else { return nil }
+        return RequestPlan(
+            sources: sources.filter { !$0.resolves && !standIns.contains($0.name) }.map { ($0.name, interval(of: $0.name), locations.count) },
+            budgetPerMinute: maxRequestsPerMinute)
+    }
+
     /// The configured interval of a source (not stretched).
     public func interval(of source: String) -> Duration {
         collectors.first { $0.name == source }?.interval ?? .seconds(600)
     }
 
     /// Per active source: the interval used (stretched to the budget; a resolver's retry as configured).
+    /// A source another stands in for polls only when that one cannot be used: at the fallback plan's interval.
     var effectiveIntervals: [Duration] {
         let plan = requestPlan
-        return activeSources.map { plan.interval(of: $0.name) ?? interval(of: $0.name) }
+        let fallback = fallbackRequestPlan
+        let stoodIn = Set(activeSources.flatMap(\.standsIn))
+        return activeSources.map { source in
+            (stoodIn.contains(source.name) ? fallback?.interval(of: source.name) : nil)
+                ?? plan.interval(of: source.name) ?? interval(of: source.name)
+        }
     }
 
     /// Per active source, seconds.
