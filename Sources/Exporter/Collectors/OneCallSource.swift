@@ -28,6 +28,7 @@ struct OneCallSource: Source {
     }
 
     func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }
+    let unavailableHint = "subscribe to One Call by Call (https://openweathermap.org/price)"
 
     /// Several alerts of one event and sender become one series; more than this many per location are left out.
     static let maxAlerts = 16

@@ -34,6 +34,8 @@ protocol Source: Sendable {
     /// An answer that says the key cannot use this source at all (a subscription missing): the
     /// sources it stands in for then run themselves, and it is retried every `Sources.unavailableRetry`.
     func isUnavailable(_ error: OpenWeatherError) -> Bool
+    /// What makes it usable, for the error line when it is not.
+    var unavailableHint: String { get }
 }
 
 extension Source {
@@ -43,6 +45,7 @@ extension Source {
     var standsIn: [String] { [] }
     func readings(standingIn reading: any Sendable) -> [String: any Sendable] { [:] }
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
+    var unavailableHint: String { "" }
     func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {}
 }
 

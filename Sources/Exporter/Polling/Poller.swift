@@ -208,7 +208,7 @@ public final class Poller: Sendable {
         for (other, name) in core.plan.sources.enumerated().map({ ($0, $1.name) }) where source.standsIn.contains(name) {
             let result: Result<any Sendable, OpenWeatherError>
             switch completion.result {
-            case .success: 
+            case .success:
                 guard let reading = readings[name] else { continue }
                 result = .success(reading)
             case .failure(let error): result = .failure(error)
@@ -257,7 +257,7 @@ public final class Poller: Sendable {
                 logger.error(
                     "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
                     [("source", source.name), ("reason", error.description),
-                     ("hint", "subscribe to One Call by Call (https://openweathermap.org/price) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
+                     ("hint", "\(source.unavailableHint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
                 // The key, not the place, lacks it: every location's try has its answer (and readiness too).
                 for other in core.plan.locations.indices where other != location {
                     store.recordStandIn(location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
