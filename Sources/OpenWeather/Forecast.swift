@@ -4,7 +4,8 @@
 /// `step(covering:)` and `window(from:to:)` say what a forecast tells about a time.
 public struct Forecast: Sendable, Equatable {
     public struct Step: Sendable, Equatable {
-        /// Unix time the step is for (`dt`); its volumes are over the `stepSeconds` before it.
+        /// Unix time the step is for (`dt`); its volumes are over its period: from the step before
+        /// (`stepSeconds` before, for the first) up to this time.
         public var time: Double
         public var temperatureCelsius: Double
         public var feelsLikeCelsius: Double
@@ -21,15 +22,18 @@ public struct Forecast: Sendable, Equatable {
         public var snowMeters: Double
         /// The primary condition (`weather[0].id`).
         public var conditionID: Int
-        /// One Call's hourly steps only.
+        /// One Call's steps only.
         public var dewPointCelsius: Double?
         public var uvIndex: Double?
+        /// A day's extremes, for One Call's daily steps, whose temperature is the day's.
+        public var dayMinimumCelsius: Double?
+        public var dayMaximumCelsius: Double?
 
         public init(
             time: Double, temperatureCelsius: Double, feelsLikeCelsius: Double, humidityRatio: Double, pressurePascals: Double,
             windSpeedMetersPerSecond: Double, windGustMetersPerSecond: Double?, cloudinessRatio: Double,
             precipitationProbability: Double, rainMeters: Double, snowMeters: Double, conditionID: Int,
-            dewPointCelsius: Double? = nil, uvIndex: Double? = nil
+            dewPointCelsius: Double? = nil, uvIndex: Double? = nil, dayMinimumCelsius: Double? = nil, dayMaximumCelsius: Double? = nil
         ) {
             self.time = time
             self.temperatureCelsius = temperatureCelsius
@@ -45,10 +49,12 @@ public struct Forecast: Sendable, Equatable {
             self.conditionID = conditionID
             self.dewPointCelsius = dewPointCelsius
             self.uvIndex = uvIndex
+            self.dayMinimumCelsius = dayMinimumCelsius
+            self.dayMaximumCelsius = dayMaximumCelsius
         }
     }
 
-    /// In time order, `stepSeconds` apart.
+    /// In time order: `stepSeconds` apart (One Call: hourly, then daily after the last hour).
     public var steps: [Step]
     public var stepSeconds: Double
     /// When the forecast was made, as far as the answer tells (see the decoder).
@@ -84,14 +90,15 @@ public struct Forecast: Sendable, Equatable {
         return low + (high - low) * fraction
     }
 
-    /// The step whose period (the `stepSeconds` up to its time) holds `time`; nil outside the forecast.
+    /// The step whose period holds `time`; nil outside the forecast.
     public func step(covering time: Double) -> Step? {
         guard let first = steps.first, let last = steps.last, time > first.time - stepSeconds, time <= last.time else { return nil }
         return steps[firstIndex(atOrAfter: time)]
     }
 
     /// From `start` to `end`; nil unless the forecast reaches `end`. The temperature extremes take
-    /// the steps inside and the interpolated values at both ends, so they move smoothly with time.
+    /// the steps inside (a daily step's own minimum and maximum) and the interpolated values at both
+    /// ends, so they move smoothly with time.
     public func window(from start: Double, to end: Double) -> Window? {
         guard end > start, let last = steps.last, last.time >= end else { return nil }
         var temperatures: [Double] = []
@@ -100,10 +107,15 @@ public struct Forecast: Sendable, Equatable {
         var probability = 0.0
         var rain = 0.0
         var snow = 0.0
-        for step in steps where step.time > start && step.time - stepSeconds < end {
-            if step.time < end { temperatures.append(step.temperatureCelsius) }
+        for (index, step) in steps.enumerated() {
+            let begins = index == 0 ? step.time - stepSeconds : steps[index - 1].time
+            guard step.time > start && begins < end else { continue }
+            if step.time < end {
+                temperatures.append(step.dayMinimumCelsius ?? step.temperatureCelsius)
+                temperatures.append(step.dayMaximumCelsius ?? step.temperatureCelsius)
+            }
             probability = max(probability, step.precipitationProbability)
-            let inside = (min(step.time, end) - max(step.time - stepSeconds, start)) / stepSeconds
+            let inside = (min(step.time, end) - max(begins, start)) / (step.time - begins)
             rain += step.rainMeters * inside
             snow += step.snowMeters * inside
         }

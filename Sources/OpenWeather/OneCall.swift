@@ -20,7 +20,7 @@ public struct OneCall: Sendable, Equatable {
     public var current: CurrentWeather
     public var dewPointCelsius: Double
     public var uvIndex: Double
-    /// The hourly steps, one hour apart (issued at `current.observationTime`).
+    /// The hourly steps, then the days after the last hour (issued at `current.observationTime`).
     public var hourly: Forecast
     public var daily: [Day]
     /// As sent, possibly several of one event and sender.
@@ -114,12 +114,35 @@ public enum OneCallDecoder {
             }
             hourly.append(step)
         }
-        let daily = try (root.optionalList("daily") ?? []).map { (day: Fields) throws(FieldError) in
+        var daily: [OneCall.Day] = []
+        for day in try root.optionalList("daily") ?? [] {
             let temperature = try day.object("temp")
-            return OneCall.Day(
+            let entry = OneCall.Day(
                 time: try day.number("dt", 1...1e11),
                 temperatureMinCelsius: try temperature.number("min", -100...70),
                 temperatureMaxCelsius: try temperature.number("max", -100...70))
+            daily.append(entry)
+            // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours).
+            guard let last = hourly.last, entry.time > last.time else { continue }
+            let dayTemperature = try temperature.number("day", -100...70)
+            let feelsLike = try day.optionalObject("feels_like")?.optionalNumber("day", -120...90)
+            hourly.append(Forecast.Step(
+                time: entry.time,
+                temperatureCelsius: dayTemperature,
+                feelsLikeCelsius: feelsLike ?? dayTemperature,
+                humidityRatio: WeatherDecoder.shift(try day.number("humidity", 0...100), by: -2),
+                pressurePascals: WeatherDecoder.shift(try day.number("pressure", 800...1100), by: 2),
+                windSpeedMetersPerSecond: try day.optionalNumber("wind_speed", 0...150) ?? 0,
+                windGustMetersPerSecond: try day.optionalNumber("wind_gust", 0...200),
+                cloudinessRatio: WeatherDecoder.shift(try day.optionalNumber("clouds", 0...100) ?? 0, by: -2),
+                precipitationProbability: try day.optionalNumber("pop", 0...1) ?? 0,
+                rainMeters: WeatherDecoder.shift(try day.optionalNumber("rain", 0...2000) ?? 0, by: -3),
+                snowMeters: WeatherDecoder.shift(try day.optionalNumber("snow", 0...2000) ?? 0, by: -3),
+                conditionID: try conditionID(day),
+                dewPointCelsius: try day.optionalNumber("dew_point", -100...70),
+                uvIndex: try day.optionalNumber("uvi", 0...30),
+                dayMinimumCelsius: entry.temperatureMinCelsius,
+                dayMaximumCelsius: entry.temperatureMaxCelsius))
         }
         let alerts = try (root.optionalList("alerts") ?? []).map { (alert: Fields) throws(FieldError) in
             OneCall.Alert(

@@ -69,7 +69,19 @@ enum OneCallJSON {
                 WeatherModel.reading(latitude: latitude, longitude: longitude, at: $0).temperature
             }
             let midday = start + 43_200
-            return #"{"dt":\#(number(midday)),"temp":{"day":\#(number(temperatures[12])),"min":\#(number(temperatures.min()!)),"max":\#(number(temperatures.max()!))},"pop":0}"#
+            let noon = WeatherModel.reading(latitude: latitude, longitude: longitude, at: midday)
+            let rain = stride(from: start, to: start + 86_400, by: 3600).reduce(0.0) {
+                $0 + WeatherModel.reading(latitude: latitude, longitude: longitude, at: $1).rain1h
+            }
+            return """
+                {"dt":\(number(midday)),"temp":{"day":\(number(temperatures[12])),"min":\(number(temperatures.min()!)),"max":\(number(temperatures.max()!))},\
+                "feels_like":{"day":\(number(noon.feelsLike))},"pressure":\(number(noon.pressure)),"humidity":\(number(noon.humidity)),\
+                "dew_point":\(number(dewPoint(noon.temperature, humidity: noon.humidity))),"wind_speed":\(number(noon.windSpeed)),\
+                "wind_deg":\(number(noon.windDirection)),"wind_gust":\(number(noon.windGust)),\
+                "weather":[{"id":\(noon.conditionID),"main":"\(noon.conditionMain)","description":"\(noon.conditionDescription)","icon":"\(noon.icon)"}],\
+                "clouds":\(number(noon.clouds)),"pop":\(rain > 0 ? "0.8" : "0"),"rain":\(number(rain.rounded(to: 2))),\
+                "uvi":\(number(uvIndex(noon, latitude: latitude, at: midday)))}
+                """
         }
         var alerts = ""
         if let alert = alert(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) {

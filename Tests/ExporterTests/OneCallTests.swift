@@ -22,7 +22,7 @@ import Testing
         #expect(rig.transport.log.count == 6 || rig.transport.log.count == 7)
         #expect(rig.state("Texarkana", "weather")?.up == true)
         #expect((rig.state("Texarkana", "weather")?.reading as? CurrentWeather)?.temperatureCelsius == 19.4)
-        #expect((rig.state("Texarkana", "forecast")?.reading as? Forecast)?.steps.count == 48)
+        #expect((rig.state("Texarkana", "forecast")?.reading as? Forecast)?.steps.count == 48 + 6)
         let counts = rig.store.snapshot().requestCounts
         #expect(counts.keys.map(\.source) == ["onecall"], "requests counted once, for the source that made them")
     }

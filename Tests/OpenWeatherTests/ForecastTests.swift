@@ -93,4 +93,28 @@ import Testing
         #expect(early.temperatureMaxCelsius == 10)
         #expect(early.precipitationProbabilityMax == 0.5)
     }
+
+    /// One Call's shape: steps, then days; a day's step covers the time since the step before it and
+    /// brings its own extremes.
+    @Test func daysAfterTheStepsCoverTheirWholeSpan() throws {
+        func step(_ time: Double, _ temperature: Double, rain: Double, pop: Double, low: Double? = nil, high: Double? = nil) -> Forecast.Step {
+            Forecast.Step(
+                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5, pressurePascals: 100_000,
+                windSpeedMetersPerSecond: 1, windGustMetersPerSecond: nil, cloudinessRatio: 0, precipitationProbability: pop,
+                rainMeters: rain, snowMeters: 0, conditionID: 500, dayMinimumCelsius: low, dayMaximumCelsius: high)
+        }
+        let forecast = Forecast(
+            steps: [step(0, 10, rain: 0, pop: 0.2), step(10_800, 4, rain: 0.003, pop: 0.5),
+                    step(97_200, 20, rain: 0.010, pop: 0.9, low: -5, high: 25), step(183_600, 15, rain: 0, pop: 0.1, low: 0, high: 18)],
+            stepSeconds: 10_800, issued: -10_800)
+        #expect(forecast.step(covering: 50_000)?.time == 97_200)
+        #expect(forecast.value({ $0.temperatureCelsius }, at: 54_000) == 12)
+        let window = try #require(forecast.window(from: 5_400, to: 100_000))
+        // 7 °C now, the 4 °C step, the day's -5 and 25 °C; its end falls in the next day's span.
+        #expect(window.temperatureMinCelsius == -5)
+        #expect(window.temperatureMaxCelsius == 25)
+        #expect(window.precipitationProbabilityMax == 0.9)
+        // Half of the 3 mm step and the whole 10 mm day.
+        #expect(window.rainMeters == 0.0115)
+    }
 }
