@@ -60,6 +60,25 @@ import Testing
         #expect(rig.state("P3", "onecall")?.up == true)
     }
 
+    /// A reload while One Call cannot be used keeps its next try an hour after the last.
+    @Test func aReloadDoesNotPutOffTheHourlyTry() {
+        let config = configuration([Self.texarkana, OneCallStandInTests.other], collectors: Self.oneCall)
+        let rig = Rig(config)
+        rig.transport.answer { request in
+            request.path == "/data/3.0/onecall" ? .failure(Self.noSubscription) : FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 1800)
+        let before = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
+        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.run(until: 1000 + 3600 + 120)
+        let tries = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
+        #expect(!before.isEmpty && before.allSatisfy { $0 < 1000 + 60 })
+        #expect(tries.count == before.count + 1, "\(tries)")
+        #expect(tries.last.map { $0 > 1000 + 3500 && $0 <= 1000 + 3600 + 120 } == true, "\(tries)")
+    }
+
+    static let other = Location(name: "Shreveport", latitude: 32.52, longitude: -93.75)
+
     /// The plan counts One Call once for both sources it stands in for.
     @Test func oneCallHalvesTheRequests() throws {
         let places = (0..<400).map { Location(name: "P\($0)", latitude: Double($0 % 170) - 85, longitude: 1) }

@@ -170,12 +170,12 @@ struct PollSchedule {
     }
 
     /// Gives one job an interval of its own (a source that cannot be used, retried rarely) and
-    /// switches it on; its next try is an interval from now.
-    mutating func setRetry(job index: Int, interval: Double, now: Double) {
+    /// switches it on, due at `due`.
+    mutating func setRetry(job index: Int, interval: Double, due: Double) {
         guard jobs.indices.contains(index) else { return }
         jobs[index].spec.interval = interval
         jobs[index].off = false
-        jobs[index].nextDue = now + interval
+        jobs[index].nextDue = due
         rebuildQueue()
     }
 

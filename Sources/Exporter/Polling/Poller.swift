@@ -61,8 +61,9 @@ public final class Poller: Sendable {
         /// When the request that set `keyRejected` was sent: an answer to an older request is old
         /// news (sent before the key changed) and changes nothing.
         var keyStateSince = -Double.infinity
-        /// Sources that said the key cannot use them (One Call without its subscription), kept across reloads.
-        var unavailable: Set<String> = []
+        /// Sources that said the key cannot use them (One Call without its subscription), with when each
+        /// is tried next; kept across reloads, so a reload does not put the next try off.
+        var unavailable: [String: Double] = [:]
         var random = SystemRandomNumberGenerator()
     }
 
@@ -187,15 +188,15 @@ public final class Poller: Sendable {
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
     private func switchStandIns(in core: inout Core, now: Double) {
         let sources = core.plan.sources
-        let working = sources.filter { !$0.standsIn.isEmpty && !core.unavailable.contains($0.name) }
+        let working = sources.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil }
         let replaced = Set(working.flatMap(\.standsIn))
         for (slot, source) in sources.enumerated() {
-            let unusable = core.unavailable.contains(source.name)
-            core.schedule.setSlot(slot, on: !replaced.contains(source.name) && !unusable, now: now)
-            if unusable, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
+            let retry = core.unavailable[source.name]
+            core.schedule.setSlot(slot, on: !replaced.contains(source.name) && retry == nil, now: now)
+            if let retry, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
                 core.schedule.jobs[$0].spec.kind == .poll
             }) {
-                core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, now: now)
+                core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, due: retry)
             }
         }
     }
@@ -253,7 +254,9 @@ public final class Poller: Sendable {
         if case .failure(let error) = completion.result, source.isUnavailable(error) {
             store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
             core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
-            if core.unavailable.insert(source.name).inserted {
+            let first = core.unavailable[source.name] == nil
+            core.unavailable[source.name] = now + Sources.unavailableRetry.seconds
+            if first {
                 logger.error(
                     "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
                     [("source", source.name), ("reason", error.description),
@@ -266,9 +269,9 @@ public final class Poller: Sendable {
             }
             return
         }
-        if case .success = completion.result, core.unavailable.remove(source.name) != nil {
+        if case .success = completion.result, core.unavailable.removeValue(forKey: source.name) != nil {
             logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
-            core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, now: now)
+            core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, due: now)
             switchStandIns(in: &core, now: now)
         }
         recordStandIns(completion, location: location, slot: slot, in: &core)
