@@ -39,7 +39,7 @@ import Testing
             "--location", "Paris", "--location", "Office=zip:94040,US", "--location", "Nowhere=Xyzzyville,above=30",
         ])
         defer { process.signal(SIGKILL); _ = process.wait(seconds: 5) }
-        #expect(waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        #expect(waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let text = try LoopbackHTTP.request(port: port, path: "/metrics").text
         #expect(text.contains(#"openweather_location_info{location="Paris",city="Paris",country="FR",latitude="48.8566",longitude="2.3522",state="Ile-de-France"} 1"#), "\(text)")
         #expect(text.contains(#"openweather_location_info{location="Office",city="Mountain View",country="US","#))

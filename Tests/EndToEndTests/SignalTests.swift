@@ -62,7 +62,8 @@ extension DemoModeTests {
     @Test func sigtermDuringASlowPollExitsAtOnce() async throws {
         let (process, port) = try Self.startDemo(["--collector.weather.interval=1s"])
         let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
-        #expect(await waitUntil { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        // Every demo source's first round at the budget's pace (one request a second).
+        #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         // Returns once a poll is waiting on the 30 s delay.
         try await Self.switchFault(simulator, to: "delay=30s")
         Self.stopsWithinTwoSeconds(process)
@@ -85,7 +86,7 @@ extension DemoModeTests {
         let (process, port) = try Self.startDemo([
             "--config.file=\(file)", "--collector.weather.interval=1m", "--openweather.max-requests-per-minute=100000",
         ])
-        #expect(await waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
         #expect(full.body.count > 6_000_000, "the exposition should be large: \(full.body.count) bytes")
 

@@ -33,7 +33,7 @@ private struct StateRig {
         let logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let plan = configuration.pollerPlan(transport: transport)
         let store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
         self.store = store
         let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
@@ -383,7 +383,7 @@ struct SeededRandom {
         let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
         let plan = config.pollerPlan(transport: transport)
         let store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
         let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
         let poller = Poller(
