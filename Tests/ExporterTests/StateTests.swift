@@ -237,6 +237,31 @@ struct SeededRandom {
         #expect(second.transport.requests(to: "/data/2.5/air_pollution").isEmpty)
     }
 
+    /// One Call fills the weather and forecast slots from its one answer: the file keeps One Call's
+    /// body only, and a restart gives all three slots their readings back from it.
+    @Test func oneCallStandInReadingsComeBack() throws {
+        let config = configuration([places[0]], collectors: ["onecall": .seconds(600)])
+        let first = try StateRig(config)
+        first.run(until: 1000 + 30)
+        #expect(first.transport.log.map(\.request.path) == ["/data/3.0/onecall"])
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: first.directory).read()))
+        let bodies = Dictionary(uniqueKeysWithValues: try #require(saved.locations.first).sources.map { ($0.name, $0.body) })
+        #expect(bodies["onecall"]?.isEmpty == false)
+        #expect(bodies["weather"] == [] && bodies["forecast"] == [], "a stood-in slot has no body of its own")
+
+        let second = try first.restarted(config, after: 120)
+        let oneCall = try #require(second.state("Zocca", "onecall")?.reading as? OneCall)
+        #expect(second.state("Zocca", "weather")?.reading as? CurrentWeather == oneCall.current)
+        #expect(second.state("Zocca", "forecast")?.reading as? Forecast == oneCall.hourly)
+        #expect(second.state("Zocca", "weather")?.up == true)
+        #expect(second.logs.all.contains { $0.contains("state restored") && $0.contains("readings=3") })
+        let exposition = String(decoding: renderPlain(second.store.snapshot(), now: second.time.wall()), as: UTF8.self)
+        #expect(exposition.contains("openweather_temperature_celsius{location=\"Zocca\"}"))
+        #expect(exposition.hasLine("openweather_up{location=\"Zocca\",source=\"weather\"} 1"))
+        second.run(until: 50 + 400)
+        #expect(second.transport.log.isEmpty, "One Call was asked 2 minutes before the restart; its 10 minutes are not over")
+    }
+
     @Test func aChangedLocationKeepsNothing() throws {
         let first = try StateRig(setup())
         first.run(until: 1030)
