@@ -190,8 +190,16 @@ def check_kubernetes_sharded():
     check(c["args"][:len(base_c["args"])] == base_c["args"], "the StatefulSet's arguments are the Deployment's plus the shard flags")
     same = lambda d: {k: v for k, v in d.items() if k not in ("args", "env")}  # noqa: E731
     check(same(c) == same(base_c), "the container is the Deployment's otherwise (image, probes, resources, security, mounts)")
-    check(same(sts["spec"]["template"]["spec"] | {"containers": []}) == same(dep["spec"]["template"]["spec"] | {"containers": []}),
-          "the pod spec is the Deployment's otherwise (security context, volumes)")
+    # The base's state claim is one file for one replica: each shard gets its own from volumeClaimTemplates.
+    state = [v for v in dep["spec"]["template"]["spec"].get("volumes", []) if "persistentVolumeClaim" in v]
+    dep_spec = dep["spec"]["template"]["spec"] | {"containers": [],
+                                                  "volumes": [v for v in dep["spec"]["template"]["spec"].get("volumes", []) if v not in state]}
+    check(same(sts["spec"]["template"]["spec"] | {"containers": []}) == same(dep_spec),
+          "the pod spec is the Deployment's otherwise (security context, volumes but the state claim)")
+    templates = {t["metadata"]["name"]: t for t in sts["spec"].get("volumeClaimTemplates", [])}
+    check(all(v["name"] in templates and templates[v["name"]]["spec"] == base[("PersistentVolumeClaim", v["persistentVolumeClaim"]["claimName"])]["spec"]
+              for v in state) and "PersistentVolumeClaim" not in kinds,
+          "each shard has its own state claim (volumeClaimTemplates like the base's claim), the shared one is gone")
 
 
 # --- Docker ----------------------------------------------------------------------
