@@ -30,7 +30,8 @@ AIR_METRICS = ["openweather_air_quality_index", "openweather_air_pollution_obser
 POLLUTANTS = {"co", "no", "no2", "o3", "so2", "pm2_5", "pm10", "nh3"}
 # Per location and source.
 HEALTH_METRICS = ["openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds"]
-POLLED_SOURCES = ["weather", "air-pollution"]
+# What the demo polls: every free source (One Call stays opt-in).
+POLLED_SOURCES = ["weather", "air-pollution", "forecast"]
 GLOBAL_METRICS = [
     "openweather_api_requests_total", "openweather_exporter_build_info",
     "openweather_exporter_config_last_reload_successful",
