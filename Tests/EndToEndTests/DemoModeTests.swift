@@ -34,12 +34,13 @@ import Testing
 
     /// Places by name and postal code resolve through the simulator's geocoder; a made-up one is down
     /// with a reason, and the rest run.
-    @Test func demoResolvesPlacesByName() throws {
+    @Test func demoResolvesPlacesByName() async throws {
         let (process, port) = try Self.startDemo([
             "--location", "Paris", "--location", "Office=zip:94040,US", "--location", "Nowhere=Xyzzyville,above=30",
         ])
         defer { process.signal(SIGKILL); _ = process.wait(seconds: 5) }
-        #expect(waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        // Suspends rather than blocks: with the forecast the first round takes ~15 s at one request a second.
+        #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let text = try LoopbackHTTP.request(port: port, path: "/metrics").text
         #expect(text.contains(#"openweather_location_info{location="Paris",city="Paris",country="FR",latitude="48.8566",longitude="2.3522",state="Ile-de-France"} 1"#), "\(text)")
         #expect(text.contains(#"openweather_location_info{location="Office",city="Mountain View",country="US","#))
