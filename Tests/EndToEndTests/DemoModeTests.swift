@@ -138,7 +138,9 @@ import Testing
         // asleep; a loop retrying accept at once is always runnable, however busy the machine is.
         var samples = 0
         var runnable = 0
-        let sampled = await waitUntil(seconds: 10) {
+        // Sampled on this thread (about 0.2 s): an async wait can be starved by other tests for the
+        // whole 10 s under a full parallel run (seen: 2 calls), which measures nothing.
+        let sampled = waitUntil(seconds: 10) {
             let states = Self.eventLoopStates(process.pid)
             if !states.isEmpty { samples += 1 }
             if states.contains("R") { runnable += 1 }
