@@ -140,12 +140,13 @@ import Testing
         var runnable = 0
         // Sampled on this thread (about 0.2 s): an async wait can be starved by other tests for the
         // whole 10 s under a full parallel run (seen: 2 calls), which measures nothing.
-        let sampled = waitUntil(seconds: 10) {
+        let sample = {
             let states = Self.eventLoopStates(process.pid)
             if !states.isEmpty { samples += 1 }
             if states.contains("R") { runnable += 1 }
             return samples >= 40
         }
+        let sampled = { waitUntil(seconds: 10, sample) }()
         #expect(sampled && runnable * 2 < samples, "the accept loop spins while out of descriptors: runnable in \(runnable) of \(samples) samples")
         held.forEach { close($0) }
         #expect(await waitUntil(seconds: 10) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy", timeoutSeconds: 1).status) == 200 },

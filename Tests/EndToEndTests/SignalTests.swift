@@ -25,7 +25,8 @@ extension DemoModeTests {
         #expect(try LoopbackHTTP.request(port: simulator, method: "DELETE", path: "/_simulator/fault").status == 200, sourceLocation: sourceLocation)
         #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)").status == 200, sourceLocation: sourceLocation)
         let since = monotonicSeconds()
-        #expect(await waitUntil(seconds: 10) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
+        // 20 s: under a full parallel run the demo (now also polling the forecast) can take more than 10.
+        #expect(await waitUntil(seconds: 20) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
     }
 
     @Test func sighupReloadsTheConfigFileAndRefusesABadOne() async throws {
