@@ -16,7 +16,9 @@ extension ExporterWebTests {
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
         #expect(await waitUntil { (try? running.metrics().contains(temperature)) == true })
         running.simulator.setFault(Fault(response: .status(503)))
-        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true })
+        // A blocking wait (a second or two): the next check must follow it at once, and an async wait
+        // can resume after the 5 s of staleness under a full parallel run.
+        #expect({ waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true } }())
         // Down but not yet stale: the last reading is still served. (The first failed poll comes
         // about a second after the last success; 5 s of staleness leaves room for a busy machine.)
         #expect(try running.metrics().contains(temperature))
