@@ -22,7 +22,7 @@ public final class Exporter: Sendable {
     public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
         let plan = configuration.pollerPlan()
         let store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds, now: time.wall())
         let publisher = MetricsPublisher(store: store, time: time, gzipAbove: configuration.gzipAbove)
         let keeper: StateKeeper?

@@ -11,8 +11,9 @@ public struct CurrentWeather: Sendable, Equatable {
 
     public var temperatureCelsius: Double
     public var feelsLikeCelsius: Double
-    public var temperatureMinCelsius: Double
-    public var temperatureMaxCelsius: Double
+    /// Nil from One Call, which reports no spread.
+    public var temperatureMinCelsius: Double?
+    public var temperatureMaxCelsius: Double?
     public var humidityRatio: Double
     /// At sea level.
     public var pressurePascals: Double

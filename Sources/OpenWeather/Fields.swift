@@ -76,6 +76,12 @@ struct Fields {
         return try Fields(found, path: name(key)).elements()
     }
 
+    /// Nil when absent (One Call leaves out `alerts` when there are none).
+    func optionalList(_ key: String) throws(FieldError) -> [Fields]? {
+        guard present(key) != nil else { return nil }
+        return try list(key)
+    }
+
     func number(_ key: String, _ range: ClosedRange<Double>) throws(FieldError) -> Double {
         guard let number = try optionalNumber(key, range) else { throw FieldError(reason: "missing field `\(name(key))`") }
         return number

@@ -2,15 +2,22 @@
 enum Endpoint: String, CaseIterable {
     case weather = "/data/2.5/weather"
     case airPollution = "/data/2.5/air_pollution"
+    case forecast = "/data/2.5/forecast"
+    case oneCall = "/data/3.0/onecall"
     case geocodingDirect = "/geo/1.0/direct"
     case geocodingZip = "/geo/1.0/zip"
 
     /// The answer once the key is accepted: 200 with the data, or the endpoint's own 400 or 404.
-    func answer(_ query: [String: String], latitude: Double?, longitude: Double?, at time: Double) -> (status: Int, body: String) {
+    /// `alwaysAlert`: One Call has an official alert in force at every place (for end-to-end tests).
+    func answer(_ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false) -> (status: Int, body: String) {
         switch self {
-        case .weather, .airPollution:
+        case .weather, .airPollution, .forecast, .oneCall:
             guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
             guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
+            if self == .oneCall { return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert)) }
+            if self == .forecast {
+                return (200, ForecastJSON.render(latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard"))
+            }
             if self == .airPollution {
                 let reading = AirPollutionModel.reading(latitude: latitude, longitude: longitude, at: time)
                 return (200, AirPollutionJSON.render(reading, latitude: latitude, longitude: longitude))
@@ -37,6 +44,8 @@ enum Endpoint: String, CaseIterable {
         switch self {
         case .weather: ("temp", "9999", "main")
         case .airPollution: ("aqi", "9", "components")
+        case .forecast: ("temp", "9999", "list")
+        case .oneCall: ("temp", "9999", "current")
         case .geocodingDirect, .geocodingZip: ("lat", "999", "lat")
         }
     }

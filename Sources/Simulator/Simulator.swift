@@ -2,7 +2,8 @@ import HTTPServer
 import Synchronization
 
 /// An OpenWeather-compatible server on loopback: `GET /data/2.5/weather` with
-/// simulated weather (see `WeatherModel`), `/data/2.5/air_pollution` (`AirPollutionModel`),
+/// simulated weather (see `WeatherModel`), `/data/2.5/forecast` (`ForecastJSON`, from the same model),
+/// `/data/2.5/air_pollution` (`AirPollutionModel`),
 /// `/geo/1.0/direct` and `/geo/1.0/zip` for real places (`Places`), each checking the key,
 /// and switchable faults. It is what `--demo` runs and what the tests run against.
 ///
@@ -12,6 +13,8 @@ import Synchronization
 ///   `path=/data/2.5/air_pollution` one endpoint only; a request body is served as the answer, to replay a
 ///   captured response): add a fault, checked in the order added;
 /// - `DELETE /_simulator/fault`: clear all faults;
+/// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call answers 401 as for a key without
+///   its subscription, or works again; `alerts=always` (or `sometimes`): an official alert everywhere;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding request).
 public final class Simulator: Sendable {
@@ -29,6 +32,10 @@ public final class Simulator: Sendable {
         var faults: [Fault] = []
         var requests: [Request] = []
         var acceptedKeys: Set<String>?
+        /// False: `/data/3.0/onecall` answers 401 as for a key without the subscription.
+        var oneCallSubscribed = true
+        /// True: every One Call answer has an official alert in force.
+        var oneCallAlwaysAlert = false
     }
 
     /// Shared by the public API and the handler on the server's threads.
@@ -61,6 +68,8 @@ public final class Simulator: Sendable {
     public func stop() { server.shutdown(gracePeriod: .milliseconds(200)) }
 
     public func setAcceptedKeys(_ keys: Set<String>?) { state.withLock { $0.acceptedKeys = keys } }
+
+    public func setOneCallSubscribed(_ subscribed: Bool) { state.withLock { $0.oneCallSubscribed = subscribed } }
 
     /// Every API request seen, any endpoint, oldest first.
     public var requests: [Request] { state.withLock { $0.requests } }

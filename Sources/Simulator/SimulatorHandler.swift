@@ -23,6 +23,19 @@ struct SimulatorHandler: HTTPHandler {
             if !request.body.isEmpty { fault.response = .body(String(decoding: request.body, as: UTF8.self)) }
             state.withLock { $0.faults.append(fault) }
             responder.respond(Self.text(200, "fault added\n"))
+        case ("POST", "/_simulator/onecall"):
+            let subscribed = query["subscribed"].flatMap(Bool.init)
+            let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false][$0] }
+            guard subscribed != nil || alerts != nil, query["subscribed"] == nil || subscribed != nil, query["alerts"] == nil || alerts != nil
+            else {
+                responder.respond(Self.text(400, "give subscribed=true|false and/or alerts=always|sometimes\n"))
+                return
+            }
+            state.withLock { state in
+                if let subscribed { state.oneCallSubscribed = subscribed }
+                if let alerts { state.oneCallAlwaysAlert = alerts }
+            }
+            responder.respond(Self.text(200, "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged")\n"))
         case ("DELETE", "/_simulator/fault"):
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
@@ -41,17 +54,21 @@ struct SimulatorHandler: HTTPHandler {
         let now = Clock.monotonic()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
-        let (fault, accepted) = state.withLock { state in
+        let (fault, accepted, subscribed, alwaysAlert) = state.withLock { state in
             (state.faults.first { $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) },
-             state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty)
+             state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty,
+             state.oneCallSubscribed, state.oneCallAlwaysAlert)
         }
         var response: Fault.Response
         var body: (contentType: String, text: String)
         if !accepted {
             response = .status(401)
             body = ErrorBodies.body(for: 401)
+        } else if endpoint == .oneCall && !subscribed {
+            response = .status(401)
+            body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {
-            let answer = endpoint.answer(query, latitude: latitude, longitude: longitude, at: Clock.wall())
+            let answer = endpoint.answer(query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert)
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
             // A fault's status gets OpenWeather's stock body for it; an answer's own error keeps its body.

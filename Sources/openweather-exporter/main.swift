@@ -107,6 +107,9 @@ logger.info("starting openweather-exporter", [
 logger.info(
     "request plan",
     configuration.requestPlan.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])
+if let fallback = configuration.fallbackRequestPlan {
+    logger.info("request plan when the sources standing in for others cannot be used (One Call without its subscription)", fallback.logFields)
+}
 if configuration.demo {
     logger.warn("DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data", [("simulator", demoURL ?? "")])
 }

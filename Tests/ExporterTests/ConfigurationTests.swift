@@ -130,7 +130,7 @@ import Testing
         #expect(config.demo)
         #expect(config.locations.count >= 3 && config.locations.count <= 5)
         #expect(config.interval(of: "weather") == .seconds(15))
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "weather"], "the demo shows every source")
+        #expect(config.activeSources.map(\.name) == ["air-pollution", "forecast", "weather"], "the demo shows every source")
         #expect(config.warnings.isEmpty)
     }
 
@@ -265,7 +265,7 @@ import Testing
         ("{\"locations\": [{\"name\": \"A\", \"query\": \"Paris\", \"latitude\": 1}]}", "gives latitude, query: give one of"),
         ("{\"locations\": [{\"name\": \"A\"}]}", "says nowhere"),
         ("{\"locations\": [{\"name\": \"A\", \"zip\": 94040}]}", "must be a non-empty string"),
-        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, weather"),
+        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, forecast, onecall, weather"),
         ("{\"collector\": {\"weather\": {\"every\": \"5m\"}}}", "`collector.weather.every` is not a setting"),
     ])
     func configFileMistakes(text: String, expected: String) {
@@ -297,5 +297,30 @@ import Testing
         #expect(PrometheusDuration.format(.seconds(5400)) == "1h30m")
         #expect(PrometheusDuration.format(.seconds(15)) == "15s")
         #expect(PrometheusDuration.format(.milliseconds(1250)) == "1s250ms")
+    }
+}
+
+extension ConfigurationTests {
+    /// Horizons and windows: flags and the config file, sorted without repeats; mistakes say how to write them.
+    @Test func forecastHorizonsAndWindows() throws {
+        let config = try load(["--location", "A=1,2", "--collector.forecast", "--collector.forecast.horizons=24h, 3h,90m,3h"])
+        #expect(config.forecastHorizons == [.seconds(5400), .seconds(10_800), .seconds(86_400)])
+        #expect(config.forecastWindows == ForecastSource.defaultWindows)
+        let forecast = try #require(config.activeSources.first { $0.name == "forecast" } as? ForecastSource)
+        #expect(forecast.horizons == config.forecastHorizons, "the renderer gets the configured source")
+        #expect(error(["--location", "A=1,2", "--collector.forecast.horizons=3h,200h"]).contains("\"200h\" is not a duration from 1m to 5d"))
+        #expect(error(["--location", "A=1,2", "--collector.forecast.windows=soon"]).contains("write a list like 3h,6h,24h"))
+        let file = temporaryFile(#"{"collector": {"forecast": {"enabled": true, "windows": "12h,24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
+        defer { unlink(file) }
+        #expect(try load(["--config.file", file]).forecastWindows == [.seconds(43_200), .seconds(86_400)])
+        #expect(ForecastSource.hoursLabel(.seconds(5400)) == "1.5" && ForecastSource.windowLabel(.seconds(259_200)) == "72h")
+    }
+
+    /// One Call brings the slots of what it stands in for, and stays off in the demo.
+    @Test func oneCallBringsWeatherAndForecastAndIsOptInForTheDemo() throws {
+        let config = try load(["--location", "A=1,2", "--collector.onecall", "--no-collector.weather"])
+        #expect(config.activeSources.map(\.name) == ["forecast", "onecall", "weather"])
+        #expect(config.requestPlan.entries.map(\.locations) == [0, 1, 0])
+        #expect(try load(["--demo"]).activeSources.map(\.name).contains("onecall") == false)
     }
 }

@@ -97,7 +97,9 @@ import Testing
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"above\"} 30",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"below\"} -5",
             "openweather_up{location=\"Atlantis\",source=\"air-pollution\"} 0",
+            "openweather_up{location=\"Atlantis\",source=\"forecast\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"geocoding\"} 0",
+            "openweather_up{location=\"Atlantis\",source=\"onecall\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"weather\"} 0",
         ])
         #expect(text.contains("\nopenweather_api_requests_total{code=\"200\",source=\"geocoding\"} 2\n"))

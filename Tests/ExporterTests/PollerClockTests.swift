@@ -133,7 +133,7 @@ import Testing
         }
         let plan = config.pollerPlan(transport: transport)
         let store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
         let logs = LogCapture()
         let poller = Poller(

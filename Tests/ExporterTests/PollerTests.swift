@@ -28,7 +28,7 @@ import Testing
             configuration.requestTimeout = timeout
             let plan = configuration.pollerPlan()
             store = WeatherStore(
-                locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+                locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
                 maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: Clock.wallSeconds())
             let logs = LogCapture()
             self.logs = logs

@@ -23,15 +23,29 @@ struct RenderBenchmark {
     static func store(count: Int, now: Double, sources: [String] = ["weather"]) throws -> WeatherStore {
         let readings = try fixtures.map(ExpositionGoldenTests.fixture)
         let air = try AirPollutionDecoder.decode(Fixture.bytes("air-pollution-barcelona.json"))
+        // The fixture moved so that its first step is an hour before now: every horizon and window shows.
+        let fixture = try ForecastDecoder.decode(Fixture.bytes("forecast-zocca.json"))
+        let shift = now - 3600 - fixture.steps[0].time
+        let forecast = Forecast(
+            steps: fixture.steps.map { step in
+                var moved = step
+                moved.time += shift
+                return moved
+            },
+            stepSeconds: fixture.stepSeconds, issued: fixture.issued + shift)
         let locations = (0..<count).map { index in
             Location(name: "Place \(index)", latitude: Double(index % 180) - 89.5, longitude: Double(index % 360) - 179.75)
         }
         let store = WeatherStore(
-            locations: locations, sources: sources, resolves: sources.map { _ in false }, intervals: sources.map { _ in .seconds(600) },
+            locations: locations, sources: sources.compactMap(Sources.named), intervals: sources.map { _ in .seconds(600) },
             maxStaleness: sources.map { _ in 3600 }, thresholds: { _ in TemperatureThresholds(aboveCelsius: 35) }, now: now)
         for position in locations.indices {
             for (slot, source) in sources.enumerated() {
-                let reading: any Sendable = source == "weather" ? readings[position % readings.count] : air
+                let reading: any Sendable = switch source {
+                case "weather": readings[position % readings.count]
+                case "forecast": forecast
+                default: air
+                }
                 store.recordSuccess(location: position, source: slot, reading: reading, duration: 0.2, now: now)
             }
         }
@@ -68,8 +82,8 @@ struct RenderBenchmark {
         return " \(name)_ms_median=\(format(wall[runs / 2])) \(name)_ms_min=\(format(wall[0])) \(name)_cpu_ms_median=\(format(cpu[runs / 2])) \(name)_cpu_ms_min=\(format(cpu[0]))"
     }
 
-    /// Weather alone, and weather with air pollution.
-    @Test(arguments: [["weather"], ["air-pollution", "weather"]])
+    /// Weather alone, with air pollution, and with the forecast (re-rendered every minute as time passes).
+    @Test(arguments: [["weather"], ["air-pollution", "weather"], ["forecast", "weather"]])
     func renderTimes(sources: [String]) throws {
         let count = Self.locationCount
         let now = Clock.wallSeconds()

@@ -24,7 +24,7 @@ struct StateBenchmark {
             let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
             let plan = config.pollerPlan(transport: transport)
             let store = WeatherStore(
-                locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+                locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
                 maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
             let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
             let poller = Poller(

@@ -33,7 +33,7 @@ private struct StateRig {
         let logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let plan = configuration.pollerPlan(transport: transport)
         let store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
         self.store = store
         let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
@@ -237,6 +237,31 @@ struct SeededRandom {
         #expect(second.transport.requests(to: "/data/2.5/air_pollution").isEmpty)
     }
 
+    /// One Call fills the weather and forecast slots from its one answer: the file keeps One Call's
+    /// body only, and a restart gives all three slots their readings back from it.
+    @Test func oneCallStandInReadingsComeBack() throws {
+        let config = configuration([places[0]], collectors: ["onecall": .seconds(600)])
+        let first = try StateRig(config)
+        first.run(until: 1000 + 30)
+        #expect(first.transport.log.map(\.request.path) == ["/data/3.0/onecall"])
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: first.directory).read()))
+        let bodies = Dictionary(uniqueKeysWithValues: try #require(saved.locations.first).sources.map { ($0.name, $0.body) })
+        #expect(bodies["onecall"]?.isEmpty == false)
+        #expect(bodies["weather"] == [] && bodies["forecast"] == [], "a stood-in slot has no body of its own")
+
+        let second = try first.restarted(config, after: 120)
+        let oneCall = try #require(second.state("Zocca", "onecall")?.reading as? OneCall)
+        #expect(second.state("Zocca", "weather")?.reading as? CurrentWeather == oneCall.current)
+        #expect(second.state("Zocca", "forecast")?.reading as? Forecast == oneCall.hourly)
+        #expect(second.state("Zocca", "weather")?.up == true)
+        #expect(second.logs.all.contains { $0.contains("state restored") && $0.contains("readings=3") })
+        let exposition = String(decoding: renderPlain(second.store.snapshot(), now: second.time.wall()), as: UTF8.self)
+        #expect(exposition.contains("openweather_temperature_celsius{location=\"Zocca\"}"))
+        #expect(exposition.hasLine("openweather_up{location=\"Zocca\",source=\"weather\"} 1"))
+        second.run(until: 50 + 400)
+        #expect(second.transport.log.isEmpty, "One Call was asked 2 minutes before the restart; its 10 minutes are not over")
+    }
+
     @Test func aChangedLocationKeepsNothing() throws {
         let first = try StateRig(setup())
         first.run(until: 1030)
@@ -383,7 +408,7 @@ struct SeededRandom {
         let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
         let plan = config.pollerPlan(transport: transport)
         let store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
         let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
         let poller = Poller(

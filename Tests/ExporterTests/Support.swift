@@ -51,6 +51,8 @@ final class FakeTransport: OpenWeatherTransport {
         switch request.path {
         case "/data/2.5/weather": .success(Fixture.bytes("current-zocca-rain.json"))
         case "/data/2.5/air_pollution": .success(Fixture.bytes("air-pollution-barcelona.json"))
+        case "/data/2.5/forecast": .success(Fixture.bytes("forecast-zocca.json"))
+        case "/data/3.0/onecall": .success(Fixture.bytes("onecall-texarkana-alerts.json"))
         case "/geo/1.0/direct":
             request.query.contains { $0.name == "q" && $0.value.lowercased().hasPrefix("london") }
                 ? .success(Fixture.bytes("geo-direct-london.json")) : .success(Fixture.bytes("geo-direct-no-match.json"))
@@ -87,7 +89,7 @@ struct Rig {
         logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let plan = configuration.pollerPlan(transport: transport)
         store = WeatherStore(
-            locations: plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals,
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
         poller = Poller(plan: plan, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
     }
@@ -132,7 +134,7 @@ extension WeatherStore {
         -> WeatherStore
     {
         WeatherStore(
-            locations: locations, sources: Sources.all.map(\.name), resolves: Sources.all.map(\.resolves),
+            locations: locations, sources: Sources.all,
             intervals: Sources.all.map(\.defaultInterval), maxStaleness: Sources.all.map { $0.defaultInterval.seconds * 3 },
             thresholds: thresholds, now: now)
     }

@@ -26,7 +26,7 @@ import Testing
                      alerts: index % 3 == 0 ? .off : .custom(.init(aboveCelsius: 30, belowCelsius: index % 2 == 0 ? -5 : nil)))
         }
         let store = WeatherStore(
-            locations: locations, sources: ["air-pollution", "weather"], resolves: [false, false],
+            locations: locations, sources: [AirPollutionSource(), WeatherSource()],
             intervals: [.seconds(3600), .seconds(600)], maxStaleness: [3 * 3600, 1800],
             thresholds: { $0.alerts.resolved(defaults: .init()) }, now: now - 7200)
         let readings = try RenderBenchmark.fixtures.map(ExpositionGoldenTests.fixture)
@@ -74,7 +74,7 @@ import Testing
     static func reload(_ store: WeatherStore, dropping count: Int) {
         store.replaceLocations(
             Array(store.snapshot().locations.map(\.location).dropFirst(count)) + [Location(name: "Zz new", latitude: 1, longitude: 2)],
-            sources: ["weather"], resolves: [false], intervals: [.seconds(600)], maxStaleness: [1800],
+            sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
             thresholds: { _ in .init(belowCelsius: 0) })
     }
 

@@ -3,6 +3,8 @@ import Testing
 @testable import Exporter
 
 @Suite struct WeatherStoreTests {
+    static let weather = Sources.all.firstIndex { $0.name == "weather" }!
+
     static func locations(_ count: Int) -> [Location] {
         (0..<count).map { Location(name: "Place \($0)", latitude: Double($0 % 180) - 90, longitude: Double($0 % 360) - 180) }
     }
@@ -16,9 +18,9 @@ import Testing
         store.failure("Place 500", "weather", code: "500", reason: "server error", duration: 1.5)
         let after = store.snapshot()
 
-        #expect(before.locations[500].sources[2].up == nil)
-        #expect(after.locations[500].sources[2].up == false)
-        #expect(after.locations[500].sources[2].lastError == "server error")
+        #expect(before.locations[500].sources[Self.weather].up == nil)
+        #expect(after.locations[500].sources[Self.weather].up == false)
+        #expect(after.locations[500].sources[Self.weather].lastError == "server error")
         #expect(after.locations.map(\.location) == locations)
         let changed = after.locations.indices.filter { after.locations[$0].generation != before.locations[$0].generation }
         #expect(changed == [500])
@@ -36,7 +38,7 @@ import Testing
             let states = store.snapshot().locations
             #expect(states.count == count)
             #expect(states.map(\.location) == locations)
-            #expect(states.map { $0.sources[2].up == false } == locations.map { $0.name.hasSuffix("1") })
+            #expect(states.map { $0.sources[Self.weather].up == false } == locations.map { $0.name.hasSuffix("1") })
         }
     }
 
@@ -51,7 +53,7 @@ import Testing
         var next = [Location(name: "New", latitude: 1, longitude: 2)] + locations.reversed()
         next[next.firstIndex { $0.name == "Place 4" }!] = Location(name: "Place 4", latitude: 5, longitude: 5)
         store.replaceLocations(
-            next, sources: ["weather"], resolves: [false], intervals: [.seconds(600)], maxStaleness: [1800],
+            next, sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
             thresholds: { _ in .init(aboveCelsius: 30) })
         let snapshot = store.snapshot()
         #expect(snapshot.sources == ["weather"])
@@ -70,6 +72,9 @@ import Testing
         store.failure("B", "geocoding", code: "200", reason: "no place matches")
         #expect(!store.snapshot().allAttempted, "A's air pollution has not been tried")
         store.failure("A", "air-pollution", code: "500", reason: "x")
+        #expect(!store.snapshot().allAttempted, "A's forecast has not been tried")
+        store.failure("A", "forecast", code: "500", reason: "x")
+        store.failure("A", "onecall", code: "500", reason: "x")
         #expect(store.snapshot().allAttempted)
     }
 }

@@ -127,7 +127,7 @@ import Testing
         #expect(badLatitude.status == 400)
         #expect(badLatitude.text == #"{"cod":"400","message":"wrong latitude"}"#)
 
-        #expect(try LoopbackHTTP.request(port: simulator.port, path: "/data/2.5/forecast").status == 404)
+        #expect(try LoopbackHTTP.request(port: simulator.port, path: "/data/2.5/onecall").status == 404)
         #expect(simulator.requests.count == 4)
     }
 

@@ -190,18 +190,16 @@ def check_kubernetes_sharded():
     check(c["args"][:len(base_c["args"])] == base_c["args"], "the StatefulSet's arguments are the Deployment's plus the shard flags")
     same = lambda d: {k: v for k, v in d.items() if k not in ("args", "env")}  # noqa: E731
     check(same(c) == same(base_c), "the container is the Deployment's otherwise (image, probes, resources, security, mounts)")
-    # The Deployment's state volume is one claim; each shard gets its own from volumeClaimTemplates.
-    claims = {t["metadata"]["name"]: t for t in sts["spec"].get("volumeClaimTemplates", [])}
-    dep_pod = dep["spec"]["template"]["spec"]
-    shared = [v for v in dep_pod.get("volumes", []) if "persistentVolumeClaim" in v]
-    check(all(v["name"] in claims for v in shared)
-          and all(claims[v["name"]]["spec"] == base[("PersistentVolumeClaim", v["persistentVolumeClaim"]["claimName"])]["spec"] for v in shared),
-          "each of the Deployment's claims is a volumeClaimTemplate of the same name and spec (a state file per shard)")
-    check(all(("PersistentVolumeClaim", v["persistentVolumeClaim"]["claimName"]) not in built for v in shared),
-          "the Deployment's shared claim is not created (one ReadWriteOnce claim cannot serve every shard)")
-    dep_pod = dep_pod | {"volumes": [v for v in dep_pod.get("volumes", []) if "persistentVolumeClaim" not in v]}
-    check(same(sts["spec"]["template"]["spec"] | {"containers": []}) == same(dep_pod | {"containers": []}),
-          "the pod spec is the Deployment's otherwise (security context, volumes)")
+    # The base's state claim is one file for one replica: each shard gets its own from volumeClaimTemplates.
+    state = [v for v in dep["spec"]["template"]["spec"].get("volumes", []) if "persistentVolumeClaim" in v]
+    dep_spec = dep["spec"]["template"]["spec"] | {"containers": [],
+                                                  "volumes": [v for v in dep["spec"]["template"]["spec"].get("volumes", []) if v not in state]}
+    check(same(sts["spec"]["template"]["spec"] | {"containers": []}) == same(dep_spec),
+          "the pod spec is the Deployment's otherwise (security context, volumes but the state claim)")
+    templates = {t["metadata"]["name"]: t for t in sts["spec"].get("volumeClaimTemplates", [])}
+    check(all(v["name"] in templates and templates[v["name"]]["spec"] == base[("PersistentVolumeClaim", v["persistentVolumeClaim"]["claimName"])]["spec"]
+              for v in state) and "PersistentVolumeClaim" not in kinds,
+          "each shard has its own state claim (volumeClaimTemplates like the base's claim), the shared one is gone")
 
 
 # --- Docker ----------------------------------------------------------------------

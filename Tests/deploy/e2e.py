@@ -30,7 +30,8 @@ AIR_METRICS = ["openweather_air_quality_index", "openweather_air_pollution_obser
 POLLUTANTS = {"co", "no", "no2", "o3", "so2", "pm2_5", "pm10", "nh3"}
 # Per location and source.
 HEALTH_METRICS = ["openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds"]
-POLLED_SOURCES = ["weather", "air-pollution"]
+# What the demo polls: every free source (One Call stays opt-in).
+POLLED_SOURCES = ["weather", "air-pollution", "forecast"]
 GLOBAL_METRICS = [
     "openweather_api_requests_total", "openweather_exporter_build_info",
     "openweather_exporter_config_last_reload_successful",
@@ -259,6 +260,8 @@ def alerts(a):
         want = expected | poor
         body = get_json(f"{a.prometheus}/api/v1/alerts")
         firing = [x for x in body["data"]["alerts"] if x["state"] == "firing"]
+        if a.ignore:
+            firing = [x for x in firing if not re.fullmatch(a.ignore, x["labels"]["alertname"])]
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
         if got == want or time.time() > deadline:
             break
@@ -390,23 +393,153 @@ def dashboard(a):
         if an.get("expr"):
             queries.append((f"annotation {an['name']!r}", an["expr"]))
     check(len(queries) > 20, f"{len(queries)} dashboard queries found")
+    if a.only:
+        check(any(re.search(a.only, e) for _, e in queries), f"dashboard queries matching {a.only!r} found")
     for what, expr in queries:
+        if a.only and not re.search(a.only, expr):
+            continue
         e = expand(expr)
         if "$" in e:
             check(False, f"{what}: unknown variable in {e!r}")
             continue
         try:
             res = query(a.prometheus, e)
-            check(bool(res), f"{what}: {len(res)} series")
+            # Queries that need history (offset) or another source may be empty; they must still parse.
+            check(bool(res) or bool(a.may_be_empty and re.search(a.may_be_empty, expr)), f"{what}: {len(res)} series")
         except Exception as ex:  # a PromQL error comes back as HTTP 400
             check(False, f"{what}: {e!r} failed: {ex}")
     # The variables' label_values() queries, through the same API Grafana uses.
-    for v in dash["templating"]["list"]:
+    for v in dash["templating"]["list"] if not a.only else []:
         m = re.fullmatch(r"label_values\((.+),\s*(\w+)\)", str(v.get("query", "")))
         if m:
             sel, label = expand(m.group(1)), m.group(2)
             body = get_json(f"{a.prometheus}/api/v1/label/{label}/values?" + urllib.parse.urlencode({"match[]": sel}))
             check(bool(body.get("data")), f"variable ${v['name']}: {body.get('data')}")
+    finish()
+
+
+# --- forecast and One Call ------------------------------------------------------
+
+def scrape(url):
+    """The exporter's /metrics as {(name, frozenset(labels)): value}."""
+    with urllib.request.urlopen(url, timeout=10) as r:
+        text = r.read().decode()
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.fullmatch(r'(\w+)(?:\{(.*)\})? (\S+)', line)
+        if m:
+            labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
+            out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def frost_place(a):
+    """Prints LAT,LON,THRESHOLD for a place of the running demo exporter whose forecast minimum over
+    the next 24 h is at least 2 °C below its temperature now: a lower threshold halfway between is
+    crossed by the forecast, not by the measurement (the simulator is deterministic, so a second
+    demo exporter sees the same numbers)."""
+    series = scrape(a.metrics)
+    best = None
+    for (name, labels), value in series.items():
+        if name != "openweather_temperature_celsius":
+            continue
+        loc = dict(labels)["location"]
+        low = series.get(("openweather_forecast_temperature_min_celsius", frozenset({("location", loc), ("window", "24h")})))
+        info = [dict(l) for (n, l) in series if n == "openweather_location_info" and dict(l)["location"] == loc]
+        if low is None or not info or value - low < 2:
+            continue
+        if best is None or value - low > best[0]:
+            best = (value - low, info[0]["latitude"], info[0]["longitude"], round((value + low) / 2, 2))
+    if best is None:
+        print("no demo location has a forecast minimum 2 °C below its temperature", file=sys.stderr)
+        sys.exit(1)
+    print(f"{best[1]},{best[2]},{best[3]}")
+
+
+def forecast_alerts(a):
+    """Against a demo exporter with One Call (alerts everywhere) and one place whose threshold only the
+    forecast crosses: "frost expected" fires while "below threshold" does not, and reaches
+    Alertmanager not inhibited; the official-alert rule fires for every place."""
+    deadline = time.time() + a.timeout
+    want = {("OpenWeatherFrostExpected", a.place)} | {("OpenWeatherOfficialAlert", p) for p in a.official.split(",")}
+    while True:
+        firing = [x for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"]
+        got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
+        if want <= got or time.time() > deadline:
+            break
+        time.sleep(2)
+    check(want <= got, f"firing in Prometheus: {sorted(want)} (got {sorted(got)})")
+    check(("OpenWeatherTemperatureBelowThreshold", a.place) not in got, f"{a.place} is not below its threshold now")
+    now = query(a.prometheus, f'openweather_temperature_celsius{{location="{a.place}"}} > ignoring(bound) '
+                              f'openweather_temperature_alert_threshold_celsius{{location="{a.place}",bound="below"}}')
+    check(bool(now), f"{a.place}: the temperature now is above the lower threshold")
+    official = [x for x in firing if x["labels"]["alertname"] == "OpenWeatherOfficialAlert"]
+    check(all(x["labels"].get("event") and x["labels"].get("sender") for x in official), "official alerts carry event and sender")
+    deadline = time.time() + a.timeout
+    while True:
+        am = [x for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("location") == a.place
+              and x["labels"]["alertname"] == "OpenWeatherFrostExpected"]
+        if am or time.time() > deadline:
+            break
+        time.sleep(2)
+    check(bool(am) and all(x["status"]["state"] == "active" for x in am),
+          f"Alertmanager has OpenWeatherFrostExpected for {a.place}, not inhibited: {[x['status'] for x in am]}")
+    finish()
+
+
+def inhibit_forecast(a):
+    """Synthetic alerts: below (above) the threshold now mutes frost (heat) expected for the same place only."""
+    def alert(**labels):
+        return {"labels": labels, "annotations": {}}
+    posted = [
+        alert(alertname="OpenWeatherTemperatureBelowThreshold", job="inhibit-f", instance="x:9755", location="Oslo", severity="warning"),
+        alert(alertname="OpenWeatherFrostExpected", job="inhibit-f", instance="x:9755", location="Oslo", severity="warning"),
+        alert(alertname="OpenWeatherFrostExpected", job="inhibit-f", instance="x:9755", location="Bergen", severity="warning"),
+        alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherHeatExpected", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherFrostExpected", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
+    ]
+    get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
+    want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherFrostExpected", "Oslo"): True,
+            ("OpenWeatherFrostExpected", "Bergen"): False, ("OpenWeatherTemperatureAboveThreshold", "Seville"): False,
+            ("OpenWeatherHeatExpected", "Seville"): True, ("OpenWeatherFrostExpected", "Seville"): False}
+    got = {}
+    deadline = time.time() + a.timeout
+    while time.time() < deadline:
+        got = {(x["labels"]["alertname"], x["labels"]["location"]): x["status"]["state"] == "suppressed"
+               for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("job") == "inhibit-f"}
+        if got == want:
+            break
+        time.sleep(1)
+    for k, v in want.items():
+        check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} location={k[1]}")
+    finish()
+
+
+def onecall_fallback(a):
+    """After One Call starts answering 401 for the missing subscription: weather and forecast are up
+    again from the free endpoints for every place, One Call is down, and the log has one error."""
+    deadline = time.time() + a.timeout
+    places = a.places.split(",")
+    # Up stays 1 from One Call's last answer; the free endpoints' own successes show in the request counts.
+    while True:
+        up = {(r["metric"]["location"], r["metric"]["source"]): float(r["value"][1])
+              for r in query(a.prometheus, 'openweather_up{job="openweather"}')}
+        ok = all(up.get((p, s)) == 1 for p in places for s in ("weather", "forecast")) and all(up.get((p, "onecall")) == 0 for p in places)
+        codes = {(r["metric"]["source"], r["metric"]["code"]): float(r["value"][1])
+                 for r in query(a.prometheus, 'openweather_api_requests_total{job="openweather"}')}
+        polled = all(codes.get((s, "200"), 0) >= len(places) for s in ("weather", "forecast")) and ("onecall", "401") in codes
+        if ok and polled or time.time() > deadline:
+            break
+        time.sleep(2)
+    check(ok, f"weather and forecast up, onecall down, for {places}: {up}")
+    check(polled, f"weather and forecast polled from their own endpoints for every place, onecall answered 401: {sorted(codes.items())}")
+    errors = [l for l in pathlib.Path(a.log).read_text().splitlines() if "level=error" in l]
+    check(len(errors) == 1 and "One Call by Call" in errors[0], f"one error line naming the subscription: {errors}")
+    firing = {x["labels"]["alertname"] for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"}
+    check("OpenWeatherAPIKeyRejected" not in firing, f"the key is not reported rejected (firing: {sorted(firing)})")
     finish()
 
 
@@ -485,6 +618,7 @@ def main():
     al.add_argument("--webhook-log")
     al.add_argument("--expect", required=True, help="alertname:location,...")
     al.add_argument("--timeout", type=float, default=60)
+    al.add_argument("--ignore", help="alert names (regex) left out of the comparison")
     f = sub.add_parser("force-aqi")
     f.add_argument("--simulator", required=True)
     f.add_argument("--prometheus", required=True)
@@ -500,6 +634,8 @@ def main():
     d.add_argument("--prometheus", required=True)
     d.add_argument("--dashboard", required=True)
     d.add_argument("--location-regex", required=True)
+    d.add_argument("--may-be-empty", help="queries matching this regex may return no series")
+    d.add_argument("--only", help="check only the queries matching this regex")
     gp = sub.add_parser("gap")
     gp.add_argument("--prometheus", required=True)
     gp.add_argument("--job", required=True)
@@ -511,6 +647,19 @@ def main():
         w.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
     for k in ("client_ca", "client_cert", "client_key"):
         w.add_argument("--" + k.replace("_", "-"), dest=k)
+    fp = sub.add_parser("frost_place")
+    fp.add_argument("--metrics", required=True)
+    fa = sub.add_parser("forecast_alerts")
+    for k in ("prometheus", "alertmanager", "place", "official"):
+        fa.add_argument("--" + k, required=True)
+    fa.add_argument("--timeout", type=float, default=90)
+    fi = sub.add_parser("inhibit_forecast")
+    fi.add_argument("--alertmanager", required=True)
+    fi.add_argument("--timeout", type=float, default=20)
+    fb = sub.add_parser("onecall_fallback")
+    for k in ("prometheus", "places", "log"):
+        fb.add_argument("--" + k, required=True)
+    fb.add_argument("--timeout", type=float, default=90)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)

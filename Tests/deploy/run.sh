@@ -316,10 +316,11 @@ else
         step "alerts: Hot above, Cold below, Hot's air poor, Nowhere not found; Mild, Plain, Paris, Office silent; Alertmanager and webhook notified" \
             "$PY" "$HERE/e2e.py" alerts --prometheus "$PROM" --alertmanager "$AM" --webhook-log "$HOOK_LOG" \
             --expect "OpenWeatherTemperatureAboveThreshold:Hot,OpenWeatherTemperatureBelowThreshold:Cold,OpenWeatherAirQualityPoor:Hot,OpenWeatherPlaceNotFound:Nowhere" \
-            --timeout 150
+            --timeout 150 --ignore 'OpenWeather(Frost|Heat|HeavyRain)Expected'
         dashboard_check() {
             "$PY" "$HERE/e2e.py" dashboard --prometheus "$PROM" \
-                --dashboard "$DEPLOY/grafana/dashboards/openweather.json" --location-regex "${LOCATIONS//,/|}|$NOT_FOUND"
+                --dashboard "$DEPLOY/grafana/dashboards/openweather.json" --location-regex "${LOCATIONS//,/|}|$NOT_FOUND" \
+                --may-be-empty 'offset|uv_index|dew_point|weather_alert|OfficialAlert'
         }
         export -f dashboard_check
         # Retried: rate() over 1m needs two scrapes of a counter that moved.
@@ -344,7 +345,7 @@ state_restart() {
     mkdir -p "$WORK/state-prometheus"
     printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: state\n    scrape_timeout: 1s\n    static_configs: [{targets: ["127.0.0.1:%s"]}]\n' \
         "$port" >"$WORK/state-prometheus/prometheus.yml"
-    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air-pollution
+    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air-pollution --no-collector.forecast
         --collector.weather.interval=10m --openweather.max-requests-per-minute=30)
     for i in $(seq 1 12); do args+=(--location "P$i=$((i * 6)).5,$((i * 13)).25"); done
     "$BIN" "${args[@]}" >"$WORK/state-1.log" 2>&1 & pid=$!
@@ -483,6 +484,56 @@ if [[ -x "$BIN" ]]; then
     fi
 fi
 
+# --- forecast and One Call ----------------------------------------------------------
+
+# A second demo exporter with One Call (an official alert everywhere) and a place whose lower
+# threshold only the forecast crosses, scraped by a second Prometheus that sends to the same
+# Alertmanager; then One Call loses its subscription.
+forecast_section() {
+    local place exporter2 prom2 sim
+    place="$("$PY" "$HERE/e2e.py" frost_place --metrics "http://$EXPORTER/metrics")" \
+        || { fail "a demo place whose forecast dips 2 °C below now"; return; }
+    pass "a demo place whose forecast dips 2 °C below now: $place (LAT,LON,threshold)"
+    exporter2="127.0.0.1:$(free_port)"
+    prom2="http://127.0.0.1:$(free_port)"
+    "$BIN" --demo --collector.onecall --web.listen-address="$exporter2" \
+        --location "Frosty=${place%,*},below=${place##*,}" --location "Texarkana=33.44,-94.04,alerts=off" \
+        >"$WORK/exporter2.log" 2>&1 &
+    PIDS+=($!)
+    if ! retry 30 http_ok "http://$exporter2/-/healthy"; then
+        fail "second exporter (One Call) starts"; tail -n 20 "$WORK/exporter2.log" | sed 's/^/      /'; return
+    fi
+    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter2.log" | head -1 | cut -d= -f2)"
+    if curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?alerts=always" >/dev/null; then
+        pass "the second exporter's simulator puts an official alert everywhere"
+    else
+        fail "the second exporter's simulator puts an official alert everywhere"; return
+    fi
+    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config2" --exporter "$exporter2" \
+        --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
+    prometheus --config.file="$WORK/config2/prometheus.yml" --storage.tsdb.path="$WORK/prometheus2" \
+        --web.listen-address="${prom2#http://}" >"$WORK/prometheus2.log" 2>&1 &
+    PIDS+=($!)
+    step "forecast: Frosty's forecast raises \"frost expected\" while it is above its threshold; official alerts fire" \
+        "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom2" --alertmanager "$AM" --place Frosty --official Frosty,Texarkana
+    dashboard_onecall() {
+        "$PY" "$HERE/e2e.py" dashboard --prometheus "$1" --dashboard "$DEPLOY/grafana/dashboards/openweather.json" \
+            --location-regex "Frosty|Texarkana" --only 'uv_index|dew_point|weather_alert|forecast_' --may-be-empty 'offset'
+    }
+    export -f dashboard_onecall
+    step "every forecast and One Call dashboard query returns data" retry 60 dashboard_onecall "$prom2"
+    curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
+    step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
+        "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter2.log"
+}
+if [[ -x "$BIN" ]] && http_ok "http://$EXPORTER/-/healthy"; then
+    echo "== forecast and One Call"
+    step "alertmanager inhibitions of the forecast alerts (synthetic alerts)" \
+        "$PY" "$HERE/e2e.py" inhibit_forecast --alertmanager "$AM"
+    forecast_section
+fi
+
+
 # --- the command line of every deployment ------------------------------------------
 
 # Each deployment's exporter arguments (compose, compose demo, Kubernetes,
@@ -510,7 +561,7 @@ run_unprivileged() {
         "$dir/openweather-exporter" --demo --web.listen-address="127.0.0.1:$port") >"$dir/log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    retry 20 http_ok "http://127.0.0.1:$port/-/ready" || ok=0
+    retry 40 http_ok "http://127.0.0.1:$port/-/ready" || ok=0
     stop_process "$pid" 5 || ok=0
     ((ok)) || tail -n 10 "$dir/log"
     ((ok))

@@ -23,20 +23,41 @@ protocol Source: Sendable {
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable
     /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
     var families: [MetricFamily] { get }
+    /// Set when its lines depend on the render's `now` (a forecast read at now + H): a location with
+    /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves.
+    var timePeriod: Double? { get }
     /// `shard`'s lines of `families`, from each location's fresh reading in `slot`.
     func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines)
+    /// The sources whose requests this one makes unnecessary (One Call for weather and forecast):
+    /// while it works their jobs are not scheduled, and `readings(standingIn:)` fills their slots.
+    var standsIn: [String] { get }
+    /// From one of its readings, the readings of the sources it stands in for, by name.
+    func readings(standingIn reading: any Sendable) -> [String: any Sendable]
+    /// An answer that says the key cannot use this source at all (a subscription missing): the
+    /// sources it stands in for then run themselves, and it is retried every `Sources.unavailableRetry`.
+    func isUnavailable(_ error: OpenWeatherError) -> Bool
+    /// What makes it usable, for the error line when it is not.
+    var unavailableHint: String { get }
 }
 
 extension Source {
     var resolves: Bool { false }
     var demoInterval: Duration { defaultInterval }
     var families: [MetricFamily] { [] }
+    var timePeriod: Double? { nil }
+    var standsIn: [String] { [] }
+    func readings(standingIn reading: any Sendable) -> [String: any Sendable] { [:] }
+    func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
+    var unavailableHint: String { "" }
     func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {}
 }
 
 /// Every source, in `source` label order (the order a location's health lines are written in).
 enum Sources {
-    static let all: [any Source] = [AirPollutionSource(), GeocodingSource(), WeatherSource()]
+    static let all: [any Source] = [AirPollutionSource(), ForecastSource(), GeocodingSource(), OneCallSource(), WeatherSource()]
+
+    /// How often a source that said it cannot be used (`isUnavailable`) is tried again.
+    static let unavailableRetry = Duration.seconds(3600)
 
     static func named(_ name: String) -> (any Source)? { all.first { $0.name == name } }
 }

@@ -83,6 +83,8 @@ enum ConfigFile {
                         settings.booleans[flag.name] = .init(text: String(enabled), origin: origin + " enabled")
                     case ("interval", .string(let interval)):
                         settings.values[flag.name + ".interval"] = .init(text: interval, origin: origin + " interval")
+                    case (let option, .string(let text)) where known[flag.name + "." + option]?.kind == .value:
+                        settings.values[flag.name + "." + option] = .init(text: text, origin: origin + " " + option)
                     default:
                         throw fail("`collector.\(key).\(field)` is not a setting of a collector: give enabled (true or false) and interval (like \"10m\")")
                     }

@@ -52,6 +52,10 @@ public struct Configuration: Sendable {
     public var collectors: [CollectorSetting] = Sources.all.map {
         CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
     }
+    /// Ahead of now, where the forecast is read (`--collector.forecast.horizons`), rising.
+    public var forecastHorizons = ForecastSource.defaultHorizons
+    /// Spans from now over which the forecast's extremes and totals are shown, rising.
+    public var forecastWindows = ForecastSource.defaultWindows
     /// This replica's request budget: the key's, divided by `shard.total` (the key's budget is shared).
     public var maxRequestsPerMinute = 60
     /// Which share of the configured locations this replica keeps in `locations` (`--shard` of `--total-shards`).
@@ -73,20 +77,41 @@ public struct Configuration: Sendable {
 
     public init() {}
 
-    /// The sources that run, in slot order: the switched-on ones, and the resolver when a place is given by name.
+    /// The sources that run, in slot order: the switched-on ones, those a switched-on one stands in
+    /// for (their families are filled from it, and they run themselves when it cannot), and the
+    /// resolver when a place is given by name.
     var activeSources: [any Source] {
         let needsResolver = locations.contains { $0.query != nil }
+        let enabled = Set(collectors.filter(\.enabled).map(\.name))
+        let stoodIn = Set(Sources.all.filter { enabled.contains($0.name) }.flatMap(\.standsIn))
         return Sources.all.filter { source in
-            source.resolves ? needsResolver : collectors.first { $0.name == source.name }?.enabled == true
+            source.resolves ? needsResolver : enabled.contains(source.name) || stoodIn.contains(source.name)
+        }.map { source in
+            guard source is ForecastSource else { return source }
+            return ForecastSource(horizons: forecastHorizons, windows: forecastWindows)
         }
     }
 
     /// Requests a minute each polling source needs, and the intervals stretched to fit the budget.
+    /// A source another stands in for needs no requests of its own.
     public var requestPlan: RequestPlan {
-        RequestPlan(
-            sources: activeSources.filter { !$0.resolves }.map { source in
-                (source.name, interval(of: source.name), locations.count)
+        let sources = activeSources
+        let stoodIn = Set(sources.flatMap(\.standsIn))
+        return RequestPlan(
+            sources: sources.filter { !$0.resolves }.map { source in
+                (source.name, interval(of: source.name), stoodIn.contains(source.name) ? 0 : locations.count)
             },
+            budgetPerMinute: maxRequestsPerMinute)
+    }
+
+    /// The plan while the sources that stand in for others cannot be used (One Call without its
+    /// subscription): the sources they stand in for poll themselves. Nil without such a source.
+    public var fallbackRequestPlan: RequestPlan? {
+        let sources = activeSources
+        let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
+        guard !standIns.isEmpty else { return nil }
+        return RequestPlan(
+            sources: sources.filter { !$0.resolves && !standIns.contains($0.name) }.map { ($0.name, interval(of: $0.name), locations.count) },
             budgetPerMinute: maxRequestsPerMinute)
     }
 
@@ -96,9 +121,15 @@ public struct Configuration: Sendable {
     }
 
     /// Per active source: the interval used (stretched to the budget; a resolver's retry as configured).
+    /// A source another stands in for polls only when that one cannot be used: at the fallback plan's interval.
     var effectiveIntervals: [Duration] {
         let plan = requestPlan
-        return activeSources.map { plan.interval(of: $0.name) ?? interval(of: $0.name) }
+        let fallback = fallbackRequestPlan
+        let stoodIn = Set(activeSources.flatMap(\.standsIn))
+        return activeSources.map { source in
+            (stoodIn.contains(source.name) ? fallback?.interval(of: source.name) : nil)
+                ?? plan.interval(of: source.name) ?? interval(of: source.name)
+        }
     }
 
     /// Per active source, seconds.

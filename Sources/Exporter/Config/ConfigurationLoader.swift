@@ -196,7 +196,8 @@ public struct ConfigurationLoader: Sendable {
             guard let source = Sources.named(name), !source.resolves else { continue }
             if let enabled = try settings.boolean("collector.\(name)") {
                 config.collectors[index].enabled = enabled
-            } else if config.demo {
+            } else if config.demo && source.standsIn.isEmpty {
+                // The demo shows every free source; one that stands in for others (One Call) stays opt-in.
                 config.collectors[index].enabled = true
             }
             if let interval = try settings.duration("collector.\(name).interval", minimum: .seconds(1)) {
@@ -211,6 +212,12 @@ public struct ConfigurationLoader: Sendable {
                 config.warnings.append(
                     "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data")
             }
+        }
+        if let horizons = try settings.durations("collector.forecast.horizons", upTo: ForecastSource.longest) {
+            config.forecastHorizons = horizons
+        }
+        if let windows = try settings.durations("collector.forecast.windows", upTo: ForecastSource.longest) {
+            config.forecastWindows = windows
         }
         guard config.collectors.contains(where: { $0.enabled && Sources.named($0.name)?.resolves == false }) else {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
@@ -368,6 +375,22 @@ struct Settings {
             throw ConfigError("\(entry.origin) \"\(entry.text)\" is too short: use at least \(PrometheusDuration.format(minimum))")
         }
         return value
+    }
+
+    /// A comma-separated list of durations from 1m to `longest`: sorted, without repeats.
+    func durations(_ name: String, upTo longest: Duration) throws(ConfigError) -> [Duration]? {
+        guard let entry = values[name] else { return nil }
+        var list: [Duration] = []
+        for part in entry.text.split(separator: ",") {
+            let text = String(part).trimmed
+            guard let value = PrometheusDuration.parse(text), value >= .seconds(60), value <= longest else {
+                throw ConfigError(
+                    "\(entry.origin) \"\(entry.text)\": \"\(text)\" is not a duration from 1m to \(PrometheusDuration.format(longest)); write a list like 3h,6h,24h")
+            }
+            list.append(value)
+        }
+        guard !list.isEmpty else { throw ConfigError("\(entry.origin) is empty: give durations like 3h,6h,24h") }
+        return Array(Set(list)).sorted()
     }
 
     func temperature(_ name: String) throws(ConfigError) -> Double? {

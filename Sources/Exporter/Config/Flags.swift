@@ -95,13 +95,19 @@ struct Flag: Sendable {
         [
             Flag(name: "collector.\(source.name)", kind: .boolean, placeholder: "",
                  help: "\(source.summary) Off: --no-collector.\(source.name).",
-                 defaultText: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault ? "" : "; enabled with --demo")),
+                 defaultText: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault || !source.standsIn.isEmpty ? "" : "; enabled with --demo")),
             Flag(name: "collector.\(source.name).interval", kind: .value, placeholder: "DURATION",
                  help: "How often each location is polled from \(source.name); stretched to fit the request budget.",
                  defaultText: PrometheusDuration.format(source.defaultInterval)
                     + (source.demoInterval == source.defaultInterval ? "" : " (\(PrometheusDuration.format(source.demoInterval)) with --demo)")),
         ]
     } + [
+        Flag(name: "collector.forecast.horizons", kind: .value, placeholder: "DURATIONS",
+             help: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
+             defaultText: ForecastSource.defaultHorizons.map(ForecastSource.windowLabel).joined(separator: ",")),
+        Flag(name: "collector.forecast.windows", kind: .value, placeholder: "DURATIONS",
+             help: "Spans from now over which the forecast's extremes and totals are shown (window label), comma-separated, at most 120h.",
+             defaultText: ForecastSource.defaultWindows.map(ForecastSource.windowLabel).joined(separator: ",")),
         Flag(name: "help", kind: .boolean, placeholder: "", help: "Show this help and exit.", defaultText: ""),
         Flag(name: "version", kind: .boolean, placeholder: "", help: "Show the version and exit.", defaultText: ""),
     ]

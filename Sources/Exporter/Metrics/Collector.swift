@@ -28,6 +28,8 @@ struct ShardSeries {
     let locations: Members
     /// Per location, bit `slot` set when that source's reading is fresh.
     let fresh: [UInt64]
+    /// The render's wall-clock time, for sources whose lines depend on it (`Source.timePeriod`).
+    let now: Double
     /// Every location's opening, one after the other; `openingEnds[i]` is where `locations[i]`'s ends.
     private let openingBytes: [UInt8]
     private let openingEnds: [Int]
@@ -47,10 +49,11 @@ struct ShardSeries {
     }
 
     /// `positions` (in label order) of `states`; `fresh` in the same order.
-    init(_ states: WeatherStore.LocationStates, positions: ArraySlice<Int>, fresh: [UInt64]) {
+    init(_ states: WeatherStore.LocationStates, positions: ArraySlice<Int>, fresh: [UInt64], now: Double) {
         let locations = Members(states: states, positions: positions)
         self.locations = locations
         self.fresh = fresh
+        self.now = now
         var bytes: [UInt8] = []
         bytes.reserveCapacity(locations.count * 32)
         openingEnds = locations.map { state in

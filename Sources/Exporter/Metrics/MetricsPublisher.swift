@@ -42,7 +42,8 @@ final class MetricsPublisher: Sendable {
         var body = Body(chunks: [], gzipped: false, plainCount: 0)
         /// Set by a weather refresh, cleared by the next tick's `malloc_trim`.
         var refreshedSinceTrim = false
-        /// When the next fresh location turns stale and the weather part must be redone.
+        /// When the next fresh location turns stale, or a reading that depends on `now` moves to its
+        /// next time bucket, and the weather part must be redone.
         var nextStaleness = Double.infinity
         /// Every location had been attempted when the weather part was rendered.
         var allAttempted = false
@@ -83,7 +84,7 @@ final class MetricsPublisher: Sendable {
             let snapshot = store.snapshot()
             let now = time.wall()
             let body = rendering.render(snapshot, now: now)
-            var nextStaleness = Double.infinity
+            var nextStaleness = rendering.nextTimeChange
             for state in snapshot.locations {
                 for (slot, source) in state.sources.enumerated() where slot < snapshot.maxStaleness.count {
                     if let success = source.lastSuccess, success + snapshot.maxStaleness[slot] >= now {
@@ -177,7 +178,7 @@ final class MetricsPublisher: Sendable {
 
     /// Called about once a second.
     func tick() {
-        if rendered.withLock({ time.wall() > $0.nextStaleness }) { refreshWeather() }
+        if rendered.withLock({ time.wall() >= $0.nextStaleness }) { refreshWeather() }
         // Re-rendered chunks leave page-sized holes in malloc's arenas, which it keeps (with
         // 10,000 locations, about as much again as the exposition); hand them back. Before
         // the process part, so the resident memory it reports is the trimmed one.

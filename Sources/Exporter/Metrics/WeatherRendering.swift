@@ -16,9 +16,11 @@ import Synchronization
 ///
 /// A shard is re-rendered when one of its locations changed: the store bumps a
 /// location's generation with every change to its state, and a source's reading
-/// turning stale flips a bit of its freshness. So a location's series may depend on
-/// its own state and, through staleness, on `now` only; families without a location
-/// (request counts, build info) are rendered whole every time.
+/// turning stale flips a bit of its freshness; a source whose lines depend on `now`
+/// (`Source.timePeriod`) adds `floor(now / period)` to the keys of the locations showing
+/// it. So a location's series may depend on its own state and on `now` only through
+/// these; families without a location (request counts, build info) are rendered whole
+/// every time.
 ///
 /// From `gzipAbove` plain bytes on (hundreds of locations), every chunk is kept only
 /// as a deflate segment (see `GzipCompressor`) and its CRC, compressed when it is
@@ -46,6 +48,8 @@ struct WeatherRendering {
         var generation: UInt64
         /// Bit `slot` set when that source's reading is fresh.
         var fresh: UInt64
+        /// `floor(now / period)` of the shortest `timePeriod` among the fresh sources; 0 without one.
+        var timeBucket: Int64 = 0
     }
 
     /// One shard's part of every per-location family (in `families` order).
@@ -63,6 +67,10 @@ struct WeatherRendering {
     private var collectors: [any Collector] = []
     /// The sources (by name, in slot order) the collectors were made for.
     private var sources: [String]?
+    /// Per slot, the source's `timePeriod`.
+    private var timePeriods: [Double?] = []
+    /// When the next time bucket of a shown reading begins: the publisher re-renders then.
+    private(set) var nextTimeChange = Double.infinity
     /// Every per-location family, sorted by name.
     private var locationFamilies: [MetricFamily] = []
     /// Indexed as in the snapshot.
@@ -87,11 +95,13 @@ struct WeatherRendering {
         self.parallelism = max(1, parallelism)
     }
 
-    /// The collectors for `sources`; everything is rendered anew.
-    private mutating func configure(for sources: [String]) {
+    /// The collectors for `sources` as configured; everything is rendered anew.
+    private mutating func configure(for definitions: [any Source]) {
+        let sources = definitions.map(\.name)
         collectors = [HealthCollector(sources: sources)]
-            + sources.enumerated().compactMap { slot, name in Sources.named(name).map { SourceCollector(source: $0, slot: slot) } }
+            + definitions.enumerated().map { slot, source in SourceCollector(source: source, slot: slot) }
         locationFamilies = collectors.flatMap(\.families).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        timePeriods = definitions.map(\.timePeriod)
         self.sources = sources
         layout = nil
     }
@@ -101,7 +111,8 @@ struct WeatherRendering {
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve.
     mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> Body {
-        if sources != snapshot.sources { configure(for: snapshot.sources) }
+        // A reload (a new layout) may change a source's settings under the same name.
+        if sources != snapshot.sources || layout != snapshot.layout { configure(for: snapshot.definitions) }
         // Families without a location rendered whole, among the per-location ones, by name.
         var families = locationFamilies
         let global = ExporterCollector.collect(snapshot)
@@ -109,6 +120,7 @@ struct WeatherRendering {
         families.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
         var dirty: [Int] = []
+        nextTimeChange = .infinity
         if layout != snapshot.layout || snapshot.locations.count != keys.count {
             layout = snapshot.layout
             keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
@@ -141,7 +153,7 @@ struct WeatherRendering {
         let (order, keys, collectors, familyCount) = (order, keys, collectors, families.count)
         forEachShard(dirty) { [index] worker, shard in
             let positions = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)]
-            let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys[$0].fresh })
+            let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys[$0].fresh }, now: now)
             return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form)
         }
 
@@ -236,7 +248,7 @@ struct WeatherRendering {
     }
 
     /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
-    private func key(of snapshot: WeatherStore.Snapshot, at index: Int, now: Double) -> Key {
+    private mutating func key(of snapshot: WeatherStore.Snapshot, at index: Int, now: Double) -> Key {
         var fresh: UInt64 = 0
         for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
             guard let success = snapshot.locations[index].sources[slot].lastSuccess, now - success <= snapshot.maxStaleness[slot]
@@ -244,7 +256,17 @@ struct WeatherRendering {
             if case .none = snapshot.locations[index].sources[slot].reading { continue }
             fresh |= 1 << UInt64(slot)
         }
-        return Key(generation: snapshot.locations[index].generation, fresh: fresh)
+        var key = Key(generation: snapshot.locations[index].generation, fresh: fresh)
+        var period = Double.infinity
+        for slot in timePeriods.indices where fresh & (1 << UInt64(slot)) != 0 {
+            if let own = timePeriods[slot] { period = min(period, own) }
+        }
+        if period.isFinite {
+            let bucket = (now / period).rounded(.down)
+            key.timeBucket = Int64(bucket)
+            nextTimeChange = min(nextTimeChange, (bucket + 1) * period)
+        }
+        return key
     }
 }
 

@@ -57,9 +57,11 @@ struct PollSchedule {
         var lastStart: Double?
         /// A resolver that succeeded.
         var done = false
+        /// Switched off at runtime (`setSlot`): another source stands in for it.
+        var off = false
 
-        /// Not waiting, not finished: belongs in the due queue whenever it is not in flight.
-        var schedulable: Bool { spec.kind != .none && !done && !spec.waiting }
+        /// Not waiting, not finished, not off: belongs in the due queue whenever it is not in flight.
+        var schedulable: Bool { spec.kind != .none && !done && !spec.waiting && !off }
     }
 
     private(set) var jobs: [Job] = []
@@ -114,7 +116,7 @@ struct PollSchedule {
             return job
         }
         inFlightCount = jobs.count { $0.inFlight }
-        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
+        rebuildQueue()
     }
 
     mutating func next(now: Double) -> Decision {
@@ -166,6 +168,32 @@ struct PollSchedule {
     /// A request for a job a reload removed has answered.
     mutating func orphanFinished() { orphans = max(orphans - 1, 0) }
 
+    /// Switches the jobs of source `slot` at every location on or off, at runtime: a source that
+    /// stands in for others works, or has stopped working. A job switched on is due at once.
+    mutating func setSlot(_ slot: Int, on: Bool, now: Double) {
+        var changed = false
+        for index in stride(from: slot, to: jobs.count, by: sourceCount) where jobs[index].off == on {
+            jobs[index].off = !on
+            if on { jobs[index].nextDue = now }
+            changed = true
+        }
+        if changed { rebuildQueue() }
+    }
+
+    /// Gives one job an interval of its own (a source that cannot be used, retried rarely) and
+    /// switches it on, due at `due`.
+    mutating func setRetry(job index: Int, interval: Double, due: Double) {
+        guard jobs.indices.contains(index) else { return }
+        jobs[index].spec.interval = interval
+        jobs[index].off = false
+        jobs[index].nextDue = due
+        rebuildQueue()
+    }
+
+    private mutating func rebuildQueue() {
+        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
+    }
+
     /// `location`'s place is resolved: its polling jobs are due at once.
     mutating func unblock(location: Int, now: Double) {
         for index in location * sourceCount..<min((location + 1) * sourceCount, jobs.count) where jobs[index].spec.waiting {
@@ -190,7 +218,7 @@ struct PollSchedule {
         self.pausedUntil = max(self.pausedUntil, pausedUntil)
         rateLimitStrikes = max(rateLimitStrikes, strikes)
         budget = RequestBudget(limitPerMinute: budget.limitPerMinute, recentStarts: (recentStarts + budget.recentStarts).sorted())
-        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
+        rebuildQueue()
     }
 
     /// How long requests stay paused after a 429, or nil.

@@ -34,9 +34,6 @@ public final class Poller: Sendable {
             self.transport = transport
             self.thresholds = thresholds
         }
-
-        var sourceNames: [String] { sources.map(\.name) }
-        var resolves: [Bool] { sources.map(\.resolves) }
     }
 
     /// Runs a request's work somewhere; the poller passes each request as one closure.
@@ -66,6 +63,9 @@ public final class Poller: Sendable {
         /// When the request that set `keyRejected` was sent: an answer to an older request is old
         /// news (sent before the key changed) and changes nothing.
         var keyStateSince = -Double.infinity
+        /// Sources that said the key cannot use them (One Call without its subscription), with when each
+        /// is tried next; kept across reloads, so a reload does not put the next try off.
+        var unavailable: [String: Double] = [:]
         var random = SystemRandomNumberGenerator()
     }
 
@@ -81,7 +81,7 @@ public final class Poller: Sendable {
     private let running = Atomic<Bool>(false)
 
     /// `onChange` runs on the scheduler thread after results are stored; `keepBody` there too, with
-    /// the body of each good answer (for the state file).
+    /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     public init(
         plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
         execute: @escaping Executor = { DispatchQueue.global().async(execute: $0) },
@@ -207,7 +207,7 @@ public final class Poller: Sendable {
 
     private func adopt(_ plan: Plan, in core: inout Core, now: Double) {
         store.replaceLocations(
-            plan.locations, sources: plan.sourceNames, resolves: plan.resolves, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
+            plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds)
         let states = store.snapshot().locations
         var specs: [PollSchedule.Spec] = []
@@ -224,6 +224,43 @@ public final class Poller: Sendable {
         core.schedule.reconfigure(specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now)
         core.plan = plan
         core.epoch += 1
+        switchStandIns(in: &core, now: now)
+    }
+
+    /// Switches each source's jobs on or off: a source another one stands in for is off while that
+    /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
+    private func switchStandIns(in core: inout Core, now: Double) {
+        let sources = core.plan.sources
+        let working = sources.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil }
+        let replaced = Set(working.flatMap(\.standsIn))
+        for (slot, source) in sources.enumerated() {
+            let retry = core.unavailable[source.name]
+            core.schedule.setSlot(slot, on: !replaced.contains(source.name) && retry == nil, now: now)
+            if let retry, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
+                core.schedule.jobs[$0].spec.kind == .poll
+            }) {
+                core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, due: retry)
+            }
+        }
+    }
+
+    /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.
+    private func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
+        let source = core.plan.sources[slot]
+        guard !source.standsIn.isEmpty else { return }
+        let readings = (try? completion.result.get()).map(source.readings(standingIn:)) ?? [:]
+        for (other, name) in core.plan.sources.enumerated().map({ ($0, $1.name) }) where source.standsIn.contains(name) {
+            let result: Result<any Sendable, OpenWeatherError>
+            switch completion.result {
+            case .success:
+                guard let reading = readings[name] else { continue }
+                result = .success(reading)
+                // No body of its own: the state file restores it from the stand-in's.
+                keepBody?(core.plan.locations[location], name, [])
+            case .failure(let error): result = .failure(error)
+            }
+            store.recordStandIn(location: location, source: other, result: result, duration: completion.duration, now: time.wall())
+        }
     }
 
     private func fetch(
@@ -264,6 +301,31 @@ public final class Poller: Sendable {
             job = location * core.plan.sources.count + slot
         }
         let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+        let source = core.plan.sources[slot]
+        if case .failure(let error) = completion.result, source.isUnavailable(error) {
+            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
+            core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
+            let first = core.unavailable[source.name] == nil
+            core.unavailable[source.name] = now + Sources.unavailableRetry.seconds
+            if first {
+                logger.error(
+                    "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
+                    [("source", source.name), ("reason", error.description),
+                     ("hint", "\(source.unavailableHint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
+                // The key, not the place, lacks it: every location's try has its answer (and readiness too).
+                for other in core.plan.locations.indices where other != location {
+                    store.recordStandIn(location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
+                }
+                switchStandIns(in: &core, now: now)
+            }
+            return
+        }
+        if case .success = completion.result, core.unavailable.removeValue(forKey: source.name) != nil {
+            logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
+            core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, due: now)
+            switchStandIns(in: &core, now: now)
+        }
+        recordStandIns(completion, location: location, slot: slot, in: &core)
         let outcome = classify(completion, location: location, slot: slot, in: &core)
         core.schedule.finished(job: job, outcome: outcome, now: now, random: Double.random(in: 0..<1, using: &core.random))
         if case .success = outcome, core.plan.sources[slot].resolves {

@@ -56,6 +56,8 @@ public final class WeatherStore: Sendable {
         public var locations: LocationStates = []
         /// The `source` label of each slot.
         public var sources: [String] = []
+        /// The source of each slot as configured (a forecast's horizons), for the renderer.
+        var definitions: [any Source] = []
         /// Per slot: after this long without success a source's reading is no longer shown (seconds).
         public var maxStaleness: [Double] = []
         /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
@@ -74,15 +76,17 @@ public final class WeatherStore: Sendable {
 
     private let state: Mutex<Snapshot>
 
-    /// `resolves[slot]`: the source at `slot` is a resolver, which applies only to places given by name.
-    public init(
-        locations: [Location], sources: [String], resolves: [Bool], intervals: [Duration], maxStaleness: [Double],
+    /// `sources` in slot order; a resolver applies only to places given by name.
+    init(
+        locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
         thresholds: (Location) -> TemperatureThresholds, now: Double
     ) {
         var snapshot = Snapshot()
         snapshot.intervals = intervals
-        snapshot.sources = sources
+        snapshot.sources = sources.map(\.name)
+        snapshot.definitions = sources
         snapshot.maxStaleness = maxStaleness
+        let resolves = sources.map(\.resolves)
         snapshot.locations = LocationStates(locations.map { Self.fresh($0, resolves: resolves, thresholds: thresholds) })
         snapshot.reloadSuccessTimestamp = now
         self.state = Mutex(snapshot)
@@ -127,6 +131,24 @@ public final class WeatherStore: Sendable {
         }
     }
 
+    /// A reading of `source` made from another source's answer (One Call for weather): like a
+    /// success or a failure of its own, without a request to count.
+    func recordStandIn(location: Int, source: Int, result: Result<any Sendable, OpenWeatherError>, duration: Double, now: Double) {
+        update(location, source, code: nil) { state in
+            switch result {
+            case .success(let reading):
+                state.sources[source].reading = reading
+                state.sources[source].lastSuccess = now
+                state.sources[source].up = true
+                state.sources[source].lastError = nil
+            case .failure(let error):
+                state.sources[source].up = false
+                state.sources[source].lastError = error.description
+            }
+            state.sources[source].lastPollDuration = duration
+        }
+    }
+
     func recordFailure(location: Int, source: Int, code: String, reason: String, duration: Double) {
         update(location, source, code: code) { state in
             state.sources[source].up = false
@@ -135,9 +157,9 @@ public final class WeatherStore: Sendable {
         }
     }
 
-    private func update(_ location: Int, _ source: Int, code: String, _ body: (inout LocationState) -> Void) {
+    private func update(_ location: Int, _ source: Int, code: String?, _ body: (inout LocationState) -> Void) {
         state.withLock { snapshot in
-            snapshot.requestCounts[RequestKey(source: snapshot.sources[source], code: code), default: 0] += 1
+            if let code { snapshot.requestCounts[RequestKey(source: snapshot.sources[source], code: code), default: 0] += 1 }
             body(&snapshot.locations[location])
             snapshot.locations[location].generation &+= 1
         }
@@ -146,9 +168,11 @@ public final class WeatherStore: Sendable {
     /// A reload: a kept location (same name and place) keeps its readings and health for the sources
     /// it still has; a new or moved one starts empty.
     func replaceLocations(
-        _ locations: [Location], sources: [String], resolves: [Bool], intervals: [Duration], maxStaleness: [Double],
+        _ locations: [Location], sources definitions: [any Source], intervals: [Duration], maxStaleness: [Double],
         thresholds: (Location) -> TemperatureThresholds
     ) {
+        let sources = definitions.map(\.name)
+        let resolves = definitions.map(\.resolves)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -163,6 +187,7 @@ public final class WeatherStore: Sendable {
                 return entry
             })
             snapshot.sources = sources
+            snapshot.definitions = definitions
             snapshot.maxStaleness = maxStaleness
             snapshot.intervals = intervals
             snapshot.layout &+= 1

@@ -1,7 +1,8 @@
 /// Puts a saved state back into a poller that has not started. Only what still fits is taken: a
 /// location whose name and place are the same, a source it still has, a reading its source decodes
-/// and that is not older than the source's staleness (a resolved place is kept whatever its age: a
-/// place does not move). Times come back from the wall clock onto the monotonic one, and anything a
+/// (or, for a slot a stand-in filled, that the stand-in's restored reading gives) and that is not
+/// older than the source's staleness (a resolved place is kept whatever its age: a place does not
+/// move). Times come back from the wall clock onto the monotonic one, and anything a
 /// hand-edited file could make absurd (a success in the future, a pause of a week) is bounded.
 enum StateRestore {
     struct Summary: Equatable {
@@ -27,6 +28,7 @@ enum StateRestore {
             store: { plan in
                 for (position, location) in plan.locations.enumerated() {
                     guard let entry = byIdentity[location.identity] else { continue }
+                    var states: [(slot: Int, state: WeatherStore.SourceState)] = []
                     for (slot, source) in plan.sources.enumerated() {
                         guard let old = entry.sources.first(where: { $0.name == source.name }) else { continue }
                         var state = WeatherStore.SourceState(applies: !source.resolves || location.query != nil)
@@ -44,8 +46,25 @@ enum StateRestore {
                                 lost.insert(position * plan.sources.count + slot)
                             }
                         }
-                        store.restore(location: position, source: slot, state)
+                        states.append((slot, state))
                     }
+                    // A slot filled from a stand-in's answer (weather from One Call) was saved without a body
+                    // of its own: its reading comes from the stand-in's restored one, as it came at the time.
+                    for (slot, state) in states {
+                        let standIn = plan.sources[slot]
+                        guard !standIn.standsIn.isEmpty, let reading = state.reading else { continue }
+                        let derived = standIn.readings(standingIn: reading)
+                        for index in states.indices where states[index].state.reading == nil {
+                            let other = states[index].slot
+                            guard let value = derived[plan.sources[other].name], let success = states[index].state.lastSuccess,
+                                wallNow - success <= plan.maxStaleness[other],
+                                entry.sources.first(where: { $0.name == plan.sources[other].name })?.body.isEmpty == true
+                            else { continue }
+                            states[index].state.reading = value
+                            summary.readings += 1
+                        }
+                    }
+                    for (slot, state) in states { store.restore(location: position, source: slot, state) }
                 }
                 let states = store.snapshot().locations
                 for (position, location) in plan.locations.enumerated() {

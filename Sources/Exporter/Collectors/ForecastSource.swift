@@ -1,0 +1,149 @@
+import Exposition
+import OpenWeather
+
+/// The 5 day / 3 hour forecast (`/data/2.5/forecast`), shaped as gauges that stay meaningful as
+/// time passes (Prometheus stores no future samples): the value forecast for now + H at fixed
+/// horizons, and extremes and totals over the next W. "Now" is the render's, so the lines are
+/// re-rendered every `timePeriod` even without a new poll.
+struct ForecastSource: Source {
+    let name = "forecast"
+    let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows; a second request per location."
+    let enabledByDefault = false
+    /// OpenWeather recomputes it about every 3 hours.
+    let defaultInterval = Duration.seconds(3600)
+    let demoInterval = Duration.seconds(60)
+    let timePeriod: Double? = 60
+
+    static let defaultHorizons: [Duration] = [3, 6, 12, 24, 48].map { .seconds($0 * 3600) }
+    static let defaultWindows: [Duration] = [24, 72].map { .seconds($0 * 3600) }
+    /// The free forecast's reach.
+    static let longest = Duration.seconds(120 * 3600)
+
+    /// Ahead of now, in rising order.
+    var horizons: [Duration] = ForecastSource.defaultHorizons
+    var windows: [Duration] = ForecastSource.defaultWindows
+
+    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+        Forecast.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+    }
+
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+        try ForecastDecoder.decode(body)
+    }
+
+    /// A family at the horizons: interpolated between steps, or the value of the step covering the time.
+    struct AtHorizon: Sendable {
+        let name: String
+        let help: String
+        let interpolated: Bool
+        let value: @Sendable (Forecast.Step) -> Double?
+    }
+
+    static let atHorizons: [AtHorizon] = [
+        .init(name: "openweather_forecast_dew_point_celsius", help: "Forecast dew point at hours_ahead (One Call only).", interpolated: true) { $0.dewPointCelsius },
+        .init(name: "openweather_forecast_uv_index", help: "Forecast UV index at hours_ahead (One Call only).", interpolated: true) { $0.uvIndex },
+        .init(name: "openweather_forecast_cloudiness_ratio", help: "Forecast cloud cover, 0 to 1, at hours_ahead.", interpolated: true) { $0.cloudinessRatio },
+        .init(name: "openweather_forecast_condition_id", help: "Forecast primary condition code (weather[0].id) of the step covering hours_ahead.", interpolated: false) { Double($0.conditionID) },
+        .init(name: "openweather_forecast_feels_like_celsius", help: "Forecast felt temperature at hours_ahead, interpolated between steps.", interpolated: true) { $0.feelsLikeCelsius },
+        .init(name: "openweather_forecast_humidity_ratio", help: "Forecast relative humidity, 0 to 1, at hours_ahead.", interpolated: true) { $0.humidityRatio },
+        .init(name: "openweather_forecast_precipitation_probability_ratio", help: "Forecast probability of precipitation (pop), 0 to 1, of the step covering hours_ahead.", interpolated: false) { $0.precipitationProbability },
+        .init(name: "openweather_forecast_pressure_pascals", help: "Forecast sea-level pressure at hours_ahead.", interpolated: true) { $0.pressurePascals },
+        .init(name: "openweather_forecast_rain_meters", help: "Forecast rain over the 3-hour step covering hours_ahead (rain.3h / 1000).", interpolated: false) { $0.rainMeters },
+        .init(name: "openweather_forecast_snow_meters", help: "Forecast snow over the 3-hour step covering hours_ahead (snow.3h / 1000).", interpolated: false) { $0.snowMeters },
+        .init(name: "openweather_forecast_temperature_celsius", help: "Forecast air temperature at hours_ahead, interpolated between steps.", interpolated: true) { $0.temperatureCelsius },
+        .init(name: "openweather_forecast_wind_gust_meters_per_second", help: "Forecast wind gust speed at hours_ahead, when reported.", interpolated: true) { $0.windGustMetersPerSecond },
+        .init(name: "openweather_forecast_wind_speed_meters_per_second", help: "Forecast wind speed at hours_ahead.", interpolated: true) { $0.windSpeedMetersPerSecond },
+    ]
+
+    /// Families over the next `window`.
+    struct OverWindow: Sendable {
+        let name: String
+        let help: String
+        let value: @Sendable (Forecast.Window) -> Double
+    }
+
+    static let overWindows: [OverWindow] = [
+        .init(name: "openweather_forecast_precipitation_probability_max_ratio", help: "Highest forecast probability of precipitation over the next window.") { $0.precipitationProbabilityMax },
+        .init(name: "openweather_forecast_temperature_max_celsius", help: "Highest forecast temperature over the next window.") { $0.temperatureMaxCelsius },
+        .init(name: "openweather_forecast_temperature_min_celsius", help: "Lowest forecast temperature over the next window.") { $0.temperatureMinCelsius },
+        .init(name: "openweather_forecast_window_rain_meters", help: "Forecast rain over the next window, each step's volume in proportion to its part inside.") { $0.rainMeters },
+        .init(name: "openweather_forecast_window_snow_meters", help: "Forecast snow over the next window, each step's volume in proportion to its part inside.") { $0.snowMeters },
+    ]
+
+    private static let issued: StaticString = "openweather_forecast_issued_timestamp_seconds"
+
+    var families: [MetricFamily] {
+        Self.atHorizons.map { MetricFamily(name: $0.name, help: $0.help) }
+            + Self.overWindows.map { MetricFamily(name: $0.name, help: $0.help) }
+            + [MetricFamily(
+                name: Self.issued.description,
+                help: "When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the 3-hour mark before its first step (it is made within those 3 hours).")]
+    }
+
+    /// `"3"` for 3h, `"1.5"` for 90m.
+    static func hoursLabel(_ horizon: Duration) -> String { Exposition.formatValue(horizon.seconds / 3600) }
+
+    /// `"24h"`, `"72h"`: in hours where whole (a `"3d"` would not match `window="72h"` in a rule).
+    static func windowLabel(_ window: Duration) -> String {
+        let hours = window.seconds / 3600
+        return hours == hours.rounded() ? "\(Int(hours))h" : PrometheusDuration.format(window)
+    }
+
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
+        Self.appendSeries(of: shard, forecasts: { shard.freshReading($0, slot: slot) as? Forecast }, horizons: horizons, windows: windows, to: &lines)
+    }
+
+    /// The forecast families of `shard` from `forecasts` (by position): shared with One Call, whose
+    /// readings hold a forecast too.
+    static func appendSeries(
+        of shard: ShardSeries, forecasts: (Int) -> Forecast?, horizons: [Duration], windows: [Duration], to lines: inout FamilyLines
+    ) {
+        let shown = shard.locations.indices.compactMap { position in forecasts(position).map { (position, $0) } }
+        guard !shown.isEmpty else { return }
+        let now = shard.now
+        // Series of a family are written in label order: "12" before "3".
+        let horizons = horizons.map { ($0, hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        let windows = windows.map { ($0, windowLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        shard.withOpenings { openings in
+            for family in atHorizons {
+                guard let target = lines.index[family.name] else { continue }
+                let buffer = lines.buffers[target]
+                let name = Array(family.name.utf8)
+                for (position, forecast) in shown {
+                    for (horizon, label) in horizons {
+                        let time = now + horizon.seconds
+                        let value = family.interpolated ? forecast.value(family.value, at: time) : forecast.step(covering: time).flatMap(family.value)
+                        guard let value else { continue }
+                        buffer.append(name)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("hours_ahead", label)
+                        buffer.appendClosing(value)
+                    }
+                }
+            }
+            let summaries = shown.map { _, forecast in windows.map { forecast.window(from: now, to: now + $0.0.seconds) } }
+            for family in overWindows {
+                guard let target = lines.index[family.name] else { continue }
+                let buffer = lines.buffers[target]
+                let name = Array(family.name.utf8)
+                for ((position, _), perWindow) in zip(shown, summaries) {
+                    for (summary, (_, label)) in zip(perWindow, windows) {
+                        guard let summary else { continue }
+                        buffer.append(name)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("window", label)
+                        buffer.appendClosing(family.value(summary))
+                    }
+                }
+            }
+            if let target = lines.index[issued.description] {
+                let buffer = lines.buffers[target]
+                for (position, forecast) in shown {
+                    buffer.append(issued)
+                    buffer.append(openings[position])
+                    buffer.appendClosing(forecast.issued)
+                }
+            }
+        }
+    }
+}

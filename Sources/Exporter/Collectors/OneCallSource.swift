@@ -1,0 +1,111 @@
+import Exposition
+import OpenWeather
+
+/// One Call 3.0 (`/data/3.0/onecall`): one request gives what `weather` and `forecast` need, so it
+/// stands in for both (their slots are filled from its reading and their jobs are not scheduled),
+/// plus the UV index, the dew point, the next days' extremes and official weather alerts. A key
+/// without the subscription gets 401: then the free endpoints run and One Call is retried hourly.
+struct OneCallSource: Source {
+    let name = "onecall"
+    let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes and official alerts."
+    let enabledByDefault = false
+    let defaultInterval = Duration.seconds(600)
+    let demoInterval = Duration.seconds(15)
+    /// Alerts come and go with time.
+    let timePeriod: Double? = 60
+    let standsIn = ["forecast", "weather"]
+
+    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+        OneCall.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+    }
+
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+        try OneCallDecoder.decode(body)
+    }
+
+    func readings(standingIn reading: any Sendable) -> [String: any Sendable] {
+        guard let oneCall = reading as? OneCall else { return [:] }
+        return ["weather": oneCall.current, "forecast": oneCall.hourly]
+    }
+
+    func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }
+    let unavailableHint = "subscribe to One Call by Call (https://openweathermap.org/price)"
+
+    /// Several alerts of one event and sender become one series; more than this many per location are left out.
+    static let maxAlerts = 16
+
+    private static let uvIndex: StaticString = "openweather_uv_index"
+    private static let dewPoint: StaticString = "openweather_dew_point_celsius"
+    private static let dailyMin: StaticString = "openweather_forecast_daily_temperature_min_celsius"
+    private static let dailyMax: StaticString = "openweather_forecast_daily_temperature_max_celsius"
+    private static let alertInfo: StaticString = "openweather_weather_alert_info"
+    private static let alertEnd: StaticString = "openweather_weather_alert_end_timestamp_seconds"
+
+    var families: [MetricFamily] {
+        [
+            MetricFamily(name: Self.uvIndex.description, help: "UV index now (current.uvi)."),
+            MetricFamily(name: Self.dewPoint.description, help: "Dew point now (current.dew_point)."),
+            MetricFamily(name: Self.dailyMin.description, help: "Forecast lowest temperature of the day days_ahead from today (daily.temp.min; 0 is today)."),
+            MetricFamily(name: Self.dailyMax.description, help: "Forecast highest temperature of the day days_ahead from today (daily.temp.max; 0 is today)."),
+            MetricFamily(
+                name: Self.alertInfo.description,
+                help: "An official weather alert in force (between its start and end), by event and sender; always 1."),
+            MetricFamily(name: Self.alertEnd.description, help: "When the official weather alert ends, Unix time; the latest of several alike."),
+        ]
+    }
+
+    /// The alerts in force at `now`, one per event and sender with the latest end, in label order.
+    static func inForce(_ alerts: [OneCall.Alert], at now: Double) -> [OneCall.Alert] {
+        var latest: [String: OneCall.Alert] = [:]
+        for alert in alerts where alert.start <= now && now < alert.end {
+            let key = alert.event + "\u{0}" + alert.sender
+            if let kept = latest[key], kept.end >= alert.end { continue }
+            latest[key] = alert
+        }
+        let sorted = latest.values.sorted {
+            $0.event != $1.event ? $0.event.utf8.lexicographicallyPrecedes($1.event.utf8) : $0.sender.utf8.lexicographicallyPrecedes($1.sender.utf8)
+        }
+        return Array(sorted.prefix(maxAlerts))
+    }
+
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
+        let shown = shard.locations.indices.compactMap { position in (shard.freshReading(position, slot: slot) as? OneCall).map { (position, $0) } }
+        guard !shown.isEmpty else { return }
+        let now = shard.now
+        shard.withOpenings { openings in
+            for (family, value) in [(Self.dewPoint, { (reading: OneCall) in reading.dewPointCelsius }), (Self.uvIndex, { $0.uvIndex })] {
+                guard let target = lines.index[family.description] else { continue }
+                for (position, reading) in shown {
+                    lines.buffers[target].append(family)
+                    lines.buffers[target].append(openings[position])
+                    lines.buffers[target].appendClosing(value(reading))
+                }
+            }
+            for (family, value) in [(Self.dailyMin, { (day: OneCall.Day) in day.temperatureMinCelsius }), (Self.dailyMax, { $0.temperatureMaxCelsius })] {
+                guard let target = lines.index[family.description] else { continue }
+                for (position, reading) in shown {
+                    // Label order: "0" to "7" sort as numbers do while there are fewer than ten days.
+                    for (index, day) in reading.daily.prefix(10).enumerated() {
+                        lines.buffers[target].append(family)
+                        lines.buffers[target].append(openings[position])
+                        lines.buffers[target].appendLabel("days_ahead", String(index))
+                        lines.buffers[target].appendClosing(value(day))
+                    }
+                }
+            }
+            let alerts = shown.map { Self.inForce($0.1.alerts, at: now) }
+            for family in [Self.alertEnd, Self.alertInfo] {
+                guard let target = lines.index[family.description] else { continue }
+                for ((position, _), inForce) in zip(shown, alerts) {
+                    for alert in inForce {
+                        lines.buffers[target].append(family)
+                        lines.buffers[target].append(openings[position])
+                        lines.buffers[target].appendLabel("event", alert.event)
+                        lines.buffers[target].appendLabel("sender", alert.sender)
+                        lines.buffers[target].appendClosing(family.description == Self.alertEnd.description ? alert.end : 1)
+                    }
+                }
+            }
+        }
+    }
+}

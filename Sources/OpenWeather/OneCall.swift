@@ -1,0 +1,158 @@
+/// One Call 3.0 (`/data/3.0/onecall`, a subscription of its own): the current weather, 48 hourly
+/// steps, 8 days and official alerts in one answer, in Prometheus base units.
+public struct OneCall: Sendable, Equatable {
+    public struct Day: Sendable, Equatable {
+        /// Unix time of the day's midday step (`dt`).
+        public var time: Double
+        public var temperatureMinCelsius: Double
+        public var temperatureMaxCelsius: Double
+    }
+
+    /// An official warning from a national weather service.
+    public struct Alert: Sendable, Equatable {
+        public var sender: String
+        public var event: String
+        public var start: Double
+        public var end: Double
+    }
+
+    /// Without `main.temp_min`/`temp_max`, city name and country, which One Call does not report.
+    public var current: CurrentWeather
+    public var dewPointCelsius: Double
+    public var uvIndex: Double
+    /// The hourly steps, then the days after the last hour (issued at `current.observationTime`).
+    public var hourly: Forecast
+    public var daily: [Day]
+    /// As sent, possibly several of one event and sender.
+    public var alerts: [Alert]
+
+    /// `/data/3.0/onecall` for one place, in metric units, without the minute-by-minute part.
+    public static func request(latitude: Double, longitude: Double, language: String) -> APIRequest {
+        APIRequest(path: "/data/3.0/onecall", query: [
+            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"), .init("lang", language),
+            .init("exclude", "minutely"),
+        ])
+    }
+
+    /// One Call answers 401 with this in its message for a key without the subscription.
+    public static func needsSubscription(_ error: OpenWeatherError) -> Bool {
+        guard case .http(401, let message, _) = error else { return false }
+        return message.contains("subscription")
+    }
+}
+
+/// Decodes a `/data/3.0/onecall` body (`units=metric`): flat field names (`temp`, not
+/// `main.temp`), checked as the 2.5 endpoints' are.
+public enum OneCallDecoder {
+    public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall {
+        try Fields.decode(body, convert)
+    }
+
+    private static func conditionID(_ entry: Fields) throws(FieldError) -> Int {
+        guard let primary = try entry.list("weather").first else { throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported") }
+        return Int(try primary.number("id", -1_000_000...1_000_000))
+    }
+
+    private static func hour(_ entry: Fields) throws(FieldError) -> Forecast.Step {
+        Forecast.Step(
+            time: try entry.number("dt", 1...1e11),
+            temperatureCelsius: try entry.number("temp", -100...70),
+            feelsLikeCelsius: try entry.number("feels_like", -120...90),
+            humidityRatio: WeatherDecoder.shift(try entry.number("humidity", 0...100), by: -2),
+            pressurePascals: WeatherDecoder.shift(try entry.number("pressure", 800...1100), by: 2),
+            windSpeedMetersPerSecond: try entry.optionalNumber("wind_speed", 0...150) ?? 0,
+            windGustMetersPerSecond: try entry.optionalNumber("wind_gust", 0...200),
+            cloudinessRatio: WeatherDecoder.shift(try entry.optionalNumber("clouds", 0...100) ?? 0, by: -2),
+            precipitationProbability: try entry.optionalNumber("pop", 0...1) ?? 0,
+            rainMeters: WeatherDecoder.shift(try entry.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
+            snowMeters: WeatherDecoder.shift(try entry.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
+            conditionID: try conditionID(entry),
+            dewPointCelsius: try entry.optionalNumber("dew_point", -100...70),
+            uvIndex: try entry.optionalNumber("uvi", 0...30))
+    }
+
+    private static func convert(_ root: Fields) throws(FieldError) -> OneCall {
+        let current = try root.requireObject().object("current")
+        let conditions = try current.list("weather").map { (condition: Fields) throws(FieldError) in
+            CurrentWeather.Condition(
+                id: Int(try condition.number("id", -1_000_000...1_000_000)),
+                main: try condition.optionalString("main") ?? "",
+                description: try condition.optionalString("description") ?? "",
+                icon: try condition.optionalString("icon") ?? "")
+        }
+        guard !conditions.isEmpty else { throw FieldError(reason: "`current.weather` is empty: no condition reported") }
+        let observation = try current.number("dt", 1...1e11)
+        let weather = CurrentWeather(
+            temperatureCelsius: try current.number("temp", -100...70),
+            feelsLikeCelsius: try current.number("feels_like", -120...90),
+            temperatureMinCelsius: nil,
+            temperatureMaxCelsius: nil,
+            humidityRatio: WeatherDecoder.shift(try current.number("humidity", 0...100), by: -2),
+            pressurePascals: WeatherDecoder.shift(try current.number("pressure", 800...1100), by: 2),
+            groundLevelPressurePascals: nil,
+            windSpeedMetersPerSecond: try current.optionalNumber("wind_speed", 0...150) ?? 0,
+            windGustMetersPerSecond: try current.optionalNumber("wind_gust", 0...200),
+            windDirectionDegrees: try current.optionalNumber("wind_deg", 0...360) ?? 0,
+            cloudinessRatio: WeatherDecoder.shift(try current.optionalNumber("clouds", 0...100) ?? 0, by: -2),
+            visibilityMeters: try current.optionalNumber("visibility", 0...100_000),
+            rain1hMeters: WeatherDecoder.shift(try current.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
+            snow1hMeters: WeatherDecoder.shift(try current.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
+            sunrise: try current.optionalNumber("sunrise", 0...1e11).flatMap { $0 > 0 ? $0 : nil },
+            sunset: try current.optionalNumber("sunset", 0...1e11).flatMap { $0 > 0 ? $0 : nil },
+            observationTime: observation,
+            timezoneOffsetSeconds: try root.optionalNumber("timezone_offset", -50_400...50_400) ?? 0,
+            conditions: conditions,
+            cityName: "",
+            country: nil,
+            latitude: try root.optionalNumber("lat", -90...90) ?? 0,
+            longitude: try root.optionalNumber("lon", -180...180) ?? 0)
+        var hourly: [Forecast.Step] = []
+        for entry in try root.optionalList("hourly") ?? [] {
+            let step = try hour(entry)
+            if let previous = hourly.last, step.time <= previous.time {
+                throw FieldError(reason: "`\(entry.path).dt` = \(Int(step.time)) is not after the step before it")
+            }
+            hourly.append(step)
+        }
+        var daily: [OneCall.Day] = []
+        for day in try root.optionalList("daily") ?? [] {
+            let temperature = try day.object("temp")
+            let entry = OneCall.Day(
+                time: try day.number("dt", 1...1e11),
+                temperatureMinCelsius: try temperature.number("min", -100...70),
+                temperatureMaxCelsius: try temperature.number("max", -100...70))
+            daily.append(entry)
+            // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours).
+            guard let last = hourly.last, entry.time > last.time else { continue }
+            let dayTemperature = try temperature.number("day", -100...70)
+            let feelsLike = try day.optionalObject("feels_like")?.optionalNumber("day", -120...90)
+            hourly.append(Forecast.Step(
+                time: entry.time,
+                temperatureCelsius: dayTemperature,
+                feelsLikeCelsius: feelsLike ?? dayTemperature,
+                humidityRatio: WeatherDecoder.shift(try day.number("humidity", 0...100), by: -2),
+                pressurePascals: WeatherDecoder.shift(try day.number("pressure", 800...1100), by: 2),
+                windSpeedMetersPerSecond: try day.optionalNumber("wind_speed", 0...150) ?? 0,
+                windGustMetersPerSecond: try day.optionalNumber("wind_gust", 0...200),
+                cloudinessRatio: WeatherDecoder.shift(try day.optionalNumber("clouds", 0...100) ?? 0, by: -2),
+                precipitationProbability: try day.optionalNumber("pop", 0...1) ?? 0,
+                rainMeters: WeatherDecoder.shift(try day.optionalNumber("rain", 0...2000) ?? 0, by: -3),
+                snowMeters: WeatherDecoder.shift(try day.optionalNumber("snow", 0...2000) ?? 0, by: -3),
+                conditionID: try conditionID(day),
+                dewPointCelsius: try day.optionalNumber("dew_point", -100...70),
+                uvIndex: try day.optionalNumber("uvi", 0...30),
+                dayMinimumCelsius: entry.temperatureMinCelsius,
+                dayMaximumCelsius: entry.temperatureMaxCelsius))
+        }
+        let alerts = try (root.optionalList("alerts") ?? []).map { (alert: Fields) throws(FieldError) in
+            OneCall.Alert(
+                sender: try alert.optionalString("sender_name") ?? "",
+                event: try alert.string("event"),
+                start: try alert.number("start", 0...1e11),
+                end: try alert.number("end", 0...1e11))
+        }
+        return OneCall(
+            current: weather, dewPointCelsius: try current.number("dew_point", -100...70), uvIndex: try current.optionalNumber("uvi", 0...30) ?? 0,
+            hourly: Forecast(steps: hourly, stepSeconds: 3600, issued: observation), daily: daily, alerts: alerts)
+    }
+}

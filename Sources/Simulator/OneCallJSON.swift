@@ -1,0 +1,95 @@
+import Glibc
+
+/// The simulated `/data/3.0/onecall`: the current weather of `WeatherModel` with a dew point and
+/// a UV index, 48 hourly steps and 8 days from the same model (with the forecast's growing
+/// error), and now and then an official alert: in one 6-hour block of three, per place, an alert
+/// fitting the weather of the block's start. Deterministic for a place and time.
+enum OneCallJSON {
+    static let sender = "Simulated Weather Service"
+
+    /// Magnus formula: the dew point of air at `temperature` °C and `humidity` %.
+    static func dewPoint(_ temperature: Double, humidity: Double) -> Double {
+        let gamma = log(max(humidity, 1) / 100) + 17.62 * temperature / (243.12 + temperature)
+        return (243.12 * gamma / (17.62 - gamma)).rounded(to: 2)
+    }
+
+    /// Higher with the sun up and few clouds, up to about 10 in the tropics.
+    static func uvIndex(_ reading: WeatherModel.Reading, latitude: Double, at time: Double) -> Double {
+        let hour = WeatherModel.solarHour(at: time, longitude: reading.place.longitude)
+        let sun = max(0, cos(2 * .pi * (hour - 12) / 24) * 2 - 1)
+        return (10 * sun * cos(latitude * .pi / 180) * (1 - reading.clouds / 150)).rounded(to: 2)
+    }
+
+    /// The alert in force in the 6-hour block holding `time`, if any: (event, start, end).
+    static func alert(latitude: Double, longitude: Double, at time: Double, always: Bool = false) -> (event: String, start: Double, end: Double)? {
+        let block = (time / 21_600).rounded(.down)
+        let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
+        guard always || WeatherModel.unitHash(seed + 31, block) < 1.0 / 3 else { return nil }
+        let start = block * 21_600
+        let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: start)
+        let event = reading.temperature >= 30 ? "Heat Advisory" : reading.temperature <= 0 ? "Frost Advisory"
+            : reading.rain1h + reading.snow1h > 0 ? "Flood Watch" : reading.windSpeed > 5 ? "Wind Advisory" : "Dense Fog Advisory"
+        return (event, start, start + 21_600)
+    }
+
+    static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false) -> String {
+        let number = WeatherJSON.number
+        let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
+        let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
+        func fields(_ reading: WeatherModel.Reading, at time: Double, error: Double) -> String {
+            let temperature = (reading.temperature + error).rounded(to: 2)
+            var text = """
+                "dt":\(number(time)),"temp":\(number(temperature)),"feels_like":\(number((reading.feelsLike + error).rounded(to: 2))),\
+                "pressure":\(number(reading.pressure)),"humidity":\(number(reading.humidity)),\
+                "dew_point":\(number(dewPoint(temperature, humidity: reading.humidity))),"uvi":\(number(uvIndex(reading, latitude: latitude, at: time))),\
+                "clouds":\(number(reading.clouds)),"visibility":\(number(reading.visibility)),\
+                "wind_speed":\(number(reading.windSpeed)),"wind_deg":\(number(reading.windDirection)),"wind_gust":\(number(reading.windGust)),\
+                "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)","description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}]
+                """
+            if reading.rain1h > 0 { text += #","rain":{"1h":\#(number(reading.rain1h))}"# }
+            if reading.snow1h > 0 { text += #","snow":{"1h":\#(number(reading.snow1h))}"# }
+            return text
+        }
+        var current = fields(now, at: now.observationTime, error: 0)
+        if let sunrise = now.sunrise { current += #","sunrise":\#(number(sunrise))"# }
+        if let sunset = now.sunset { current += #","sunset":\#(number(sunset))"# }
+
+        let issued = (time / 3600).rounded(.down) * 3600
+        let hourly = (0..<48).map { index -> String in
+            let step = issued + Double(index) * 3600
+            let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: step)
+            let error = ForecastJSON.temperatureError(seed: seed, issued: issued, lead: step - issued + 3600)
+            let pop = reading.rain1h + reading.snow1h > 0 ? 0.8 : reading.clouds > 60 ? 0.2 : 0
+            return "{" + fields(reading, at: step, error: error) + #","pop":\#(number(pop))}"#
+        }
+        let dayStart = ((time + now.timezoneOffset) / 86_400).rounded(.down) * 86_400 - now.timezoneOffset
+        let daily = (0..<8).map { index -> String in
+            let start = dayStart + Double(index) * 86_400
+            let temperatures = stride(from: start, to: start + 86_400, by: 3600).map {
+                WeatherModel.reading(latitude: latitude, longitude: longitude, at: $0).temperature
+            }
+            let midday = start + 43_200
+            let noon = WeatherModel.reading(latitude: latitude, longitude: longitude, at: midday)
+            let rain = stride(from: start, to: start + 86_400, by: 3600).reduce(0.0) {
+                $0 + WeatherModel.reading(latitude: latitude, longitude: longitude, at: $1).rain1h
+            }
+            return """
+                {"dt":\(number(midday)),"temp":{"day":\(number(temperatures[12])),"min":\(number(temperatures.min()!)),"max":\(number(temperatures.max()!))},\
+                "feels_like":{"day":\(number(noon.feelsLike))},"pressure":\(number(noon.pressure)),"humidity":\(number(noon.humidity)),\
+                "dew_point":\(number(dewPoint(noon.temperature, humidity: noon.humidity))),"wind_speed":\(number(noon.windSpeed)),\
+                "wind_deg":\(number(noon.windDirection)),"wind_gust":\(number(noon.windGust)),\
+                "weather":[{"id":\(noon.conditionID),"main":"\(noon.conditionMain)","description":"\(noon.conditionDescription)","icon":"\(noon.icon)"}],\
+                "clouds":\(number(noon.clouds)),"pop":\(rain > 0 ? "0.8" : "0"),"rain":\(number(rain.rounded(to: 2))),\
+                "uvi":\(number(uvIndex(noon, latitude: latitude, at: midday)))}
+                """
+        }
+        var alerts = ""
+        if let alert = alert(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) {
+            alerts = #","alerts":[{"sender_name":"\#(sender)","event":"\#(alert.event)","start":\#(number(alert.start)),"end":\#(number(alert.end)),"description":"Simulated.\n","tags":[]}]"#
+        }
+        return """
+            {"lat":\(number(latitude)),"lon":\(number(longitude)),"timezone":"Etc/GMT","timezone_offset":\(number(now.timezoneOffset)),\
+            "current":{\(current)},"hourly":[\(hourly.joined(separator: ","))],"daily":[\(daily.joined(separator: ","))]\(alerts)}
+            """
+    }
+}

@@ -1,0 +1,164 @@
+import OpenWeather
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// One Call standing in for weather and forecast, and what happens without its subscription.
+@Suite struct OneCallStandInTests {
+    static let texarkana = Location(name: "Texarkana", latitude: 33.44, longitude: -94.04)
+    static let oneCall: [String: Duration] = ["onecall": .seconds(600)]
+    static let noSubscription = OpenWeatherError.http(
+        status: 401,
+        message: "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan. Learn more here https://openweathermap.org/price.",
+        retryAfterSeconds: nil)
+
+    @Test func oneRequestFillsWeatherAndForecast() {
+        let rig = Rig(configuration([Self.texarkana], collectors: Self.oneCall))
+        #expect(rig.store.snapshot().sources == ["forecast", "onecall", "weather"])
+        rig.run(until: 1000 + 3600)
+        #expect(Set(rig.transport.log.map(\.request.path)) == ["/data/3.0/onecall"], "no request of weather or forecast")
+        #expect(rig.transport.log.count == 6 || rig.transport.log.count == 7)
+        #expect(rig.state("Texarkana", "weather")?.up == true)
+        #expect((rig.state("Texarkana", "weather")?.reading as? CurrentWeather)?.temperatureCelsius == 19.4)
+        #expect((rig.state("Texarkana", "forecast")?.reading as? Forecast)?.steps.count == 48 + 6)
+        let counts = rig.store.snapshot().requestCounts
+        #expect(counts.keys.map(\.source) == ["onecall"], "requests counted once, for the source that made them")
+    }
+
+    /// 401 without the subscription: one error line, weather and forecast from the free endpoints for
+    /// every location, One Call retried hourly; once it works, it stands in again.
+    @Test func withoutTheSubscriptionTheFreeEndpointsRun() {
+        let places = (0..<5).map { Location(name: "P\($0)", latitude: Double($0), longitude: Double($0)) }
+        let rig = Rig(configuration(places, collectors: Self.oneCall))
+        let subscribed = Mutex(false)
+        rig.transport.answer { request in
+            request.path == "/data/3.0/onecall" && !subscribed.withLock({ $0 }) ? .failure(Self.noSubscription) : FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 3 * 3600 - 1)
+        let errors = rig.logs.all.filter { $0.contains("level=error") }
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.contains("subscribe to One Call by Call") == true)
+        let oneCalls = rig.transport.requests(to: "/data/3.0/onecall").count
+        #expect(oneCalls <= 5 + 3, "the first round, then one an hour: \(oneCalls)")
+        #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 5 * 17)
+        #expect(rig.transport.requests(to: "/data/2.5/forecast").count >= 5 * 3)
+        for place in places {
+            #expect(rig.state(place.name, "weather")?.up == true)
+            #expect(rig.state(place.name, "forecast")?.up == true)
+        }
+        #expect(!rig.logs.all.contains { $0.contains("rejects the API key") })
+        #expect(rig.store.snapshot().allAttempted, "every location has One Call's answer, so the exporter is ready")
+        #expect(places.allSatisfy { rig.state($0.name, "onecall")?.up == false })
+
+        subscribed.withLock { $0 = true }
+        rig.run(until: 1000 + 4 * 3600 + 1)
+        #expect(rig.logs.all.contains { $0.contains("works with this key again") })
+        let after = rig.transport.log.filter { $0.time > 1000 + 4 * 3600 - 600 }
+        #expect(!after.isEmpty && after.allSatisfy { $0.request.path == "/data/3.0/onecall" }, "\(after.map(\.request.path))")
+        #expect(rig.state("P3", "onecall")?.up == true)
+    }
+
+    /// A reload while One Call cannot be used keeps its next try an hour after the last.
+    @Test func aReloadDoesNotPutOffTheHourlyTry() {
+        let config = configuration([Self.texarkana, OneCallStandInTests.other], collectors: Self.oneCall)
+        let rig = Rig(config)
+        rig.transport.answer { request in
+            request.path == "/data/3.0/onecall" ? .failure(Self.noSubscription) : FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 1800)
+        let before = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
+        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.run(until: 1000 + 3600 + 120)
+        let tries = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
+        #expect(!before.isEmpty && before.allSatisfy { $0 < 1000 + 60 })
+        #expect(tries.count == before.count + 1, "\(tries)")
+        #expect(tries.last.map { $0 > 1000 + 3500 && $0 <= 1000 + 3600 + 120 } == true, "\(tries)")
+    }
+
+    static let other = Location(name: "Shreveport", latitude: 32.52, longitude: -93.75)
+
+    /// The plan counts One Call once for both sources it stands in for.
+    @Test func oneCallHalvesTheRequests() throws {
+        let places = (0..<400).map { Location(name: "P\($0)", latitude: Double($0 % 170) - 85, longitude: 1) }
+        let free = configuration(places, collectors: ["weather": .seconds(600), "forecast": .seconds(600)])
+        let paid = configuration(places, collectors: ["onecall": .seconds(600)])
+        #expect(free.requestPlan.configuredRequestsPerMinute == 80)
+        #expect(paid.requestPlan.configuredRequestsPerMinute == 40)
+        #expect(free.requestPlan.stretched && !paid.requestPlan.stretched)
+        #expect(paid.requestPlan.summary.contains("onecall=40/min every 10m"))
+        #expect(free.fallbackRequestPlan == nil)
+        // Without the subscription, weather and forecast at 10m would need 80 a minute: their intervals
+        // are planned for that case, stretched alike.
+        let fallback = try #require(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).fallbackRequestPlan)
+        #expect(fallback.stretched && fallback.configuredRequestsPerMinute == 80)
+        let intervals = configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).effectiveIntervals
+        #expect(intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!], "forecast, onecall, weather")
+    }
+
+    /// 400 places on 60 a minute: the default intervals (weather 10m, forecast 1h) need 46.7 a minute
+    /// and fit; weather every 5 minutes does not, and both intervals stretch alike. The poller keeps to it.
+    @Test func fourHundredPlacesWithTheForecastKeepTheBudget() {
+        let places = (0..<400).map { Location(name: "P\($0)", latitude: Double($0 % 170) - 85, longitude: 1) }
+        let defaults = configuration(places, collectors: ["weather": .seconds(600), "forecast": .seconds(3600)]).requestPlan
+        #expect(!defaults.stretched && abs(defaults.requestsPerMinute - 46.67) < 0.01)
+        let config = configuration(places, collectors: ["weather": .seconds(300), "forecast": .seconds(3600)])
+        let plan = config.requestPlan
+        #expect(plan.stretched)
+        #expect(abs(plan.interval(of: "weather")!.seconds / 300 - plan.interval(of: "forecast")!.seconds / 3600) < 1e-5)
+        #expect(plan.logFields.contains { $0 == ("stretched", "true") })
+        #expect(plan.requestsPerMinute <= RequestPlan.capacity(60) + 1e-9)
+        let rig = Rig(config)
+        rig.run(until: 1000 + 2 * 3600)
+        let times = rig.transport.log.map(\.time)
+        var low = 0
+        var most = 0
+        for high in times.indices {
+            while times[high] - times[low] >= 60 { low += 1 }
+            most = max(most, high - low + 1)
+        }
+        #expect(most <= 60, "\(most) requests in one minute")
+        #expect(rig.transport.requests(to: "/data/2.5/forecast").count >= 400)
+    }
+}
+
+/// One Call's own families at a fixed now: alerts in force collapse by event and sender and leave at their end.
+@Suite struct OneCallRenderingTests {
+    /// Between the fixture's two alerts' starts: only the heat advisory is in force.
+    static let now = 1_684_945_000.0
+
+    static func snapshot(polledAt polled: Double) throws -> WeatherStore.Snapshot {
+        var reading = try OneCallDecoder.decode(Fixture.bytes("onecall-texarkana-alerts.json"))
+        // A second heat advisory of the same sender, ending later: one series, the latest end.
+        var longer = reading.alerts[0]
+        longer.end += 3600
+        reading.alerts.append(longer)
+        let store = WeatherStore(
+            locations: [OneCallStandInTests.texarkana], sources: [ForecastSource(), OneCallSource(), WeatherSource()],
+            intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
+            thresholds: { _ in .init(aboveCelsius: 25) }, now: polled)
+        store.success("Texarkana", "onecall", reading, now: polled)
+        for (name, derived) in OneCallSource().readings(standingIn: reading) {
+            store.recordStandIn(location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: .success(derived), duration: 0.25, now: polled)
+        }
+        return store.snapshot()
+    }
+
+    @Test func texarkanaRendersAsTheGoldenFile() throws {
+        let rendered = renderPlain(try Self.snapshot(polledAt: Self.now - 60), now: Self.now)
+        ExpositionGoldenTests().compare(rendered, golden: "onecall.prom")
+        #expect(rendered == ExpositionText.reRendered(rendered))
+        let text = String(decoding: rendered, as: UTF8.self)
+        let heat = "{location=\"Texarkana\",event=\"Heat Advisory\",sender=\"NWS Shreveport (Northwest Louisiana, Southern Arkansas, East Texas, Southeast Oklahoma)\"}"
+        #expect(text.contains("\nopenweather_weather_alert_info\(heat) 1\n"))
+        #expect(text.contains("\nopenweather_weather_alert_end_timestamp_seconds\(heat) 1684980000\n"))
+        #expect(!text.contains("Flood Watch"), "not in force yet")
+        #expect(text.contains("\nopenweather_temperature_celsius{location=\"Texarkana\"} 19.4\n"))
+        #expect(text.contains("\nopenweather_uv_index{location=\"Texarkana\"} 0.16\n"))
+        #expect(!text.contains("openweather_temperature_min_celsius{"), "One Call reports no spread")
+        // Later, the flood watch is in force and the heat advisory has ended.
+        let later = String(decoding: renderPlain(try Self.snapshot(polledAt: 1_684_990_000 - 60), now: 1_684_990_000), as: UTF8.self)
+        #expect(later.contains("event=\"Flood Watch\"") && !later.contains("event=\"Heat Advisory\""))
+    }
+}

@@ -1,0 +1,120 @@
+import Testing
+
+@testable import OpenWeather
+
+@Suite struct ForecastTests {
+    @Test func decodesZoccaInBaseUnits() throws {
+        let forecast = try ForecastDecoder.decode(Fixtures.bytes("forecast-zocca.json"))
+        #expect(forecast.steps.count == 40)
+        #expect(forecast.stepSeconds == 10_800)
+        #expect(forecast.issued == 1_661_871_600 - 10_800)
+        let first = try #require(forecast.steps.first)
+        #expect(first.time == 1_661_871_600)
+        #expect(first.temperatureCelsius == 25)
+        #expect(first.feelsLikeCelsius == 24.6)
+        #expect(first.humidityRatio == 0.6)
+        #expect(first.pressurePascals == 101_500)
+        #expect(first.windSpeedMetersPerSecond == 0.6)
+        #expect(first.windGustMetersPerSecond == 1.2)
+        #expect(first.cloudinessRatio == 0)
+        #expect(first.precipitationProbability == 0.04)
+        #expect(first.rainMeters == 0)
+        #expect(first.conditionID == 800)
+        #expect(forecast.steps.last?.time == 1_662_292_800)
+        #expect(forecast.steps.contains { $0.rainMeters > 0 })
+    }
+
+    @Test func stepsOutOfOrderOrAbsurdAreDecodeFailures() {
+        let step = #"{"dt":1000,"main":{"temp":1,"feels_like":1,"humidity":50,"pressure":1000},"weather":[{"id":800}]}"#
+        let later = step.replacing("\"dt\":1000", with: "\"dt\":2000")
+        #expect(throws: OpenWeatherError.decode("`list[1].dt` = 1000 is not after the step before it")) {
+            try ForecastDecoder.decode(Array(#"{"list":[\#(later),\#(step)]}"#.utf8))
+        }
+        #expect(throws: OpenWeatherError.decode("`list` is empty: no forecast step")) {
+            try ForecastDecoder.decode(Array(#"{"cod":"200","list":[]}"#.utf8))
+        }
+        let hot = step.replacing("\"temp\":1", with: "\"temp\":99")
+        #expect(throws: OpenWeatherError.decode("`list[0].main.temp` = 99.0 is outside -100.0...70.0")) {
+            try ForecastDecoder.decode(Array(#"{"list":[\#(hot)]}"#.utf8))
+        }
+    }
+
+    /// Three steps 3 hours apart: 10, 4, -2 °C; 0, 3, 6 mm of rain; pop 0.2, 0.5, 0.9.
+    static let simple = Forecast(
+        steps: [(0.0, 10.0, 0.0, 0.2), (10_800, 4, 0.003, 0.5), (21_600, -2, 0.006, 0.9)].map { time, temperature, rain, pop in
+            Forecast.Step(
+                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5, pressurePascals: 100_000,
+                windSpeedMetersPerSecond: 1, windGustMetersPerSecond: time == 10_800 ? nil : 2, cloudinessRatio: 0,
+                precipitationProbability: pop, rainMeters: rain, snowMeters: 0, conditionID: 500)
+        },
+        stepSeconds: 10_800, issued: -10_800)
+
+    @Test func interpolatesBetweenTheStepsAroundATime() {
+        let temperature: (Forecast.Step) -> Double? = { $0.temperatureCelsius }
+        #expect(Self.simple.value(temperature, at: 0) == 10)
+        #expect(Self.simple.value(temperature, at: 5_400) == 7)
+        #expect(Self.simple.value(temperature, at: 2_700) == 8.5)
+        #expect(Self.simple.value(temperature, at: 16_200) == 1)
+        #expect(Self.simple.value(temperature, at: 21_600) == -2)
+        #expect(Self.simple.value(temperature, at: -1) == nil, "before the first step")
+        #expect(Self.simple.value(temperature, at: 21_601) == nil, "after the last step")
+        #expect(Self.simple.value({ $0.windGustMetersPerSecond }, at: 5_400) == nil, "a step without gusts")
+        #expect(Self.simple.value({ $0.windGustMetersPerSecond }, at: 0) == 2)
+    }
+
+    /// A step covers the 3 hours up to its time (its rain is "the last 3 hours").
+    @Test func theStepCoveringATimeIsTheFirstAtOrAfterIt() {
+        #expect(Self.simple.step(covering: 5_400)?.time == 10_800)
+        #expect(Self.simple.step(covering: 10_800)?.time == 10_800)
+        #expect(Self.simple.step(covering: 10_801)?.time == 21_600)
+        #expect(Self.simple.step(covering: -10_799)?.time == 0)
+        #expect(Self.simple.step(covering: -10_800) == nil)
+        #expect(Self.simple.step(covering: 21_601) == nil)
+    }
+
+    @Test func windowsTakeExtremesAndProportionalTotals() throws {
+        // 1.5 h to 4.5 h: 7 °C at the start, the 4 °C step, 1 °C at the end; half of each of the last two steps' rain.
+        let window = try #require(Self.simple.window(from: 5_400, to: 16_200))
+        #expect(window.temperatureMinCelsius == 1)
+        #expect(window.temperatureMaxCelsius == 7)
+        #expect(window.precipitationProbabilityMax == 0.9)
+        #expect(abs(window.rainMeters - 0.0045) < 1e-12)
+        #expect(window.snowMeters == 0)
+        // The whole forecast from its first step: every step counts, the first one's period is before it.
+        let whole = try #require(Self.simple.window(from: 0, to: 21_600))
+        #expect(whole.temperatureMinCelsius == -2)
+        #expect(whole.temperatureMaxCelsius == 10)
+        #expect(whole.precipitationProbabilityMax == 0.9)
+        #expect(abs(whole.rainMeters - 0.009) < 1e-12)
+        #expect(Self.simple.window(from: 5_400, to: 21_601) == nil, "the forecast does not reach the end")
+        // Starting before the first step: the start has no temperature, the steps inside do.
+        let early = try #require(Self.simple.window(from: -3_600, to: 10_800))
+        #expect(early.temperatureMinCelsius == 4)
+        #expect(early.temperatureMaxCelsius == 10)
+        #expect(early.precipitationProbabilityMax == 0.5)
+    }
+
+    /// One Call's shape: steps, then days; a day's step covers the time since the step before it and
+    /// brings its own extremes.
+    @Test func daysAfterTheStepsCoverTheirWholeSpan() throws {
+        func step(_ time: Double, _ temperature: Double, rain: Double, pop: Double, low: Double? = nil, high: Double? = nil) -> Forecast.Step {
+            Forecast.Step(
+                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5, pressurePascals: 100_000,
+                windSpeedMetersPerSecond: 1, windGustMetersPerSecond: nil, cloudinessRatio: 0, precipitationProbability: pop,
+                rainMeters: rain, snowMeters: 0, conditionID: 500, dayMinimumCelsius: low, dayMaximumCelsius: high)
+        }
+        let forecast = Forecast(
+            steps: [step(0, 10, rain: 0, pop: 0.2), step(10_800, 4, rain: 0.003, pop: 0.5),
+                    step(97_200, 20, rain: 0.010, pop: 0.9, low: -5, high: 25), step(183_600, 15, rain: 0, pop: 0.1, low: 0, high: 18)],
+            stepSeconds: 10_800, issued: -10_800)
+        #expect(forecast.step(covering: 50_000)?.time == 97_200)
+        #expect(forecast.value({ $0.temperatureCelsius }, at: 54_000) == 12)
+        let window = try #require(forecast.window(from: 5_400, to: 100_000))
+        // 7 °C now, the 4 °C step, the day's -5 and 25 °C; its end falls in the next day's span.
+        #expect(window.temperatureMinCelsius == -5)
+        #expect(window.temperatureMaxCelsius == 25)
+        #expect(window.precipitationProbabilityMax == 0.9)
+        // Half of the 3 mm step and the whole 10 mm day.
+        #expect(window.rainMeters == 0.0115)
+    }
+}
