@@ -80,13 +80,17 @@ public final class Exporter: Sendable {
     }
 
     /// Stops polling and saves the state, then lets the server finish responses in flight.
-    public func shutdown() {
+    /// `progress` names each part as it starts to stop, so a stop that hangs can say where.
+    public func shutdown(progress: (String) -> Void = { _ in }) {
         ticking.store(false, ordering: .relaxed)
+        progress("the poller")
         poller.stop()
         if let keeper {
+            progress("the last state write")
             poller.settle(grace: StateKeeper.settleGrace)
             keeper.stop(poller)
         }
+        progress("the HTTP server")
         server.shutdown(gracePeriod: .milliseconds(1500))
     }
 

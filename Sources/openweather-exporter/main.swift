@@ -1,6 +1,7 @@
 import Exporter
 import Glibc
 import Simulator
+import Synchronization
 
 // The executable only parses arguments, starts things and waits for signals;
 // everything else lives in the library targets.
@@ -124,7 +125,19 @@ while true {
         continue
     }
     logger.info("shutting down", [("signal", received == SIGTERM ? "SIGTERM" : "SIGINT")])
-    exporter.shutdown()
+    // The promise is an exit within 2 s: a part that has not stopped by then is abandoned, and the
+    // line says which, so a hang shows in the log instead of in a SIGKILL from the supervisor.
+    let stage = Mutex("the exporter")
+    Threads.spawn(name: "stop-deadline") {
+        var wait = timespec(tv_sec: 1, tv_nsec: 900_000_000)
+        var left = timespec()
+        while nanosleep(&wait, &left) != 0 && errno == EINTR { wait = left }
+        logger.error("shutdown did not finish within 1.9 s; exiting anyway", [("still_stopping", stage.withLock { $0 })])
+        _exit(0)
+    }
+    exporter.shutdown { part in stage.withLock { $0 = part } }
+    stage.withLock { $0 = "the demo simulator" }
     simulator?.stop()
+    stage.withLock { $0 = "the exit handlers" }
     exit(0)
 }
