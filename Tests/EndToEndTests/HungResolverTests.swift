@@ -76,15 +76,7 @@ import Testing
             ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=500ms",
              "--collector.weather.interval=1s", "--openweather.max-requests-per-minute=100000"] + locations,
             environment: ["LD_PRELOAD": shim, "OPENWEATHER_API_KEY": "0123456789abcdef"])
-        var port: UInt16?
-        _ = waitUntil(seconds: 10) {
-            let marker = "address=127.0.0.1:"
-            guard let line = process.standardError.split(separator: "\n").first(where: { $0.contains(marker) }),
-                  let start = line.firstRange(of: marker)?.upperBound
-            else { return false }
-            port = UInt16(line[start...].prefix { $0.isNumber })
-            return port != nil
-        }
+        let port = process.port(after: "address=127.0.0.1:")
         let exporterPort = try #require(port, "\(process.standardError)")
 
         // Every location fails as dns, each within its timeout.

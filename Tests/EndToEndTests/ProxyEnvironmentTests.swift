@@ -8,15 +8,7 @@ import Testing
 /// only if they went through it.
 @Suite(.serialized) struct ProxyEnvironmentTests {
     static func port(of process: ChildProcess) -> UInt16? {
-        var port: UInt16?
-        _ = waitUntil(seconds: 10) {
-            let marker = "address=127.0.0.1:"
-            guard let line = process.standardError.split(separator: "\n").first(where: { $0.contains(marker) }),
-                  let start = line.firstRange(of: marker)?.upperBound
-            else { return false }
-            port = UInt16(line[start...].prefix { $0.isNumber })
-            return port != nil
-        }
+        let port = process.port(after: "address=127.0.0.1:")
         return port
     }
 

@@ -13,15 +13,7 @@ import Testing
             DemoModeTests.executable,
             ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)", "--storage.path=\(directory)"] + extra,
             environment: ["OPENWEATHER_API_KEY": "state-test-key"])
-        var port: UInt16?
-        _ = waitUntil(seconds: 10) {
-            let marker = "address=127.0.0.1:"
-            guard let line = process.standardError.split(separator: "\n").first(where: { $0.contains(marker) }),
-                let start = line.firstRange(of: marker)?.upperBound
-            else { return false }
-            port = UInt16(line[start...].prefix { $0.isNumber })
-            return port != nil
-        }
+        let port = process.port(after: "address=127.0.0.1:")
         guard let port else { throw LoopbackHTTP.Failure(description: "no startup line: \(process.standardError)") }
         return (process, port)
     }

@@ -61,7 +61,8 @@ start_exporter() {
 wait_ready() { wait_http "http://127.0.0.1:$1/-/ready" "${2:-60}"; }
 
 # stop_exporter PID: SIGTERM, SIGKILL after 5 s; fails unless it exited 0 by itself.
-stop_exporter() { stop_process "$1" 5; }
+# 30 s, not the README's 2 s: a rare slow stop seen in CI this session is under investigation (SignalTests hold the 2 s).
+stop_exporter() { stop_process "$1" 30; }
 
 # settle_fds PID: waits (up to 10 s) until PID's descriptor count holds still for half a second.
 settle_fds() {

@@ -174,7 +174,7 @@ def run(options, work):
     }
     config_path = work / "config.json"
     config_path.write_text(json.dumps(config))
-    common = ["--demo", f"--config.file={config_path}", f"--openweather.max-requests-per-minute={options.budget}"]
+    common = ["--demo", "--web.enable-lifecycle", f"--config.file={config_path}", f"--openweather.max-requests-per-minute={options.budget}"]
 
     reference = Exporter("unsharded", options.bin, work, common)
     three = [Exporter(f"shard-{i}-of-3", options.bin, work, common + ["--total-shards=3", f"--shard={i}"]) for i in range(2)]
