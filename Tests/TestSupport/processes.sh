@@ -32,6 +32,20 @@ gone() {
     [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
 
+# describe_stuck PID: what a process that will not stop is doing (its command line, in case the PID
+# now names another process; each thread's state and kernel wait; gdb's stacks when gdb is there).
+describe_stuck() {
+    local pid=$1 task
+    echo "  command: $(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null)"
+    echo "  $(grep '^State' "/proc/$pid/status" 2>/dev/null)"
+    for task in /proc/"$pid"/task/*; do
+        echo "  thread $(basename "$task") $(cat "$task/comm" 2>/dev/null): $(grep '^State' "$task/status" 2>/dev/null | cut -f2) wchan=$(cat "$task/wchan" 2>/dev/null) syscall=$(cut -d' ' -f1 "$task/syscall" 2>/dev/null)"
+    done
+    if command -v gdb >/dev/null 2>&1; then
+        timeout 60 gdb -p "$pid" -batch -ex 'thread apply all bt 12' 2>&1 | grep -E '^(Thread|#)' | head -150 | sed 's/^/  /'
+    fi
+}
+
 # stop_process PID [SECONDS]: SIGTERM, then SIGKILL if PID still runs after SECONDS (5); reaps it
 # when it is this shell's child. Returns PID's exit status when it stopped by itself, 137 after a
 # SIGKILL (saying so on stderr).
@@ -42,6 +56,7 @@ stop_process() {
     while ! gone "$pid" && [ "$(date +%s%N)" -lt "$deadline" ]; do sleep 0.02; done
     if ! gone "$pid"; then
         echo "process $pid did not stop within ${limit} s of SIGTERM: SIGKILL" >&2
+        describe_stuck "$pid" >&2
         kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null
         return 137
