@@ -16,6 +16,7 @@ extension ExporterWebTests {
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
         #expect(await waitUntil { (try? running.metrics().contains(temperature)) == true })
         running.simulator.setFault(Fault(response: .status(503)))
+        let failingSince = monotonicSeconds()
         // A blocking wait (a second or two): the next check must follow it at once, and an async wait
         // can resume after the 5 s of staleness under a full parallel run.
         #expect({ waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true } }())
@@ -31,7 +32,10 @@ extension ExporterWebTests {
         #expect(metrics.contains("openweather_api_requests_total{code=\"503\",source=\"weather\"}"))
 
         running.simulator.clearFaults()
-        #expect(await waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")
+        // The failing job backs off (1 s doubling, +20 % jitter): its next try comes at most about as
+        // long after the last failure as it has been failing, however slow the machine was until now.
+        let failed = monotonicSeconds() - failingSince
+        #expect(await waitUntil(seconds: 1.5 * failed + 10) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")
     }
 
     /// Every upstream failure mode, with the logger's redaction switched off (so this checks what
