@@ -171,7 +171,9 @@ EOF
 gzip -9n -c "$work/changelog" > "$doc/changelog.gz"
 
 install -D -m 0644 Tests/release/lintian-overrides "$root/usr/share/lintian/overrides/$NAME"
-install -m 0755 Tests/release/debian/postinst Tests/release/debian/prerm Tests/release/debian/postrm "$root/DEBIAN/"
+install -m 0755 Tests/release/debian/preinst Tests/release/debian/postinst Tests/release/debian/prerm Tests/release/debian/postrm "$root/DEBIAN/"
+# The move of config.json to config.yml applies to upgrades from any version before this one.
+sed -i "s/@CONFIG_MOVED_IN@/$deb_version/" "$root/DEBIAN/preinst" "$root/DEBIAN/postinst" "$root/DEBIAN/postrm"
 echo "/etc/$NAME/config.yml" > "$root/DEBIAN/conffiles"
 
 # dpkg-shlibdeps wants a source tree's debian/control; a stub one is enough.
