@@ -8,9 +8,10 @@ struct Setting<Value: Sendable>: Sendable {
 
     init(
         _ name: String, key: String?, kind: Flag.Kind = .value, placeholder: String, doc: String, default defaultValue: Value,
-        shown defaultText: String, parse: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
+        shown defaultText: String? = nil, parse: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
     ) {
-        flag = Flag(name: name, kind: kind, placeholder: placeholder, help: doc, defaultText: defaultText, key: key)
+        // --help shows the default as written on the command line; `shown` where that is not its description.
+        flag = Flag(name: name, kind: kind, placeholder: placeholder, help: doc, defaultText: defaultText ?? "\(defaultValue)", key: key)
         self.defaultValue = defaultValue
         self.parse = parse
     }
@@ -112,7 +113,7 @@ enum Parse {
 enum Settings {
     static let listenAddress = Setting<ListenAddress>(
         "web.listen-address", key: "web.listen_address", placeholder: "ADDRESS",
-        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755), shown: ":9755"
+        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755)
     ) { entry throws(ConfigError) in try ListenAddress.parse(entry.text, origin: entry.origin).get() }
 
     static let telemetryPath = Setting<String>.text(
@@ -207,7 +208,7 @@ enum Settings {
     static let maxStaleness = Setting<Staleness>(
         "openweather.max-staleness", key: "openweather.max_staleness", placeholder: "Nx|DURATION",
         doc: "Drop a source's series of a location after this long without success: N intervals of that source, or a duration.",
-        default: .intervals(3), shown: "3x"
+        default: .intervals(3)
     ) { entry throws(ConfigError) in
         if entry.text.hasSuffix("x"), let count = Double(entry.text.dropLast()), count.isFinite, count >= 1, count <= 1000 {
             return .intervals(count)
@@ -220,7 +221,7 @@ enum Settings {
     ) { entry throws(ConfigError) in try Parse.duration(entry, minimum: .seconds(1)) }
 
     static let logLevel = Setting<Configuration.LogLevel>(
-        "log.level", key: "log.level", placeholder: "LEVEL", doc: "debug, info, warn or error.", default: .info, shown: "info"
+        "log.level", key: "log.level", placeholder: "LEVEL", doc: "debug, info, warn or error.", default: .info
     ) { entry throws(ConfigError) in
         guard let level = Configuration.LogLevel(rawValue: entry.text) else {
             throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a log level: use debug, info, warn or error")
@@ -229,7 +230,7 @@ enum Settings {
     }
 
     static let logFormat = Setting<Configuration.LogFormat>(
-        "log.format", key: "log.format", placeholder: "FORMAT", doc: "logfmt or json.", default: .logfmt, shown: "logfmt"
+        "log.format", key: "log.format", placeholder: "FORMAT", doc: "logfmt or json.", default: .logfmt
     ) { entry throws(ConfigError) in
         guard let format = Configuration.LogFormat(rawValue: entry.text) else {
             throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a log format: use logfmt or json")
