@@ -167,6 +167,28 @@ import Testing
         #expect(text.contains("--openweather.max-requests-per-minute=N\n      Request budget of your plan; the poll interval stretches to fit it. (default: 60)"))
     }
 
+    /// The README's flags table lists every flag, and a default it gives as one value is the table's.
+    @Test func theReadmeFlagsTableAgreesWithTheTable() throws {
+        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
+        let readme = try #require(String(validating: try readFile("/" + root + "/README.md"), as: UTF8.self))
+        var documented: [String: String] = [:]
+        for line in readme.split(separator: "\n") where line.hasPrefix("| `--") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { String($0).trimmed }
+            let name = String(cells[1].dropFirst(3).prefix { $0 != "`" && $0 != "=" && $0 != " " })
+            documented[name] = cells[2]
+        }
+        // --poll.interval is documented in the row of its new name.
+        for flag in Flag.all where !["help", "version", "poll.interval"].contains(flag.name) {
+            guard let shown = documented[flag.name] else {
+                Issue.record("README's flags table has no row for --\(flag.name)")
+                continue
+            }
+            if shown.hasPrefix("`"), shown.hasSuffix("`"), shown.filter({ $0 == "`" }).count == 2 {
+                #expect(shown.dropFirst().dropLast() == Substring(flag.defaultText), "--\(flag.name): README \(shown), --help \(flag.defaultText)")
+            }
+        }
+    }
+
     /// Every key of the table is snake_case and reaches its setting through the file reader.
     @Test func everyFileKeyIsSnakeCaseAndReadable() throws {
         for flag in Flag.all {
