@@ -189,6 +189,30 @@ import Testing
         }
     }
 
+    /// The configuration layer knows nothing of the renderer or the server: a reload can be checked, and
+    /// the table read, without either.
+    @Test func configKnowsNothingOfTheRendererOrTheServer() throws {
+        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
+        let folder = "/" + root + "/Sources/Exporter/Config/"
+        let names = ["CommandLineFlags", "ConfigError", "ConfigFile", "Configuration", "ConfigurationLoader", "DemoLocations", "Flags",
+                     "ListenAddress", "Location", "LocationSpec", "PrometheusDuration", "Setting", "Shard"]
+        guard let directory = opendir(folder) else { throw ConfigError("cannot list \(folder)") }
+        defer { closedir(directory) }
+        var files: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".swift") { files.append(String(name.dropLast(6))) }
+        }
+        #expect(Set(files).isSuperset(of: names), "\(files)")
+        for file in files {
+            let text = String(decoding: try readFile(folder + file + ".swift"), as: UTF8.self)
+            for word in ["import HTTPServer", "import Exposition", "import Gzip", "WeatherRendering", "MetricsPublisher", "WebHandler",
+                         "HTTPServerConfiguration", "Exposition."] {
+                #expect(!text.contains(word), "Config/\(file).swift uses \(word)")
+            }
+        }
+    }
+
     /// Every key of the table is snake_case and reaches its setting through the file reader.
     @Test func everyFileKeyIsSnakeCaseAndReadable() throws {
         for flag in Flag.all {

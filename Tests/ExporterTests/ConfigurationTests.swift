@@ -291,6 +291,7 @@ import Testing
         ("locations:\n- {name: A, latitude: 1, longitude: 2, alerts: {temperature_above_celsius: hot}}\n", "`locations[0].alerts.temperature_above_celsius` is \"hot\""),
         ("locations: {name: A}\n", "line 1, column 12: `locations` must be a list"),
         ("web: &w {}\n", "anchors (&name) are not supported"),
+        ("web:\n  listen_address: \":1\"\n  listenAddress: \":2\"\n", "line 3, column 3: `listenAddress` and `listen_address` (line 2, column 3) set the same thing; keep one, named listen_address"),
         ("log:\n\tlevel: debug\n", "a tab in the indentation"),
     ])
     func configFileMistakes(text: String, expected: String) {

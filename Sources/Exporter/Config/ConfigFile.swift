@@ -95,8 +95,14 @@ private struct Reader {
     }
 
     mutating func section(_ entries: [YAMLEntry], tree: ConfigFile.KeyTree, path: [String], into settings: inout RawSettings) throws(ConfigError) {
+        var seen: [String: YAMLEntry] = [:]
         for entry in entries {
             let name = try resolve(entry, in: tree, path: path)
+            if let first = seen[name] {
+                // YAML refuses a key twice; a new key beside its old camelCase name is the same mistake.
+                throw fail(entry.keyPosition, "`\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)")
+            }
+            seen[name] = entry
             let child = tree.children[name]!
             let keyPath = path + [name]
             let key = keyPath.joined(separator: ".")
