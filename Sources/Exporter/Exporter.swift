@@ -24,7 +24,7 @@ public final class Exporter: Sendable {
         let store = WeatherStore(
             locations: plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds, now: time.wall())
-        let publisher = MetricsPublisher(store: store, time: time, gzipAbove: configuration.gzipAbove)
+        let publisher = MetricsPublisher(store: store, time: time, gzipAbove: configuration.gzipAbove ?? WeatherRendering.gzipAbove)
         let keeper: StateKeeper?
         if let path = configuration.storagePath {
             let storage = try StateStorage(directory: path)

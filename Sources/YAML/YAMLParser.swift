@@ -13,10 +13,13 @@ struct YAMLParser {
     private var index = 0
     private var line = 1
     private var lineStart = 0
+    /// Characters from `lineStart` to `index`, kept as the parser moves: counting them for each
+    /// position would make a long line (minified JSON) quadratic.
+    private var characters = 0
     private var flowDepth = 0
     private var depth = 0
     /// Where the last line of the last plain scalar began, for errors about a key hiding in a continuation.
-    private var lastPlainLine = Mark(index: 0, line: 1, lineStart: 0)
+    private var lastPlainLine = Mark(index: 0, line: 1, lineStart: 0, characters: 0)
     private static let maxDepth = 200
 
     init(_ input: [UInt8]) {
@@ -44,25 +47,20 @@ struct YAMLParser {
         var index: Int
         var line: Int
         var lineStart: Int
+        var characters: Int
     }
 
-    private var mark: Mark { Mark(index: index, line: line, lineStart: lineStart) }
+    private var mark: Mark { Mark(index: index, line: line, lineStart: lineStart, characters: characters) }
 
     private mutating func reset(to mark: Mark) {
         index = mark.index
         line = mark.line
         lineStart = mark.lineStart
+        characters = mark.characters
     }
 
     private func position(_ mark: Mark) -> YAMLPosition {
-        var column = 1
-        var k = mark.lineStart
-        while k < mark.index && k < bytes.count {
-            if bytes[k] & 0xC0 != 0x80 { column += 1 }
-            k += 1
-        }
-        // The index itself may sit inside a multi-byte character only at the end; never mid-character here.
-        return YAMLPosition(line: mark.line, column: column)
+        YAMLPosition(line: mark.line, column: mark.characters + 1)
     }
 
     private var here: YAMLPosition { position(mark) }
@@ -91,6 +89,9 @@ struct YAMLParser {
             if bytes[index] == newline {
                 line += 1
                 lineStart = index + 1
+                characters = 0
+            } else if bytes[index] & 0xC0 != 0x80 {
+                characters += 1
             }
             index += 1
         }

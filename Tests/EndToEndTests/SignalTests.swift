@@ -33,12 +33,12 @@ extension DemoModeTests {
     }
 
     @Test func sighupReloadsTheConfigFileAndRefusesABadOne() async throws {
-        let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
+        let file = temporaryFile("# one place\nlocations:\n  - {name: Alpha, latitude: 10, longitude: 10}\n", suffix: ".yml")
         defer { unlink(file) }
         let (process, port) = try Self.startDemo(["--config.file=\(file)"])
         #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Alpha\",source=\"weather\"} 1") == true })
 
-        try writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 20, "longitude": 20}]}"#)
+        try writeFile(file, "locations:\n  - name: Beta  # renamed\n    latitude: 20\n    longitude: 20\n")
         process.signal(SIGHUP)
         #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Beta\",source=\"weather\"} 1") == true })
         var metrics = try Self.metrics(port)
@@ -48,7 +48,7 @@ extension DemoModeTests {
         #expect(loaded != nil)
         #expect(process.standardError.contains("configuration reloaded"))
 
-        try writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 200, "longitude": 20}]}"#)
+        try writeFile(file, "locations:\n  - name: Beta\n    latitude: 200\n    longitude: 20\n")
         process.signal(SIGHUP)
         #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_exporter_config_last_reload_successful 0") == true })
         metrics = try Self.metrics(port)
@@ -56,7 +56,7 @@ extension DemoModeTests {
         let stillLoaded = metrics.sample("openweather_exporter_config_last_reload_success_timestamp_seconds")
         #expect(loaded != nil && stillLoaded == loaded, "the timestamp is of the last successful load")
         #expect(process.standardError.split(separator: "\n").contains {
-            $0.contains("level=error") && $0.contains("reload refused") && $0.contains("latitude")
+            $0.contains("level=error") && $0.contains("reload refused") && $0.contains("line 3, column 15") && $0.contains("latitude")
         })
 
         Self.stopsWithinTwoSeconds(process)

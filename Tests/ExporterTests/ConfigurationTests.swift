@@ -81,12 +81,12 @@ import Testing
 
     @Test func environmentAndFileAndFlagsInRisingOrder() throws {
         let file = temporaryFile("""
-            {"web": {"listenAddress": ":9001", "telemetryPath": "/from-file"},
+            {"web": {"listen_address": ":9001", "telemetry_path": "/from-file"},
              "poll": {"interval": "20m"},
-             "openweather": {"language": "de", "maxRequestsPerMinute": 120},
-             "alerts": {"temperatureAboveCelsius": 35, "temperatureBelowCelsius": -10},
+             "openweather": {"language": "de", "max_requests_per_minute": 120},
+             "alerts": {"temperature_above_celsius": 35, "temperature_below_celsius": -10},
              "locations": [
-               {"name": "Seville", "latitude": 37.39, "longitude": -5.99, "alerts": {"temperatureAboveCelsius": 40}},
+               {"name": "Seville", "latitude": 37.39, "longitude": -5.99, "alerts": {"temperature_above_celsius": 40}},
                {"name": "Ocean", "latitude": -45, "longitude": -140, "alerts": false}
              ]}
             """)
@@ -167,11 +167,18 @@ import Testing
 
     @Test func locationsInTheFileByQueryOrZipAndCollectors() throws {
         let file = temporaryFile("""
-            {"collector": {"airPollution": {"enabled": true, "interval": "2h"}, "weather": {"interval": "15m"}},
-             "openweather": {"maxStaleness": "2x"},
-             "locations": [{"name": "Home", "query": "Springfield,IL,US", "alerts": {"temperatureBelowCelsius": 0}},
-                           {"name": "Office", "zip": "94040,US"}]}
-            """)
+            collector:
+              air_pollution: {enabled: true, interval: 2h}
+              weather:
+                interval: 15m
+            openweather:
+              max_staleness: 2x
+            locations:
+              - name: Home
+                query: Springfield,IL,US
+                alerts: {temperature_below_celsius: 0}
+              - {name: Office, zip: "94040,US"}
+            """, suffix: ".yml")
         defer { unlink(file) }
         let config = try load(["--config.file", file], environment: key)
         #expect(config.locations.map(\.place) == [.query(.name("Springfield,IL,US")), .query(.zip("94040,US"))])
@@ -252,21 +259,40 @@ import Testing
     }
 
     @Test(arguments: [
-        ("{\"poll\": {\"interval\": \"5m\",}}", "not valid JSON: line 1, column 28: expected a key"),
-        ("{\n\"web\": {\"listenAdress\": \":1\"}}", "unknown key `web.listenAdress` (did you mean `web.listenAddress`?)"),
-        ("[1]", "top level must be an object"),
-        ("{\"locations\": [{\"name\": \"A\", \"latitude\": 100, \"longitude\": 0}]}", "latitude of \"A\" is 100.0, outside"),
+        ("{\"poll\": {\"interval\": \"5m\",]}", "line 1, column 28: "),
+        ("web:\n  listen_adress: \":1\"\n", "line 2, column 3: unknown key `web.listen_adress` (did you mean `web.listen_address`?)"),
+        ("{\n\"web\": {\"listenAdress\": \":1\"}}", "line 2, column 9: unknown key `web.listenAdress` (did you mean `web.listen_address`?)"),
+        ("- 1\n", "line 1, column 1: the top level must be a mapping"),
+        ("locations:\n  - {name: A, latitude: 100, longitude: 0}\n", "line 2, column 25: `locations[0].latitude`: the latitude of \"A\" is 100, outside"),
         ("{\"locations\": [{\"name\": \"A\", \"latitude\": 1}]}", "has latitude but not longitude: give both"),
-        ("{\"locations\": [{\"name\": \"A\", \"lat\": 1, \"longitude\": 2}]}", "unknown key `locations[0].lat`"),
+        ("locations:\n- name: A\n  lattitude: 1\n  longitude: 2\n", "line 3, column 3: unknown key `locations[0].lattitude` (did you mean `latitude`?)"),
         ("{\"locations\": [{\"name\": \"\", \"latitude\": 1, \"longitude\": 2}]}", "empty name"),
+        ("openweather:\n  api_key: abc\n", "line 2, column 3: the API key itself does not belong in the file"),
         ("{\"openweather\": {\"apiKey\": \"abc\"}}", "does not belong in the file"),
-        ("{\"locations\": [{\"name\": \"A\", \"latitude\": 1, \"longitude\": 2, \"alerts\": {\"hot\": 3}}]}", "unknown key `locations[0].alerts.hot`"),
-        ("{\"poll\": 5}", "`poll` must be an object"),
+        ("locations:\n- {name: A, latitude: 1, longitude: 2, alerts: {hot: 3}}\n", "line 2, column 49: unknown key `locations[0].alerts.hot`"),
+        ("poll: 5\n", "line 1, column 7: `poll` must be a mapping"),
         ("{\"locations\": [{\"name\": \"A\", \"query\": \"Paris\", \"latitude\": 1}]}", "gives latitude, query: give one of"),
         ("{\"locations\": [{\"name\": \"A\"}]}", "says nowhere"),
-        ("{\"locations\": [{\"name\": \"A\", \"zip\": 94040}]}", "must be a non-empty string"),
-        ("{\"collector\": {\"airPolution\": true}}", "unknown collector `collector.airPolution`: the collectors are airPollution, forecast, onecall, weather"),
-        ("{\"collector\": {\"weather\": {\"every\": \"5m\"}}}", "`collector.weather.every` is not a setting"),
+        ("locations:\n- name: A\n  zip: \"\"\n", "line 3, column 8: `locations[0].zip` of \"A\" must be a non-empty value"),
+        ("collector:\n  air_polution: true\n", "line 2, column 3: unknown key `collector.air_polution` (did you mean `collector.air_pollution`?)"),
+        ("collector:\n  weather:\n    every: 5m\n", "line 3, column 5: unknown key `collector.weather.every`; `collector.weather` takes enabled, interval"),
+        ("shard: 2\n", "line 1, column 1: `shard` cannot be set in the file; use the flag --shard"),
+        ("totalShards: 2\n", "`totalShards` cannot be set in the file; use the flag --total-shards"),
+        ("colector: {}\n", "unknown key `colector` (did you mean `collector`?)"),
+        ("wibble: 1\n", "unknown key `wibble`; the sections are alerts, collector, locations, log, openweather, poll, storage, web"),
+        // Type errors name the line and column of the value.
+        ("web:\n  max_connections: many\n", "line 2, column 20: `web.max_connections` \"many\" is not a whole number from 1 to 1000000"),
+        ("web:\n  listen_address: [a, b]\n", "line 2, column 19: `web.listen_address` must be a single value, not a sequence"),
+        ("web:\n  listen_address:\n", "`web.listen_address` has no value"),
+        ("collector:\n  weather: {interval: soon}\n", "line 2, column 23: `collector.weather.interval` \"soon\" is not a duration"),
+        ("collector:\n  weather: maybe\n", "line 2, column 12: `collector.weather` \"maybe\" is not true or false"),
+        ("collector:\n  forecast:\n    horizons: [3h, {a: b}]\n", "line 3, column 20: an item of `collector.forecast.horizons` must be a single value"),
+        ("locations:\n- {name: A, latitude: north, longitude: 2}\n", "line 2, column 23: `locations[0].latitude`: the latitude of \"A\" is \"north\", not a number"),
+        ("locations:\n- {name: A, latitude: 1, longitude: 2, alerts: {temperature_above_celsius: hot}}\n", "`locations[0].alerts.temperature_above_celsius` is \"hot\""),
+        ("locations: {name: A}\n", "line 1, column 12: `locations` must be a list"),
+        ("web: &w {}\n", "anchors (&name) are not supported"),
+        ("web:\n  listen_address: \":1\"\n  listenAddress: \":2\"\n", "line 3, column 3: `listenAddress` and `listen_address` (line 2, column 3) set the same thing; keep one, named listen_address"),
+        ("log:\n\tlevel: debug\n", "a tab in the indentation"),
     ])
     func configFileMistakes(text: String, expected: String) {
         let file = temporaryFile(text)

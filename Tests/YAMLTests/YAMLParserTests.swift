@@ -17,6 +17,30 @@ import Testing
         #expect(node["städte"]?.sequence?[1].position == YAMLPosition(line: 1, column: 18))
     }
 
+    /// Minified JSON is one long line: positions are kept as the parser moves, not counted from the
+    /// line's start for each node, which made a 1,500-location config take half a minute to read.
+    @Test func aLongLineTakesLinearTime() throws {
+        func document(_ count: Int) -> String {
+            "{\"locations\": [" + (0..<count).map { #"{"name": "Zürich-\#($0)", "latitude": 1}"# }.joined(separator: ", ") + "]}"
+        }
+        let node = try YAML.parse(document(3))
+        #expect(node["locations"]?.sequence?[2]["latitude"]?.position == YAMLPosition(line: 1, column: 123))
+        func seconds(_ text: String) throws -> Double {
+            var best = Double.infinity
+            for _ in 0..<3 {
+                let start = ContinuousClock.now
+                _ = try YAML.parse(text)
+                let elapsed = ContinuousClock.now - start
+                best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+            }
+            return best
+        }
+        let small = try seconds(document(2_000))
+        let large = try seconds(document(16_000))
+        // 8 times the input: about 8 times the time when linear, 64 when quadratic.
+        #expect(large / small < 24, "2,000 items: \(small) s, 16,000: \(large) s")
+    }
+
     @Test func readsJSON() throws {
         let text = "{\n\t\"locations\": [{\"name\": \"Sydney\", \"lat\":-33.87,\"lon\":151.21}],\n\t\"demo\": true, \"none\": null\n}\n"
         #expect(try parsed(text) == #"{"locations":[{"name":"Sydney","lat":"-33.87","lon":"151.21"}],"demo":"true","none":null}"#)

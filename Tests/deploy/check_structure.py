@@ -119,8 +119,8 @@ def check_kubernetes():
     vol, key = file_source(args.get("--config.file", ""))
     check(vol.get("configMap", {}).get("name") == cm["metadata"]["name"] and key in cm["data"],
           "--config.file is a key of the mounted ConfigMap")
-    example = json.loads((DEPLOY / "config" / "openweather-exporter.json").read_text())
-    check(json.loads(cm["data"]["config.json"]) == example, "ConfigMap config.json equals deploy/config/openweather-exporter.json")
+    example = (DEPLOY / "config" / "openweather-exporter.yml").read_text()
+    check(cm["data"]["config.yml"] == example, "ConfigMap config.yml is the text of deploy/config/openweather-exporter.yml (comments too)")
 
     rules = yaml.safe_load((DEPLOY / "prometheus" / "rules" / "openweather.yml").read_text())
     check(pr["spec"]["groups"] == rules["groups"], "PrometheusRule groups equal deploy/prometheus/rules/openweather.yml")
@@ -367,7 +367,7 @@ def main():
             f()
         except Exception as e:  # a missing key is a failed check, not a crash
             check(False, f"{f.__name__} raised {type(e).__name__}: {e}")
-    json.loads((DEPLOY / "config" / "openweather-exporter.json").read_text())
+    yaml.safe_load((DEPLOY / "config" / "openweather-exporter.yml").read_text())
     print(f"structure: {passes} passed, {len(failures)} failed")
     for f in failures:
         print(f"  failed: {f}")

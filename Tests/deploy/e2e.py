@@ -566,7 +566,7 @@ def argsets(a):
     def local(arg):
         flag, eq, value = arg.partition("=")
         if eq and value.startswith(("/etc/openweather-exporter/", "%d/")):
-            value = a.config if value.endswith(".json") else a.key_file
+            value = a.config if value.endswith((".yml", ".json")) else a.key_file
         if flag == "--storage.path":
             # Beside the key file, in the test's work directory: never /var/lib on the machine.
             value = str(pathlib.Path(a.key_file).parent / "state")

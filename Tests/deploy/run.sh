@@ -577,7 +577,7 @@ if [[ -x "$BIN" ]]; then
     while IFS=$'\t' read -r name args_json; do
         start_with_args "$name" "$args_json"
     done < <("$PY" "$HERE/e2e.py" argsets --deploy "$DEPLOY" \
-                --config "$DEPLOY/config/openweather-exporter.json" --key-file "$WORK/api-key")
+                --config "$DEPLOY/config/openweather-exporter.yml" --key-file "$WORK/api-key")
 fi
 
 # --- summary ---------------------------------------------------------------------

@@ -101,7 +101,7 @@ tardir="$NAME-$version.linux-$arch"
 mkdir -p "$work/$tardir"
 install -m 0755 "$work/$NAME" "$work/$tardir/$NAME"
 install -m 0644 LICENSE README.md "$work/$tardir/"
-install -m 0644 deploy/config/openweather-exporter.json "$work/$tardir/openweather-exporter.json"
+install -m 0644 deploy/config/openweather-exporter.yml "$work/$tardir/openweather-exporter.yml"
 install -m 0644 deploy/systemd/openweather-exporter.service "$work/$tardir/"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
     -C "$work" -cf - "$tardir" | gzip -9n > "$OUT/$tardir.tar.gz"
@@ -110,7 +110,7 @@ tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH
 root="$work/deb"
 doc="$root/usr/share/doc/$NAME"
 install -D -m 0755 "$work/$NAME" "$root/usr/bin/$NAME"
-install -D -m 0644 deploy/config/openweather-exporter.json "$root/etc/$NAME/config.json"
+install -D -m 0644 deploy/config/openweather-exporter.yml "$root/etc/$NAME/config.yml"
 install -d -m 0755 "$doc" "$root/usr/share/man/man1" "$root/lib/systemd/system" "$root/DEBIAN"
 install -m 0644 README.md "$doc/README.md"
 gzip -9n "$doc/README.md"
@@ -121,7 +121,7 @@ unit="$root/lib/systemd/system/$NAME.service"
 {
     echo "# Installed by the $NAME package; change it with \`systemctl edit $NAME\`."
     echo "# Put the API key in /etc/$NAME/api-key (mode 0600, root), the locations in"
-    echo "# /etc/$NAME/config.json, then: systemctl start $NAME"
+    echo "# /etc/$NAME/config.yml, then: systemctl start $NAME"
     sed -n '/^\[Unit\]/,$p' deploy/systemd/openweather-exporter.service
 } > "$unit"
 sed -i -e "s|/usr/local/bin/$NAME|/usr/bin/$NAME|" \
@@ -142,7 +142,7 @@ chmod 0644 "$unit"
     echo ".SH DESCRIPTION"
     echo "Polls the OpenWeather current weather API for the configured locations within the"
     echo "request budget of the key and serves the readings as Prometheus metrics."
-    echo "The package's service reads /etc/$NAME/config.json and the key in /etc/$NAME/api-key."
+    echo "The package's service reads /etc/$NAME/config.yml and the key in /etc/$NAME/api-key."
     echo ".SH OPTIONS"
     echo ".nf"
     "$work/$NAME" --help | sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\&'/"
@@ -171,8 +171,10 @@ EOF
 gzip -9n -c "$work/changelog" > "$doc/changelog.gz"
 
 install -D -m 0644 Tests/release/lintian-overrides "$root/usr/share/lintian/overrides/$NAME"
-install -m 0755 Tests/release/debian/postinst Tests/release/debian/prerm Tests/release/debian/postrm "$root/DEBIAN/"
-echo "/etc/$NAME/config.json" > "$root/DEBIAN/conffiles"
+install -m 0755 Tests/release/debian/preinst Tests/release/debian/postinst Tests/release/debian/prerm Tests/release/debian/postrm "$root/DEBIAN/"
+# The move of config.json to config.yml applies to upgrades from any version before this one.
+sed -i "s/@CONFIG_MOVED_IN@/$deb_version/" "$root/DEBIAN/preinst" "$root/DEBIAN/postinst" "$root/DEBIAN/postrm"
+echo "/etc/$NAME/config.yml" > "$root/DEBIAN/conffiles"
 
 # dpkg-shlibdeps wants a source tree's debian/control; a stub one is enough.
 mkdir -p "$work/shlibs/debian"

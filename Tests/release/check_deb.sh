@@ -69,8 +69,8 @@ if command -v systemd-analyze >/dev/null; then
     out=$(systemd-analyze verify "$UNIT" 2>&1 | grep -v 'Failed to .* bus\|running in a chroot\|System has not been booted' || true)
     expect "systemd-analyze verify: nothing to say${out:+ (said: $out)}" test -z "$out"
 fi
-expect "/etc/$NAME/config.json is a conffile" \
-    sh -c "dpkg-query -W -f='\${Conffiles}' $NAME | grep -q ' /etc/$NAME/config.json '"
+expect "/etc/$NAME/config.yml is a conffile" \
+    sh -c "dpkg-query -W -f='\${Conffiles}' $NAME | grep -q ' /etc/$NAME/config.yml '"
 expect "user $NAME: a system user, no login shell, home /var/lib/$NAME" \
     sh -c "getent passwd $NAME | awk -F: '\$3 < 1000 && \$6 == \"/var/lib/$NAME\" && \$7 ~ /nologin\$/ {f=1} END {exit !f}'"
 expect "group $NAME exists" sh -c "getent group $NAME >/dev/null"
@@ -86,7 +86,7 @@ expect "no API key was created (the admin puts it there)" test ! -e /etc/$NAME/a
 log=$(mktemp)
 chmod 0644 "$log"
 runuser -u "$NAME" -- env -i OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef \
-    /usr/bin/$NAME --config.file=/etc/$NAME/config.json --web.listen-address=127.0.0.1:0 \
+    /usr/bin/$NAME --config.file=/etc/$NAME/config.yml --web.listen-address=127.0.0.1:0 \
     --openweather.url=http://127.0.0.1:9 2>"$log" &
 pid=$!
 port=""
@@ -99,7 +99,7 @@ if [ -n "$port" ]; then
     metrics=$(curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" || true)
     version=$(sed -n 's/^openweather-exporter \([^ ]*\) (revision \([^,]*\),.*/\1/p' <<<"$expected_version")
     revision=$(sed -n 's/^openweather-exporter \([^ ]*\) (revision \([^,]*\),.*/\2/p' <<<"$expected_version")
-    expect "runs as $NAME with /etc/$NAME/config.json; build_info says version=\"$version\",revision=\"$revision\"" \
+    expect "runs as $NAME with /etc/$NAME/config.yml; build_info says version=\"$version\",revision=\"$revision\"" \
         grep -q "^openweather_exporter_build_info{version=\"$version\",revision=\"$revision\"," <<<"$metrics"
     expect "the config's locations are polled (London)" grep -q 'openweather_up{location="London",source="weather"}' <<<"$metrics"
 else
@@ -113,7 +113,7 @@ pid=""
 echo "remove:"
 dpkg --remove "$NAME" >/dev/null
 expect "binary and unit gone" test ! -e /usr/bin/$NAME -a ! -e "$UNIT"
-expect "config, user and state kept until purge" test -e /etc/$NAME/config.json -a -d /var/lib/$NAME
+expect "config, user and state kept until purge" test -e /etc/$NAME/config.yml -a -d /var/lib/$NAME
 getent passwd "$NAME" >/dev/null && ok "user kept until purge" || bad "user kept until purge"
 
 echo "purge:"
@@ -121,6 +121,43 @@ dpkg --purge "$NAME" >/dev/null
 installed=""
 left=$(traces)
 expect "nothing left${left:+: $(echo $left)}" test -z "$left"
+
+# An upgrade from a release whose config was /etc/$NAME/config.json (JSON, camelCase keys): a stand-in
+# for that release owns the old conffile; the admin changed it; the upgrade must carry the change
+# over to config.yml, which the unit reads now, and the exporter must read it.
+echo "upgrade from a release with config.json:"
+old=$(mktemp -d)
+mkdir -p "$old/pkg/DEBIAN" "$old/pkg/etc/$NAME"
+printf '{"locations": [{"name": "London", "latitude": 51.51, "longitude": -0.13}],\n "alerts": {"temperatureAboveCelsius": 35}}\n' \
+    > "$old/pkg/etc/$NAME/config.json"
+printf 'Package: %s\nVersion: 0.0.0~json\nArchitecture: all\nMaintainer: test <test@localhost>\nDescription: the release before the YAML config\n' \
+    "$NAME" > "$old/pkg/DEBIAN/control"
+echo "/etc/$NAME/config.json" > "$old/pkg/DEBIAN/conffiles"
+dpkg-deb --root-owner-group --build "$old/pkg" "$old/old.deb" >/dev/null
+installed=yes
+dpkg -i "$old/old.deb" >/dev/null
+sed -i 's/"London"/"Edited by the admin"/' /etc/$NAME/config.json
+dpkg -i "$deb" >/dev/null
+expect "the changed config.json is now config.yml" grep -q '"Edited by the admin"' /etc/$NAME/config.yml
+expect "config.json is gone" test ! -e /etc/$NAME/config.json
+expect "the new example waits beside it as config.yml.dpkg-new" test -e /etc/$NAME/config.yml.dpkg-new
+log=$(mktemp)
+OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef /usr/bin/$NAME --config.file=/etc/$NAME/config.yml \
+    --web.listen-address=127.0.0.1:0 --openweather.url=http://127.0.0.1:9 2>"$log" &
+pid=$!
+for _ in $(seq 100); do grep -q 'address=127.0.0.1:[0-9]' "$log" && break; sleep 0.1; done
+expect "the exporter reads it, warning about the old key" \
+    grep -q 'alerts.temperatureAboveCelsius. is the old name of .alerts.temperature_above_celsius' "$log"
+kill -TERM "$pid" 2>/dev/null || true
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+pid=""
+rm -rf "$old" "$log"
+dpkg --purge "$NAME" >/dev/null
+installed=""
+left=$(traces)
+expect "nothing left after the upgrade's purge${left:+: $(echo $left)}" test -z "$left"
 
 [ "$failures" = 0 ] || { echo "check_deb: $failures check(s) failed"; exit 1; }
 echo "check_deb: all checks passed"

@@ -166,14 +166,23 @@ def main():
     return 1 if failures else 0
 
 
+def config_yaml(config):
+    """The config file as the exporter's users write it: YAML (a JSON string is a YAML double-quoted scalar)."""
+    lines = ["# written by Tests/shards/proof.py", "locations:"]
+    for location in config["locations"]:
+        lines += [f"  - name: {json.dumps(location['name'], ensure_ascii=False)}", f"    latitude: {location['latitude']}",
+                  f"    longitude: {location['longitude']}"]
+    return "\n".join(lines) + "\n"
+
+
 def run(options, work):
     names = [f"Place {i:03d}" if i % 10 else f"Zürich {i:03d}" for i in range(options.locations)]
     config = {
         "locations": [{"name": name, "latitude": round(-60 + (i * 0.37) % 120, 4),
                        "longitude": round(-180 + (i * 1.13) % 360, 4)} for i, name in enumerate(names)],
     }
-    config_path = work / "config.json"
-    config_path.write_text(json.dumps(config))
+    config_path = work / "config.yml"
+    config_path.write_text(config_yaml(config))
     common = ["--demo", "--web.enable-lifecycle", f"--config.file={config_path}", f"--openweather.max-requests-per-minute={options.budget}"]
 
     reference = Exporter("unsharded", options.bin, work, common)
@@ -314,7 +323,7 @@ def run(options, work):
     # A reload re-reads the shared file and keeps the shard: 30 more locations spread over the 3.
     added = [f"Added {i:02d}" for i in range(30)]
     config["locations"] += [{"name": name, "latitude": 10 + i, "longitude": 20 + i} for i, name in enumerate(added)]
-    config_path.write_text(json.dumps(config))
+    config_path.write_text(config_yaml(config))
     for exporter in three:
         request = urllib.request.Request(exporter.url + "/-/reload", method="POST")
         with urllib.request.urlopen(request, timeout=30) as response:

@@ -1,11 +1,9 @@
 /// `--name=value`, `--name value`, `--flag`, `--no-flag`, in the style of Prometheus exporters.
 struct CommandLineFlags {
-    var settings = Settings()
+    var settings = RawSettings()
 
-    var values: [String: Settings.Entry] { settings.values }
-
-    func boolean(_ name: String) -> Bool {
-        (try? settings.boolean(name)) == true
+    func isSet(_ setting: Setting<Bool>) -> Bool {
+        (try? settings.value(setting)) == true
     }
 
     static func parse(_ arguments: [String]) throws(ConfigError) -> CommandLineFlags {
@@ -14,7 +12,7 @@ struct CommandLineFlags {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if argument == "-h" { flags.settings.booleans["help"] = .init(text: "true", origin: "-h"); continue }
+            if argument == "-h" { flags.settings.values[Settings.help.flag.name] = .init(text: "true", origin: "-h"); continue }
             guard argument.hasPrefix("--"), argument.count > 2 else {
                 throw ConfigError("unexpected argument \"\(argument)\": flags start with --, run with --help to list them")
             }
@@ -28,7 +26,7 @@ struct CommandLineFlags {
                 throw ConfigError("the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH")
             }
             if name.hasPrefix("no-"), inlineValue == nil, let flag = Flag.named(String(name.dropFirst(3))), flag.kind == .boolean {
-                flags.settings.booleans[flag.name] = .init(text: "false", origin: "--\(name)")
+                flags.settings.values[flag.name] = .init(text: "false", origin: "--\(name)")
                 continue
             }
             guard let flag = Flag.named(name) else {
@@ -36,7 +34,7 @@ struct CommandLineFlags {
             }
             let origin = "--\(flag.name)"
             if flag.kind == .boolean {
-                flags.settings.booleans[flag.name] = .init(text: inlineValue ?? "true", origin: origin)
+                flags.settings.values[flag.name] = .init(text: inlineValue ?? "true", origin: origin)
                 continue
             }
             let value: String
@@ -55,7 +53,6 @@ struct CommandLineFlags {
                 flags.settings.values[flag.name] = .init(text: value, origin: origin)
             }
         }
-        flags.settings.configFile = flags.settings.values["config.file"]?.text
         return flags
     }
 

@@ -1,165 +1,242 @@
-import JSON
 import OpenWeather
+import YAML
 
-/// The optional JSON config file. Its keys mirror the flags in camelCase
-/// (`web.listenAddress` for `--web.listen-address`); unknown keys are errors,
-/// so a typo never silently falls back to a default.
+/// The optional config file, YAML (JSON is YAML too). Its keys are the table's (`Settings`):
+/// snake_case, nested by the flag's first part (`web: {listen_address: ...}` for `--web.listen-address`).
+/// Unknown keys are errors, so a typo never silently falls back to a default; the camelCase keys of
+/// the JSON files of older releases still work, each with a warning naming the new key.
 enum ConfigFile {
-    static func load(path: String, into settings: inout Settings) throws(ConfigError) {
+    static func load(path: String, into settings: inout RawSettings) throws(ConfigError) {
         let bytes: [UInt8]
         do {
             bytes = try Files.read(path, limit: 16 << 20)
         } catch {
             throw ConfigError("cannot read the config file \"\(path)\": \(error); check --config.file and the file's permissions")
         }
-        let document: JSONValue
+        let root: YAMLNode
         do {
-            document = try JSONParser.parse(bytes)
+            root = try YAML.parse(bytes: bytes)
         } catch {
-            throw ConfigError("the config file \"\(path)\" is not valid JSON: \(error)")
+            throw ConfigError("config file \"\(path)\", \(error.description)")
         }
         settings.configFile = path
-        try read(document, path: path, into: &settings)
+        var reader = Reader(path: path)
+        try reader.read(root, into: &settings)
     }
 
-    static func read(_ document: JSONValue, path: String, into settings: inout Settings) throws(ConfigError) {
-        let fail = { (message: String) in ConfigError("config file \"\(path)\": \(message)") }
-        guard case .object(let sections) = document else { throw fail("the top level must be an object { ... }") }
-        let known = Dictionary(uniqueKeysWithValues: Flag.all.filter { $0.kind != .repeatable }.map { ($0.fileKey, $0) })
-        for (section, value) in sections {
-            switch section {
-            case "locations":
-                guard case .array(let list) = value else { throw fail("`locations` must be a list of {\"name\", \"latitude\", \"longitude\"} (or \"query\", or \"zip\", instead of the coordinates)") }
-                settings.locations = []
-                for (index, item) in list.enumerated() {
-                    let location = try location(item, at: "locations[\(index)]", fail: fail)
-                    settings.locations.append(.init(text: location.name, origin: "config file \"\(path)\" locations[\(index)]", location: location))
+    /// The keys the file knows, as a tree: `web` → `listen_address` → the setting.
+    final class KeyTree: Sendable {
+        let flag: Flag?
+        let children: [String: KeyTree]
+
+        init(flag: Flag?, children: [String: KeyTree]) {
+            self.flag = flag
+            self.children = children
+        }
+
+        static let root: KeyTree = build(Flag.all.compactMap { flag in
+            flag.key.map { (path: $0.split(separator: ".").map(String.init), flag: flag) }
+        })
+
+        private static func build(_ entries: [(path: [String], flag: Flag)]) -> KeyTree {
+            let leaf = entries.first { $0.path.isEmpty }?.flag
+            let groups = Dictionary(grouping: entries.filter { !$0.path.isEmpty }) { $0.path[0] }
+            return KeyTree(flag: leaf, children: groups.mapValues { build($0.map { (Array($0.path.dropFirst()), $0.flag) }) })
+        }
+    }
+}
+
+/// Walks the YAML tree; every error names the file, the line and column, and the fix.
+private struct Reader {
+    let file: String
+    var warnings: [String] = []
+
+    init(path: String) { file = path }
+
+    func origin(_ position: YAMLPosition, _ key: String) -> String {
+        "config file \"\(file)\", \(position): `\(key)`"
+    }
+
+    func fail(_ position: YAMLPosition, _ message: String) -> ConfigError {
+        ConfigError("config file \"\(file)\", \(position): \(message)")
+    }
+
+    mutating func read(_ root: YAMLNode, into settings: inout RawSettings) throws(ConfigError) {
+        if root.isNull { return }
+        guard let entries = root.mapping else {
+            throw fail(root.position, "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)")
+        }
+        try section(entries, tree: ConfigFile.KeyTree.root, path: [], into: &settings)
+        settings.warnings += warnings
+    }
+
+    /// The key's name in the table: itself, or the snake_case key an old camelCase one stands for (with a warning).
+    mutating func resolve(_ entry: YAMLEntry, in tree: ConfigFile.KeyTree, path: [String]) throws(ConfigError) -> String {
+        if tree.children[entry.key] != nil { return entry.key }
+        let full = (path + [entry.key]).joined(separator: ".")
+        let snake = Settings.snakeCase(entry.key)
+        if snake != entry.key, tree.children[snake] != nil {
+            let new = (path + [snake]).joined(separator: ".")
+            warnings.append(
+                "config file \"\(file)\", \(entry.keyPosition): `\(full)` is the old name of `\(new)`; it still works, but rename it to \(snake)")
+            return snake
+        }
+        if path == ["openweather"], ["api_key", "appid", "key"].contains(snake) {
+            throw fail(entry.keyPosition, "the API key itself does not belong in the file: use `openweather.api_key_file` or $OPENWEATHER_API_KEY")
+        }
+        if path.isEmpty, let flag = Flag.all.first(where: { $0.key == nil && Settings.snakeCase($0.name) == snake }) ?? (snake == "config" ? Settings.configFile.flag : nil) {
+            throw fail(entry.keyPosition, "`\(entry.key)` cannot be set in the file; use the flag --\(flag.name)")
+        }
+        let known = tree.children.keys.sorted()
+        let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
+        let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\((path + [$0.0]).joined(separator: "."))`?)" : nil }
+            ?? "; \(path.isEmpty ? "the sections are" : "`\(path.joined(separator: "."))` takes") \(known.joined(separator: ", "))"
+        throw fail(entry.keyPosition, "unknown key `\(full)`\(hint)")
+    }
+
+    mutating func section(_ entries: [YAMLEntry], tree: ConfigFile.KeyTree, path: [String], into settings: inout RawSettings) throws(ConfigError) {
+        var seen: [String: YAMLEntry] = [:]
+        for entry in entries {
+            let name = try resolve(entry, in: tree, path: path)
+            if let first = seen[name] {
+                // YAML refuses a key twice; a new key beside its old camelCase name is the same mistake.
+                throw fail(entry.keyPosition, "`\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)")
+            }
+            seen[name] = entry
+            let child = tree.children[name]!
+            let keyPath = path + [name]
+            let key = keyPath.joined(separator: ".")
+            if let flag = child.flag {
+                if flag.kind == .repeatable {
+                    try locations(entry.value, into: &settings)
+                } else {
+                    settings.values[flag.name] = try leaf(entry.value, flag: flag, key: key)
                 }
-                settings.locationsOrigin = "config file \"\(path)\""
-            case "collector":
-                try collectors(value, path: path, known: known, into: &settings, fail: fail)
-            case "demo", "help", "version", "config", "shard", "totalShards", "pod":
-                throw fail("`\(section)` cannot be set in the file; use the flag")
-            default:
-                guard case .object(let members) = value else {
-                    throw fail("`\(section)` must be an object, for example {\"\(section)\": {...}}")
-                }
-                for (key, member) in members {
-                    let fullKey = "\(section).\(key)"
-                    if fullKey == "openweather.apiKey" {
-                        throw fail("the key itself does not belong in the file: use `openweather.apiKeyFile` or $OPENWEATHER_API_KEY")
-                    }
-                    guard let flag = known[fullKey] else {
-                        let candidates = known.keys.sorted().map { ($0, CommandLineFlags.editDistance($0, fullKey)) }
-                        let near = candidates.min { $0.1 < $1.1 }.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
-                        throw fail("unknown key `\(fullKey)`\(near)")
-                    }
-                    let origin = "config file \"\(path)\" `\(fullKey)`"
-                    settings.values[flag.name] = .init(text: try scalar(member, key: fullKey, fail: fail), origin: origin)
-                }
+            } else if let enabled = child.children["enabled"]?.flag, entry.value.scalar != nil, !entry.value.isNull {
+                // `collector.weather: false` is short for `collector.weather.enabled: false`.
+                settings.values[enabled.name] = try leaf(entry.value, flag: enabled, key: key)
+            } else if entry.value.isNull {
+                continue
+            } else if let members = entry.value.mapping {
+                try section(members, tree: child, path: keyPath, into: &settings)
+            } else {
+                let example = child.children.keys.sorted().first.map { "\($0): ..." } ?? "key: value"
+                throw fail(entry.value.position, "`\(key)` must be a mapping (\(name):, then indented lines such as \(example)), not \(entry.value.kindDescription)")
             }
         }
     }
 
-    /// `"collector": {"weather": {"enabled": true, "interval": "10m"}, "airPollution": true}`.
-    private static func collectors(
-        _ value: JSONValue, path: String, known: [String: Flag], into settings: inout Settings, fail: (String) -> ConfigError
-    ) throws(ConfigError) {
-        let example = "{\"weather\": {\"enabled\": true, \"interval\": \"10m\"}, \"airPollution\": true}"
-        guard case .object(let members) = value else { throw fail("`collector` must be an object, like \(example)") }
-        for (key, member) in members {
-            guard let flag = known["collector.\(key)"], flag.kind == .boolean else {
-                let names = known.values.filter { $0.kind == .boolean && $0.name.hasPrefix("collector.") }.map { String($0.fileKey.dropFirst(10)) }.sorted()
-                throw fail("unknown collector `collector.\(key)`: the collectors are \(names.joined(separator: ", "))")
-            }
-            let origin = "config file \"\(path)\" `collector.\(key)`"
-            switch member {
-            case .bool(let enabled):
-                settings.booleans[flag.name] = .init(text: String(enabled), origin: origin)
-            case .object(let fields):
-                for (field, setting) in fields {
-                    switch (field, setting) {
-                    case ("enabled", .bool(let enabled)):
-                        settings.booleans[flag.name] = .init(text: String(enabled), origin: origin + " enabled")
-                    case ("interval", .string(let interval)):
-                        settings.values[flag.name + ".interval"] = .init(text: interval, origin: origin + " interval")
-                    case (let option, .string(let text)) where known[flag.name + "." + option]?.kind == .value:
-                        settings.values[flag.name + "." + option] = .init(text: text, origin: origin + " " + option)
-                    default:
-                        throw fail("`collector.\(key).\(field)` is not a setting of a collector: give enabled (true or false) and interval (like \"10m\")")
-                    }
+    /// One setting's text; a list setting may be a YAML sequence.
+    func leaf(_ node: YAMLNode, flag: Flag, key: String) throws(ConfigError) -> RawSettings.Entry {
+        let origin = origin(node.position, key)
+        if let items = node.sequence, flag.kind == .list {
+            var texts: [String] = []
+            for item in items {
+                guard let scalar = item.scalar, !item.isNull else {
+                    throw fail(item.position, "an item of `\(key)` must be a single value like 3h, not \(item.kindDescription)")
                 }
-            default:
-                throw fail("`collector.\(key)` is \(member.typeName): give true, false or {\"enabled\": true, \"interval\": \"1h\"}")
+                texts.append(scalar.text)
             }
+            return .init(text: texts.joined(separator: ","), origin: origin)
         }
+        guard let scalar = node.scalar else {
+            let form = flag.kind == .list ? "a list like [3h, 6h] or a single value" : flag.kind == .boolean ? "true or false" : "a single value"
+            throw fail(node.position, "`\(key)` must be \(form), not \(node.kindDescription)")
+        }
+        guard !scalar.isNull else {
+            throw fail(node.position, "`\(key)` has no value: give one (like \(key.split(separator: ".").last!): \(flag.placeholder.isEmpty ? "true" : flag.placeholder)) or remove the line")
+        }
+        return .init(text: scalar.text, origin: origin)
     }
 
-    private static func scalar(_ value: JSONValue, key: String, fail: (String) -> ConfigError) throws(ConfigError) -> String {
-        switch value {
-        case .string(let text): return text
-        case .number(let number): return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-        case .bool(let flag): return String(flag)
-        default: throw fail("`\(key)` is \(value.typeName): give a string or a number")
+    mutating func locations(_ node: YAMLNode, into settings: inout RawSettings) throws(ConfigError) {
+        guard let items = node.sequence ?? (node.isNull ? [] : nil) else {
+            throw fail(node.position, "`locations` must be a list of items (- name: London, then latitude: and longitude:, or query:, or zip:), not \(node.kindDescription)")
         }
+        settings.locations = []
+        for (index, item) in items.enumerated() {
+            let location = try location(item, at: "locations[\(index)]")
+            settings.locations.append(.init(text: location.name, origin: origin(item.position, "locations[\(index)]"), location: location))
+        }
+        settings.locationsOrigin = "config file \"\(file)\""
     }
 
-    private static func location(_ item: JSONValue, at key: String, fail: (String) -> ConfigError) throws(ConfigError) -> Location {
-        let shape = "{\"name\", \"latitude\", \"longitude\"}, {\"name\", \"query\": \"City,State,Country\"} or {\"name\", \"zip\": \"94040,US\"}"
-        guard case .object(let members) = item else { throw fail("`\(key)` must be an object \(shape)") }
-        for (member, _) in members where !["name", "latitude", "longitude", "query", "zip", "alerts"].contains(member) {
-            throw fail("unknown key `\(key).\(member)`; a location takes name, latitude and longitude (or query, or zip) and alerts")
+    func number(_ node: YAMLNode, _ key: String) throws(ConfigError) -> String {
+        guard let scalar = node.scalar, !scalar.isNull else {
+            throw fail(node.position, "`\(key)` must be a number, not \(node.kindDescription)")
         }
-        guard case .string(let name)? = item["name"] else { throw fail("`\(key).name` is missing or not a string") }
-        let origin = "config file `\(key)`"
-        try LocationSpec.validate(name: name, origin: origin)
-        let alerts = try alerts(item["alerts"], at: "\(key).alerts", fail: fail)
+        return scalar.text
+    }
+
+    mutating func location(_ item: YAMLNode, at key: String) throws(ConfigError) -> Location {
+        let shape = "name and latitude and longitude, name and query (City,State,Country), or name and zip (94040,US)"
+        guard let entries = item.mapping else { throw fail(item.position, "`\(key)` must be a mapping of \(shape), not \(item.kindDescription)") }
+        let known = ["name", "latitude", "longitude", "query", "zip", "alerts"]
+        for entry in entries where !known.contains(entry.key) {
+            let near = known.map { ($0, CommandLineFlags.editDistance($0, entry.key)) }.min { $0.1 < $1.1 }
+            let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
+            throw fail(entry.keyPosition, "unknown key `\(key).\(entry.key)`\(hint); a location takes name, latitude and longitude (or query, or zip) and alerts")
+        }
+        guard let nameNode = item["name"], let name = nameNode.scalar?.text, !nameNode.isNull else {
+            throw fail(item.position, "`\(key).name` is missing or not a single value: give each location a name")
+        }
+        let where_ = origin(item.position, key)
+        try LocationSpec.validate(name: name, origin: where_)
+        let alerts = try alerts(item["alerts"], at: "\(key).alerts")
         let given = ["latitude", "longitude", "query", "zip"].filter { item[$0] != nil }
         switch Set(given) {
         case ["query"], ["zip"]:
-            guard case .string(let text)? = item[given[0]], !text.trimmed.isEmpty else {
-                throw fail("`\(key).\(given[0])` of \"\(name)\" must be a non-empty string, like \"Springfield,IL,US\" or \"94040,US\"")
+            let node = item[given[0]]!
+            guard let text = node.scalar?.text.trimmed, !node.isNull, !text.isEmpty else {
+                throw fail(node.position, "`\(key).\(given[0])` of \"\(name)\" must be a non-empty value, like Springfield,IL,US or 94040,US")
             }
-            let query: PlaceQuery = given[0] == "zip" ? .zip(text.trimmed) : .name(text.trimmed)
+            let query: PlaceQuery = given[0] == "zip" ? .zip(text) : .name(text)
             return Location(name: name, place: .query(query), alerts: alerts)
         case ["latitude", "longitude"]:
             func coordinate(_ field: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
-                guard case .number(let value)? = item[field] else {
-                    throw fail("`\(key).\(field)` of \"\(name)\" is \(item[field]!.typeName), not a number")
-                }
-                return try LocationSpec.coordinate(String(value), what: field, range: range, name: name, origin: origin)
+                let node = item[field]!
+                return try LocationSpec.coordinate(
+                    try number(node, "\(key).\(field)"), what: field, range: range, name: name, origin: origin(node.position, "\(key).\(field)"))
             }
             return Location(
                 name: name, latitude: try coordinate("latitude", -90...90), longitude: try coordinate("longitude", -180...180),
                 alerts: alerts)
         case ["latitude"], ["longitude"]:
-            throw fail("`\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): give both")
+            throw fail(item.position, "`\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): give both")
         case []:
-            throw fail("`\(key)` (\"\(name)\") says nowhere: give latitude and longitude, a query or a zip, as in \(shape)")
+            throw fail(item.position, "`\(key)` (\"\(name)\") says nowhere: give \(shape)")
         default:
-            throw fail("`\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, query, or zip")
+            throw fail(item.position, "`\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, query, or zip")
         }
     }
 
-    private static func alerts(_ value: JSONValue?, at key: String, fail: (String) -> ConfigError) throws(ConfigError) -> AlertSetting {
-        switch value {
-        case nil, .null?: return .inherit
-        case .bool(false)?: return .off
-        case .object(let members)?:
-            var thresholds = TemperatureThresholds()
-            for (member, bound) in members {
-                guard case .number(let celsius) = bound, (-150...150).contains(celsius) else {
-                    throw fail("`\(key).\(member)` must be a temperature in °C between -150 and 150")
-                }
-                switch member {
-                case "temperatureAboveCelsius": thresholds.aboveCelsius = celsius
-                case "temperatureBelowCelsius": thresholds.belowCelsius = celsius
-                default: throw fail("unknown key `\(key).\(member)`; use temperatureAboveCelsius or temperatureBelowCelsius")
-                }
-            }
-            return .custom(thresholds)
-        case let other?:
-            throw fail("`\(key)` is \(other.typeName): give {\"temperatureAboveCelsius\": 35, \"temperatureBelowCelsius\": -10} or false to opt out")
+    mutating func alerts(_ node: YAMLNode?, at key: String) throws(ConfigError) -> AlertSetting {
+        guard let node, !node.isNull else { return .inherit }
+        if node.scalar?.bool == false { return .off }
+        guard let entries = node.mapping else {
+            throw fail(node.position, "`\(key)` must be a mapping (temperature_above_celsius: 35, temperature_below_celsius: -10) or false to opt out")
         }
+        var thresholds = TemperatureThresholds()
+        let known = ["temperature_above_celsius", "temperature_below_celsius"]
+        for entry in entries {
+            var name = entry.key
+            if !known.contains(name) {
+                let snake = Settings.snakeCase(name)
+                guard known.contains(snake) else {
+                    let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
+                    let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
+                    throw fail(entry.keyPosition, "unknown key `\(key).\(entry.key)`\(hint); use temperature_above_celsius or temperature_below_celsius")
+                }
+                warnings.append(
+                    "config file \"\(file)\", \(entry.keyPosition): `\(key).\(name)` is the old name of `\(key).\(snake)`; it still works, but rename it to \(snake)")
+                name = snake
+            }
+            let text = try number(entry.value, "\(key).\(name)")
+            guard let celsius = Double(text), celsius.isFinite, (-150...150).contains(celsius) else {
+                throw fail(entry.value.position, "`\(key).\(name)` is \"\(text)\": give a temperature in °C between -150 and 150")
+            }
+            if name == known[0] { thresholds.aboveCelsius = celsius } else { thresholds.belowCelsius = celsius }
+        }
+        return .custom(thresholds)
     }
 }

@@ -1,4 +1,3 @@
-import Exposition
 import HTTPClient
 
 /// Everything the exporter runs with, validated. Built by `ConfigurationLoader`
@@ -15,15 +14,15 @@ public struct Configuration: Sendable {
     }
 
     /// Where the HTTP server listens.
-    public var listenAddress = ListenAddress(host: "", port: 9755)
+    public var listenAddress = Settings.listenAddress.defaultValue
     /// The path of the exposition.
-    public var telemetryPath = "/metrics"
+    public var telemetryPath = Settings.telemetryPath.defaultValue
     /// Connections beyond it displace the longest-idle one.
-    public var maxConnections = 4096
+    public var maxConnections = Settings.maxConnections.defaultValue
     /// Time a client has to send a whole request.
-    public var readTimeout: Duration = .seconds(10)
+    public var readTimeout = Settings.readTimeout.defaultValue
     /// Time a keep-alive connection may sit between requests.
-    public var idleTimeout: Duration = .seconds(60)
+    public var idleTimeout = Settings.idleTimeout.defaultValue
     /// The exporter-toolkit web config (TLS, basic auth, headers), if any.
     public var webConfigFile: String?
     /// Whether POST /-/reload may reload (SIGHUP always does).
@@ -37,43 +36,44 @@ public struct Configuration: Sendable {
     /// Where the key came from, for messages: an environment variable or a file path.
     public var apiKeySource = ""
     /// Base URL of the OpenWeather API (or a proxy, or the simulator).
-    public var openWeatherURL = "https://api.openweathermap.org"
+    public var openWeatherURL = Settings.url.defaultValue
     /// Which proxy API requests go through: --openweather.proxy-url, else the *_PROXY variables.
     public var proxy = ProxySettings.direct
     /// CA certificates trusted besides the system bundle.
     public var tlsCAFile: String?
     /// Keep-alive connections to the API kept between requests.
-    public var maxIdleConnections = 16
+    public var maxIdleConnections = Settings.maxIdleConnections.defaultValue
     /// Deadline of one request, connect to last byte.
-    public var requestTimeout: Duration = .seconds(10)
+    public var requestTimeout = Settings.timeout.defaultValue
     /// Language of the condition description.
-    public var language = "en"
+    public var language = Settings.language.defaultValue
     /// Each source's switch and interval, in `Sources.all` order.
     public var collectors: [CollectorSetting] = Sources.all.map {
         CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
     }
     /// Ahead of now, where the forecast is read (`--collector.forecast.horizons`), rising.
-    public var forecastHorizons = ForecastSource.defaultHorizons
+    public var forecastHorizons = Settings.forecastHorizons.defaultValue
     /// Spans from now over which the forecast's extremes and totals are shown, rising.
-    public var forecastWindows = ForecastSource.defaultWindows
+    public var forecastWindows = Settings.forecastWindows.defaultValue
     /// This replica's request budget: the key's, divided by `shard.total` (the key's budget is shared).
-    public var maxRequestsPerMinute = 60
+    public var maxRequestsPerMinute = Settings.maxRequestsPerMinute.defaultValue
     /// Which share of the configured locations this replica keeps in `locations` (`--shard` of `--total-shards`).
     public var shard = Shard.whole
     /// Without a success for this long, a source's series of a location leave /metrics.
-    public var maxStaleness = Staleness.intervals(3)
-    public var logLevel = LogLevel.info
-    public var logFormat = LogFormat.logfmt
+    public var maxStaleness = Settings.maxStaleness.defaultValue
+    public var logLevel = Settings.logLevel.defaultValue
+    public var logFormat = Settings.logFormat.defaultValue
     /// The directory of the state file; nil keeps no state.
     public var storagePath: String?
     /// Serve simulated data from the built-in simulator; no key, no network.
     public var demo = false
-    /// The JSON file read at start and on reload, if any.
+    /// The config file (YAML or JSON) read at start and on reload, if any.
     public var configFile: String?
     /// Things worth a warning line at start (a short interval, a key file others can read).
     public var warnings: [String] = []
-    /// From this many bytes of plain exposition on it is kept gzipped; not a flag, lowered by tests.
-    var gzipAbove = WeatherRendering.gzipAbove
+    /// From this many bytes of plain exposition on it is kept gzipped; not a flag, lowered by tests;
+    /// nil: the renderer's own threshold (the configuration knows nothing of rendering).
+    var gzipAbove: Int?
 
     public init() {}
 
@@ -162,7 +162,7 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .intervals(let count): "\(Exposition.formatValue(count))x"
+        case .intervals(let count): count == count.rounded() && count < 1e15 ? "\(Int64(count))x" : "\(count)x"
         case .duration(let duration): PrometheusDuration.format(duration)
         }
     }

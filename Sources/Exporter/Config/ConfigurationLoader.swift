@@ -1,5 +1,4 @@
 import HTTPClient
-import JSON
 
 /// What the command line asks for.
 public enum Command: Sendable {
@@ -22,11 +21,12 @@ public struct ConfigurationLoader: Sendable {
 
     public func load() throws(ConfigError) -> Command {
         let flags = try CommandLineFlags.parse(arguments)
-        if flags.boolean("help") { return .help(Flag.helpText) }
-        if flags.boolean("version") { return .version(BuildInfo.versionLine) }
+        if flags.isSet(Settings.help) { return .help(Flag.helpText) }
+        if flags.isSet(Settings.version) { return .version(BuildInfo.versionLine) }
 
-        var settings = Settings()
-        if let path = flags.values["config.file"]?.text ?? environment[Flag.named("config.file")!.environmentName] {
+        var settings = RawSettings()
+        let configFile = Settings.configFile.flag
+        if let path = flags.settings.values[configFile.name]?.text ?? environment[configFile.environmentName] {
             try ConfigFile.load(path: path, into: &settings)
         }
         settings.overlay(environmentSettings())
@@ -34,14 +34,13 @@ public struct ConfigurationLoader: Sendable {
         return .run(try build(settings))
     }
 
-    private func environmentSettings() -> Settings {
-        var settings = Settings()
+    private func environmentSettings() -> RawSettings {
+        var settings = RawSettings()
         for flag in Flag.all {
             guard let text = environment[flag.environmentName], !text.isEmpty else { continue }
             let origin = "$\(flag.environmentName)"
             switch flag.kind {
-            case .value: settings.values[flag.name] = .init(text: text, origin: origin)
-            case .boolean: settings.booleans[flag.name] = .init(text: text, origin: origin)
+            case .value, .list, .boolean: settings.values[flag.name] = .init(text: text, origin: origin)
             case .repeatable:
                 settings.locations = text.split(separator: ";").map {
                     .init(text: String($0).trimmed, origin: origin)
@@ -52,74 +51,34 @@ public struct ConfigurationLoader: Sendable {
         return settings
     }
 
-    private func build(_ settings: Settings) throws(ConfigError) -> Configuration {
+    private func build(_ settings: RawSettings) throws(ConfigError) -> Configuration {
         var config = Configuration()
         config.configFile = settings.configFile
-        config.demo = try settings.boolean("demo") ?? false
+        config.warnings = settings.warnings
+        config.demo = try settings.resolved(Settings.demo)
 
-        if let address = settings.values["web.listen-address"] {
-            config.listenAddress = try ListenAddress.parse(address.text).get()
-        }
-        if let path = settings.values["web.telemetry-path"] {
-            guard path.text.hasPrefix("/"), !path.text.hasPrefix("/-/"), path.text != "/", !path.text.contains(" ") else {
-                throw ConfigError("\(path.origin) \"\(path.text)\" is not a usable path: start it with / (for example /metrics); / and /-/... are taken")
-            }
-            config.telemetryPath = path.text
-        }
-        config.maxConnections = try settings.integer("web.max-connections", in: 1...1_000_000) ?? config.maxConnections
-        config.readTimeout = try settings.duration("web.read-timeout", minimum: .milliseconds(100)) ?? config.readTimeout
-        config.idleTimeout = try settings.duration("web.idle-timeout", minimum: .milliseconds(100)) ?? config.idleTimeout
-        config.webConfigFile = settings.values["web.config.file"].flatMap { $0.text.isEmpty ? nil : $0.text }
-        config.enableLifecycle = try settings.boolean("web.enable-lifecycle") ?? false
+        config.listenAddress = try settings.resolved(Settings.listenAddress)
+        config.telemetryPath = try settings.resolved(Settings.telemetryPath)
+        config.maxConnections = try settings.resolved(Settings.maxConnections)
+        config.readTimeout = try settings.resolved(Settings.readTimeout)
+        config.idleTimeout = try settings.resolved(Settings.idleTimeout)
+        config.webConfigFile = try settings.resolved(Settings.webConfigFile)
+        config.enableLifecycle = try settings.resolved(Settings.enableLifecycle)
 
         config.alertDefaults = TemperatureThresholds(
-            aboveCelsius: try settings.temperature("alerts.temperature-above-celsius"),
-            belowCelsius: try settings.temperature("alerts.temperature-below-celsius"))
+            aboveCelsius: try settings.resolved(Settings.temperatureAbove),
+            belowCelsius: try settings.resolved(Settings.temperatureBelow))
 
-        if let url = settings.values["openweather.url"] {
-            guard url.text.hasPrefix("http://") || url.text.hasPrefix("https://"), !url.text.contains("?") else {
-                throw ConfigError("\(url.origin) \"\(url.text)\" is not a base URL: give scheme and host, like https://api.openweathermap.org")
-            }
-            config.openWeatherURL = url.text
-        }
-        config.requestTimeout = try settings.duration("openweather.timeout", minimum: .milliseconds(100)) ?? config.requestTimeout
+        config.openWeatherURL = try settings.resolved(Settings.url)
+        config.requestTimeout = try settings.resolved(Settings.timeout)
         try loadTransport(settings, into: &config)
-        if let language = settings.values["openweather.language"] {
-            guard !language.text.isEmpty, language.text.count <= 10,
-                  language.text.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") })
-            else {
-                throw ConfigError("\(language.origin) \"\(language.text)\" is not a language code: use one like en, es, de or zh_cn")
-            }
-            config.language = language.text
-        }
-        config.maxRequestsPerMinute = try settings.integer("openweather.max-requests-per-minute", in: 1...1_000_000)
-            ?? config.maxRequestsPerMinute
-        if let staleness = settings.values["openweather.max-staleness"] {
-            if staleness.text.hasSuffix("x"), let count = Double(staleness.text.dropLast()), count.isFinite, count >= 1, count <= 1000 {
-                config.maxStaleness = .intervals(count)
-            } else if let duration = try settings.duration("openweather.max-staleness", minimum: .seconds(1)) {
-                config.maxStaleness = .duration(duration)
-            }
-        }
+        config.language = try settings.resolved(Settings.language)
+        config.maxRequestsPerMinute = try settings.resolved(Settings.maxRequestsPerMinute)
+        config.maxStaleness = try settings.resolved(Settings.maxStaleness)
         try collectors(settings, into: &config)
-        if let path = settings.values["storage.path"] {
-            guard !path.text.isEmpty, !path.text.contains("\u{0}") else {
-                throw ConfigError("\(path.origin) \"\(path.text)\" is not a directory path: give one like /var/lib/openweather-exporter")
-            }
-            config.storagePath = path.text
-        }
-        if let level = settings.values["log.level"] {
-            guard let parsed = Configuration.LogLevel(rawValue: level.text) else {
-                throw ConfigError("\(level.origin) \"\(level.text)\" is not a log level: use debug, info, warn or error")
-            }
-            config.logLevel = parsed
-        }
-        if let format = settings.values["log.format"] {
-            guard let parsed = Configuration.LogFormat(rawValue: format.text) else {
-                throw ConfigError("\(format.origin) \"\(format.text)\" is not a log format: use logfmt or json")
-            }
-            config.logFormat = parsed
-        }
+        config.storagePath = try settings.resolved(Settings.storagePath)
+        config.logLevel = try settings.resolved(Settings.logLevel)
+        config.logFormat = try settings.resolved(Settings.logFormat)
 
         config.locations = try locations(settings)
         if config.locations.isEmpty {
@@ -149,10 +108,10 @@ public struct ConfigurationLoader: Sendable {
     }
 
     /// `--shard`/`--pod` of `--total-shards`: keeps the locations this replica owns and its share of the budget.
-    private func shard(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
-        let total = try settings.integer("total-shards", in: 1...1000) ?? 1
+    private func shard(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
+        let total = try settings.resolved(Settings.totalShards)
         let index: Int
-        switch (settings.values["shard"], settings.values["pod"]) {
+        switch (settings.values[Settings.shard.flag.name], settings.values[Settings.pod.flag.name]) {
         case (.some(let shard), .some(let pod)):
             throw ConfigError("\(shard.origin) and \(pod.origin) both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)")
         case (.some(let shard), nil):
@@ -190,19 +149,19 @@ public struct ConfigurationLoader: Sendable {
     }
 
     /// `--collector.NAME` and `--collector.NAME.interval`; `--poll.interval` is the weather interval's old name.
-    private func collectors(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
+    private func collectors(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
         for index in config.collectors.indices {
             let name = config.collectors[index].name
             guard let source = Sources.named(name), !source.resolves else { continue }
-            if let enabled = try settings.boolean("collector.\(name)") {
+            if let enabled = try settings.value(Settings.collector(source)) {
                 config.collectors[index].enabled = enabled
             } else if config.demo && source.standsIn.isEmpty {
                 // The demo shows every free source; one that stands in for others (One Call) stays opt-in.
                 config.collectors[index].enabled = true
             }
-            if let interval = try settings.duration("collector.\(name).interval", minimum: .seconds(1)) {
+            if let interval = try settings.value(Settings.collectorInterval(source)) {
                 config.collectors[index].interval = interval
-            } else if name == "weather", let interval = try settings.duration("poll.interval", minimum: .seconds(1)) {
+            } else if name == "weather", let interval = try settings.value(Settings.pollInterval) ?? nil {
                 config.collectors[index].interval = interval
                 config.warnings.append("--poll.interval is the old name of --collector.weather.interval; it still works, but use the new name")
             } else if config.demo {
@@ -213,21 +172,17 @@ public struct ConfigurationLoader: Sendable {
                     "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data")
             }
         }
-        if let horizons = try settings.durations("collector.forecast.horizons", upTo: ForecastSource.longest) {
-            config.forecastHorizons = horizons
-        }
-        if let windows = try settings.durations("collector.forecast.windows", upTo: ForecastSource.longest) {
-            config.forecastWindows = windows
-        }
+        config.forecastHorizons = try settings.resolved(Settings.forecastHorizons)
+        config.forecastWindows = try settings.resolved(Settings.forecastWindows)
         guard config.collectors.contains(where: { $0.enabled && Sources.named($0.name)?.resolves == false }) else {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
         }
     }
 
     /// Proxy, trust and connection reuse of the API client; files are checked now, not at the first poll.
-    private func loadTransport(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
+    private func loadTransport(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
         do {
-            if let proxy = settings.values["openweather.proxy-url"] {
+            if let proxy = settings.values[Settings.proxyURL.flag.name] {
                 config.proxy = ProxySettings(proxy: try ProxyServer(parsing: proxy.text, origin: proxy.origin))
             } else {
                 config.proxy = try ProxySettings(environment: environment)
@@ -237,8 +192,8 @@ public struct ConfigurationLoader: Sendable {
         }
         // The built-in simulator is on loopback: a proxy for the real API has no business there.
         if config.demo { config.proxy = .direct }
-        config.maxIdleConnections = try settings.integer("openweather.max-idle-connections", in: 0...1024) ?? config.maxIdleConnections
-        if let file = settings.values["openweather.tls-ca-file"] {
+        config.maxIdleConnections = try settings.resolved(Settings.maxIdleConnections)
+        if let file = settings.values[Settings.tlsCAFile.flag.name] {
             try checkCertificates(file.text, origin: file.origin)
             config.tlsCAFile = file.text
         }
@@ -271,7 +226,7 @@ public struct ConfigurationLoader: Sendable {
         return host.lowercased() == "localhost" || host.hasPrefix("127.") || host == "::1"
     }
 
-    private func locations(_ settings: Settings) throws(ConfigError) -> [Location] {
+    private func locations(_ settings: RawSettings) throws(ConfigError) -> [Location] {
         var seen: [String: String] = [:]
         var result: [Location] = []
         for entry in settings.locations {
@@ -286,8 +241,8 @@ public struct ConfigurationLoader: Sendable {
         return result
     }
 
-    private func loadKey(_ settings: Settings, into config: inout Configuration) throws(ConfigError) {
-        if let file = settings.values["openweather.api-key-file"] {
+    private func loadKey(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
+        if let file = settings.values[Settings.apiKeyFile.flag.name] {
             let bytes: [UInt8]
             do {
                 bytes = try Files.read(file.text, limit: 4096)
@@ -319,8 +274,9 @@ public struct ConfigurationLoader: Sendable {
     }
 }
 
-/// Raw settings, each remembering where it came from so errors can say so.
-struct Settings {
+/// Settings as given, by flag name, each remembering where it came from so errors can say so;
+/// read through the table (`Settings`), which knows each one's type and default.
+struct RawSettings {
     struct Entry {
         var text: String
         var origin: String
@@ -329,76 +285,36 @@ struct Settings {
     }
 
     var values: [String: Entry] = [:]
-    var booleans: [String: Entry] = [:]
     var locations: [Entry] = []
     var locationsOrigin: String?
     var configFile: String?
+    /// Things worth a warning that only the reader of a layer sees (an old key name in the file).
+    var warnings: [String] = []
 
     /// Later layers win; locations are replaced as a whole, not merged.
-    mutating func overlay(_ other: Settings) {
+    mutating func overlay(_ other: RawSettings) {
         values.merge(other.values) { $1 }
-        booleans.merge(other.booleans) { $1 }
         if other.locationsOrigin != nil {
             locations = other.locations
             locationsOrigin = other.locationsOrigin
         }
         configFile = other.configFile ?? configFile
+        warnings += other.warnings
     }
 
     mutating func overlay(_ flags: CommandLineFlags) {
         overlay(flags.settings)
     }
 
-    func boolean(_ name: String) throws(ConfigError) -> Bool? {
-        guard let entry = booleans[name] else { return nil }
-        switch entry.text.lowercased() {
-        case "true", "1", "yes": return true
-        case "false", "0", "no": return false
-        default: throw ConfigError("\(entry.origin) \"\(entry.text)\" is not true or false")
-        }
+    /// The setting's value when some layer gave it; nil otherwise.
+    func value<Value>(_ setting: Setting<Value>) throws(ConfigError) -> Value? {
+        guard let entry = values[setting.flag.name] else { return nil }
+        return try setting.parse(entry)
     }
 
-    func integer(_ name: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int? {
-        guard let entry = values[name] else { return nil }
-        guard let value = Int(entry.text), range.contains(value) else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return value
-    }
-
-    func duration(_ name: String, minimum: Duration) throws(ConfigError) -> Duration? {
-        guard let entry = values[name] else { return nil }
-        guard let value = PrometheusDuration.parse(entry.text) else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a duration: write it like 30s, 10m or 1h30m")
-        }
-        guard value >= minimum else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is too short: use at least \(PrometheusDuration.format(minimum))")
-        }
-        return value
-    }
-
-    /// A comma-separated list of durations from 1m to `longest`: sorted, without repeats.
-    func durations(_ name: String, upTo longest: Duration) throws(ConfigError) -> [Duration]? {
-        guard let entry = values[name] else { return nil }
-        var list: [Duration] = []
-        for part in entry.text.split(separator: ",") {
-            let text = String(part).trimmed
-            guard let value = PrometheusDuration.parse(text), value >= .seconds(60), value <= longest else {
-                throw ConfigError(
-                    "\(entry.origin) \"\(entry.text)\": \"\(text)\" is not a duration from 1m to \(PrometheusDuration.format(longest)); write a list like 3h,6h,24h")
-            }
-            list.append(value)
-        }
-        guard !list.isEmpty else { throw ConfigError("\(entry.origin) is empty: give durations like 3h,6h,24h") }
-        return Array(Set(list)).sorted()
-    }
-
-    func temperature(_ name: String) throws(ConfigError) -> Double? {
-        guard let entry = values[name] else { return nil }
-        guard let value = Double(entry.text), value.isFinite, (-150...150).contains(value) else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a temperature in °C between -150 and 150")
-        }
-        return value
+    /// The setting's value, or its default.
+    func resolved<Value>(_ setting: Setting<Value>) throws(ConfigError) -> Value {
+        try value(setting) ?? setting.defaultValue
     }
 }
 

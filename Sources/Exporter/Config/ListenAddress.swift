@@ -13,9 +13,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Nil with a reason when the text is not an address.
-    static func parse(_ text: String) -> Result<ListenAddress, ConfigError> {
+    static func parse(_ text: String, origin: String) -> Result<ListenAddress, ConfigError> {
         let fail = ConfigError(
-            "--web.listen-address \"\(text)\" is not an address: use HOST:PORT, for example :9755, 127.0.0.1:9755 or [::]:9755")
+            "\(origin) \"\(text)\" is not an address: use HOST:PORT, for example :9755, 127.0.0.1:9755 or [::]:9755")
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
@@ -32,7 +32,7 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         }
         guard let port = UInt16(portText), !portText.isEmpty else {
             return .failure(ConfigError(
-                "--web.listen-address \"\(text)\" has no valid port: give a number from 0 to 65535 after the colon, for example :9755"))
+                "\(origin) \"\(text)\" has no valid port: give a number from 0 to 65535 after the colon, for example :9755"))
         }
         guard host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:_%".contains($0)) }) else {
             return .failure(fail)

@@ -6,9 +6,25 @@
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: data == nil ? 0 : size))
     let lines = bytes.reduce(1) { $0 + ($1 == 0x0A || $1 == 0x0D ? 1 : 0) }
+    // Characters (UTF-8 lead bytes) on each line, line breaks as the parser reads them (CRLF, CR, LF):
+    // a column, which the parser keeps as it moves, never lies beyond its line's end.
+    var widths = [0]
+    var k = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+    while k < bytes.count {
+        if bytes[k] == 0x0D || bytes[k] == 0x0A {
+            if bytes[k] == 0x0D && k + 1 < bytes.count && bytes[k + 1] == 0x0A { k += 1 }
+            widths.append(0)
+        } else if bytes[k] & 0xC0 != 0x80 {
+            widths[widths.count - 1] += 1
+        }
+        k += 1
+    }
     func check(_ position: YAMLPosition) {
         precondition(position.line >= 1 && position.line <= lines + 1, "line \(position.line) of \(lines)")
         precondition(position.column >= 1 && position.column <= size + 1, "column \(position.column)")
+        if position.line <= widths.count {
+            precondition(position.column <= widths[position.line - 1] + 1, "column \(position.column) of a line of \(widths[position.line - 1])")
+        }
     }
     func walk(_ node: YAMLNode) {
         check(node.position)

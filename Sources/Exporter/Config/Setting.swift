@@ -1,0 +1,315 @@
+/// One setting in one place: its flag, its config-file key, its default, its doc and how its text
+/// is read. The flag parser, the config-file reader, the environment mapping and `--help` read
+/// `flag`; the loader reads `parse` and `defaultValue`; `Configuration` starts from `defaultValue`.
+struct Setting<Value: Sendable>: Sendable {
+    let flag: Flag
+    let defaultValue: Value
+    let parse: @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
+
+    init(
+        _ name: String, key: String?, kind: Flag.Kind = .value, placeholder: String, doc: String, default defaultValue: Value,
+        shown defaultText: String? = nil, parse: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
+    ) {
+        // --help shows the default as written on the command line; `shown` where that is not its description.
+        flag = Flag(name: name, kind: kind, placeholder: placeholder, help: doc, defaultText: defaultText ?? "\(defaultValue)", key: key)
+        self.defaultValue = defaultValue
+        self.parse = parse
+    }
+}
+
+extension Setting where Value == Int {
+    static func integer(_ name: String, key: String?, placeholder: String = "N", doc: String, default value: Int, in range: ClosedRange<Int>,
+                        shown: String? = nil) -> Setting {
+        Setting(name, key: key, placeholder: placeholder, doc: doc, default: value, shown: shown ?? String(value)) { entry throws(ConfigError) in
+            guard let number = Int(entry.text), range.contains(number) else {
+                throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return number
+        }
+    }
+}
+
+extension Setting where Value == Duration {
+    static func duration(_ name: String, key: String?, doc: String, default value: Duration, minimum: Duration, shown: String? = nil) -> Setting {
+        Setting(name, key: key, placeholder: "DURATION", doc: doc, default: value, shown: shown ?? PrometheusDuration.format(value)) {
+            entry throws(ConfigError) in try Parse.duration(entry, minimum: minimum)
+        }
+    }
+}
+
+extension Setting where Value == Bool {
+    static func boolean(_ name: String, key: String?, doc: String, shown: String = "") -> Setting {
+        Setting(name, key: key, kind: .boolean, placeholder: "", doc: doc, default: false, shown: shown, parse: Parse.boolean)
+    }
+}
+
+extension Setting where Value == String {
+    static func text(_ name: String, key: String?, placeholder: String, doc: String, default value: String,
+                     check: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Void) -> Setting {
+        Setting(name, key: key, placeholder: placeholder, doc: doc, default: value, shown: value) { entry throws(ConfigError) in
+            try check(entry)
+            return entry.text
+        }
+    }
+}
+
+extension Setting where Value == String? {
+    /// A setting that is off until given, such as a file path.
+    static func optional(_ name: String, key: String?, placeholder: String, doc: String, shown: String = "") -> Setting {
+        Setting(name, key: key, placeholder: placeholder, doc: doc, default: nil, shown: shown) { entry throws(ConfigError) in entry.text }
+    }
+}
+
+extension Setting where Value == Double? {
+    static func temperature(_ name: String, key: String, doc: String) -> Setting {
+        Setting(name, key: key, placeholder: "C", doc: doc, default: nil, shown: "") { entry throws(ConfigError) in
+            guard let value = Double(entry.text), value.isFinite, (-150...150).contains(value) else {
+                throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a temperature in °C between -150 and 150")
+            }
+            return value
+        }
+    }
+}
+
+/// Readers of setting text shared by several settings; every error names where the text came from.
+enum Parse {
+    static func boolean(_ entry: RawSettings.Entry) throws(ConfigError) -> Bool {
+        switch entry.text.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw ConfigError("\(entry.origin) \"\(entry.text)\" is not true or false")
+        }
+    }
+
+    static func duration(_ entry: RawSettings.Entry, minimum: Duration) throws(ConfigError) -> Duration {
+        guard let value = PrometheusDuration.parse(entry.text) else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a duration: write it like 30s, 10m or 1h30m")
+        }
+        guard value >= minimum else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is too short: use at least \(PrometheusDuration.format(minimum))")
+        }
+        return value
+    }
+
+    /// A comma-separated list of durations from 1m to `longest`: sorted, without repeats.
+    static func durations(_ entry: RawSettings.Entry, upTo longest: Duration) throws(ConfigError) -> [Duration] {
+        var list: [Duration] = []
+        for part in entry.text.split(separator: ",") {
+            let text = String(part).trimmed
+            guard let value = PrometheusDuration.parse(text), value >= .seconds(60), value <= longest else {
+                throw ConfigError(
+                    "\(entry.origin) \"\(entry.text)\": \"\(text)\" is not a duration from 1m to \(PrometheusDuration.format(longest)); write a list like 3h,6h,24h")
+            }
+            list.append(value)
+        }
+        guard !list.isEmpty else { throw ConfigError("\(entry.origin) is empty: give durations like 3h,6h,24h") }
+        return Array(Set(list)).sorted()
+    }
+}
+
+/// The table of settings. A key is the setting's path in the config file (`web.listen_address` is
+/// `listen_address` under `web`); nil for what only a flag can say (the file cannot name itself, a
+/// replica's shard is the replica's, not the file's).
+enum Settings {
+    static let listenAddress = Setting<ListenAddress>(
+        "web.listen-address", key: "web.listen_address", placeholder: "ADDRESS",
+        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755)
+    ) { entry throws(ConfigError) in try ListenAddress.parse(entry.text, origin: entry.origin).get() }
+
+    static let telemetryPath = Setting<String>.text(
+        "web.telemetry-path", key: "web.telemetry_path", placeholder: "PATH", doc: "Path under which to expose metrics.", default: "/metrics"
+    ) { entry throws(ConfigError) in
+        guard entry.text.hasPrefix("/"), !entry.text.hasPrefix("/-/"), entry.text != "/", !entry.text.contains(" ") else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a usable path: start it with / (for example /metrics); / and /-/... are taken")
+        }
+    }
+
+    static let maxConnections = Setting<Int>.integer(
+        "web.max-connections", key: "web.max_connections",
+        doc: "Open connections at most; beyond it the longest-idle one is closed.", default: 4096, in: 1...1_000_000)
+
+    static let readTimeout = Setting<Duration>.duration(
+        "web.read-timeout", key: "web.read_timeout", doc: "Time a client has to send a whole request.",
+        default: .seconds(10), minimum: .milliseconds(100))
+
+    static let idleTimeout = Setting<Duration>.duration(
+        "web.idle-timeout", key: "web.idle_timeout", doc: "Time a keep-alive connection may wait between requests.",
+        default: .seconds(60), minimum: .milliseconds(100))
+
+    static let webConfigFile = Setting<String?>(
+        "web.config.file", key: "web.config_file", placeholder: "PATH",
+        doc: "Exporter-toolkit web config (YAML) for TLS, basic auth and response headers.", default: nil, shown: ""
+    ) { entry throws(ConfigError) in entry.text.isEmpty ? nil : entry.text }
+
+    static let enableLifecycle = Setting<Bool>.boolean(
+        "web.enable-lifecycle", key: "web.enable_lifecycle", doc: "Allow reloading through POST /-/reload (SIGHUP always works).")
+
+    static let configFile = Setting<String?>.optional(
+        "config.file", key: nil, placeholder: "PATH",
+        doc: "YAML config file (JSON works too); flags win over it. Re-read on SIGHUP and POST /-/reload.")
+
+    /// Locations are a list: read by `LocationSpec` from a flag, or as structured items from the file's `locations`.
+    static let location = Flag(
+        name: "location", kind: .repeatable, placeholder: "PLACE[,above=C][,below=C][,alerts=off]",
+        help: "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds in °C.",
+        defaultText: "", key: "locations")
+
+    static let temperatureAbove = Setting<Double?>.temperature(
+        "alerts.temperature-above-celsius", key: "alerts.temperature_above_celsius",
+        doc: "Default upper temperature threshold for locations that set none.")
+
+    static let temperatureBelow = Setting<Double?>.temperature(
+        "alerts.temperature-below-celsius", key: "alerts.temperature_below_celsius",
+        doc: "Default lower temperature threshold for locations that set none.")
+
+    static let apiKeyFile = Setting<String?>.optional(
+        "openweather.api-key-file", key: "openweather.api_key_file", placeholder: "PATH",
+        doc: "File holding the API key (else $OPENWEATHER_API_KEY).")
+
+    static let url = Setting<String>.text(
+        "openweather.url", key: "openweather.url", placeholder: "URL", doc: "Base URL of the OpenWeather API or a proxy.",
+        default: "https://api.openweathermap.org"
+    ) { entry throws(ConfigError) in
+        guard entry.text.hasPrefix("http://") || entry.text.hasPrefix("https://"), !entry.text.contains("?") else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a base URL: give scheme and host, like https://api.openweathermap.org")
+        }
+    }
+
+    static let proxyURL = Setting<String?>.optional(
+        "openweather.proxy-url", key: "openweather.proxy_url", placeholder: "URL",
+        doc: "Proxy for API requests, http://[user:password@]host:port; wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY.",
+        shown: "from the environment")
+
+    static let tlsCAFile = Setting<String?>.optional(
+        "openweather.tls-ca-file", key: "openweather.tls_ca_file", placeholder: "PATH",
+        doc: "PEM file of CA certificates trusted besides the system bundle (a proxy that re-signs TLS, a private API gateway).")
+
+    static let maxIdleConnections = Setting<Int>.integer(
+        "openweather.max-idle-connections", key: "openweather.max_idle_connections",
+        doc: "Keep-alive connections to the API kept open between requests; 0: a new connection and TLS handshake per request.",
+        default: 16, in: 0...1024)
+
+    static let timeout = Setting<Duration>.duration(
+        "openweather.timeout", key: "openweather.timeout", doc: "Deadline of one API request.", default: .seconds(10), minimum: .milliseconds(100))
+
+    static let language = Setting<String>.text(
+        "openweather.language", key: "openweather.language", placeholder: "CODE",
+        doc: "Language of the condition description (en, es, de, zh_cn...).", default: "en"
+    ) { entry throws(ConfigError) in
+        guard !entry.text.isEmpty, entry.text.count <= 10, entry.text.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") }) else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a language code: use one like en, es, de or zh_cn")
+        }
+    }
+
+    static let maxRequestsPerMinute = Setting<Int>.integer(
+        "openweather.max-requests-per-minute", key: "openweather.max_requests_per_minute",
+        doc: "Request budget of your plan; the poll interval stretches to fit it.", default: 60, in: 1...1_000_000)
+
+    static let maxStaleness = Setting<Staleness>(
+        "openweather.max-staleness", key: "openweather.max_staleness", placeholder: "Nx|DURATION",
+        doc: "Drop a source's series of a location after this long without success: N intervals of that source, or a duration.",
+        default: .intervals(3)
+    ) { entry throws(ConfigError) in
+        if entry.text.hasSuffix("x"), let count = Double(entry.text.dropLast()), count.isFinite, count >= 1, count <= 1000 {
+            return .intervals(count)
+        }
+        return .duration(try Parse.duration(entry, minimum: .seconds(1)))
+    }
+
+    static let pollInterval = Setting<Duration?>(
+        "poll.interval", key: "poll.interval", placeholder: "DURATION", doc: "Old name of --collector.weather.interval.", default: nil, shown: ""
+    ) { entry throws(ConfigError) in try Parse.duration(entry, minimum: .seconds(1)) }
+
+    static let logLevel = Setting<Configuration.LogLevel>(
+        "log.level", key: "log.level", placeholder: "LEVEL", doc: "debug, info, warn or error.", default: .info
+    ) { entry throws(ConfigError) in
+        guard let level = Configuration.LogLevel(rawValue: entry.text) else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a log level: use debug, info, warn or error")
+        }
+        return level
+    }
+
+    static let logFormat = Setting<Configuration.LogFormat>(
+        "log.format", key: "log.format", placeholder: "FORMAT", doc: "logfmt or json.", default: .logfmt
+    ) { entry throws(ConfigError) in
+        guard let format = Configuration.LogFormat(rawValue: entry.text) else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a log format: use logfmt or json")
+        }
+        return format
+    }
+
+    static let storagePath = Setting<String?>(
+        "storage.path", key: "storage.path", placeholder: "DIR",
+        doc: "Directory for the state file (readings, resolved places, schedule, 429 pause), so a restart resumes where it was.",
+        default: nil, shown: "none: state is not kept"
+    ) { entry throws(ConfigError) in
+        guard !entry.text.isEmpty, !entry.text.contains("\u{0}") else {
+            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a directory path: give one like /var/lib/openweather-exporter")
+        }
+        return entry.text
+    }
+
+    static let demo = Setting<Bool>.boolean(
+        "demo", key: nil, doc: "Serve simulated weather from a built-in server: no key, no network.")
+
+    static let totalShards = Setting<Int>.integer(
+        "total-shards", key: nil,
+        doc: "Split the locations among N replicas by a stable hash of their names; each polls and serves its own and gets 1/N of the request budget.",
+        default: 1, in: 1...1000, shown: "1, no sharding")
+
+    /// Checked against `totalShards` by the loader, which knows both.
+    static let shard = Setting<String?>.optional(
+        "shard", key: nil, placeholder: "I", doc: "This replica's shard, 0 to N-1 (see --total-shards).", shown: "0")
+
+    static let pod = Setting<String?>.optional(
+        "pod", key: nil, placeholder: "NAME", doc: "Take --shard from a StatefulSet pod name's ordinal (NAME-2 is shard 2), e.g. --pod=$(POD_NAME).")
+
+    /// `--collector.NAME`; in the file `collector.NAME: true` or `collector.NAME.enabled`.
+    static func collector(_ source: any Source) -> Setting<Bool> {
+        Setting<Bool>.boolean(
+            "collector.\(source.name)", key: "collector.\(snakeCase(source.name)).enabled",
+            doc: "\(source.summary) Off: --no-collector.\(source.name).",
+            shown: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault || !source.standsIn.isEmpty ? "" : "; enabled with --demo"))
+    }
+
+    static func collectorInterval(_ source: any Source) -> Setting<Duration> {
+        Setting<Duration>.duration(
+            "collector.\(source.name).interval", key: "collector.\(snakeCase(source.name)).interval",
+            doc: "How often each location is polled from \(source.name); stretched to fit the request budget.",
+            default: source.defaultInterval, minimum: .seconds(1),
+            shown: PrometheusDuration.format(source.defaultInterval)
+                + (source.demoInterval == source.defaultInterval ? "" : " (\(PrometheusDuration.format(source.demoInterval)) with --demo)"))
+    }
+
+    static let forecastHorizons = Setting<[Duration]>(
+        "collector.forecast.horizons", key: "collector.forecast.horizons", kind: .list, placeholder: "DURATIONS",
+        doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
+        default: ForecastSource.defaultHorizons, shown: ForecastSource.defaultHorizons.map(ForecastSource.windowLabel).joined(separator: ",")
+    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: ForecastSource.longest) }
+
+    static let forecastWindows = Setting<[Duration]>(
+        "collector.forecast.windows", key: "collector.forecast.windows", kind: .list, placeholder: "DURATIONS",
+        doc: "Spans from now over which the forecast's extremes and totals are shown (window label), comma-separated, at most 120h.",
+        default: ForecastSource.defaultWindows, shown: ForecastSource.defaultWindows.map(ForecastSource.windowLabel).joined(separator: ",")
+    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: ForecastSource.longest) }
+
+    static let help = Setting<Bool>.boolean("help", key: nil, doc: "Show this help and exit.")
+    static let version = Setting<Bool>.boolean("version", key: nil, doc: "Show the version and exit.")
+
+    /// `air-pollution` → `air_pollution`, `listenAddress` → `listen_address`, `config.file` → `config_file`:
+    /// file keys are snake_case as in every Prometheus config, and the camelCase keys of old JSON files map onto them.
+    static func snakeCase(_ name: String) -> String {
+        var out = ""
+        for character in name {
+            if character == "-" || character == "." {
+                out.append("_")
+            } else if character.isUppercase {
+                out.append("_")
+                out.append(contentsOf: character.lowercased())
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+}
