@@ -280,7 +280,7 @@ def budget(simulator_port, limit, minimum_requests):
     with urllib.request.urlopen(f"http://{HOST}:{simulator_port}/_simulator/requests", timeout=10) as r:
         times = sorted(float(line.split()[0]) for line in r.read().decode().splitlines() if line.strip())
     if len(times) < minimum_requests:
-        fail(f"only {len(times)} requests reached the simulator")
+        fail(f"only {len(times)} requests reached the simulator (expected at least {minimum_requests}: 90 % of the budget's pace over the run)")
     worst = 0
     j = 0
     for i, t in enumerate(times):

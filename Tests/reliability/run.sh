@@ -142,7 +142,7 @@ if [ -n "$budget_pid" ]; then
     remaining=$(( (budget_started + ${BUDGET_SECONDS:-130} * 1000 - $(now_ms) + 999) / 1000 ))
     [ "$remaining" -gt 0 ] && { echo "  waiting ${remaining} s more"; sleep "$remaining"; }
     elapsed=$(( ($(now_ms) - budget_started) / 1000 ))
-    if kill -0 "$budget_pid" && py budget "$budget_sim" 60 $(( elapsed - 10 )); then
+    if kill -0 "$budget_pid" && py budget "$budget_sim" 60 $(( elapsed * 60 * 9 / (61 * 10) )); then
         pass "2,000 locations at 60/min for ${elapsed} s: never over 60 in any 60 s window, evenly spread"
     else failed "request budget"; fi
     stop_exporter "$budget_pid" || failed "request budget: no clean exit on SIGTERM"
