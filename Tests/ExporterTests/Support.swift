@@ -212,5 +212,5 @@ enum ExpositionText {
 /// The `openweather_*` part of the exposition for `snapshot` at `now`, rendered from scratch, as plain text.
 func renderPlain(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
     var rendering = WeatherRendering(gzipAbove: .max)
-    return Array(rendering.render(snapshot, now: now).chunks.joined())
+    return Array(rendering.render(snapshot, now: now).text.chunks.joined())
 }
