@@ -98,8 +98,15 @@ import Testing
         #expect(stale.count < threshold * 3 / 4)
         var rendering = Self.rendering(gzipAbove: threshold)
         func check(_ at: Double, gzipped: Bool) {
-            let body = rendering.render(store.snapshot(), now: at).text
-            let expected = renderPlain(store.snapshot(), now: at)
+            let bodies = rendering.render(store.snapshot(), now: at)
+            var direct = WeatherRendering(gzipAbove: .max, countersCreated: rendering.countersCreated)
+            let plain = direct.render(store.snapshot(), now: at)
+            // Both formats, sharing the shards' segments.
+            for format in ExpositionFormat.allCases {
+                check(bodies[format], expected: Array(plain[format].chunks.joined()), gzipped: gzipped)
+            }
+        }
+        func check(_ body: WeatherRendering.Body, expected: [UInt8], gzipped: Bool) {
             #expect(body.gzipped == gzipped)
             #expect(body.plainCount == expected.count)
             if gzipped {
