@@ -14,7 +14,9 @@
 # default: this checkout. EXPORTER_BIN overrides the binary itself.
 # DEPLOY_TEST_TIMEOUT bounds the whole run (seconds, default 600).
 # Installs prometheus, prometheus-alertmanager, python3-yaml and curl from
-# Debian when missing. Exits non-zero when any check fails.
+# Debian when missing, and prometheus_client (for its OpenMetrics parser) from
+# PyPI into the work directory (Debian's python3-prometheus-client without pip).
+# Exits non-zero when any check fails.
 
 set -uo pipefail
 
@@ -133,9 +135,16 @@ if ((${#missing[@]})); then
     [[ -z "$PY" ]] && PY=/usr/bin/python3
 fi
 ALERTMANAGER="$(command -v prometheus-alertmanager || command -v alertmanager)"
+# prometheus_client's OpenMetrics parser, for Tests/deploy/openmetrics.py; PYTHONPATH only for it.
+OM_PYTHONPATH="$WORK/pylib"
+if ! "$PY" -c 'import prometheus_client.openmetrics.parser' 2>/dev/null \
+    && ! timeout 180 "$PY" -m pip install --quiet --disable-pip-version-check --target "$OM_PYTHONPATH" prometheus_client >"$WORK/pip.log" 2>&1; then
+    cat "$WORK/pip.log"
+    apt_install python3-prometheus-client || echo "prometheus_client could not be installed: the OpenMetrics parser steps will fail"
+fi
 
 # step runs its command in a child bash: hand it the functions and settings.
-export ROOT DEPLOY REPO BIN WORK PY HERE
+export ROOT DEPLOY REPO BIN WORK PY HERE OM_PYTHONPATH
 export -f retry free_port http_ok
 
 echo "deploy tests: checkout $ROOT, exporter $BIN, work dir $WORK, limit ${LIMIT}s"
@@ -279,6 +288,14 @@ else
         export -f lint_metrics
         step "promtool check metrics on the exporter's /metrics, air pollution and places by name included" \
             retry 60 lint_metrics
+        # Retried: the series comparison with a text scrape may straddle a poll.
+        openmetrics_parse() {
+            PYTHONPATH="$OM_PYTHONPATH" "$PY" "$HERE/openmetrics.py" parse --url "$1" --families "$2" \
+                --file "$ROOT/Tests/ExporterTests/Golden/fixtures.om" --file "$ROOT/Tests/ExporterTests/Golden/onecall.om"
+        }
+        export -f openmetrics_parse
+        step "OpenMetrics: prometheus_client's parser reads a scrape with Prometheus' Accept (weather, air pollution, forecast, geocoding) and the golden .om files" \
+            retry 30 openmetrics_parse "http://$EXPORTER/metrics" '^openweather_(air_|forecast_|temperature_celsius$)'
         # The log says which place a name was taken for, and why a name failed.
         step "the log names the place taken for Paris and the reason Nowhere failed" \
             bash -c 'grep -E "msg=\"place resolved\" location=Paris source=geocoding .*state=Ile-de-France country=FR" "$1" \
@@ -325,6 +342,8 @@ else
         export -f dashboard_check
         # Retried: rate() over 1m needs two scrapes of a counter that moved.
         step "every Grafana dashboard query returns data" retry 60 dashboard_check
+        step "prometheus negotiated OpenMetrics: # UNIT in its metadata, counter family without _total, _created series stored" \
+            retry 30 "$PY" "$HERE/openmetrics.py" ingested --prometheus "$PROM" --job openweather
     else
         fail "prometheus scrapes the exporter: up{job=\"openweather\"} == 1"
         tail -n 20 "$WORK/prometheus.log" | sed 's/^/      /'
@@ -522,6 +541,8 @@ forecast_section() {
     }
     export -f dashboard_onecall
     step "every forecast and One Call dashboard query returns data" retry 60 dashboard_onecall "$prom2"
+    step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts" \
+        retry 30 openmetrics_parse "http://$exporter2/metrics" '^openweather_(weather_alert_|uv_index|dew_point_celsius|forecast_)'
     curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
     step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
         "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter2.log"
