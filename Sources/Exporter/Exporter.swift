@@ -71,6 +71,7 @@ public final class Exporter: Sendable {
     public var port: UInt16 { server.port }
 
     public func start() {
+        Threads.startDispatch()
         server.start()
         poller.start()
         keeper?.start(poller)

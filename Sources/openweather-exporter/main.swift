@@ -139,7 +139,6 @@ while true {
     stage.withLock { $0 = "the demo simulator" }
     simulator?.stop()
     // Everything is stopped, written and logged (unbuffered): leave without the C library's exit
-    // handlers and library destructors, which run while other threads still hold locks and are the
-    // likeliest place for a stop that CI saw take over 2 s without the deadline above firing.
+    // handlers and library destructors, which would run while detached threads still hold locks.
     _exit(0)
 }

@@ -60,6 +60,23 @@ import Testing
         #expect(rig.state("P3", "onecall")?.up == true)
     }
 
+    /// A wrong key gets 401 from One Call too, without the word "subscription": One Call keeps
+    /// standing in, so weather and forecast fail with it and make no requests of their own; the
+    /// `OpenWeatherAPIKeyRejected` rule tells the two 401s apart by exactly that.
+    @Test func aWrongKeyIsNotAMissingSubscription() {
+        let rig = Rig(configuration([Self.texarkana], collectors: Self.oneCall))
+        rig.transport.answer { _ in
+            .failure(.http(status: 401, message: "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info.", retryAfterSeconds: nil))
+        }
+        rig.run(until: 1000 + 3600)
+        #expect(Set(rig.transport.log.map(\.request.path)) == ["/data/3.0/onecall"], "weather and forecast make no requests")
+        #expect(rig.state("Texarkana", "onecall")?.up == false)
+        #expect(rig.state("Texarkana", "weather")?.up == false)
+        #expect(rig.state("Texarkana", "forecast")?.up == false)
+        #expect(rig.store.snapshot().requestCounts.keys.map(\.source) == ["onecall"])
+        #expect(!rig.logs.all.contains { $0.contains("cannot be used with this key") })
+    }
+
     /// A reload while One Call cannot be used keeps its next try an hour after the last.
     @Test func aReloadDoesNotPutOffTheHourlyTry() {
         let config = configuration([Self.texarkana, OneCallStandInTests.other], collectors: Self.oneCall)

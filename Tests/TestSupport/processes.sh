@@ -1,13 +1,24 @@
 # Shell helpers shared by .ci/run and the suites under Tests/ (source this file): start a server on
 # port 0 and read its port from its log, wait for an HTTP answer with a deadline, and stop a process
 # this script started, with a bound. Nothing here touches a process it was not given.
+#
+# Bounds are measured on the monotonic clock (/proc/uptime), never with `date`: the wall clock of a
+# virtual machine can be stepped by tens of seconds mid-run, which made a stop of a few milliseconds
+# look like one that overran a 30 s bound.
+
+# now_ms: milliseconds on a clock that never jumps (the kernel's uptime, 10 ms resolution).
+now_ms() {
+    local up
+    read -r up _ < /proc/uptime
+    echo $(( 10#${up/./} * 10 ))
+}
 
 # port_from_log LOG MARKER PID [SECONDS]: prints the number that follows MARKER (such as
 # 'address=127.0.0.1:') in LOG once it appears; fails when PID exits first or SECONDS (10) pass.
 port_from_log() {
     local log=$1 marker=${2//./\\.} pid=$3 limit=${4:-10} port
-    local deadline=$(( $(date +%s%N) + limit * 1000000000 ))
-    while [ "$(date +%s%N)" -lt "$deadline" ]; do
+    local deadline=$(( $(now_ms) + limit * 1000 ))
+    while [ "$(now_ms)" -lt "$deadline" ]; do
         port=$(grep -oE "${marker}[0-9]+" "$log" 2>/dev/null | head -1 | grep -oE '[0-9]+$')
         if [ -n "$port" ]; then echo "$port"; return 0; fi
         kill -0 "$pid" 2>/dev/null || return 1
@@ -19,8 +30,8 @@ port_from_log() {
 # wait_http URL [SECONDS] [STATUS]: returns once URL answers STATUS (200), fails after SECONDS (10).
 wait_http() {
     local url=$1 limit=${2:-10} want=${3:-200}
-    local deadline=$(( $(date +%s%N) + limit * 1000000000 ))
-    while [ "$(date +%s%N)" -lt "$deadline" ]; do
+    local deadline=$(( $(now_ms) + limit * 1000 ))
+    while [ "$(now_ms)" -lt "$deadline" ]; do
         [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$url")" = "$want" ] && return 0
         sleep 0.05
     done
@@ -52,10 +63,12 @@ describe_stuck() {
 stop_process() {
     local pid=$1 limit=${2:-5} status=0
     kill -TERM "$pid" 2>/dev/null || true
-    local deadline=$(( $(date +%s%N) + limit * 1000000000 ))
-    while ! gone "$pid" && [ "$(date +%s%N)" -lt "$deadline" ]; do sleep 0.02; done
+    local start wall_start deadline
+    start=$(now_ms) wall_start=$(date +%s%N)
+    deadline=$(( start + limit * 1000 ))
+    while ! gone "$pid" && [ "$(now_ms)" -lt "$deadline" ]; do sleep 0.02; done
     if ! gone "$pid"; then
-        echo "process $pid did not stop within ${limit} s of SIGTERM: SIGKILL" >&2
+        echo "process $pid did not stop within ${limit} s of SIGTERM ($(( $(now_ms) - start )) ms on the monotonic clock, $(( ($(date +%s%N) - wall_start) / 1000000 )) ms on the wall clock): SIGKILL" >&2
         describe_stuck "$pid" >&2
         kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null

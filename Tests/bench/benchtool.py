@@ -52,8 +52,8 @@ def config(count, path):
 
 
 def wait(url, seconds):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(url, timeout=2) as r:
                 if r.status == 200:

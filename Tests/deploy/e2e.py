@@ -235,10 +235,10 @@ def force_aqi(a):
     with urllib.request.urlopen(req, timeout=10) as r:
         check(r.status == 200, f"simulator accepted the fault: air pollution at lat {a.latitude} answers aqi {a.aqi}")
     expr = f'openweather_air_quality_index{{job="openweather",location="{a.location}"}}'
-    deadline = time.time() + a.timeout
+    deadline = time.monotonic() + a.timeout
     while True:
         got = [float(r["value"][1]) for r in query(a.prometheus, expr)]
-        if got == [float(a.aqi)] or time.time() > deadline:
+        if got == [float(a.aqi)] or time.monotonic() > deadline:
             break
         time.sleep(2)
     check(got == [float(a.aqi)], f"Prometheus has {expr} = {a.aqi} (got {got})")
@@ -251,7 +251,7 @@ def alerts(a):
     """The threshold alerts fire exactly for the expected locations, and nothing
     else fires. Retries until a.timeout, because rules need an evaluation."""
     expected = set(tuple(x.split(":")) for x in a.expect.split(","))
-    deadline = time.time() + a.timeout
+    deadline = time.monotonic() + a.timeout
     while True:
         # The simulator's air can turn poor on its own (an afternoon's ozone):
         # wherever Prometheus has an index of 4 or worse, the alert must fire.
@@ -263,7 +263,7 @@ def alerts(a):
         if a.ignore:
             firing = [x for x in firing if not re.fullmatch(a.ignore, x["labels"]["alertname"])]
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
-        if got == want or time.time() > deadline:
+        if got == want or time.monotonic() > deadline:
             break
         time.sleep(0.2)
     check(got == want, f"firing alerts are exactly {sorted(want)} (got {sorted(got)})")
@@ -279,24 +279,24 @@ def alerts(a):
             check(x["labels"].get("source") == "geocoding" and "has not resolved" in desc,
                   f"{x['labels']['location']}: place not found, source=\"geocoding\": {desc!r}")
     if a.alertmanager:
-        deadline = time.time() + a.timeout
+        deadline = time.monotonic() + a.timeout
         while True:
             am = get_json(f"{a.alertmanager}/api/v2/alerts?active=true")
             got_am = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in am
                       if x["labels"].get("job") == "openweather"}
-            if want <= got_am or time.time() > deadline:
+            if want <= got_am or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         check(want <= got_am, f"Alertmanager received {sorted(want)} (has {sorted(got_am)})")
     if a.webhook_log:
-        deadline = time.time() + a.timeout
+        deadline = time.monotonic() + a.timeout
         while True:
             path = pathlib.Path(a.webhook_log)
             posts = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
             seen = {(p["receiver"], al["labels"]["alertname"], al["labels"].get("location", ""))
                     for p in posts for al in p["alerts"]}
             wanted = {("webhook", n, l) for n, l in want}
-            if wanted <= seen or time.time() > deadline:
+            if wanted <= seen or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         check(wanted <= seen, f"the webhook receiver got {sorted(wanted)}")
@@ -351,8 +351,8 @@ def inhibit(a):
         ("OpenWeatherDataStale", "inhibit-e", "v:9755", "Rome", "weather"): False,              # air pollution failing says nothing of the weather
     }
     got = {}
-    deadline = time.time() + a.timeout
-    while time.time() < deadline:
+    deadline = time.monotonic() + a.timeout
+    while time.monotonic() < deadline:
         got = {}
         for x in get_json(f"{a.alertmanager}/api/v2/alerts"):
             l = x["labels"]

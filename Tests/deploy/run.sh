@@ -572,7 +572,7 @@ start_with_args() {
     pid=$!
     PIDS+=("$pid")
     retry 20 http_ok "http://127.0.0.1:$port/-/healthy" || ok=0
-    stop_process "$pid" 30 || ok=0
+    stop_process "$pid" 5 || ok=0
     if ((ok)); then pass "exporter accepts the $name command line"
     else fail "exporter accepts the $name command line: ${args[*]}"; tail -n 10 "$log" | sed 's/^/      /'; fi
 }
@@ -587,7 +587,7 @@ run_unprivileged() {
     pid=$!
     PIDS+=("$pid")
     retry 40 http_ok "http://127.0.0.1:$port/-/ready" || ok=0
-    stop_process "$pid" 30 || ok=0
+    stop_process "$pid" 5 || ok=0
     ((ok)) || tail -n 10 "$dir/log"
     ((ok))
 }

@@ -19,7 +19,7 @@ step "budget: 2,000 locations at 60 requests a minute (checked at the end)"
 py make-config 2000 "$WORK/budget.json"
 budget_pid=""
 if start_exporter budget -- --config.file="$WORK/budget.json" --openweather.max-requests-per-minute=60; then
-    budget_pid=$PID; budget_sim=$SIM; budget_started=$(date +%s)
+    budget_pid=$PID; budget_sim=$SIM; budget_started=$(now_ms)
 else failed "request budget: the exporter did not start"; fi
 
 step "500 stalled + 500 idle connections next to a normal scraper"
@@ -139,9 +139,9 @@ else failed "soak"; fi
 step "budget check"
 if [ -n "$budget_pid" ]; then
     # The budget is a rate over real time: the measurement needs its window, whatever else ran.
-    remaining=$(( budget_started + ${BUDGET_SECONDS:-130} - $(date +%s) ))
+    remaining=$(( (budget_started + ${BUDGET_SECONDS:-130} * 1000 - $(now_ms) + 999) / 1000 ))
     [ "$remaining" -gt 0 ] && { echo "  waiting ${remaining} s more"; sleep "$remaining"; }
-    elapsed=$(( $(date +%s) - budget_started ))
+    elapsed=$(( ($(now_ms) - budget_started) / 1000 ))
     if kill -0 "$budget_pid" && py budget "$budget_sim" 60 $(( elapsed - 10 )); then
         pass "2,000 locations at 60/min for ${elapsed} s: never over 60 in any 60 s window, evenly spread"
     else failed "request budget"; fi

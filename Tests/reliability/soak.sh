@@ -25,12 +25,12 @@ STARTED+=("$scraper")  # stopped by the cleanup should anything below fail
 # allocator that is not the exporter's (PollerTests prove the 20 MB case).
 faults=("status=500" "status=503" "malformed=truncated" "malformed=notJSON" "malformed=nan" "delay=3s"
         "trickle=300ms" "close=1" "huge=1000000" "status=401" "status=429&retry_after=3" "status=404&lat=51.51")
-deadline=$(( $(date +%s) + seconds ))
+deadline=$(( $(now_ms) + seconds * 1000 ))
 i=0
 samples=()
 # The soak's rhythm (a fault for 4 s, then 6 s without) is what it measures over, not a wait for
 # an event, so these are the only fixed sleeps longer than 100 ms in the suites.
-while [ "$(date +%s)" -lt "$deadline" ]; do
+while [ "$(now_ms)" -lt "$deadline" ]; do
     clear_faults "$SIM" || { echo "FAIL: the simulator does not answer"; exit 1; }
     fault "$SIM" "${faults[$(( i % ${#faults[@]} ))]}" || { echo "FAIL: the simulator refused a fault"; exit 1; }
     sleep 4
@@ -42,14 +42,14 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
 done
 status=0
 # The scraper stops by itself at the deadline; bounded all the same.
-stop_after=$(( $(date +%s) + 60 ))
-while ! gone "$scraper" && [ "$(date +%s)" -lt "$stop_after" ]; do sleep 0.1; done
+stop_after=$(( $(now_ms) + 60000 ))
+while ! gone "$scraper" && [ "$(now_ms)" -lt "$stop_after" ]; do sleep 0.1; done
 gone "$scraper" || { echo "FAIL: the scraper did not finish"; status=1; kill -KILL "$scraper" 2>/dev/null; }
 wait "$scraper" || status=1
 cat "$WORK/scrapes.out"
 # The scraper's idle keep-alive connections close at the 5 s idle timeout: wait for the count to come back.
-fds_back=$(( $(date +%s) + 15 ))
-while [ "$(fd_count "$PID")" -gt $((fd0 + 4)) ] && [ "$(date +%s)" -lt "$fds_back" ]; do sleep 0.1; done
+fds_back=$(( $(now_ms) + 15000 ))
+while [ "$(fd_count "$PID")" -gt $((fd0 + 4)) ] && [ "$(now_ms)" -lt "$fds_back" ]; do sleep 0.1; done
 rss1=$(rss_kb "$PID"); fd1=$(fd_count "$PID")
 echo "  samples (RSS kB/fds every 10 s): ${samples[*]}"
 echo "  end:   RSS ${rss1} kB, ${fd1} fds"
