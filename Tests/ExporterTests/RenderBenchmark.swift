@@ -108,6 +108,10 @@ struct RenderBenchmark {
             var rendering = fresh()
             servedBytes = rendering.render(snapshot, now: now).text.chunks.reduce(0) { $0 + $1.count }
         }
+        // What every refresh costs whatever changed: the keys compared and the body assembled (each format).
+        var kept = fresh()
+        _ = kept.render(snapshot, now: now)
+        report += Self.measure("reassemble", runs: 15) { _ = kept.render(snapshot, now: now) }
         // What a poll costs: one location's reading changes, then the publisher refreshes.
         let reading = try ExpositionGoldenTests.fixture(Self.fixtures[1])
         var round = 0
