@@ -3,8 +3,6 @@
 /// Output is deterministic: families sorted by name, series by their label values
 /// (byte order, as Go's client does), so golden files and diffs stay stable.
 public enum Exposition {
-    public static let contentType = ExpositionFormat.text.contentType
-
     /// Renders `families` into a fresh buffer, without what ends a whole exposition (`trailer`).
     public static func render(_ families: [MetricFamily], format: ExpositionFormat = .text) -> [UInt8] {
         var out: [UInt8] = []
