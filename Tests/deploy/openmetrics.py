@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """OpenMetrics checks for Tests/deploy/run.sh.
 
-  parse --url URL [--file FILE ...] [--families REGEX]
+  parse --url URL [--file FILE ...] [--family REGEX ...]
       Scrapes URL as Prometheus 2.x does (its Accept header, gzip), checks the
       Content-Type, and has the OpenMetrics parser of prometheus_client (which
       run.sh installs) read the answer and each FILE; the live scrape must carry
       the same series as a text-format scrape, counters with _created, `# UNIT`
-      where the name ends in a unit, and families matching REGEX.
+      where the name ends in a unit, and for each REGEX a family it matches.
   ingested --prometheus URL --job JOB
       A Prometheus scraping JOB negotiated OpenMetrics: the metadata API has the
       units and the counter family without _total, and the _created series are stored.
@@ -83,11 +83,11 @@ def parse(a):
                   f"counter {family.name}: _total and _created samples ({sorted(names)})")
         unit = UNIT.search(family.name)
         check(family.unit == (unit.group(1) if unit else ""), f"{family.name}: unit {family.unit!r}")
-    for wanted in ["openweather_api_requests", "process_cpu_seconds"]:
-        check(by_name.get(wanted) is not None and by_name[wanted].type == "counter", f"{wanted} is a counter family")
-    if a.families:
-        matching = [name for name in by_name if re.search(a.families, name)]
-        check(bool(matching), f"families matching {a.families}: {len(matching)}")
+    check(by_name.get("process_cpu_seconds") is not None and by_name["process_cpu_seconds"].type == "counter",
+          "process_cpu_seconds is a counter family")
+    for pattern in a.family or []:
+        matching = [name for name in by_name if re.search(pattern, name)]
+        check(bool(matching), f"families matching {pattern}: {len(matching)}")
     finish()
 
 
@@ -121,7 +121,7 @@ def main():
     p = sub.add_parser("parse")
     p.add_argument("--url", required=True)
     p.add_argument("--file", action="append")
-    p.add_argument("--families")
+    p.add_argument("--family", action="append")
     i = sub.add_parser("ingested")
     i.add_argument("--prometheus", required=True)
     i.add_argument("--job", required=True)

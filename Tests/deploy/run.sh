@@ -143,11 +143,13 @@ if ! "$PY" -c 'import prometheus_client.openmetrics.parser' 2>/dev/null \
     apt_install python3-prometheus-client || echo "prometheus_client could not be installed: the OpenMetrics parser steps will fail"
 fi
 
-# openmetrics_parse URL FAMILIES-REGEX: prometheus_client's parser on a scrape with Prometheus'
-# Accept and on the golden .om files (see openmetrics.py). Retried by its callers: its comparison
-# with a text scrape may straddle a poll.
+# openmetrics_parse URL REGEX...: prometheus_client's parser on a scrape with Prometheus' Accept and
+# on the golden .om files, a family matching each REGEX required (see openmetrics.py). Retried by its
+# callers: its comparison with a text scrape may straddle a poll.
 openmetrics_parse() {
-    PYTHONPATH="$OM_PYTHONPATH" "$PY" "$HERE/openmetrics.py" parse --url "$1" --families "$2" \
+    local url="$1" pattern families=(); shift
+    for pattern in "$@"; do families+=(--family "$pattern"); done
+    PYTHONPATH="$OM_PYTHONPATH" "$PY" "$HERE/openmetrics.py" parse --url "$url" "${families[@]}" \
         --file "$ROOT/Tests/ExporterTests/Golden/fixtures.om" --file "$ROOT/Tests/ExporterTests/Golden/onecall.om"
 }
 
@@ -297,7 +299,8 @@ else
         step "promtool check metrics on the exporter's /metrics, air pollution and places by name included" \
             retry 60 lint_metrics
         step "OpenMetrics: prometheus_client's parser reads a scrape with Prometheus' Accept (weather, air pollution, forecast, geocoding) and the golden .om files" \
-            retry 30 openmetrics_parse "http://$EXPORTER/metrics" '^openweather_(air_|forecast_|temperature_celsius$)'
+            retry 30 openmetrics_parse "http://$EXPORTER/metrics" \
+                '^openweather_api_requests$' '^openweather_air_' '^openweather_forecast_' '^openweather_temperature_celsius$'
         # The log says which place a name was taken for, and why a name failed.
         step "the log names the place taken for Paris and the reason Nowhere failed" \
             bash -c 'grep -E "msg=\"place resolved\" location=Paris source=geocoding .*state=Ile-de-France country=FR" "$1" \
@@ -392,6 +395,7 @@ state_restart() {
     sleep 6
     "$PY" "$HERE/e2e.py" gap --prometheus "http://127.0.0.1:$prom_port" --job state --count 12 --down "$t0" --up "$t1" || return 1
     # The state file's families (only with --storage.path) in OpenMetrics too; its counter's _created.
+    # No openweather_api_requests here: every reading came from the state file, no request was made.
     retry 20 openmetrics_parse "http://127.0.0.1:$port/metrics" '^openweather_exporter_state_write_failures$'
 }
 export -f state_restart
@@ -546,7 +550,8 @@ forecast_section() {
     export -f dashboard_onecall
     step "every forecast and One Call dashboard query returns data" retry 60 dashboard_onecall "$prom2"
     step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts" \
-        retry 30 openmetrics_parse "http://$exporter2/metrics" '^openweather_(weather_alert_|uv_index|dew_point_celsius|forecast_)'
+        retry 30 openmetrics_parse "http://$exporter2/metrics" \
+        '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_'
     curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
     step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
         "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter2.log"
