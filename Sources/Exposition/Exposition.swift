@@ -1,54 +1,72 @@
-/// Renders metric families in the Prometheus text format 0.0.4.
+/// Renders metric families in the Prometheus text format 0.0.4 or in OpenMetrics 1.0.0 text.
 ///
 /// Output is deterministic: families sorted by name, series by their label values
 /// (byte order, as Go's client does), so golden files and diffs stay stable.
 public enum Exposition {
-    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
-
-    /// Renders `families` into a fresh buffer.
-    public static func render(_ families: [MetricFamily]) -> [UInt8] {
+    /// Renders `families` into a fresh buffer, without what ends a whole exposition (`trailer`).
+    public static func render(_ families: [MetricFamily], format: ExpositionFormat = .text) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(families.reduce(0) { $0 + 96 + $1.samples.count * 96 })
-        append(families, to: &out)
+        append(families, format: format, to: &out)
         return out
+    }
+
+    /// What follows the last family: OpenMetrics' `# EOF` line, nothing in the text format.
+    public static func trailer(_ format: ExpositionFormat) -> [UInt8] {
+        format == .openMetrics ? Array("# EOF\n".utf8) : []
     }
 
     /// Appends `families` to `out`. Families with no series are left out: a HELP
     /// without a sample says nothing and only confuses readers.
-    public static func append(_ families: [MetricFamily], to out: inout [UInt8]) {
+    public static func append(_ families: [MetricFamily], format: ExpositionFormat = .text, to out: inout [UInt8]) {
         let sorted = families.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         for family in sorted where !family.samples.isEmpty {
-            appendHeader(of: family, to: &out)
-            appendSeries(of: family, to: &out)
+            appendHeader(of: family, format: format, to: &out)
+            appendSeries(of: family, format: format, to: &out)
         }
     }
 
     /// The family's series lines, sorted by label values, without its HELP and TYPE lines:
-    /// for renderers that assemble one family from several parts.
-    public static func appendSeries(of family: MetricFamily, to out: inout [UInt8]) {
+    /// for renderers that assemble one family from several parts. In OpenMetrics a counter's
+    /// `_total` line is followed by its `_created` line, when the family knows when it was created.
+    public static func appendSeries(of family: MetricFamily, format: ExpositionFormat = .text, to out: inout [UInt8]) {
         // Samples usually arrive sorted; checking first avoids the sort's copies.
         let sorted = zip(family.samples, family.samples.dropFirst()).allSatisfy { !precedes($1, $0) }
+        let created = format == .openMetrics && family.type == .counter ? family.created : nil
+        let createdName = created.map { _ in family.openMetricsName + "_created" }
         for sample in sorted ? family.samples : family.samples.sorted(by: precedes) {
             appendSeries(name: family.name, labels: sample.labels, value: sample.value, to: &out)
+            if let created, let createdName { appendSeries(name: createdName, labels: sample.labels, value: created, to: &out) }
         }
     }
 
-    /// The HELP and TYPE lines of `family`.
-    public static func appendHeader(of family: MetricFamily, to out: inout [UInt8]) {
+    /// The HELP and TYPE lines of `family`; in OpenMetrics, under the family's name there, and its
+    /// UNIT line when the name ends in a unit.
+    public static func appendHeader(of family: MetricFamily, format: ExpositionFormat = .text, to out: inout [UInt8]) {
+        let openMetrics = format == .openMetrics
+        let name = openMetrics ? family.openMetricsName : Substring(family.name)
         out.append(contentsOf: "# HELP ".utf8)
-        out.append(contentsOf: family.name.utf8)
+        out.append(contentsOf: name.utf8)
         out.append(UInt8(ascii: " "))
-        appendEscaped(family.help, quotes: false, to: &out)
+        // OpenMetrics escapes the double quote in HELP too (its `escaped-string`).
+        appendEscaped(family.help, quotes: openMetrics, to: &out)
         out.append(contentsOf: "\n# TYPE ".utf8)
-        out.append(contentsOf: family.name.utf8)
+        out.append(contentsOf: name.utf8)
         out.append(UInt8(ascii: " "))
-        out.append(contentsOf: family.type.rawValue.utf8)
+        out.append(contentsOf: (openMetrics && family.type == .untyped ? "unknown" : family.type.rawValue).utf8)
         out.append(UInt8(ascii: "\n"))
+        if openMetrics, let unit = family.unit {
+            out.append(contentsOf: "# UNIT ".utf8)
+            out.append(contentsOf: name.utf8)
+            out.append(UInt8(ascii: " "))
+            out.append(contentsOf: unit.utf8)
+            out.append(UInt8(ascii: "\n"))
+        }
     }
 
     /// One series line: `name{a="x",b="y"} value\n`.
-    public static func appendSeries(
-        name: String, labels: [(name: String, value: String)], value: Double, to out: inout [UInt8]
+    public static func appendSeries<Name: StringProtocol>(
+        name: Name, labels: [(name: String, value: String)], value: Double, to out: inout [UInt8]
     ) {
         out.append(contentsOf: name.utf8)
         if !labels.isEmpty {

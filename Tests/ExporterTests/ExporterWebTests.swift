@@ -50,10 +50,10 @@ import Testing
 
         func metrics() throws -> String { try get("/metrics").text }
 
-        /// `/metrics` with `Accept-Encoding: acceptEncoding` (none when nil).
-        func scrape(acceptEncoding: String?, method: String = "GET") throws -> LoopbackResponse {
-            try LoopbackHTTP.request(
-                port: port, method: method, path: "/metrics", headers: acceptEncoding.map { ["Accept-Encoding: \($0)"] } ?? [])
+        /// `/metrics` with `Accept-Encoding: acceptEncoding` and `Accept: accept` (each left out when nil).
+        func scrape(acceptEncoding: String?, accept: String? = nil, method: String = "GET") throws -> LoopbackResponse {
+            let headers = [acceptEncoding.map { "Accept-Encoding: \($0)" }, accept.map { "Accept: \($0)" }].compactMap { $0 }
+            return try LoopbackHTTP.request(port: port, method: method, path: "/metrics", headers: headers)
         }
 
         func stop() {
@@ -73,6 +73,7 @@ import Testing
         let response = try running.get("/metrics")
         #expect(response.status == 200)
         #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(response.header("vary") == "Accept")
         #expect(Int(response.header("content-length") ?? "") == response.body.count)
         #expect(response.text.contains("openweather_temperature_celsius{location=\"London\"}"))
         #expect(response.text.contains("process_resident_memory_bytes "))
@@ -97,7 +98,7 @@ import Testing
         let plain = try running.scrape(acceptEncoding: nil)
         #expect(plain.status == 200)
         #expect(plain.header("content-encoding") == nil)
-        #expect(plain.header("vary") == "Accept-Encoding")
+        #expect(plain.header("vary") == "Accept, Accept-Encoding")
         #expect(plain.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
         #expect(Int(plain.header("content-length") ?? "") == plain.body.count)
         #expect(plain.text.contains("openweather_temperature_celsius{location=\"London\"}"))
@@ -107,7 +108,7 @@ import Testing
             let gzipped = try running.scrape(acceptEncoding: accept)
             #expect(gzipped.status == 200)
             #expect(gzipped.header("content-encoding") == "gzip", "Accept-Encoding: \(accept)")
-            #expect(gzipped.header("vary") == "Accept-Encoding")
+            #expect(gzipped.header("vary") == "Accept, Accept-Encoding")
             #expect(Int(gzipped.header("content-length") ?? "") == gzipped.body.count)
             let inflated = try #require(Gzip.inflate([gzipped.body]))
             #expect(Self.weatherPart(inflated) == Self.weatherPart(plain.body))
@@ -133,11 +134,69 @@ import Testing
                 let after = try running.scrape(acceptEncoding: accept, method: "HEAD")
                 #expect(before.status == 200 && before.body.isEmpty)
                 #expect(before.header("content-encoding") == get.header("content-encoding"))
-                #expect(before.header("vary") == "Accept-Encoding")
+                #expect(before.header("vary") == "Accept, Accept-Encoding")
                 agreed = [before, after].allSatisfy { Int($0.header("content-length") ?? "") == get.body.count }
             }
             #expect(agreed, "HEAD and GET lengths, Accept-Encoding: \(accept ?? "none")")
         }
+    }
+
+    static let prometheusAccept =
+        "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
+    /// OpenMetrics for those who ask for it (Prometheus does), the text format for everyone else;
+    /// the same series either way.
+    @Test func openMetricsIsNegotiatedOnAccept() async throws {
+        let running = try Running()
+        defer { running.stop() }
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
+        let text = try running.scrape(acceptEncoding: nil)
+        for accept in [Self.prometheusAccept, "application/openmetrics-text; version=1.0.0", "application/openmetrics-text"] {
+            let response = try running.scrape(acceptEncoding: nil, accept: accept)
+            #expect(response.status == 200)
+            #expect(response.header("content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8", "Accept: \(accept)")
+            #expect(response.header("vary") == "Accept")
+            #expect(Int(response.header("content-length") ?? "") == response.body.count)
+            #expect(response.text.hasSuffix("\n# EOF\n"))
+            #expect(response.text.contains("\n# TYPE openweather_api_requests counter\n"))
+            #expect(response.text.contains("\n# UNIT process_cpu_seconds seconds\n"))
+            #expect(response.text.contains("\nprocess_cpu_seconds_created "))
+            let (series, plain) = seriesAsText(openMetrics: response.body, text: text.body)
+            #expect(series.filter { !$0.hasPrefix("process_") } == plain.filter { !$0.hasPrefix("process_") })
+        }
+        for accept in ["*/*", "text/plain", "application/openmetrics-text;q=0", "application/json", "garbage;;=", ""] {
+            let response = try running.scrape(acceptEncoding: nil, accept: accept)
+            #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8", "Accept: \(accept)")
+            #expect(!response.text.contains("# EOF"))
+        }
+    }
+
+    /// Kept gzipped, OpenMetrics is gzipped too: one member that inflates to the OpenMetrics text,
+    /// inflated for a client without gzip, and HEAD announces the length.
+    @Test func aGzippedExpositionInOpenMetrics() async throws {
+        let running = try Running(gzipAbove: 0)
+        defer { running.stop() }
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
+        let plain = try running.scrape(acceptEncoding: nil, accept: Self.prometheusAccept)
+        #expect(plain.header("content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8")
+        #expect(plain.header("content-encoding") == nil)
+        #expect(plain.text.hasSuffix("\n# EOF\n"))
+        let gzipped = try running.scrape(acceptEncoding: "gzip", accept: Self.prometheusAccept)
+        #expect(gzipped.header("content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8")
+        #expect(gzipped.header("content-encoding") == "gzip")
+        #expect(gzipped.header("vary") == "Accept, Accept-Encoding")
+        #expect(Gzip.memberCount([gzipped.body]) == 1)
+        let inflated = try #require(Gzip.inflate([gzipped.body]))
+        #expect(String(decoding: inflated, as: UTF8.self).hasSuffix("\n# EOF\n"))
+        #expect(Self.weatherPart(inflated) == Self.weatherPart(plain.body))
+        var agreed = false
+        for _ in 0..<10 where !agreed {
+            let head = try running.scrape(acceptEncoding: "gzip", accept: Self.prometheusAccept, method: "HEAD")
+            let get = try running.scrape(acceptEncoding: "gzip", accept: Self.prometheusAccept)
+            #expect(head.header("content-type") == get.header("content-type"))
+            agreed = Int(head.header("content-length") ?? "") == get.body.count
+        }
+        #expect(agreed, "HEAD and GET lengths in OpenMetrics")
     }
 
     /// The handler alone: which Accept-Encoding values take gzip.

@@ -58,6 +58,21 @@ import Testing
         #expect(rendered == ExpositionText.reRendered(rendered))
     }
 
+    /// The same exposition in OpenMetrics (`Tests/deploy/run.sh` also has prometheus_client's parser
+    /// read this golden file): the same series, plus UNIT lines, counters' `_created` and `# EOF`.
+    @Test func fixturesRenderAsTheGoldenOpenMetricsFile() throws {
+        let rendered = renderOpenMetrics(try Self.snapshot(), now: Self.now)
+        compare(rendered, golden: "fixtures.om")
+        let (openMetrics, text) = seriesAsText(openMetrics: rendered, text: renderPlain(try Self.snapshot(), now: Self.now))
+        #expect(openMetrics == text)
+        let lines = String(decoding: rendered, as: UTF8.self)
+        #expect(lines.hasSuffix("\n# EOF\n"))
+        #expect(lines.contains("\n# TYPE openweather_api_requests counter\n"))
+        #expect(lines.contains("\nopenweather_api_requests_created{code=\"200\",source=\"geocoding\"} 1699913600\n"))
+        #expect(lines.contains("\n# UNIT openweather_temperature_celsius celsius\n"))
+        #expect(!lines.contains("# UNIT openweather_air_quality_index"))
+    }
+
     /// Two hours on, the weather (30 minutes of staleness) is gone, the air quality (3 hours) stays.
     @Test func staleSourcesKeepOnlyTheirHealth() throws {
         let rendered = renderPlain(try Self.snapshot(), now: Self.now + 7200)

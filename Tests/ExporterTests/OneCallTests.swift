@@ -165,6 +165,11 @@ import Testing
     @Test func texarkanaRendersAsTheGoldenFile() throws {
         let rendered = renderPlain(try Self.snapshot(polledAt: Self.now - 60), now: Self.now)
         ExpositionGoldenTests().compare(rendered, golden: "onecall.prom")
+        // Forecast, One Call and official alert families in OpenMetrics too (parsed by prometheus_client in Tests/deploy/run.sh).
+        let openMetrics = renderOpenMetrics(try Self.snapshot(polledAt: Self.now - 60), now: Self.now)
+        ExpositionGoldenTests().compare(openMetrics, golden: "onecall.om")
+        let (series, plain) = seriesAsText(openMetrics: openMetrics, text: rendered)
+        #expect(series == plain)
         #expect(rendered == ExpositionText.reRendered(rendered))
         let text = String(decoding: rendered, as: UTF8.self)
         let heat = "{location=\"Texarkana\",event=\"Heat Advisory\",sender=\"NWS Shreveport (Northwest Louisiana, Southern Arkansas, East Texas, Southeast Oklahoma)\"}"

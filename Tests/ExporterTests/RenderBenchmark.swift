@@ -101,13 +101,17 @@ struct RenderBenchmark {
         var chunks: [[UInt8]] = []
         var report = Self.measure("full_plain", runs: getenv("BENCH_PLAIN_RUNS").map { Int(atoi($0)) } ?? 7) {
             var rendering = fresh(gzipAbove: .max)
-            chunks = rendering.render(snapshot, now: now).chunks
+            chunks = rendering.render(snapshot, now: now).text.chunks
         }
         text = WeatherRendering.join(chunks)
         report += Self.measure("full_served") {
             var rendering = fresh()
-            servedBytes = rendering.render(snapshot, now: now).chunks.reduce(0) { $0 + $1.count }
+            servedBytes = rendering.render(snapshot, now: now).text.chunks.reduce(0) { $0 + $1.count }
         }
+        // What every refresh costs whatever changed: the keys compared and the body assembled (each format).
+        var kept = fresh()
+        _ = kept.render(snapshot, now: now)
+        report += Self.measure("reassemble", runs: 15) { _ = kept.render(snapshot, now: now) }
         // What a poll costs: one location's reading changes, then the publisher refreshes.
         let reading = try ExpositionGoldenTests.fixture(Self.fixtures[1])
         var round = 0

@@ -10,7 +10,7 @@ import Testing
         let now = WeatherRenderingTests.now
         let store = try WeatherRenderingTests.store()
         var rendering = WeatherRendering(gzipAbove: .max)
-        let first = rendering.render(store.snapshot(), now: now)
+        let first = rendering.render(store.snapshot(), now: now).text
         #expect(Array(first.chunks.joined()) == renderPlain(store.snapshot(), now: now))
 
         let reading = try ExpositionGoldenTests.fixture("current-zocca-rain.json")
@@ -26,7 +26,7 @@ import Testing
                 }
             }
             #expect(held.locations.map(\.generation) != store.snapshot().locations.map(\.generation))
-            let body = Array(rendering.render(store.snapshot(), now: at).chunks.joined())
+            let body = Array(rendering.render(store.snapshot(), now: at).text.chunks.joined())
             #expect(body == renderPlain(store.snapshot(), now: at), "round \(round)")
             #expect(body == ExpositionText.reRendered(body), "round \(round)")
         }

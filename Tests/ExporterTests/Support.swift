@@ -212,5 +212,21 @@ enum ExpositionText {
 /// The `openweather_*` part of the exposition for `snapshot` at `now`, rendered from scratch, as plain text.
 func renderPlain(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
     var rendering = WeatherRendering(gzipAbove: .max)
-    return Array(rendering.render(snapshot, now: now).chunks.joined())
+    return Array(rendering.render(snapshot, now: now).text.chunks.joined())
+}
+
+/// The same in OpenMetrics, ended by `# EOF` as the process part ends it in a scrape; the counters'
+/// `_created` fixed at a day before `now`.
+func renderOpenMetrics(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
+    var rendering = WeatherRendering(gzipAbove: .max, countersCreated: now - 86400)
+    return Array(rendering.render(snapshot, now: now).openMetrics.chunks.joined()) + Exposition.trailer(.openMetrics)
+}
+
+/// The series lines of an OpenMetrics exposition as the text format has them: without the
+/// counters' `_created` lines and the descriptors (which differ by design).
+func seriesAsText(openMetrics: [UInt8], text: [UInt8]) -> (openMetrics: [Substring], text: [Substring]) {
+    func series(_ bytes: [UInt8]) -> [Substring] {
+        String(decoding: bytes, as: UTF8.self).split(separator: "\n").filter { !$0.hasPrefix("#") }
+    }
+    return (series(openMetrics).filter { !$0.prefix { $0 != "{" && $0 != " " }.hasSuffix("_created") }, series(text))
 }

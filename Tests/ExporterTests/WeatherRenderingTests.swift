@@ -61,11 +61,11 @@ import Testing
         store.failure("été 4", "weather", code: "timeout", reason: "timed out", duration: 10)
         store.success("Zürich 0", "weather", reading, duration: 0.25, now: Self.now + 2)
         for at in [Self.now + 5, Self.now + 3000] {
-            let incremental = Array(rendering.render(store.snapshot(), now: at).chunks.joined())
+            let incremental = Array(rendering.render(store.snapshot(), now: at).text.chunks.joined())
             #expect(incremental == renderPlain(store.snapshot(), now: at))
         }
         Self.reload(store, dropping: 40)
-        let reloaded = Array(rendering.render(store.snapshot(), now: Self.now + 10).chunks.joined())
+        let reloaded = Array(rendering.render(store.snapshot(), now: Self.now + 10).text.chunks.joined())
         #expect(reloaded == renderPlain(store.snapshot(), now: Self.now + 10))
         #expect(reloaded == Self.direct(reloaded))
     }
@@ -81,7 +81,7 @@ import Testing
     @Test func largeExpositionsAreServedAsChunks() throws {
         let snapshot = try RenderBenchmark.store(count: 500, now: Self.now).snapshot()
         var rendering = WeatherRendering(gzipAbove: .max)
-        let body = rendering.render(snapshot, now: Self.now)
+        let body = rendering.render(snapshot, now: Self.now).text
         #expect(!body.gzipped)
         #expect(body.chunks.count > 1)
         let joined = Array(body.chunks.joined())
@@ -98,8 +98,15 @@ import Testing
         #expect(stale.count < threshold * 3 / 4)
         var rendering = Self.rendering(gzipAbove: threshold)
         func check(_ at: Double, gzipped: Bool) {
-            let body = rendering.render(store.snapshot(), now: at)
-            let expected = renderPlain(store.snapshot(), now: at)
+            let bodies = rendering.render(store.snapshot(), now: at)
+            var direct = WeatherRendering(gzipAbove: .max, countersCreated: rendering.countersCreated)
+            let plain = direct.render(store.snapshot(), now: at)
+            // Both formats, sharing the shards' segments.
+            for format in ExpositionFormat.allCases {
+                check(bodies[format], expected: Array(plain[format].chunks.joined()), gzipped: gzipped)
+            }
+        }
+        func check(_ body: WeatherRendering.Body, expected: [UInt8], gzipped: Bool) {
             #expect(body.gzipped == gzipped)
             #expect(body.plainCount == expected.count)
             if gzipped {

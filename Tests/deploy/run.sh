@@ -14,7 +14,9 @@
 # default: this checkout. EXPORTER_BIN overrides the binary itself.
 # DEPLOY_TEST_TIMEOUT bounds the whole run (seconds, default 600).
 # Installs prometheus, prometheus-alertmanager, python3-yaml and curl from
-# Debian when missing. Exits non-zero when any check fails.
+# Debian when missing, and prometheus_client (for its OpenMetrics parser) from
+# PyPI into the work directory (Debian's python3-prometheus-client without pip).
+# Exits non-zero when any check fails.
 
 set -uo pipefail
 
@@ -133,10 +135,27 @@ if ((${#missing[@]})); then
     [[ -z "$PY" ]] && PY=/usr/bin/python3
 fi
 ALERTMANAGER="$(command -v prometheus-alertmanager || command -v alertmanager)"
+# prometheus_client's OpenMetrics parser, for Tests/deploy/openmetrics.py; PYTHONPATH only for it.
+OM_PYTHONPATH="$WORK/pylib"
+if ! "$PY" -c 'import prometheus_client.openmetrics.parser' 2>/dev/null \
+    && ! timeout 180 "$PY" -m pip install --quiet --disable-pip-version-check --target "$OM_PYTHONPATH" prometheus_client >"$WORK/pip.log" 2>&1; then
+    cat "$WORK/pip.log"
+    apt_install python3-prometheus-client || echo "prometheus_client could not be installed: the OpenMetrics parser steps will fail"
+fi
+
+# openmetrics_parse URL REGEX...: prometheus_client's parser on a scrape with Prometheus' Accept and
+# on the golden .om files, a family matching each REGEX required (see openmetrics.py). Retried by its
+# callers: its comparison with a text scrape may straddle a poll.
+openmetrics_parse() {
+    local url="$1" pattern families=(); shift
+    for pattern in "$@"; do families+=(--family "$pattern"); done
+    PYTHONPATH="$OM_PYTHONPATH" "$PY" "$HERE/openmetrics.py" parse --url "$url" "${families[@]}" \
+        --file "$ROOT/Tests/ExporterTests/Golden/fixtures.om" --file "$ROOT/Tests/ExporterTests/Golden/onecall.om"
+}
 
 # step runs its command in a child bash: hand it the functions and settings.
-export ROOT DEPLOY REPO BIN WORK PY HERE
-export -f retry free_port http_ok
+export ROOT DEPLOY REPO BIN WORK PY HERE OM_PYTHONPATH
+export -f retry free_port http_ok openmetrics_parse
 
 echo "deploy tests: checkout $ROOT, exporter $BIN, work dir $WORK, limit ${LIMIT}s"
 echo "tools: $(promtool --version 2>&1 | head -1); $(amtool --version 2>&1 | head -1); $("$PY" --version)"
@@ -279,6 +298,9 @@ else
         export -f lint_metrics
         step "promtool check metrics on the exporter's /metrics, air pollution and places by name included" \
             retry 60 lint_metrics
+        step "OpenMetrics: prometheus_client's parser reads a scrape with Prometheus' Accept (weather, air pollution, forecast, geocoding) and the golden .om files" \
+            retry 30 openmetrics_parse "http://$EXPORTER/metrics" \
+                '^openweather_api_requests$' '^openweather_air_' '^openweather_forecast_' '^openweather_temperature_celsius$'
         # The log says which place a name was taken for, and why a name failed.
         step "the log names the place taken for Paris and the reason Nowhere failed" \
             bash -c 'grep -E "msg=\"place resolved\" location=Paris source=geocoding .*state=Ile-de-France country=FR" "$1" \
@@ -325,6 +347,8 @@ else
         export -f dashboard_check
         # Retried: rate() over 1m needs two scrapes of a counter that moved.
         step "every Grafana dashboard query returns data" retry 60 dashboard_check
+        step "prometheus negotiated OpenMetrics: # UNIT in its metadata, counter family without _total, _created series stored" \
+            retry 30 "$PY" "$HERE/openmetrics.py" ingested --prometheus "$PROM" --job openweather
     else
         fail "prometheus scrapes the exporter: up{job=\"openweather\"} == 1"
         tail -n 20 "$WORK/prometheus.log" | sed 's/^/      /'
@@ -369,13 +393,16 @@ state_restart() {
     http_ok "http://127.0.0.1:$port/-/ready" || { echo "not ready 30 s after the restart"; cat "$WORK/state-2.log"; return 1; }
     grep 'state restored' "$WORK/state-2.log" | grep -q 'readings=12' || { echo "no full restore:"; cat "$WORK/state-2.log"; return 1; }
     sleep 6
-    "$PY" "$HERE/e2e.py" gap --prometheus "http://127.0.0.1:$prom_port" --job state --count 12 --down "$t0" --up "$t1"
+    "$PY" "$HERE/e2e.py" gap --prometheus "http://127.0.0.1:$prom_port" --job state --count 12 --down "$t0" --up "$t1" || return 1
+    # The state file's families (only with --storage.path) in OpenMetrics too; its counter's _created.
+    # No openweather_api_requests here: every reading came from the state file, no request was made.
+    retry 20 openmetrics_parse "http://127.0.0.1:$port/metrics" '^openweather_exporter_state_write_failures$'
 }
 export -f state_restart
 export BIN WORK PY HERE
 if [[ -x "$BIN" ]]; then
     echo "== restart with --storage.path, Prometheus scraping every second"
-    step "a restart with the state file: no gap in openweather_temperature_celsius beyond the restart" state_restart
+    step "a restart with the state file: no gap in openweather_temperature_celsius beyond the restart; its families parse as OpenMetrics" state_restart
 fi
 
 # --- TLS and basic auth (--web.config.file) --------------------------------------
@@ -522,6 +549,9 @@ forecast_section() {
     }
     export -f dashboard_onecall
     step "every forecast and One Call dashboard query returns data" retry 60 dashboard_onecall "$prom2"
+    step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts" \
+        retry 30 openmetrics_parse "http://$exporter2/metrics" \
+        '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_'
     curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
     step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
         "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter2.log"

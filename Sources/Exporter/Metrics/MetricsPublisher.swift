@@ -4,8 +4,8 @@ import Glibc
 import Gzip
 import Synchronization
 
-/// Keeps the exposition rendered in memory. The weather part is re-rendered
-/// when a reading changes or a location turns stale; the process part once a
+/// Keeps the exposition rendered in memory, in both formats a scrape may negotiate. The weather
+/// part is re-rendered when a reading changes or a location turns stale; the process part once a
 /// second. A scrape only takes a reference to the bytes: it does no rendering.
 ///
 /// A refresh costs time in proportion to the locations (about 2 ms for 10,000),
@@ -32,14 +32,15 @@ final class MetricsPublisher: Sendable {
     }
 
     private struct Rendered {
-        var weather = WeatherRendering.Body(chunks: [], gzipped: false, plainCount: 0)
-        var process: [UInt8] = []
+        var weather = PerFormat { _ in WeatherRendering.Body(chunks: [], gzipped: false, plainCount: 0) }
+        /// The process part; in OpenMetrics followed by `# EOF`, as it ends the exposition.
+        var process = PerFormat<[UInt8]> { _ in [] }
         /// `process` as a deflate segment and its CRC, made when the weather part is gzipped.
-        var processSegment: (segment: [UInt8], crc: UInt32)?
+        var processSegment = PerFormat<(segment: [UInt8], crc: UInt32)?> { _ in nil }
         /// Made on first use: small exporters never gzip.
         var processCompressor: GzipCompressor?
         /// `weather` then `process`, joined when either changes so a scrape only copies a reference.
-        var body = Body(chunks: [], gzipped: false, plainCount: 0)
+        var body = PerFormat { _ in Body(chunks: [], gzipped: false, plainCount: 0) }
         /// Set by a weather refresh, cleared by the next tick's `malloc_trim`.
         var refreshedSinceTrim = false
         /// When the next fresh location turns stale, or a reading that depends on `now` moves to its
@@ -69,10 +70,10 @@ final class MetricsPublisher: Sendable {
         refreshProcess()
     }
 
-    /// The exposition as chunks to write one after the other; families stay sorted
+    /// The exposition in `format` as chunks to write one after the other; families stay sorted
     /// because every `openweather_*` name sorts before `process_*`.
-    var body: Body {
-        rendered.withLock { $0.body }
+    func body(_ format: ExpositionFormat) -> Body {
+        rendered.withLock { $0.body[format] }
     }
 
     /// Readiness follows what is published, not the store, so a scrape right after
@@ -105,32 +106,39 @@ final class MetricsPublisher: Sendable {
     func refreshProcess() {
         var families: [MetricFamily] = []
         process.collect(into: &families)
-        let bytes = Exposition.render(families)
+        let bytes = PerFormat { format in Exposition.render(families, format: format) + Exposition.trailer(format) }
         rendered.withLock {
             $0.process = bytes
-            $0.processSegment = nil
+            $0.processSegment = PerFormat { _ in nil }
             Self.compose(&$0)
         }
     }
 
-    /// Joins the weather and process parts in the weather part's form.
+    /// Joins the weather and process parts of each format in the weather part's form.
     private static func compose(_ state: inout Rendered) {
-        let plainCount = state.weather.plainCount + state.process.count
-        guard state.weather.gzipped else {
-            state.processSegment = nil
+        guard state.weather.text.gzipped else {
+            state.processSegment = PerFormat { _ in nil }
             state.processCompressor = nil
-            state.body = Body(chunks: state.weather.chunks + [state.process], gzipped: false, plainCount: plainCount)
+            state.body = PerFormat { format in
+                Body(
+                    chunks: state.weather[format].chunks + [state.process[format]], gzipped: false,
+                    plainCount: state.weather[format].plainCount + state.process[format].count)
+            }
             return
         }
-        if state.processSegment == nil {
-            if state.processCompressor == nil { state.processCompressor = GzipCompressor() }
-            state.processSegment = (state.processCompressor!.segment(state.process), Gzip.crc32(state.process))
+        for format in ExpositionFormat.allCases {
+            let weather = state.weather[format]
+            let plainCount = weather.plainCount + state.process[format].count
+            if state.processSegment[format] == nil {
+                if state.processCompressor == nil { state.processCompressor = GzipCompressor() }
+                state.processSegment[format] = (state.processCompressor!.segment(state.process[format]), Gzip.crc32(state.process[format]))
+            }
+            let process = state.processSegment[format]!
+            let crc = Gzip.combine(weather.crc, process.crc, secondCount: state.process[format].count)
+            state.body[format] = Body(
+                chunks: [Gzip.header] + weather.chunks + [process.segment, Gzip.trailer(crc: crc, count: plainCount)],
+                gzipped: true, plainCount: plainCount)
         }
-        let process = state.processSegment!
-        let crc = Gzip.combine(state.weather.crc, process.crc, secondCount: state.process.count)
-        state.body = Body(
-            chunks: [Gzip.header] + state.weather.chunks + [process.segment, Gzip.trailer(crc: crc, count: plainCount)],
-            gzipped: true, plainCount: plainCount)
     }
 
     /// A reading changed: refresh now, or once the pacing wait is over (`runTimers` does it then).

@@ -7,11 +7,17 @@ struct ProcessCollector {
     private let pageSize = Double(sysconf(Int32(_SC_PAGESIZE)))
     private let bootTime: Double? = ProcessCollector.readBootTime()
 
+    /// When the process started, Unix time: the creation time of its counters.
+    static let startTime: Double? = {
+        guard let boot = readBootTime(), let stat = readStat() else { return nil }
+        return boot + stat.startTime / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }()
+
     func collect(into families: inout [MetricFamily]) {
         if let stat = Self.readStat() {
             families.append(MetricFamily(
                 name: "process_cpu_seconds_total", help: "Total user and system CPU time spent in seconds.", type: .counter,
-                samples: [Sample(value: (stat.utime + stat.stime) / clockTicks)]))
+                samples: [Sample(value: (stat.utime + stat.stime) / clockTicks)], created: Self.startTime))
             families.append(MetricFamily(
                 name: "process_virtual_memory_bytes", help: "Virtual memory size in bytes.", samples: [Sample(value: stat.vsize)]))
             families.append(MetricFamily(

@@ -27,6 +27,11 @@ import Synchronization
 /// rendered; the body is then those segments in order, to be framed as one gzip member
 /// of the same text. Below three quarters of it the chunks go back to plain, so a size
 /// near the threshold does not flap.
+///
+/// Each render makes the body in both formats (`ExpositionFormat`): the shards' chunks are the
+/// same in both and shared (every per-location family is a gauge; a counter among them would lack
+/// only its optional `_created` lines); only the HELP, TYPE and UNIT lines and the families rendered
+/// whole differ, a few kilobytes.
 struct WeatherRendering {
     /// Small enough that a poll costs little, large enough that chunks stay in kilobytes.
     static let shardSize = 32
@@ -85,13 +90,20 @@ struct WeatherRendering {
     /// Scratch buffers and a compressor per thread that renders shards; made on first use. The
     /// first also compresses the HELP and TYPE lines.
     private var workers: [ShardWorker] = []
-    /// Compressed HELP and TYPE lines and their CRC by family name: they never change.
-    private var headerSegments: [String: (segment: [UInt8], crc: UInt32)] = [:]
+    /// Compressed HELP and TYPE lines and their CRC by family name, per format: they never change.
+    private var headerSegments = PerFormat<[String: (segment: [UInt8], crc: UInt32)]> { _ in [:] }
+    /// When the counters of the families without a location started (the process's start):
+    /// OpenMetrics shows it as their `_created` series.
+    let countersCreated: Double
     /// Threads that render shards when many are to be redone (at start and after a reload).
     let parallelism: Int
 
-    init(gzipAbove: Int = WeatherRendering.gzipAbove, parallelism: Int = WeatherRendering.defaultParallelism) {
+    init(
+        gzipAbove: Int = WeatherRendering.gzipAbove, parallelism: Int = WeatherRendering.defaultParallelism,
+        countersCreated: Double = ProcessCollector.startTime ?? 0
+    ) {
         self.gzipAbove = gzipAbove
+        self.countersCreated = countersCreated
         self.parallelism = max(1, parallelism)
     }
 
@@ -109,13 +121,17 @@ struct WeatherRendering {
     /// One thread per processor, at most four: a full render of 10,000 locations is tens of milliseconds.
     static let defaultParallelism = min(4, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
-    /// Brings the chunks up to date with `snapshot` and returns the body to serve.
-    mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> Body {
+    /// Brings the chunks up to date with `snapshot` and returns the body to serve in each format.
+    mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> PerFormat<Body> {
         // A reload (a new layout) may change a source's settings under the same name.
         if sources != snapshot.sources || layout != snapshot.layout { configure(for: snapshot.definitions) }
         // Families without a location rendered whole, among the per-location ones, by name.
         var families = locationFamilies
-        let global = ExporterCollector.collect(snapshot)
+        let global = ExporterCollector.collect(snapshot).map { family in
+            var family = family
+            if family.type == .counter { family.created = countersCreated }
+            return family
+        }
         families += global
         families.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
@@ -157,24 +173,48 @@ struct WeatherRendering {
             return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form)
         }
 
-        // Per family, its own plain part: the whole family, or the HELP and TYPE lines before the
-        // shards' chunks; nil for a per-location family no shard has lines of.
-        let parts: [(chunk: [UInt8], header: String?)?] = families.indices.map { index in
-            if whole[index] { return families[index].samples.isEmpty ? nil : (Exposition.render([families[index]]), nil) }
-            guard shards.contains(where: { $0.plainCounts[index] > 0 }) else { return nil }
-            var header: [UInt8] = []
-            Exposition.appendHeader(of: families[index], to: &header)
-            return (header, families[index].name)
+        // Per format and family, its own plain part: the whole family, or the HELP and TYPE lines
+        // before the shards' chunks; nil for a per-location family no shard has lines of.
+        let parts = PerFormat { format in
+            families.indices.map { index -> (chunk: [UInt8], header: String?)? in
+                if whole[index] {
+                    return families[index].samples.isEmpty ? nil : (Exposition.render([families[index]], format: format), nil)
+                }
+                guard shards.contains(where: { $0.plainCounts[index] > 0 }) else { return nil }
+                var header: [UInt8] = []
+                Exposition.appendHeader(of: families[index], format: format, to: &header)
+                return (header, families[index].name)
+            }
         }
-        let total = parts.reduce(0) { $0 + ($1?.chunk.count ?? 0) } + shards.reduce(0) { $0 + $1.plainCounts.reduce(0, +) }
-        gzipped = gzipped ? total >= gzipAbove - gzipAbove / 4 : total >= gzipAbove
+        let shardBytes = shards.reduce(0) { $0 + $1.plainCounts.reduce(0, +) }
+        // The form follows the text format's size: both formats share the shards' chunks.
+        let total = PerFormat { format in parts[format].reduce(0) { $0 + ($1?.chunk.count ?? 0) } + shardBytes }
+        gzipped = gzipped ? total.text >= gzipAbove - gzipAbove / 4 : total.text >= gzipAbove
         if gzipped != form {
             let (target, current) = (gzipped, shards)
             forEachShard(Array(shards.indices)) { worker, shard in worker.convert(current[shard], gzip: target) }
         }
-        if !gzipped { headerSegments = [:] }
+        if !gzipped { headerSegments = PerFormat { _ in [:] } }
+        // Per family, its shards' chunks in order and, gzipped, their CRC and length: the same in
+        // both formats, so combined once (thousands of CRC combines at 10,000 locations).
+        let runs = families.indices.map { index -> (chunks: [[UInt8]], crc: UInt32, count: Int) in
+            var run: (chunks: [[UInt8]], crc: UInt32, count: Int) = ([], 0, 0)
+            guard !whole[index] else { return run }
+            for shard in shards where shard.plainCounts[index] > 0 {
+                run.chunks.append(shard.chunks[index])
+                run.count += shard.plainCounts[index]
+                if gzipped { run.crc = Gzip.combine(run.crc, shard.crcs[index], using: shard.combineOperators[index]) }
+            }
+            return run
+        }
+        return PerFormat { format in body(parts[format], runs: runs, total: total[format], format: format) }
+    }
 
-        // The body: each family's part, then the shards' chunks of it by reference.
+    /// The body in one format: each family's part, then the shards' chunks of it by reference.
+    private mutating func body(
+        _ parts: [(chunk: [UInt8], header: String?)?], runs: [(chunks: [[UInt8]], crc: UInt32, count: Int)], total: Int,
+        format: ExpositionFormat
+    ) -> Body {
         var body: [[UInt8]] = []
         var crc: UInt32 = 0
         for (index, part) in parts.enumerated() {
@@ -183,20 +223,18 @@ struct WeatherRendering {
                 body.append(chunk)
             } else {
                 let compressed: (segment: [UInt8], crc: UInt32)
-                if let name, let cached = headerSegments[name] {
+                if let name, let cached = headerSegments[format][name] {
                     compressed = cached
                 } else {
                     compressed = (chunk.withUnsafeBufferPointer { workers[0].segment($0) }, Gzip.crc32(chunk))
-                    if let name { headerSegments[name] = compressed }
+                    if let name { headerSegments[format][name] = compressed }
                 }
                 body.append(compressed.segment)
                 crc = Gzip.combine(crc, compressed.crc, secondCount: chunk.count)
             }
             if name != nil {
-                for shard in shards where shard.plainCounts[index] > 0 {
-                    body.append(shard.chunks[index])
-                    if gzipped { crc = Gzip.combine(crc, shard.crcs[index], using: shard.combineOperators[index]) }
-                }
+                body += runs[index].chunks
+                if gzipped { crc = Gzip.combine(crc, runs[index].crc, secondCount: runs[index].count) }
             }
         }
         if gzipped { return Body(chunks: body, gzipped: true, plainCount: total, crc: crc) }

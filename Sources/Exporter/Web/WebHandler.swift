@@ -58,17 +58,20 @@ struct WebHandler: HTTPHandler {
         }
     }
 
+    /// The format is negotiated on `Accept` (`ExpositionFormat.negotiate`); both are kept rendered.
     /// A small exposition is plain text for everyone. A large one is kept gzipped: sent as is to
     /// clients that accept gzip (Prometheus always does), inflated for the others off the event loop
     /// (an inflate, not a render). HEAD announces the length the GET would send.
     private func serveMetrics(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        let body = publisher.body
-        var headers = [(name: "Content-Type", value: Exposition.contentType)]
+        let format = ExpositionFormat.negotiate(accept: request.headers.filter { $0.name == "accept" }.map(\.value))
+        let body = publisher.body(format)
+        // Vary: a cache must not hand one client's format, or encoding, to another.
+        var headers = [(name: "Content-Type", value: format.contentType), (name: "Vary", value: "Accept")]
         guard body.gzipped else {
             responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
             return
         }
-        headers.append((name: "Vary", value: "Accept-Encoding"))
+        headers[1].value = "Accept, Accept-Encoding"
         if Self.acceptsGzip(request) {
             headers.append((name: "Content-Encoding", value: "gzip"))
             responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
