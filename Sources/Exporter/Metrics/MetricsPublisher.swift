@@ -10,9 +10,11 @@ import Synchronization
 ///
 /// A refresh costs time in proportion to the locations (about 2 ms for 10,000),
 /// and with many locations polls complete hundreds of times a second; so after a
-/// refresh the next waits `pacing` times as long as it took, and the changes in
-/// between are published together. Rendering then takes a small, fixed share of
-/// a core; with a few locations the wait is well under a millisecond.
+/// refresh the next waits `pacing` times as long as it took (times the threads it
+/// rendered on: its CPU time, not its wall time), and the changes in between are
+/// published together. Rendering then takes a small, fixed share of one core
+/// however many it spreads over; with a few locations the wait is well under a
+/// millisecond.
 final class MetricsPublisher: Sendable {
     static let pacing = 20.0
 
@@ -79,7 +81,9 @@ final class MetricsPublisher: Sendable {
     /// `/-/ready` turns 200 already shows every location's first result.
     var ready: Bool { rendered.withLock { $0.allAttempted } }
 
-    func refreshWeather() {
+    /// Returns the most threads the render used at once.
+    @discardableResult
+    func refreshWeather() -> Int {
         rendering.withLock { rendering in
             let snapshot = store.snapshot()
             let now = time.wall()
@@ -99,6 +103,7 @@ final class MetricsPublisher: Sendable {
                 $0.nextStaleness = nextStaleness
                 $0.allAttempted = snapshot.allAttempted
             }
+            return rendering.threadsUsed
         }
     }
 
@@ -151,9 +156,9 @@ final class MetricsPublisher: Sendable {
     private func pacedRefresh() {
         pacing.withLock { $0.pending = false }
         let start = time.monotonic()
-        refreshWeather()
+        let threads = refreshWeather()
         let end = time.monotonic()
-        pacing.withLock { $0.notBefore = end + min((end - start) * Self.pacing, 1) }
+        pacing.withLock { $0.notBefore = end + min((end - start) * Double(threads) * Self.pacing, 1) }
     }
 
     /// The publisher's clock, on a thread of its own: the process part every second, paced refreshes

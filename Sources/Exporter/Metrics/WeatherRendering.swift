@@ -71,6 +71,9 @@ struct WeatherRendering {
     private var timePeriods: [Double?] = []
     /// When the next time bucket of a shown reading begins: the publisher re-renders then.
     private(set) var nextTimeChange = Double.infinity
+    /// The most threads the last `render` rendered shards on at once: its CPU time is about its
+    /// wall time times this, which is what the publisher paces by.
+    private(set) var threadsUsed = 1
     /// Every per-location family, sorted by name.
     private var locationFamilies: [MetricFamily] = []
     /// Indexed as in the snapshot.
@@ -121,6 +124,7 @@ struct WeatherRendering {
 
         var dirty: [Int] = []
         nextTimeChange = .infinity
+        threadsUsed = 1
         if layout != snapshot.layout || snapshot.locations.count != keys.count {
             layout = snapshot.layout
             keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
@@ -208,6 +212,7 @@ struct WeatherRendering {
     private mutating func forEachShard(_ list: [Int], _ make: @Sendable (ShardWorker, Int) -> ShardChunks) {
         let threads = min(parallelism, (list.count + 7) / 8)
         while workers.count < max(threads, 1) { workers.append(ShardWorker()) }
+        threadsUsed = max(threadsUsed, threads)
         if threads <= 1 {
             for shard in list { shards[shard] = make(workers[0], shard) }
             return
