@@ -22,6 +22,9 @@ final class MetricsPublisher: Sendable {
         /// Monotonic seconds before which a change waits.
         var notBefore = 0.0
         var pending = false
+        /// A paced refresh is running (on the poller's thread or the timers'): a change meanwhile
+        /// waits for the next one instead of starting a second refresh behind the first.
+        var refreshing = false
     }
 
     /// What a scrape serves: the chunks in order, plain text or one gzip member (header, deflate
@@ -142,7 +145,10 @@ final class MetricsPublisher: Sendable {
     func weatherChanged() {
         let now = time.monotonic()
         let (refreshNow, newlyPending) = pacing.withLock { pacing in
-            if now >= pacing.notBefore { return (true, false) }
+            if !pacing.refreshing && now >= pacing.notBefore {
+                pacing.refreshing = true
+                return (true, false)
+            }
             defer { pacing.pending = true }
             return (false, !pacing.pending)
         }
@@ -153,12 +159,19 @@ final class MetricsPublisher: Sendable {
         }
     }
 
+    /// Called with `refreshing` set by the caller.
     private func pacedRefresh() {
         pacing.withLock { $0.pending = false }
         let start = time.monotonic()
         let threads = refreshWeather()
         let end = time.monotonic()
-        pacing.withLock { $0.notBefore = end + min((end - start) * Double(threads) * Self.pacing, 1) }
+        let pending = pacing.withLock { pacing in
+            pacing.notBefore = end + min((end - start) * Double(threads) * Self.pacing, 1)
+            pacing.refreshing = false
+            return pacing.pending
+        }
+        // Changes that came during the refresh: the timers' thread schedules the next.
+        if pending { wake.signal() }
     }
 
     /// The publisher's clock, on a thread of its own: the process part every second, paced refreshes
@@ -171,12 +184,16 @@ final class MetricsPublisher: Sendable {
                 tick()
                 nextTick = now + 1
             }
-            let (pending, notBefore) = pacing.withLock { ($0.pending, $0.notBefore) }
-            if pending && now >= notBefore {
+            let (due, waiting, notBefore) = pacing.withLock { pacing in
+                let waiting = pacing.pending && !pacing.refreshing
+                if waiting && now >= pacing.notBefore { pacing.refreshing = true }
+                return (waiting && now >= pacing.notBefore, waiting, pacing.notBefore)
+            }
+            if due {
                 pacedRefresh()
                 continue
             }
-            let until = pending ? min(nextTick, notBefore) : nextTick
+            let until = waiting ? min(nextTick, notBefore) : nextTick
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(max(until - now, 0.0002) * 1e9)))
         }
     }

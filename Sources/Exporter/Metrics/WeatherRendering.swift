@@ -60,6 +60,9 @@ struct WeatherRendering {
         /// The CRC-32 of each chunk's plain text and `Gzip.combineOperator` of its length; kept while gzipped.
         var crcs: [UInt32] = []
         var combineOperators: [UInt32] = []
+        /// `ShardWorker.fingerprint` of each chunk's plain text; kept while gzipped. With the CRC and the
+        /// length it tells a re-rendered chunk that did not change, which keeps its segment.
+        var fingerprints: [UInt64] = []
         var gzipped = false
     }
 
@@ -155,10 +158,10 @@ struct WeatherRendering {
         // locations, that is the form they stay in.
         let form = gzipped
         let (order, keys, collectors, familyCount) = (order, keys, collectors, families.count)
-        forEachShard(dirty) { [index] worker, shard in
+        forEachShard(dirty) { [index] worker, shard, previous in
             let positions = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)]
             let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys[$0].fresh }, now: now)
-            return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form)
+            return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form, previous: previous)
         }
 
         // Per family, its own plain part: the whole family, or the HELP and TYPE lines before the
@@ -174,7 +177,7 @@ struct WeatherRendering {
         gzipped = gzipped ? total >= gzipAbove - gzipAbove / 4 : total >= gzipAbove
         if gzipped != form {
             let (target, current) = (gzipped, shards)
-            forEachShard(Array(shards.indices)) { worker, shard in worker.convert(current[shard], gzip: target) }
+            forEachShard(Array(shards.indices)) { worker, shard, _ in worker.convert(current[shard], gzip: target) }
         }
         if !gzipped { headerSegments = [:] }
 
@@ -207,14 +210,14 @@ struct WeatherRendering {
         return Body(chunks: total < Self.joinBelow ? [Self.join(body, total: total)] : body, gzipped: false, plainCount: total)
     }
 
-    /// Replaces each listed shard with `make(worker, shard)`: on this thread for a few shards, else
-    /// spread over `parallelism` threads, each with its own worker, taking shards in turn.
-    private mutating func forEachShard(_ list: [Int], _ make: @Sendable (ShardWorker, Int) -> ShardChunks) {
+    /// Replaces each listed shard with `make(worker, shard, its chunks until now)`: on this thread for a
+    /// few shards, else spread over `parallelism` threads, each with its own worker, taking shards in turn.
+    private mutating func forEachShard(_ list: [Int], _ make: @Sendable (ShardWorker, Int, ShardChunks) -> ShardChunks) {
         let threads = min(parallelism, (list.count + 7) / 8)
         while workers.count < max(threads, 1) { workers.append(ShardWorker()) }
         threadsUsed = max(threadsUsed, threads)
         if threads <= 1 {
-            for shard in list { shards[shard] = make(workers[0], shard) }
+            for shard in list { shards[shard] = make(workers[0], shard, shards[shard]) }
             return
         }
         let workers = workers
@@ -227,7 +230,7 @@ struct WeatherRendering {
                 while true {
                     let position = next.add(1, ordering: .relaxed).oldValue
                     guard position < list.count else { return }
-                    slots.value[list[position]] = make(workers[thread], list[position])
+                    slots.value[list[position]] = make(workers[thread], list[position], slots.value[list[position]])
                 }
             }
         }
@@ -283,9 +286,12 @@ final class ShardWorker: @unchecked Sendable {
     private var compressor: GzipCompressor?
 
     /// The shard's lines of every per-location family (`index` maps their names to positions among
-    /// `families`), as plain chunks or, with `gzip`, as deflate segments.
+    /// `families`), as plain chunks or, with `gzip`, as deflate segments. A chunk whose text is that of
+    /// one of `previous`'s gzipped chunks at the same position keeps its segment: most of a shard's
+    /// families do not change when one of its locations is polled, and compressing is most of the cost.
     func render(
-        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, gzip: Bool
+        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, gzip: Bool,
+        previous: WeatherRendering.ShardChunks = .init()
     ) -> WeatherRendering.ShardChunks {
         if lines.index != index || lines.buffers.count != families { lines = FamilyLines(index: index, count: families) }
         lines.clear()
@@ -294,9 +300,25 @@ final class ShardWorker: @unchecked Sendable {
         result.plainCounts = lines.buffers.map(\.count)
         result.gzipped = gzip
         if gzip {
-            result.crcs = lines.buffers.map { Gzip.crc32($0.bytes) }
-            result.combineOperators = lines.buffers.map { Gzip.combineOperator(secondCount: $0.count) }
-            result.chunks = lines.buffers.map { segment($0.bytes) }
+            let reusable = previous.gzipped ? previous.chunks.count : 0
+            result.chunks.reserveCapacity(families)
+            result.crcs.reserveCapacity(families)
+            result.combineOperators.reserveCapacity(families)
+            result.fingerprints.reserveCapacity(families)
+            for (family, buffer) in lines.buffers.enumerated() {
+                let (crc, fingerprint) = (Gzip.crc32(buffer.bytes), Self.fingerprint(buffer.bytes))
+                result.crcs.append(crc)
+                result.fingerprints.append(fingerprint)
+                if family < reusable, previous.plainCounts[family] == buffer.count, previous.crcs[family] == crc,
+                    previous.fingerprints[family] == fingerprint
+                {
+                    result.chunks.append(previous.chunks[family])
+                    result.combineOperators.append(previous.combineOperators[family])
+                } else {
+                    result.chunks.append(segment(buffer.bytes))
+                    result.combineOperators.append(Gzip.combineOperator(secondCount: buffer.count))
+                }
+            }
         } else {
             result.chunks = lines.buffers.map { Array($0.bytes) }
         }
@@ -310,6 +332,7 @@ final class ShardWorker: @unchecked Sendable {
         result.gzipped = gzip
         if gzip {
             result.crcs = shard.chunks.map(Gzip.crc32)
+            result.fingerprints = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer(Self.fingerprint) }
             result.combineOperators = shard.plainCounts.map { Gzip.combineOperator(secondCount: $0) }
             result.chunks = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer { segment($0) } }
         } else {
@@ -318,9 +341,27 @@ final class ShardWorker: @unchecked Sendable {
                 result.chunks[family] = Gzip.inflate(framed, expectedCount: shard.plainCounts[family])!
             }
             result.crcs = []
+            result.fingerprints = []
             result.combineOperators = []
         }
         return result
+    }
+
+    /// A 64-bit hash of `bytes`, independent of the CRC-32: a chunk is taken as unchanged only when its
+    /// length, CRC and fingerprint all match, which different texts do with a chance of about 2^-96.
+    static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(raw.count)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 32
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        for byte in raw[offset...].reversed() { tail = tail << 8 | UInt64(byte) }
+        hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+        return hash ^ hash >> 29
     }
 
     /// `chunk` as a deflate segment; the compressor is made on first use, so small exporters never
