@@ -60,8 +60,8 @@ struct WeatherRendering {
         /// The CRC-32 of each chunk's plain text and `Gzip.combineOperator` of its length; kept while gzipped.
         var crcs: [UInt32] = []
         var combineOperators: [UInt32] = []
-        /// `ShardWorker.fingerprint` of each chunk's plain text; kept while gzipped. With the CRC and the
-        /// length it tells a re-rendered chunk that did not change, which keeps its segment.
+        /// `ShardWorker.fingerprint` of each chunk's plain text; kept while gzipped. With the length it
+        /// tells a re-rendered chunk that did not change, which keeps its segment and CRC.
         var fingerprints: [UInt64] = []
         var gzipped = false
     }
@@ -306,16 +306,15 @@ final class ShardWorker: @unchecked Sendable {
             result.combineOperators.reserveCapacity(families)
             result.fingerprints.reserveCapacity(families)
             for (family, buffer) in lines.buffers.enumerated() {
-                let (crc, fingerprint) = (Gzip.crc32(buffer.bytes), Self.fingerprint(buffer.bytes))
-                result.crcs.append(crc)
+                let fingerprint = Self.fingerprint(buffer.bytes)
                 result.fingerprints.append(fingerprint)
-                if family < reusable, previous.plainCounts[family] == buffer.count, previous.crcs[family] == crc,
-                    previous.fingerprints[family] == fingerprint
-                {
+                if family < reusable, previous.plainCounts[family] == buffer.count, previous.fingerprints[family] == fingerprint {
                     result.chunks.append(previous.chunks[family])
+                    result.crcs.append(previous.crcs[family])
                     result.combineOperators.append(previous.combineOperators[family])
                 } else {
                     result.chunks.append(segment(buffer.bytes))
+                    result.crcs.append(Gzip.crc32(buffer.bytes))
                     result.combineOperators.append(Gzip.combineOperator(secondCount: buffer.count))
                 }
             }
@@ -347,8 +346,8 @@ final class ShardWorker: @unchecked Sendable {
         return result
     }
 
-    /// A 64-bit hash of `bytes`, independent of the CRC-32: a chunk is taken as unchanged only when its
-    /// length, CRC and fingerprint all match, which different texts do with a chance of about 2^-96.
+    /// A 64-bit hash of `bytes`: a chunk is taken as unchanged when its length and fingerprint match,
+    /// which two different texts do with a chance of about 2^-64 (once in millions of years of polls).
     static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
         let raw = UnsafeRawBufferPointer(bytes)
         var hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(raw.count)
