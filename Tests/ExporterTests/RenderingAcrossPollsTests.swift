@@ -1,4 +1,5 @@
 import Testing
+import Gzip
 
 @testable import Exporter
 
@@ -30,5 +31,64 @@ import Testing
             #expect(body == renderPlain(store.snapshot(), now: at), "round \(round)")
             #expect(body == ExpositionText.reRendered(body), "round \(round)")
         }
+    }
+}
+
+/// Kept gzipped, a re-rendered shard keeps the segments of the families whose text did not change:
+/// the body must still inflate to what rendering everything from scratch gives, poll after poll.
+@Suite struct GzippedRenderingAcrossPollsTests {
+    @Test func unchangedChunksKeepTheirSegmentsAndTheBodyStaysExact() throws {
+        let now = WeatherRenderingTests.now
+        let store = try WeatherRenderingTests.store()
+        var rendering = WeatherRendering(gzipAbove: 0)
+        var previous = rendering.render(store.snapshot(), now: now)
+        #expect(previous.gzipped)
+        #expect(Self.inflate(previous) == renderPlain(store.snapshot(), now: now))
+
+        let reading = try ExpositionGoldenTests.fixture("current-zocca-rain.json")
+        let names = store.snapshot().locations.map(\.location.name)
+        var kept = 0
+        for round in 1...6 {
+            let at = now + Double(round)
+            for name in names.enumerated().filter({ $0.offset % 7 == round }).map(\.element) {
+                if round.isMultiple(of: 2) {
+                    store.success(name, "weather", reading, duration: Double(round) / 8, now: at)
+                } else {
+                    store.failure(name, "weather", code: "500", reason: "server error", duration: Double(round) / 4)
+                }
+            }
+            let body = rendering.render(store.snapshot(), now: at)
+            #expect(Self.inflate(body) == renderPlain(store.snapshot(), now: at), "round \(round)")
+            let before = Set(previous.chunks.map(Self.address))
+            kept += body.chunks.filter { !$0.isEmpty && before.contains(Self.address($0)) }.count
+            previous = body
+        }
+        // HELP and TYPE segments are cached anyway; shard segments are kept only by the fingerprint check.
+        #expect(kept > 6 * 20)
+    }
+
+    @Test func fingerprintsTellApartTextsOfTheSameLength() {
+        var seen: Set<UInt64> = []
+        var count = 0
+        for length in 0...24 {
+            let base = [UInt8](repeating: 0x61, count: length)
+            seen.insert(base.withUnsafeBufferPointer(ShardWorker.fingerprint))
+            count += 1
+            for position in 0..<length {
+                var changed = base
+                changed[position] = 0x62
+                seen.insert(changed.withUnsafeBufferPointer(ShardWorker.fingerprint))
+                count += 1
+            }
+        }
+        #expect(seen.count == count)
+    }
+
+    static func inflate(_ body: WeatherRendering.Body) -> [UInt8]? {
+        Gzip.inflate([Gzip.header] + body.chunks + [Gzip.trailer(crc: body.crc, count: body.plainCount)], expectedCount: body.plainCount)
+    }
+
+    static func address(_ chunk: [UInt8]) -> Int {
+        chunk.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
     }
 }

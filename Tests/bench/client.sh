@@ -50,7 +50,7 @@ start() {
     OWN_PIDS+=("$PID")
     PORT=""
     for _ in $(seq 1 200); do
-        PORT=$(grep -o 'address=127.0.0.1:[0-9]*' "$DIR/$name.log" | head -1 | cut -d: -f2 || true)
+        PORT=$(grep -o 'address=127.0.0.1:[0-9]*' "$DIR/$name.log" 2>/dev/null | head -1 | cut -d: -f2 || true)
         [ -n "$PORT" ] && break
         sleep 0.05
     done

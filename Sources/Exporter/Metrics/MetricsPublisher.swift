@@ -10,9 +10,11 @@ import Synchronization
 ///
 /// A refresh costs time in proportion to the locations (about 2 ms for 10,000),
 /// and with many locations polls complete hundreds of times a second; so after a
-/// refresh the next waits `pacing` times as long as it took, and the changes in
-/// between are published together. Rendering then takes a small, fixed share of
-/// a core; with a few locations the wait is well under a millisecond.
+/// refresh the next waits `pacing` times as long as it took (times the threads it
+/// rendered on: its CPU time, not its wall time), and the changes in between are
+/// published together. Rendering then takes a small, fixed share of one core
+/// however many it spreads over; with a few locations the wait is well under a
+/// millisecond.
 final class MetricsPublisher: Sendable {
     static let pacing = 20.0
 
@@ -20,6 +22,9 @@ final class MetricsPublisher: Sendable {
         /// Monotonic seconds before which a change waits.
         var notBefore = 0.0
         var pending = false
+        /// A paced refresh is running (on the poller's thread or the timers'): a change meanwhile
+        /// waits for the next one instead of starting a second refresh behind the first.
+        var refreshing = false
     }
 
     /// What a scrape serves: the chunks in order, plain text or one gzip member (header, deflate
@@ -80,7 +85,9 @@ final class MetricsPublisher: Sendable {
     /// `/-/ready` turns 200 already shows every location's first result.
     var ready: Bool { rendered.withLock { $0.allAttempted } }
 
-    func refreshWeather() {
+    /// Returns the most threads the render used at once.
+    @discardableResult
+    func refreshWeather() -> Int {
         rendering.withLock { rendering in
             let snapshot = store.snapshot()
             let now = time.wall()
@@ -100,6 +107,7 @@ final class MetricsPublisher: Sendable {
                 $0.nextStaleness = nextStaleness
                 $0.allAttempted = snapshot.allAttempted
             }
+            return rendering.threadsUsed
         }
     }
 
@@ -145,7 +153,10 @@ final class MetricsPublisher: Sendable {
     func weatherChanged() {
         let now = time.monotonic()
         let (refreshNow, newlyPending) = pacing.withLock { pacing in
-            if now >= pacing.notBefore { return (true, false) }
+            if !pacing.refreshing && now >= pacing.notBefore {
+                pacing.refreshing = true
+                return (true, false)
+            }
             defer { pacing.pending = true }
             return (false, !pacing.pending)
         }
@@ -156,12 +167,19 @@ final class MetricsPublisher: Sendable {
         }
     }
 
+    /// Called with `refreshing` set by the caller.
     private func pacedRefresh() {
         pacing.withLock { $0.pending = false }
         let start = time.monotonic()
-        refreshWeather()
+        let threads = refreshWeather()
         let end = time.monotonic()
-        pacing.withLock { $0.notBefore = end + min((end - start) * Self.pacing, 1) }
+        let pending = pacing.withLock { pacing in
+            pacing.notBefore = end + min((end - start) * Double(threads) * Self.pacing, 1)
+            pacing.refreshing = false
+            return pacing.pending
+        }
+        // Changes that came during the refresh: the timers' thread schedules the next.
+        if pending { wake.signal() }
     }
 
     /// The publisher's clock, on a thread of its own: the process part every second, paced refreshes
@@ -174,12 +192,16 @@ final class MetricsPublisher: Sendable {
                 tick()
                 nextTick = now + 1
             }
-            let (pending, notBefore) = pacing.withLock { ($0.pending, $0.notBefore) }
-            if pending && now >= notBefore {
+            let (due, waiting, notBefore) = pacing.withLock { pacing in
+                let waiting = pacing.pending && !pacing.refreshing
+                if waiting && now >= pacing.notBefore { pacing.refreshing = true }
+                return (waiting && now >= pacing.notBefore, waiting, pacing.notBefore)
+            }
+            if due {
                 pacedRefresh()
                 continue
             }
-            let until = pending ? min(nextTick, notBefore) : nextTick
+            let until = waiting ? min(nextTick, notBefore) : nextTick
             _ = wake.wait(timeout: .now() + .nanoseconds(Int(max(until - now, 0.0002) * 1e9)))
         }
     }

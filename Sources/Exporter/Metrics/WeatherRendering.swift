@@ -65,6 +65,9 @@ struct WeatherRendering {
         /// The CRC-32 of each chunk's plain text and `Gzip.combineOperator` of its length; kept while gzipped.
         var crcs: [UInt32] = []
         var combineOperators: [UInt32] = []
+        /// `ShardWorker.fingerprint` of each chunk's plain text; kept while gzipped. With the length it
+        /// tells a re-rendered chunk that did not change, which keeps its segment and CRC.
+        var fingerprints: [UInt64] = []
         var gzipped = false
     }
 
@@ -76,6 +79,9 @@ struct WeatherRendering {
     private var timePeriods: [Double?] = []
     /// When the next time bucket of a shown reading begins: the publisher re-renders then.
     private(set) var nextTimeChange = Double.infinity
+    /// The most threads the last `render` rendered shards on at once: its CPU time is about its
+    /// wall time times this, which is what the publisher paces by.
+    private(set) var threadsUsed = 1
     /// Every per-location family, sorted by name.
     private var locationFamilies: [MetricFamily] = []
     /// Indexed as in the snapshot.
@@ -137,6 +143,7 @@ struct WeatherRendering {
 
         var dirty: [Int] = []
         nextTimeChange = .infinity
+        threadsUsed = 1
         if layout != snapshot.layout || snapshot.locations.count != keys.count {
             layout = snapshot.layout
             keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
@@ -167,10 +174,10 @@ struct WeatherRendering {
         // locations, that is the form they stay in.
         let form = gzipped
         let (order, keys, collectors, familyCount) = (order, keys, collectors, families.count)
-        forEachShard(dirty) { [index] worker, shard in
+        forEachShard(dirty) { [index] worker, shard, previous in
             let positions = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)]
             let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys[$0].fresh }, now: now)
-            return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form)
+            return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form, previous: previous)
         }
 
         // Per format and family, its own plain part: the whole family, or the HELP and TYPE lines
@@ -192,7 +199,7 @@ struct WeatherRendering {
         gzipped = gzipped ? total.text >= gzipAbove - gzipAbove / 4 : total.text >= gzipAbove
         if gzipped != form {
             let (target, current) = (gzipped, shards)
-            forEachShard(Array(shards.indices)) { worker, shard in worker.convert(current[shard], gzip: target) }
+            forEachShard(Array(shards.indices)) { worker, shard, _ in worker.convert(current[shard], gzip: target) }
         }
         if !gzipped { headerSegments = PerFormat { _ in [:] } }
         // Per family, its shards' chunks in order and, gzipped, their CRC and length: the same in
@@ -241,13 +248,14 @@ struct WeatherRendering {
         return Body(chunks: total < Self.joinBelow ? [Self.join(body, total: total)] : body, gzipped: false, plainCount: total)
     }
 
-    /// Replaces each listed shard with `make(worker, shard)`: on this thread for a few shards, else
-    /// spread over `parallelism` threads, each with its own worker, taking shards in turn.
-    private mutating func forEachShard(_ list: [Int], _ make: @Sendable (ShardWorker, Int) -> ShardChunks) {
+    /// Replaces each listed shard with `make(worker, shard, its chunks until now)`: on this thread for a
+    /// few shards, else spread over `parallelism` threads, each with its own worker, taking shards in turn.
+    private mutating func forEachShard(_ list: [Int], _ make: @Sendable (ShardWorker, Int, ShardChunks) -> ShardChunks) {
         let threads = min(parallelism, (list.count + 7) / 8)
         while workers.count < max(threads, 1) { workers.append(ShardWorker()) }
+        threadsUsed = max(threadsUsed, threads)
         if threads <= 1 {
-            for shard in list { shards[shard] = make(workers[0], shard) }
+            for shard in list { shards[shard] = make(workers[0], shard, shards[shard]) }
             return
         }
         let workers = workers
@@ -260,7 +268,7 @@ struct WeatherRendering {
                 while true {
                     let position = next.add(1, ordering: .relaxed).oldValue
                     guard position < list.count else { return }
-                    slots.value[list[position]] = make(workers[thread], list[position])
+                    slots.value[list[position]] = make(workers[thread], list[position], slots.value[list[position]])
                 }
             }
         }
@@ -316,9 +324,12 @@ final class ShardWorker: @unchecked Sendable {
     private var compressor: GzipCompressor?
 
     /// The shard's lines of every per-location family (`index` maps their names to positions among
-    /// `families`), as plain chunks or, with `gzip`, as deflate segments.
+    /// `families`), as plain chunks or, with `gzip`, as deflate segments. A chunk whose text is that of
+    /// one of `previous`'s gzipped chunks at the same position keeps its segment: most of a shard's
+    /// families do not change when one of its locations is polled, and compressing is most of the cost.
     func render(
-        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, gzip: Bool
+        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, gzip: Bool,
+        previous: WeatherRendering.ShardChunks = .init()
     ) -> WeatherRendering.ShardChunks {
         if lines.index != index || lines.buffers.count != families { lines = FamilyLines(index: index, count: families) }
         lines.clear()
@@ -327,9 +338,24 @@ final class ShardWorker: @unchecked Sendable {
         result.plainCounts = lines.buffers.map(\.count)
         result.gzipped = gzip
         if gzip {
-            result.crcs = lines.buffers.map { Gzip.crc32($0.bytes) }
-            result.combineOperators = lines.buffers.map { Gzip.combineOperator(secondCount: $0.count) }
-            result.chunks = lines.buffers.map { segment($0.bytes) }
+            let reusable = previous.gzipped ? previous.chunks.count : 0
+            result.chunks.reserveCapacity(families)
+            result.crcs.reserveCapacity(families)
+            result.combineOperators.reserveCapacity(families)
+            result.fingerprints.reserveCapacity(families)
+            for (family, buffer) in lines.buffers.enumerated() {
+                let fingerprint = Self.fingerprint(buffer.bytes)
+                result.fingerprints.append(fingerprint)
+                if family < reusable, previous.plainCounts[family] == buffer.count, previous.fingerprints[family] == fingerprint {
+                    result.chunks.append(previous.chunks[family])
+                    result.crcs.append(previous.crcs[family])
+                    result.combineOperators.append(previous.combineOperators[family])
+                } else {
+                    result.chunks.append(segment(buffer.bytes))
+                    result.crcs.append(Gzip.crc32(buffer.bytes))
+                    result.combineOperators.append(Gzip.combineOperator(secondCount: buffer.count))
+                }
+            }
         } else {
             result.chunks = lines.buffers.map { Array($0.bytes) }
         }
@@ -343,6 +369,7 @@ final class ShardWorker: @unchecked Sendable {
         result.gzipped = gzip
         if gzip {
             result.crcs = shard.chunks.map(Gzip.crc32)
+            result.fingerprints = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer(Self.fingerprint) }
             result.combineOperators = shard.plainCounts.map { Gzip.combineOperator(secondCount: $0) }
             result.chunks = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer { segment($0) } }
         } else {
@@ -351,9 +378,27 @@ final class ShardWorker: @unchecked Sendable {
                 result.chunks[family] = Gzip.inflate(framed, expectedCount: shard.plainCounts[family])!
             }
             result.crcs = []
+            result.fingerprints = []
             result.combineOperators = []
         }
         return result
+    }
+
+    /// A 64-bit hash of `bytes`: a chunk is taken as unchanged when its length and fingerprint match,
+    /// which two different texts do with a chance of about 2^-64 (once in millions of years of polls).
+    static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(raw.count)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 32
+            offset += 8
+        }
+        var tail: UInt64 = 0
+        for byte in raw[offset...].reversed() { tail = tail << 8 | UInt64(byte) }
+        hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
+        return hash ^ hash >> 29
     }
 
     /// `chunk` as a deflate segment; the compressor is made on first use, so small exporters never
