@@ -41,7 +41,7 @@ import Gzip
         let now = WeatherRenderingTests.now
         let store = try WeatherRenderingTests.store()
         var rendering = WeatherRendering(gzipAbove: 0)
-        var previous = rendering.render(store.snapshot(), now: now)
+        var previous = rendering.render(store.snapshot(), now: now).text
         #expect(previous.gzipped)
         #expect(Self.inflate(previous) == renderPlain(store.snapshot(), now: now))
 
@@ -57,7 +57,7 @@ import Gzip
                     store.failure(name, "weather", code: "500", reason: "server error", duration: Double(round) / 4)
                 }
             }
-            let body = rendering.render(store.snapshot(), now: at)
+            let body = rendering.render(store.snapshot(), now: at).text
             #expect(Self.inflate(body) == renderPlain(store.snapshot(), now: at), "round \(round)")
             let before = Set(previous.chunks.map(Self.address))
             kept += body.chunks.filter { !$0.isEmpty && before.contains(Self.address($0)) }.count
