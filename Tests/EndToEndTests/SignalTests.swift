@@ -32,7 +32,7 @@ extension DemoModeTests {
     @Test func sighupReloadsTheConfigFileAndRefusesABadOne() async throws {
         let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
         defer { unlink(file) }
-        let (process, port) = try Self.startDemo(["--config.file=\(file)"])
+        let (process, port) = try await Self.startDemo(["--config.file=\(file)"])
         #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Alpha\",source=\"weather\"} 1") == true })
 
         try writeFile(file, #"{"locations": [{"name": "Beta", "latitude": 20, "longitude": 20}]}"#)
@@ -61,7 +61,7 @@ extension DemoModeTests {
 
     /// Polls hang on the simulator's 30 s delay; shutdown does not wait for them.
     @Test func sigtermDuringASlowPollExitsAtOnce() async throws {
-        let (process, port) = try Self.startDemo(["--collector.weather.interval=1s"])
+        let (process, port) = try await Self.startDemo(["--collector.weather.interval=1s"])
         let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
         // Every demo source's first round at the budget's pace (one request a second).
         #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
@@ -84,9 +84,7 @@ extension DemoModeTests {
         }
         let file = temporaryFile(#"{"locations": ["# + locations.joined(separator: ",") + "]}", suffix: ".json")
         defer { unlink(file) }
-        let (process, port) = try Self.startDemo([
-            "--config.file=\(file)", "--collector.weather.interval=1m", "--openweather.max-requests-per-minute=100000",
-        ])
+        let (process, port) = try await Self.startDemo(["--config.file=\(file)", "--collector.weather.interval=1m"], budget: 100_000)
         #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
         #expect(full.body.count > 6_000_000, "the exposition should be large: \(full.body.count) bytes")
@@ -104,7 +102,7 @@ extension DemoModeTests {
         let start = monotonicSeconds()
         process.signal(SIGTERM)
         received += LoopbackHTTP.readAll(reader)
-        let status = process.wait(seconds: 2)
+        let status = { process.wait(seconds: 2) }()  // blocking: the exit time is measured
         let exited = monotonicSeconds() - start
         #expect(status == 0 && exited <= 2, "exit status \(status.map(String.init) ?? "none") after \(exited) s")
         // The staller's response could not finish: the process held it for the grace period, then cut it.
@@ -128,7 +126,7 @@ extension DemoModeTests {
         let key = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
         let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
         defer { unlink(file) }
-        let (process, _) = try Self.startDemo(
+        let (process, _) = try await Self.startDemo(
             ["--log.level=debug", "--collector.weather.interval=1s", "--config.file=\(file)"], environment: ["OPENWEATHER_API_KEY": key])
         let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
         // The 429 last: it pauses all polling.
