@@ -60,7 +60,8 @@ import Testing
         let start = monotonicSeconds()
         process.signal(signal)
         let status = process.wait(seconds: 2)
-        #expect(status == 0, "exit status \(status.map(String.init) ?? "none: still running after 2 s")", sourceLocation: sourceLocation)
+        #expect(status == 0, "exit status \(status.map(String.init) ?? "none: still running after 2 s"); the log's end: \(process.standardError.suffix(3000))",
+                sourceLocation: sourceLocation)
         #expect(monotonicSeconds() - start <= 2, sourceLocation: sourceLocation)
     }
 

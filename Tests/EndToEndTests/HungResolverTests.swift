@@ -70,10 +70,17 @@ import Testing
 
     @Test func hungResolverCostsBoundedThreadsAndStopsNothingElse() async throws {
         let shim = try await Self.buildShim()
+        defer {
+            let directory = String(shim.dropLast("/shim.so".count))
+            unlink(shim)
+            unlink(directory + "/shim.c")
+            rmdir(directory)
+        }
+        // A short request timeout (200 ms) makes each failure, and so each round, come sooner.
         let locations = (0..<40).flatMap { ["--location", "Place \($0)=\(Double($0) - 20),\(Double($0) * 2)"] }
         let process = try ChildProcess(
             DemoModeTests.executable,
-            ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=500ms",
+            ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=200ms",
              "--collector.weather.interval=1s", "--openweather.max-requests-per-minute=100000"] + locations,
             environment: ["LD_PRELOAD": shim, "OPENWEATHER_API_KEY": "0123456789abcdef"])
         let port = await process.port(after: "address=127.0.0.1:")
