@@ -1,5 +1,6 @@
+import TestSupport
 import Testing
 
 /// Serialized because the fd-leak check counts this process's descriptors, and
 /// servers of concurrently running tests would make that count move.
-@Suite(.serialized) struct HTTPClientTests {}
+@Suite(.serialized, .blocking) struct HTTPClientTests {}

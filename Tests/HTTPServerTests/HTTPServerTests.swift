@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import HTTPServer
 
-@Suite("HTTPServer")
+@Suite("HTTPServer", .blocking)
 struct HTTPServerTests {
     @Test func keepAliveServesSeveralRequestsOnOneConnection() throws {
         let server = try startServer()
@@ -433,7 +433,7 @@ struct HTTPServerTests {
     }
 }
 
-@Suite("HTTPServer limits")
+@Suite("HTTPServer limits", .blocking)
 struct HTTPServerLimitTests {
     @Test func aClientThatStopsReadingIsClosedAtTheWriteTimeout() throws {
         let big = [UInt8](repeating: 0x62, count: 16 * 1024 * 1024)
