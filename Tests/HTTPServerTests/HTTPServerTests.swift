@@ -177,6 +177,18 @@ struct HTTPServerTests {
         #expect(configuration.maxConnections == 4096)
     }
 
+    /// The README's row for running out of descriptors: accepting pauses 100 ms, doubling to 1 s.
+    /// (That it pauses at all, warns and recovers is DemoModeTests' prlimit test.)
+    @Test func outOfDescriptorsTheAcceptPauseDoublesFrom100msTo1s() {
+        var pause: Int64 = 0
+        var pauses: [Int64] = []
+        for _ in 0..<6 {
+            pause = EventLoop.acceptPause(after: pause)
+            pauses.append(pause / 1_000_000)
+        }
+        #expect(pauses == [100, 200, 400, 800, 1000, 1000])
+    }
+
     /// The README's limits, at the byte: a head of 16 KiB (request line, fields and the blank line),
     /// 100 header fields and a 64 KiB body pass; one more of any is refused.
     @Test(arguments: [(0, 200), (1, 431)])
