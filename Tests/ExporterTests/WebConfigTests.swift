@@ -138,7 +138,7 @@ import Testing
 
 /// The whole exporter behind a web config: TLS, basic auth, headers, hot changes, and the example files
 /// from the Prometheus documentation, used as they are written there.
-@Suite(.serialized, .blocking) struct WebConfigServingTests {
+@Suite(.blocking) struct WebConfigServingTests {
     let certificates: TestCertificates
 
     init() throws {

@@ -106,7 +106,7 @@ import Testing
     }
 }
 
-@Suite(.serialized, .blocking) struct SimulatorServerTests {
+@Suite(.blocking) struct SimulatorServerTests {
     @Test func answersLikeOpenWeatherAndChecksTheKey() throws {
         let simulator = try Simulator(acceptedKeys: ["good"])
         defer { simulator.stop() }
