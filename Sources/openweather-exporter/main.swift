@@ -1,3 +1,4 @@
+import Dispatch
 import Exporter
 import Glibc
 import Simulator
@@ -94,6 +95,12 @@ do {
 } catch {
     fail("\(error)", status: 1)
 }
+// libdispatch opens its epoll and eventfd descriptors when its first worker thread starts, and
+// kills the process (SIGILL) if it cannot: start one now, before clients can use up the
+// descriptors (the poller's first request may come after they have, under a low `ulimit -n`).
+let dispatchReady = DispatchSemaphore(value: 0)
+DispatchQueue.global().async { dispatchReady.signal() }
+dispatchReady.wait()
 exporter.start()
 
 logger.info("starting openweather-exporter", [
