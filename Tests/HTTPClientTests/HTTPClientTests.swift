@@ -1,6 +1,6 @@
 import TestSupport
 import Testing
 
-/// Not serialized: every test has servers and clients of its own, and the fd-leak check allows for
-/// the sockets of the tests running beside it (a leak there is one per failing request, 320).
-@Suite(.blocking) struct HTTPClientTests {}
+/// Serialized: the TLS fixture's servers are shared, and tests that hold a connection to them make
+/// the others wait past their deadlines. (The fd-leak check allows for other suites' sockets.)
+@Suite(.serialized, .blocking) struct HTTPClientTests {}

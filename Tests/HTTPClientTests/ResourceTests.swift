@@ -38,7 +38,7 @@ extension HTTPClientTests {
 
             #expect(kinds.values.reduce(0, +) == rounds * 8)
             #expect(Set(kinds.keys) == ["invalid_url", "connect", "timeout", "decode", "tls"])
-            // Other tests run in parallel in this process and open sockets of their own, so the
+            // Other suites run in parallel in this process and open sockets of their own, so the
             // count may move by some; a leak here would add one per failing request (320).
             let after = openDescriptorCount()
             #expect(abs(after - before) <= 40, "before \(before), after \(after)")
