@@ -137,31 +137,32 @@ import Testing
         #expect(await waitUntil(seconds: 10) { process.standardError.contains("cannot accept connections: too many open files") },
                 "no warning: \(process.standardError.suffix(500))")
         #expect(await process.wait(seconds: 0) == nil, "the exporter exited when out of descriptors")
-        // Paused, not spinning: in 40 samples at least 5 ms apart, the event-loop threads are mostly
-        // asleep; a loop retrying accept at once is always runnable, however busy the machine is.
-        var samples = 0
-        var runnable = 0
-        // Sampled on this thread (about 0.2 s): an async wait can be starved by other tests for the
-        // whole 10 s under a full parallel run (seen: 2 calls), which measures nothing.
-        let sample = {
-            let states = Self.eventLoopStates(process.pid)
-            if !states.isEmpty { samples += 1 }
-            if states.contains("R") { runnable += 1 }
-            return samples >= 40
+        // Paused, not spinning: the event-loop threads use almost no CPU while accepting is paused,
+        // however long the window turns out (an async wait may resume late on a busy machine); a
+        // loop retrying accept at once uses whatever CPU it gets, over 10 ticks a second even at
+        // a load of 16 on 2 cores. (Their scheduler states, sampled before, read "runnable" for a
+        // sleeping loop woken by its timers on a loaded machine: 24 of 40 samples once.)
+        let startTicks = Self.eventLoopTicks(process.pid)
+        let start = monotonicSeconds()
+        var used = 0
+        _ = await waitUntil(seconds: 1) {
+            used = (Self.eventLoopTicks(process.pid) ?? 0) - (startTicks ?? 0)
+            return used > 20
         }
-        let sampled = { waitUntil(seconds: 10, sample) }()
-        #expect(sampled && runnable * 2 < samples, "the accept loop spins while out of descriptors: runnable in \(runnable) of \(samples) samples")
+        let rate = Double(used) / max(monotonicSeconds() - start, 0.001)
+        #expect(startTicks != nil && rate < 5, "the accept loop spins while out of descriptors: \(used) ticks of CPU (1/100 s) in \(monotonicSeconds() - start) s")
         held.forEach { close($0) }
         #expect(await waitUntil(seconds: 10) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy", timeoutSeconds: 1).status) == 200 },
                 "not accepting again once the descriptors were free")
         Self.stopsWithinTwoSeconds(process)
     }
 
-    /// The scheduler states (`R` runnable, `S` asleep, ...) of `pid`'s HTTP event-loop threads, from /proc.
-    static func eventLoopStates(_ pid: pid_t) -> [String] {
-        guard let directory = opendir("/proc/\(pid)/task") else { return [] }
+    /// The CPU time (user + system, in clock ticks of 1/100 s) of `pid`'s HTTP event-loop threads,
+    /// from /proc; nil when there are none.
+    static func eventLoopTicks(_ pid: pid_t) -> Int? {
+        guard let directory = opendir("/proc/\(pid)/task") else { return nil }
         defer { closedir(directory) }
-        var states: [String] = []
+        var ticks: Int?
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard name.first?.isNumber == true,
@@ -170,9 +171,12 @@ import Testing
                   let stat = try? readFile("/proc/\(pid)/task/\(name)/stat"),
                   let end = stat.lastIndex(of: UInt8(ascii: ")")), end + 2 < stat.count
             else { continue }
-            states.append(String(UnicodeScalar(stat[end + 2])))
+            // After "comm) ": state, ppid, ... utime is the 12th field and stime the 13th.
+            let fields = String(decoding: stat[(end + 2)...], as: UTF8.self).split(separator: " ")
+            guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+            ticks = (ticks ?? 0) + user + system
         }
-        return states
+        return ticks
     }
 
     /// Every flag of the README's table is in `--help`, with the README's default where it gives one.
