@@ -230,10 +230,16 @@ final class EventLoop {
         }
     }
 
+    /// The next pause of accepting, in nanoseconds, after one of `previous` (0: none yet): 100 ms,
+    /// doubling to 1 s.
+    static func acceptPause(after previous: Int64) -> Int64 {
+        previous == 0 ? 100_000_000 : min(previous * 2, 1_000_000_000)
+    }
+
     /// Out of file descriptors: stop watching the listener for a while instead of spinning on it.
     private func pauseAccepting(_ code: Int32) {
         unwatchListener()
-        acceptBackoff = acceptBackoff == 0 ? 100_000_000 : min(acceptBackoff * 2, 1_000_000_000)
+        acceptBackoff = Self.acceptPause(after: acceptBackoff)
         listenerResumeAt = now + acceptBackoff
         if !core.acceptPausedReported.exchange(true, ordering: .relaxed) {
             core.report("cannot accept connections: \(errnoText(code)); pausing accepts and retrying, raise the open-file limit (ulimit -n) or lower the connection limit")

@@ -6,7 +6,7 @@ import Testing
 /// LD_PRELOAD by a shim that blocks forever for names under `hang.test`, as glibc does when
 /// its nameserver drops every query. Polls must fail as `dns` within their timeout, scrapes
 /// and reloads must go on, and the thread count must stay bounded.
-@Suite(.serialized) struct HungResolverTests {
+@Suite struct HungResolverTests {
     static let shimSource = """
         #include <netdb.h>
         #include <stdlib.h>
@@ -39,7 +39,7 @@ import Testing
         """
 
     /// Builds the shim with the C compiler at hand (the Swift toolchain brings clang).
-    static func buildShim() throws -> String {
+    static func buildShim() async throws -> String {
         var template = Array("/tmp/owe-resolver-XXXXXX".utf8CString)
         guard let created = mkdtemp(&template) else { throw LoopbackHTTP.Failure(description: "mkdtemp failed") }
         let dir = String(cString: created)
@@ -49,7 +49,7 @@ import Testing
         fclose(file)
         let build = try ChildProcess("/bin/sh", ["-c", "cc -shared -fPIC -o \(dir)/shim.so \(source) || clang -shared -fPIC -o \(dir)/shim.so \(source)"],
                                      environment: ["PATH": String(cString: getenv("PATH"))])
-        guard build.wait(seconds: 60) == 0 else { throw LoopbackHTTP.Failure(description: "cannot build the shim: \(build.standardError)") }
+        guard await build.wait(seconds: 60) == 0 else { throw LoopbackHTTP.Failure(description: "cannot build the shim: \(build.standardError)") }
         return "\(dir)/shim.so"
     }
 
@@ -68,20 +68,27 @@ import Testing
         text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last!) } ?? 0
     }
 
-    @Test func hungResolverCostsBoundedThreadsAndStopsNothingElse() throws {
-        let shim = try Self.buildShim()
+    @Test func hungResolverCostsBoundedThreadsAndStopsNothingElse() async throws {
+        let shim = try await Self.buildShim()
+        defer {
+            let directory = String(shim.dropLast("/shim.so".count))
+            unlink(shim)
+            unlink(directory + "/shim.c")
+            rmdir(directory)
+        }
+        // A short request timeout (200 ms) makes each failure, and so each round, come sooner.
         let locations = (0..<40).flatMap { ["--location", "Place \($0)=\(Double($0) - 20),\(Double($0) * 2)"] }
         let process = try ChildProcess(
             DemoModeTests.executable,
-            ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=500ms",
+            ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=200ms",
              "--collector.weather.interval=1s", "--openweather.max-requests-per-minute=100000"] + locations,
             environment: ["LD_PRELOAD": shim, "OPENWEATHER_API_KEY": "0123456789abcdef"])
-        let port = process.port(after: "address=127.0.0.1:")
+        let port = await process.port(after: "address=127.0.0.1:")
         let exporterPort = try #require(port, "\(process.standardError)")
 
         // Every location fails as dns, each within its timeout.
         var scrape = ""
-        #expect(waitUntil(seconds: 20) {
+        #expect(await waitUntil(seconds: 20) {
             scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
             return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= 40
         }, "\(scrape.split(separator: "\n").filter { $0.contains("requests_total") })")
@@ -93,7 +100,7 @@ import Testing
         for _ in 0..<5 {
             process.signal(SIGHUP)
             let before = Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}")
-            #expect(waitUntil(seconds: 10) {
+            #expect(await waitUntil(seconds: 10) {
                 highest = max(highest, Self.threads(of: process.pid) ?? 0)
                 scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
                 return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= before + 16
@@ -105,7 +112,7 @@ import Testing
         #expect(process.standardError.contains("DNS lookup of api.hang.test failed: no answer before the request's deadline"))
         #expect(try LoopbackHTTP.request(port: exporterPort, path: "/-/healthy").status == 200)
         process.signal(SIGTERM)
-        #expect(process.wait(seconds: 10) == 0)
+        #expect(await process.wait(seconds: 10) == 0)
     }
 }
 

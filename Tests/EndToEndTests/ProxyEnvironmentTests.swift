@@ -6,15 +6,14 @@ import Testing
 /// for the proxy: like any HTTP/1.1 server it answers absolute-form requests (`GET http://host/...`),
 /// which is what a client sends to an http proxy, so polls of a host that does not exist succeed
 /// only if they went through it.
-@Suite(.serialized) struct ProxyEnvironmentTests {
-    static func port(of process: ChildProcess) -> UInt16? {
-        let port = process.port(after: "address=127.0.0.1:")
-        return port
+@Suite struct ProxyEnvironmentTests {
+    static func port(of process: ChildProcess) async -> UInt16? {
+        await process.port(after: "address=127.0.0.1:")
     }
 
-    static func simulatorURL(of process: ChildProcess) -> String? {
+    static func simulatorURL(of process: ChildProcess) async -> String? {
         var url: String?
-        _ = waitUntil(seconds: 10) {
+        _ = await waitUntil(seconds: 10) {
             guard let range = process.standardError.firstRange(of: "simulator=http://127.0.0.1:") else { return false }
             url = String(process.standardError[range.lowerBound...].dropFirst("simulator=".count).prefix { $0 != " " && $0 != "\n" })
             return true
@@ -22,16 +21,16 @@ import Testing
         return url
     }
 
-    @Test func httpProxyFromTheEnvironmentAndTheFlagThatWinsOverIt() throws {
-        let (demo, _) = try DemoModeTests.startDemo()
-        let proxy = try #require(Self.simulatorURL(of: demo), "\(demo.standardError)")
+    @Test func httpProxyFromTheEnvironmentAndTheFlagThatWinsOverIt() async throws {
+        let (demo, _) = try await DemoModeTests.startDemo()
+        let proxy = try #require(await Self.simulatorURL(of: demo), "\(demo.standardError)")
         let common = ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.openweathermap.invalid",
                       "--location", "Proxied=10,20", "--collector.weather.interval=1m"]
         let environment = ["HTTP_PROXY": proxy, "HTTPS_PROXY": "http://127.0.0.1:1", "OPENWEATHER_API_KEY": "0123456789abcdef"]
 
         let viaEnvironment = try ChildProcess(DemoModeTests.executable, common, environment: environment)
-        let port = try #require(Self.port(of: viaEnvironment), "\(viaEnvironment.standardError)")
-        #expect(waitUntil(seconds: 20) {
+        let port = try #require(await Self.port(of: viaEnvironment), "\(viaEnvironment.standardError)")
+        #expect(await waitUntil(seconds: 20) {
             (try? LoopbackHTTP.request(port: port, path: "/metrics").text)?.contains("openweather_up{location=\"Proxied\",source=\"weather\"} 1") == true
         }, "\(viaEnvironment.standardError)")
         #expect(viaEnvironment.standardError.contains("the API key travels unencrypted"))
@@ -39,8 +38,8 @@ import Testing
 
         // The flag replaces the environment: a proxy nobody listens on makes every poll fail as `proxy`.
         let viaFlag = try ChildProcess(DemoModeTests.executable, common + ["--openweather.proxy-url=http://127.0.0.1:1"], environment: environment)
-        let flagPort = try #require(Self.port(of: viaFlag), "\(viaFlag.standardError)")
-        #expect(waitUntil(seconds: 20) {
+        let flagPort = try #require(await Self.port(of: viaFlag), "\(viaFlag.standardError)")
+        #expect(await waitUntil(seconds: 20) {
             (try? LoopbackHTTP.request(port: flagPort, path: "/metrics").text)?.contains("openweather_api_requests_total{code=\"proxy\",source=\"weather\"} 1") == true
         }, "\(viaFlag.standardError)")
         #expect(viaFlag.standardError.contains("connect to proxy 127.0.0.1:1 failed"))

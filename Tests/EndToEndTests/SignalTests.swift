@@ -35,7 +35,7 @@ extension DemoModeTests {
     @Test func sighupReloadsTheConfigFileAndRefusesABadOne() async throws {
         let file = temporaryFile("# one place\nlocations:\n  - {name: Alpha, latitude: 10, longitude: 10}\n", suffix: ".yml")
         defer { unlink(file) }
-        let (process, port) = try Self.startDemo(["--config.file=\(file)"])
+        let (process, port) = try await Self.startDemo(["--config.file=\(file)"])
         #expect(await waitUntil { (try? Self.metrics(port))?.hasLine("openweather_up{location=\"Alpha\",source=\"weather\"} 1") == true })
 
         try writeFile(file, "locations:\n  - name: Beta  # renamed\n    latitude: 20\n    longitude: 20\n")
@@ -64,7 +64,7 @@ extension DemoModeTests {
 
     /// Polls hang on the simulator's 30 s delay; shutdown does not wait for them.
     @Test func sigtermDuringASlowPollExitsAtOnce() async throws {
-        let (process, port) = try Self.startDemo(["--collector.weather.interval=1s"])
+        let (process, port) = try await Self.startDemo(["--collector.weather.interval=1s"])
         let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
         // Every demo source's first round at the budget's pace (one request a second).
         #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
@@ -87,9 +87,9 @@ extension DemoModeTests {
         }
         let file = temporaryFile(#"{"locations": ["# + locations.joined(separator: ",") + "]}", suffix: ".json")
         defer { unlink(file) }
-        let (process, port) = try Self.startDemo([
-            "--config.file=\(file)", "--collector.weather.interval=1m", "--openweather.max-requests-per-minute=100000",
-        ])
+        // The weather alone: with the demo's forecast the exposition is 32 MB and takes 6 s of CPU to poll.
+        let (process, port) = try await Self.startDemo(
+            ["--config.file=\(file)", "--collector.weather.interval=1m", "--no-collector.air-pollution", "--no-collector.forecast"], budget: 100_000)
         #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
         #expect(full.body.count > 6_000_000, "the exposition should be large: \(full.body.count) bytes")
@@ -107,7 +107,7 @@ extension DemoModeTests {
         let start = monotonicSeconds()
         process.signal(SIGTERM)
         received += LoopbackHTTP.readAll(reader)
-        let status = process.wait(seconds: 2)
+        let status = { process.wait(seconds: 2) }()  // blocking: the exit time is measured
         let exited = monotonicSeconds() - start
         #expect(status == 0 && exited <= 2, "exit status \(status.map(String.init) ?? "none") after \(exited) s")
         // The staller's response could not finish: the process held it for the grace period, then cut it.
@@ -129,17 +129,32 @@ extension DemoModeTests {
     /// refused reload and a crash report (whose register dumps main.swift switches off).
     @Test func theKeyIsInNoLogLineNorCrashReport() async throws {
         let key = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
-        let file = temporaryFile(#"{"locations": [{"name": "Alpha", "latitude": 10, "longitude": 10}]}"#, suffix: ".json")
+        // One location per fault, each limited to its latitude by the simulator, all met in one round
+        // (one after the other, each failure would wait for a backoff doubling from 1 s).
+        let faults = ["status=401", "status=500", "malformed=truncated", "close=1"]
+        let places = faults.indices.map { #"{"name": "Place\#($0)", "latitude": \#(10 + $0), "longitude": 10}"# }
+        let file = temporaryFile(#"{"locations": ["# + places.joined(separator: ",") + "]}", suffix: ".json")
         defer { unlink(file) }
-        let (process, _) = try Self.startDemo(
+        let (process, _) = try await Self.startDemo(
             ["--log.level=debug", "--collector.weather.interval=1s", "--config.file=\(file)"], environment: ["OPENWEATHER_API_KEY": key])
-        let simulator = try #require(process.port(after: "simulator=http://127.0.0.1:"))
-        // The 429 last: it pauses all polling.
-        for fault in ["status=401", "status=500", "malformed=truncated", "close=1", "status=429&retry_after=1"] {
-            try await Self.switchFault(simulator, to: fault)
+        let simulator = try #require(await process.port(after: "simulator=http://127.0.0.1:"))
+        for (index, fault) in faults.enumerated() {
+            #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)&lat=\(10 + index)").status == 200)
         }
+        // Requests after this met the faults (the first round may have gone out before them).
+        let since = monotonicSeconds()
+        let met = { (latitude: Int) -> Bool in
+            guard let log = try? LoopbackHTTP.request(port: simulator, path: "/_simulator/requests").text else { return false }
+            return log.split(separator: "\n").contains { line in
+                let fields = line.split(separator: " ")
+                return fields.count > 1 && (Double(fields[0]) ?? 0) > since && Double(fields[1]) == Double(latitude)
+            }
+        }
+        #expect(await waitUntil(seconds: 20) { faults.indices.allSatisfy { met(10 + $0) } }, "not every fault was met")
+        // The 429 last: it pauses all polling.
+        try await Self.switchFault(simulator, to: "status=429&retry_after=1")
         #expect(await waitUntil { process.standardError.contains("rate limit hit (429)") }, "the 429 was not logged")
-        try writeFile(file, #"{"locations": [{"name": "Alpha", "latitude": 100, "longitude": 10}]}"#)
+        try writeFile(file, #"{"locations": [{"name": "Place0", "latitude": 100, "longitude": 10}]}"#)
         process.signal(SIGHUP)
         #expect(await waitUntil { process.standardError.contains("reload refused") })
         #expect(process.standardError.contains("rejects the API key") && process.standardError.contains("code=500"))

@@ -1,29 +1,39 @@
 import Glibc
 import Simulator
+import Synchronization
 import TestSupport
 import Testing
 
 @testable import Exporter
 
+/// The system's clocks, moved forward by the test at once (both together) while they keep running.
+final class ShiftedTime: TimeSource {
+    private let offset = Mutex(0.0)
+    func monotonic() -> Double { SystemTime().monotonic() + offset.withLock { $0 } }
+    func wall() -> Double { SystemTime().wall() + offset.withLock { $0 } }
+    func advance(_ seconds: Double) { offset.withLock { $0 += seconds } }
+}
+
 /// Staleness and secrets, through the whole exporter over TCP.
 extension ExporterWebTests {
     /// After --openweather.max-staleness without success the weather series leave /metrics
-    /// (Prometheus then marks them stale); the health series stay and say why.
+    /// (Prometheus then marks them stale); the health series stay and say why. The exporter runs on
+    /// the system's clocks shifted by the test: a minute of staleness passes at once, and "down but
+    /// not yet stale" holds however slow the machine is.
     @Test func staleWeatherLeavesTheExpositionAndHealthStays() async throws {
+        let time = ShiftedTime()
         let running = try Running(
-            locations: ["London=51.5074,-0.1278"], extra: ["--collector.weather.interval=1s", "--openweather.max-staleness=5s"])
+            locations: ["London=51.5074,-0.1278"], extra: ["--collector.weather.interval=1s", "--openweather.max-staleness=1m"], time: time)
         defer { running.stop() }
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
         #expect(await waitUntil { (try? running.metrics().contains(temperature)) == true })
         running.simulator.setFault(Fault(response: .status(503)))
         let failingSince = monotonicSeconds()
-        // A blocking wait (a second or two): the next check must follow it at once, and an async wait
-        // can resume after the 5 s of staleness under a full parallel run.
-        #expect({ waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true } }())
-        // Down but not yet stale: the last reading is still served. (The first failed poll comes
-        // about a second after the last success; 5 s of staleness leaves room for a busy machine.)
+        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true })
+        // Down but not yet stale: the last reading is still served.
         #expect(try running.metrics().contains(temperature))
-        #expect(await waitUntil(seconds: 15) { (try? running.metrics().contains(temperature)) == false })
+        time.advance(60)
+        #expect(await waitUntil { (try? running.metrics().contains(temperature)) == false }, "still served a minute after the last success")
         let metrics = try running.metrics()
         #expect(!metrics.contains("openweather_humidity_ratio{location=\"London\"}"))
         #expect(metrics.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0"))
@@ -31,9 +41,9 @@ extension ExporterWebTests {
         #expect(metrics.contains("openweather_poll_duration_seconds{location=\"London\",source=\"weather\"}"))
         #expect(metrics.contains("openweather_api_requests_total{code=\"503\",source=\"weather\"}"))
 
+        // The next attempt comes at the backoff's real time (1 s doubling, +20 % jitter): at most about
+        // as long after the last failure as the job has been failing, however slow the machine was.
         running.simulator.clearFaults()
-        // The failing job backs off (1 s doubling, +20 % jitter): its next try comes at most about as
-        // long after the last failure as it has been failing, however slow the machine was until now.
         let failed = monotonicSeconds() - failingSince
         #expect(await waitUntil(seconds: 1.5 * failed + 10) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")
     }

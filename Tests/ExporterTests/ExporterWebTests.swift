@@ -7,8 +7,9 @@ import Testing
 
 @testable import Exporter
 
-/// The exporter in-process against the simulator, spoken to over TCP.
-@Suite(.serialized) struct ExporterWebTests {
+/// The exporter in-process against the simulator, spoken to over TCP. Each test has its own
+/// simulator and ports, so they run in parallel.
+@Suite struct ExporterWebTests {
     struct Running {
         let simulator: Simulator
         let exporter: Exporter
@@ -18,7 +19,7 @@ import Testing
         init(
             locations: [String] = ["London=51.5074,-0.1278", "Tokyo=35.6762,139.6503"], extra: [String] = [],
             configFile: String? = nil, faults: [Fault] = [], demo: Bool = false, gzipAbove: Int? = nil,
-            url makeURL: (Simulator) -> String = { $0.baseURL }
+            url makeURL: (Simulator) -> String = { $0.baseURL }, time: any TimeSource = SystemTime()
         ) throws {
             simulator = try Simulator()
             for fault in faults { simulator.addFault(fault) }
@@ -33,14 +34,13 @@ import Testing
             configuration.openWeatherURL = url
             if let gzipAbove { configuration.gzipAbove = gzipAbove }
             let logs = self.logs
-            exporter = try Exporter(
-                configuration: configuration,
-                logger: Logger(level: .debug, secrets: [], sink: { logs.append($0) })
-            ) { () throws(ConfigError) -> Configuration in
+            let reloader: Exporter.Reloader = { () throws(ConfigError) -> Configuration in
                 guard case .run(var next) = try loader.load() else { throw ConfigError("no run") }
                 next.openWeatherURL = url
                 return next
             }
+            exporter = try Exporter(
+                configuration: configuration, logger: Logger(level: .debug, secrets: [], sink: { logs.append($0) }), reloader: reloader, time: time)
             exporter.start()
         }
 
@@ -235,7 +235,7 @@ import Testing
         defer { unlink(path) }
         try writeFile(path, inflated)
         let child = try ChildProcess("/bin/sh", ["-c", "\(promtool) check metrics < \(path) 1>&2"])
-        #expect(child.wait(seconds: 30) == 0)
+        #expect(await child.wait(seconds: 30) == 0)
         #expect(child.standardError.isEmpty, "promtool: \(child.standardError)")
     }
 

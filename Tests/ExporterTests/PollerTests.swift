@@ -8,7 +8,7 @@ import Testing
 @testable import Exporter
 
 /// The poller against the loopback simulator: real HTTP, real decoding.
-@Suite(.serialized) struct PollerTests {
+@Suite(.blocking) struct PollerTests {
     struct Harness {
         let simulator: Simulator
         let store: WeatherStore

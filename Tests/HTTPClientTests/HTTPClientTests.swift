@@ -1,5 +1,6 @@
+import TestSupport
 import Testing
 
-/// Serialized because the fd-leak check counts this process's descriptors, and
-/// servers of concurrently running tests would make that count move.
-@Suite(.serialized) struct HTTPClientTests {}
+/// Serialized: the TLS fixture's servers are shared, and tests that hold a connection to them make
+/// the others wait past their deadlines. (The fd-leak check allows for other suites' sockets.)
+@Suite(.serialized, .blocking) struct HTTPClientTests {}

@@ -1,5 +1,6 @@
 import Dispatch
 @testable import HTTPClient
+import TestSupport
 import Testing
 
 extension HTTPClientTests {
@@ -64,12 +65,12 @@ extension HTTPClientTests {
         @Test func idleConnectionPastTheIdleTimeoutIsReplaced() throws {
             let server = try KeepAliveServer()
             defer { server.stop() }
-            let client = HTTPClient(configuration: .init(idleTimeout: .milliseconds(50)))
+            let client = HTTPClient(configuration: .init(idleTimeout: .milliseconds(30)))
             #expect(try get(client, server.port).status == 200)
             #expect(try get(client, server.port).status == 200)
             #expect(server.connections == 1)
             // Waiting out the client's idle limit is the behaviour under test.
-            sleep(for: .milliseconds(120))
+            sleep(for: .milliseconds(80))
             #expect(try get(client, server.port).status == 200)
             #expect(server.connections == 2)
         }
@@ -79,7 +80,7 @@ extension HTTPClientTests {
             defer { server.stop() }
             let client = HTTPClient()
             #expect(try get(client, server.port).status == 200)
-            sleep(for: .milliseconds(200))
+            #expect(waitUntil(seconds: 5) { server.closed == 1 }, "the server did not close the idle connection")
             #expect(try get(client, server.port).status == 200)
             #expect(server.connections == 2)
         }

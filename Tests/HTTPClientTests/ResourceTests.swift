@@ -39,9 +39,9 @@ extension HTTPClientTests {
             #expect(kinds.values.reduce(0, +) == rounds * 8)
             #expect(Set(kinds.keys) == ["invalid_url", "connect", "timeout", "decode", "tls"])
             // Other suites run in parallel in this process and open sockets of their own, so the
-            // count may move by a few; a leak here would add one per failing request (320).
+            // count may move by some; a leak here would add one per failing request (320).
             let after = openDescriptorCount()
-            #expect(abs(after - before) <= 12, "before \(before), after \(after)")
+            #expect(abs(after - before) <= 40, "before \(before), after \(after)")
         }
 
         private func openDescriptorCount() -> Int {

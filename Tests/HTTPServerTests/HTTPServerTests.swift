@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import HTTPServer
 
-@Suite("HTTPServer")
+@Suite("HTTPServer", .blocking)
 struct HTTPServerTests {
     @Test func keepAliveServesSeveralRequestsOnOneConnection() throws {
         let server = try startServer()
@@ -175,6 +175,18 @@ struct HTTPServerTests {
         #expect(configuration.idleTimeout == .seconds(60))
         #expect(configuration.writeTimeout == .seconds(10))
         #expect(configuration.maxConnections == 4096)
+    }
+
+    /// The README's row for running out of descriptors: accepting pauses 100 ms, doubling to 1 s.
+    /// (That it pauses at all, warns and recovers is DemoModeTests' prlimit test.)
+    @Test func outOfDescriptorsTheAcceptPauseDoublesFrom100msTo1s() {
+        var pause: Int64 = 0
+        var pauses: [Int64] = []
+        for _ in 0..<6 {
+            pause = EventLoop.acceptPause(after: pause)
+            pauses.append(pause / 1_000_000)
+        }
+        #expect(pauses == [100, 200, 400, 800, 1000, 1000])
     }
 
     /// The README's limits, at the byte: a head of 16 KiB (request line, fields and the blank line),
@@ -347,7 +359,21 @@ struct HTTPServerTests {
         let client = try TestClient(port: server.port, host: "::1")
         client.send(request("/v6"))
         #expect(client.readResponse()?.text == "GET /v6? 0")
-        #expect((try? TestClient(port: server.port, host: "127.0.0.1")) == nil, "bound to ::1 only")
+        // Bound to ::1 only: 127.0.0.1 on the same port is free. (Connecting there instead could
+        // reach another test's server that got the same port number on 127.0.0.1.)
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(probe) }
+        // Not stopped by other tests' closed connections on that port, only by a listener.
+        var on: Int32 = 1
+        setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = server.port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == 0, "bound to ::1 only: 127.0.0.1:\(server.port) is taken (\(String(cString: strerror(errno))))")
     }
 
     @Test func shutdownCompletesAResponseInFlightAndReturnsPromptly() throws {
@@ -433,7 +459,7 @@ struct HTTPServerTests {
     }
 }
 
-@Suite("HTTPServer limits")
+@Suite("HTTPServer limits", .blocking)
 struct HTTPServerLimitTests {
     @Test func aClientThatStopsReadingIsClosedAtTheWriteTimeout() throws {
         let big = [UInt8](repeating: 0x62, count: 16 * 1024 * 1024)
@@ -451,7 +477,7 @@ struct HTTPServerLimitTests {
         let start = monotonicNow()
         // 600 ms without progress, noticed by a sweep at most 150 ms later: 3 s leaves room for a busy
         // machine, and a timeout ten times longer still fails.
-        #expect(waitUntil(seconds: 3) { serverSockets(port: server.port, state: .established) == 0 },
+        #expect(waitUntil(seconds: 3) { serverSockets(port: server.port, state: .established, peers: [client.localPort]) == 0 },
                 "the server kept a connection whose client stopped reading")
         #expect(seconds(since: start) >= 0.5, "closed before the 600 ms write timeout")
         client.abort()
@@ -478,7 +504,7 @@ struct HTTPServerLimitTests {
             client.send(request("/still"))
             #expect(client.readResponse()?.text == "GET /still? 0", "a more recently used connection was closed")
         }
-        #expect(serverSockets(port: server.port, state: .established) == 3)
+        #expect(serverSockets(port: server.port, state: .established, peers: (idle + [newcomer]).map(\.localPort)) == 3)
     }
 
     @Test func refusesNewcomersWhenNoConnectionIsIdleAndReportsItOnce() throws {

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 @testable import HTTPServer
 
-@Suite("HTTPServer peer close")
+@Suite("HTTPServer peer close", .blocking)
 struct PeerCloseTests {
     /// Half a request and the FIN arriving together give one edge: the server must still see
     /// the end of stream at once, not hold the descriptor until the read timeout.

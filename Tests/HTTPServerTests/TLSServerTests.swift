@@ -5,7 +5,7 @@ import TestSupport
 @testable import HTTPServer
 
 /// TLS through the transport seam, driven by real clients (curl, openssl s_client).
-@Suite("HTTPServer over TLS", .serialized)
+@Suite("HTTPServer over TLS", .serialized, .blocking)
 struct TLSServerTests {
     let certificates: TestCertificates
 

@@ -37,6 +37,17 @@ final class TestClient {
         fd = try LoopbackHTTP.connect(port: port, host: host, timeoutSeconds: timeout)
     }
 
+    /// This client's own port (the server's socket has it as its remote port).
+    var localPort: UInt16 {
+        var address = sockaddr_in6()
+        var length = socklen_t(MemoryLayout<sockaddr_in6>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        // sin_port and sin6_port sit at the same offset, in network byte order.
+        return UInt16(bigEndian: address.sin6_port)
+    }
+
     deinit { close(fd) }
 
     /// Asks the kernel to reset rather than linger, like a client that crashes.
@@ -99,16 +110,24 @@ enum TCPState: String {
 }
 
 /// Server-side sockets on `port` (IPv4 and IPv6) in `state`, from /proc/net/tcp*: what the server
-/// holds, seen from outside it; other tests' ports do not count.
-func serverSockets(port: UInt16, state: TCPState) -> Int {
-    let hex = String(port, radix: 16, uppercase: true)
-    let local = ":" + String(repeating: "0", count: 4 - hex.count) + hex
+/// holds, seen from outside it. With `peers` (the clients' own ports, `TestClient.localPort`), only
+/// the connections of those clients: another test's server may have had the same port number
+/// earlier and still hold connections on it, since every test runs in this one process.
+func serverSockets(port: UInt16, state: TCPState, peers: [UInt16]? = nil) -> Int {
+    func hex(_ port: UInt16) -> String {
+        let digits = String(port, radix: 16, uppercase: true)
+        return ":" + String(repeating: "0", count: 4 - digits.count) + digits
+    }
+    let local = hex(port)
+    let remotes = peers.map { Set($0.map(hex)) }
     var count = 0
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
         guard let text = try? readFile(table) else { continue }
         for line in String(decoding: text, as: UTF8.self).split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
-            if fields.count > 3, fields[1].hasSuffix(local), fields[3] == state.rawValue { count += 1 }
+            guard fields.count > 3, fields[1].hasSuffix(local), fields[3] == state.rawValue else { continue }
+            if let remotes, !remotes.contains(String(fields[2].suffix(5))) { continue }
+            count += 1
         }
     }
     return count

@@ -5,7 +5,7 @@ import Testing
 @testable import Simulator
 
 /// The new endpoints as the exporter sees them: through the real client and decoders.
-@Suite struct SimulatorEndpointTests {
+@Suite(.blocking) struct SimulatorEndpointTests {
     static func client(_ simulator: Simulator, key: String = "test-key") -> OpenWeatherClient {
         OpenWeatherClient(settings: .init(baseURL: simulator.baseURL, apiKey: key, timeout: .seconds(5)), userAgent: "test")
     }

@@ -114,13 +114,21 @@ public final class ChildProcess: Sendable {
     /// server started on port 0), or nil when none appears within `seconds`.
     public func port(after marker: String, seconds: Double = 10) -> UInt16? {
         var port: UInt16?
-        _ = waitUntil(seconds: seconds) {
-            let log = standardError
-            guard let start = log.firstRange(of: marker)?.upperBound else { return false }
-            port = UInt16(log[start...].prefix { $0.isNumber })
-            return port != nil
-        }
+        _ = waitUntil(seconds: seconds) { port = portInLog(after: marker); return port != nil }
         return port
+    }
+
+    /// The same, suspending instead of blocking a thread while the child starts.
+    public func port(after marker: String, seconds: Double = 10) async -> UInt16? {
+        var port: UInt16?
+        _ = await waitUntil(seconds: seconds) { port = portInLog(after: marker); return port != nil }
+        return port
+    }
+
+    private func portInLog(after marker: String) -> UInt16? {
+        let log = standardError
+        guard let start = log.firstRange(of: marker)?.upperBound else { return nil }
+        return UInt16(log[start...].prefix { $0.isNumber })
     }
 
     public func signal(_ number: Int32) { kill(pid, number) }
@@ -129,21 +137,34 @@ public final class ChildProcess: Sendable {
     /// child is still running after `seconds`.
     public func wait(seconds: Double) -> Int32? {
         var status: Int32?
-        _ = waitUntil(seconds: seconds) {
-            drain()
-            status = state.withLock { state in
-                if state.status == nil {
-                    var raw: Int32 = 0
-                    if waitpid(pid, &raw, WNOHANG) == pid { state.status = raw }
-                }
-                return state.status
-            }
-            return status != nil
-        }
+        _ = waitUntil(seconds: seconds) { status = reap(); return status != nil }
         drain()
-        guard let status else { return nil }
-        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift cannot import as macros.
-        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return status.map(Self.exitCode)
+    }
+
+    /// The same, suspending instead of blocking one of Swift Testing's threads meanwhile.
+    public func wait(seconds: Double) async -> Int32? {
+        var status: Int32?
+        _ = await waitUntil(seconds: seconds) { status = reap(); return status != nil }
+        drain()
+        return status.map(Self.exitCode)
+    }
+
+    /// The raw wait status once the child has ended (reaping it), nil while it runs.
+    private func reap() -> Int32? {
+        drain()
+        return state.withLock { state in
+            if state.status == nil {
+                var raw: Int32 = 0
+                if waitpid(pid, &raw, WNOHANG) == pid { state.status = raw }
+            }
+            return state.status
+        }
+    }
+
+    /// WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift cannot import as macros.
+    private static func exitCode(_ status: Int32) -> Int32 {
+        status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 }
 

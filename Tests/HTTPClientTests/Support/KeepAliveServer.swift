@@ -19,7 +19,7 @@ final class KeepAliveServer: Sendable {
     let port: UInt16
     private let listener: Int32
     private let behaviour: Behaviour
-    private let stats = Mutex((connections: 0, requests: 0, heads: [String]()))
+    private let stats = Mutex((connections: 0, requests: 0, closed: 0, heads: [String]()))
     private let stopped = Atomic<Bool>(false)
 
     init(_ behaviour: Behaviour = Behaviour()) throws {
@@ -39,6 +39,8 @@ final class KeepAliveServer: Sendable {
 
     var connections: Int { stats.withLock { $0.connections } }
     var requests: Int { stats.withLock { $0.requests } }
+    /// Connections this server has closed.
+    var closed: Int { stats.withLock { $0.closed } }
     var heads: [String] { stats.withLock { $0.heads } }
 
     private func acceptLoop() {
@@ -54,6 +56,7 @@ final class KeepAliveServer: Sendable {
             Thread.detach { [self] in
                 serve(fd)
                 close(fd)
+                stats.withLock { $0.closed += 1 }
             }
         }
     }

@@ -1,0 +1,51 @@
+import Dispatch
+import Synchronization
+import Testing
+
+/// Threads of their own for tests that block: sockets read with timeouts, child processes waited
+/// for, servers that answer on real timers. Swift Testing starts every test on the concurrency
+/// pool, which has one thread per core (two on the machines here), so two tests blocked on I/O
+/// stop every other test, including async ones that only wait for an event. A fixed number of
+/// threads: blocking tests run side by side without all starting at once.
+public final class BlockingThreads: TaskExecutor {
+    public static let shared = BlockingThreads(count: 6)
+
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let available = DispatchSemaphore(value: 0)
+
+    init(count: Int) {
+        for index in 0..<count {
+            // A serial queue of its own gets a thread of its own, outside the concurrency pool.
+            DispatchQueue(label: "blocking-tests-\(index)").async { [self] in
+                while true {
+                    available.wait()
+                    guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                }
+            }
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+        available.signal()
+    }
+}
+
+/// Runs each test of a suite (or one test) on `BlockingThreads`: `@Suite(.blocking)`.
+public struct BlockingTrait: SuiteTrait, TestTrait, TestScoping {
+    public var isRecursive: Bool { true }
+
+    public func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard testCase != nil else { return try await function() }
+        try await withTaskExecutorPreference(BlockingThreads.shared) { try await function() }
+    }
+}
+
+extension Trait where Self == BlockingTrait {
+    /// The test blocks its thread while it waits (see `BlockingThreads`).
+    public static var blocking: Self { BlockingTrait() }
+}
