@@ -104,7 +104,9 @@ done
 if [ -z "$port" ]; then
     bad "the exporter did not start in the chroot: $(cat "$log")"
 else
-    for _ in $(seq 100); do
+    # Ready once every place's every source has had its first answer: the demo's first round is paced
+    # by the request budget (4 places x 3 sources at 60 a minute: about 12 s).
+    for _ in $(seq 300); do
         [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/-/ready")" = 200 ] && break
         sleep 0.1
     done
