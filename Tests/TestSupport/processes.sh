@@ -38,9 +38,12 @@ wait_http() {
     return 1
 }
 
-# gone PID: true once PID has exited (a zombie counts: its parent only has to reap it).
+# gone PID: true once PID has exited (a zombie counts: its parent only has to reap it). The status is
+# read once: a zombie reaped between two looks at /proc (an existence test, then a read) looked alive.
 gone() {
-    [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+    local state
+    state=$(grep -s '^State:' "/proc/$1/status") || return 0
+    [[ $state == *$'\t'Z* ]]
 }
 
 # describe_stuck PID: what a process that will not stop is doing (its command line, in case the PID
