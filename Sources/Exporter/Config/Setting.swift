@@ -53,6 +53,21 @@ extension Setting where Value == String {
     }
 }
 
+extension Setting where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
+    /// One of a fixed set of words; the doc and the error list the words in their declared order.
+    static func choice(_ name: String, key: String?, placeholder: String, what: String, default value: Value) -> Setting {
+        let words = Value.allCases.map(\.rawValue)
+        let listed = words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " or " + words.last!
+        return Setting(name, key: key, placeholder: placeholder, doc: listed + ".", default: value, shown: value.rawValue) {
+            entry throws(ConfigError) in
+            guard let choice = Value(rawValue: entry.text) else {
+                throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a \(what): use \(listed)")
+            }
+            return choice
+        }
+    }
+}
+
 extension Setting where Value == String? {
     /// A setting that is off until given, such as a file path.
     static func optional(_ name: String, key: String?, placeholder: String, doc: String, shown: String = "") -> Setting {
@@ -220,23 +235,9 @@ enum Settings {
         "poll.interval", key: "poll.interval", placeholder: "DURATION", doc: "Old name of --collector.weather.interval.", default: nil, shown: ""
     ) { entry throws(ConfigError) in try Parse.duration(entry, minimum: .seconds(1)) }
 
-    static let logLevel = Setting<Configuration.LogLevel>(
-        "log.level", key: "log.level", placeholder: "LEVEL", doc: "debug, info, warn or error.", default: .info
-    ) { entry throws(ConfigError) in
-        guard let level = Configuration.LogLevel(rawValue: entry.text) else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a log level: use debug, info, warn or error")
-        }
-        return level
-    }
+    static let logLevel = Setting<Configuration.LogLevel>.choice("log.level", key: "log.level", placeholder: "LEVEL", what: "log level", default: .info)
 
-    static let logFormat = Setting<Configuration.LogFormat>(
-        "log.format", key: "log.format", placeholder: "FORMAT", doc: "logfmt or json.", default: .logfmt
-    ) { entry throws(ConfigError) in
-        guard let format = Configuration.LogFormat(rawValue: entry.text) else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a log format: use logfmt or json")
-        }
-        return format
-    }
+    static let logFormat = Setting<Configuration.LogFormat>.choice("log.format", key: "log.format", placeholder: "FORMAT", what: "log format", default: .logfmt)
 
     static let storagePath = Setting<String?>(
         "storage.path", key: "storage.path", placeholder: "DIR",
