@@ -460,77 +460,63 @@ struct YAMLParser {
     // MARK: - Quoted scalars
 
     private mutating func singleQuoted() throws(YAMLError) -> YAMLScalar {
-        let start = mark
-        advance()
-        var text: [UInt8] = []
-        var pending: [UInt8] = []
-        while true {
-            if atEnd {
-                throw error("a single-quoted value that began here is not closed; add the closing '", at: start)
-            }
-            let b = byte()
-            if b == UInt8(ascii: "'") {
-                if byte(1) == UInt8(ascii: "'") {
-                    text += pending; pending = []
-                    text.append(b)
-                    advance(2)
-                    continue
-                }
-                text += pending
-                advance()
-                return YAMLScalar(String(decoding: text, as: UTF8.self), style: .singleQuoted)
-            }
-            if b == newline {
-                pending = []
-                try foldQuotedLineBreak(into: &text, start: start, quote: "'")
-                continue
-            }
-            if b == space || b == tab {
-                pending.append(b)
-            } else {
-                text += pending; pending = []
-                text.append(b)
-            }
-            advance()
+        try quoted(UInt8(ascii: "'"), style: .singleQuoted, name: "single-quoted") { parser, text throws(YAMLError) in
+            // The only escape inside single quotes: '' stands for one '.
+            guard parser.byte() == UInt8(ascii: "'"), parser.byte(1) == UInt8(ascii: "'") else { return false }
+            text.append(UInt8(ascii: "'"))
+            parser.advance(2)
+            return true
         }
     }
 
     private mutating func doubleQuoted() throws(YAMLError) -> YAMLScalar {
+        try quoted(UInt8(ascii: "\""), style: .doubleQuoted, name: "double-quoted") { parser, text throws(YAMLError) in
+            guard parser.byte() == UInt8(ascii: "\\") else { return false }
+            parser.advance()
+            if parser.byte() == newline && !parser.atEnd {
+                // An escaped line break joins the lines without a space.
+                parser.advance()
+                while parser.byte() == space || parser.byte() == tab { parser.advance() }
+                return true
+            }
+            try parser.escape(into: &text)
+            return true
+        }
+    }
+
+    /// The scan both quoted styles share: blanks are held back until something other than a line
+    /// break follows them (a line's trailing blanks are not part of the value); `escape` consumes
+    /// the style's escape sequence at the current byte, if there is one.
+    private mutating func quoted(
+        _ quote: UInt8, style: YAMLScalar.Style, name: String,
+        escape: (inout YAMLParser, inout [UInt8]) throws(YAMLError) -> Bool
+    ) throws(YAMLError) -> YAMLScalar {
         let start = mark
+        let quoteText = String(decoding: [quote], as: UTF8.self)
         advance()
         var text: [UInt8] = []
         var pending: [UInt8] = []
         while true {
             if atEnd {
-                throw error("a double-quoted value that began here is not closed; add the closing \"", at: start)
+                throw error("a \(name) value that began here is not closed; add the closing \(quoteText)", at: start)
             }
             let b = byte()
-            switch b {
-            case UInt8(ascii: "\""):
-                text += pending
-                advance()
-                return YAMLScalar(String(decoding: text, as: UTF8.self), style: .doubleQuoted)
-            case newline:
+            if b == newline {
                 pending = []
-                try foldQuotedLineBreak(into: &text, start: start, quote: "\"")
-            case space, tab:
+                try foldQuotedLineBreak(into: &text, start: start, quote: quoteText)
+                continue
+            }
+            if b == space || b == tab {
                 pending.append(b)
                 advance()
-            case UInt8(ascii: "\\"):
-                text += pending; pending = []
-                advance()
-                if byte() == newline && !atEnd {
-                    // An escaped line break joins the lines without a space.
-                    advance()
-                    while byte() == space || byte() == tab { advance() }
-                    continue
-                }
-                try escape(into: &text)
-            default:
-                text += pending; pending = []
-                text.append(b)
-                advance()
+                continue
             }
+            text += pending
+            pending = []
+            if try escape(&self, &text) { continue }
+            advance()
+            if b == quote { return YAMLScalar(String(decoding: text, as: UTF8.self), style: style) }
+            text.append(b)
         }
     }
 

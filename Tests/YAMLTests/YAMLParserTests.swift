@@ -76,6 +76,7 @@ import Testing
             ("a: 1\na: 2\n", 2, 1, "duplicate key \"a\" (first at line 1, column 1)"),
             ("a:\n\tb: 1\n", 2, 2, "a tab in the indentation"),
             ("a: \"x\n", 1, 4, "not closed; add the closing \""),
+            ("a: 'it''s\n", 1, 4, "a single-quoted value that began here is not closed; add the closing '"),
             ("a: [1, 2\n", 2, 1, "not closed; add the closing ']'"),
             ("a: {b: [1] c}\n", 1, 12, "expected ',' or '}'"),
             ("a: - b\n", 1, 4, "a sequence cannot start on the same line as its key"),
