@@ -339,7 +339,10 @@ public final class Poller: Sendable {
         }
         recordStandIns(completion, location: location, slot: slot, in: &core)
         let outcome = classify(completion, location: location, slot: slot, in: &core)
-        core.schedule.finished(job: job, outcome: outcome, now: now, random: Double.random(in: 0..<1, using: &core.random))
+        // Drawn only for the retry it spreads: each draw is a getrandom system call.
+        var jitter = 0.0
+        if case .transientFailure = outcome { jitter = Double.random(in: 0..<1, using: &core.random) }
+        core.schedule.finished(job: job, outcome: outcome, now: now, random: jitter)
         if case .success = outcome, core.plan.sources[slot].resolves {
             core.schedule.unblock(location: location, now: now)
         }
