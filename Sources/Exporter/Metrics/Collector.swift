@@ -56,8 +56,9 @@ struct ShardSeries {
         self.now = now
         var bytes: [UInt8] = []
         bytes.reserveCapacity(locations.count * 32)
-        openingEnds = locations.map { state in
-            Exposition.appendOpeningLabel("location", state.location.name, to: &bytes)
+        // By position, so each name is read in place rather than from a copy of its state.
+        openingEnds = locations.indices.map { position in
+            Exposition.appendOpeningLabel("location", locations[position].location.name, to: &bytes)
             return bytes.count
         }
         openingBytes = bytes

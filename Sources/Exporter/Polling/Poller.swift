@@ -58,6 +58,8 @@ public final class Poller: Sendable {
         var schedule: PollSchedule
         var epoch = 0
         var completions: [Completion] = []
+        /// While the scheduler thread sleeps: when it wakes on its own (`DispatchTime` nanoseconds); 0 while it runs.
+        var sleepsUntil: UInt64 = 0
         var stopped = false
         var keyRejected = false
         /// When the request that set `keyRejected` was sent: an answer to an older request is old
@@ -76,6 +78,10 @@ public final class Poller: Sendable {
     private let onChange: @Sendable () -> Void
     private let keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)?
     private let wake = DispatchSemaphore(value: 0)
+    /// An answer wakes the scheduler thread only when it would otherwise sleep longer than this
+    /// (seconds): at hundreds of polls a second it is stored when the thread wakes for the next
+    /// launch, a few milliseconds later, rather than with a wake-up of its own.
+    static let coalescing = 0.005
     private let core: Mutex<Core>
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
@@ -104,14 +110,15 @@ public final class Poller: Sendable {
         Threads.spawn(name: "poller") { [self] in
             while true {
                 let decision = step()
-                if core.withLock({ $0.stopped }) { break }
-                switch decision {
-                case .wait(let until):
-                    let delay = min(max(until - time.monotonic(), 0.001), 3600)
-                    _ = wake.wait(timeout: .now() + .nanoseconds(Int(delay * 1e9)))
-                case .idle, .fire:
-                    _ = wake.wait(timeout: .now() + .seconds(3600))
+                var delay = 3600.0
+                if case .wait(let until) = decision { delay = min(max(until - time.monotonic(), 0.001), 3600) }
+                let deadline = DispatchTime.now() + .nanoseconds(Int(delay * 1e9))
+                let (stopped, answered) = core.withLock { core in
+                    if core.completions.isEmpty { core.sleepsUntil = deadline.uptimeNanoseconds }
+                    return (core.stopped, !core.completions.isEmpty)
                 }
+                if stopped { break }
+                if !answered { _ = wake.wait(timeout: deadline) }
             }
             finished.signal()
         }
@@ -181,6 +188,7 @@ public final class Poller: Sendable {
         while true {
             let now = time.monotonic()
             let (completions, launches, decision) = core.withLock { core in
+                core.sleepsUntil = 0
                 let completions = core.completions
                 core.completions = []
                 for completion in completions { record(completion, in: &core, now: now) }
@@ -281,8 +289,12 @@ public final class Poller: Sendable {
             let completion = Completion(
                 job: launch.job, epoch: epoch, location: launch.location.name, source: launch.source.name, result: result,
                 body: body, started: sent, duration: time.monotonic() - start)
-            core.withLock { $0.completions.append(completion) }
-            wake.signal()
+            let finished = DispatchTime.now().uptimeNanoseconds
+            let asleep = core.withLock { core in
+                core.completions.append(completion)
+                return core.sleepsUntil > finished + UInt64(Self.coalescing * 1e9)
+            }
+            if asleep { wake.signal() }
         }
     }
 
@@ -327,7 +339,10 @@ public final class Poller: Sendable {
         }
         recordStandIns(completion, location: location, slot: slot, in: &core)
         let outcome = classify(completion, location: location, slot: slot, in: &core)
-        core.schedule.finished(job: job, outcome: outcome, now: now, random: Double.random(in: 0..<1, using: &core.random))
+        // Drawn only for the retry it spreads: each draw is a getrandom system call.
+        var jitter = 0.0
+        if case .transientFailure = outcome { jitter = Double.random(in: 0..<1, using: &core.random) }
+        core.schedule.finished(job: job, outcome: outcome, now: now, random: jitter)
         if case .success = outcome, core.plan.sources[slot].resolves {
             core.schedule.unblock(location: location, now: now)
         }

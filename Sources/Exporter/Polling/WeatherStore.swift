@@ -71,7 +71,7 @@ public final class WeatherStore: Sendable {
         public var stateWrites: StateWrites?
 
         /// Every location has been tried at least once.
-        public var allAttempted: Bool { locations.allSatisfy(\.attempted) }
+        public var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
     }
 
     private let state: Mutex<Snapshot>
