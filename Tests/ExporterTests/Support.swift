@@ -65,8 +65,14 @@ final class FakeTransport: OpenWeatherTransport {
 enum Fixture {
     static let directory = "\(TestSupport.testsDirectory())/Fixtures/openweather"
 
+    /// Read once: the poller tests answer thousands of requests with the same few files.
+    private static let cache = Mutex<[String: [UInt8]]>([:])
+
     static func bytes(_ name: String) -> [UInt8] {
-        (try? readFile("\(directory)/\(name)")) ?? []
+        if let bytes = cache.withLock({ $0[name] }) { return bytes }
+        let bytes = (try? readFile("\(directory)/\(name)")) ?? []
+        cache.withLock { $0[name] = bytes }
+        return bytes
     }
 
     static func weather(_ name: String) throws -> CurrentWeather { try WeatherDecoder.decode(bytes(name)) }
