@@ -251,7 +251,7 @@ import Testing
 /// The publisher on the same clock: each source goes stale on its own schedule.
 @Suite struct PublisherClockTests {
     static func text(_ publisher: MetricsPublisher) -> String {
-        String(decoding: Array(publisher.body(.text).chunks.joined()), as: UTF8.self)
+        String(decoding: publisher.body(.text).chunks.concatenated, as: UTF8.self)
     }
 
     @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {

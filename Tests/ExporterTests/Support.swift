@@ -218,14 +218,14 @@ enum ExpositionText {
 /// The `openweather_*` part of the exposition for `snapshot` at `now`, rendered from scratch, as plain text.
 func renderPlain(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
     var rendering = WeatherRendering(gzipAbove: .max)
-    return Array(rendering.render(snapshot, now: now).text.chunks.joined())
+    return rendering.render(snapshot, now: now).text.chunks.concatenated
 }
 
 /// The same in OpenMetrics, ended by `# EOF` as the process part ends it in a scrape; the counters'
 /// `_created` fixed at a day before `now`.
 func renderOpenMetrics(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
     var rendering = WeatherRendering(gzipAbove: .max, countersCreated: now - 86400)
-    return Array(rendering.render(snapshot, now: now).openMetrics.chunks.joined()) + Exposition.trailer(.openMetrics)
+    return rendering.render(snapshot, now: now).openMetrics.chunks.concatenated + Exposition.trailer(.openMetrics)
 }
 
 /// The series lines of an OpenMetrics exposition as the text format has them: without the
