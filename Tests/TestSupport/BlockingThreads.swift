@@ -6,9 +6,12 @@ import Testing
 /// for, servers that answer on real timers. Swift Testing starts every test on the concurrency
 /// pool, which has one thread per core (two on the machines here), so two tests blocked on I/O
 /// stop every other test, including async ones that only wait for an event. A fixed number of
-/// threads: blocking tests run side by side without all starting at once.
+/// threads: blocking tests run side by side without all starting at once. The end-to-end suites
+/// that only wait (for a child process, a real timer) run here too: on the pool their waits
+/// resumed seconds late whenever CPU-bound tests held both threads, which made them the last to
+/// finish (13-17 s into a run for 2-7 s of waiting).
 public final class BlockingThreads: TaskExecutor {
-    public static let shared = BlockingThreads(count: 6)
+    public static let shared = BlockingThreads(count: 12)
 
     private let jobs = Mutex<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)
