@@ -47,8 +47,9 @@ rm -rf "$work/dir"
 previous=0
 for round in $(seq "$kills"); do
     "$work/crash" "$work/dir" write & writer=$!
-    # 5-150 ms: a few writes (each a few hundred KB, fsynced) and a kill in the middle of one.
-    sleep "0.$(printf '%03d' $((5 + RANDOM % 145)))"
+    # A random kill point, not a wait: 5-100 ms, a few writes (each a few hundred KB, fsynced) and
+    # a kill in the middle of one.
+    sleep "0.$(printf '%03d' $((5 + RANDOM % 96)))"
     kill -KILL "$writer"; wait "$writer" 2>/dev/null || true; writer=""
     result=$("$work/crash" "$work/dir" check) || { echo "round $round: $result"; exit 1; }
     if [ "$result" = none ]; then continue; fi
