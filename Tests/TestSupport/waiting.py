@@ -1,5 +1,6 @@
 """Waiting in the Python helpers of the shell suites (Tests/deploy, reliability, shards, bench):
 the counterpart of wait_for and window in processes.sh. Import with
+    sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
     from waiting import poll, window
 """

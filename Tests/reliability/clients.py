@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.request
 
+sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
 from waiting import STEP, poll, window  # noqa: E402
 
