@@ -46,6 +46,18 @@ final class FakeTransport: OpenWeatherTransport {
     var log: [(time: Double, request: APIRequest)] { state.withLock { $0.log } }
     func requests(to path: String) -> [(time: Double, request: APIRequest)] { log.filter { $0.request.path == path } }
 
+    /// The most requests sent in any 60 s window: what the budget caps.
+    var mostInAnyMinute: Int {
+        let times = log.map(\.time)
+        var low = 0
+        var most = 0
+        for high in times.indices {
+            while times[high] - times[low] >= 60 { low += 1 }
+            most = max(most, high - low + 1)
+        }
+        return most
+    }
+
     /// The fixture that fits each endpoint.
     static let fixtures: Answer = { request in
         switch request.path {
