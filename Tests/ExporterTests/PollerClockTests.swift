@@ -126,9 +126,7 @@ import Testing
             works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
         let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        let store = WeatherStore(plan: plan, now: time.wall())
         let logs = LogCapture()
         let poller = Poller(
             plan: plan, store: store, logger: Logger(level: .debug, sink: { logs.append($0) }), time: time,

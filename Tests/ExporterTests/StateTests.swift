@@ -32,9 +32,7 @@ private struct StateRig {
         self.logs = logs
         let logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let plan = configuration.pollerPlan(transport: transport)
-        let store = WeatherStore(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        let store = WeatherStore(plan: plan, now: time.wall())
         self.store = store
         let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
         self.keeper = keeper
@@ -395,9 +393,7 @@ extension StateStorage {
         let transport = FakeTransport(time: time)
         let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
         let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        let store = WeatherStore(plan: plan, now: time.wall())
         let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
         let poller = Poller(
             plan: plan, store: store, logger: logger, time: time, execute: { work in held.withLock { $0.append(work) } },

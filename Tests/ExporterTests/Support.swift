@@ -106,9 +106,7 @@ struct Rig {
         self.logs = logs
         logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let plan = configuration.pollerPlan(transport: transport)
-        store = WeatherStore(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        store = WeatherStore(plan: plan, now: time.wall())
         poller = Poller(plan: plan, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
     }
 
@@ -147,6 +145,13 @@ func configuration(_ locations: [Location], collectors: [String: Duration] = ["w
 }
 
 extension WeatherStore {
+    /// The store a poller plan needs, as the exporter makes it.
+    convenience init(plan: Poller.Plan, now: Double) {
+        self.init(
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
+            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: now)
+    }
+
     /// A store with every source's slot, in `Sources.all` order.
     static func allSources(_ locations: [Location], thresholds: (Location) -> TemperatureThresholds = { _ in .init() }, now: Double)
         -> WeatherStore
