@@ -179,5 +179,5 @@ field() { grep -o "$1=[^ ]*" <<<"$isolated" | cut -d= -f2; }
     echo "| HTTP client alone, TLS handshakes (full+resumed) per 100 requests, reuse off / on | $(field off_handshakes_per_100) / $(field on_handshakes_per_100) |"
     echo "| exporter CPU per poll over https, $LOCATIONS locations, a connection and handshake per poll / keep-alive reuse | $before_cpu ms / $after_cpu ms (${ratio}x less) |"
     echo "| TLS handshakes per 100 polls in steady state, a connection per poll / keep-alive reuse | $before_hs / $after_hs |"
-    echo "| polls measured (${SECONDS_PER_RUN} s windows after an 8 s warm-up), a connection per poll / keep-alive reuse | $before_polls / $after_polls |"
+    echo "| polls measured (${SECONDS_PER_RUN} s windows after the first round), a connection per poll / keep-alive reuse | $before_polls / $after_polls |"
 } | tee -a "$OUT"
