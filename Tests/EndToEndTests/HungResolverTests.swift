@@ -79,7 +79,9 @@ import Testing
             rmdir(directory)
         }
         // The shortest request timeout the flag takes (100 ms) makes each failure, and so each round, come sooner.
-        let locations = (0..<40).flatMap { ["--location", "Place \($0)=\(Double($0) - 20),\(Double($0) * 2)"] }
+        // 48 locations: the first round and 5 reloads of 16 more failures each fit in three rounds; with 40
+        // the last reload waited for a fourth, 4 s of backoff later.
+        let locations = (0..<48).flatMap { ["--location", "Place \($0)=\(Double($0) - 20),\(Double($0) * 2)"] }
         let process = try ChildProcess(
             DemoModeTests.executable,
             ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=100ms",
@@ -92,7 +94,7 @@ import Testing
         var scrape = ""
         #expect(await waitUntil(seconds: 20) {
             scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
-            return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= 40
+            return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= 48
         }, "\(scrape.split(separator: "\n").filter { $0.contains("requests_total") })")
         #expect(Self.counter(scrape, "openweather_api_requests_total{code=\"timeout\",source=\"weather\"}") == 0)
         let settled = try #require(Self.threads(of: process.pid))

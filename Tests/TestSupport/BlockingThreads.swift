@@ -11,7 +11,7 @@ import Testing
 /// resumed seconds late whenever CPU-bound tests held both threads, which made them the last to
 /// finish (13-17 s into a run for 2-7 s of waiting).
 public final class BlockingThreads: TaskExecutor {
-    public static let shared = BlockingThreads(count: 12)
+    public static let shared = BlockingThreads(count: 24)
 
     private let jobs = Mutex<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)
