@@ -6,9 +6,9 @@ import Testing
 /// LD_PRELOAD by a shim that blocks forever for names under `hang.test`, as glibc does when
 /// its nameserver drops every query. Polls must fail as `dns` within their timeout, scrapes
 /// and reloads must go on, and the thread count must stay bounded.
-/// `.blocking`: it only waits, on the product's real timers; on the concurrency pool its polls
+/// `.endToEnd`: it only waits, on the product's real timers; on the concurrency pool its polls
 /// resumed seconds late while CPU-bound tests held both threads (20 s in a full run, 5 s alone).
-@Suite(.blocking) struct HungResolverTests {
+@Suite(.endToEnd) struct HungResolverTests {
     static let shimSource = """
         #include <netdb.h>
         #include <stdlib.h>

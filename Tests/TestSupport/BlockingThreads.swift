@@ -6,12 +6,15 @@ import Testing
 /// for, servers that answer on real timers. Swift Testing starts every test on the concurrency
 /// pool, which has one thread per core (two on the machines here), so two tests blocked on I/O
 /// stop every other test, including async ones that only wait for an event. A fixed number of
-/// threads: blocking tests run side by side without all starting at once. The end-to-end suites
-/// that only wait (for a child process, a real timer) run here too: on the pool their waits
-/// resumed seconds late whenever CPU-bound tests held both threads, which made them the last to
-/// finish (13-17 s into a run for 2-7 s of waiting).
+/// threads: blocking tests run side by side without all starting at once (more than 6 at a time
+/// made the HTTP server's timing tests miss their bounds under load).
 public final class BlockingThreads: TaskExecutor {
-    public static let shared = BlockingThreads(count: 24)
+    public static let shared = BlockingThreads(count: 6)
+    /// For the end-to-end suites, which wait on a child process or the exporter's real timers: on
+    /// the pool their waits resumed seconds late whenever CPU-bound tests held both threads (they
+    /// finished 13-17 s into a run for 2-7 s of waiting), and on `shared` they kept the blocking
+    /// suites waiting for a thread.
+    public static let endToEnd = BlockingThreads(count: 6)
 
     private let jobs = Mutex<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)
@@ -36,19 +39,22 @@ public final class BlockingThreads: TaskExecutor {
     }
 }
 
-/// Runs each test of a suite (or one test) on `BlockingThreads`: `@Suite(.blocking)`.
+/// Runs each test of a suite (or one test) on `BlockingThreads`: `@Suite(.blocking)`, `@Suite(.endToEnd)`.
 public struct BlockingTrait: SuiteTrait, TestTrait, TestScoping {
+    let threads: BlockingThreads
     public var isRecursive: Bool { true }
 
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         guard testCase != nil else { return try await function() }
-        try await withTaskExecutorPreference(BlockingThreads.shared) { try await function() }
+        try await withTaskExecutorPreference(threads) { try await function() }
     }
 }
 
 extension Trait where Self == BlockingTrait {
     /// The test blocks its thread while it waits (see `BlockingThreads`).
-    public static var blocking: Self { BlockingTrait() }
+    public static var blocking: Self { BlockingTrait(threads: .shared) }
+    /// The test waits on a child process or the exporter's real timers (see `BlockingThreads.endToEnd`).
+    public static var endToEnd: Self { BlockingTrait(threads: .endToEnd) }
 }
