@@ -15,6 +15,9 @@ public final class BlockingThreads: TaskExecutor {
     /// finished 13-17 s into a run for 2-7 s of waiting), and on `shared` they kept the blocking
     /// suites waiting for a thread.
     public static let endToEnd = BlockingThreads(count: 6)
+    /// For a `.serialized` suite that blocks: its tests run one after another, and on `shared` each
+    /// of them queued behind the other suites' tests (HTTPClientTests' 6 s of tests ended 15 s in).
+    public static let serial = BlockingThreads(count: 1)
 
     private let jobs = Mutex<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)
@@ -57,4 +60,6 @@ extension Trait where Self == BlockingTrait {
     public static var blocking: Self { BlockingTrait(threads: .shared) }
     /// The test waits on a child process or the exporter's real timers (see `BlockingThreads.endToEnd`).
     public static var endToEnd: Self { BlockingTrait(threads: .endToEnd) }
+    /// A `.serialized` suite whose tests block (see `BlockingThreads.serial`); one suite at most.
+    public static var blockingSerially: Self { BlockingTrait(threads: .serial) }
 }
