@@ -44,7 +44,7 @@ let package = Package(
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
 
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
-        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh"]),
+        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// Starts the real executable, as a user would, and talks to it over TCP.
-@Suite struct DemoModeTests {
+@Suite(.endToEnd) struct DemoModeTests {
     /// The executable sits beside the test bundle in the build directory.
     static let executable: String = {
         var parts = CommandLine.arguments[0].split(separator: "/", omittingEmptySubsequences: false)

@@ -6,7 +6,9 @@ import Testing
 /// LD_PRELOAD by a shim that blocks forever for names under `hang.test`, as glibc does when
 /// its nameserver drops every query. Polls must fail as `dns` within their timeout, scrapes
 /// and reloads must go on, and the thread count must stay bounded.
-@Suite struct HungResolverTests {
+/// `.endToEnd`: it only waits, on the product's real timers; on the concurrency pool its polls
+/// resumed seconds late while CPU-bound tests held both threads (20 s in a full run, 5 s alone).
+@Suite(.endToEnd) struct HungResolverTests {
     static let shimSource = """
         #include <netdb.h>
         #include <stdlib.h>
@@ -76,11 +78,13 @@ import Testing
             unlink(directory + "/shim.c")
             rmdir(directory)
         }
-        // A short request timeout (200 ms) makes each failure, and so each round, come sooner.
-        let locations = (0..<40).flatMap { ["--location", "Place \($0)=\(Double($0) - 20),\(Double($0) * 2)"] }
+        // The shortest request timeout the flag takes (100 ms) makes each failure, and so each round, come sooner.
+        // 48 locations: the first round and 5 reloads of 16 more failures each fit in three rounds; with 40
+        // the last reload waited for a fourth, 4 s of backoff later.
+        let locations = (0..<48).flatMap { ["--location", "Place \($0)=\(Double($0) - 20),\(Double($0) * 2)"] }
         let process = try ChildProcess(
             DemoModeTests.executable,
-            ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=200ms",
+            ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=100ms",
              "--collector.weather.interval=1s", "--openweather.max-requests-per-minute=100000"] + locations,
             environment: ["LD_PRELOAD": shim, "OPENWEATHER_API_KEY": "0123456789abcdef"])
         let port = await process.port(after: "address=127.0.0.1:")
@@ -90,7 +94,7 @@ import Testing
         var scrape = ""
         #expect(await waitUntil(seconds: 20) {
             scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
-            return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= 40
+            return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= 48
         }, "\(scrape.split(separator: "\n").filter { $0.contains("requests_total") })")
         #expect(Self.counter(scrape, "openweather_api_requests_total{code=\"timeout\",source=\"weather\"}") == 0)
         let settled = try #require(Self.threads(of: process.pid))

@@ -6,7 +6,7 @@ import Testing
 /// for the proxy: like any HTTP/1.1 server it answers absolute-form requests (`GET http://host/...`),
 /// which is what a client sends to an http proxy, so polls of a host that does not exist succeed
 /// only if they went through it.
-@Suite struct ProxyEnvironmentTests {
+@Suite(.endToEnd) struct ProxyEnvironmentTests {
     static func port(of process: ChildProcess) async -> UInt16? {
         await process.port(after: "address=127.0.0.1:")
     }

@@ -6,7 +6,7 @@ import Testing
 /// `--storage.path` with the real executable against a simulator that outlives it, so its request
 /// log counts every request of every run. Each test waits for events (the startup line, a request
 /// the simulator saw, the exit); the only delays are random kill points of at most 100 ms.
-@Suite struct StateEndToEndTests {
+@Suite(.endToEnd) struct StateEndToEndTests {
     static let locations = (0..<10).flatMap { ["--location", "City\($0)=\(10 + $0),\(20 + $0)"] }
 
     static func start(_ simulator: Simulator, directory: String, _ extra: [String] = []) async throws -> (ChildProcess, UInt16) {

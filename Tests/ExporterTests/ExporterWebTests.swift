@@ -9,7 +9,7 @@ import Testing
 
 /// The exporter in-process against the simulator, spoken to over TCP. Each test has its own
 /// simulator and ports, so they run in parallel.
-@Suite struct ExporterWebTests {
+@Suite(.endToEnd) struct ExporterWebTests {
     struct Running {
         let simulator: Simulator
         let exporter: Exporter

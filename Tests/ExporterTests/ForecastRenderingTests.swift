@@ -46,11 +46,11 @@ import Testing
     @Test func linesMoveWithTimeWithoutAPoll() throws {
         let snapshot = try Self.store(polledAt: Self.now - 600).snapshot()
         var rendering = WeatherRendering(gzipAbove: .max)
-        let first = Array(rendering.render(snapshot, now: Self.now).text.chunks.joined())
+        let first = rendering.render(snapshot, now: Self.now).text.chunks.concatenated
         #expect(rendering.nextTimeChange == Self.now + 60)
-        let sameMinute = Array(rendering.render(snapshot, now: Self.now + 59).text.chunks.joined())
+        let sameMinute = rendering.render(snapshot, now: Self.now + 59).text.chunks.concatenated
         #expect(sameMinute == first, "within the minute the shard is not redone")
-        let later = Array(rendering.render(snapshot, now: Self.now + 1800).text.chunks.joined())
+        let later = rendering.render(snapshot, now: Self.now + 1800).text.chunks.concatenated
         #expect(later == renderPlain(snapshot, now: Self.now + 1800), "redone as a fresh render would")
         let before = try #require(Self.value(String(decoding: first, as: UTF8.self), "openweather_forecast_temperature_celsius{location=\"Zocca\",hours_ahead=\"3\"}"))
         let after = try #require(Self.value(String(decoding: later, as: UTF8.self), "openweather_forecast_temperature_celsius{location=\"Zocca\",hours_ahead=\"3\"}"))

@@ -23,13 +23,7 @@ import Testing
     @Test func weatherEveryTenMinutesAndAirEveryHourNeverExceedTheBudget() {
         let rig = Rig(configuration(Self.places(120), collectors: Self.weatherAndAir, budget: 30))
         rig.run(until: 1000 + 4 * 3600)
-        let times = rig.transport.log.map(\.time)
-        var low = 0
-        var most = 0
-        for high in times.indices {
-            while times[high] - times[low] >= 60 { low += 1 }
-            most = max(most, high - low + 1)
-        }
+        let most = rig.transport.mostInAnyMinute
         #expect(most <= 30, "\(most) requests in one minute")
         // 120 locations × (6 + 1) an hour need 14 a minute: nothing is stretched, everything is polled.
         let weather = rig.transport.requests(to: "/data/2.5/weather").count
@@ -132,9 +126,7 @@ import Testing
             works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
         let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        let store = WeatherStore(plan: plan, now: time.wall())
         let logs = LogCapture()
         let poller = Poller(
             plan: plan, store: store, logger: Logger(level: .debug, sink: { logs.append($0) }), time: time,
@@ -251,7 +243,7 @@ import Testing
 /// The publisher on the same clock: each source goes stale on its own schedule.
 @Suite struct PublisherClockTests {
     static func text(_ publisher: MetricsPublisher) -> String {
-        String(decoding: Array(publisher.body(.text).chunks.joined()), as: UTF8.self)
+        String(decoding: publisher.body(.text).chunks.concatenated, as: UTF8.self)
     }
 
     @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {

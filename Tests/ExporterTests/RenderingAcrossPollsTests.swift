@@ -12,7 +12,7 @@ import Gzip
         let store = try WeatherRenderingTests.store()
         var rendering = WeatherRendering(gzipAbove: .max)
         let first = rendering.render(store.snapshot(), now: now).text
-        #expect(Array(first.chunks.joined()) == renderPlain(store.snapshot(), now: now))
+        #expect(first.chunks.concatenated == renderPlain(store.snapshot(), now: now))
 
         let reading = try ExpositionGoldenTests.fixture("current-zocca-rain.json")
         let names = store.snapshot().locations.map(\.location.name)
@@ -27,7 +27,7 @@ import Gzip
                 }
             }
             #expect(held.locations.map(\.generation) != store.snapshot().locations.map(\.generation))
-            let body = Array(rendering.render(store.snapshot(), now: at).text.chunks.joined())
+            let body = rendering.render(store.snapshot(), now: at).text.chunks.concatenated
             #expect(body == renderPlain(store.snapshot(), now: at), "round \(round)")
             #expect(body == ExpositionText.reRendered(body), "round \(round)")
         }

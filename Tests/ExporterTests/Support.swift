@@ -46,6 +46,18 @@ final class FakeTransport: OpenWeatherTransport {
     var log: [(time: Double, request: APIRequest)] { state.withLock { $0.log } }
     func requests(to path: String) -> [(time: Double, request: APIRequest)] { log.filter { $0.request.path == path } }
 
+    /// The most requests sent in any 60 s window: what the budget caps.
+    var mostInAnyMinute: Int {
+        let times = log.map(\.time)
+        var low = 0
+        var most = 0
+        for high in times.indices {
+            while times[high] - times[low] >= 60 { low += 1 }
+            most = max(most, high - low + 1)
+        }
+        return most
+    }
+
     /// The fixture that fits each endpoint.
     static let fixtures: Answer = { request in
         switch request.path {
@@ -65,8 +77,14 @@ final class FakeTransport: OpenWeatherTransport {
 enum Fixture {
     static let directory = "\(TestSupport.testsDirectory())/Fixtures/openweather"
 
+    /// Read once: the poller tests answer thousands of requests with the same few files.
+    private static let cache = Mutex<[String: [UInt8]]>([:])
+
     static func bytes(_ name: String) -> [UInt8] {
-        (try? readFile("\(directory)/\(name)")) ?? []
+        if let bytes = cache.withLock({ $0[name] }) { return bytes }
+        let bytes = (try? readFile("\(directory)/\(name)")) ?? []
+        cache.withLock { $0[name] = bytes }
+        return bytes
     }
 
     static func weather(_ name: String) throws -> CurrentWeather { try WeatherDecoder.decode(bytes(name)) }
@@ -88,9 +106,7 @@ struct Rig {
         self.logs = logs
         logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let plan = configuration.pollerPlan(transport: transport)
-        store = WeatherStore(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+        store = WeatherStore(plan: plan, now: time.wall())
         poller = Poller(plan: plan, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
     }
 
@@ -129,6 +145,13 @@ func configuration(_ locations: [Location], collectors: [String: Duration] = ["w
 }
 
 extension WeatherStore {
+    /// The store a poller plan needs, as the exporter makes it.
+    convenience init(plan: Poller.Plan, now: Double) {
+        self.init(
+            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
+            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: now)
+    }
+
     /// A store with every source's slot, in `Sources.all` order.
     static func allSources(_ locations: [Location], thresholds: (Location) -> TemperatureThresholds = { _ in .init() }, now: Double)
         -> WeatherStore
@@ -212,14 +235,14 @@ enum ExpositionText {
 /// The `openweather_*` part of the exposition for `snapshot` at `now`, rendered from scratch, as plain text.
 func renderPlain(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
     var rendering = WeatherRendering(gzipAbove: .max)
-    return Array(rendering.render(snapshot, now: now).text.chunks.joined())
+    return rendering.render(snapshot, now: now).text.chunks.concatenated
 }
 
 /// The same in OpenMetrics, ended by `# EOF` as the process part ends it in a scrape; the counters'
 /// `_created` fixed at a day before `now`.
 func renderOpenMetrics(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
     var rendering = WeatherRendering(gzipAbove: .max, countersCreated: now - 86400)
-    return Array(rendering.render(snapshot, now: now).openMetrics.chunks.joined()) + Exposition.trailer(.openMetrics)
+    return rendering.render(snapshot, now: now).openMetrics.chunks.concatenated + Exposition.trailer(.openMetrics)
 }
 
 /// The series lines of an OpenMetrics exposition as the text format has them: without the

@@ -61,11 +61,11 @@ import Testing
         store.failure("été 4", "weather", code: "timeout", reason: "timed out", duration: 10)
         store.success("Zürich 0", "weather", reading, duration: 0.25, now: Self.now + 2)
         for at in [Self.now + 5, Self.now + 3000] {
-            let incremental = Array(rendering.render(store.snapshot(), now: at).text.chunks.joined())
+            let incremental = rendering.render(store.snapshot(), now: at).text.chunks.concatenated
             #expect(incremental == renderPlain(store.snapshot(), now: at))
         }
         Self.reload(store, dropping: 40)
-        let reloaded = Array(rendering.render(store.snapshot(), now: Self.now + 10).text.chunks.joined())
+        let reloaded = rendering.render(store.snapshot(), now: Self.now + 10).text.chunks.concatenated
         #expect(reloaded == renderPlain(store.snapshot(), now: Self.now + 10))
         #expect(reloaded == Self.direct(reloaded))
     }
@@ -84,7 +84,7 @@ import Testing
         let body = rendering.render(snapshot, now: Self.now).text
         #expect(!body.gzipped)
         #expect(body.chunks.count > 1)
-        let joined = Array(body.chunks.joined())
+        let joined = body.chunks.concatenated
         #expect(joined == Self.direct(joined))
     }
 
@@ -103,7 +103,7 @@ import Testing
             let plain = direct.render(store.snapshot(), now: at)
             // Both formats, sharing the shards' segments.
             for format in ExpositionFormat.allCases {
-                check(bodies[format], expected: Array(plain[format].chunks.joined()), gzipped: gzipped)
+                check(bodies[format], expected: plain[format].chunks.concatenated, gzipped: gzipped)
             }
         }
         func check(_ body: WeatherRendering.Body, expected: [UInt8], gzipped: Bool) {
@@ -117,7 +117,7 @@ import Testing
                 #expect(Gzip.memberCount(framed) == 1)
                 #expect(body.chunks.reduce(0) { $0 + $1.count } < expected.count / 3)
             } else {
-                #expect(Array(body.chunks.joined()) == expected)
+                #expect(body.chunks.concatenated == expected)
             }
         }
         check(Self.now, gzipped: true)

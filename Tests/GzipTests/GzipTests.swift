@@ -35,7 +35,7 @@ import Testing
         #expect(Gzip.inflate(body) == Self.text)
         #expect(Gzip.memberCount(body) == 1)
         // The same stream cut anywhere, into pieces that do not follow the segments.
-        let stream = Array(body.joined())
+        let stream = body.concatenated
         let cut = stride(from: 0, to: stream.count, by: 77).map { Array(stream[$0..<min($0 + 77, stream.count)]) }
         #expect(Gzip.inflate([[]] + cut + [[]]) == Self.text)
         // A wrong CRC or length is caught.

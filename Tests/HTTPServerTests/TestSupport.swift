@@ -109,7 +109,7 @@ enum TCPState: String {
     case closeWait = "08"
 }
 
-/// Server-side sockets on `port` (IPv4 and IPv6) in `state`, from /proc/net/tcp*: what the server
+/// Server-side sockets on 127.0.0.1:`port` in `state`, from /proc/net/tcp: what the server
 /// holds, seen from outside it. With `peers` (the clients' own ports, `TestClient.localPort`), only
 /// the connections of those clients: another test's server may have had the same port number
 /// earlier and still hold connections on it, since every test runs in this one process.
@@ -118,17 +118,19 @@ func serverSockets(port: UInt16, state: TCPState, peers: [UInt16]? = nil) -> Int
         let digits = String(port, radix: 16, uppercase: true)
         return ":" + String(repeating: "0", count: 4 - digits.count) + digits
     }
-    let local = hex(port)
-    let remotes = peers.map { Set($0.map(hex)) }
+    // Whole addresses, 127.0.0.1 at both ends (the servers here listen there): the same port numbers
+    // can be in use at once on ::1 by other tests' servers and clients (Linux shares an ephemeral
+    // port between connections to different destinations), which counted 7 sockets for 3 once.
+    let loopback = "0100007F"
+    let local = loopback + hex(port)
+    let remotes = peers.map { Set($0.map { loopback + hex($0) }) }
     var count = 0
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        guard let text = try? readFile(table) else { continue }
-        for line in String(decoding: text, as: UTF8.self).split(separator: "\n").dropFirst() {
-            let fields = line.split(separator: " ")
-            guard fields.count > 3, fields[1].hasSuffix(local), fields[3] == state.rawValue else { continue }
-            if let remotes, !remotes.contains(String(fields[2].suffix(5))) { continue }
-            count += 1
-        }
+    guard let text = try? readFile("/proc/net/tcp") else { return 0 }
+    for line in String(decoding: text, as: UTF8.self).split(separator: "\n").dropFirst() {
+        let fields = line.split(separator: " ")
+        guard fields.count > 3, fields[1] == local, fields[3] == state.rawValue else { continue }
+        if let remotes, !remotes.contains(String(fields[2])) { continue }
+        count += 1
     }
     return count
 }

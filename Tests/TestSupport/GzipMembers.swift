@@ -14,7 +14,7 @@ extension Gzip {
         var stream = z_stream()
         guard czlib_inflate_init_gzip(&stream) == Z_OK else { return nil }
         defer { inflateEnd(&stream) }
-        var input = Array(pieces.joined())
+        var input = pieces.concatenated
         var output = [UInt8](repeating: 0, count: 64 << 10)
         var members = 0
         var inside = false

@@ -82,3 +82,30 @@ stop_process() {
     [ "$status" = 127 ] && status=0
     return "$status"
 }
+
+# wait_for SECONDS COMMAND...: reruns COMMAND every 0.1 s until it succeeds (0); fails (1) once
+# SECONDS pass on the monotonic clock. The way a script waits for an event: never a fixed sleep.
+wait_for() {
+    local deadline=$(( $(now_ms) + $1 * 1000 ))
+    shift
+    until "$@"; do
+        [ "$(now_ms)" -lt "$deadline" ] || return 1
+        sleep 0.1
+    done
+}
+
+# window SECONDS [PID...]: lets SECONDS pass on the monotonic clock, in steps of 0.1 s, and fails
+# (1) as soon as one of PIDs has exited. For a deliberate measurement window or load rhythm (a
+# sampling period, a soak's fault cycle, a rate measured over time), never to wait for an event:
+# use wait_for for that. SECONDS may be fractional.
+window() {
+    local end pid
+    end=$(( $(now_ms) + $(awk -v s="$1" 'BEGIN { printf "%d", s * 1000 }') ))
+    shift
+    while [ "$(now_ms)" -lt "$end" ]; do
+        for pid in "$@"; do gone "$pid" && return 1; done
+        sleep 0.1
+    done
+    for pid in "$@"; do gone "$pid" && return 1; done
+    return 0
+}

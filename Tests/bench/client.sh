@@ -16,6 +16,7 @@ LOCATIONS=${BENCH_CLIENT_LOCATIONS:-10000}
 SECONDS_PER_RUN=${BENCH_CLIENT_SECONDS:-20}
 OUT=${BENCH_CLIENT_OUT:-/dev/null}
 TOOL="python3 Tests/bench/benchtool.py"
+source Tests/TestSupport/processes.sh
 step() { printf '=== %s\n' "$*" >&2; }
 
 missing=()
@@ -128,12 +129,15 @@ run() {
         --config.file="$DIR/locations.json" --openweather.max-requests-per-minute=100000 --collector.weather.interval=15s "$@"
     local pid=$PID port=$PORT
     $TOOL wait "http://127.0.0.1:$port/-/ready" 120 >&2
-    sleep 8  # past the first round's burst: steady state, about 667 polls a second
+    # Past the first round's burst (every location polled once): steady state, about 667 polls a second.
+    first_round_done() { local n; n=$(polls "$port"); [ -n "$n" ] && [ "${n%.*}" -ge "$LOCATIONS" ]; }
+    wait_for 120 first_round_done || { echo "the first round of $LOCATIONS polls did not finish within 120 s" >&2; exit 1; }
     local start_lines cpu0 polls0
     start_lines=$(wc -l <"$DIR/access.log")
     cpu0=$($TOOL cpu "$pid")
     polls0=$(polls "$port")
-    sleep "$SECONDS_PER_RUN"
+    # The measured window, not a wait for an event.
+    window "$SECONDS_PER_RUN" "$pid" "$NGINX_PID" || { echo "the exporter or nginx exited during the measurement" >&2; exit 1; }
     local cpu1 polls1 end_lines
     cpu1=$($TOOL cpu "$pid")
     end_lines=$(wc -l <"$DIR/access.log")
@@ -175,5 +179,5 @@ field() { grep -o "$1=[^ ]*" <<<"$isolated" | cut -d= -f2; }
     echo "| HTTP client alone, TLS handshakes (full+resumed) per 100 requests, reuse off / on | $(field off_handshakes_per_100) / $(field on_handshakes_per_100) |"
     echo "| exporter CPU per poll over https, $LOCATIONS locations, a connection and handshake per poll / keep-alive reuse | $before_cpu ms / $after_cpu ms (${ratio}x less) |"
     echo "| TLS handshakes per 100 polls in steady state, a connection per poll / keep-alive reuse | $before_hs / $after_hs |"
-    echo "| polls measured (${SECONDS_PER_RUN} s windows after an 8 s warm-up), a connection per poll / keep-alive reuse | $before_polls / $after_polls |"
+    echo "| polls measured (${SECONDS_PER_RUN} s windows after the first round), a connection per poll / keep-alive reuse | $before_polls / $after_polls |"
 } | tee -a "$OUT"

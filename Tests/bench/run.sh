@@ -66,7 +66,8 @@ FAST=(--openweather.max-requests-per-minute=100000 --collector.weather.interval=
 sample_rss() {
     rss_mid_samples=() rss_large_samples=() rss_state_samples=()
     for _ in $(seq 1 15); do
-        sleep 1
+        # The sampling period: a window, not a wait for an event.
+        window 1 "$MID_PID" "$LARGE_PID" ${STATE_PID:+"$STATE_PID"} || { echo "an exporter exited while its memory was sampled" >&2; exit 1; }
         rss_mid_samples+=("$($TOOL rss "$MID_PID")")
         rss_large_samples+=("$($TOOL rss "$LARGE_PID")")
         [ -z "${STATE_PID:-}" ] || rss_state_samples+=("$($TOOL rss "$STATE_PID")")
@@ -147,8 +148,11 @@ for _ in $(seq 300); do
     [ "$(curl -sk -o /dev/null -w '%{http_code}' -H "$AUTH" "https://127.0.0.1:$TLS_PORT/-/ready")" = 200 ] && break
     sleep 0.1
 done
-sleep 1.5
-curl -sfk -H "$AUTH" "https://127.0.0.1:$TLS_PORT/metrics" >"$WORK/tls-metrics.prom"
+# The process part is rendered once a second: wait until it is in the exposition.
+tls_process_part() {
+    curl -sfk --max-time 5 -H "$AUTH" "https://127.0.0.1:$TLS_PORT/metrics" >"$WORK/tls-metrics.prom" && grep -q '^process_cpu_seconds_total ' "$WORK/tls-metrics.prom"
+}
+wait_for 10 tls_process_part || { echo "no process metrics over TLS after 10 s" >&2; exit 1; }
 tls_bytes=$(wc -c <"$WORK/tls-metrics.prom")
 cp "$WORK/tls-metrics.prom" "$WORK/nginx/root/tls-metrics"
 [ "$(curl -sk -o /dev/null -w '%{http_code}' "https://127.0.0.1:$TLS_PORT/metrics")" = 401 ] || { echo "the TLS exporter does not ask for basic auth" >&2; exit 1; }
@@ -258,7 +262,8 @@ if [ "$LARGE" -gt 0 ]; then
     $TOOL wait "http://127.0.0.1:$MID_PORT/-/ready" 120
     $TOOL wait "http://127.0.0.1:$LARGE_PORT/-/ready" 120
     $TOOL wait "http://127.0.0.1:$STATE_PORT/-/ready" 120
-    sleep 2
+    # Past the first round's burst before measuring: a settling window, not a wait for an event.
+    window 2 "$EXP_PID" "$MID_PID" "$LARGE_PID" "$STATE_PID" || { echo "an exporter exited" >&2; exit 1; }
     # CPU over one poll interval (15 s), all three exporters at once, no scrapes meanwhile; the
     # readings before and after accept gzip, as Prometheus does (a plain scrape would cost an inflate).
     cpu0_ten=$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total)
@@ -279,11 +284,13 @@ if [ "$LARGE" -gt 0 ]; then
     $TOOL wait "http://127.0.0.1:$STATE_PORT/-/ready" 120
     state_restart_ms=$(python3 -c "print(round(($(date +%s.%N) - $restart_start) * 1000))")
     state_restored=$(grep -o 'readings=[0-9]*' "$WORK/state-restart.log" | head -1)
-    sleep 2
+    # Memory after the restored state settled: a window, not a wait for an event.
+    window 2 "$STATE_PID" || { echo "the restarted exporter exited" >&2; exit 1; }
     rss_state_restarted=$($TOOL rss "$STATE_PID")
     kill "$STATE_PID"
     STATE_PID=""
-    sleep 1.1  # the process part is rendered once a second
+    # The process part is rendered once a second: a full second after the window for its reading to cover it.
+    window 1.1 "$EXP_PID" "$MID_PID" "$LARGE_PID" || { echo "an exporter exited" >&2; exit 1; }
     cpu_ten=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$EXP_PORT/metrics" process_cpu_seconds_total) - $cpu0_ten:.3f}')")
     cpu_mid=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$MID_PORT/metrics" process_cpu_seconds_total) - $cpu0_mid:.3f}')")
     cpu_large=$(python3 -c "print(f'{$($TOOL metric "http://127.0.0.1:$LARGE_PORT/metrics" process_cpu_seconds_total) - $cpu0_large:.3f}')")
@@ -310,7 +317,8 @@ if [ "$LARGE" -gt 0 ]; then
     LARGE_PID=$PID LARGE_PORT=$PORT
     $TOOL wait "http://127.0.0.1:$MID_PORT/-/ready" 180
     $TOOL wait "http://127.0.0.1:$LARGE_PORT/-/ready" 180
-    sleep 2
+    # Past the first round's burst before sampling: a settling window, not a wait for an event.
+    window 2 "$MID_PID" "$LARGE_PID" || { echo "an exporter exited" >&2; exit 1; }
     sample_rss
     rss_mid_air=$(printf '%s\n' "${rss_mid_samples[@]}" | sort -n | tail -1)
     rss_large_air=$(printf '%s\n' "${rss_large_samples[@]}" | sort -n | tail -1)

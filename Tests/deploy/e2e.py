@@ -14,6 +14,10 @@ import time
 import urllib.parse
 import urllib.request
 
+sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
+from waiting import STEP, poll  # noqa: E402
+
 WEATHER_METRICS = [
     "openweather_temperature_celsius", "openweather_feels_like_celsius",
     "openweather_temperature_min_celsius", "openweather_temperature_max_celsius",
@@ -240,7 +244,7 @@ def force_aqi(a):
         got = [float(r["value"][1]) for r in query(a.prometheus, expr)]
         if got == [float(a.aqi)] or time.monotonic() > deadline:
             break
-        time.sleep(2)
+        time.sleep(STEP)
     check(got == [float(a.aqi)], f"Prometheus has {expr} = {a.aqi} (got {got})")
     finish()
 
@@ -265,7 +269,7 @@ def alerts(a):
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
         if got == want or time.monotonic() > deadline:
             break
-        time.sleep(0.2)
+        time.sleep(STEP)
     check(got == want, f"firing alerts are exactly {sorted(want)} (got {sorted(got)})")
     for x in firing:
         desc = x["annotations"].get("description", "")
@@ -286,7 +290,7 @@ def alerts(a):
                       if x["labels"].get("job") == "openweather"}
             if want <= got_am or time.monotonic() > deadline:
                 break
-            time.sleep(0.2)
+            time.sleep(STEP)
         check(want <= got_am, f"Alertmanager received {sorted(want)} (has {sorted(got_am)})")
     if a.webhook_log:
         deadline = time.monotonic() + a.timeout
@@ -298,7 +302,7 @@ def alerts(a):
             wanted = {("webhook", n, l) for n, l in want}
             if wanted <= seen or time.monotonic() > deadline:
                 break
-            time.sleep(0.2)
+            time.sleep(STEP)
         check(wanted <= seen, f"the webhook receiver got {sorted(wanted)}")
         ours = [p for p in posts if p["commonLabels"].get("job") == "openweather"]
         check(ours and all(p["groupLabels"] == {"alertname": p["commonLabels"]["alertname"],
@@ -361,7 +365,7 @@ def inhibit(a):
                 got[key] = x["status"]["state"] == "suppressed" and bool(x["status"]["inhibitedBy"])
         if got == want:
             break
-        time.sleep(0.2)
+        time.sleep(STEP)
     for k, v in want.items():
         check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'} source={k[4] or '-'}")
     finish()
@@ -469,7 +473,7 @@ def forecast_alerts(a):
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
         if want <= got or time.time() > deadline:
             break
-        time.sleep(2)
+        time.sleep(STEP)
     check(want <= got, f"firing in Prometheus: {sorted(want)} (got {sorted(got)})")
     check(("OpenWeatherTemperatureBelowThreshold", a.place) not in got, f"{a.place} is not below its threshold now")
     now = query(a.prometheus, f'openweather_temperature_celsius{{location="{a.place}"}} > ignoring(bound) '
@@ -483,7 +487,7 @@ def forecast_alerts(a):
               and x["labels"]["alertname"] == "OpenWeatherFrostExpected"]
         if am or time.time() > deadline:
             break
-        time.sleep(2)
+        time.sleep(STEP)
     check(bool(am) and all(x["status"]["state"] == "active" for x in am),
           f"Alertmanager has OpenWeatherFrostExpected for {a.place}, not inhibited: {[x['status'] for x in am]}")
     finish()
@@ -512,7 +516,7 @@ def inhibit_forecast(a):
                for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("job") == "inhibit-f"}
         if got == want:
             break
-        time.sleep(1)
+        time.sleep(STEP)
     for k, v in want.items():
         check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} location={k[1]}")
     finish()
@@ -533,7 +537,7 @@ def onecall_fallback(a):
         polled = all(codes.get((s, "200"), 0) >= len(places) for s in ("weather", "forecast")) and ("onecall", "401") in codes
         if ok and polled or time.time() > deadline:
             break
-        time.sleep(2)
+        time.sleep(STEP)
     check(ok, f"weather and forecast up, onecall down, for {places}: {up}")
     check(polled, f"weather and forecast polled from their own endpoints for every place, onecall answered 401: {sorted(codes.items())}")
     errors = [l for l in pathlib.Path(a.log).read_text().splitlines() if "level=error" in l]
@@ -581,20 +585,42 @@ def argsets(a):
 
 # --- gap -----------------------------------------------------------------------
 
+def temperature_samples(prometheus, job, seconds):
+    """Each openweather_temperature_celsius series of `job` with its sample times over the last `seconds`."""
+    return [(r["metric"].get("location"), [float(t) for t, _ in r["values"]])
+            for r in query(prometheus, f'openweather_temperature_celsius{{job="{job}"}}[{int(seconds)}s]')]
+
+
+def scraped(a):
+    """Waits until Prometheus has had each of the `count` temperature series of `job` for `seconds`:
+    its oldest sample is that old (a restart after this has samples before it to compare)."""
+    def long_enough():
+        series = temperature_samples(a.prometheus, a.job, 600)
+        old = time.time() - a.seconds
+        return len(series) == a.count and all(stamps and stamps[0] <= old for _, stamps in series)
+    check(bool(poll(long_enough, a.timeout)), f"Prometheus has had the {a.count} temperature series of {a.job} for {a.seconds} s")
+    finish()
+
+
 def gap(a):
     """Across a restart (SIGTERM at `down`, /-/ready 200 at `up`, Unix times), every location's
     temperature has samples before and after, and no gap between two samples longer than the
-    restart itself plus two scrape intervals."""
+    restart itself plus two scrape intervals. Waits (up to --timeout) until every series has a
+    sample more than two scrape intervals after `up`."""
     down, up = float(a.down), float(a.up)
-    window = int(time.time() - down) + 20
-    res = query(a.prometheus, f'openweather_temperature_celsius{{job="{a.job}"}}[{window}s]')
+    res = []
+
+    def scraped_after():
+        nonlocal res
+        res = temperature_samples(a.prometheus, a.job, int(time.time() - down) + 20)
+        return len(res) == a.count and all(stamps and stamps[-1] > up + 2 for _, stamps in res)
+    poll(scraped_after, a.timeout)
     check(len(res) == a.count, f"{a.count} temperature series (got {len(res)})")
     allowed = up - down + 2.0
     worst = 0.0
-    for r in res:
-        stamps = [float(t) for t, _ in r["values"]]
-        spans = stamps[0] < down - 2 and stamps[-1] > up + 2
-        check(spans, f"{r['metric'].get('location')}: samples before the restart and after it")
+    for location, stamps in res:
+        spans = bool(stamps) and stamps[0] < down - 2 and stamps[-1] > up + 2
+        check(spans, f"{location}: samples before the restart and after it")
         worst = max([worst] + [later - earlier for earlier, later in zip(stamps, stamps[1:])])
     check(worst <= allowed, f"largest gap {worst:.1f} s <= the restart ({up - down:.1f} s) + 2 scrape intervals")
     finish()
@@ -642,6 +668,13 @@ def main():
     gp.add_argument("--count", type=int, required=True)
     gp.add_argument("--down", required=True)
     gp.add_argument("--up", required=True)
+    gp.add_argument("--timeout", type=float, default=30)
+    sc = sub.add_parser("scraped")
+    sc.add_argument("--prometheus", required=True)
+    sc.add_argument("--job", required=True)
+    sc.add_argument("--count", type=int, required=True)
+    sc.add_argument("--seconds", type=float, required=True)
+    sc.add_argument("--timeout", type=float, default=30)
     w = sub.add_parser("webconfig")
     for k in ("deploy", "out", "exporter", "interval", "cert", "key", "ca", "user", "hash", "password_file"):
         w.add_argument("--" + k.replace("_", "-"), dest=k, required=True)

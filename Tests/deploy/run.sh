@@ -87,7 +87,7 @@ retry() {
     local deadline=$((SECONDS + $1)); shift
     until "$@"; do
         ((SECONDS >= deadline)) && return 1
-        sleep 0.2
+        sleep 0.1
     done
 }
 
@@ -382,7 +382,8 @@ state_restart() {
             | "$PY" -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)' 2>/dev/null
     }
     retry 90 all_scraped "$prom_port" || { echo "Prometheus never saw the 12 locations"; tail -5 "$WORK/state-1.log"; return 1; }
-    sleep 3
+    # Samples well before the restart, for the gap check to compare with.
+    "$PY" "$HERE/e2e.py" scraped --prometheus "http://127.0.0.1:$prom_port" --job state --count 12 --seconds 3 || return 1
     t0=$(date +%s.%N)
     kill -TERM "$pid"; wait "$pid"
     STATE_PIDS=("${STATE_PIDS[1]}")
@@ -392,7 +393,7 @@ state_restart() {
     t1=$(date +%s.%N)
     http_ok "http://127.0.0.1:$port/-/ready" || { echo "not ready 30 s after the restart"; cat "$WORK/state-2.log"; return 1; }
     grep 'state restored' "$WORK/state-2.log" | grep -q 'readings=12' || { echo "no full restore:"; cat "$WORK/state-2.log"; return 1; }
-    sleep 6
+    # gap waits until Prometheus has scraped every location more than two intervals after /-/ready.
     "$PY" "$HERE/e2e.py" gap --prometheus "http://127.0.0.1:$prom_port" --job state --count 12 --down "$t0" --up "$t1" || return 1
     # The state file's families (only with --storage.path) in OpenMetrics too; its counter's _created.
     # No openweather_api_requests here: every reading came from the state file, no request was made.

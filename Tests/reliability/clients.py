@@ -5,12 +5,17 @@ Each subcommand prints what it measured and exits non-zero when a check fails.
 """
 import json
 import os
+import pathlib
 import socket
 import statistics
 import struct
 import sys
 import time
 import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
+from waiting import STEP, poll, window  # noqa: E402
 
 HOST = "127.0.0.1"
 
@@ -144,7 +149,8 @@ def fd_flood(port, count, hold_seconds, pid):
         except OSError:
             refused += 1
     ticks_before = cpu_ticks()
-    time.sleep(hold_seconds)
+    # A measurement window (CPU while the descriptors stay exhausted), not a wait for an event.
+    window(hold_seconds, alive=lambda: os.path.exists(f"/proc/{pid}"))
     ticks = cpu_ticks() - ticks_before
     hz = os.sysconf("SC_CLK_TCK")
     share = ticks / hz / hold_seconds
@@ -325,7 +331,7 @@ def scrape_loop(port, seconds, rate):
         except OSError:
             errors += 1
         scrapes += 1
-        time.sleep(1 / rate)
+        window(1 / rate)  # the scrape rate is the load being applied: a rhythm, not a wait
     print(f"  {scrapes} scrapes, {errors} errors")
     if errors:
         fail("scrapes failed during the soak")
@@ -452,7 +458,8 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
             if len(held) > 300:
                 held.pop(0).close()
     finally:
-        time.sleep(1)
+        # The scraper goes on for a second after the last hostile client: a window, not a wait.
+        window(1, alive=thread.is_alive)
         stop.set()
         thread.join()
     for kind, n in sorted(kinds.items()):
@@ -462,10 +469,10 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
     # The held connections are closed by the server at the read timeout; ours go away too.
     deadline = time.monotonic() + read_timeout + 5
     while time.monotonic() < deadline and fd_count() > fds_before + 4:
-        time.sleep(0.2)
+        time.sleep(STEP)
     for s in held:
         s.close()
-    time.sleep(0.5)
+    poll(lambda: fd_count() <= fds_before + 4, 5)
     print(f"  descriptors: {fds_before} before, {held_fds} with {len(held)} held, {fd_count()} after the read timeout")
     if result["errors"] or result["scrapes"] < 20:
         fail("scrapes failed next to hostile TLS clients")

@@ -9,6 +9,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/Tests/reliability/state"
+source "$ROOT/Tests/TestSupport/processes.sh"
 seconds=${1:-${FUZZ_SECONDS:-60}}
 kills=${KILLS:-300}
 work=$(mktemp -d /tmp/owe-state.XXXXXX)
@@ -24,7 +25,9 @@ swiftc -O -parse-as-library "$HERE/crash.swift" "${state_sources[@]}" \
 echo "--- fuzzing the decoder for ${seconds}s"
 mkdir -p "$work/corpus" "$work/dir" /tmp/owe-fuzz-artifacts
 "$work/crash" "$work/dir" write & writer=$!
-sleep 0.5; kill -KILL "$writer"; wait "$writer" 2>/dev/null || true; writer=""
+# A seed for the fuzzer: the first file it wrote.
+wait_for 30 test -s "$work/dir/openweather-exporter.state" || { echo "FAIL: the writer wrote no state file within 30 s"; exit 1; }
+kill -KILL "$writer"; wait "$writer" 2>/dev/null || true; writer=""
 cp "$work/dir/openweather-exporter.state" "$work/corpus/written"
 # Seeds for the payload parser: a written file's payload (past the 24-byte header), and bits of it.
 tail -c +25 "$work/dir/openweather-exporter.state" > "$work/corpus/payload"
@@ -44,8 +47,9 @@ rm -rf "$work/dir"
 previous=0
 for round in $(seq "$kills"); do
     "$work/crash" "$work/dir" write & writer=$!
-    # 5-150 ms: a few writes (each a few hundred KB, fsynced) and a kill in the middle of one.
-    sleep "0.$(printf '%03d' $((5 + RANDOM % 145)))"
+    # A random kill point, not a wait: 5-100 ms, a few writes (each a few hundred KB, fsynced) and
+    # a kill in the middle of one.
+    sleep "0.$(printf '%03d' $((5 + RANDOM % 96)))"
     kill -KILL "$writer"; wait "$writer" 2>/dev/null || true; writer=""
     result=$("$work/crash" "$work/dir" check) || { echo "round $round: $result"; exit 1; }
     if [ "$result" = none ]; then continue; fi

@@ -25,7 +25,11 @@ final class KeepAliveServer: Sendable {
     init(_ behaviour: Behaviour = Behaviour()) throws {
         self.behaviour = behaviour
         (listener, port) = try ScriptedServer.listen(backlog: 64)
-        DispatchQueue.global().async { [self] in acceptLoop() }
+        acceptConnections(
+            on: listener, until: { [self] in stopped.load(ordering: .relaxed) },
+            accepted: { [self] in stats.withLock { $0.connections += 1 } },
+            closed: { [self] in stats.withLock { $0.closed += 1 } }
+        ) { [self] fd in serve(fd) }
     }
 
     deinit {
@@ -42,24 +46,6 @@ final class KeepAliveServer: Sendable {
     /// Connections this server has closed.
     var closed: Int { stats.withLock { $0.closed } }
     var heads: [String] { stats.withLock { $0.heads } }
-
-    private func acceptLoop() {
-        defer { close(listener) }
-        while !stopped.load(ordering: .relaxed) {
-            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, 100) >= 0 else { return }
-            guard entry.revents != 0 else { continue }
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { continue }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            stats.withLock { $0.connections += 1 }
-            Thread.detach { [self] in
-                serve(fd)
-                close(fd)
-                stats.withLock { $0.closed += 1 }
-            }
-        }
-    }
 
     private func serve(_ fd: Int32) {
         var answered = 0
@@ -94,6 +80,33 @@ final class KeepAliveServer: Sendable {
     private func findHeadEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
         return (0...(bytes.count - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
+    }
+}
+
+/// The accept loop of the test servers here: accepts on `listener` until `stopped()` (checked every
+/// 100 ms), then closes it; each connection gets a detached thread of its own that runs `serve` and
+/// closes the connection. `accepted` runs on the accepting thread, `closed` once the connection is closed.
+func acceptConnections(
+    on listener: Int32, until stopped: @escaping @Sendable () -> Bool,
+    accepted: @escaping @Sendable () -> Void = {}, closed: @escaping @Sendable () -> Void = {},
+    serve: @escaping @Sendable (Int32) -> Void
+) {
+    DispatchQueue.global().async {
+        defer { close(listener) }
+        while !stopped() {
+            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 100) >= 0 else { return }
+            guard entry.revents != 0 else { continue }
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { continue }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            accepted()
+            Thread.detach {
+                serve(fd)
+                close(fd)
+                closed()
+            }
+        }
     }
 }
 

@@ -134,16 +134,6 @@ final class ScriptedServer: Sendable {
         let n = recv(fd, &buffer, buffer.count, 0)
         return n > 0 ? Array(buffer[..<n]) : nil
     }
-
-    private func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard n > 0 else { return false }
-            sent += n
-        }
-        return true
-    }
 }
 
 func sleep(for duration: Duration) {

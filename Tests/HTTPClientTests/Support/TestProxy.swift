@@ -27,7 +27,7 @@ final class TestProxy: Sendable {
         self.mode = mode
         self.requiredAuthorization = requiredAuthorization
         (listener, port) = try ScriptedServer.listen(backlog: 64)
-        DispatchQueue.global().async { [self] in acceptLoop() }
+        acceptConnections(on: listener, until: { [self] in stopped.load(ordering: .relaxed) }) { [self] fd in handle(fd) }
     }
 
     deinit { stopped.store(true, ordering: .relaxed) }
@@ -38,22 +38,6 @@ final class TestProxy: Sendable {
     var heads: [String] { seen.withLock { $0.heads } }
     /// Tunnels opened to an origin.
     var tunnels: Int { seen.withLock { $0.tunnels } }
-
-    private func acceptLoop() {
-        defer { close(listener) }
-        while !stopped.load(ordering: .relaxed) {
-            var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, 100) >= 0 else { return }
-            guard entry.revents != 0 else { continue }
-            let fd = accept(listener, nil, nil)
-            guard fd >= 0 else { continue }
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            Thread.detach { [self] in
-                handle(fd)
-                close(fd)
-            }
-        }
-    }
 
     private func handle(_ client: Int32) {
         var head: [UInt8] = []
