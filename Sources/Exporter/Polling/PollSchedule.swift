@@ -79,13 +79,15 @@ struct PollSchedule {
     private let origin: Double
     let maxInFlight: Int
 
+    /// Requests in flight at once, across every location and source.
+    static let requestLimit = 16
     static let firstRateLimitPause = 60.0
     static let maxRateLimitPause = 3600.0
     /// A resolver's first retry after a transient failure; it doubles up to its interval.
     static let firstResolverRetry = 60.0
 
     /// `specs`: `sourceCount` per location, in location order.
-    init(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, maxInFlight: Int = 16) {
+    init(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, maxInFlight: Int = PollSchedule.requestLimit) {
         self.origin = now
         self.maxInFlight = maxInFlight
         self.budget = RequestBudget(limitPerMinute: requestsPerMinute)

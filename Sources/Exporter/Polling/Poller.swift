@@ -90,7 +90,7 @@ public final class Poller: Sendable {
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     public init(
         plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
-        execute: @escaping Executor = { DispatchQueue.global().async(execute: $0) },
+        execute: Executor? = nil,
         keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)? = nil,
         onChange: @escaping @Sendable () -> Void
     ) {
@@ -98,7 +98,8 @@ public final class Poller: Sendable {
         self.store = store
         self.logger = logger
         self.time = time
-        self.execute = execute
+        // A thread per request in flight: a request mostly waits (DNS, connect, the answer).
+        self.execute = execute ?? ThreadPool(name: "request", limit: PollSchedule.requestLimit).run
         self.onChange = onChange
         let now = time.monotonic()
         core = Mutex(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Synchronization
 
 /// A detached pthread running `body`, for the few long-lived loops the exporter has.
 public enum Threads {
@@ -21,12 +22,108 @@ public enum Threads {
     }
 
     /// libdispatch opens its own descriptors (an epoll, a timer) when its first worker thread and its
-    /// first timer start, and traps (SIGILL) when it cannot. The poller and the renderer run on its
-    /// threads, so make both happen at startup, while descriptors are free, instead of at a poll that
+    /// first timer start, and traps (SIGILL) when it cannot. The renderer runs on its threads, so
+    /// make both happen at startup, while descriptors are free, instead of at a poll that
     /// comes when scrapers hold every descriptor the process may open.
     public static func startDispatch() {
         let started = DispatchSemaphore(value: 0)
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(1)) { started.signal() }
         started.wait()
+    }
+}
+
+/// Threads of our own for work that waits on the network, started as needed up to `limit`,
+/// ended after a minute idle. libdispatch on Linux runs its global queue on about one thread a core and cannot tell a
+/// thread waiting for an answer from a busy one, so there requests in flight would take turns two
+/// or three at a time on a small machine, whatever the poller's limit, and would hold up the
+/// Dispatch work (rendering) behind them.
+public final class ThreadPool: Sendable {
+    private struct State {
+        /// Work waiting for a thread: only while all `limit` threads are busy, or between a
+        /// submission and the waiting thread it woke.
+        var queue: [@Sendable () -> Void] = []
+        var head = 0
+        /// Threads waiting on `wake` that no submission has woken yet.
+        var idle = 0
+        var threads = 0
+
+        mutating func next() -> (@Sendable () -> Void)? {
+            guard head < queue.count else { return nil }
+            let work = queue[head]
+            head += 1
+            if head == queue.count {
+                queue.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            return work
+        }
+    }
+
+    public let limit: Int
+    /// A thread with nothing to run for this long ends (a small plan polls a few times a minute).
+    private let idle: Duration
+    private let name: String
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+
+    public init(name: String, limit: Int, idle: Duration = .seconds(60)) {
+        precondition(limit > 0)
+        self.name = name
+        self.limit = limit
+        self.idle = idle
+    }
+
+    /// Runs `work` on a waiting thread, on a new one while there are fewer than `limit`, or else
+    /// on the first thread to finish what it runs.
+    public func run(_ work: @escaping @Sendable () -> Void) {
+        enum Start { case woken, spawned, queued }
+        let start = state.withLock { state -> Start in
+            if state.threads < limit && state.idle == 0 {
+                state.threads += 1
+                return .spawned
+            }
+            state.queue.append(work)
+            guard state.idle > 0 else { return .queued }
+            state.idle -= 1
+            return .woken
+        }
+        switch start {
+        case .spawned: Threads.spawn(name: name) { [self] in serve(work) }
+        case .woken: wake.signal()
+        case .queued: break
+        }
+    }
+
+    private func serve(_ first: @escaping @Sendable () -> Void) {
+        var work = first
+        while true {
+            work()
+            var next = state.withLock { state in
+                let next = state.next()
+                if next == nil { state.idle += 1 }
+                return next
+            }
+            while next == nil {
+                if wake.wait(timeout: .now() + .nanoseconds(Int(idle / .nanoseconds(1)))) == .success {
+                    // Woken for work another thread may have taken on finishing: then wait again.
+                    next = state.withLock { state in
+                        let next = state.next()
+                        if next == nil { state.idle += 1 }
+                        return next
+                    }
+                    continue
+                }
+                // Idle for a while: end, unless every waiting thread has been woken (a wake-up is
+                // then on its way to this one).
+                let leave = state.withLock { state in
+                    guard state.idle > 0 else { return false }
+                    state.idle -= 1
+                    state.threads -= 1
+                    return true
+                }
+                if leave { return }
+            }
+            work = next!
+        }
     }
 }
