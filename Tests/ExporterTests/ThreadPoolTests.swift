@@ -50,7 +50,7 @@ import TestSupport
     }
 
     @Test func waitingWorkRunsUpToTheLimitAtOnceAndNoMore() async {
-        let pool = ThreadPool(name: "test", limit: 16)
+        let pool = ThreadPool(limit: 16)
         let tally = Tally()
         let release = DispatchSemaphore(value: 0)
         Self.submit(20, to: pool, tally: tally, release: release)
@@ -65,7 +65,7 @@ import TestSupport
     }
 
     @Test func idleThreadsEndAndThePoolStartsNewOnes() async {
-        let pool = ThreadPool(name: "test", limit: 4, idle: .milliseconds(50))
+        let pool = ThreadPool(limit: 4, idle: .milliseconds(50))
         let tally = Tally()
         let release = DispatchSemaphore(value: 0)
         Self.submit(4, to: pool, tally: tally, release: release)
@@ -83,7 +83,7 @@ import TestSupport
 
     @Test func workSubmittedAsAThreadFinishesIsNeitherLostNorRunTwice() async {
         // Submissions racing with threads that finish, wait and end (a 1 ms idle time).
-        let pool = ThreadPool(name: "test", limit: 3, idle: .milliseconds(1))
+        let pool = ThreadPool(limit: 3, idle: .milliseconds(1))
         let runs = Mutex([Int](repeating: 0, count: 2000))
         for round in 0..<200 {
             for item in 0..<10 { pool.run { runs.withLock { $0[round * 10 + item] += 1 } } }
@@ -91,5 +91,13 @@ import TestSupport
         }
         #expect(await waitUntil(seconds: 20) { runs.withLock { $0.allSatisfy { $0 >= 1 } } })
         #expect(runs.withLock { $0.allSatisfy { $0 == 1 } })
+    }
+
+    @Test func withoutThreadsTheWorkStillRuns() async {
+        // pthread_create refuses (EAGAIN: a container's process limit): nothing is lost.
+        let pool = ThreadPool(limit: 4, start: { _ in EAGAIN })
+        let ran = Mutex(0)
+        for _ in 0..<10 { pool.run { ran.withLock { $0 += 1 } } }
+        #expect(await waitUntil(seconds: 10) { ran.withLock { $0 } == 10 })
     }
 }

@@ -99,7 +99,7 @@ public final class Poller: Sendable {
         self.logger = logger
         self.time = time
         // A thread per request in flight: a request mostly waits (DNS, connect, the answer).
-        self.execute = execute ?? ThreadPool(name: "request", limit: PollSchedule.requestLimit).run
+        self.execute = execute ?? ThreadPool(limit: PollSchedule.requestLimit).run
         self.onChange = onChange
         let now = time.monotonic()
         core = Mutex(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))

@@ -10,6 +10,12 @@ public enum Threads {
     }
 
     public static func spawn(name: String, _ body: @escaping @Sendable () -> Void) {
+        let result = start(body)
+        precondition(result == 0, "cannot start the \(name) thread: \(String(cString: strerror(result)))")
+    }
+
+    /// `pthread_create`'s result: 0, or why no thread was started (EAGAIN under a process limit).
+    public static func start(_ body: @escaping @Sendable () -> Void) -> Int32 {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { raw in
@@ -17,8 +23,12 @@ public enum Threads {
             box.body()
             return nil
         }, box)
-        precondition(result == 0, "cannot start the \(name) thread: \(String(cString: strerror(result)))")
+        guard result == 0 else {
+            Unmanaged<Box>.fromOpaque(box).release()
+            return result
+        }
         pthread_detach(thread)
+        return 0
     }
 
     /// libdispatch opens its own descriptors (an epoll, a timer) when its first worker thread and its
@@ -62,13 +72,16 @@ public final class ThreadPool: Sendable {
     public let limit: Int
     /// A thread with nothing to run for this long ends (a small plan polls a few times a minute).
     private let idle: Duration
-    private let name: String
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
 
-    public init(name: String, limit: Int, idle: Duration = .seconds(60)) {
+    public typealias Starter = @Sendable (@escaping @Sendable () -> Void) -> Int32
+    private let startThread: Starter
+
+    /// `start` starts a thread running its argument and gives `pthread_create`'s result.
+    public init(limit: Int, idle: Duration = .seconds(60), start: @escaping Starter = Threads.start) {
         precondition(limit > 0)
-        self.name = name
+        startThread = start
         self.limit = limit
         self.idle = idle
     }
@@ -88,7 +101,14 @@ public final class ThreadPool: Sendable {
             return .woken
         }
         switch start {
-        case .spawned: Threads.spawn(name: name) { [self] in serve(work) }
+        case .spawned:
+            guard startThread({ [self] in serve(work) }) == 0 else {
+                // No thread to be had (a container's process limit, say): the work still runs, on
+                // libdispatch's threads, as slow answers then take turns.
+                state.withLock { $0.threads -= 1 }
+                DispatchQueue.global().async(execute: work)
+                return
+            }
         case .woken: wake.signal()
         case .queued: break
         }
