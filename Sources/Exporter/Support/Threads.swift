@@ -42,11 +42,11 @@ public enum Threads {
     }
 }
 
-/// Threads of our own for work that waits on the network, started as needed up to `limit`,
-/// ended after a minute idle. libdispatch on Linux runs its global queue on about one thread a core and cannot tell a
-/// thread waiting for an answer from a busy one, so there requests in flight would take turns two
-/// or three at a time on a small machine, whatever the poller's limit, and would hold up the
-/// Dispatch work (rendering) behind them.
+/// Threads of our own for work that waits on the network, started as needed up to `limit`, ended
+/// after a minute idle. libdispatch on Linux runs its global queue on about one thread a core and
+/// cannot tell a thread waiting for an answer from a busy one, so there requests in flight would
+/// take turns two or three at a time on a small machine, whatever the poller's limit, and would
+/// hold up the Dispatch work (rendering) behind them.
 public final class ThreadPool: Sendable {
     private struct State {
         /// Work waiting for a thread: only while all `limit` threads are busy, or between a
@@ -57,8 +57,12 @@ public final class ThreadPool: Sendable {
         var idle = 0
         var threads = 0
 
-        mutating func next() -> (@Sendable () -> Void)? {
-            guard head < queue.count else { return nil }
+        /// The oldest waiting work for a thread that is free; none: the thread counts as idle.
+        mutating func nextOrIdle() -> (@Sendable () -> Void)? {
+            guard head < queue.count else {
+                idle += 1
+                return nil
+            }
             let work = queue[head]
             head += 1
             if head == queue.count {
@@ -69,9 +73,9 @@ public final class ThreadPool: Sendable {
         }
     }
 
-    public let limit: Int
+    private let limit: Int
     /// A thread with nothing to run for this long ends (a small plan polls a few times a minute).
-    private let idle: Duration
+    private let idleTime: Duration
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
 
@@ -83,7 +87,7 @@ public final class ThreadPool: Sendable {
         precondition(limit > 0)
         startThread = start
         self.limit = limit
-        self.idle = idle
+        idleTime = idle
     }
 
     /// Runs `work` on a waiting thread, on a new one while there are fewer than `limit`, or else
@@ -118,19 +122,11 @@ public final class ThreadPool: Sendable {
         var work = first
         while true {
             work()
-            var next = state.withLock { state in
-                let next = state.next()
-                if next == nil { state.idle += 1 }
-                return next
-            }
+            var next = state.withLock { $0.nextOrIdle() }
             while next == nil {
-                if wake.wait(timeout: .now() + .nanoseconds(Int(idle / .nanoseconds(1)))) == .success {
+                if wake.wait(timeout: .now() + .nanoseconds(Int(idleTime / .nanoseconds(1)))) == .success {
                     // Woken for work another thread may have taken on finishing: then wait again.
-                    next = state.withLock { state in
-                        let next = state.next()
-                        if next == nil { state.idle += 1 }
-                        return next
-                    }
+                    next = state.withLock { $0.nextOrIdle() }
                     continue
                 }
                 // Idle for a while: end, unless every waiting thread has been woken (a wake-up is
