@@ -16,7 +16,7 @@ import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
-from waiting import STEP, poll  # noqa: E402
+from waiting import poll  # noqa: E402
 
 WEATHER_METRICS = [
     "openweather_temperature_celsius", "openweather_feels_like_celsius",
@@ -239,12 +239,13 @@ def force_aqi(a):
     with urllib.request.urlopen(req, timeout=10) as r:
         check(r.status == 200, f"simulator accepted the fault: air pollution at lat {a.latitude} answers aqi {a.aqi}")
     expr = f'openweather_air_quality_index{{job="openweather",location="{a.location}"}}'
-    deadline = time.monotonic() + a.timeout
-    while True:
+    got = []
+
+    def reached():
+        nonlocal got
         got = [float(r["value"][1]) for r in query(a.prometheus, expr)]
-        if got == [float(a.aqi)] or time.monotonic() > deadline:
-            break
-        time.sleep(STEP)
+        return got == [float(a.aqi)]
+    poll(reached, a.timeout)
     check(got == [float(a.aqi)], f"Prometheus has {expr} = {a.aqi} (got {got})")
     finish()
 
@@ -255,8 +256,10 @@ def alerts(a):
     """The threshold alerts fire exactly for the expected locations, and nothing
     else fires. Retries until a.timeout, because rules need an evaluation."""
     expected = set(tuple(x.split(":")) for x in a.expect.split(","))
-    deadline = time.monotonic() + a.timeout
-    while True:
+    want, firing, got = set(), [], set()
+
+    def exactly():
+        nonlocal want, firing, got
         # The simulator's air can turn poor on its own (an afternoon's ozone):
         # wherever Prometheus has an index of 4 or worse, the alert must fire.
         poor = {("OpenWeatherAirQualityPoor", r["metric"]["location"])
@@ -267,9 +270,8 @@ def alerts(a):
         if a.ignore:
             firing = [x for x in firing if not re.fullmatch(a.ignore, x["labels"]["alertname"])]
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
-        if got == want or time.monotonic() > deadline:
-            break
-        time.sleep(STEP)
+        return got == want
+    poll(exactly, a.timeout)
     check(got == want, f"firing alerts are exactly {sorted(want)} (got {sorted(got)})")
     for x in firing:
         desc = x["annotations"].get("description", "")
@@ -283,26 +285,28 @@ def alerts(a):
             check(x["labels"].get("source") == "geocoding" and "has not resolved" in desc,
                   f"{x['labels']['location']}: place not found, source=\"geocoding\": {desc!r}")
     if a.alertmanager:
-        deadline = time.monotonic() + a.timeout
-        while True:
+        got_am = set()
+
+        def received():
+            nonlocal got_am
             am = get_json(f"{a.alertmanager}/api/v2/alerts?active=true")
             got_am = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in am
                       if x["labels"].get("job") == "openweather"}
-            if want <= got_am or time.monotonic() > deadline:
-                break
-            time.sleep(STEP)
+            return want <= got_am
+        poll(received, a.timeout)
         check(want <= got_am, f"Alertmanager received {sorted(want)} (has {sorted(got_am)})")
     if a.webhook_log:
-        deadline = time.monotonic() + a.timeout
-        while True:
+        wanted = {("webhook", n, l) for n, l in want}
+        posts, seen = [], set()
+
+        def delivered():
+            nonlocal posts, seen
             path = pathlib.Path(a.webhook_log)
             posts = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
             seen = {(p["receiver"], al["labels"]["alertname"], al["labels"].get("location", ""))
                     for p in posts for al in p["alerts"]}
-            wanted = {("webhook", n, l) for n, l in want}
-            if wanted <= seen or time.monotonic() > deadline:
-                break
-            time.sleep(STEP)
+            return wanted <= seen
+        poll(delivered, a.timeout)
         check(wanted <= seen, f"the webhook receiver got {sorted(wanted)}")
         ours = [p for p in posts if p["commonLabels"].get("job") == "openweather"]
         check(ours and all(p["groupLabels"] == {"alertname": p["commonLabels"]["alertname"],
@@ -355,17 +359,17 @@ def inhibit(a):
         ("OpenWeatherDataStale", "inhibit-e", "v:9755", "Rome", "weather"): False,              # air pollution failing says nothing of the weather
     }
     got = {}
-    deadline = time.monotonic() + a.timeout
-    while time.monotonic() < deadline:
+
+    def settled():
+        nonlocal got
         got = {}
         for x in get_json(f"{a.alertmanager}/api/v2/alerts"):
             l = x["labels"]
             if l.get("job", "").startswith("inhibit-"):
                 key = (l["alertname"], l["job"], l["instance"], l.get("location", ""), l.get("source", ""))
                 got[key] = x["status"]["state"] == "suppressed" and bool(x["status"]["inhibitedBy"])
-        if got == want:
-            break
-        time.sleep(STEP)
+        return got == want
+    poll(settled, a.timeout)
     for k, v in want.items():
         check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} job={k[1]} instance={k[2]} location={k[3] or '-'} source={k[4] or '-'}")
     finish()
@@ -466,14 +470,15 @@ def forecast_alerts(a):
     """Against a demo exporter with One Call (alerts everywhere) and one place whose threshold only the
     forecast crosses: "frost expected" fires while "below threshold" does not, and reaches
     Alertmanager not inhibited; the official-alert rule fires for every place."""
-    deadline = time.time() + a.timeout
     want = {("OpenWeatherFrostExpected", a.place)} | {("OpenWeatherOfficialAlert", p) for p in a.official.split(",")}
-    while True:
+    firing, got = [], set()
+
+    def fired():
+        nonlocal firing, got
         firing = [x for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"]
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
-        if want <= got or time.time() > deadline:
-            break
-        time.sleep(STEP)
+        return want <= got
+    poll(fired, a.timeout)
     check(want <= got, f"firing in Prometheus: {sorted(want)} (got {sorted(got)})")
     check(("OpenWeatherTemperatureBelowThreshold", a.place) not in got, f"{a.place} is not below its threshold now")
     now = query(a.prometheus, f'openweather_temperature_celsius{{location="{a.place}"}} > ignoring(bound) '
@@ -481,13 +486,8 @@ def forecast_alerts(a):
     check(bool(now), f"{a.place}: the temperature now is above the lower threshold")
     official = [x for x in firing if x["labels"]["alertname"] == "OpenWeatherOfficialAlert"]
     check(all(x["labels"].get("event") and x["labels"].get("sender") for x in official), "official alerts carry event and sender")
-    deadline = time.time() + a.timeout
-    while True:
-        am = [x for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("location") == a.place
-              and x["labels"]["alertname"] == "OpenWeatherFrostExpected"]
-        if am or time.time() > deadline:
-            break
-        time.sleep(STEP)
+    am = poll(lambda: [x for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("location") == a.place
+                       and x["labels"]["alertname"] == "OpenWeatherFrostExpected"], a.timeout)
     check(bool(am) and all(x["status"]["state"] == "active" for x in am),
           f"Alertmanager has OpenWeatherFrostExpected for {a.place}, not inhibited: {[x['status'] for x in am]}")
     finish()
@@ -510,13 +510,13 @@ def inhibit_forecast(a):
             ("OpenWeatherFrostExpected", "Bergen"): False, ("OpenWeatherTemperatureAboveThreshold", "Seville"): False,
             ("OpenWeatherHeatExpected", "Seville"): True, ("OpenWeatherFrostExpected", "Seville"): False}
     got = {}
-    deadline = time.time() + a.timeout
-    while time.time() < deadline:
+
+    def settled():
+        nonlocal got
         got = {(x["labels"]["alertname"], x["labels"]["location"]): x["status"]["state"] == "suppressed"
                for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("job") == "inhibit-f"}
-        if got == want:
-            break
-        time.sleep(STEP)
+        return got == want
+    poll(settled, a.timeout)
     for k, v in want.items():
         check(got.get(k) == v, f"{'inhibited' if v else 'not inhibited'}: {k[0]} location={k[1]}")
     finish()
@@ -525,19 +525,20 @@ def inhibit_forecast(a):
 def onecall_fallback(a):
     """After One Call starts answering 401 for the missing subscription: weather and forecast are up
     again from the free endpoints for every place, One Call is down, and the log has one error."""
-    deadline = time.time() + a.timeout
     places = a.places.split(",")
-    # Up stays 1 from One Call's last answer; the free endpoints' own successes show in the request counts.
-    while True:
+    up, ok, codes, polled = {}, False, {}, False
+
+    def fallen_back():
+        nonlocal up, ok, codes, polled
+        # Up stays 1 from One Call's last answer; the free endpoints' own successes show in the request counts.
         up = {(r["metric"]["location"], r["metric"]["source"]): float(r["value"][1])
               for r in query(a.prometheus, 'openweather_up{job="openweather"}')}
         ok = all(up.get((p, s)) == 1 for p in places for s in ("weather", "forecast")) and all(up.get((p, "onecall")) == 0 for p in places)
         codes = {(r["metric"]["source"], r["metric"]["code"]): float(r["value"][1])
                  for r in query(a.prometheus, 'openweather_api_requests_total{job="openweather"}')}
         polled = all(codes.get((s, "200"), 0) >= len(places) for s in ("weather", "forecast")) and ("onecall", "401") in codes
-        if ok and polled or time.time() > deadline:
-            break
-        time.sleep(STEP)
+        return ok and polled
+    poll(fallen_back, a.timeout)
     check(ok, f"weather and forecast up, onecall down, for {places}: {up}")
     check(polled, f"weather and forecast polled from their own endpoints for every place, onecall answered 401: {sorted(codes.items())}")
     errors = [l for l in pathlib.Path(a.log).read_text().splitlines() if "level=error" in l]

@@ -15,7 +15,7 @@ import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
-from waiting import STEP, poll, window  # noqa: E402
+from waiting import poll, window  # noqa: E402
 
 HOST = "127.0.0.1"
 
@@ -163,20 +163,17 @@ def fd_flood(port, count, hold_seconds, pid):
     for s in held:
         s.close()
     # The descriptors come back as the exporter sees the closes: poll for a working scrape.
-    deadline = time.monotonic() + 10
-    while True:
+    def scrape_works():
         try:
             s = connect(port, timeout=1)
             s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
             response = read_response(s)
             s.close()
-            if response is not None and response[0] == 200:
-                break
+            return response is not None and response[0] == 200
         except OSError:
-            pass
-        if time.monotonic() > deadline:
-            fail("scrapes did not work again within 10 s of the connections closing")
-        time.sleep(0.05)
+            return False
+    if not poll(scrape_works, 10):
+        fail("scrapes did not work again within 10 s of the connections closing")
     latencies = scrape_latencies(port, 10)
     print(f"  after they closed, scrapes work again: {describe(latencies)}")
 
@@ -467,9 +464,7 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
     print(f"  during it: {result['scrapes']} https scrapes with basic auth, {result['errors']} errors, slowest {result['worst'] * 1000:.0f} ms")
     held_fds = fd_count()
     # The held connections are closed by the server at the read timeout; ours go away too.
-    deadline = time.monotonic() + read_timeout + 5
-    while time.monotonic() < deadline and fd_count() > fds_before + 4:
-        time.sleep(STEP)
+    poll(lambda: fd_count() <= fds_before + 4, read_timeout + 5)
     for s in held:
         s.close()
     poll(lambda: fd_count() <= fds_before + 4, 5)

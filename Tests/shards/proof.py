@@ -19,7 +19,6 @@ processes it started.
 """
 import argparse
 import json
-import os
 import pathlib
 import re
 import signal
@@ -34,7 +33,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
 import shardhash  # noqa: E402
-from waiting import STEP, window  # noqa: E402
+from waiting import poll, window  # noqa: E402
 
 failures = []
 children = []
@@ -212,9 +211,7 @@ def run(options, work):
          f"--web.listen-address=127.0.0.1:{prom_port}"], stdout=prom_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
 
     # Every exporter ready: each source of each of its locations tried once, paced by its budget.
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not all(exporter.poll_ready() for exporter in everyone):
-        time.sleep(STEP)
+    poll(lambda: all(exporter.poll_ready() for exporter in everyone), 240)
     for exporter in everyone:
         check(exporter.ready_after is not None,
               f"{exporter.name} ready after {exporter.ready_after or float('nan'):.1f} s")
@@ -265,17 +262,17 @@ def run(options, work):
     print(f"for comparison, hash mod N would move {modulo_moved} of {len(names)} ({modulo_moved / len(names):.1%})")
 
     # Prometheus: the same count from the 3 shards as from the unsharded exporter, and no location twice.
-    deadline = time.monotonic() + 90
     counts = None
-    while time.monotonic() < deadline:
+
+    def counted():
+        nonlocal counts
         try:
             counts = [prometheus_query(prom, f'count(openweather_temperature_celsius{{job="{job}"}})') for job in ("unsharded", "shards")]
             counts = [float(result[0]["value"][1]) if result else 0 for result in counts]
-            if counts[0] == counts[1] == len(names):
-                break
+            return counts[0] == counts[1] == len(names)
         except (OSError, ValueError, KeyError):
-            pass
-        time.sleep(STEP)
+            return False
+    poll(counted, 90)
     check(counts is not None and counts[0] == counts[1] == len(names),
           f"Prometheus: count(openweather_temperature_celsius) is {counts} for (unsharded, 3 shards); {len(names)} expected")
     try:
@@ -332,13 +329,13 @@ def run(options, work):
         request = urllib.request.Request(exporter.url + "/-/reload", method="POST")
         with urllib.request.urlopen(request, timeout=30) as response:
             check(response.status == 200, f"{exporter.name}: POST /-/reload answers 200")
-    deadline = time.monotonic() + 120
-    while True:
+    after = []
+
+    def moved_over():
+        nonlocal after
         after = [locations_of(parse(e.scrape())[0]) for e in three]
-        done = set().union(*after) == set(names) | set(added)
-        if done or time.monotonic() > deadline:
-            break
-        time.sleep(STEP)
+        return set().union(*after) == set(names) | set(added)
+    done = poll(moved_over, 120)
     check(done and sum(map(len, after)) == len(names) + len(added)
           and all(shardhash.owner(name, 3) == index for index, owned in enumerate(after) for name in owned),
           f"after the reload the 3 shards poll all {len(names) + len(added)} locations, each on the shard the hash gives "
