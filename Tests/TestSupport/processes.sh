@@ -27,15 +27,14 @@ port_from_log() {
     return 1
 }
 
+# http_answers URL STATUS: true when URL answers STATUS now.
+http_answers() {
+    [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$1")" = "$2" ]
+}
+
 # wait_http URL [SECONDS] [STATUS]: returns once URL answers STATUS (200), fails after SECONDS (10).
 wait_http() {
-    local url=$1 limit=${2:-10} want=${3:-200}
-    local deadline=$(( $(now_ms) + limit * 1000 ))
-    while [ "$(now_ms)" -lt "$deadline" ]; do
-        [ "$(curl -s --max-time 2 -o /dev/null -w '%{http_code}' "$url")" = "$want" ] && return 0
-        sleep 0.05
-    done
-    return 1
+    wait_for "${2:-10}" http_answers "$1" "${3:-200}"
 }
 
 # gone PID: true once PID has exited (a zombie counts: its parent only has to reap it). The status is
