@@ -82,15 +82,6 @@ step() {
     return 0
 }
 
-# retry SECONDS COMMAND...: reruns COMMAND until it succeeds or time is up.
-retry() {
-    local deadline=$((SECONDS + $1)); shift
-    until "$@"; do
-        ((SECONDS >= deadline)) && return 1
-        sleep 0.1
-    done
-}
-
 free_port() {
     "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -155,7 +146,7 @@ openmetrics_parse() {
 
 # step runs its command in a child bash: hand it the functions and settings.
 export ROOT DEPLOY REPO BIN WORK PY HERE OM_PYTHONPATH
-export -f retry free_port http_ok openmetrics_parse
+export -f wait_for now_ms free_port http_ok openmetrics_parse
 
 echo "deploy tests: checkout $ROOT, exporter $BIN, work dir $WORK, limit ${LIMIT}s"
 echo "tools: $(promtool --version 2>&1 | head -1); $(amtool --version 2>&1 | head -1); $("$PY" --version)"
@@ -247,7 +238,7 @@ PIDS+=($!)
 "$ALERTMANAGER" --config.file="$WORK/config/alertmanager.yml" --storage.path="$WORK/alertmanager" \
     --web.listen-address="127.0.0.1:$AM_PORT" --cluster.listen-address= >"$WORK/alertmanager.log" 2>&1 &
 PIDS+=($!)
-if retry 30 http_ok "$AM/-/ready"; then
+if wait_for 30 http_ok "$AM/-/ready"; then
     pass "alertmanager started on $AM"
     step "alertmanager inhibitions (synthetic alerts)" "$PY" "$HERE/e2e.py" inhibit --alertmanager "$AM"
 else
@@ -275,10 +266,10 @@ else
         --location "Nowhere=Xyzzyville" \
         >"$WORK/exporter.log" 2>&1 &
     PIDS+=($!)
-    if retry 30 http_ok "http://$EXPORTER/-/healthy"; then
+    if wait_for 30 http_ok "http://$EXPORTER/-/healthy"; then
         pass "exporter /-/healthy answers 200"
         step "exporter /-/ready answers 200 once every location was polled" \
-            retry 90 http_ok "http://$EXPORTER/-/ready"
+            wait_for 90 http_ok "http://$EXPORTER/-/ready"
         step "container health check script succeeds against the exporter" \
             env HEALTHCHECK_PORT="$EXPORTER_PORT" bash "$DEPLOY/docker/healthcheck.sh"
         step "container health check script fails when nothing listens" \
@@ -297,9 +288,9 @@ else
         export EXPORTER
         export -f lint_metrics
         step "promtool check metrics on the exporter's /metrics, air pollution and places by name included" \
-            retry 60 lint_metrics
+            wait_for 60 lint_metrics
         step "OpenMetrics: prometheus_client's parser reads a scrape with Prometheus' Accept (weather, air pollution, forecast, geocoding) and the golden .om files" \
-            retry 30 openmetrics_parse "http://$EXPORTER/metrics" \
+            wait_for 30 openmetrics_parse "http://$EXPORTER/metrics" \
                 '^openweather_api_requests$' '^openweather_air_' '^openweather_forecast_' '^openweather_temperature_celsius$'
         # The log says which place a name was taken for, and why a name failed.
         step "the log names the place taken for Paris and the reason Nowhere failed" \
@@ -318,7 +309,7 @@ else
         curl -fs --max-time 5 "$PROM/api/v1/query" --data-urlencode 'query=up{job="openweather"} == 1' 2>/dev/null \
             | "$PY" -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)' 2>/dev/null
     }
-    if retry 60 up_is_1; then
+    if wait_for 60 up_is_1; then
         pass "prometheus scrapes the exporter: up{job=\"openweather\"} == 1"
         metrics_check() {
             "$PY" "$HERE/e2e.py" metrics --prometheus "$PROM" --locations "$LOCATIONS" \
@@ -329,7 +320,7 @@ else
         export -f metrics_check
         # Retried: a location polled after the first scrapes needs one more.
         step "every exporter metric, per location and source, places by name resolved, through /api/v1/query" \
-            retry 60 metrics_check
+            wait_for 60 metrics_check
         # The demo logs its simulator's address; its fault API makes Hot's air very poor.
         SIMULATOR="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter.log" | head -n 1 | cut -d= -f2)"
         step "the simulator answers air quality 5 for Hot (fault API), and Prometheus has it" \
@@ -346,9 +337,9 @@ else
         }
         export -f dashboard_check
         # Retried: rate() over 1m needs two scrapes of a counter that moved.
-        step "every Grafana dashboard query returns data" retry 60 dashboard_check
+        step "every Grafana dashboard query returns data" wait_for 60 dashboard_check
         step "prometheus negotiated OpenMetrics: # UNIT in its metadata, counter family without _total, _created series stored" \
-            retry 30 "$PY" "$HERE/openmetrics.py" ingested --prometheus "$PROM" --job openweather
+            wait_for 30 "$PY" "$HERE/openmetrics.py" ingested --prometheus "$PROM" --job openweather
     else
         fail "prometheus scrapes the exporter: up{job=\"openweather\"} == 1"
         tail -n 20 "$WORK/prometheus.log" | sed 's/^/      /'
@@ -381,7 +372,7 @@ state_restart() {
         curl -fs --max-time 5 "http://127.0.0.1:$1/api/v1/query" --data-urlencode 'query=count(openweather_temperature_celsius{job="state"}) == 12' \
             | "$PY" -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)' 2>/dev/null
     }
-    retry 90 all_scraped "$prom_port" || { echo "Prometheus never saw the 12 locations"; tail -5 "$WORK/state-1.log"; return 1; }
+    wait_for 90 all_scraped "$prom_port" || { echo "Prometheus never saw the 12 locations"; tail -5 "$WORK/state-1.log"; return 1; }
     # Samples well before the restart, for the gap check to compare with.
     "$PY" "$HERE/e2e.py" scraped --prometheus "http://127.0.0.1:$prom_port" --job state --count 12 --seconds 3 || return 1
     t0=$(date +%s.%N)
@@ -397,7 +388,7 @@ state_restart() {
     "$PY" "$HERE/e2e.py" gap --prometheus "http://127.0.0.1:$prom_port" --job state --count 12 --down "$t0" --up "$t1" || return 1
     # The state file's families (only with --storage.path) in OpenMetrics too; its counter's _created.
     # No openweather_api_requests here: every reading came from the state file, no request was made.
-    retry 20 openmetrics_parse "http://127.0.0.1:$port/metrics" '^openweather_exporter_state_write_failures$'
+    wait_for 20 openmetrics_parse "http://127.0.0.1:$port/metrics" '^openweather_exporter_state_write_failures$'
 }
 export -f state_restart
 export BIN WORK PY HERE
@@ -454,7 +445,7 @@ if [[ -x "$BIN" ]]; then
     TLS_EXPORTER_PID=$!
     PIDS+=($TLS_EXPORTER_PID)
     auth=(--cacert "$TLS/ca.pem" -u "prometheus:$(cat "$TLS/password" 2>/dev/null)")
-    if retry 30 http_ok "${auth[@]}" "https://$TLS_EXPORTER/-/healthy"; then
+    if wait_for 30 http_ok "${auth[@]}" "https://$TLS_EXPORTER/-/healthy"; then
         pass "exporter serves https with basic auth (curl --cacert -u)"
         status_is() { # expected-code curl-args...: the HTTP status curl sees ("000" when TLS fails)
             local want="$1"; shift
@@ -491,7 +482,7 @@ if [[ -x "$BIN" ]]; then
                 | "$PY" -c 'import json, sys; sys.exit(0 if json.load(sys.stdin)["data"]["result"] else 1)' 2>/dev/null
         }
         export -f tls_scraped
-        if retry 60 tls_scraped; then
+        if wait_for 60 tls_scraped; then
             pass "prometheus scrapes over https with tls_config.ca_file and basic_auth: up == 1, weather series stored"
         else
             fail "prometheus scrapes over https with tls_config.ca_file and basic_auth"
@@ -502,7 +493,7 @@ if [[ -x "$BIN" ]]; then
         # Client certificates required: the file is rewritten in place, no restart (the toolkit's behaviour).
         step "web config rewritten with client_auth_type RequireAndVerifyClientCert" webconfig client-ca
         step "no client certificate: the handshake is refused" \
-            retry 10 bash -c '! curl -s --max-time 5 -o /dev/null "${@}"' _ "${auth[@]}" "https://$TLS_EXPORTER/metrics"
+            wait_for 10 bash -c '! curl -s --max-time 5 -o /dev/null "${@}"' _ "${auth[@]}" "https://$TLS_EXPORTER/metrics"
         step "a client certificate from the CA: 200" \
             status_is 200 "${auth[@]}" --cert "$TLS/client.pem" --key "$TLS/client.key" "https://$TLS_EXPORTER/metrics"
         step "a client certificate from another CA is refused" \
@@ -528,7 +519,7 @@ forecast_section() {
         --location "Frosty=${place%,*},below=${place##*,}" --location "Texarkana=33.44,-94.04,alerts=off" \
         >"$WORK/exporter2.log" 2>&1 &
     PIDS+=($!)
-    if ! retry 30 http_ok "http://$exporter2/-/healthy"; then
+    if ! wait_for 30 http_ok "http://$exporter2/-/healthy"; then
         fail "second exporter (One Call) starts"; tail -n 20 "$WORK/exporter2.log" | sed 's/^/      /'; return
     fi
     sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter2.log" | head -1 | cut -d= -f2)"
@@ -549,9 +540,9 @@ forecast_section() {
             --location-regex "Frosty|Texarkana" --only 'uv_index|dew_point|weather_alert|forecast_' --may-be-empty 'offset'
     }
     export -f dashboard_onecall
-    step "every forecast and One Call dashboard query returns data" retry 60 dashboard_onecall "$prom2"
+    step "every forecast and One Call dashboard query returns data" wait_for 60 dashboard_onecall "$prom2"
     step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts" \
-        retry 30 openmetrics_parse "http://$exporter2/metrics" \
+        wait_for 30 openmetrics_parse "http://$exporter2/metrics" \
         '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_'
     curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
     step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
@@ -577,7 +568,7 @@ start_with_args() {
     OPENWEATHER_API_KEY=test-key-not-used "$BIN" "${args[@]}" --web.listen-address="127.0.0.1:$port" >"$log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    retry 20 http_ok "http://127.0.0.1:$port/-/healthy" || ok=0
+    wait_for 20 http_ok "http://127.0.0.1:$port/-/healthy" || ok=0
     stop_process "$pid" 5 || ok=0
     if ((ok)); then pass "exporter accepts the $name command line"
     else fail "exporter accepts the $name command line: ${args[*]}"; tail -n 10 "$log" | sed 's/^/      /'; fi
@@ -592,7 +583,7 @@ run_unprivileged() {
         "$dir/openweather-exporter" --demo --web.listen-address="127.0.0.1:$port") >"$dir/log" 2>&1 &
     pid=$!
     PIDS+=("$pid")
-    retry 40 http_ok "http://127.0.0.1:$port/-/ready" || ok=0
+    wait_for 40 http_ok "http://127.0.0.1:$port/-/ready" || ok=0
     stop_process "$pid" 5 || ok=0
     ((ok)) || tail -n 10 "$dir/log"
     ((ok))
