@@ -138,6 +138,25 @@ struct VirtualPoller {
         }
     }
 
+    /// The caller chooses which locations follow each other (the poller: the exposition's order);
+    /// each source then goes through them in that order, still evenly spread.
+    @Test func eachSourcePollsTheLocationsInThePhaseOrder() {
+        let order = [3, 0, 4, 1, 2]
+        let intervals = [300.0, 600.0]
+        var poller = VirtualPoller(schedule: PollSchedule(
+            specs: PollSchedule.specs(locations: 5, intervals: intervals), sourceCount: 2, requestsPerMinute: 600, now: 1000,
+            phaseOrder: order))
+        poller.run(until: 1000 + 600 * 4)
+        for source in 0..<2 {
+            let steady = poller.starts.filter { $0.time >= 1000 + 600 && $0.job % 2 == source }
+            let ranks = steady.map { order.firstIndex(of: $0.job / 2)! }
+            #expect(steady.count >= 2 * 5, "source \(source): \(steady.count) polls")
+            #expect(zip(ranks.dropFirst(), ranks).allSatisfy { $0 == ($1 + 1) % 5 }, "source \(source): \(ranks)")
+            let gaps = zip(steady.dropFirst(), steady).map { $0.time - $1.time }
+            #expect(gaps.allSatisfy { abs($0 - intervals[source] / 5) < 1.5 }, "source \(source): \(gaps)")
+        }
+    }
+
     @Test func aPlanThatFitsIsNotStretched() {
         let plan = RequestPlan(sources: [("weather", .seconds(600), 10), ("air-pollution", .seconds(3600), 10)], budgetPerMinute: 60)
         #expect(!plan.stretched)

@@ -155,6 +155,22 @@ import Testing
         #expect(logs.all.count { $0.contains("accepts the API key again") } == 1)
     }
 
+    /// Polls go through the locations in the exposition's order (the bytes of their names), not the
+    /// configuration's, so the series a second of polls changes are neighbours and a refresh
+    /// re-renders a few shards.
+    @Test func steadyPollsFollowTheLabelOrder() {
+        let names = ["b", "Zürich", "a", "Z", "ä", "B"]
+        let locations = names.enumerated().map { Location(name: $1, latitude: Double($0), longitude: 0) }
+        let rig = Rig(configuration(locations))
+        rig.run(until: 1000 + 600 * 4)
+        let steady = rig.transport.requests(to: "/data/2.5/weather").filter { $0.time >= 1000 + 600 }
+        let polled = steady.map { names[Int(Self.latitude($0.request)!)] }
+        let order = ["B", "Z", "Zürich", "a", "b", "ä"]
+        #expect(polled.count >= 12)
+        let ranks = polled.map { order.firstIndex(of: $0)! }
+        #expect(zip(ranks.dropFirst(), ranks).allSatisfy { $0 == ($1 + 1) % order.count }, "\(polled)")
+    }
+
     // MARK: places by name
 
     @Test func aPlaceByNameIsResolvedOnceThenPolledAtItsCoordinates() {
@@ -272,5 +288,60 @@ import Testing
         publisher.tick()
         #expect(!Self.text(publisher).contains("openweather_air_quality_index{location=\"London\"}"))
         #expect(Self.text(publisher).contains("\nopenweather_up{location=\"London\",source=\"air-pollution\"} 0\n"))
+    }
+}
+
+/// The publisher's pacing: after a refresh, a change waits 100 times (`MetricsPublisher.pacing`) the
+/// refresh's time, at most a second. The clock here charges `cost` for every render (the renderer
+/// reads the wall clock once per render), so a refresh takes a known time on it.
+@Suite struct PublisherPacingTests {
+    final class RenderCost: TimeSource {
+        let base: ManualTime
+        let cost = Mutex(0.0)
+        init(_ base: ManualTime) { self.base = base }
+        func monotonic() -> Double { base.monotonic() }
+        func wall() -> Double {
+            base.advance(cost.withLock { $0 })
+            return base.wall()
+        }
+    }
+
+    /// One turn of the publisher's timer loop: what is due now runs, nothing waits longer than
+    /// the loop's shortest step when `at` is just before a due time.
+    static func turn(_ publisher: MetricsPublisher) {
+        var first = true
+        publisher.runTimers { defer { first = false }; return first }
+    }
+
+    static func shows(_ publisher: MetricsPublisher, _ name: String) -> Bool {
+        PublisherClockTests.text(publisher).contains("\nopenweather_temperature_celsius{location=\"\(name)\"} ")
+    }
+
+    @Test(arguments: [0.002, 0.05])
+    func aChangeAfterARefreshWaitsPacingTimesItsTimeAtMostASecond(cost: Double) {
+        let rig = Rig(configuration([PollerClockTests.london, PollerClockTests.tokyo]))
+        let clock = RenderCost(rig.time)
+        let publisher = MetricsPublisher(store: rig.store, time: clock)
+        // London at 1000; Tokyo at 1001.017, the budget's spacing (61 s / 60) later.
+        rig.run(until: 1001)
+        clock.cost.withLock { $0 = cost }
+        let start = rig.time.monotonic()
+        publisher.weatherChanged()
+        let end = rig.time.monotonic()
+        clock.cost.withLock { $0 = 0 }
+        #expect(abs(end - start - cost) < 1e-9, "one render, charged once")
+        #expect(Self.shows(publisher, "London"), "the first change after a quiet spell is published at once")
+
+        let wait = min(cost * 100, 1)
+        rig.run(until: max(end, 1001.017) + 0.001)
+        #expect(rig.state("Tokyo", "weather")?.up == true)
+        publisher.weatherChanged()
+        #expect(!Self.shows(publisher, "Tokyo"))
+        rig.time.set(end + wait - 0.001)
+        Self.turn(publisher)
+        #expect(!Self.shows(publisher, "Tokyo"), "published \(rig.time.monotonic() - end) s after the refresh, before \(wait) s")
+        rig.time.set(end + wait + 1e-6)
+        Self.turn(publisher)
+        #expect(Self.shows(publisher, "Tokyo"), "not published \(wait) s after the refresh")
     }
 }

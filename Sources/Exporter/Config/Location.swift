@@ -1,3 +1,4 @@
+import Glibc
 import OpenWeather
 
 /// A place to poll, as the user configured it.
@@ -29,6 +30,24 @@ public struct Location: Sendable, Equatable {
 
     public init(name: String, latitude: Double, longitude: Double, alerts: AlertSetting = .inherit) {
         self.init(name: name, place: .coordinates(latitude: latitude, longitude: longitude), alerts: alerts)
+    }
+
+    /// The positions of `locations` in the exposition's order: by the bytes of their `location`
+    /// label, which every per-location series carries first.
+    static func labelOrder(_ locations: [Location]) -> [Int] {
+        locations.indices.sorted { bytesPrecede(locations[$0].name, locations[$1].name) }
+    }
+
+    /// Byte order of the names' UTF-8, compared with memcmp where the bytes are contiguous.
+    private static func bytesPrecede(_ lhs: String, _ rhs: String) -> Bool {
+        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                let common = min(left.count, right.count)
+                let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+                return order != 0 ? order < 0 : left.count < right.count
+            }
+        }
+        return (fast ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
     /// The configured coordinates; nil for a place given by name.

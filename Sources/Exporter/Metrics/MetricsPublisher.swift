@@ -8,15 +8,17 @@ import Synchronization
 /// part is re-rendered when a reading changes or a location turns stale; the process part once a
 /// second. A scrape only takes a reference to the bytes: it does no rendering.
 ///
-/// A refresh costs time in proportion to the locations (about 2 ms for 10,000),
-/// and with many locations polls complete hundreds of times a second; so after a
-/// refresh the next waits `pacing` times as long as it took (times the threads it
-/// rendered on: its CPU time, not its wall time), and the changes in between are
-/// published together. Rendering then takes a small, fixed share of one core
-/// however many it spreads over; with a few locations the wait is well under a
-/// millisecond.
+/// With many locations polls complete hundreds of times a second, and every refresh
+/// also pays for walking all locations (about 2 ms for 10,000); so after a refresh
+/// the next waits `pacing` times as long as it took (times the threads it rendered
+/// on: its CPU time, not its wall time), at most a second, and the changes in between
+/// are published together. While readings keep changing, rendering then takes about
+/// 1 % of one core however many it spreads over (more only when a refresh costs over
+/// 10 ms, as the wait is capped); with a few locations the wait is a few milliseconds.
+/// Polls follow the exposition's order (`Poller`), so a second's changes sit in a few
+/// shards and the wait stays short.
 final class MetricsPublisher: Sendable {
-    static let pacing = 20.0
+    static let pacing = 100.0
 
     private struct Pacing {
         /// Monotonic seconds before which a change waits.

@@ -147,9 +147,7 @@ struct WeatherRendering {
         if layout != snapshot.layout || snapshot.locations.count != keys.count {
             layout = snapshot.layout
             keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
-            order = snapshot.locations.indices.sorted {
-                Self.bytesPrecede(snapshot.locations[$0].location.name, snapshot.locations[$1].location.name)
-            }
+            order = Location.labelOrder(snapshot.locations.indices.map { snapshot.locations[$0].location })
             shards = Array(repeating: ShardChunks(), count: (order.count + Self.shardSize - 1) / Self.shardSize)
             dirty = Array(shards.indices)
         } else {
@@ -272,18 +270,6 @@ struct WeatherRendering {
                 }
             }
         }
-    }
-
-    /// Byte order of the names' UTF-8, compared with memcmp where the bytes are contiguous.
-    static func bytesPrecede(_ lhs: String, _ rhs: String) -> Bool {
-        let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in
-                let common = min(left.count, right.count)
-                let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
-                return order != 0 ? order < 0 : left.count < right.count
-            }
-        }
-        return (fast ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
     static func join(_ chunks: [[UInt8]], total: Int? = nil) -> [UInt8] {

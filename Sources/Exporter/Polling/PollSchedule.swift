@@ -4,7 +4,8 @@
 /// A job is one source at one location; all jobs share one request budget and one 429 pause, since
 /// OpenWeather limits the key, not the endpoint. Jobs are laid out location by location, a slot per
 /// source: job `location × sources + source`. A source's `n` polling jobs own the phases
-/// `i × interval / n`, so each source's requests are spread evenly over its interval. The first
+/// `i × interval / n`, so each source's requests are spread evenly over its interval; `i` counts
+/// the locations in `phaseOrder`, so the caller decides which locations follow each other. The first
 /// round starts at once, paced only by the budget. Transient failures back a job off exponentially
 /// with jitter; a 429 pauses every job.
 ///
@@ -86,34 +87,43 @@ struct PollSchedule {
     /// A resolver's first retry after a transient failure; it doubles up to its interval.
     static let firstResolverRetry = 60.0
 
-    /// `specs`: `sourceCount` per location, in location order.
-    init(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, maxInFlight: Int = PollSchedule.requestLimit) {
+    /// `specs`: `sourceCount` per location, in location order. `phaseOrder`: the locations (their
+    /// positions) in the order their phases follow each other; nil for location order.
+    init(
+        specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, phaseOrder: [Int]? = nil,
+        maxInFlight: Int = PollSchedule.requestLimit
+    ) {
         self.origin = now
         self.maxInFlight = maxInFlight
         self.budget = RequestBudget(limitPerMinute: requestsPerMinute)
-        reconfigure(specs: specs, sourceCount: sourceCount, requestsPerMinute: requestsPerMinute, now: now)
+        reconfigure(specs: specs, sourceCount: sourceCount, requestsPerMinute: requestsPerMinute, now: now, phaseOrder: phaseOrder)
     }
 
     /// New jobs are due at once; kept ones (same key) keep their state, and a resolver that has not
     /// succeeded yet tries again at once; the budget remembers recent starts.
-    mutating func reconfigure(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double) {
+    mutating func reconfigure(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, phaseOrder: [Int]? = nil) {
         var old: [String: Job] = [:]
         for job in jobs where old[job.spec.key] == nil { old[job.spec.key] = job }
         let kept = Set(specs.map(\.key))
         orphans += old.values.count { $0.inFlight && !kept.contains($0.spec.key) }
         self.sourceCount = max(sourceCount, 1)
         budget = RequestBudget(limitPerMinute: requestsPerMinute, recentStarts: budget.recentStarts)
+        let locations = specs.count / self.sourceCount
+        // Per polling job, its place among its source's polling jobs, counted in `phaseOrder`.
+        var rank = [Int](repeating: 0, count: specs.count)
         var polling = [Int](repeating: 0, count: self.sourceCount)
-        for (index, spec) in specs.enumerated() where spec.kind == .poll { polling[index % self.sourceCount] += 1 }
-        var rank = [Int](repeating: 0, count: self.sourceCount)
+        for location in phaseOrder ?? Array(0..<locations) where location < locations {
+            for source in 0..<self.sourceCount where specs[location * self.sourceCount + source].kind == .poll {
+                rank[location * self.sourceCount + source] = polling[source]
+                polling[source] += 1
+            }
+        }
         jobs = specs.enumerated().map { index, spec in
             var job = old[spec.key] ?? Job(spec: spec, nextDue: now)
             if job.spec.kind == .resolve && !job.done && !job.inFlight { job.nextDue = min(job.nextDue, now) }
             job.spec = spec
-            let source = index % self.sourceCount
             if spec.kind == .poll {
-                job.phase = Double(rank[source]) * spec.interval / Double(polling[source])
-                rank[source] += 1
+                job.phase = Double(rank[index]) * spec.interval / Double(polling[index % self.sourceCount])
             }
             return job
         }

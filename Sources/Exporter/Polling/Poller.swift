@@ -230,7 +230,11 @@ public final class Poller: Sendable {
                     key: key + source.name, kind: kind, interval: plan.intervals[slot].seconds, waiting: kind == .poll && !resolved))
             }
         }
-        core.schedule.reconfigure(specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now)
+        // Polls follow the exposition's order, so the series a second of polls changes sit together
+        // and a refresh re-renders a few shards instead of most of them.
+        core.schedule.reconfigure(
+            specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
+            phaseOrder: Location.labelOrder(plan.locations))
         core.plan = plan
         core.epoch += 1
         switchStandIns(in: &core, now: now)
