@@ -88,7 +88,7 @@ struct PollSchedule {
     static let firstResolverRetry = 60.0
 
     /// `specs`: `sourceCount` per location, in location order. `phaseOrder`: the locations (their
-    /// positions) in the order their phases follow each other; nil for location order.
+    /// positions, each once) in the order their phases follow each other; nil for location order.
     init(
         specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, phaseOrder: [Int]? = nil,
         maxInFlight: Int = PollSchedule.requestLimit
