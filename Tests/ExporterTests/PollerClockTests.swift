@@ -306,8 +306,8 @@ import Testing
         }
     }
 
-    /// One turn of the publisher's timer loop: what is due now runs, nothing waits longer than
-    /// the loop's shortest step when `at` is just before a due time.
+    /// One turn of the publisher's timer loop: what is due on the clock runs; otherwise the loop
+    /// sleeps (in real time) until the next due time, so the test sets the clock just before one.
     static func turn(_ publisher: MetricsPublisher) {
         var first = true
         publisher.runTimers { defer { first = false }; return first }
