@@ -147,7 +147,7 @@ struct WeatherRendering {
         if layout != snapshot.layout || snapshot.locations.count != keys.count {
             layout = snapshot.layout
             keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
-            order = Location.labelOrder(snapshot.locations.indices.map { snapshot.locations[$0].location })
+            order = snapshot.labelOrder
             shards = Array(repeating: ShardChunks(), count: (order.count + Self.shardSize - 1) / Self.shardSize)
             dirty = Array(shards.indices)
         } else {

@@ -218,7 +218,8 @@ public final class Poller: Sendable {
         store.replaceLocations(
             plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds)
-        let states = store.snapshot().locations
+        let snapshot = store.snapshot()
+        let states = snapshot.locations
         var specs: [PollSchedule.Spec] = []
         specs.reserveCapacity(plan.locations.count * plan.sources.count)
         for (position, location) in plan.locations.enumerated() {
@@ -234,7 +235,7 @@ public final class Poller: Sendable {
         // and a refresh re-renders a few shards instead of most of them.
         core.schedule.reconfigure(
             specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
-            phaseOrder: Location.labelOrder(plan.locations))
+            phaseOrder: snapshot.labelOrder)
         core.plan = plan
         core.epoch += 1
         switchStandIns(in: &core, now: now)

@@ -64,6 +64,9 @@ public final class WeatherStore: Sendable {
         public var intervals: [Duration] = []
         /// Rises when locations are added, removed or reordered (a reload), so renderers lay out anew.
         public var layout: UInt64 = 0
+        /// The positions of `locations` in the exposition's order (`Location.labelOrder`), made with the
+        /// layout: the renderer shards by it and the poller polls in it.
+        public var labelOrder: [Int] = []
         public var requestCounts: [RequestKey: Double] = [:]
         public var reloadSuccessful = true
         public var reloadSuccessTimestamp = 0.0
@@ -88,6 +91,7 @@ public final class WeatherStore: Sendable {
         snapshot.maxStaleness = maxStaleness
         let resolves = sources.map(\.resolves)
         snapshot.locations = LocationStates(locations.map { Self.fresh($0, resolves: resolves, thresholds: thresholds) })
+        snapshot.labelOrder = Location.labelOrder(locations)
         snapshot.reloadSuccessTimestamp = now
         self.state = Mutex(snapshot)
     }
@@ -173,6 +177,7 @@ public final class WeatherStore: Sendable {
     ) {
         let sources = definitions.map(\.name)
         let resolves = definitions.map(\.resolves)
+        let labelOrder = Location.labelOrder(locations)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
@@ -190,6 +195,7 @@ public final class WeatherStore: Sendable {
             snapshot.definitions = definitions
             snapshot.maxStaleness = maxStaleness
             snapshot.intervals = intervals
+            snapshot.labelOrder = labelOrder
             snapshot.layout &+= 1
         }
     }
