@@ -34,7 +34,7 @@ import Testing
         #expect(config.language == "en")
         #expect(config.openWeatherURL == "https://api.openweathermap.org")
         #expect(config.effectiveMaxStaleness == [1800])
-        // The README's server limits table.
+        // deploy/README.md's server limits table.
         #expect(config.maxConnections == 4096)
         #expect(config.readTimeout == .seconds(10))
         #expect(config.idleTimeout == .seconds(60))

@@ -165,7 +165,7 @@ struct HTTPServerTests {
         #expect(client.waitForClose())
     }
 
-    /// The defaults of the README's table of server limits.
+    /// The defaults of deploy/README.md's table of server limits.
     @Test func defaultLimitsAreTheREADMEs() {
         let configuration = HTTPServerConfiguration(host: "", port: 0)
         #expect(configuration.maxRequestHeadBytes == 16 * 1024)
@@ -177,7 +177,7 @@ struct HTTPServerTests {
         #expect(configuration.maxConnections == 4096)
     }
 
-    /// The README's row for running out of descriptors: accepting pauses 100 ms, doubling to 1 s.
+    /// deploy/README.md's row for running out of descriptors: accepting pauses 100 ms, doubling to 1 s.
     /// (That it pauses at all, warns and recovers is DemoModeTests' prlimit test.)
     @Test func outOfDescriptorsTheAcceptPauseDoublesFrom100msTo1s() {
         var pause: Int64 = 0
@@ -189,7 +189,7 @@ struct HTTPServerTests {
         #expect(pauses == [100, 200, 400, 800, 1000, 1000])
     }
 
-    /// The README's limits, at the byte: a head of 16 KiB (request line, fields and the blank line),
+    /// deploy/README.md's limits, at the byte: a head of 16 KiB (request line, fields and the blank line),
     /// 100 header fields and a 64 KiB body pass; one more of any is refused.
     @Test(arguments: [(0, 200), (1, 431)])
     func requestHeadLimitIs16KiB(over: Int, status: Int) throws {

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Structure checks for deploy/: Kubernetes manifests, compose files, the
-Dockerfile, the systemd unit and the Grafana files. Needs PyYAML only.
+Dockerfile, the systemd unit and the Grafana files; and that every relative
+link of the Markdown files (README.md, deploy/, Tests/, Sources/) leads to a
+file that exists and, with a #fragment, to one of its headings. Needs PyYAML only.
 
     python3 Tests/deploy/check_structure.py [REPO_ROOT]
 
@@ -361,8 +363,57 @@ def check_grafana():
             check(any(re.fullmatch(m.group(1), n) for n in names), f"annotation {an['name']!r} matches alerts of the rules")
 
 
+# --- Markdown links ------------------------------------------------------------
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def markdown_prose(text):
+    """The lines outside fenced code blocks, with inline code removed."""
+    fenced = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield re.sub(r"`[^`]*`", lambda m: "" if "](" in m.group(0) else m.group(0), line)
+
+
+def heading_anchors(path):
+    """The anchors GitHub makes of a Markdown file's headings."""
+    anchors, seen = set(), {}
+    for line in markdown_prose(path.read_text()):
+        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        anchors.add(slug if n == 0 else f"{slug}-{n}")
+    return anchors
+
+
+def check_docs():
+    print("docs:")
+    files = sorted(p for p in ROOT.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(ROOT).parts))
+    for md in files:
+        name = md.relative_to(ROOT)
+        links = [t for line in markdown_prose(md.read_text()) for t in LINK.findall(line)]
+        bad = []
+        for target in links:
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, fragment = target.partition("#")
+            dest = (md.parent / path).resolve() if path else md
+            if not dest.exists():
+                bad.append(f"{target} (no such file)")
+            elif fragment and dest.suffix == ".md" and fragment not in heading_anchors(dest):
+                bad.append(f"{target} (no such heading)")
+        check(not bad, f"{name}: {len(links)} relative links resolve" + (": " + ", ".join(bad) if bad else ""))
+
+
 def main():
-    for f in (check_kubernetes, check_kubernetes_sharded, check_docker, check_systemd, check_grafana):
+    for f in (check_kubernetes, check_kubernetes_sharded, check_docker, check_systemd, check_grafana, check_docs):
         try:
             f()
         except Exception as e:  # a missing key is a failed check, not a crash

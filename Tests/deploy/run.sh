@@ -181,7 +181,7 @@ step "alertmanager routes: air quality and place-not-found alerts go to webhook"
     bash -c 'amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherAirQualityPoor severity=warning location=Delhi \
         && amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherPlaceNotFound severity=warning location=Nowhere source=geocoding' \
     _ "$DEPLOY/alertmanager/alertmanager.yml"
-step "structure of deploy/ (kubernetes, docker, systemd, grafana)" \
+step "structure of deploy/ (kubernetes, docker, systemd, grafana) and the Markdown links" \
     "$PY" "$HERE/check_structure.py" "$ROOT"
 
 compose_config() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The shard proof (README "Scaling out"): 300 locations run unsharded, as 3 shards and as
+# The shard proof (Tests/README.md "Sharding"): 300 locations run unsharded, as 3 shards and as
 # 4 shards on loopback, each exporter in --demo mode, with a real Prometheus scraping the
 # unsharded one and the 3 shards. See proof.py for the checks.
 #
