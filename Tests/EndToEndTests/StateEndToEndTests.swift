@@ -13,7 +13,7 @@ import Testing
         let process = try ChildProcess(
             DemoModeTests.executable,
             ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)", "--storage.path=\(directory)"] + extra,
-            environment: ["OPENWEATHER_API_KEY": "state-test-key"])
+            environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"])
         let port = await process.port(after: "address=127.0.0.1:")
         guard let port else { throw LoopbackHTTP.Failure(description: "no startup line: \(process.standardError)") }
         return (process, port)
@@ -124,7 +124,7 @@ import Testing
         defer { simulator.stop() }
         let process = try ChildProcess(
             DemoModeTests.executable, ["--location", "Zocca=44.34,10.99", "--storage.path=/proc/self/state"],
-            environment: ["OPENWEATHER_API_KEY": "state-test-key"])
+            environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"])
         #expect(await process.wait(seconds: 10) == 2)
         #expect(process.standardError.contains("--storage.path \"/proc/self/state\": cannot create the state directory"), "\(process.standardError)")
     }

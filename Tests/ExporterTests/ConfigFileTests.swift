@@ -6,7 +6,7 @@ import Testing
 
 /// `--config.file`: YAML (and JSON, which is YAML) with the table's snake_case keys.
 @Suite struct ConfigFileTests {
-    let key = ["OPENWEATHER_API_KEY": "0123456789abcdef"]
+    let key = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
 
     func load(_ text: String, _ arguments: [String] = []) throws -> Configuration {
         let file = temporaryFile(text, suffix: ".yml")

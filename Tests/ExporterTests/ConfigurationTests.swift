@@ -5,7 +5,7 @@ import Testing
 @testable import Exporter
 
 @Suite struct ConfigurationTests {
-    let key = ["OPENWEATHER_API_KEY": "0123456789abcdef"]
+    let key = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
 
     func load(_ arguments: [String], environment: [String: String]? = nil) throws(ConfigError) -> Configuration {
         switch try ConfigurationLoader(arguments: arguments, environment: environment ?? key).load() {
@@ -41,7 +41,7 @@ import Testing
         #expect(config.logLevel == .info)
         #expect(config.logFormat == .logfmt)
         #expect(config.locations == [Location(name: "London", latitude: 51.5074, longitude: -0.1278)])
-        #expect(config.apiKey.value == "0123456789abcdef")
+        #expect(config.apiKey.value == "0123456789abcdef0123456789abcdef")
         #expect(config.warnings.isEmpty)
     }
 
@@ -114,15 +114,15 @@ import Testing
     }
 
     @Test func keyFileTrimsTheNewlineAndWarnsWhenOthersCanRead() throws {
-        let privateFile = temporaryFile("secretkey123\n")
-        let publicFile = temporaryFile("secretkey123\n", mode: 0o644)
+        let privateFile = temporaryFile("5ec7e7ce15ab1e5ec7e7ce15ab1e0123\n")
+        let publicFile = temporaryFile("5ec7e7ce15ab1e5ec7e7ce15ab1e0123\n", mode: 0o644)
         defer { unlink(privateFile); unlink(publicFile) }
         let config = try load(["--openweather.api-key-file", privateFile, "--location", "A=1,2"], environment: [:])
-        #expect(config.apiKey.value == "secretkey123")
+        #expect(config.apiKey.value == "5ec7e7ce15ab1e5ec7e7ce15ab1e0123")
         #expect(config.warnings.isEmpty)
         let exposed = try load(["--openweather.api-key-file", publicFile, "--location", "A=1,2"], environment: [:])
         #expect(exposed.warnings.contains { $0.contains("readable by every user") })
-        #expect(!exposed.warnings.joined().contains("secretkey123"))
+        #expect(!exposed.warnings.joined().contains("5ec7e7ce15ab1e5ec7e7ce15ab1e0123"))
     }
 
     @Test func demoNeedsNoKeyNorLocation() throws {

@@ -302,11 +302,33 @@ def walk_panels(panels):
         yield from walk_panels(p.get("panels", []))
 
 
+# Words of PromQL that are not series: functions (followed by "("), operators, modifiers.
+PROMQL_WORDS = {"and", "or", "unless", "bool", "offset"}
+
+
+def series_selectors(expr):
+    """(metric, matchers) of every series an expression reads; matchers is "" when it has none."""
+    e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
+    e = re.sub(r"\[[^\]]*\]", " ", e)              # range and subquery durations
+    e = re.sub(r"\boffset\s+\S+", " ", e)
+    e = re.sub(r"\b\d+(\.\d+)?(e[+-]?\d+)?\b", " ", e)  # numbers such as 1e6
+    found = []
+    for m in re.finditer(r"([A-Za-z_:][A-Za-z0-9_:]*)\s*(\{[^}]*\})?", e):
+        name, matchers = m.group(1), m.group(2) or ""
+        if name in PROMQL_WORDS or (not matchers and e[m.end():].lstrip().startswith("(")):
+            continue
+        found.append((name, matchers))
+    return found
+
+
 def check_grafana():
     print("grafana:")
     gdir = DEPLOY / "grafana"
     ds = yaml.safe_load((gdir / "provisioning" / "datasources" / "prometheus.yml").read_text())
     check(ds["datasources"][0]["type"] == "prometheus", "datasource provisioning: a prometheus datasource")
+    # Grafana refuses to start when two provisioned datasources are the default; ours needs not be.
+    check(all(d.get("isDefault") is not True for d in ds["datasources"]),
+          "datasource provisioning: not marked isDefault (a second default stops Grafana from starting)")
     dash = json.loads((gdir / "dashboards" / "openweather.json").read_text())
     check(dash.get("schemaVersion", 0) >= 39 and dash.get("uid"), "dashboard: schemaVersion >= 39 and a uid")
     variables = {v["name"]: v for v in dash["templating"]["list"]}
@@ -354,6 +376,33 @@ def check_grafana():
         got = {k: v.get("text", "").lower() for m in p["fieldConfig"]["defaults"].get("mappings", [])
                if m.get("type") == "value" for k, v in m["options"].items()}
         check(got == want, f"panel {p['title']!r}: AQI value mappings 1 good .. 5 very poor (got {got})")
+    # Every series a panel or annotation reads is filtered on the job variable, so two
+    # Prometheus jobs (a test and a production exporter) are never drawn as one.
+    queries = [(f"panel {p['title']!r}", t["expr"]) for p, t in targets]
+    queries += [(f"annotation {a['name']!r}", a["expr"]) for a in dash.get("annotations", {}).get("list", []) if "expr" in a]
+    unfiltered = [f"{where}: {name}" for where, expr in queries for name, matchers in series_selectors(expr)
+                  if 'job=~"$job"' not in matchers]
+    check(queries and not unfiltered, f"dashboard: every series of all {len(queries)} queries filters on job=~\"$job\""
+          + (f" (not: {'; '.join(unfiltered)})" if unfiltered else ""))
+    # A panel whose series only One Call writes (the families of its golden exposition that
+    # neither the free weather nor the free forecast has) says so: it is empty without it.
+    golden_families = {f: set(re.findall(r"^# TYPE (\S+) ", (golden.parent / f"{f}.prom").read_text(), re.M))
+                       for f in ("fixtures", "forecast", "onecall")}
+    onecall_only = golden_families["onecall"] - golden_families["fixtures"] - golden_families["forecast"]
+    check({"openweather_uv_index", "openweather_dew_point_celsius"} <= onecall_only,
+          f"{len(onecall_only)} families only One Call writes, from the golden expositions")
+    for p in panels:
+        read = {name for t in p.get("targets", []) for name, _ in series_selectors(t["expr"])}
+        if read & onecall_only:
+            check("One Call" in p.get("description", "") and "--collector.onecall" in p["fieldConfig"]["defaults"].get("noValue", ""),
+                  f"panel {p['title']!r}: says in its description and no-data text that it needs One Call")
+        # A forecast read back by "offset" needs that much history before it draws anything.
+        offsets = [int(h) for t in p.get("targets", []) if "openweather_forecast_" in t["expr"]
+                   for h in re.findall(r"\boffset\s+(\d+)h\b", t["expr"])]
+        if offsets:
+            longest = max(offsets)
+            check("history" in p.get("description", "") and re.search(rf"\b{longest} (h|hours)\b", p.get("description", "")),
+                  f"panel {p['title']!r}: says it needs {longest} h of forecast history")
     # The alerts the dashboard annotates exist in the rules.
     rules = yaml.safe_load((DEPLOY / "prometheus" / "rules" / "openweather.yml").read_text())
     names = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}

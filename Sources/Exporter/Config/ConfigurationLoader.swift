@@ -31,7 +31,14 @@ public struct ConfigurationLoader: Sendable {
         }
         settings.overlay(environmentSettings())
         settings.overlay(flags)
-        return .run(try build(settings))
+        let unknown = unknownEnvironmentVariables()
+        settings.warnings += unknown
+        do {
+            return .run(try build(settings))
+        } catch {
+            // A misspelled variable is the likely cause of a missing setting: say it with the error.
+            throw unknown.isEmpty ? error : ConfigError("\(error.description); note: \(unknown.joined(separator: "; "))")
+        }
     }
 
     private func environmentSettings() -> RawSettings {
@@ -50,6 +57,32 @@ public struct ConfigurationLoader: Sendable {
         }
         return settings
     }
+
+    /// `OPENWEATHER_EXPORTER_*` variables no setting reads: a misspelling would otherwise be ignored without a word.
+    private func unknownEnvironmentVariables() -> [String] {
+        let prefix = "OPENWEATHER_EXPORTER_"
+        let known = Flag.all.map(\.environmentName)
+        return environment.keys.sorted().compactMap { name -> String? in
+            let upper = name.uppercased()
+            guard upper.hasPrefix(prefix), !known.contains(name), !Self.buildInputs.contains(name),
+                  environment[name]?.isEmpty == false else { return nil }
+            let given = String(upper.dropFirst(prefix.count))
+            if ["API_KEY", "APIKEY", "KEY", "APPID", "OPENWEATHER_API_KEY", "OPENWEATHER_KEY"].contains(given) {
+                return "$\(name) is not read: the API key comes from $OPENWEATHER_API_KEY or --openweather.api-key-file"
+            }
+            // The nearest name; a name that leaves out the section (LISTEN_ADDRESS for WEB_LISTEN_ADDRESS) is near too.
+            let scored = known.map { candidate in
+                let rest = candidate.dropFirst(prefix.count)
+                return (candidate, rest.hasSuffix("_" + given) ? 1 : CommandLineFlags.editDistance(candidate, upper))
+            }
+            let hint = scored.min { $0.1 < $1.1 }.flatMap { $0.1 <= 3 ? " (did you mean $\($0.0)?)" : nil }
+                ?? "; run with --help: every flag is OPENWEATHER_EXPORTER_ and its name in upper case with _ for . and -"
+            return "$\(name) is not a setting and is ignored\(hint)"
+        }
+    }
+
+    /// Read by the release build (Tests/release/build.sh), not by the exporter.
+    private static let buildInputs: Set<String> = ["OPENWEATHER_EXPORTER_REVISION"]
 
     private func build(_ settings: RawSettings) throws(ConfigError) -> Configuration {
         var config = Configuration()
@@ -241,6 +274,12 @@ public struct ConfigurationLoader: Sendable {
         return result
     }
 
+    /// The demo sends the key only to its own simulator, so any text will do there.
+    private func checkKey(_ key: String, from origin: String, into config: inout Configuration) throws(ConfigError) {
+        guard !config.demo, let warning = try APIKeyText.check(key, from: origin) else { return }
+        config.warnings.append(warning)
+    }
+
     private func loadKey(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
         if let file = settings.values[Settings.apiKeyFile.flag.name] {
             let bytes: [UInt8]
@@ -261,9 +300,11 @@ public struct ConfigurationLoader: Sendable {
             }
             config.apiKey = Secret(key)
             config.apiKeySource = file.text
+            try checkKey(key, from: "\"\(file.text)\" (\(file.origin))", into: &config)
         } else if let key = environment["OPENWEATHER_API_KEY"]?.trimmed, !key.isEmpty {
             config.apiKey = Secret(key)
             config.apiKeySource = "$OPENWEATHER_API_KEY"
+            try checkKey(key, from: "$OPENWEATHER_API_KEY", into: &config)
         } else if config.demo {
             config.apiKey = Secret("demo-key")
             config.apiKeySource = "demo"
@@ -291,12 +332,24 @@ struct RawSettings {
     /// Things worth a warning that only the reader of a layer sees (an old key name in the file).
     var warnings: [String] = []
 
-    /// Later layers win; locations are replaced as a whole, not merged.
+    /// Later layers win; locations are replaced as a whole, not merged. Each value a later layer
+    /// takes over is said in a warning: a file value that does nothing without a word is a trap.
+    /// The values themselves are left out, as a proxy URL may hold a password.
     mutating func overlay(_ other: RawSettings) {
+        for (name, entry) in other.values.sorted(by: { $0.key < $1.key }) {
+            guard let replaced = values[name], replaced.text != entry.text else { continue }
+            warnings.append(
+                "\(replaced.origin) is not used: \(entry.origin) overrides it (flags win over variables, variables over the config file); set it in one place only")
+        }
         values.merge(other.values) { $1 }
-        if other.locationsOrigin != nil {
+        if let origin = other.locationsOrigin {
+            if let replaced = locationsOrigin, !locations.isEmpty {
+                let count = locations.count == 1 ? "the location" : "all \(locations.count) locations"
+                warnings.append(
+                    "\(origin) replaces \(count) of \(replaced): lists of locations are not merged (flags replace the variable's and the file's, the variable the file's); give every location in one place")
+            }
             locations = other.locations
-            locationsOrigin = other.locationsOrigin
+            locationsOrigin = origin
         }
         configFile = other.configFile ?? configFile
         warnings += other.warnings
