@@ -168,7 +168,7 @@ extract_prometheusrule() {
 }
 export -f extract_prometheusrule
 step "promtool check rules on the PrometheusRule's groups" extract_prometheusrule
-step "kubernetes/prometheusrule.yaml is generated from the current rules" \
+step "kubernetes/base/prometheusrule.yaml is generated from the current rules" \
     "$PY" "$DEPLOY/kubernetes/generate-prometheusrule.py" --check
 step "amtool check-config deploy/alertmanager/alertmanager.yml" \
     amtool check-config "$DEPLOY/alertmanager/alertmanager.yml"
