@@ -139,7 +139,8 @@ else
     exit 1
 fi
 size=$(docker image inspect -f '{{.Size}}' "$image")
-echo "  image size: $size bytes ($(( size / 1000000 )) MB); the runtime base alone: $(docker image inspect -f '{{.Size}}' "$base") bytes; the layers:"
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+echo "  image size: $size bytes ($(mb "$size")); the runtime base alone: $(mb "$(docker image inspect -f '{{.Size}}' "$base")"); the layers:"
 docker history --format '{{.Size}}	{{.CreatedBy}}' "$image" | cut -c1-150 | sed 's/^/       /'
 [ "$(docker image inspect -f '{{.Config.User}}' "$image")" = 65532:65532 ] && ok "USER 65532:65532" || bad "the image's user is not 65532:65532"
 
