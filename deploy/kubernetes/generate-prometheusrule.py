@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes prometheusrule.yaml from deploy/prometheus/rules/openweather.yml.
+"""Writes base/prometheusrule.yaml from deploy/prometheus/rules/openweather.yml.
 
 The PrometheusRule's spec.groups are the rules file's groups, unchanged, so
 Kubernetes and plain Prometheus alert alike. Run after editing the rules:
@@ -13,7 +13,7 @@ import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
 RULES = HERE.parent / "prometheus" / "rules" / "openweather.yml"
-OUT = HERE / "prometheusrule.yaml"
+OUT = HERE / "base" / "prometheusrule.yaml"
 
 
 class _Literal(str):

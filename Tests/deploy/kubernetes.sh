@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Every kustomization under deploy/kubernetes built by kustomize itself (`kubectl kustomize`, v5 on
+# this machine kind) and each object validated against the Kubernetes OpenAPI schemas, strictly (an
+# unknown field is an error) with kubernetes-validate from PyPI, for the oldest and the newest
+# Kubernetes release that its pinned version carries. ServiceMonitor and PrometheusRule are the
+# Prometheus Operator's CRDs, for which it has no schema: they are the only objects allowed to go
+# unvalidated here (check_structure.py checks their content, promtool the rules).
+#
+#   bash Tests/deploy/kubernetes.sh [OUT_DIR]     # the built YAML is left in OUT_DIR
+#
+# Exits 77 (the deploy suite's loud SKIP) when there is no kubectl: Debian's kubernetes-client is
+# 1.20, whose kustomize v2 cannot build these files, and nothing else can be fetched.
+# kubernetes-validate is installed into $KUBERNETES_VALIDATE_DIR (default .build/deploy-tools).
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+OUT="${1:-$(mktemp -d)}"
+VERSION=1.37.0   # kubernetes-validate; its schemas: Kubernetes 1.25 to 1.37
+OLDEST=1.25.0
+TOOLS="${KUBERNETES_VALIDATE_DIR:-$ROOT/.build/deploy-tools/kubernetes-validate-$VERSION}"
+
+command -v kubectl >/dev/null || { echo "no kubectl (kustomize v5) on this machine: the kustomizations cannot be built"; exit 77; }
+echo "$(kubectl version --client 2>/dev/null | grep -i kustomize || echo 'kubectl without a kustomize version line')"
+
+mkdir -p "$OUT"
+built=()
+while IFS= read -r kust; do
+    dir="${kust%/kustomization.yaml}"
+    name="${dir#"$ROOT"/deploy/}"
+    file="$OUT/${name//\//-}.yaml"
+    if ! kubectl kustomize "$dir" >"$file" 2>"$file.err"; then
+        echo "FAIL kubectl kustomize deploy/$name:"; cat "$file.err"; exit 1
+    fi
+    echo "ok   kubectl kustomize deploy/$name: $(grep -c '^kind:' "$file") objects"
+    built+=("$file")
+done < <(find "$ROOT/deploy/kubernetes" -name kustomization.yaml | sort)
+
+if ! PYTHONPATH="$TOOLS" python3 -c 'import kubernetes_validate' 2>/dev/null; then
+    rm -rf "$TOOLS"
+    timeout 300 python3 -m pip install --quiet --disable-pip-version-check --target "$TOOLS" \
+        "kubernetes-validate==$VERSION" >"$OUT/pip.log" 2>&1 || { cat "$OUT/pip.log"; echo "FAIL pip install kubernetes-validate==$VERSION"; exit 1; }
+fi
+
+failed=0
+for file in "${built[@]}"; do
+    for k8s in "$OLDEST" "$VERSION"; do
+        status=0
+        report=$(PYTHONPATH="$TOOLS" python3 -m kubernetes_validate --strict -k "$k8s" "$file" 2>&1) || status=$?
+        # Each object is one line: INFO passed, WARN no schema (its kind named), ERROR with the reason.
+        passed=$(grep -c '^INFO .* passed for resource' <<<"$report" || true)
+        unexpected=$(grep -v '^INFO .* passed for resource' <<<"$report" |
+            grep -vE "^WARN .* Couldn't find schema for kind (ServiceMonitor|PrometheusRule) " || true)
+        crds=$(grep -oE "Couldn't find schema for kind [A-Za-z]+" <<<"$report" | awk '{print $NF}' | sort | xargs)
+        if [ "$status" = 0 ] && [ -z "$unexpected" ] && [ "$passed" -gt 0 ]; then
+            echo "ok   $(basename "$file") on Kubernetes $k8s: $passed objects valid (strict); no schema, not validated: ${crds:-none}"
+        else
+            echo "FAIL $(basename "$file") on Kubernetes $k8s (exit $status):"; echo "$report" | sed 's/^/     /'
+            failed=1
+        fi
+    done
+done
+exit "$failed"
