@@ -86,11 +86,26 @@ int ctls_set_peer_name(SSL *ssl, const char *host, int is_ip_address) {
     return SSL_set1_host(ssl, host);
 }
 
+// Go's default TLS 1.2 suites (crypto/tls since Go 1.22, what exporter-toolkit serves without
+// cipher_suites): ECDHE with AES-GCM or ChaCha20-Poly1305, then ECDHE with AES-CBC-SHA. OpenSSL's own
+// default adds the CBC-SHA256/SHA384 suites, RSA key exchange and DHE, which Go leaves out.
+static const char go_default_suites[] =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+    "ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES256-SHA";
+
 SSL_CTX *ctls_server_context_new(int min_version, int max_version) {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     if (ctx == NULL) return NULL;
+    if (min_version != 0 && min_version < TLS1_2_VERSION) {
+        // TLS 1.0 and 1.1 sign the handshake with MD5+SHA-1, which security level 1 and up refuse, so
+        // every such handshake would fail with an internal error. Only a context asked for them drops to 0.
+        SSL_CTX_set_security_level(ctx, 0);
+    }
     if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1
-        || SSL_CTX_set_max_proto_version(ctx, max_version) != 1) {
+        || SSL_CTX_set_max_proto_version(ctx, max_version) != 1
+        || SSL_CTX_set_cipher_list(ctx, go_default_suites) != 1) {
         SSL_CTX_free(ctx);
         return NULL;
     }
@@ -197,4 +212,9 @@ int ctls_server_drained(SSL *ssl) {
 
 void ctls_prefer_server_ciphers(SSL_CTX *ctx) {
     SSL_CTX_set_options(ctx, SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
+int ctls_error_is_http_request(void) {
+    unsigned long code = ERR_peek_error();
+    return code != 0 && ERR_GET_LIB(code) == ERR_LIB_SSL && ERR_GET_REASON(code) == SSL_R_HTTP_REQUEST;
 }

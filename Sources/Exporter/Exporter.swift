@@ -42,9 +42,6 @@ public final class Exporter: Sendable {
             keeper.load(into: poller)
             publisher.refreshWeather()
         }
-        let reloading = Reloading(
-            configuration: configuration, reloader: reloader, store: store, publisher: publisher, poller: poller, logger: logger)
-
         var serverConfiguration = HTTPServerConfiguration(host: configuration.listenAddress.host, port: configuration.listenAddress.port)
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.readTimeout = configuration.readTimeout
@@ -53,7 +50,9 @@ public final class Exporter: Sendable {
         let web = try configuration.webConfigFile.map { path throws(ConfigError) in try WebSecurity(path: path, logger: logger) }
         serverConfiguration.tls = web?.tls
         serverConfiguration.extraHeaders = web?.headers
-        let reloadAll: @Sendable () -> String? = { reloading.reload() ?? web?.reload() }
+        let reloading = Reloading(
+            configuration: configuration, reloader: reloader, web: web, store: store, publisher: publisher, poller: poller, logger: logger)
+        let reloadAll: @Sendable () -> String? = { reloading.reload() }
         let landingPage = LandingPage(telemetryPath: configuration.telemetryPath, demo: configuration.demo)
         let routes = WebHandler(
             telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
@@ -101,9 +100,10 @@ public final class Exporter: Sendable {
 }
 
 /// Applies a re-read configuration: locations, thresholds, polling and API
-/// settings change in place; a bad config is refused and the old one stays.
+/// settings change in place; a bad config or web config is refused and the old ones stay.
 private final class Reloading: Sendable {
     private let reloader: Exporter.Reloader?
+    private let web: WebSecurity?
     private let store: WeatherStore
     private let publisher: MetricsPublisher
     private let poller: Poller
@@ -113,11 +113,12 @@ private final class Reloading: Sendable {
     private let inProgress = Mutex(())
 
     init(
-        configuration: Configuration, reloader: Exporter.Reloader?, store: WeatherStore, publisher: MetricsPublisher,
-        poller: Poller, logger: Logger
+        configuration: Configuration, reloader: Exporter.Reloader?, web: WebSecurity?, store: WeatherStore,
+        publisher: MetricsPublisher, poller: Poller, logger: Logger
     ) {
         self.current = Mutex(configuration)
         self.reloader = reloader
+        self.web = web
         self.store = store
         self.publisher = publisher
         self.poller = poller
@@ -134,10 +135,12 @@ private final class Reloading: Sendable {
         do {
             next = try reloader()
         } catch {
-            store.recordReload(successful: false, now: Clock.wallSeconds())
-            publisher.refreshWeather()
-            logger.error("reload refused; the previous configuration stays in force", [("reason", error.description)])
-            return error.description
+            return refuse(error.description)
+        }
+        // The web config is applied whole or not at all, so it goes before anything else changes: a
+        // revocation that did not load must look like a failed reload, not like one that worked.
+        if let web, let problem = web.reload() {
+            return refuse(problem)
         }
         let previous = current.withLock { config in defer { config = next }; return config }
         for (name, changed) in [
@@ -156,6 +159,13 @@ private final class Reloading: Sendable {
         for warning in next.warnings { logger.warn(warning) }
         logger.info("configuration reloaded", [("locations", String(next.locations.count)), ("requests", next.requestPlan.summary)])
         return nil
+    }
+
+    private func refuse(_ problem: String) -> String {
+        store.recordReload(successful: false, now: Clock.wallSeconds())
+        publisher.refreshWeather()
+        logger.error("reload refused; the previous configuration stays in force", [("reason", problem)])
+        return problem
     }
 }
 

@@ -34,7 +34,7 @@ public struct TLSServerSettings: Sendable, Equatable {
     public var clientAuth: ClientAuth = .noClientCert
     public var minVersion: Version = .tls12
     public var maxVersion: Version = .tls13
-    /// IANA names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256), for TLS 1.2 and below; empty for OpenSSL's defaults.
+    /// IANA names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256), for TLS 1.2 and below; empty for Go's default suites.
     public var cipherSuites: [String] = []
     /// OpenSSL group names (X25519, P-256), in preference order; empty for the defaults.
     public var curves: [String] = []

@@ -103,9 +103,37 @@ struct Fields {
         return text
     }
 
+    /// Every string read becomes a label value (city, condition, alert event and sender), so it is made
+    /// one here: see `label`.
     func optionalString(_ key: String) throws(FieldError) -> String? {
         guard let found = present(key) else { return nil }
         guard case .string(let text) = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a string") }
-        return text
+        return Self.label(text)
+    }
+
+    /// Bytes of an upstream string kept: a label names something, and each byte is repeated in every
+    /// scrape and the state file.
+    static let labelLimit = 256
+
+    /// `text` without control characters (C0, DEL, C1: a NUL or an ESC from upstream has no business
+    /// in a label or a log), tabs and line breaks as spaces, cut to `labelLimit` bytes at a character's
+    /// UTF-8 boundary.
+    static func label(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        if text.utf8.count <= labelLimit && !text.unicodeScalars.contains(where: isControl) { return text }
+        var out = String.UnicodeScalarView()
+        var bytes = 0
+        for scalar in text.unicodeScalars {
+            let kept: Unicode.Scalar
+            switch scalar {
+            case "\t", "\n", "\r": kept = " "
+            case _ where isControl(scalar): continue
+            default: kept = scalar
+            }
+            bytes += kept.utf8.count
+            guard bytes <= labelLimit else { break }
+            out.append(kept)
+        }
+        return String(out)
     }
 }

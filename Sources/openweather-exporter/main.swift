@@ -35,8 +35,8 @@ func hideRegistersFromCrashReports() {
 }
 
 func fail(_ message: String, status: Int32 = 2) -> Never {
-    let line = "openweather-exporter: error: \(message)\n"
-    _ = line.withCString { write(2, $0, strlen($0)) }
+    let line = StartupFailure.line(message)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     exit(status)
 }
 

@@ -23,6 +23,25 @@ import Testing
         }
     }
 
+    /// above -10 and below 40 fire both alerts at nearly any temperature: a warning names the place and the fix.
+    @Test func invertedThresholdsAreWarnedAbout() throws {
+        let config = try load([
+            "--location", "Office=1,2,above=-10,below=40", "--location", "Fine=3,4,above=30,below=-5",
+            "--location", "Half=5,6,above=15", "--alerts.temperature-below-celsius=20",
+        ])
+        let inverted = config.warnings.filter { $0.contains("wrong way round") }
+        #expect(inverted == [
+            "location \"Office\" has its temperature thresholds the wrong way round (above=-10 is below below=40), so both alerts fire at nearly every temperature: swap them (above=40,below=-10 in --location, or temperature_above_celsius: 40 and temperature_below_celsius: -10 under its alerts in the config file)",
+            "location \"Half\" has its temperature thresholds the wrong way round (above=15 is below below=20), so both alerts fire at nearly every temperature: swap them (above=20,below=15 in --location, or temperature_above_celsius: 20 and temperature_below_celsius: 15 under its alerts in the config file)",
+        ], "\(config.warnings)")
+        let defaults = try load(["--location", "A=1,2", "--alerts.temperature-above-celsius=-10", "--alerts.temperature-below-celsius=40"])
+        #expect(defaults.warnings.contains { $0.hasPrefix("--alerts.temperature-above-celsius=-10 is below --alerts.temperature-below-celsius=40") && $0.contains("swap") })
+        let many = try load((0..<8).flatMap { ["--location", "L\($0)=1,2,above=1,below=2"] })
+        #expect(many.warnings.count { $0.contains("wrong way round") } == 6)
+        #expect(many.warnings.contains("3 more locations have their temperature thresholds the wrong way round; swap them as above"))
+        #expect(try load(["--location", "A=1,2,above=30,below=-5"]).warnings.isEmpty)
+    }
+
     @Test func defaults() throws {
         let config = try load(["--location", "London=51.5074,-0.1278"])
         #expect(config.listenAddress == ListenAddress(host: "", port: 9755))

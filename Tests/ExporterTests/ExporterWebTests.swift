@@ -340,6 +340,21 @@ import Testing
         #expect(running.logs.all.contains { $0.contains("reload refused") })
     }
 
+    /// A city name and a description carrying NUL, ESC and 40 KB (the simulator takes up to 64 KB) reach /metrics as short printable labels.
+    @Test func upstreamLabelsArePrintableAndBounded() async throws {
+        let barcelona = String(decoding: Fixture.bytes("current-barcelona-clouds.json"), as: UTF8.self)
+            .replacing(#""name":"Barcelona""#, with: #""name":"Bar\u0000ce\u001b[2Jlona""#)
+            .replacing(#""description":"algo de nubes""#, with: #""description":"\#(String(repeating: "x", count: 40_000))\u001b""#)
+        let running = try Running(locations: ["London=51.5074,-0.1278"], faults: [Fault(response: .body(barcelona), path: "/data/2.5/weather")])
+        defer { running.stop() }
+        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 1") == true })
+        let metrics = try running.metrics()
+        #expect(metrics.contains(#"city="Barce[2Jlona""#), "\(metrics.prefix(2000))")
+        #expect(metrics.contains("description=\"\(String(repeating: "x", count: 256))\""))
+        #expect(!metrics.contains(String(repeating: "x", count: 257)))
+        #expect(!metrics.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" })
+    }
+
     @Test func theKeyAppearsNowhere() async throws {
         let running = try Running(faults: [Fault(response: .status(401))])
         defer { running.stop() }

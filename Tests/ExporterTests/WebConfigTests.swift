@@ -100,6 +100,29 @@ import Testing
         #expect(auth.verify(user: "prometheus", password: "change-me"))
     }
 
+    /// The toolkit takes TLS 1.3 names in cipher_suites (Go's tls.CipherSuites() lists them) and Go ignores
+    /// them; TLS10 and TLS11 work, with a warning each time the file loads.
+    @Test func tls13SuitesAreIgnoredAndOldVersionsNoted() throws {
+        let config = try parse("""
+            tls_server_config:
+              cert_file: a
+              key_file: b
+              min_version: TLS10
+              cipher_suites: [TLS_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256]
+            """)
+        #expect(config.tls?.cipherSuites == ["TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"])
+        #expect(config.tls?.minVersion == .tls10)
+        #expect(config.notes.count == 2, "\(config.notes)")
+        #expect(config.notes.contains {
+            $0.hasPrefix("web.yml: line 5, column 18: cipher_suites lists TLS 1.3 suites (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256), which are ignored")
+        }, "\(config.notes)")
+        #expect(config.notes.contains { $0.contains("min_version TLS10 allows TLS 1.0/1.1, deprecated by RFC 8996") && $0.contains("security level 0") })
+        let only13 = try parse("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: [TLS_AES_256_GCM_SHA384]\n")
+        #expect(only13.tls?.cipherSuites == [])
+        #expect(only13.notes.count == 1 && only13.notes[0].contains("TLS 1.2 keeps its default suites"))
+        #expect(try parse("tls_server_config:\n  cert_file: a\n  key_file: b\n").notes.isEmpty)
+    }
+
     @Test func bcryptHashShapes() {
         #expect(BasicAuth.isBcryptHash(Self.hash))
         #expect(BasicAuth.isBcryptHash("$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay"))
@@ -162,14 +185,15 @@ import Testing
         rename(temporary, path)
     }
 
-    func start(_ dir: String, extra: [String] = []) throws -> (Exporter, Simulator) {
+    func start(_ dir: String, extra: [String] = [], logs: LogCapture? = nil) throws -> (Exporter, Simulator) {
         let simulator = try Simulator()
         let loader = ConfigurationLoader(
             arguments: ["--web.listen-address=127.0.0.1:0", "--web.config.file=\(dir)/web.yml", "--location", "London=51.5,-0.12",
                         "--openweather.url=\(simulator.baseURL)"] + extra,
             environment: ["OPENWEATHER_API_KEY": "k"])
         guard case .run(let configuration) = try loader.load() else { throw ConfigError("no run") }
-        let exporter = try Exporter(configuration: configuration, logger: Logger(level: .error, secrets: [], sink: { _ in })) { () throws(ConfigError) -> Configuration in
+        let logger = Logger(level: logs == nil ? .error : .info, secrets: [], sink: { logs?.append($0) })
+        let exporter = try Exporter(configuration: configuration, logger: logger) { () throws(ConfigError) -> Configuration in
             guard case .run(let next) = try loader.load() else { throw ConfigError("no run") }
             return next
         }
@@ -177,8 +201,8 @@ import Testing
         return (exporter, simulator)
     }
 
-    func curl(_ port: UInt16, _ options: String, path: String = "/metrics") -> String {
-        shell("curl -s --max-time 10 --cacert '\(certificates.caFile)' -o /dev/null -w '%{http_code}' \(options) https://127.0.0.1:\(port)\(path)").output
+    func curl(_ port: UInt16, _ options: String, path: String = "/metrics", scheme: String = "https") -> String {
+        shell("curl -s --max-time 10 --cacert '\(certificates.caFile)' -o /dev/null -w '%{http_code}' \(options) \(scheme)://127.0.0.1:\(port)\(path)").output
     }
 
     /// The sample of exporter-toolkit's docs/web-config.yml (alice and bob), as written there.
@@ -260,6 +284,59 @@ import Testing
         write("basic_auth_users:\n  prom: plaintext\n", to: dir + "/web.yml")
         #expect(exporter.reload()?.contains("is not a bcrypt hash") == true)
         #expect(curl(exporter.port, "-u prom:second") == "200")
+    }
+
+    /// A revocation that does not load must not look like one that worked: the reload fails as a broken
+    /// config file's does (gauge 0, the reason logged) and the last good users keep serving.
+    @Test func aBrokenWebConfigFailsTheReload() throws {
+        let hash = shell("htpasswd -nbBC 4 '' first | tr -d ':\\n'").output
+        let dir = directory(web: "basic_auth_users:\n  prom: \"\(hash)\"\n")
+        let logs = LogCapture()
+        let (exporter, simulator) = try start(dir, logs: logs)
+        defer { exporter.shutdown(); simulator.stop() }
+        let scrape = "curl -s --max-time 10 -u prom:first http://127.0.0.1:\(exporter.port)/metrics"
+        #expect(exporter.reload() == nil)
+        #expect(shell(scrape).output.contains("openweather_exporter_config_last_reload_successful 1\n"))
+
+        write("basic_auth_users:\n  prom: notahash\n", to: dir + "/web.yml")
+        let problem = exporter.reload()
+        #expect(problem?.contains("the password of user \"prom\" is not a bcrypt hash") == true, "\(problem ?? "nil")")
+        let metrics = shell(scrape).output
+        #expect(metrics.contains("openweather_exporter_config_last_reload_successful 0\n"), "\(metrics.prefix(300))")
+        let lines = logs.all
+        let refused = lines.filter { $0.contains("reload refused") }
+        #expect(refused.count == 1 && refused[0].contains("level=error") && refused[0].contains("not a bcrypt hash"), "\(lines)")
+        #expect(lines.count { $0.contains("configuration reloaded") } == 1, "\(lines)")
+
+        // The file fixed: the next reload succeeds and applies it.
+        let second = shell("htpasswd -nbBC 4 '' second | tr -d ':\\n'").output
+        write("basic_auth_users:\n  prom: \"\(second)\"\n", to: dir + "/web.yml")
+        #expect(exporter.reload() == nil)
+        #expect(curl(exporter.port, "-u prom:first", scheme: "http") == "401")
+        #expect(shell("curl -s --max-time 10 -u prom:second http://127.0.0.1:\(exporter.port)/metrics").output
+            .contains("openweather_exporter_config_last_reload_successful 1\n"))
+    }
+
+    /// A toolkit file with TLS 1.3 suite names and min_version TLS10 starts, serves, and says what it ignored.
+    @Test func tls13SuiteNamesAndTLS10StartAndServe() throws {
+        let dir = directory(web: """
+            tls_server_config:
+              cert_file: server.crt
+              key_file: server.key
+              min_version: TLS10
+              cipher_suites: [TLS_AES_128_GCM_SHA256, TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA]
+            """)
+        let logs = LogCapture()
+        let (exporter, simulator) = try start(dir, logs: logs)
+        defer { exporter.shutdown(); simulator.stop() }
+        #expect(curl(exporter.port, "", path: "/-/healthy") == "200")
+        let old = shell(
+            "printf 'GET /-/healthy HTTP/1.0\\r\\n\\r\\n' | openssl s_client -quiet -connect 127.0.0.1:\(exporter.port) -tls1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)' 2>/dev/null",
+            timeout: 20)
+        #expect(old.output.hasPrefix("HTTP/1.1 200") || old.output.hasPrefix("HTTP/1.0 200"), "\(old.output)")
+        let warnings = logs.all.filter { $0.contains("level=warn") }
+        #expect(warnings.contains { $0.contains("cipher_suites lists TLS 1.3 suites (TLS_AES_128_GCM_SHA256)") }, "\(warnings)")
+        #expect(warnings.contains { $0.contains("min_version TLS10 allows TLS 1.0/1.1") }, "\(warnings)")
     }
 
     @Test func startupErrorsSayWhatToFix() throws {

@@ -71,16 +71,67 @@ struct TLSServerTests {
         #expect(post.output == "60000", "\(post.output)")
     }
 
-    @Test func refusesTLS11AndPlainHTTP() throws {
+    @Test func refusesTLS11ByDefault() throws {
         let server = try tlsServer()
         defer { server.shutdown() }
         // The client allows TLS 1.1 (security level 0), so the refusal is the server's protocol_version alert.
         let old = shell("echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)'", timeout: 20)
         #expect(old.status != 0 && old.output.contains("alert protocol version"), "\(old.output)")
-        let plain = shell("curl -sS --max-time 5 http://127.0.0.1:\(server.port)/x")
-        #expect(plain.status != 0, "\(plain.output)")
         // ...and still serves afterwards.
         #expect(curl(server.port).output == "GET /x? 0")
+    }
+
+    /// As Go's server: plain HTTP on the TLS port gets a plain 400 saying why, then the end of the stream.
+    @Test func plainHTTPGetsGosAnswer() throws {
+        let server = try tlsServer()
+        defer { server.shutdown() }
+        for method in ["GET", "POST", "HEAD", "PUT"] {
+            let client = try TestClient(port: server.port)
+            client.send(request("/metrics", method: method))
+            var received: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+                if n <= 0 {
+                    #expect(n == 0, "\(method): no end of stream, errno \(errno)")
+                    break
+                }
+                received += chunk[..<n]
+            }
+            #expect(String(decoding: received, as: UTF8.self) == "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n", "\(method)")
+        }
+        let plain = shell("curl -sS --max-time 5 -w ' %{http_code}' http://127.0.0.1:\(server.port)/x")
+        #expect(plain.output == "Client sent an HTTP request to an HTTPS server.\n 400", "\(plain.output)")
+        #expect(curl(server.port).output == "GET /x? 0")
+    }
+
+    /// Go serves TLS 1.0 and 1.1 when min_version asks for them; OpenSSL only below its security level 1.
+    @Test func tls10And11WorkWhenAskedFor() throws {
+        let server = try tlsServer { $0.minVersion = .tls10 }
+        defer { server.shutdown() }
+        for version in ["-tls1", "-tls1_1"] {
+            let answer = shell(
+                "printf 'GET /old HTTP/1.0\\r\\n\\r\\n' | openssl s_client -quiet -connect 127.0.0.1:\(server.port) \(version) -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)' 2>/dev/null",
+                timeout: 20)
+            #expect(answer.output.contains("GET /old? 0"), "\(version): \(answer.output)")
+        }
+        #expect(curl(server.port).output == "GET /x? 0")
+    }
+
+    /// Without cipher_suites TLS 1.2 offers Go's default suites: no CBC-SHA256/SHA384, no RSA key exchange.
+    @Test func tls12DefaultSuitesAreGos() throws {
+        let server = try tlsServer { $0.maxVersion = .tls12 }
+        defer { server.shutdown() }
+        func negotiates(_ suite: String) -> Bool {
+            shell("echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_2 -cipher '\(suite)' -CAfile '\(certificates.caFile)' 2>&1", timeout: 20)
+                .output.contains("Cipher is \(suite)")
+        }
+        for suite in ["ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA"] {
+            #expect(negotiates(suite), "\(suite)")
+        }
+        for suite in ["ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384", "ECDHE-ECDSA-AES128-CCM"] {
+            #expect(!negotiates(suite), "\(suite)")
+        }
     }
 
     @Test func requireAndVerifyClientCertRefusesMissingAndUntrustedCertificates() throws {

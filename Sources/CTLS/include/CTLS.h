@@ -22,8 +22,10 @@ int ctls_set_socket(SSL *ssl, int fd);
 int ctls_set_peer_name(SSL *ssl, const char *host, int is_ip_address);
 
 /// Creates a server context for TLS versions `min_version`..`max_version` (TLS1_2_VERSION...; 0 for the
-/// library's bound): no renegotiation, no automatic retries, buffers released while a connection idles, and
-/// a retried SSL_write may come from a different address (the caller re-gathers the same bytes).
+/// library's bound; below TLS 1.2 at security level 0, which those versions need), Go's default TLS 1.2
+/// cipher suites (SSL_CTX_set_cipher_list may replace them): no renegotiation, no automatic retries,
+/// buffers released while a connection idles, and a retried SSL_write may come from a different address
+/// (the caller re-gathers the same bytes).
 /// Returns NULL on failure, leaving the reason on the OpenSSL error queue.
 SSL_CTX *ctls_server_context_new(int min_version, int max_version);
 
@@ -44,5 +46,9 @@ int ctls_server_attach(SSL *ssl, int fd);
 /// 1 when nothing is buffered in the SSL and the last recv on its socket came back short (or EAGAIN): the
 /// socket is drained, and an edge-triggered reader may wait for the next edge.
 int ctls_server_drained(SSL *ssl);
+
+/// 1 when the first error on the queue says the peer sent a plain HTTP request (GET, POST, HEAD, PUT)
+/// where a TLS ClientHello was due; OpenSSL sends no alert then.
+int ctls_error_is_http_request(void);
 
 #endif

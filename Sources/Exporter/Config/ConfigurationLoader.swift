@@ -124,6 +124,7 @@ public struct ConfigurationLoader: Sendable {
         }
         try loadKey(settings, into: &config)
         try shard(settings, into: &config)
+        config.warnings += Self.invertedThresholds(config)
         let plan = config.requestPlan
         if plan.stretched {
             let budget = config.shard.total == 1
@@ -138,6 +139,33 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         return config
+    }
+
+    /// Thresholds the wrong way round (above -10, below 40) make both alerts fire at nearly every
+    /// temperature; likely a swap, so name where and how to fix it. Inherited defaults are named once.
+    static func invertedThresholds(_ config: Configuration) -> [String] {
+        func inverted(_ thresholds: TemperatureThresholds) -> (above: Double, below: Double)? {
+            guard let above = thresholds.aboveCelsius, let below = thresholds.belowCelsius, above < below else { return nil }
+            return (above, below)
+        }
+        func celsius(_ value: Double) -> String { value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value) }
+        var warnings: [String] = []
+        if let (above, below) = inverted(config.alertDefaults) {
+            warnings.append(
+                "--alerts.temperature-above-celsius=\(celsius(above)) is below --alerts.temperature-below-celsius=\(celsius(below)): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values")
+        }
+        var count = 0
+        for location in config.locations {
+            guard case .custom = location.alerts, let (above, below) = inverted(config.thresholds(for: location)) else { continue }
+            count += 1
+            guard count <= 5 else { continue }
+            warnings.append(
+                "location \"\(location.name)\" has its temperature thresholds the wrong way round (above=\(celsius(above)) is below below=\(celsius(below))), so both alerts fire at nearly every temperature: swap them (above=\(celsius(below)),below=\(celsius(above)) in --location, or temperature_above_celsius: \(celsius(below)) and temperature_below_celsius: \(celsius(above)) under its alerts in the config file)")
+        }
+        if count > 5 {
+            warnings.append("\(count - 5) more locations have their temperature thresholds the wrong way round; swap them as above")
+        }
+        return warnings
     }
 
     /// `--shard`/`--pod` of `--total-shards`: keeps the locations this replica owns and its share of the budget.

@@ -82,8 +82,11 @@ enum LocationSpec {
         guard !name.isEmpty else {
             throw ConfigError("\(origin): a location has an empty name; give each location a name, like London=51.5074,-0.1278")
         }
-        guard name.count <= 128, name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
-            throw ConfigError("\(origin): the location name \"\(name)\" is too long or holds control characters; use a short printable name")
+        guard name.count <= 128 else {
+            throw ConfigError("\(origin): the location name \"\(name.prefix(40))...\" is \(name.count) characters long; use a short name (at most 128)")
+        }
+        guard name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+            throw ConfigError("\(origin): the location name \"\(name)\" holds control characters; use a short printable name")
         }
     }
 

@@ -10,6 +10,12 @@ struct WebConfig: Sendable {
     /// User name to bcrypt hash; empty: no authentication.
     var users: [String: String] = [:]
     var headers: [(name: String, value: String)] = []
+    /// Accepted as the toolkit accepts them, but worth a warning line each time the file loads.
+    var notes: [String] = []
+
+    /// The TLS 1.3 suites of Go's `tls.CipherSuites()`: the toolkit accepts them in cipher_suites and Go
+    /// ignores them there (TLS 1.3 suites cannot be configured in Go), so they are ignored here too.
+    static let tls13CipherSuites = ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]
 
     /// The headers the toolkit lets a file set, with the values it accepts (nil: any).
     static let allowedHeaders: [(name: String, values: [String]?)] = [
@@ -40,7 +46,9 @@ struct WebConfig: Sendable {
             throw ConfigError("\(origin): \(error.description)")
         }
         var reader = Reader(origin: origin, directory: directory)
-        return try reader.config(root)
+        var config = try reader.config(root)
+        config.notes = reader.notes
+        return config
     }
 }
 
@@ -48,6 +56,7 @@ struct WebConfig: Sendable {
 private struct Reader {
     let origin: String
     let directory: String
+    var notes: [String] = []
 
     func fail(_ node: YAMLNode, _ message: String) -> ConfigError {
         ConfigError("\(origin): \(node.position): \(message)")
@@ -113,7 +122,7 @@ private struct Reader {
         return config
     }
 
-    func tls(_ node: YAMLNode) throws(ConfigError) -> TLSServerSettings? {
+    mutating func tls(_ node: YAMLNode) throws(ConfigError) -> TLSServerSettings? {
         let known = [
             "cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version", "max_version",
             "cipher_suites", "curve_preferences", "prefer_server_cipher_suites", "cert", "key", "client_ca",
@@ -128,7 +137,13 @@ private struct Reader {
             case "client_allowed_sans":
                 throw failKey(entry, "client_allowed_sans is not supported by this exporter; issue client certificates from a CA that only signs allowed clients and set client_ca_file")
             case "cipher_suites":
-                settings.cipherSuites = try strings(entry.value, entry.key)
+                let suites = try strings(entry.value, entry.key)
+                let tls13 = suites.filter(WebConfig.tls13CipherSuites.contains)
+                settings.cipherSuites = suites.filter { !tls13.contains($0) }
+                if !tls13.isEmpty {
+                    let rest = settings.cipherSuites.isEmpty ? "; TLS 1.2 keeps its default suites" : ""
+                    notes.append("\(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence this")
+                }
             case "curve_preferences":
                 let names = ["CurveP256": "P-256", "CurveP384": "P-384", "CurveP521": "P-521", "X25519": "X25519"]
                 for curve in try strings(entry.value, entry.key) {
@@ -149,6 +164,9 @@ private struct Reader {
                 throw fail(node, "unknown TLS version: \(text); use TLS10, TLS11, TLS12 or TLS13")
             }
             if key == "min_version" { settings.minVersion = version } else { settings.maxVersion = version }
+            if key == "min_version" && version < .tls12 {
+                notes.append("\(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and SHA-1 signatures accepted); use TLS12 unless a client cannot")
+            }
         }
         let certFile = values["cert_file"]?.1 ?? ""
         let keyFile = values["key_file"]?.1 ?? ""

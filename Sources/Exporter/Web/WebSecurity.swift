@@ -35,6 +35,7 @@ final class WebSecurity: Sendable {
             tls = nil
         }
         headers = ExtraResponseHeaders(config.headers)
+        for note in config.notes { logger.warn(note) }
         state = Mutex(State(auth: BasicAuth(users: config.users), stamp: Self.stamp(path), checkedAt: Self.monotonic(), failureLogged: false))
         tls?.setRefresh { [weak self] in self?.refreshIfChanged() }
     }
@@ -81,6 +82,7 @@ final class WebSecurity: Sendable {
             logger.warn("a changed setting needs a restart to take effect", [("setting", "tls_server_config in --web.config.file (TLS on or off)")])
         }
         headers.set(config.headers)
+        for note in config.notes { logger.warn(note) }
         state.withLock { state in
             state = State(auth: BasicAuth(users: config.users), stamp: stamp, checkedAt: state.checkedAt, failureLogged: false)
         }

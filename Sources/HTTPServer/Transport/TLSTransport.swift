@@ -14,6 +14,11 @@ final class TLSTransport: ConnectionTransport {
     private var retryLength = 0
     private(set) var readWaitsForWritable = false
     private(set) var writeWaitsForReadable = false
+    /// A plain HTTP request came instead of a handshake and was answered; the rest is read and dropped.
+    private var answeredPlainHTTP = false
+
+    /// What Go's net/http answers to plain HTTP on a TLS port, byte for byte.
+    static let plainHTTPAnswer = Array("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n".utf8)
 
     init?(fd: Int32, context: TLSContext, scratch: UnsafeMutableRawBufferPointer) {
         guard let ssl = SSL_new(context.pointer) else { return nil }
@@ -30,6 +35,7 @@ final class TLSTransport: ConnectionTransport {
     /// "drained", as it does for a plain socket under edge-triggered epoll.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         readWaitsForWritable = false
+        if answeredPlainHTTP { return discard(buffer) }
         guard let base = buffer.baseAddress else { return 0 }
         var total = 0
         while total < buffer.count {
@@ -53,12 +59,36 @@ final class TLSTransport: ConnectionTransport {
             case SSL_ERROR_SYSCALL:
                 stop = errno == 0 ? 0 : -Int(errno)
             default:
+                if total == 0 && ctls_error_is_http_request() == 1 {
+                    answerPlainHTTP()
+                    return discard(buffer)
+                }
                 // Not TLS, a failed handshake (version, client certificate) or a corrupt record.
                 stop = -Int(EPROTO)
             }
             return total > 0 ? total : stop
         }
         return total
+    }
+
+    /// As Go's server does: a client that spoke plain HTTP learns why in a 400 it can read, instead of a
+    /// connection closed without a word. Our side then ends; the loop closes when the client does (or
+    /// at its read timeout), so the answer is not lost to a reset by unread input.
+    private func answerPlainHTTP() {
+        answeredPlainHTTP = true
+        _ = Self.plainHTTPAnswer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        Glibc.shutdown(fd, Int32(SHUT_WR))
+    }
+
+    /// Reads and drops what the socket holds: -EAGAIN when drained, 0 at the end of the stream.
+    private func discard(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+        while true {
+            let n = recv(fd, buffer.baseAddress, buffer.count, 0)
+            if n > 0 { continue }
+            if n == 0 { return 0 }
+            if errno == EINTR { continue }
+            return -Int(errno)
+        }
     }
 
     /// Writes every byte of the iovecs as records of at most 16 KiB, until done or the socket is full. A
