@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the release artifacts for this machine's architecture:
-#   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, example config, systemd unit
+#   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, REFERENCE (deploy/README.md), example config, systemd unit
 #   openweather-exporter_DEBVERSION_ARCH.deb         built with dpkg-deb
 #   sha256sums.txt
 # into $OUT (default .build/artifacts). The Swift runtime is linked statically; the binary
@@ -101,6 +101,8 @@ tardir="$NAME-$version.linux-$arch"
 mkdir -p "$work/$tardir"
 install -m 0755 "$work/$NAME" "$work/$tardir/$NAME"
 install -m 0644 LICENSE README.md "$work/$tardir/"
+# README.md is the newcomer's path; every flag, limit and failure is in deploy/README.md.
+install -m 0644 deploy/README.md "$work/$tardir/REFERENCE.md"
 install -m 0644 deploy/config/openweather-exporter.yml "$work/$tardir/openweather-exporter.yml"
 install -m 0644 deploy/systemd/openweather-exporter.service "$work/$tardir/"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
@@ -113,7 +115,8 @@ install -D -m 0755 "$work/$NAME" "$root/usr/bin/$NAME"
 install -D -m 0644 deploy/config/openweather-exporter.yml "$root/etc/$NAME/config.yml"
 install -d -m 0755 "$doc" "$root/usr/share/man/man1" "$root/lib/systemd/system" "$root/DEBIAN"
 install -m 0644 README.md "$doc/README.md"
-gzip -9n "$doc/README.md"
+install -m 0644 deploy/README.md "$doc/REFERENCE.md"
+gzip -9n "$doc/README.md" "$doc/REFERENCE.md"
 
 # The unit of deploy/systemd, with the package's paths and its static user: a DynamicUser
 # would keep its state under /var/lib/private, which the package could not own or purge.
@@ -148,7 +151,7 @@ chmod 0644 "$unit"
     "$work/$NAME" --help | sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\&'/"
     echo ".fi"
     echo ".SH SEE ALSO"
-    echo "/usr/share/doc/$NAME/README.md.gz"
+    echo "/usr/share/doc/$NAME/README.md.gz, /usr/share/doc/$NAME/REFERENCE.md.gz"
 } | gzip -9n > "$root/usr/share/man/man1/$NAME.1.gz"
 
 cat > "$doc/copyright" <<EOF
