@@ -202,7 +202,7 @@ extension StateStorage {
         let first = try StateRig(config)
         first.run(until: 1000 + 30)
         #expect(first.transport.log.count == 5, "geocoding London, then weather and air pollution at both")
-        let file = try #require(try StateStorage(directory: first.directory).read())
+        let file = try #require(try StateStorage(directory: first.directory).read()).bytes
         #expect(!String(decoding: file, as: UTF8.self).contains("test-key-123"), "the key is never written")
 
         // Two minutes later: everything served at once, nothing asked again.
@@ -230,7 +230,7 @@ extension StateStorage {
         let first = try StateRig(config)
         first.run(until: 1000 + 30)
         #expect(first.transport.log.map(\.request.path) == ["/data/3.0/onecall"])
-        let saved = try StateFile.decode(try #require(try StateStorage(directory: first.directory).read()))
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: first.directory).read()).bytes)
         let bodies = Dictionary(uniqueKeysWithValues: try #require(saved.locations.first).sources.map { ($0.name, $0.body) })
         #expect(bodies["onecall"]?.isEmpty == false)
         #expect(bodies["weather"] == [] && bodies["forecast"] == [], "a stood-in slot has no body of its own")
@@ -281,7 +281,7 @@ extension StateStorage {
         first.keeper.stop(first.poller)
         // As if an upgrade's decoder refused the saved answer: a body cut short.
         let storage = try StateStorage(directory: first.directory)
-        var saved = try StateFile.decode(try #require(try storage.read()))
+        var saved = try StateFile.decode(try #require(try storage.read()).bytes)
         saved.locations[0].sources[0].body.removeLast(10)
         try storage.write(StateFile.encode(saved))
         let second = try StateRig(configuration([places[0]]), scratch: first.scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
@@ -342,7 +342,7 @@ extension StateStorage {
         rig.run(until: 1001)
         #expect(rig.transport.log.count == 1)
         rig.run(until: 1010)
-        #expect(try StateFile.decode(try #require(try storage.read())).locations.count == 1, "the next write replaces it")
+        #expect(try StateFile.decode(try #require(try storage.read()).bytes).locations.count == 1, "the next write replaces it")
     }
 
     @Test func writesArePacedWhateverTheChanges() throws {
@@ -409,7 +409,7 @@ extension StateStorage {
         held.withLock { list in defer { list = [] }; return list }.forEach { $0() }
         poller.settle(grace: 0)
         keeper.stop(poller)
-        let saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()))
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()).bytes)
         #expect(saved.locations[0].sources[0].up == true && !saved.locations[0].sources[0].body.isEmpty)
         #expect(saved.locations[0].sources[0].nextDue! > time.wall() + 300, "polled: next due at its phase, minutes away")
     }
