@@ -149,7 +149,7 @@ public struct ProxySettings: Sendable, Equatable {
     }
 
     /// Every proxy's credentials in every form an echo may show them, for redaction.
-    public var secrets: [String] { (httpProxy?.secrets ?? []) + (httpsProxy?.secrets ?? []) }
+    public var secrets: [String] { (httpProxy?.secrets ?? []) + (httpsProxy == httpProxy ? [] : httpsProxy?.secrets ?? []) }
 
     /// The names of the variables `init(environment:)` reads, for messages and docs.
     public static let environmentNames = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]

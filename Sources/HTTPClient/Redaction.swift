@@ -13,9 +13,9 @@ public enum Redaction {
         excerpt(text, maxBytes: .max, secrets: secrets)
     }
 
-    /// At most the first `maxBytes` bytes of `text` (the cut on a character boundary), redacted
-    /// before it is cut: a secret that crosses the cut is found whole and replaced. The marker may
-    /// reach past `maxBytes`.
+    /// The start of `text`, redacted, up to `maxBytes` bytes (the cut on a character boundary). The
+    /// redaction comes first: a secret that crosses the cut is found whole and replaced, and the
+    /// marker may reach past `maxBytes`.
     public static func excerpt(_ text: String, maxBytes: Int, secrets: [String]) -> String {
         // Longest first: a password inside `user:password` must not leave the user name standing.
         let secrets = secrets.compactMap { $0.isEmpty ? nil : Array($0.utf8) }.sorted { $0.count > $1.count }

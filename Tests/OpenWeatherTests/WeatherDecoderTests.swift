@@ -107,3 +107,24 @@ import Testing
             == "http://127.0.0.1:1/data/2.5/weather?lat=51.5&lon=-0.12&units=metric&lang=zh_cn&appid=a%20b%26c")
     }
 }
+
+extension WeatherDecoderTests {
+    static let longKey = "held-out-secret-key-0123456789abcdef"
+
+    /// Redacted before the cut: a key crossing byte 160 of a body, or 300 of a Location, leaves no piece.
+    @Test(arguments: [0, 100, 140, 150, 157, 158, 159, 160])
+    func aKeyAnywhereNearTheCutIsRedactedWhole(offset: Int) {
+        let body = String(repeating: "x", count: offset) + Self.longKey + String(repeating: "y", count: 200)
+        let message = OpenWeatherClient.errorMessage(Array(body.utf8), redacting: [Self.longKey])
+        #expect(!message.contains("held"), "\(message)")
+        if offset < 160 { #expect(message.contains("<redacted>")) }
+    }
+
+    /// An echo that itself stops inside the key (an upstream that cut it) loses that piece too.
+    @Test func aBodyEndingInsideTheKeyLosesThatPiece() {
+        let message = OpenWeatherClient.errorMessage(Array("bad appid=\(Self.longKey.prefix(20))".utf8), redacting: [Self.longKey])
+        #expect(message == "bad appid=<redacted>")
+        let json = OpenWeatherClient.errorMessage(Array(#"{"message": "bad appid=held-out-secret-key-01"}"#.utf8), redacting: [Self.longKey])
+        #expect(json == "bad appid=<redacted>")
+    }
+}
