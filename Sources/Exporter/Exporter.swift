@@ -143,6 +143,8 @@ private final class Reloading: Sendable {
             return refuse(problem)
         }
         let previous = current.withLock { config in defer { config = next }; return config }
+        // Before anything is logged or sent with them.
+        logger.redact(next.secrets)
         for (name, changed) in [
             ("--web.listen-address", previous.listenAddress != next.listenAddress),
             ("--web.telemetry-path", previous.telemetryPath != next.telemetryPath),

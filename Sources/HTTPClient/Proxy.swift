@@ -9,6 +9,8 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
     let hostIsIPAddress: Bool
     /// `Basic ...`, or nil without credentials.
     let authorization: String?
+    /// The credentials in each form an echo may show them (see `secrets(user:password:)`).
+    let secrets: [String]
 
     /// `host:port`: all of the proxy that may be shown.
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
@@ -31,6 +33,7 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
         var rest = text[schemeEnd.upperBound...]
         rest = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         var authorization: String?
+        var secrets: [String] = []
         if let at = rest.lastIndex(of: "@") {
             let userInfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
@@ -41,6 +44,7 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
                 throw .invalidURL("\(origin): the proxy credentials have a bad %-escape")
             }
             authorization = "Basic " + Self.base64(Array("\(user):\(password)".utf8))
+            secrets = Self.secrets(user: user, password: password)
         }
         // The rest is an authority like a request URL's; its parser checks host and port.
         let parsed: RequestURL
@@ -54,6 +58,16 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
         port = parsed.port
         hostIsIPAddress = parsed.hostIsIPAddress
         self.authorization = authorization
+        self.secrets = secrets
+    }
+
+    /// What redaction looks for: `user:password` (its percent-encoded form, as in the URL, is found
+    /// by the same search), the base64 of it that `Proxy-Authorization: Basic` carries, and the
+    /// password alone. A password shorter than `Redaction.shortestPiece` alone would blank out
+    /// common letters in every line; its other forms are still cut.
+    static func secrets(user: String, password: String) -> [String] {
+        let pair = "\(user):\(password)"
+        return [pair, base64(Array(pair.utf8))] + (password.utf8.count >= Redaction.shortestPiece ? [password] : [])
     }
 
     public static func == (lhs: ProxyServer, rhs: ProxyServer) -> Bool {
@@ -133,6 +147,9 @@ public struct ProxySettings: Sendable, Equatable {
         }
         self.init(httpProxy: try server("http_proxy"), httpsProxy: try server("https_proxy"), bypass: NoProxy(value("no_proxy")?.text ?? ""))
     }
+
+    /// Every proxy's credentials in every form an echo may show them, for redaction.
+    public var secrets: [String] { (httpProxy?.secrets ?? []) + (httpsProxy == httpProxy ? [] : httpsProxy?.secrets ?? []) }
 
     /// The names of the variables `init(environment:)` reads, for messages and docs.
     public static let environmentNames = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]

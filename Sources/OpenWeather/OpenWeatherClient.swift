@@ -1,3 +1,4 @@
+import Glibc
 import HTTPClient
 import JSON
 
@@ -15,6 +16,8 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         public var maxBodyBytes: Int
         /// Proxies, trust, connection reuse.
         public var http: HTTPClient.Configuration
+        /// What no error may show: the key and the proxies' credentials.
+        var secrets: [String] { [apiKey] + http.proxy.secrets }
 
         public init(
             baseURL: String, apiKey: String, language: String = "en",
@@ -61,13 +64,13 @@ public struct OpenWeatherClient: OpenWeatherTransport {
             throw .transport(error)
         }
         guard (200...299).contains(response.status) else {
-            var message = Self.errorMessage(response.body, redacting: settings.apiKey)
+            var message = Self.errorMessage(response.body, redacting: settings.secrets)
             if (300...399).contains(response.status), let location = response.header("location") {
-                message = "redirect to \(Self.redacted(String(location.prefix(300)), key: settings.apiKey)), not followed: check --openweather.url"
+                message = "redirect to \(Redaction.excerpt(location, maxBytes: 300, secrets: settings.secrets)), not followed: check --openweather.url"
             }
             throw .http(
                 status: response.status, message: message,
-                retryAfterSeconds: response.header("retry-after").flatMap(Self.retryAfter))
+                retryAfterSeconds: response.header("retry-after").flatMap { RetryAfter.seconds($0, now: Self.wallSeconds()) })
         }
         return response.body
     }
@@ -79,72 +82,25 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         return settings.baseURL + path + "?" + items.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
     }
 
-    /// OpenWeather's `message`, else the start of the body (an HTML 5xx page, say);
-    /// the key is cut out in case an upstream or proxy echoes the request.
-    static func errorMessage(_ body: [UInt8], redacting key: String) -> String {
+    /// OpenWeather's `message` (its longest is about 200 bytes), else the start of the body (an HTML
+    /// 5xx page, say); the secrets are cut out before the text is, in case an upstream or proxy
+    /// echoes the request.
+    static func errorMessage(_ body: [UInt8], redacting secrets: [String]) -> String {
         var text: String
         if let parsed = try? JSONParser.parse(body), case .string(let message)? = parsed["message"] {
-            text = message
+            text = Redaction.excerpt(message, maxBytes: 400, secrets: secrets)
         } else {
-            text = String(decoding: body.prefix(160), as: UTF8.self)
+            text = Redaction.excerpt(String(decoding: body, as: UTF8.self), maxBytes: 160, secrets: secrets)
         }
-        text = redacted(String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 }), key: key)
+        text = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
         return String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 
-    /// `text` without the key, whether it is echoed raw or percent-encoded (either hex case,
-    /// `+` for a space, escapes mixed with plain characters), as an upstream may echo the URL.
-    static func redacted(_ text: String, key: String) -> String {
-        let keyBytes = Array(key.utf8)
-        guard !keyBytes.isEmpty else { return text }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            if let end = keyEnd(in: bytes, from: index, key: keyBytes) {
-                out += "<redacted>".utf8
-                index = end
-            } else {
-                out.append(bytes[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Where the key ends if it starts at `start`, reading each of its bytes in any encoded form.
-    private static func keyEnd(in bytes: [UInt8], from start: Int, key: [UInt8]) -> Int? {
-        func hex(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
-        var index = start
-        for expected in key {
-            guard index < bytes.count else { return nil }
-            if bytes[index] == expected {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-                      let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]), high << 4 | low == expected {
-                index += 3
-            } else if expected == UInt8(ascii: " "), bytes[index] == UInt8(ascii: "+") {
-                index += 1
-            } else {
-                return nil
-            }
-        }
-        return index
-    }
-
-    /// Retry-After in seconds; the HTTP-date form is rare from APIs and is ignored.
-    static func retryAfter(_ value: String) -> Double? {
-        guard let seconds = Double(value.filter { $0 != " " }), seconds >= 0, seconds.isFinite else {
-            return nil
-        }
-        return seconds
+    /// An HTTP-date is the server's wall clock, so ours is what it is compared with.
+    private static func wallSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
     static func percentEncoded(_ text: String) -> String {

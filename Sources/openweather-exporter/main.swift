@@ -69,7 +69,7 @@ do {
     fail(error.description)
 }
 
-let logger = Logger(level: configuration.logLevel, format: configuration.logFormat, secrets: [configuration.apiKey.value])
+let logger = Logger(level: configuration.logLevel, format: configuration.logFormat, secrets: configuration.secrets)
 
 var simulator: Simulator?
 if configuration.demo {

@@ -214,13 +214,13 @@ struct VirtualPoller {
     @Test func rateLimitHonoursRetryAfterAndGrowsWithoutIt() {
         var schedule = PollSchedule(names: ["a"], interval: 60, requestsPerMinute: 600, now: 0)
         _ = schedule.next(now: 0)
-        schedule.finished(job: 0, outcome: .rateLimited(retryAfter: 7), now: 1, random: 0.5)
-        #expect(schedule.pause(now: 1) == 7)
-        #expect(schedule.next(now: 5) == .wait(until: 8))
-        _ = schedule.next(now: 8)
-        schedule.finished(job: 0, outcome: .rateLimited(retryAfter: nil), now: 9, random: 0.5)
-        #expect(schedule.pause(now: 9) == 120)  // second strike: 60 s doubled
-        var time = 9.0
+        schedule.finished(job: 0, outcome: .rateLimited(retryAfter: 90), now: 1, random: 0.5)
+        #expect(schedule.pause(now: 1) == 90)
+        #expect(schedule.next(now: 5) == .wait(until: 91))
+        _ = schedule.next(now: 91)
+        schedule.finished(job: 0, outcome: .rateLimited(retryAfter: nil), now: 92, random: 0.5)
+        #expect(schedule.pause(now: 92) == 120)  // second strike: 60 s doubled
+        var time = 92.0
         for _ in 0..<10 {
             time = schedule.pausedUntil
             #expect(schedule.next(now: time) == .fire(job: 0))
@@ -230,6 +230,21 @@ struct VirtualPoller {
         _ = schedule.next(now: schedule.pausedUntil)
         schedule.finished(job: 0, outcome: .success, now: schedule.pausedUntil, random: 0.5)
         #expect(schedule.rateLimitStrikes == 0)
+    }
+
+    /// A server's Retry-After is held to [the first step, an hour]: `0` does not let a blocked key be
+    /// retried at full pace, `1e18` does not stop polling for good (nor trap).
+    @Test(arguments: [
+        (0.0, 60.0), (-5, 60), (30, 60), (60, 60), (61.5, 61.5), (3599, 3599), (3600, 3600), (3601, 3600),
+        (1_000_000_000_000, 3600), (1e18, 3600), (1e300, 3600), (.greatestFiniteMagnitude, 3600), (.infinity, 3600),
+        (-.infinity, 60), (.nan, 60),
+    ])
+    func retryAfterIsClampedBetweenTheFirstStepAndAnHour(retryAfter: Double, pause: Double) {
+        var schedule = PollSchedule(names: ["a"], interval: 60, requestsPerMinute: 600, now: 0)
+        _ = schedule.next(now: 0)
+        schedule.finished(job: 0, outcome: .rateLimited(retryAfter: retryAfter), now: 1, random: 0.5)
+        #expect(schedule.pause(now: 1) == pause)
+        #expect(schedule.next(now: 1) == .wait(until: 1 + pause))
     }
 
     @Test func reconfigureKeepsStateAndAddsNewJobsAtOnce() {

@@ -68,6 +68,28 @@ import Testing
         #expect(rig.logs.all.contains { $0.contains("pausing all requests") && $0.contains("pause=10m") && $0.contains("source=air-pollution") })
     }
 
+    /// A Retry-After from a broken or hostile upstream: the process neither traps (formatting 1e18 s
+    /// for the log once did) nor stops polling for days, nor retries a blocked key at once.
+    @Test(arguments: [(1e18, "1h"), (1e300, "1h"), (1_000_000_000_000, "1h"), (0, "1m")])
+    func anAbsurdRetryAfterPausesBetweenAMinuteAndAnHour(retryAfter: Double, shown: String) {
+        let rig = Rig(configuration([Self.london], collectors: ["weather": .seconds(60)]))
+        let hit = Mutex<Double?>(nil)
+        let time = rig.time
+        rig.transport.answer { request in
+            if hit.withLock({ $0 == nil }) {
+                hit.withLock { $0 = time.monotonic() }
+                return .failure(.http(status: 429, message: "blocked", retryAfterSeconds: retryAfter))
+            }
+            return FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 2 * 3600)
+        guard let at = hit.withLock({ $0 }) else { Issue.record("no request"); return }
+        let pause = retryAfter == 0 ? 60.0 : 3600
+        #expect(!rig.transport.log.contains { $0.time > at && $0.time < at + pause }, "paused for \(shown)")
+        #expect(rig.transport.log.contains { $0.time >= at + pause && $0.time < at + pause + 61 }, "and not longer")
+        #expect(rig.logs.all.contains { $0.contains("pausing all requests") && $0.contains("pause=\(shown) ") })
+    }
+
     /// The real poller backs a failing location off (doubling from its interval, ±20 %, up to an hour).
     @Test func transientFailuresBackOffWhileTheOthersKeepTheirPace() {
         let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60)], budget: 600))

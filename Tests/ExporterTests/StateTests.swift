@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Gzip
 import OpenWeather
@@ -202,7 +203,7 @@ extension StateStorage {
         let first = try StateRig(config)
         first.run(until: 1000 + 30)
         #expect(first.transport.log.count == 5, "geocoding London, then weather and air pollution at both")
-        let file = try #require(try StateStorage(directory: first.directory).read())
+        let file = try #require(try StateStorage(directory: first.directory).read()).bytes
         #expect(!String(decoding: file, as: UTF8.self).contains("test-key-123"), "the key is never written")
 
         // Two minutes later: everything served at once, nothing asked again.
@@ -230,7 +231,7 @@ extension StateStorage {
         let first = try StateRig(config)
         first.run(until: 1000 + 30)
         #expect(first.transport.log.map(\.request.path) == ["/data/3.0/onecall"])
-        let saved = try StateFile.decode(try #require(try StateStorage(directory: first.directory).read()))
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: first.directory).read()).bytes)
         let bodies = Dictionary(uniqueKeysWithValues: try #require(saved.locations.first).sources.map { ($0.name, $0.body) })
         #expect(bodies["onecall"]?.isEmpty == false)
         #expect(bodies["weather"] == [] && bodies["forecast"] == [], "a stood-in slot has no body of its own")
@@ -281,7 +282,7 @@ extension StateStorage {
         first.keeper.stop(first.poller)
         // As if an upgrade's decoder refused the saved answer: a body cut short.
         let storage = try StateStorage(directory: first.directory)
-        var saved = try StateFile.decode(try #require(try storage.read()))
+        var saved = try StateFile.decode(try #require(try storage.read()).bytes)
         saved.locations[0].sources[0].body.removeLast(10)
         try storage.write(StateFile.encode(saved))
         let second = try StateRig(configuration([places[0]]), scratch: first.scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
@@ -342,7 +343,7 @@ extension StateStorage {
         rig.run(until: 1001)
         #expect(rig.transport.log.count == 1)
         rig.run(until: 1010)
-        #expect(try StateFile.decode(try #require(try storage.read())).locations.count == 1, "the next write replaces it")
+        #expect(try StateFile.decode(try #require(try storage.read()).bytes).locations.count == 1, "the next write replaces it")
     }
 
     @Test func writesArePacedWhateverTheChanges() throws {
@@ -409,7 +410,7 @@ extension StateStorage {
         held.withLock { list in defer { list = [] }; return list }.forEach { $0() }
         poller.settle(grace: 0)
         keeper.stop(poller)
-        let saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()))
+        let saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()).bytes)
         #expect(saved.locations[0].sources[0].up == true && !saved.locations[0].sources[0].body.isEmpty)
         #expect(saved.locations[0].sources[0].nextDue! > time.wall() + 300, "polled: next due at its phase, minutes away")
     }
@@ -460,5 +461,117 @@ extension StateStorage {
 
     @Test func anEmptyPathIsAnError() {
         #expect(throws: ConfigError.self) { try load(["--location", "A=1,2", "--storage.path="]) }
+    }
+}
+
+/// Whoever else can write the state directory can plant names in it: a link must never be followed
+/// (it once made the exporter overwrite its target), a FIFO must not hang startup, and a directory
+/// or file others control is worth a warning.
+@Suite struct StateDirectoryTests {
+    private static func contents(_ path: String) -> String? { (try? readFile(path)).map { String(decoding: $0, as: UTF8.self) } }
+
+    @Test func linksPlantedAtTheTemporaryNamesAreNotFollowed() throws {
+        let scratch = ScratchDirectory()
+        let precious = temporaryFile("root's own file\n", mode: 0o644)
+        defer { unlink(precious) }
+        let directory = scratch.path
+        #expect(symlink(precious, directory + "/" + StateStorage.fileName + ".tmp") == 0)
+        #expect(symlink(precious, directory + "/.write-test-\(getpid())") == 0)
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch)
+        rig.run(until: 1010)
+        #expect(Self.contents(precious) == "root's own file\n", "the target is untouched")
+        var info = stat()
+        #expect(stat(precious, &info) == 0 && info.st_mode & 0o777 == 0o644, "and keeps its mode")
+        #expect(lstat(directory + "/" + StateStorage.fileName, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+        #expect(try StateFile.decode(try #require(try StateStorage(directory: directory).read()).bytes).locations.count == 1)
+        #expect(lstat(directory + "/" + StateStorage.fileName + ".tmp", &info) != 0, "the planted link is gone, renamed over")
+    }
+
+    /// A FIFO at the state path once hung startup, deaf to SIGTERM: it is a warning and a clean start.
+    @Test func aFIFOAtTheStatePathIsAWarningNotAHang() throws {
+        let scratch = ScratchDirectory()
+        let path = scratch.path + "/" + StateStorage.fileName
+        #expect(mkfifo(path, 0o600) == 0)
+        let loaded = DispatchSemaphore(value: 0)
+        final class Box: @unchecked Sendable { var rig: StateRig? }  // written before the signal, read after
+        let box = Box()
+        DispatchQueue.global().async {
+            box.rig = try? StateRig(configuration([places[0]]), scratch: scratch)
+            loaded.signal()
+        }
+        if loaded.wait(timeout: .now() + 10) == .timedOut {
+            // Stuck opening the FIFO: a writer lets it go, so the test fails instead of hanging.
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            loaded.wait()
+            Issue.record("loading the state blocked on a FIFO")
+        }
+        let started = try #require(box.rig)
+        #expect(started.logs.all.contains { $0.contains("cannot read the state file; starting clean") && $0.contains("it is a FIFO") }, "\(started.logs.all)")
+        started.run(until: 1010)
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "the first write replaces it")
+    }
+
+    @Test func aLinkAtTheStatePathIsNotRead() throws {
+        let scratch = ScratchDirectory()
+        let elsewhere = temporaryFile()
+        defer { unlink(elsewhere) }
+        try writeFile(elsewhere, StateFile.encode(StateFileTests.sample))
+        #expect(symlink(elsewhere, scratch.path + "/" + StateStorage.fileName) == 0)
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch)
+        #expect(rig.logs.all.contains { $0.contains("cannot read the state file") && $0.contains("symbolic link") })
+        #expect(!rig.logs.all.contains { $0.contains("state restored") })
+    }
+
+    @Test(arguments: [(0o777 as mode_t, "every user"), (0o770, "its group"), (0o1777, nil), (0o700, nil), (0o750, nil)])
+    func aDirectoryOthersCanWriteIsAWarning(mode: mode_t, who: String?) throws {
+        let scratch = ScratchDirectory()
+        #expect(chmod(scratch.path, mode) == 0)
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch)
+        let warnings = rig.logs.all.filter { $0.contains("level=warn") && $0.contains("is writable by") }
+        if let who {
+            #expect(warnings.count == 1 && warnings[0].contains("writable by \(who)"), "\(rig.logs.all)")
+        } else {
+            #expect(warnings.isEmpty, "\(warnings)")
+        }
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to give the file away"))
+    func aFileOfAnotherUserIsAWarning() throws {
+        let scratch = ScratchDirectory()
+        let storage = try StateStorage(directory: scratch.path)
+        try storage.write(StateFile.encode(StateFileTests.sample))
+        #expect(chown(storage.path, 4242, 4242) == 0)
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch)
+        #expect(rig.logs.all.contains { $0.contains("belongs to another user") && $0.contains("owner_uid=4242") }, "\(rig.logs.all)")
+    }
+
+    /// A hand-made file asking for a day's pause (a Retry-After of 10^12 s once saved as one) is held
+    /// to the hour any 429 pause is held to.
+    @Test func aRestoredPauseIsAtMostAnHour() throws {
+        let scratch = ScratchDirectory()
+        let time = ManualTime()
+        var saved = SavedState(savedAt: time.wall() - 10)
+        saved.pausedUntil = time.wall() + 86_400
+        saved.rateLimitStrikes = 1
+        try StateStorage(directory: scratch.path).write(StateFile.encode(saved))
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch, time: time)
+        #expect(rig.logs.all.contains { $0.contains("state restored") && $0.hasSuffix("rate_limit_pause=1h") }, "\(rig.logs.all)")
+        rig.run(until: time.monotonic() + 3599)
+        #expect(rig.transport.log.isEmpty)
+        rig.run(until: time.monotonic() + 2)
+        #expect(rig.transport.log.count == 1)
+    }
+
+    /// Times in a file no calendar holds are shown at its ends, not trapped on.
+    @Test func absurdTimesInTheFileDoNotTrap() throws {
+        let scratch = ScratchDirectory()
+        var saved = StateFileTests.sample
+        saved.savedAt = 1e300
+        saved.pausedUntil = .greatestFiniteMagnitude
+        try StateStorage(directory: scratch.path).write(StateFile.encode(saved))
+        let rig = try StateRig(configuration([places[0]]), scratch: scratch)
+        #expect(rig.logs.all.contains { $0.contains("state restored") && $0.contains("saved=9999-12-31T23:59:59.000Z") }, "\(rig.logs.all)")
     }
 }

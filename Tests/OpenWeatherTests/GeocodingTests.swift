@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func unknownZipIsA404WithOpenWeathersMessage() {
-        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-404-zip-not-found.json"), redacting: "K") == "not found")
+        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-404-zip-not-found.json"), redacting: ["K"]) == "not found")
     }
 
     @Test func emptyStateIsNone() throws {

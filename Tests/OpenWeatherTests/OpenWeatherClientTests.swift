@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import HTTPClient
 import OpenWeather
 import Simulator
 import Testing
@@ -10,8 +11,11 @@ import Testing
     static let key = "k3y/with+odd&chars=1"
     static let encodedKey = "k3y%2Fwith%2Bodd%26chars%3D1"
 
-    /// Serves `reply` once on 127.0.0.1 and returns the port; the request head read is handed to `received`.
-    private func oneShotServer(_ reply: String) throws -> UInt16 {
+    /// Serves `reply` once on 127.0.0.1 and returns the port.
+    private func oneShotServer(_ reply: String) throws -> UInt16 { try oneShotServer { _ in reply } }
+
+    /// Answers one request on 127.0.0.1 with what `reply` makes of its head; returns the port.
+    func oneShotServer(_ reply: @escaping @Sendable (String) -> String) throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -33,8 +37,9 @@ import Testing
             var buffer = [UInt8](repeating: 0, count: 8192)
             var timeout = timeval(tv_sec: 5, tv_usec: 0)
             setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            _ = recv(connection, &buffer, buffer.count, 0)
-            _ = Array(reply.utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = recv(connection, &buffer, buffer.count, 0)
+            let head = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
+            _ = Array(reply(head).utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
         return UInt16(bigEndian: address.sin_port)
     }
@@ -54,6 +59,22 @@ import Testing
         }
     }
 
+    /// The Location is cut at 300 bytes after the redaction: a key that starts just before the cut
+    /// leaves not even its first letters.
+    @Test func aRedirectWithTheKeyAtTheCutLeavesNoPiece() throws {
+        // 298 bytes, then the key: its first 2 bytes fall before the cut.
+        let prefix = "https://api.example/" + String(repeating: "p", count: 271) + "?appid="
+        let shifted = prefix + Self.encodedKey + "&x=1"
+        #expect(prefix.utf8.count == 298)
+        let port = try oneShotServer("HTTP/1.1 302 Found\r\nLocation: \(shifted)\r\nContent-Length: 0\r\n\r\n")
+        do {
+            _ = try client(port).currentWeather(latitude: 1, longitude: 2)
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.description.contains("?appid=<redacted>, not followed"), "\(error.description)")
+        }
+    }
+
     @Test func echoedKeyIsRedactedInEveryForm() throws {
         let lower = Self.encodedKey.replacing("%2F", with: "%2f")
         let port = try oneShotServer(
@@ -65,6 +86,47 @@ import Testing
         } catch {
             #expect(!error.description.contains("k3y"), "\(error.description)")
             #expect(error.description.contains("<redacted>"))
+        }
+    }
+
+    /// A key echoed at byte 140 of a 160-byte excerpt once left its first 20 characters in the log,
+    /// the landing page and the state file: the body is redacted before it is cut.
+    @Test func aKeyEchoedAcrossTheCutLeavesNoPiece() throws {
+        let key = "held-out-secret-key-0123456789abcdef"
+        let body = String(repeating: "x", count: 140) + key + " was not accepted"
+        let port = try oneShotServer("HTTP/1.1 500 Internal Server Error\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let client = OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: key, timeout: .seconds(5)), userAgent: "test")
+        do {
+            _ = try client.currentWeather(latitude: 1, longitude: 2)
+            Issue.record("expected an error")
+        } catch {
+            #expect(!error.description.contains("held-out"), "\(error)")
+            #expect(error.description.contains(String(repeating: "x", count: 140) + "<redacted>"), "\(error)")
+        }
+    }
+
+    /// A proxy answering 502 with the request echoed back: the key and the proxy's credentials in
+    /// every form (plain, percent-encoded as in the URL, the base64 of `Proxy-Authorization`) are cut.
+    @Test func aProxyEchoingTheRequestShowsNoCredentials() throws {
+        let port = try oneShotServer { head in
+            let lines = head.split(separator: "\r\n").map(String.init)
+            // The proxy's own words first, then the headers last sent first, so all of it is in the excerpt.
+            let body = "bad gateway for alice:pa%40ss%2Fw0rd (alice:pa@ss/w0rd) " + lines.reversed().joined(separator: " | ")
+            return "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        }
+        let proxy = try ProxyServer(parsing: "http://alice:pa%40ss%2Fw0rd@127.0.0.1:\(port)", origin: "test")
+        let client = OpenWeatherClient(
+            settings: .init(baseURL: "http://api.example", apiKey: Self.key, timeout: .seconds(5), http: .init(proxy: ProxySettings(proxy: proxy))),
+            userAgent: "test")
+        do {
+            _ = try client.currentWeather(latitude: 1, longitude: 2)
+            Issue.record("expected an error")
+        } catch {
+            let text = error.description
+            #expect(text.contains("502") && text.contains("bad gateway") && text.contains("Proxy-Authorization: Basic <redacted>"), "\(text)")
+            for piece in ["pa@ss", "pa%40ss", "w0rd", "YWxpY2U6cGFAc3MvdzByZA==", "YWxpY2U6", "k3y"] {
+                #expect(!text.contains(piece), "\(piece) in \(text)")
+            }
         }
     }
 

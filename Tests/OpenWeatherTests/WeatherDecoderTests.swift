@@ -93,9 +93,9 @@ import Testing
 
 @Suite struct OpenWeatherClientTests {
     @Test func errorMessageComesFromTheBodyWithoutTheKey() {
-        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-400-bad-coordinates.json"), redacting: "K") == "wrong latitude")
-        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-404-not-found.json"), redacting: "K") == "city not found")
-        let echoed = OpenWeatherClient.errorMessage(Array("<html>\nbad request for appid=SECRET42\n</html>".utf8), redacting: "SECRET42")
+        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-400-bad-coordinates.json"), redacting: ["K"]) == "wrong latitude")
+        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-404-not-found.json"), redacting: ["K"]) == "city not found")
+        let echoed = OpenWeatherClient.errorMessage(Array("<html>\nbad request for appid=SECRET42\n</html>".utf8), redacting: ["SECRET42"])
         #expect(!echoed.contains("SECRET42"))
         #expect(!echoed.contains("\n"))
     }
@@ -106,10 +106,25 @@ import Testing
         #expect(client.url(CurrentWeather.request(latitude: 51.5, longitude: -0.12, language: "zh_cn"))
             == "http://127.0.0.1:1/data/2.5/weather?lat=51.5&lon=-0.12&units=metric&lang=zh_cn&appid=a%20b%26c")
     }
+}
 
-    @Test func retryAfterSeconds() {
-        #expect(OpenWeatherClient.retryAfter("120") == 120)
-        #expect(OpenWeatherClient.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT") == nil)
-        #expect(OpenWeatherClient.retryAfter("-1") == nil)
+extension WeatherDecoderTests {
+    static let longKey = "held-out-secret-key-0123456789abcdef"
+
+    /// Redacted before the cut: a key crossing byte 160 of a body, or 300 of a Location, leaves no piece.
+    @Test(arguments: [0, 100, 140, 150, 157, 158, 159, 160])
+    func aKeyAnywhereNearTheCutIsRedactedWhole(offset: Int) {
+        let body = String(repeating: "x", count: offset) + Self.longKey + String(repeating: "y", count: 200)
+        let message = OpenWeatherClient.errorMessage(Array(body.utf8), redacting: [Self.longKey])
+        #expect(!message.contains("held"), "\(message)")
+        if offset < 160 { #expect(message.contains("<redacted>")) }
+    }
+
+    /// An echo that itself stops inside the key (an upstream that cut it) loses that piece too.
+    @Test func aBodyEndingInsideTheKeyLosesThatPiece() {
+        let message = OpenWeatherClient.errorMessage(Array("bad appid=\(Self.longKey.prefix(20))".utf8), redacting: [Self.longKey])
+        #expect(message == "bad appid=<redacted>")
+        let json = OpenWeatherClient.errorMessage(Array(#"{"message": "bad appid=held-out-secret-key-01"}"#.utf8), redacting: [Self.longKey])
+        #expect(json == "bad appid=<redacted>")
     }
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A bounded libFuzzer run with AddressSanitizer. Usage: fuzz.sh [TARGET] [SECONDS]; TARGET is
 # request-parser (default; the HTTP request parser, which works on raw pointers), yaml (the config
-# reader) or tls (the server's TLS transport fed a client's bytes); SECONDS defaults to $FUZZ_SECONDS or 60. A crash, a sanitizer report, an input that takes
+# reader), tls (the server's TLS transport fed a client's bytes) or upstream-headers (Retry-After,
+# the 429 pause it makes, the duration formatter); SECONDS defaults to $FUZZ_SECONDS or 60. A crash, a sanitizer report, an input that takes
 # over 5 s or a broken invariant (fuzz/TARGET.swift) fails the run; the input is kept under
 # .build/fuzz-artifacts/ of the checkout and printed (nothing is left in /tmp).
 set -euo pipefail
@@ -76,8 +77,20 @@ with open(f"{out}/records", "wb") as f:
     f.write(bytes([0, 0x16, 3, 1, 0, 4, 1, 0, 0, 0, 2, 0x17, 3, 3, 0, 5, 1, 2, 3, 4, 5, 0, 0x15]))
 PY
     ;;
+upstream-headers)
+    sources=("$ROOT/Sources/OpenWeather/RetryAfter.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule.swift"
+             "$ROOT/Sources/Exporter/Polling/RequestBudget.swift" "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")
+    max_len=128
+    # A first byte with the low bit clear: no clock in the input, the rest is the header.
+    for value in 120 0 1e18 1e300 1000000000000 -1 1.5 "Sun, 06 Nov 1994 08:49:37 GMT" "Sunday, 06-Nov-94 08:49:37 GMT" \
+        "Sun Nov  6 08:49:37 1994" "Fri, 31 Dec 9999 23:59:59 GMT"; do
+        n=$((${n:-0} + 1)); printf '\x00%s' "$value" > "$work/corpus/header-$n"
+    done
+    # With a clock: odd first byte, 8 bytes of a little-endian Double (1.8e9), then a date.
+    printf '\x01\x00\x00\x00\x80\x74\xd2\xda\x41Fri, 31 Dec 9999 23:59:59 GMT' > "$work/corpus/clock"
+    ;;
 *)
-    echo "unknown fuzz target $target: use request-parser, yaml or tls" >&2
+    echo "unknown fuzz target $target: use request-parser, yaml, tls or upstream-headers" >&2
     exit 2
     ;;
 esac

@@ -126,6 +126,11 @@ if timeout 600 bash "$HERE/fuzz.sh" yaml "${FUZZ_SECONDS:-60}"; then
     pass "YAML reader fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan): no crash, hang or broken invariant"
 else failed "YAML reader fuzzing"; fi
 
+step "libFuzzer on the upstream headers for ${FUZZ_SECONDS:-60} s"
+if timeout 600 bash "$HERE/fuzz.sh" upstream-headers "${FUZZ_SECONDS:-60}"; then
+    pass "Retry-After, the 429 pause and the duration formatter fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan): no trap, every pause within [1 min, 1 h]"
+else failed "upstream header fuzzing"; fi
+
 step "libFuzzer on the TLS transport for ${FUZZ_SECONDS:-60} s"
 if timeout 600 bash "$HERE/fuzz.sh" tls "${FUZZ_SECONDS:-60}"; then
     pass "TLS transport fuzzed for ${FUZZ_SECONDS:-60} s (client bytes in flights; libFuzzer + ASan): no crash, hang or broken invariant"

@@ -39,6 +39,8 @@ public struct Configuration: Sendable {
     public var openWeatherURL = Settings.url.defaultValue
     /// Which proxy API requests go through: --openweather.proxy-url, else the *_PROXY variables.
     public var proxy = ProxySettings.direct
+    /// What no log line may show: the key and the proxies' credentials, in each form they are echoed.
+    public var secrets: [String] { [apiKey.value] + proxy.secrets }
     /// CA certificates trusted besides the system bundle.
     public var tlsCAFile: String?
     /// Keep-alive connections to the API kept between requests.

@@ -24,23 +24,43 @@ public enum PrometheusDuration {
         return .milliseconds(Int64((total * 1000).rounded()))
     }
 
-    /// The shortest form `parse` reads back: `1h30m`, `15s`, `250ms`.
+    /// The shortest form `parse` reads back: `1h30m`, `15s`, `250ms`. Total over every duration: it
+    /// counts in the 128-bit magnitude, where nothing overflows; a negative one gets a `-`.
     public static func format(_ duration: Duration) -> String {
-        var milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-        if milliseconds == 0 { return "0s" }
-        var out = ""
-        for (suffix, seconds) in units where suffix != "y" && suffix != "w" {
-            let size = Int64(seconds * 1000)
-            if milliseconds >= size {
-                out += "\(milliseconds / size)\(suffix)"
-                milliseconds %= size
-            }
+        let magnitude = duration.attoseconds.magnitude
+        var whole = magnitude / 1_000_000_000_000_000_000
+        let milliseconds = magnitude % 1_000_000_000_000_000_000 / 1_000_000_000_000_000
+        if whole == 0 && milliseconds == 0 { return "0s" }
+        var out = duration < .zero ? "-" : ""
+        for (suffix, size) in [("d", UInt128(86_400)), ("h", 3_600), ("m", 60), ("s", 1)] where whole >= size {
+            out += "\(whole / size)\(suffix)"
+            whole %= size
         }
-        return out
+        return milliseconds == 0 ? out : out + "\(milliseconds)ms"
+    }
+
+    /// `format` for seconds computed at run time, perhaps from what a server sent: NaN is `0s`, and
+    /// anything beyond what a `Duration` holds is shown as the longest one.
+    public static func format(seconds: Double) -> String {
+        format(Duration(clampingSeconds: seconds))
     }
 }
 
 extension Duration {
+    /// `Duration.seconds(_: Double)` traps beyond ±2^63 s and on NaN; this saturates, and NaN is zero.
+    init(clampingSeconds seconds: Double) {
+        let limit = Double(Int64.max)  // 2^63: the first Double past what `Int64` holds
+        if seconds.isNaN {
+            self = .zero
+        } else if seconds >= limit {
+            self = .seconds(Int64.max)
+        } else if seconds <= -limit {
+            self = .seconds(Int64.min)
+        } else {
+            self = .seconds(seconds)
+        }
+    }
+
     /// Seconds as a `Double`, for clocks and arithmetic.
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18

@@ -1,4 +1,6 @@
 import Glibc
+import HTTPClient
+import Synchronization
 
 /// One line per event, logfmt or JSON, to stderr. Every line passes through a
 /// redaction of the secrets it was given: the key cannot leak even if a
@@ -9,7 +11,8 @@ public struct Logger: Sendable {
 
     public let level: Level
     public let format: Configuration.LogFormat
-    private let secrets: [String]
+    /// Shared by every copy, so a reload's new key reaches the loggers handed out at startup.
+    private let secrets: Secrets
     private let sink: Sink
 
     public init(
@@ -18,9 +21,13 @@ public struct Logger: Sendable {
     ) {
         self.level = level
         self.format = format
-        self.secrets = secrets.filter { !$0.isEmpty }
+        self.secrets = Secrets(secrets)
         self.sink = sink
     }
+
+    /// Redacts these too from now on (a reloaded key or proxy password). The earlier ones stay: a
+    /// request sent with the old key may still answer.
+    public func redact(_ more: [String]) { secrets.add(more) }
 
     /// Writes the line with one `write(2)`, so lines from threads never interleave.
     public static let standardError: Sink = { line in
@@ -36,12 +43,12 @@ public struct Logger: Sendable {
 
     public func log(_ level: Level, _ message: String, _ fields: [(String, String)]) {
         guard level >= self.level else { return }
-        let all = [("ts", Clock.rfc3339(Clock.wallSeconds())), ("level", level.rawValue), ("msg", message)] + fields
-        var line = format == .json ? Self.json(all) : Self.logfmt(all)
-        for secret in secrets where line.contains(secret) {
-            line = line.replacing(secret, with: "<redacted>")
-        }
-        sink(line)
+        // Before quoting, which would change a secret holding a quote or a backslash.
+        let secrets = self.secrets.list
+        func clean(_ text: String) -> String { secrets.isEmpty ? text : Redaction.redacted(text, secrets: secrets) }
+        let all = [("ts", Clock.rfc3339(Clock.wallSeconds())), ("level", level.rawValue), ("msg", clean(message))]
+            + fields.map { ($0.0, clean($0.1)) }
+        sink(format == .json ? Self.json(all) : Self.logfmt(all))
     }
 
     static func logfmt(_ fields: [(String, String)]) -> String {
@@ -72,5 +79,24 @@ public struct Logger: Sendable {
             }
         }
         return out + "\""
+    }
+}
+
+extension Logger {
+    final class Secrets: Sendable {
+        /// A reload with a new key adds one; the oldest go past this many.
+        static let limit = 64
+        private let secrets: Mutex<[String]>
+
+        init(_ initial: [String]) { secrets = Mutex([]); add(initial) }
+
+        var list: [String] { secrets.withLock { $0 } }
+
+        func add(_ more: [String]) {
+            secrets.withLock { list in
+                for secret in more where !secret.isEmpty && !list.contains(secret) { list.append(secret) }
+                if list.count > Self.limit { list.removeFirst(list.count - Self.limit) }
+            }
+        }
     }
 }

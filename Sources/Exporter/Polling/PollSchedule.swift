@@ -171,10 +171,17 @@ struct PollSchedule {
         case .rateLimited(let retryAfter):
             rateLimitStrikes += 1
             let backoff = min(Self.firstRateLimitPause * pow2(rateLimitStrikes - 1), Self.maxRateLimitPause)
-            pausedUntil = now + (retryAfter ?? backoff)
+            pausedUntil = now + Self.rateLimitPause(retryAfter: retryAfter, backoff: backoff)
             jobs[index].nextDue = now
         }
         if jobs[index].schedulable { due.insert((jobs[index].nextDue, index)) }
+    }
+
+    /// The server's Retry-After held to [the first step, an hour]: a `0` must not let a blocked key
+    /// be retried at full pace, nor `1e18` stop polling for good (OpenWeather asks for an hour at most).
+    static func rateLimitPause(retryAfter: Double?, backoff: Double) -> Double {
+        guard let retryAfter, !retryAfter.isNaN else { return backoff }
+        return min(max(retryAfter, firstRateLimitPause), maxRateLimitPause)
     }
 
     /// A request for a job a reload removed has answered.

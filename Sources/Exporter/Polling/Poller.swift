@@ -355,7 +355,7 @@ public final class Poller: Sendable {
         if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
             logger.error(
                 "OpenWeather rate limit hit (429): pausing all requests",
-                [("source", completion.source), ("pause", PrometheusDuration.format(.seconds(pause.rounded(.up)))),
+                [("source", completion.source), ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
                  ("hint", "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals")])
         }
     }

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import OpenWeather
 import Synchronization
 
@@ -16,8 +17,6 @@ final class StateKeeper: Sendable {
     /// How long a shutdown waits for the answers in flight before the last write (they take a few
     /// hundred milliseconds from OpenWeather); the rest are saved as in flight.
     static let settleGrace = 0.5
-    /// The longest 429 pause believed from a file (an hour is the most OpenWeather asks for).
-    static let longestPause = 86_400.0
 
     private struct State {
         /// The last good answer's body, by `Location.identity` and source name.
@@ -54,6 +53,7 @@ final class StateKeeper: Sendable {
         self.spacing = spacing
         self.onWrite = onWrite
         store.recordStateWrite(successful: nil, now: time.wall())
+        for warning in storage.warnings { logger.warn(warning) }
     }
 
     private static func key(_ identity: String, _ source: String) -> String { identity + "\u{0}" + source }
@@ -200,17 +200,24 @@ extension StateKeeper {
     /// Reads the state file into a poller that has not started. A file that cannot be used is one
     /// warning, and the exporter starts clean.
     func load(into poller: Poller) {
-        let bytes: [UInt8]?
+        let contents: StateStorage.Contents?
         do throws(Files.ReadError) {
-            bytes = try storage.read()
+            contents = try storage.read()
         } catch {
             logger.warn("cannot read the state file; starting clean", [("path", storage.path), ("reason", error.description)])
             return
         }
-        guard let bytes else {
+        guard let contents else {
             logger.info("no state file yet; it is written once there is something to keep", [("path", storage.path)])
             return
         }
+        if contents.owner != geteuid() {
+            logger.warn(
+                "the state file belongs to another user; reading it anyway",
+                [("path", storage.path), ("owner_uid", String(contents.owner)), ("exporter_uid", String(geteuid())),
+                 ("hint", "someone else may have written it: check it, or remove it and let the exporter write its own")])
+        }
+        let bytes = contents.bytes
         let saved: SavedState
         do throws(StateFile.DecodeError) {
             saved = try StateFile.decode(bytes)
@@ -226,6 +233,6 @@ extension StateKeeper {
             "state restored",
             [("path", storage.path), ("saved", Clock.rfc3339(saved.savedAt)), ("readings", String(summary.readings)),
              ("places", String(summary.places))]
-                + (summary.pause.map { [("rate_limit_pause", PrometheusDuration.format(.seconds($0.rounded(.up))))] } ?? []))
+                + (summary.pause.map { [("rate_limit_pause", PrometheusDuration.format(seconds: $0.rounded(.up)))] } ?? []))
     }
 }

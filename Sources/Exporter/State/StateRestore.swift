@@ -96,7 +96,7 @@ enum StateRestore {
             schedule: { plan, schedule in
                 var pausedUntil = -Double.infinity
                 if let until = saved.pausedUntil, until.isFinite, until > wallNow {
-                    pausedUntil = now + min(until - wallNow, StateKeeper.longestPause)
+                    pausedUntil = now + min(until - wallNow, PollSchedule.maxRateLimitPause)
                     summary.pause = pausedUntil - now
                 }
                 let recent = saved.recentStarts.filter { $0.isFinite && $0 <= wallNow && $0 > wallNow - 60 }.map(monotonic)

@@ -8,12 +8,24 @@ public struct StateStorageError: Error, CustomStringConvertible {
 /// The state directory and its one file, on plain POSIX calls. A write replaces the file whole
 /// (temporary file, fsync, rename, fsync of the directory), so a crash at any moment leaves the
 /// previous file or the new one, never a mix.
+///
+/// Whoever else can write the directory can plant names in it: every file is created with
+/// `O_EXCL|O_NOFOLLOW` (a link there is never followed, so never truncates its target), and the
+/// state is read only from a regular file, opened without blocking (a FIFO there would hang startup).
 struct StateStorage: Sendable {
     let directory: String
     var path: String { directory + "/" + Self.fileName }
     private var temporaryPath: String { path + ".tmp" }
+    /// What is unsafe about the directory, for the log: it works, but others can meddle with it.
+    let warnings: [String]
 
     static let fileName = "openweather-exporter.state"
+
+    /// The file's bytes, and its owner's uid.
+    struct Contents {
+        var bytes: [UInt8]
+        var owner: uid_t
+    }
 
     /// Makes the directory (0700) if it is missing and proves it writable.
     init(directory: String) throws(StateStorageError) {
@@ -28,8 +40,14 @@ struct StateStorage: Sendable {
         } else if info.st_mode & S_IFMT != S_IFDIR {
             throw StateStorageError(description: "\(shown) is not a directory: give a directory; the exporter keeps one file in it")
         }
-        let probe = "\(self.directory)/.write-test-\(getpid())"
-        let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var warnings: [String] = []
+        if stat(self.directory, &info) == 0, info.st_mode & (S_IWGRP | S_IWOTH) != 0, info.st_mode & S_ISVTX == 0 {
+            warnings.append(
+                "\(shown) is writable by \(info.st_mode & S_IWOTH != 0 ? "every user" : "its group"): they can replace or remove the state file; chmod 700 it (or use a directory of the exporter's own: systemd StateDirectory=)")
+        }
+        self.warnings = warnings
+        let probe = "\(self.directory)/.write-test-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw StateStorageError(
                 description: "\(shown): the state directory is not writable: \(Files.systemError()); give the exporter's user write access to it (systemd: StateDirectory=; Kubernetes: a volume with fsGroup)")
@@ -38,20 +56,43 @@ struct StateStorage: Sendable {
         unlink(probe)
     }
 
-    /// The file's bytes; nil when there is none yet.
-    func read() throws(Files.ReadError) -> [UInt8]? {
-        if access(path, F_OK) != 0 && errno == ENOENT { return nil }
-        return try Files.read(path, limit: 1 << 30)
+    /// The file's bytes; nil when there is none yet. Anything but a regular file (a link, a FIFO, a
+    /// device) is an error, found without reading from it or waiting for it.
+    func read() throws(Files.ReadError) -> Contents? {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw Files.ReadError(description: errno == ELOOP ? "it is a symbolic link; the state file must be a regular file" : Files.systemError())
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw Files.ReadError(description: Files.systemError()) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            let kind = switch info.st_mode & S_IFMT {
+            case S_IFIFO: "a FIFO"
+            case S_IFDIR: "a directory"
+            case S_IFSOCK: "a socket"
+            case S_IFCHR, S_IFBLK: "a device"
+            default: "not a plain file"
+            }
+            throw Files.ReadError(description: "it is \(kind), not a regular file: remove it; the exporter writes a new one")
+        }
+        return Contents(bytes: try Files.read(fd: fd, limit: 1 << 30), owner: info.st_uid)
     }
 
     /// Replaces the file with what `body` streams: `body` gets a function to append bytes after a
     /// header of `headerCount` bytes and returns that header, written last at the start. Nothing
     /// becomes visible under the file's name before all of it is on disk.
     func write(headerCount: Int, _ body: (_ emit: ([UInt8]) -> Void) -> [UInt8]) throws(StateStorageError) {
-        let fd = open(temporaryPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        // Made afresh, never opened as found: what is there is a crashed write's leftover, or a link
+        // planted to have us overwrite its target. Unlinking removes the link, not its target.
+        var fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if fd < 0 && errno == EEXIST && unlink(temporaryPath) == 0 {
+            fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        }
         guard fd >= 0 else { throw failure("cannot create \(temporaryPath)") }
         defer { close(fd) }
-        // A leftover temporary file may have another mode; the state is the owner's alone.
+        // The umask may have taken bits away; the state is the owner's to read and write, and no one else's.
         fchmod(fd, 0o600)
         var offset = headerCount
         var failed: StateStorageError?

@@ -14,8 +14,10 @@ public enum Clock {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
-    /// `2026-11-29T16:00:00.123Z`.
+    /// `2026-11-29T16:00:00.123Z`. A time outside years 1...9999 (a state file's, say) is shown as
+    /// the nearest end of that range, and NaN as the epoch: converting them to `time_t` would trap.
     public static func rfc3339(_ seconds: Double) -> String {
+        let seconds = seconds.isNaN ? 0 : min(max(seconds, -62_135_596_800), 253_402_300_799)
         var time = time_t(seconds.rounded(.down))
         var parts = tm()
         gmtime_r(&time, &parts)

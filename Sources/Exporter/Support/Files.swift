@@ -11,6 +11,11 @@ enum Files {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ReadError(description: systemError()) }
         defer { close(fd) }
+        return try read(fd: fd, limit: limit)
+    }
+
+    /// The rest of an open file, refusing anything larger than `limit` bytes.
+    static func read(fd: Int32, limit: Int) throws(ReadError) -> [UInt8] {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

@@ -28,14 +28,14 @@ enum Crash {
         switch arguments[2] {
         case "write":
             var generation = 1
-            if let bytes = try? storage.read(), let old = try? StateFile.decode(bytes) { generation = Int(old.savedAt) + 1 }
+            if let contents = try? storage.read(), let old = try? StateFile.decode(contents.bytes) { generation = Int(old.savedAt) + 1 }
             while true {
                 let next = state(generation: generation)
                 do { try storage.write(headerCount: StateFile.headerCount) { StateFile.write(next, emit: $0) } } catch { fatalError("\(error)") }
                 generation += 1
             }
         case "check":
-            guard let bytes = try? storage.read() else { print("none"); exit(0) }
+            guard let bytes = (try? storage.read())?.bytes else { print("none"); exit(0) }
             do {
                 let loaded = try StateFile.decode(bytes)
                 guard loaded == state(generation: Int(loaded.savedAt)) else { fatalError("generation \(Int(loaded.savedAt)) decodes to other content") }
