@@ -158,6 +158,8 @@ private final class Reloading: Sendable {
             && previous.language == next.language && previous.requestTimeout == next.requestTimeout && previous.proxy == next.proxy
             && previous.tlsCAFile == next.tlsCAFile && previous.maxIdleConnections == next.maxIdleConnections
         poller.apply(next.pollerPlan(transport: sameClient ? poller.transport : nil))
+        // A scrape right after the reload must show it succeeded, not wait for the next poll's refresh.
+        publisher.refreshWeather()
         for warning in next.warnings { logger.warn(warning) }
         logger.info("configuration reloaded", [("locations", String(next.locations.count)), ("requests", next.requestPlan.summary)])
         return nil
