@@ -360,7 +360,7 @@ state_restart() {
     mkdir -p "$WORK/state-prometheus"
     printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: state\n    scrape_timeout: 1s\n    static_configs: [{targets: ["127.0.0.1:%s"]}]\n' \
         "$port" >"$WORK/state-prometheus/prometheus.yml"
-    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air-pollution --no-collector.forecast
+    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air_pollution --no-collector.forecast
         --collector.weather.interval=10m --openweather.max-requests-per-minute=30)
     for i in $(seq 1 12); do args+=(--location "P$i=$((i * 6)).5,$((i * 13)).25"); done
     "$BIN" "${args[@]}" >"$WORK/state-1.log" 2>&1 & pid=$!
