@@ -361,8 +361,22 @@ def check_grafana():
             check(any(re.fullmatch(m.group(1), n) for n in names), f"annotation {an['name']!r} matches alerts of the rules")
 
 
+def check_alert_table():
+    """deploy/README.md's alert table has a row for every alert of the rules, and no row for one
+    that does not exist; the example config does not name metrics the exporter does not have."""
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "rules" / "openweather.yml").read_text())
+    names = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
+    rows = set(re.findall(r"^\| `(OpenWeather\w+)` \|", (DEPLOY / "README.md").read_text(), re.M))
+    check(rows == names, "deploy/README.md's alert table lists every rule"
+          + (f" (missing {sorted(names - rows)}, unknown {sorted(rows - names)})" if rows != names else ""))
+    example = (DEPLOY / "config" / "openweather-exporter.yml").read_text()
+    unknown = set(re.findall(r"openweather_\w+", example)) - {"openweather_temperature_alert_threshold_celsius"}
+    check(not unknown, "the example config names no metric but the thresholds' (openweather_temperature_alert does not exist)"
+          + (f": it names {sorted(unknown)}" if unknown else ""))
+
+
 def main():
-    for f in (check_kubernetes, check_kubernetes_sharded, check_docker, check_systemd, check_grafana):
+    for f in (check_kubernetes, check_kubernetes_sharded, check_docker, check_systemd, check_grafana, check_alert_table):
         try:
             f()
         except Exception as e:  # a missing key is a failed check, not a crash
