@@ -5,7 +5,7 @@ import OpenWeather
 /// data is modelled hourly, so polling more often spends requests on the same numbers.
 struct AirPollutionSource: Source {
     let name = "air_pollution"
-    let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; a second request per location."
+    let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each interval."
     let enabledByDefault = false
     let defaultInterval = Duration.seconds(3600)
     let demoInterval = Duration.seconds(60)

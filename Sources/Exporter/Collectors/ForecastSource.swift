@@ -7,7 +7,7 @@ import OpenWeather
 /// re-rendered every `timePeriod` even without a new poll.
 struct ForecastSource: Source {
     let name = "forecast"
-    let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one request per location an hour."
+    let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one more request per location each interval."
     /// On: the forecast alerts (below and above the thresholds, heavy rain) have nothing to read without it.
     let enabledByDefault = true
     /// OpenWeather recomputes it about every 3 hours.

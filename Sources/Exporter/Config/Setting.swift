@@ -298,7 +298,7 @@ enum Settings {
     static let help = Setting<Bool>.boolean("help", key: nil, doc: "Show this help and exit.")
     static let version = Setting<Bool>.boolean("version", key: nil, doc: "Show the version and exit.")
 
-    /// `web.listen-address` → `web_listen_address`, `listenAddress` → `listen_address`, `config.file` → `config_file`:
+    /// `listenAddress` → `listen_address`, `config.file` → `config_file`:
     /// file keys are snake_case as in every Prometheus config, and the camelCase keys of old JSON files map onto them.
     static func snakeCase(_ name: String) -> String {
         var out = ""
