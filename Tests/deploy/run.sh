@@ -557,28 +557,32 @@ fi
 
 # --- the example config as shipped ---------------------------------------------------
 
-# deploy/config/openweather-exporter.yml unchanged, on the demo's simulator (no key): its forecast
-# must be polled without a flag, and a forecast below Seville's 0 °C threshold (the simulator
-# steered to forecast -3 °C there tomorrow) must reach Alertmanager, with no alert saying a
-# location lacks its forecast. The file leaves the forecast's interval at its default, which the
-# demo shortens to a minute: the steered forecast is read within one.
+# deploy/config/openweather-exporter.yml unchanged and without --demo (whose defaults would switch
+# the forecast on by themselves), polling the simulator of a demo exporter started for it: the
+# forecast must be in the request plan, and a forecast below Seville's 0 °C threshold (the simulator
+# steered before the first poll to forecast -3 °C there tomorrow) must reach Alertmanager, with no
+# alert saying a location lacks its forecast.
 shipped_config_section() {
-    local exporter3 prom3 sim
-    exporter3="127.0.0.1:$(free_port)"
+    local simulated shipped prom3 sim
+    simulated="127.0.0.1:$(free_port)"
+    shipped="127.0.0.1:$(free_port)"
     prom3="http://127.0.0.1:$(free_port)"
-    "$BIN" --demo --config.file="$DEPLOY/config/openweather-exporter.yml" --web.listen-address="$exporter3" \
-        >"$WORK/exporter3.log" 2>&1 &
+    "$BIN" --demo --location "Elsewhere=0,0" --web.listen-address="$simulated" >"$WORK/exporter-simulator.log" 2>&1 &
     PIDS+=($!)
-    if ! wait_for 30 http_ok "http://$exporter3/-/healthy"; then
-        fail "exporter starts on the example config as shipped"; tail -n 20 "$WORK/exporter3.log" | sed 's/^/      /'; return
-    fi
-    pass "exporter starts on the example config as shipped"
-    step "its request plan polls the forecast, one request per location each interval" \
-        grep -E 'msg="request plan" .*forecast="[0-9.]+/min \(1 request per location every ' "$WORK/exporter3.log"
-    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter3.log" | head -1 | cut -d= -f2)"
+    wait_for 30 http_ok "http://$simulated/-/healthy"
+    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-simulator.log" | head -1 | cut -d= -f2)"
     step "the simulator forecasts -3 °C for Seville 6 to 18 hours ahead (fault API)" \
         "$PY" "$HERE/e2e.py" steer_forecast --simulator "${sim:-http://127.0.0.1:1}" --latitude 37.39 --longitude -5.99 --celsius -3
-    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config3" --exporter "$exporter3" \
+    OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --config.file="$DEPLOY/config/openweather-exporter.yml" \
+        --openweather.url="${sim:-http://127.0.0.1:1}" --web.listen-address="$shipped" >"$WORK/exporter-shipped.log" 2>&1 &
+    PIDS+=($!)
+    if ! wait_for 30 http_ok "http://$shipped/-/healthy"; then
+        fail "exporter starts on the example config as shipped"; tail -n 20 "$WORK/exporter-shipped.log" | sed 's/^/      /'; return
+    fi
+    pass "exporter starts on the example config as shipped"
+    step "its request plan polls the forecast: one request per location every 1h" \
+        grep -E 'msg="request plan" .*forecast="[0-9.]+/min \(1 request per location every 1h\)"' "$WORK/exporter-shipped.log"
+    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config3" --exporter "$shipped" \
         --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
     prometheus --config.file="$WORK/config3/prometheus.yml" --storage.tsdb.path="$WORK/prometheus3" \
         --web.listen-address="${prom3#http://}" >"$WORK/prometheus3.log" 2>&1 &
