@@ -534,7 +534,8 @@ def forecast_alerts(a):
 
 
 def inhibit_forecast(a):
-    """Synthetic alerts: below (above) the threshold now mutes frost (heat) expected for the same place only."""
+    """Synthetic alerts: below (above) the threshold now mutes the forecast below (above) it for the same
+    place only; a forecast that fails to poll, or whose key is refused, mutes "forecast missing"."""
     def alert(**labels):
         return {"labels": labels, "annotations": {}}
     posted = [
@@ -544,16 +545,25 @@ def inhibit_forecast(a):
         alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
         alert(alertname="OpenWeatherForecastAboveThreshold", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
         alert(alertname="OpenWeatherForecastBelowThreshold", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-f", instance="x:9755", location="Lyon", source="forecast", severity="warning"),
+        alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="x:9755", location="Lyon", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-f", instance="x:9755", location="Tromso", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="x:9755", location="Tromso", severity="warning"),
+        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-f", instance="y:9755", code="401", source="forecast", severity="critical"),
+        alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="y:9755", location="Graz", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
     want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherForecastBelowThreshold", "Oslo"): True,
             ("OpenWeatherForecastBelowThreshold", "Bergen"): False, ("OpenWeatherTemperatureAboveThreshold", "Seville"): False,
-            ("OpenWeatherForecastAboveThreshold", "Seville"): True, ("OpenWeatherForecastBelowThreshold", "Seville"): False}
+            ("OpenWeatherForecastAboveThreshold", "Seville"): True, ("OpenWeatherForecastBelowThreshold", "Seville"): False,
+            ("OpenWeatherLocationFailing", "Lyon"): False, ("OpenWeatherForecastMissing", "Lyon"): True,
+            ("OpenWeatherLocationFailing", "Tromso"): False, ("OpenWeatherForecastMissing", "Tromso"): False,
+            ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True}
     got = {}
 
     def settled():
         nonlocal got
-        got = {(x["labels"]["alertname"], x["labels"]["location"]): x["status"]["state"] == "suppressed"
+        got = {(x["labels"]["alertname"], x["labels"].get("location", "")): x["status"]["state"] == "suppressed"
                for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("job") == "inhibit-f"}
         return got == want
     poll(settled, a.timeout)
