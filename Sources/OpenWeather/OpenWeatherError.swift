@@ -26,7 +26,7 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
         switch self {
         case .http(let status, let message, _):
             let text = message.isEmpty ? "" : ": \(message)"
-            return "OpenWeather answered \(status)\(text)" + (Self.hints[status].map { " (\($0))" } ?? "")
+            return "OpenWeather answered \(status)\(text)" + (hint.map { " (\($0))" } ?? "")
         case .transport(let error):
             return error.description
         case .decode(let reason):
@@ -36,8 +36,18 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
+    /// What a person can do about an HTTP answer. A 401 that names a subscription comes with a key that
+    /// works (the other APIs take it): saying the key may be wrong would send them the wrong way.
+    private var hint: String? {
+        guard case .http(let status, let message, _) = self else { return nil }
+        if status == 401, message.contains("subscription") {
+            return "the key is valid, but not subscribed to this API"
+        }
+        return Self.hints[status]
+    }
+
     private static let hints: [Int: String] = [
         401: "the API key is missing, wrong, or not active yet: a new key takes up to a couple of hours to work",
-        429: "over the plan's rate limit: OpenWeather blocks the key for a while; lower --openweather.max-requests-per-minute or raise --poll.interval",
+        429: "over the plan's rate limit: OpenWeather blocks the key for a while; lower --openweather.max-requests-per-minute or raise the collectors' intervals",
     ]
 }

@@ -79,7 +79,7 @@ import Testing
                 #expect(response.text.contains("openweather_\(metric){location=\"\(city)\""), "\(metric) for \(city)")
             }
             #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"weather\"} 1"))
-            #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"air-pollution\"} 1"))
+            #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"air_pollution\"} 1"))
         }
         for metric in ["openweather_api_requests_total{code=\"200\",source=\"weather\"}", "openweather_exporter_build_info{", "process_cpu_seconds_total ",
                        "process_resident_memory_bytes ", "process_open_fds ", "process_max_fds ", "process_start_time_seconds ",

@@ -65,7 +65,7 @@ import Testing
         #expect(config.language == "de" && config.maxRequestsPerMinute == 600 && config.requestTimeout == .seconds(2))
         #expect(config.maxStaleness == .duration(.seconds(18000)) && config.maxIdleConnections == 0)
         #expect(config.interval(of: "weather") == .seconds(900))
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "forecast", "geocoding", "weather"])
+        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"])
         #expect(config.forecastHorizons == [.seconds(3 * 3600), .seconds(6 * 3600)])
         #expect(config.forecastWindows == [.seconds(24 * 3600), .seconds(48 * 3600)])
         #expect(config.logLevel == .debug && config.logFormat == .json)
@@ -94,7 +94,7 @@ import Testing
              "locations": [{"name": "A", "latitude": 1, "longitude": 2, "alerts": {"temperature_above_celsius": 30}}]}
             """)
         #expect(yaml.listenAddress == json.listenAddress && yaml.locations == json.locations)
-        #expect(yaml.collectors == json.collectors && yaml.interval(of: "air-pollution") == .seconds(7200))
+        #expect(yaml.collectors == json.collectors && yaml.interval(of: "air_pollution") == .seconds(7200))
         #expect(yaml.warnings.isEmpty && json.warnings.isEmpty)
     }
 
@@ -109,7 +109,7 @@ import Testing
             """.replacing("\"apiKeyFile\": null", with: "\"maxIdleConnections\": 4"))
         #expect(config.listenAddress.port == 9001 && config.maxRequestsPerMinute == 120 && config.maxIdleConnections == 4)
         #expect(config.alertDefaults == TemperatureThresholds(aboveCelsius: 35))
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "weather"])
+        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
         #expect(config.thresholds(for: config.locations[0]) == TemperatureThresholds(aboveCelsius: 35, belowCelsius: 0))
         let renames = [
             ("web.listenAddress", "web.listen_address"), ("web.config.file", "web.config_file"),
@@ -136,8 +136,9 @@ import Testing
         #expect(config.locations[2].alerts == .off)
         #expect(config.locations[3].place == .query(.name("Paris,FR")))
         #expect(config.alertDefaults == TemperatureThresholds(aboveCelsius: 35, belowCelsius: -10))
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "geocoding", "weather"])
-        #expect(config.interval(of: "air-pollution") == .seconds(3600))
+        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"], "the forecast alerts have their data")
+        #expect(config.interval(of: "air_pollution") == .seconds(3600))
+        #expect(config.interval(of: "forecast") == .seconds(3600))
         #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
 

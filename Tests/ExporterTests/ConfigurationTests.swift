@@ -47,12 +47,12 @@ import Testing
         #expect(config.listenAddress == ListenAddress(host: "", port: 9755))
         #expect(config.telemetryPath == "/metrics")
         #expect(config.interval(of: "weather") == .seconds(600))
-        #expect(config.activeSources.map(\.name) == ["weather"])
+        #expect(config.activeSources.map(\.name) == ["forecast", "weather"])
         #expect(config.maxRequestsPerMinute == 60)
         #expect(config.requestTimeout == .seconds(10))
         #expect(config.language == "en")
         #expect(config.openWeatherURL == "https://api.openweathermap.org")
-        #expect(config.effectiveMaxStaleness == [1800])
+        #expect(config.effectiveMaxStaleness == [10800, 1800])
         // deploy/README.md's server limits table.
         #expect(config.maxConnections == 4096)
         #expect(config.readTimeout == .seconds(10))
@@ -64,23 +64,74 @@ import Testing
         #expect(config.warnings.isEmpty)
     }
 
+    /// The forecast alerts read the forecast: it is on unless switched off, and the plan says what it costs.
+    @Test func theForecastIsOnByDefaultAndThePlanSaysItsCost() throws {
+        let config = try load(["--location", "A=1,2", "--location", "B=3,4"])
+        #expect(config.activeSources.map(\.name) == ["forecast", "weather"])
+        let forecast = try #require(config.requestPlan.entries.first { $0.source == "forecast" })
+        #expect(forecast.text == "0.03/min (1 request per location every 1h)")
+        #expect(try load(["--location", "A=1,2", "--no-collector.forecast"]).activeSources.map(\.name) == ["weather"])
+    }
+
+    /// A source another stands in for makes no requests: the plan says where it is read from, not "0/min".
+    @Test func thePlanSaysWhereAStoodInSourceIsReadFrom() throws {
+        let plan = try load(["--location", "A=1,2", "--collector.onecall"]).requestPlan
+        #expect(plan.summary == "forecast=read from onecall (no requests of its own), onecall=0.1/min (1 request per location every 10m), weather=read from onecall (no requests of its own)")
+    }
+
+    /// One spelling per source: the flag, the file key and the `source` label are the config file's word;
+    /// the old hyphenated flag still works, with a warning.
+    @Test func oneSpellingPerSource() throws {
+        for source in Sources.all where !source.resolves {
+            #expect(!source.name.contains("-"))
+            #expect(Settings.collector(source).flag.name == "collector.\(source.name)")
+            #expect(Settings.collector(source).flag.key == "collector.\(source.name).enabled")
+        }
+        let old = try load(["--location", "A=1,2", "--collector.air-pollution", "--collector.air-pollution.interval=2h"])
+        #expect(old.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
+        #expect(old.interval(of: "air_pollution") == .seconds(7200))
+        #expect(old.warnings.contains { $0.contains("--collector.air-pollution is the old spelling of --collector.air_pollution") })
+        let off = try load(["--location", "A=1,2", "--demo", "--no-collector.air-pollution"])
+        #expect(!off.activeSources.contains { $0.name == "air_pollution" })
+        #expect(error(["--location", "A=1,2", "--collector.air-polution"]).contains("did you mean --collector.air_pollution?"))
+    }
+
+    /// --help: each collector's flags together, in `source` label order; the deprecated flag last.
+    @Test func helpOrder() throws {
+        guard case .help(let text) = try ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else {
+            Issue.record("no help")
+            return
+        }
+        let flags = text.split(separator: "\n").filter { $0.hasPrefix("  --") }.map { String($0.dropFirst(4).prefix { $0 != "=" }) }
+        let collectors = [
+            "collector.air_pollution", "collector.air_pollution.interval", "collector.forecast", "collector.forecast.interval",
+            "collector.forecast.horizons", "collector.forecast.windows", "collector.onecall", "collector.onecall.interval",
+            "collector.weather", "collector.weather.interval",
+        ]
+        let first = try #require(flags.firstIndex(of: collectors[0]))
+        #expect(Array(flags[first...].prefix(collectors.count)) == collectors)
+        #expect(flags.last == "poll.interval")
+        #expect(Settings.pollInterval.flag.help.hasPrefix("Deprecated"))
+        #expect(!Settings.url.flag.help.contains("or a proxy") && Settings.url.flag.help.contains("--openweather.proxy-url"))
+    }
+
     @Test func stalenessDefaultsToThreePollIntervals() throws {
-        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m"]).effectiveMaxStaleness == [360])
-        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m", "--openweather.max-staleness=1m"]).effectiveMaxStaleness == [60])
+        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m"]).effectiveMaxStaleness == [10800, 360])
+        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m", "--openweather.max-staleness=1m"]).effectiveMaxStaleness == [60, 60])
     }
 
     @Test func flagForms() throws {
         let config = try load([
             "--web.listen-address=127.0.0.1:9100", "--web.telemetry-path", "/weather",
             "--location=A=1,2", "--location", "B=-3.5,4.25,above=30,below=-5", "--location", "C=0,0,alerts=off",
-            "--collector.weather.interval=1h30m", "--collector.air-pollution", "--openweather.timeout=2s", "--log.level=debug", "--log.format", "json",
+            "--collector.weather.interval=1h30m", "--collector.air_pollution", "--openweather.timeout=2s", "--log.level=debug", "--log.format", "json",
             "--openweather.max-requests-per-minute=600", "--alerts.temperature-above-celsius=35",
         ])
         #expect(config.listenAddress == ListenAddress(host: "127.0.0.1", port: 9100))
         #expect(config.telemetryPath == "/weather")
         #expect(config.interval(of: "weather") == .seconds(5400))
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "weather"])
-        #expect(config.effectiveIntervals == [.seconds(3600), .seconds(5400)])
+        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
+        #expect(config.effectiveIntervals == [.seconds(3600), .seconds(3600), .seconds(5400)])
         #expect(config.requestTimeout == .seconds(2))
         #expect(config.logLevel == .debug)
         #expect(config.logFormat == .json)
@@ -149,7 +200,7 @@ import Testing
         #expect(config.demo)
         #expect(config.locations.count >= 3 && config.locations.count <= 5)
         #expect(config.interval(of: "weather") == .seconds(15))
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "forecast", "weather"], "the demo shows every source")
+        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"], "the demo shows every source")
         #expect(config.warnings.isEmpty)
     }
 
@@ -157,11 +208,11 @@ import Testing
         let short = try load(["--location", "A=1,2", "--collector.weather.interval=1m"])
         #expect(short.warnings.contains { $0.contains("shorter than 10m") })
         let many = (0..<1200).map { "--location=L\($0)=1,\($0 % 180)" }
-        let stretched = try load(many + ["--openweather.max-requests-per-minute=60"])
+        let stretched = try load(many + ["--openweather.max-requests-per-minute=60", "--no-collector.forecast"])
         #expect(stretched.effectiveIntervals == [.seconds(1220)])
         #expect(stretched.warnings.contains { $0.contains("1200 locations need 120 requests a minute") && $0.contains("stretched") })
         // Two sources: stretched by one factor, each keeping its share.
-        let both = try load(many + ["--collector.air-pollution"])
+        let both = try load(many + ["--collector.air_pollution", "--no-collector.forecast"])
         let intervals = both.effectiveIntervals.map(\.seconds)
         #expect(abs(intervals[0] - 8540) < 0.01 && abs(intervals[1] - 1423.334) < 0.01, "\(intervals)")
         #expect(both.requestPlan.requestsPerMinute <= 60 * 60 / 61 + 0.01)
@@ -179,9 +230,9 @@ import Testing
             Location(name: "Sea", latitude: -45, longitude: -140),
             Location(name: "London,GB", place: .query(.name("London,GB")), alerts: .custom(.init(belowCelsius: -5))),
         ])
-        #expect(config.activeSources.map(\.name) == ["geocoding", "weather"])
-        // Resolving is once per place, not a rate: the plan counts the weather alone.
-        #expect(config.requestPlan.entries.map(\.source) == ["weather"])
+        #expect(config.activeSources.map(\.name) == ["forecast", "geocoding", "weather"])
+        // Resolving is once per place, not a rate: the plan counts the polled sources alone.
+        #expect(config.requestPlan.entries.map(\.source) == ["forecast", "weather"])
     }
 
     @Test func locationsInTheFileByQueryOrZipAndCollectors() throws {
@@ -201,17 +252,17 @@ import Testing
         defer { unlink(file) }
         let config = try load(["--config.file", file], environment: key)
         #expect(config.locations.map(\.place) == [.query(.name("Springfield,IL,US")), .query(.zip("94040,US"))])
-        #expect(config.activeSources.map(\.name) == ["air-pollution", "geocoding", "weather"])
-        #expect(config.effectiveIntervals == [.seconds(7200), .seconds(3600), .seconds(900)])
-        #expect(config.effectiveMaxStaleness == [14400, 7200, 1800])
-        let off = try load(["--config.file", file, "--no-collector.air-pollution"], environment: key)
+        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"])
+        #expect(config.effectiveIntervals == [.seconds(7200), .seconds(3600), .seconds(3600), .seconds(900)])
+        #expect(config.effectiveMaxStaleness == [14400, 7200, 7200, 1800])
+        let off = try load(["--config.file", file, "--no-collector.air_pollution", "--no-collector.forecast"], environment: key)
         #expect(off.activeSources.map(\.name) == ["geocoding", "weather"])
     }
 
     @Test func stalenessAsADurationAppliesToEverySourceAndWarnsWhenShorterThanAnInterval() throws {
-        let config = try load(["--location", "A=1,2", "--collector.air-pollution", "--openweather.max-staleness=45m"])
-        #expect(config.effectiveMaxStaleness == [2700, 2700])
-        #expect(config.warnings.contains { $0.contains("air-pollution interval (1h)") && $0.contains("3x") })
+        let config = try load(["--location", "A=1,2", "--collector.air_pollution", "--openweather.max-staleness=45m"])
+        #expect(config.effectiveMaxStaleness == [2700, 2700, 2700])
+        #expect(config.warnings.contains { $0.contains("air_pollution interval (1h)") && $0.contains("3x") })
     }
 
     @Test func helpAndVersion() throws {
@@ -220,7 +271,7 @@ import Testing
             return
         }
         for flag in Flag.all { #expect(text.contains("--\(flag.name)")) }
-        #expect(text.contains("--collector.air-pollution\n      Air quality") && text.contains("(default: disabled; enabled with --demo)"))
+        #expect(text.contains("--collector.air_pollution\n      Air quality") && text.contains("(default: disabled; enabled with --demo)"))
         #expect(text.contains("--collector.weather.interval=DURATION\n") && text.contains("(default: 10m (15s with --demo))"))
         guard case .version(let version) = try ConfigurationLoader(arguments: ["--version"], environment: [:]).load() else {
             Issue.record("no version")
@@ -244,8 +295,8 @@ import Testing
         (["--location", "A=zip:94040,US,X"], "write a postal code as zip:CODE,COUNTRY"),
         (["--location", "A=London,bogus=1"], "\"bogus=1\" is not an option"),
         (["--location", "A=1,2", "--collector.forecastt"], "unknown flag --collector.forecastt"),
-        (["--location", "A=1,2", "--no-collector.weather"], "every collector is switched off"),
-        (["--location", "A=1,2", "--collector.air-pollution.interval=soon"], "is not a duration"),
+        (["--location", "A=1,2", "--no-collector.weather", "--no-collector.forecast"], "every collector is switched off"),
+        (["--location", "A=1,2", "--collector.air_pollution.interval=soon"], "is not a duration"),
         (["--location", "A=1,2", "--openweather.max-staleness=0x"], "is not a duration"),
         (["--location", "=1,2"], "empty name"),
         (["--location", "A=1,2", "--location", "A=3,4"], "location \"A\" is defined twice"),
@@ -358,7 +409,7 @@ extension ConfigurationTests {
         let file = temporaryFile(#"{"collector": {"forecast": {"enabled": true, "windows": "12h,24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
         defer { unlink(file) }
         #expect(try load(["--config.file", file]).forecastWindows == [.seconds(43_200), .seconds(86_400)])
-        #expect(ForecastSource.hoursLabel(.seconds(5400)) == "1.5" && ForecastSource.windowLabel(.seconds(259_200)) == "72h")
+        #expect(ForecastSource.hoursLabel(.seconds(5400)) == "1.5" && ForecastSource.hoursLabel(.seconds(259_200)) == "72")
     }
 
     /// One Call brings the slots of what it stands in for, and stays off in the demo.

@@ -24,8 +24,9 @@ import Testing
             simulator = try Simulator()
             for fault in faults { simulator.addFault(fault) }
             let url = makeURL(simulator)
+            // The weather alone unless a test asks for more: request counts and failures are the weather's.
             var arguments = ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(url)", "--collector.weather.interval=1m",
-                             "--openweather.max-requests-per-minute=6000"] + extra
+                             "--no-collector.forecast", "--openweather.max-requests-per-minute=6000"] + extra
             arguments += locations.flatMap { ["--location", $0] }
             if let configFile { arguments += ["--config.file", configFile] }
             if demo { arguments.append("--demo") }

@@ -37,13 +37,13 @@ import Testing
         for (name, file) in fixtures.sorted(by: { $0.key < $1.key }) {
             store.success(name, "weather", try fixture(file), now: now - 60)
         }
-        store.success("Barcelona", "air-pollution", try AirPollutionDecoder.decode(Fixture.bytes("air-pollution-barcelona.json")), now: now - 120)
+        store.success("Barcelona", "air_pollution", try AirPollutionDecoder.decode(Fixture.bytes("air-pollution-barcelona.json")), now: now - 120)
         let london = try GeocodingSource().decode(Fixture.bytes("geo-direct-london.json"), for: locations[5])
         store.success("Home", "geocoding", london, duration: 0.5, now: now - 3500)
         store.success("Home", "weather", try fixture("current-zocca-rain.json"), now: now - 30)
         store.failure("Atlantis", "geocoding", code: "200", reason: "no place matches \"Atlantis\"")
         store.failure("Nowhere", "weather", code: "404", reason: "OpenWeather answered 404: city not found", duration: 0.125)
-        store.failure("Nowhere", "air-pollution", code: "500", reason: "OpenWeather answered 500", duration: 0.125)
+        store.failure("Nowhere", "air_pollution", code: "500", reason: "OpenWeather answered 500", duration: 0.125)
         store.failure("Zocca", "weather", code: "timeout", reason: "timed out", duration: 10)
         return store.snapshot()
     }
@@ -111,7 +111,7 @@ import Testing
             "openweather_poll_duration_seconds{location=\"Atlantis\",source=\"geocoding\"} 0.25",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"above\"} 30",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"below\"} -5",
-            "openweather_up{location=\"Atlantis\",source=\"air-pollution\"} 0",
+            "openweather_up{location=\"Atlantis\",source=\"air_pollution\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"forecast\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"geocoding\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"onecall\"} 0",

@@ -33,13 +33,31 @@ import Testing
         let threeHours = try #require(Self.value(text, "openweather_forecast_temperature_celsius{location=\"Zocca\",hours_ahead=\"3\"}"))
         #expect(abs(threeHours - (23.09 + (18.7 - 23.09) / 3)) < 1e-9)
         // The next 24 h (1 h to 25 h after the first step): the night's 12.4 °C step is the lowest.
-        #expect(Self.value(text, "openweather_forecast_temperature_min_celsius{location=\"Zocca\",window=\"24h\"}") == 12.4)
+        #expect(Self.value(text, "openweather_forecast_temperature_min_celsius{location=\"Zocca\",window_hours=\"24\"}") == 12.4)
         let start = 25 + (23.09 - 25) / 3
-        let highest = try #require(Self.value(text, "openweather_forecast_temperature_max_celsius{location=\"Zocca\",window=\"24h\"}"))
+        let highest = try #require(Self.value(text, "openweather_forecast_temperature_max_celsius{location=\"Zocca\",window_hours=\"24\"}"))
         #expect(abs(highest - start) < 1e-9, "the interpolated value now is the day's highest")
         #expect(!text.contains("hours_ahead=\"120\""), "beyond the last step")
-        #expect(!text.contains("window=\"120h\""), "the forecast does not reach the end")
+        #expect(!text.contains("window_hours=\"120\""), "the forecast does not reach the end")
         #expect(!text.contains("openweather_forecast_temperature_celsius{location=\"Nowhere\""))
+    }
+
+    /// Every label that says how far ahead is a plain number with its unit in the label's name
+    /// (`hours_ahead="24"`, `window_hours="24"`, as One Call's `days_ahead="0"`): one convention, so a
+    /// rule's `"24h"` cannot silently match nothing on one label and everything on another.
+    @Test func timeAheadLabelsAreNumbersWithTheUnitInTheirName() throws {
+        let text = String(decoding: renderPlain(try Self.store(polledAt: Self.now - 600).snapshot(), now: Self.now), as: UTF8.self)
+        var seen: Set<String> = []
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            for label in ["hours_ahead", "window_hours", "window", "days_ahead"] {
+                guard let start = line.firstRange(of: ",\(label)=\"") else { continue }
+                let value = line[start.upperBound...].prefix { $0 != "\"" }
+                seen.insert(label)
+                #expect(label.hasSuffix("_ahead") || label.hasSuffix("_hours"), "\(label) has no unit in its name: \(line)")
+                #expect(Double(value) != nil, "\(label)=\"\(value)\" is not a number: \(line)")
+            }
+        }
+        #expect(seen == ["hours_ahead", "window_hours"])
     }
 
     /// The forecast families move once a minute without a poll; the renderer says when the next move is.

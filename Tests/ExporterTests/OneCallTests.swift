@@ -52,8 +52,17 @@ import Testing
         #expect(rig.store.snapshot().allAttempted, "every location has One Call's answer, so the exporter is ready")
         #expect(places.allSatisfy { rig.state($0.name, "onecall")?.up == false })
 
+        // The landing page says it once, above the table, with where weather and forecast come from.
+        let message = "requires a separate subscription to the One Call by Call plan"
+        let page = String(decoding: LandingPage(telemetryPath: "/metrics", demo: false).render(rig.store.snapshot()), as: UTF8.self)
+        #expect(page.ranges(of: message).count == 1, "the reason once, not in each of the 5 rows")
+        #expect(page.contains("onecall cannot be used with this key"))
+        #expect(page.contains("forecast and weather are polled from their own free endpoints instead"))
+        #expect(!page.contains("wrong"))
+
         subscribed.withLock { $0 = true }
         rig.run(until: 1000 + 4 * 3600 + 1)
+        #expect(rig.store.snapshot().unavailable.isEmpty)
         #expect(rig.logs.all.contains { $0.contains("works with this key again") })
         let after = rig.transport.log.filter { $0.time > 1000 + 4 * 3600 - 600 }
         #expect(!after.isEmpty && after.allSatisfy { $0.request.path == "/data/3.0/onecall" }, "\(after.map(\.request.path))")
@@ -104,7 +113,7 @@ import Testing
         #expect(free.requestPlan.configuredRequestsPerMinute == 80)
         #expect(paid.requestPlan.configuredRequestsPerMinute == 40)
         #expect(free.requestPlan.stretched && !paid.requestPlan.stretched)
-        #expect(paid.requestPlan.summary.contains("onecall=40/min every 10m"))
+        #expect(paid.requestPlan.summary.contains("onecall=40/min (1 request per location every 10m)"))
         #expect(free.fallbackRequestPlan == nil)
         // Without the subscription, weather and forecast at 10m would need 80 a minute: their intervals
         // are planned for that case, stretched alike.

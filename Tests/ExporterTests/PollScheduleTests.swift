@@ -115,7 +115,7 @@ struct VirtualPoller {
     /// Weather every 10 minutes and air pollution every hour for 600 locations (70 requests a minute):
     /// one budget for both, stretched.
     @Test func twoSourcesShareOneBudget() {
-        let plan = RequestPlan(sources: [("weather", .seconds(600), 600), ("air-pollution", .seconds(3600), 600)], budgetPerMinute: 60)
+        let plan = RequestPlan(sources: [("weather", .seconds(600), 600), ("air_pollution", .seconds(3600), 600)], budgetPerMinute: 60)
         #expect(plan.stretched)
         #expect(plan.requestsPerMinute <= RequestPlan.capacity(60) + 1e-9)
         // Stretched by one factor: each keeps its share.
@@ -158,7 +158,7 @@ struct VirtualPoller {
     }
 
     @Test func aPlanThatFitsIsNotStretched() {
-        let plan = RequestPlan(sources: [("weather", .seconds(600), 10), ("air-pollution", .seconds(3600), 10)], budgetPerMinute: 60)
+        let plan = RequestPlan(sources: [("weather", .seconds(600), 10), ("air_pollution", .seconds(3600), 10)], budgetPerMinute: 60)
         #expect(!plan.stretched)
         #expect(plan.entries.map(\.interval) == [.seconds(600), .seconds(3600)])
         #expect(abs(plan.requestsPerMinute - (1 + 10.0 / 60)) < 1e-9)

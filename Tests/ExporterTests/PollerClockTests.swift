@@ -10,7 +10,7 @@ import Testing
 @Suite struct PollerClockTests {
     static let london = Location(name: "London", latitude: 51.5074, longitude: -0.1278)
     static let tokyo = Location(name: "Tokyo", latitude: 35.6762, longitude: 139.6503)
-    static let weatherAndAir: [String: Duration] = ["weather": .seconds(600), "air-pollution": .seconds(3600)]
+    static let weatherAndAir: [String: Duration] = ["weather": .seconds(600), "air_pollution": .seconds(3600)]
 
     static func places(_ count: Int) -> [Location] {
         (0..<count).map { Location(name: "P\($0)", latitude: Double($0 % 170) - 85, longitude: Double($0 % 350) - 175) }
@@ -39,17 +39,17 @@ import Testing
                 ? .failure(.http(status: 500, message: "Internal error", retryAfterSeconds: nil)) : FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 3600)
-        #expect(rig.state("London", "air-pollution")?.up == false)
+        #expect(rig.state("London", "air_pollution")?.up == false)
         #expect(rig.state("London", "weather")?.up == true)
         #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 6)
         let counts = rig.store.snapshot().requestCounts
-        #expect(counts[.init(source: "air-pollution", code: "500")] ?? 0 >= 1)
+        #expect(counts[.init(source: "air_pollution", code: "500")] ?? 0 >= 1)
         #expect(counts[.init(source: "weather", code: "200")] ?? 0 >= 6)
     }
 
     /// OpenWeather limits the key: a 429 on air pollution pauses the weather too, for Retry-After.
     @Test func aRateLimitOnEitherSourcePausesBoth() {
-        let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60), "air-pollution": .seconds(120)]))
+        let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60), "air_pollution": .seconds(120)]))
         rig.run(until: 1000 + 300)
         let hit = Mutex<Double?>(nil)
         let time = rig.time
@@ -65,7 +65,7 @@ import Testing
         let during = rig.transport.log.filter { $0.time > at && $0.time < at + 600 }
         #expect(during.isEmpty, "\(during.map { ($0.time - at, $0.request.path) })")
         #expect(rig.transport.log.contains { $0.time >= at + 600 && $0.request.path == "/data/2.5/weather" })
-        #expect(rig.logs.all.contains { $0.contains("pausing all requests") && $0.contains("pause=10m") && $0.contains("source=air-pollution") })
+        #expect(rig.logs.all.contains { $0.contains("pausing all requests") && $0.contains("pause=10m") && $0.contains("source=air_pollution") })
     }
 
     /// A Retry-After from a broken or hostile upstream: the process neither traps (formatting 1e18 s
@@ -207,7 +207,7 @@ import Testing
         #expect(home.count >= 29)
         #expect(rig.state("Home", "geocoding")?.up == true)
         #expect(rig.state("Home", "weather")?.up == true)
-        #expect(rig.state("Home", "air-pollution")?.up == true)
+        #expect(rig.state("Home", "air_pollution")?.up == true)
         #expect(rig.state("Tokyo", "geocoding")?.applies == false)
         let resolved = rig.store.snapshot().locations[0].resolved
         #expect(resolved?.name == "London" && resolved?.state == "England" && resolved?.country == "GB")
@@ -309,7 +309,7 @@ import Testing
         rig.run(until: 1000 + 3 * 3600 + 2)
         publisher.tick()
         #expect(!Self.text(publisher).contains("openweather_air_quality_index{location=\"London\"}"))
-        #expect(Self.text(publisher).contains("\nopenweather_up{location=\"London\",source=\"air-pollution\"} 0\n"))
+        #expect(Self.text(publisher).contains("\nopenweather_up{location=\"London\",source=\"air_pollution\"} 0\n"))
     }
 }
 

@@ -83,7 +83,7 @@ struct RenderBenchmark {
     }
 
     /// Weather alone, with air pollution, and with the forecast (re-rendered every minute as time passes).
-    @Test(arguments: [["weather"], ["air-pollution", "weather"], ["forecast", "weather"]])
+    @Test(arguments: [["weather"], ["air_pollution", "weather"], ["forecast", "weather"]])
     func renderTimes(sources: [String]) throws {
         let count = Self.locationCount
         let now = Clock.wallSeconds()

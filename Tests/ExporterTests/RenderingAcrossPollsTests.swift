@@ -23,7 +23,7 @@ import Gzip
                 if round.isMultiple(of: 2) {
                     store.success(name, "weather", reading, duration: Double(round) / 8, now: at)
                 } else {
-                    store.failure(name, round == 3 ? "air-pollution" : "weather", code: "500", reason: "server error", duration: Double(round) / 4)
+                    store.failure(name, round == 3 ? "air_pollution" : "weather", code: "500", reason: "server error", duration: Double(round) / 4)
                 }
             }
             #expect(held.locations.map(\.generation) != store.snapshot().locations.map(\.generation))

@@ -17,7 +17,7 @@ struct StateBenchmark {
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
         defer { _ = unlink(directory + "/" + StateStorage.fileName); _ = rmdir(directory) }
         let locations = (0..<count).map { Location(name: "Place \($0)", latitude: Double($0 % 180) - 89.5, longitude: Double($0 % 360) - 179.75) }
-        let config = configuration(locations, collectors: ["weather": .seconds(600), "air-pollution": .seconds(3600)], budget: 1_000_000)
+        let config = configuration(locations, collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)], budget: 1_000_000)
 
         func rig(time: ManualTime) throws -> (Poller, StateKeeper, FakeTransport) {
             let transport = FakeTransport(time: time)
@@ -51,6 +51,6 @@ struct StateBenchmark {
             guard let (fresh, freshKeeper, _) = try? rig(time: later) else { return }
             freshKeeper.load(into: fresh)
         }
-        print("STATE_BENCHMARK locations=\(count) sources=air-pollution+weather file_bytes=\(bytes.count) body_bytes=\(bodies) \(capture) \(encode) \(write) \(load)")
+        print("STATE_BENCHMARK locations=\(count) sources=air_pollution+weather file_bytes=\(bytes.count) body_bytes=\(bodies) \(capture) \(encode) \(write) \(load)")
     }
 }

@@ -107,7 +107,7 @@ private let places = [
             .init(identity: Location(name: "Zocca", latitude: 44.34, longitude: 10.99).identity, sources: [
                 .init(name: "weather", up: true, lastSuccess: 1_699_999_000, lastPollDuration: 0.2, lastError: nil, lastAttempt: 1_699_999_000,
                       nextDue: 1_700_000_500, failures: 0, body: Fixture.bytes("current-zocca-rain.json")),
-                .init(name: "air-pollution", up: false, lastSuccess: nil, lastPollDuration: 10, lastError: "timeout", lastAttempt: 1_699_999_500,
+                .init(name: "air_pollution", up: false, lastSuccess: nil, lastPollDuration: 10, lastError: "timeout", lastAttempt: 1_699_999_500,
                       nextDue: 1_700_000_700, failures: 3, body: []),
             ]),
             .init(identity: "nobody\u{0}at:0.0,0.0", sources: []),
@@ -116,6 +116,13 @@ private let places = [
     @Test func checksumIsZlibs() {
         let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
         for count in [0, 1, 7, 8, 9, 100, 10_000] { #expect(CRC32.checksum(bytes.prefix(count)) == Gzip.crc32(Array(bytes.prefix(count)))) }
+    }
+
+    /// A state file written while air pollution was still `air-pollution` restores under its new name.
+    @Test func aSourcesFormerNameIsReadAsItsName() throws {
+        var old = Self.sample
+        old.locations[0].sources[1].name = "air-pollution"
+        #expect(try StateFile.decode(StateFile.encode(old)) == Self.sample)
     }
 
     @Test func roundTrips() throws {
@@ -174,7 +181,7 @@ private let places = [
             decoded += 1
             // What decodes must also restore without harm: into a poller that has the sample's location.
             if decoded % 8 == 0 {
-                let rig = Rig(configuration([places[0]], collectors: ["weather": .seconds(600), "air-pollution": .seconds(3600)]))
+                let rig = Rig(configuration([places[0]], collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)]))
                 _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000) { $0 + "\u{0}" + $1 }
                 rig.run(until: 1000 + 7200)
             }
@@ -195,7 +202,7 @@ extension StateStorage {
 
 @Suite struct StateRestartTests {
     private func setup() -> Configuration {
-        configuration(places, collectors: ["weather": .seconds(600), "air-pollution": .seconds(3600)])
+        configuration(places, collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)])
     }
 
     @Test func restartKeepsReadingsPlacesScheduleAndHealth() throws {
@@ -210,7 +217,7 @@ extension StateStorage {
         let second = try first.restarted(config, after: 120)
         #expect(second.store.snapshot().allAttempted)
         #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
-        #expect(second.state("London", "air-pollution")?.reading is AirPollution)
+        #expect(second.state("London", "air_pollution")?.reading is AirPollution)
         #expect(second.store.snapshot().locations[1].resolved?.name == "London")
         #expect(second.logs.all.contains { $0.contains("state restored") && $0.contains("readings=5") && $0.contains("places=1") })
         let exposition = String(decoding: renderPlain(second.store.snapshot(), now: second.time.wall()), as: UTF8.self)
@@ -269,7 +276,7 @@ extension StateStorage {
         let second = try first.restarted(setup(), after: 2 * 3600)
         #expect(second.state("Zocca", "weather")?.reading == nil)
         #expect(second.state("Zocca", "weather")?.lastSuccess != nil, "its health (the last success) stays")
-        #expect(second.state("Zocca", "air-pollution")?.reading is AirPollution)
+        #expect(second.state("Zocca", "air_pollution")?.reading is AirPollution)
         #expect(second.store.snapshot().locations[1].resolved != nil)
         second.run(until: 60)
         #expect(second.transport.requests(to: "/data/2.5/weather").count == 2, "overdue: polled at once")

@@ -38,7 +38,7 @@ import Testing
                 store.success(location.name, "weather", readings[index % readings.count], duration: 0.125,
                               now: now - (index % 5 == 0 ? 4000 : 60))
             }
-            if index % 3 == 1 { store.success(location.name, "air-pollution", air, now: now - 5000) }
+            if index % 3 == 1 { store.success(location.name, "air_pollution", air, now: now - 5000) }
         }
         return store
     }

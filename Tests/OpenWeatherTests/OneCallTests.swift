@@ -34,6 +34,16 @@ import Testing
         #expect(!OneCall.needsSubscription(.http(status: 500, message: "subscription", retryAfterSeconds: nil)))
     }
 
+    /// A key without the subscription works for the free APIs: its reason must not send the reader to the key.
+    @Test func theSubscriptionAnswerDoesNotBlameTheKey() {
+        let noSubscription = OpenWeatherError.http(
+            status: 401, message: "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan.", retryAfterSeconds: nil)
+        #expect(noSubscription.description.hasSuffix("(the key is valid, but not subscribed to this API)"))
+        #expect(!noSubscription.description.contains("wrong"))
+        let badKey = OpenWeatherError.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil)
+        #expect(badKey.description.contains("the API key is missing, wrong, or not active yet"))
+    }
+
     @Test func withoutAlertsThereAreNone() throws {
         let body = #"{"lat":1,"lon":2,"timezone_offset":0,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"uvi":1,"weather":[{"id":800}]}}"#
         let oneCall = try OneCallDecoder.decode(Array(body.utf8))

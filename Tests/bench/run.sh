@@ -310,7 +310,7 @@ if [ "$LARGE" -gt 0 ]; then
     for pid in "$MID_PID" "$LARGE_PID"; do stop_process "$pid" 5 || true; done
     # The same with air pollution on too (a second request per location and round): peak memory only.
     step "exporters with $MID and $LARGE locations, air pollution on"
-    AIR=(--collector.air-pollution --collector.air-pollution.interval=15s)
+    AIR=(--collector.air_pollution --collector.air_pollution.interval=15s)
     OPENWEATHER_API_KEY=bench start_exporter mid-air --openweather.url="$SIM_URL" --config.file="$WORK/mid.json" "${FAST[@]}" "${AIR[@]}"
     MID_PID=$PID MID_PORT=$PORT
     OPENWEATHER_API_KEY=bench start_exporter large-air --openweather.url="$SIM_URL" --config.file="$WORK/large.json" "${FAST[@]}" "${AIR[@]}"
@@ -338,7 +338,7 @@ if [ "$RENDER" = 1 ]; then
     BENCH=1 BENCH_LOCATIONS=${LARGE:-10000} swift test -c release --scratch-path .build/bench --filter 'RenderBenchmark|StateBenchmark' \
         >"$WORK/render.txt" 2>&1 || { tail -20 "$WORK/render.txt" >&2; exit 1; }
     render=$(grep -o 'RENDER_BENCHMARK sources=weather .*' "$WORK/render.txt")
-    render_air=$(grep -o 'RENDER_BENCHMARK sources=air-pollution+weather .*' "$WORK/render.txt")
+    render_air=$(grep -o 'RENDER_BENCHMARK sources=air_pollution+weather .*' "$WORK/render.txt")
     state_bench=$(grep -o 'STATE_BENCHMARK.*' "$WORK/render.txt" || true)
 fi
 

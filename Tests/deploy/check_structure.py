@@ -456,8 +456,22 @@ def check_docs():
         check(not bad, f"{name}: {len(links)} relative links resolve" + (": " + ", ".join(bad) if bad else ""))
 
 
+def check_alert_table():
+    """deploy/README.md's alert table has a row for every alert of the rules, and no row for one
+    that does not exist; the example config does not name metrics the exporter does not have."""
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "rules" / "openweather.yml").read_text())
+    names = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
+    rows = set(re.findall(r"^\| `(OpenWeather\w+)` \|", (DEPLOY / "README.md").read_text(), re.M))
+    check(rows == names, "deploy/README.md's alert table lists every rule"
+          + (f" (missing {sorted(names - rows)}, unknown {sorted(rows - names)})" if rows != names else ""))
+    example = (DEPLOY / "config" / "openweather-exporter.yml").read_text()
+    unknown = set(re.findall(r"openweather_\w+", example)) - {"openweather_temperature_alert_threshold_celsius"}
+    check(not unknown, "the example config names no metric but the thresholds' (openweather_temperature_alert does not exist)"
+          + (f": it names {sorted(unknown)}" if unknown else ""))
+
+
 def main():
-    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_docs]
+    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_alert_table, check_docs]
     if shutil.which("kubectl") is None:
         # Tests/deploy/kubernetes.sh says so as a SKIP in the deploy suite's summary.
         print("kubernetes: SKIPPED, no kubectl to build the kustomizations with")

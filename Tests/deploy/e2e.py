@@ -35,7 +35,7 @@ POLLUTANTS = {"co", "no", "no2", "o3", "so2", "pm2_5", "pm10", "nh3"}
 # Per location and source.
 HEALTH_METRICS = ["openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds"]
 # What the demo polls: every free source (One Call stays opt-in).
-POLLED_SOURCES = ["weather", "air-pollution", "forecast"]
+POLLED_SOURCES = ["weather", "air_pollution", "forecast"]
 GLOBAL_METRICS = [
     "openweather_api_requests_total", "openweather_exporter_build_info",
     "openweather_exporter_config_last_reload_successful",
@@ -328,7 +328,7 @@ def inhibit(a):
         alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-b", instance="x:9755", location="Seville", severity="warning"),
         alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-c", instance="y:9755", code="401", source="weather", severity="critical"),
         alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", source="weather", severity="warning"),
-        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", source="air-pollution", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="y:9755", location="Lima", source="air_pollution", severity="warning"),
         alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="y:9755", location="Quito", source="weather", severity="warning"),
         alert(alertname="OpenWeatherLocationFailing", job="inhibit-c", instance="z:9755", location="Lima", source="weather", severity="warning"),
         alert(alertname="OpenWeatherDataStale", job="inhibit-c", instance="z:9755", location="Lima", source="weather", severity="warning"),
@@ -336,7 +336,7 @@ def inhibit(a):
         alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-d", instance="w:9755", code="401", source="geocoding", severity="critical"),
         alert(alertname="OpenWeatherPlaceNotFound", job="inhibit-d", instance="w:9755", location="Nowhere", source="geocoding", severity="warning"),
         alert(alertname="OpenWeatherLocationFailing", job="inhibit-d", instance="w:9755", location="Oslo", source="weather", severity="warning"),
-        alert(alertname="OpenWeatherLocationFailing", job="inhibit-e", instance="v:9755", location="Rome", source="air-pollution", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-e", instance="v:9755", location="Rome", source="air_pollution", severity="warning"),
         alert(alertname="OpenWeatherDataStale", job="inhibit-e", instance="v:9755", location="Rome", source="weather", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
@@ -347,7 +347,7 @@ def inhibit(a):
         ("OpenWeatherTemperatureAboveThreshold", "inhibit-b", "x:9755", "Seville", ""): False,  # another job
         ("OpenWeatherAPIKeyRejected", "inhibit-c", "y:9755", "", "weather"): False,
         ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima", "weather"): True,         # key rejected, same instance and source
-        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima", "air-pollution"): False,  # the key works for air pollution
+        ("OpenWeatherLocationFailing", "inhibit-c", "y:9755", "Lima", "air_pollution"): False,  # the key works for air pollution
         ("OpenWeatherDataStale", "inhibit-c", "y:9755", "Quito", "weather"): True,              # key rejected for the weather
         ("OpenWeatherLocationFailing", "inhibit-c", "z:9755", "Lima", "weather"): False,        # another instance
         ("OpenWeatherDataStale", "inhibit-c", "z:9755", "Lima", "weather"): True,               # failing location, same place and source
@@ -355,7 +355,7 @@ def inhibit(a):
         ("OpenWeatherAPIKeyRejected", "inhibit-d", "w:9755", "", "geocoding"): False,
         ("OpenWeatherPlaceNotFound", "inhibit-d", "w:9755", "Nowhere", "geocoding"): True,      # key rejected for geocoding
         ("OpenWeatherLocationFailing", "inhibit-d", "w:9755", "Oslo", "weather"): False,        # only geocoding is rejected
-        ("OpenWeatherLocationFailing", "inhibit-e", "v:9755", "Rome", "air-pollution"): False,
+        ("OpenWeatherLocationFailing", "inhibit-e", "v:9755", "Rome", "air_pollution"): False,
         ("OpenWeatherDataStale", "inhibit-e", "v:9755", "Rome", "weather"): False,              # air pollution failing says nothing of the weather
     }
     got = {}
@@ -454,7 +454,7 @@ def frost_place(a):
         if name != "openweather_temperature_celsius":
             continue
         loc = dict(labels)["location"]
-        low = series.get(("openweather_forecast_temperature_min_celsius", frozenset({("location", loc), ("window", "24h")})))
+        low = series.get(("openweather_forecast_temperature_min_celsius", frozenset({("location", loc), ("window_hours", "24")})))
         info = [dict(l) for (n, l) in series if n == "openweather_location_info" and dict(l)["location"] == loc]
         if low is None or not info or value - low < 2:
             continue
@@ -466,11 +466,34 @@ def frost_place(a):
     print(f"{best[1]},{best[2]},{best[3]}")
 
 
+def steer_forecast(a):
+    """Makes the demo's simulator forecast `celsius` at one place from 6 to 18 hours ahead (its fault
+    API serving its own forecast with those steps changed), so that only the forecast crosses a lower
+    threshold; the weather now stays the model's."""
+    query = urllib.parse.urlencode({"lat": a.latitude, "lon": a.longitude, "appid": "demo-key", "units": "metric"})
+    forecast = get_json(f"{a.simulator}/data/2.5/forecast?{query}")
+    now = time.time()
+    changed = 0
+    for step in forecast["list"]:
+        if now + 6 * 3600 <= step["dt"] <= now + 18 * 3600:
+            for field in ("temp", "feels_like", "temp_min", "temp_max"):
+                step["main"][field] = a.celsius
+            changed += 1
+    check(changed >= 3, f"{changed} forecast steps 6 to 18 hours ahead set to {a.celsius} °C")
+    url = f"{a.simulator}/_simulator/fault?" + urllib.parse.urlencode({"path": "/data/2.5/forecast", "lat": a.latitude})
+    req = urllib.request.Request(url, data=json.dumps(forecast).encode(), method="POST")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        check(r.status == 200, f"simulator serves it for lat {a.latitude}")
+    finish()
+
+
 def forecast_alerts(a):
-    """Against a demo exporter with One Call (alerts everywhere) and one place whose threshold only the
-    forecast crosses: "frost expected" fires while "below threshold" does not, and reaches
-    Alertmanager not inhibited; the official-alert rule fires for every place."""
-    want = {("OpenWeatherFrostExpected", a.place)} | {("OpenWeatherOfficialAlert", p) for p in a.official.split(",")}
+    """Against a demo exporter with a place whose lower threshold only the forecast crosses: "forecast
+    below threshold" fires while "below threshold" does not, and reaches Alertmanager not inhibited
+    (and the webhook, when given); the official-alert rule fires for every place in `official` (One
+    Call); nothing matching `not_firing` fires once it did."""
+    official = [p for p in a.official.split(",") if p]
+    want = {("OpenWeatherForecastBelowThreshold", a.place)} | {("OpenWeatherOfficialAlert", p) for p in official}
     firing, got = [], set()
 
     def fired():
@@ -487,33 +510,60 @@ def forecast_alerts(a):
     official = [x for x in firing if x["labels"]["alertname"] == "OpenWeatherOfficialAlert"]
     check(all(x["labels"].get("event") and x["labels"].get("sender") for x in official), "official alerts carry event and sender")
     am = poll(lambda: [x for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("location") == a.place
-                       and x["labels"]["alertname"] == "OpenWeatherFrostExpected"], a.timeout)
+                       and x["labels"]["alertname"] == "OpenWeatherForecastBelowThreshold"], a.timeout)
     check(bool(am) and all(x["status"]["state"] == "active" for x in am),
-          f"Alertmanager has OpenWeatherFrostExpected for {a.place}, not inhibited: {[x['status'] for x in am]}")
+          f"Alertmanager has OpenWeatherForecastBelowThreshold for {a.place}, not inhibited: {[x['status'] for x in am]}")
+    if a.webhook_log:
+        def delivered():
+            path = pathlib.Path(a.webhook_log)
+            posts = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+            return [al for p in posts for al in p["alerts"] if al["labels"].get("alertname") == "OpenWeatherForecastBelowThreshold"
+                    and al["labels"].get("location") == a.place and al["status"] == "firing"]
+        check(bool(poll(delivered, a.timeout)), f"the webhook receiver got OpenWeatherForecastBelowThreshold for {a.place}")
+    if a.not_firing:
+        # Until every location's first poll is scraped, an alert with `for: 0s` may fire for a moment.
+        def unwanted():
+            return [(x["labels"]["alertname"], x["labels"].get("location")) for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"]
+                    if x["state"] == "firing" and re.fullmatch(a.not_firing, x["labels"]["alertname"])]
+        firing = unwanted()
+        if firing:
+            poll(lambda: not unwanted(), a.timeout)
+            firing = unwanted()
+        check(not firing, f"once every location was polled, nothing matching {a.not_firing} fires: {firing}")
     finish()
 
 
 def inhibit_forecast(a):
-    """Synthetic alerts: below (above) the threshold now mutes frost (heat) expected for the same place only."""
+    """Synthetic alerts: below (above) the threshold now mutes the forecast below (above) it for the same
+    place only; a forecast that fails to poll, or whose key is refused, mutes "forecast missing"."""
     def alert(**labels):
         return {"labels": labels, "annotations": {}}
     posted = [
         alert(alertname="OpenWeatherTemperatureBelowThreshold", job="inhibit-f", instance="x:9755", location="Oslo", severity="warning"),
-        alert(alertname="OpenWeatherFrostExpected", job="inhibit-f", instance="x:9755", location="Oslo", severity="warning"),
-        alert(alertname="OpenWeatherFrostExpected", job="inhibit-f", instance="x:9755", location="Bergen", severity="warning"),
+        alert(alertname="OpenWeatherForecastBelowThreshold", job="inhibit-f", instance="x:9755", location="Oslo", severity="warning"),
+        alert(alertname="OpenWeatherForecastBelowThreshold", job="inhibit-f", instance="x:9755", location="Bergen", severity="warning"),
         alert(alertname="OpenWeatherTemperatureAboveThreshold", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
-        alert(alertname="OpenWeatherHeatExpected", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
-        alert(alertname="OpenWeatherFrostExpected", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherForecastAboveThreshold", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherForecastBelowThreshold", job="inhibit-f", instance="x:9755", location="Seville", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-f", instance="x:9755", location="Lyon", source="forecast", severity="warning"),
+        alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="x:9755", location="Lyon", severity="warning"),
+        alert(alertname="OpenWeatherLocationFailing", job="inhibit-f", instance="x:9755", location="Tromso", source="weather", severity="warning"),
+        alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="x:9755", location="Tromso", severity="warning"),
+        alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-f", instance="y:9755", code="401", source="forecast", severity="critical"),
+        alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="y:9755", location="Graz", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
-    want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherFrostExpected", "Oslo"): True,
-            ("OpenWeatherFrostExpected", "Bergen"): False, ("OpenWeatherTemperatureAboveThreshold", "Seville"): False,
-            ("OpenWeatherHeatExpected", "Seville"): True, ("OpenWeatherFrostExpected", "Seville"): False}
+    want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherForecastBelowThreshold", "Oslo"): True,
+            ("OpenWeatherForecastBelowThreshold", "Bergen"): False, ("OpenWeatherTemperatureAboveThreshold", "Seville"): False,
+            ("OpenWeatherForecastAboveThreshold", "Seville"): True, ("OpenWeatherForecastBelowThreshold", "Seville"): False,
+            ("OpenWeatherLocationFailing", "Lyon"): False, ("OpenWeatherForecastMissing", "Lyon"): True,
+            ("OpenWeatherLocationFailing", "Tromso"): False, ("OpenWeatherForecastMissing", "Tromso"): False,
+            ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True}
     got = {}
 
     def settled():
         nonlocal got
-        got = {(x["labels"]["alertname"], x["labels"]["location"]): x["status"]["state"] == "suppressed"
+        got = {(x["labels"]["alertname"], x["labels"].get("location", "")): x["status"]["state"] == "suppressed"
                for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("job") == "inhibit-f"}
         return got == want
     poll(settled, a.timeout)
@@ -684,9 +734,17 @@ def main():
     fp = sub.add_parser("frost_place")
     fp.add_argument("--metrics", required=True)
     fa = sub.add_parser("forecast_alerts")
-    for k in ("prometheus", "alertmanager", "place", "official"):
+    for k in ("prometheus", "alertmanager", "place"):
         fa.add_argument("--" + k, required=True)
+    fa.add_argument("--official", default="", help="places with an official alert (One Call), comma-separated")
+    fa.add_argument("--webhook-log", dest="webhook_log")
+    fa.add_argument("--not-firing", dest="not_firing", help="alert names (regex) that must not fire")
     fa.add_argument("--timeout", type=float, default=90)
+    sf = sub.add_parser("steer_forecast")
+    sf.add_argument("--simulator", required=True)
+    sf.add_argument("--latitude", type=float, required=True)
+    sf.add_argument("--longitude", type=float, required=True)
+    sf.add_argument("--celsius", type=float, required=True)
     fi = sub.add_parser("inhibit_forecast")
     fi.add_argument("--alertmanager", required=True)
     fi.add_argument("--timeout", type=float, default=20)

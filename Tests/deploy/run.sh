@@ -334,7 +334,7 @@ else
         step "alerts: Hot above, Cold below, Hot's air poor, Nowhere not found; Mild, Plain, Paris, Office silent; Alertmanager and webhook notified" \
             "$PY" "$HERE/e2e.py" alerts --prometheus "$PROM" --alertmanager "$AM" --webhook-log "$HOOK_LOG" \
             --expect "OpenWeatherTemperatureAboveThreshold:Hot,OpenWeatherTemperatureBelowThreshold:Cold,OpenWeatherAirQualityPoor:Hot,OpenWeatherPlaceNotFound:Nowhere" \
-            --timeout 150 --ignore 'OpenWeather(Frost|Heat|HeavyRain)Expected'
+            --timeout 150 --ignore 'OpenWeather(Forecast(Below|Above)Threshold|ForecastMissing|HeavyRainExpected)'
         dashboard_check() {
             "$PY" "$HERE/e2e.py" dashboard --prometheus "$PROM" \
                 --dashboard "$DEPLOY/grafana/dashboards/openweather.json" --location-regex "${LOCATIONS//,/|}|$NOT_FOUND" \
@@ -365,7 +365,7 @@ state_restart() {
     mkdir -p "$WORK/state-prometheus"
     printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: state\n    scrape_timeout: 1s\n    static_configs: [{targets: ["127.0.0.1:%s"]}]\n' \
         "$port" >"$WORK/state-prometheus/prometheus.yml"
-    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air-pollution --no-collector.forecast
+    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air_pollution --no-collector.forecast
         --collector.weather.interval=10m --openweather.max-requests-per-minute=30)
     for i in $(seq 1 12); do args+=(--location "P$i=$((i * 6)).5,$((i * 13)).25"); done
     "$BIN" "${args[@]}" >"$WORK/state-1.log" 2>&1 & pid=$!
@@ -538,7 +538,7 @@ forecast_section() {
     prometheus --config.file="$WORK/config2/prometheus.yml" --storage.tsdb.path="$WORK/prometheus2" \
         --web.listen-address="${prom2#http://}" >"$WORK/prometheus2.log" 2>&1 &
     PIDS+=($!)
-    step "forecast: Frosty's forecast raises \"frost expected\" while it is above its threshold; official alerts fire" \
+    step "forecast: Frosty's forecast raises \"forecast below threshold\" while it is above its threshold; official alerts fire" \
         "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom2" --alertmanager "$AM" --place Frosty --official Frosty,Texarkana
     dashboard_onecall() {
         "$PY" "$HERE/e2e.py" dashboard --prometheus "$1" --dashboard "$DEPLOY/grafana/dashboards/openweather.json" \
@@ -558,6 +558,47 @@ if [[ -x "$BIN" ]] && http_ok "http://$EXPORTER/-/healthy"; then
     step "alertmanager inhibitions of the forecast alerts (synthetic alerts)" \
         "$PY" "$HERE/e2e.py" inhibit_forecast --alertmanager "$AM"
     forecast_section
+fi
+
+# --- the example config as shipped ---------------------------------------------------
+
+# deploy/config/openweather-exporter.yml unchanged and without --demo (whose defaults would switch
+# the forecast on by themselves), polling the simulator of a demo exporter started for it: the
+# forecast must be in the request plan, and a forecast below Seville's 0 °C threshold (the simulator
+# steered before the first poll to forecast -3 °C there tomorrow) must reach Alertmanager, with no
+# alert saying a location lacks its forecast.
+shipped_config_section() {
+    local simulated shipped prom3 sim
+    simulated="127.0.0.1:$(free_port)"
+    shipped="127.0.0.1:$(free_port)"
+    prom3="http://127.0.0.1:$(free_port)"
+    "$BIN" --demo --location "Elsewhere=0,0" --web.listen-address="$simulated" >"$WORK/exporter-simulator.log" 2>&1 &
+    PIDS+=($!)
+    wait_for 30 http_ok "http://$simulated/-/healthy"
+    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-simulator.log" | head -1 | cut -d= -f2)"
+    step "the simulator forecasts -3 °C for Seville 6 to 18 hours ahead (fault API)" \
+        "$PY" "$HERE/e2e.py" steer_forecast --simulator "${sim:-http://127.0.0.1:1}" --latitude 37.39 --longitude -5.99 --celsius -3
+    OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --config.file="$DEPLOY/config/openweather-exporter.yml" \
+        --openweather.url="${sim:-http://127.0.0.1:1}" --web.listen-address="$shipped" >"$WORK/exporter-shipped.log" 2>&1 &
+    PIDS+=($!)
+    if ! wait_for 30 http_ok "http://$shipped/-/healthy"; then
+        fail "exporter starts on the example config as shipped"; tail -n 20 "$WORK/exporter-shipped.log" | sed 's/^/      /'; return
+    fi
+    pass "exporter starts on the example config as shipped"
+    step "its request plan polls the forecast: one request per location every 1h" \
+        grep -E 'msg="request plan" .*forecast="[0-9.]+/min \(1 request per location every 1h\)"' "$WORK/exporter-shipped.log"
+    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config3" --exporter "$shipped" \
+        --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
+    prometheus --config.file="$WORK/config3/prometheus.yml" --storage.tsdb.path="$WORK/prometheus3" \
+        --web.listen-address="${prom3#http://}" >"$WORK/prometheus3.log" 2>&1 &
+    PIDS+=($!)
+    step "example config as shipped: Seville's forecast raises OpenWeatherForecastBelowThreshold, which reaches Alertmanager and the webhook; no OpenWeatherForecastMissing" \
+        "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom3" --alertmanager "$AM" --place Seville \
+        --webhook-log "$HOOK_LOG" --not-firing OpenWeatherForecastMissing --timeout 150
+}
+if [[ -x "$BIN" ]] && http_ok "$AM/-/ready"; then
+    echo "== the example config as shipped"
+    shipped_config_section
 fi
 
 

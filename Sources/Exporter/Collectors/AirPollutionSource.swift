@@ -4,8 +4,8 @@ import OpenWeather
 /// Air quality (`/data/2.5/air_pollution`): the index and each pollutant's concentration. The
 /// data is modelled hourly, so polling more often spends requests on the same numbers.
 struct AirPollutionSource: Source {
-    let name = "air-pollution"
-    let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; a second request per location."
+    let name = "air_pollution"
+    let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each interval."
     let enabledByDefault = false
     let defaultInterval = Duration.seconds(3600)
     let demoInterval = Duration.seconds(60)

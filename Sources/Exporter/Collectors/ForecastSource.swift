@@ -7,8 +7,9 @@ import OpenWeather
 /// re-rendered every `timePeriod` even without a new poll.
 struct ForecastSource: Source {
     let name = "forecast"
-    let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows; a second request per location."
-    let enabledByDefault = false
+    let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one more request per location each interval."
+    /// On: the forecast alerts (below and above the thresholds, heavy rain) have nothing to read without it.
+    let enabledByDefault = true
     /// OpenWeather recomputes it about every 3 hours.
     let defaultInterval = Duration.seconds(3600)
     let demoInterval = Duration.seconds(60)
@@ -63,11 +64,11 @@ struct ForecastSource: Source {
     }
 
     static let overWindows: [OverWindow] = [
-        .init(name: "openweather_forecast_precipitation_probability_max_ratio", help: "Highest forecast probability of precipitation over the next window.") { $0.precipitationProbabilityMax },
-        .init(name: "openweather_forecast_temperature_max_celsius", help: "Highest forecast temperature over the next window.") { $0.temperatureMaxCelsius },
-        .init(name: "openweather_forecast_temperature_min_celsius", help: "Lowest forecast temperature over the next window.") { $0.temperatureMinCelsius },
-        .init(name: "openweather_forecast_window_rain_meters", help: "Forecast rain over the next window, each step's volume in proportion to its part inside.") { $0.rainMeters },
-        .init(name: "openweather_forecast_window_snow_meters", help: "Forecast snow over the next window, each step's volume in proportion to its part inside.") { $0.snowMeters },
+        .init(name: "openweather_forecast_precipitation_probability_max_ratio", help: "Highest forecast probability of precipitation over the next window_hours.") { $0.precipitationProbabilityMax },
+        .init(name: "openweather_forecast_temperature_max_celsius", help: "Highest forecast temperature over the next window_hours.") { $0.temperatureMaxCelsius },
+        .init(name: "openweather_forecast_temperature_min_celsius", help: "Lowest forecast temperature over the next window_hours.") { $0.temperatureMinCelsius },
+        .init(name: "openweather_forecast_window_rain_meters", help: "Forecast rain over the next window_hours, each step's volume in proportion to its part inside.") { $0.rainMeters },
+        .init(name: "openweather_forecast_window_snow_meters", help: "Forecast snow over the next window_hours, each step's volume in proportion to its part inside.") { $0.snowMeters },
     ]
 
     private static let issued: StaticString = "openweather_forecast_issued_timestamp_seconds"
@@ -80,14 +81,9 @@ struct ForecastSource: Source {
                 help: "When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the 3-hour mark before its first step (it is made within those 3 hours).")]
     }
 
-    /// `"3"` for 3h, `"1.5"` for 90m.
-    static func hoursLabel(_ horizon: Duration) -> String { Exposition.formatValue(horizon.seconds / 3600) }
-
-    /// `"24h"`, `"72h"`: in hours where whole (a `"3d"` would not match `window="72h"` in a rule).
-    static func windowLabel(_ window: Duration) -> String {
-        let hours = window.seconds / 3600
-        return hours == hours.rounded() ? "\(Int(hours))h" : PrometheusDuration.format(window)
-    }
+    /// `"3"` for 3h, `"1.5"` for 90m: the value of `hours_ahead` and `window_hours`. Every label that
+    /// counts time ahead is a plain number with its unit in the label's name, as `days_ahead` is.
+    static func hoursLabel(_ span: Duration) -> String { Exposition.formatValue(span.seconds / 3600) }
 
     func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
         Self.appendSeries(of: shard, forecasts: { shard.freshReading($0, slot: slot) as? Forecast }, horizons: horizons, windows: windows, to: &lines)
@@ -103,7 +99,7 @@ struct ForecastSource: Source {
         let now = shard.now
         // Series of a family are written in label order: "12" before "3".
         let horizons = horizons.map { ($0, hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
-        let windows = windows.map { ($0, windowLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        let windows = windows.map { ($0, hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
         shard.withOpenings { openings in
             for family in atHorizons {
                 guard let target = lines.index[family.name] else { continue }
@@ -131,7 +127,7 @@ struct ForecastSource: Source {
                         guard let summary else { continue }
                         buffer.append(name)
                         buffer.append(openings[position])
-                        buffer.appendLabel("window", label)
+                        buffer.appendLabel("window_hours", label)
                         buffer.appendClosing(family.value(summary))
                     }
                 }

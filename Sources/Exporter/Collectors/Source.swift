@@ -5,7 +5,7 @@ import OpenWeather
 /// endpoint is adding one of these (its decoding lives in `OpenWeather`) and listing it in `all`:
 /// the schedule, the budget, the store and the renderer take any source alike.
 protocol Source: Sendable {
-    /// The collector word: `--collector.NAME`, the `source` label.
+    /// The collector word: `--collector.NAME`, the `source` label and the config file's `collector.NAME`.
     var name: String { get }
     /// One line for `--help`.
     var summary: String { get }
@@ -60,4 +60,7 @@ enum Sources {
     static let unavailableRetry = Duration.seconds(3600)
 
     static func named(_ name: String) -> (any Source)? { all.first { $0.name == name } }
+
+    /// Names a source had before it took its config-file word: still read in flags and state files.
+    static let formerNames = ["air-pollution": "air_pollution"]
 }

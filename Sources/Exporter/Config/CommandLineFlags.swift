@@ -25,6 +25,11 @@ struct CommandLineFlags {
             if name == "openweather.api-key" || name == "api-key" || name == "appid" {
                 throw ConfigError("the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH")
             }
+            if let renamed = renamedCollector(name) {
+                flags.settings.warnings.append(
+                    "--\(name) is the old spelling of --\(renamed) (the config file's word); it still works, but use the new name")
+                name = renamed
+            }
             if name.hasPrefix("no-"), inlineValue == nil, let flag = Flag.named(String(name.dropFirst(3))), flag.kind == .boolean {
                 flags.settings.values[flag.name] = .init(text: "false", origin: "--\(name)")
                 continue
@@ -54,6 +59,21 @@ struct CommandLineFlags {
             }
         }
         return flags
+    }
+
+    /// `collector.air_pollution.interval` for `collector.air-pollution.interval` (and `no-` forms): a
+    /// source's former name in its flags.
+    private static func renamedCollector(_ name: String) -> String? {
+        let negation = name.hasPrefix("no-") ? "no-" : ""
+        let rest = name.dropFirst(negation.count)
+        for (old, new) in Sources.formerNames {
+            let prefix = "collector.\(old)"
+            guard rest.hasPrefix(prefix) else { continue }
+            let tail = rest.dropFirst(prefix.count)
+            guard tail.isEmpty || tail.hasPrefix(".") else { continue }
+            return negation + "collector.\(new)" + tail
+        }
+        return nil
     }
 
     /// " (did you mean --poll.interval?)" when a known flag is a few edits away.

@@ -98,12 +98,12 @@ public struct Configuration: Sendable {
     /// A source another stands in for needs no requests of its own.
     public var requestPlan: RequestPlan {
         let sources = activeSources
-        let stoodIn = Set(sources.flatMap(\.standsIn))
+        let readFrom = Dictionary(sources.flatMap { source in source.standsIn.map { ($0, source.name) } }, uniquingKeysWith: { first, _ in first })
         return RequestPlan(
             sources: sources.filter { !$0.resolves }.map { source in
-                (source.name, interval(of: source.name), stoodIn.contains(source.name) ? 0 : locations.count)
+                (source.name, interval(of: source.name), readFrom[source.name] == nil ? locations.count : 0)
             },
-            budgetPerMinute: maxRequestsPerMinute)
+            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute)
     }
 
     /// The plan while the sources that stand in for others cannot be used (One Call without its

@@ -18,18 +18,20 @@ struct Flag: Sendable {
         "OPENWEATHER_EXPORTER_" + String(name.map { $0 == "." || $0 == "-" ? "_" : Character($0.uppercased()) })
     }
 
+    /// In `--help` order: the web server, the config, the places, the API, each collector with its own
+    /// settings (in `source` label order), logging and state, the demo and sharding; the deprecated last.
     static let all: [Flag] = [
         Settings.listenAddress.flag, Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
         Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.configFile.flag,
         Settings.location, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.apiKeyFile.flag,
         Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag, Settings.timeout.flag,
-        Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxStaleness.flag, Settings.pollInterval.flag,
-        Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.demo.flag, Settings.totalShards.flag,
-        Settings.shard.flag, Settings.pod.flag,
+        Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxStaleness.flag,
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in
         [Settings.collector(source).flag, Settings.collectorInterval(source).flag]
+            + (source is ForecastSource ? [Settings.forecastHorizons.flag, Settings.forecastWindows.flag] : [])
     } + [
-        Settings.forecastHorizons.flag, Settings.forecastWindows.flag, Settings.help.flag, Settings.version.flag,
+        Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.demo.flag, Settings.totalShards.flag,
+        Settings.shard.flag, Settings.pod.flag, Settings.help.flag, Settings.version.flag, Settings.pollInterval.flag,
     ]
 
     static func named(_ name: String) -> Flag? { all.first { $0.name == name } }
@@ -38,7 +40,7 @@ struct Flag: Sendable {
         var lines = [
             "usage: openweather-exporter [flags]",
             "",
-            "Prometheus exporter for OpenWeather: current weather, air quality, places by name.",
+            "Prometheus exporter for OpenWeather: current weather, forecast, air quality, One Call, places by name.",
             "",
             "Flags:",
         ]

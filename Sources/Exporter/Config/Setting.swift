@@ -182,7 +182,8 @@ enum Settings {
         doc: "File holding the API key (else $OPENWEATHER_API_KEY).")
 
     static let url = Setting<String>.text(
-        "openweather.url", key: "openweather.url", placeholder: "URL", doc: "Base URL of the OpenWeather API or a proxy.",
+        "openweather.url", key: "openweather.url", placeholder: "URL",
+        doc: "Base URL of the OpenWeather API, or of a gateway serving the same paths (an HTTP proxy goes in --openweather.proxy-url).",
         default: "https://api.openweathermap.org"
     ) { entry throws(ConfigError) in
         guard entry.text.hasPrefix("http://") || entry.text.hasPrefix("https://"), !entry.text.contains("?") else {
@@ -232,7 +233,7 @@ enum Settings {
     }
 
     static let pollInterval = Setting<Duration?>(
-        "poll.interval", key: "poll.interval", placeholder: "DURATION", doc: "Old name of --collector.weather.interval.", default: nil, shown: ""
+        "poll.interval", key: "poll.interval", placeholder: "DURATION", doc: "Deprecated: the old name of --collector.weather.interval.", default: nil, shown: ""
     ) { entry throws(ConfigError) in try Parse.duration(entry, minimum: .seconds(1)) }
 
     static let logLevel = Setting<Configuration.LogLevel>.choice("log.level", key: "log.level", placeholder: "LEVEL", what: "log level", default: .info)
@@ -268,14 +269,14 @@ enum Settings {
     /// `--collector.NAME`; in the file `collector.NAME: true` or `collector.NAME.enabled`.
     static func collector(_ source: any Source) -> Setting<Bool> {
         Setting<Bool>.boolean(
-            "collector.\(source.name)", key: "collector.\(snakeCase(source.name)).enabled",
+            "collector.\(source.name)", key: "collector.\(source.name).enabled",
             doc: "\(source.summary) Off: --no-collector.\(source.name).",
             shown: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault || !source.standsIn.isEmpty ? "" : "; enabled with --demo"))
     }
 
     static func collectorInterval(_ source: any Source) -> Setting<Duration> {
         Setting<Duration>.duration(
-            "collector.\(source.name).interval", key: "collector.\(snakeCase(source.name)).interval",
+            "collector.\(source.name).interval", key: "collector.\(source.name).interval",
             doc: "How often each location is polled from \(source.name); stretched to fit the request budget.",
             default: source.defaultInterval, minimum: .seconds(1),
             shown: PrometheusDuration.format(source.defaultInterval)
@@ -285,19 +286,19 @@ enum Settings {
     static let forecastHorizons = Setting<[Duration]>(
         "collector.forecast.horizons", key: "collector.forecast.horizons", kind: .list, placeholder: "DURATIONS",
         doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
-        default: ForecastSource.defaultHorizons, shown: ForecastSource.defaultHorizons.map(ForecastSource.windowLabel).joined(separator: ",")
+        default: ForecastSource.defaultHorizons, shown: ForecastSource.defaultHorizons.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
     ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: ForecastSource.longest) }
 
     static let forecastWindows = Setting<[Duration]>(
         "collector.forecast.windows", key: "collector.forecast.windows", kind: .list, placeholder: "DURATIONS",
-        doc: "Spans from now over which the forecast's extremes and totals are shown (window label), comma-separated, at most 120h.",
-        default: ForecastSource.defaultWindows, shown: ForecastSource.defaultWindows.map(ForecastSource.windowLabel).joined(separator: ",")
+        doc: "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
+        default: ForecastSource.defaultWindows, shown: ForecastSource.defaultWindows.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
     ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: ForecastSource.longest) }
 
     static let help = Setting<Bool>.boolean("help", key: nil, doc: "Show this help and exit.")
     static let version = Setting<Bool>.boolean("version", key: nil, doc: "Show the version and exit.")
 
-    /// `air-pollution` → `air_pollution`, `listenAddress` → `listen_address`, `config.file` → `config_file`:
+    /// `listenAddress` → `listen_address`, `config.file` → `config_file`:
     /// file keys are snake_case as in every Prometheus config, and the camelCase keys of old JSON files map onto them.
     static func snakeCase(_ name: String) -> String {
         var out = ""

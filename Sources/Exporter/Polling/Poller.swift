@@ -326,6 +326,7 @@ public final class Poller: Sendable {
             let first = core.unavailable[source.name] == nil
             core.unavailable[source.name] = now + Sources.unavailableRetry.seconds
             if first {
+                store.recordUnavailable(source: source.name, reason: error.description)
                 logger.error(
                     "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
                     [("source", source.name), ("reason", error.description),
@@ -339,6 +340,7 @@ public final class Poller: Sendable {
             return
         }
         if case .success = completion.result, core.unavailable.removeValue(forKey: source.name) != nil {
+            store.recordUnavailable(source: source.name, reason: nil)
             logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
             core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, due: now)
             switchStandIns(in: &core, now: now)

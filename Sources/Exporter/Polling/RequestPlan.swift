@@ -12,6 +12,14 @@ public struct RequestPlan: Sendable, Equatable {
         public var interval: Duration
         /// At `interval`.
         public var requestsPerMinute: Double
+        /// The source whose answers fill this one's, so that it makes no requests of its own (One Call for the weather).
+        public var readFrom: String?
+
+        /// `1/min (1 request per location every 10m)`; `read from onecall (no requests of its own)`.
+        public var text: String {
+            if let readFrom { return "read from \(readFrom) (no requests of its own)" }
+            return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval)))"
+        }
     }
 
     public var entries: [Entry]
@@ -22,8 +30,9 @@ public struct RequestPlan: Sendable, Equatable {
     /// Requests a minute the poller can start: it spaces them 61 s / budget apart.
     static func capacity(_ budget: Int) -> Double { 60 * Double(budget) / 61 }
 
-    /// `sources`: each polled source with its configured interval and how many locations it polls.
-    init(sources: [(name: String, interval: Duration, locations: Int)], budgetPerMinute: Int) {
+    /// `sources`: each polled source with its configured interval and how many locations it polls;
+    /// `readFrom`: the sources another one stands in for, by name, with that one's name.
+    init(sources: [(name: String, interval: Duration, locations: Int)], readFrom: [String: String] = [:], budgetPerMinute: Int) {
         self.budgetPerMinute = budgetPerMinute
         let need = sources.reduce(0.0) { $0 + Double($1.locations) * 60 / $1.interval.seconds }
         let factor = max(1, need / Self.capacity(budgetPerMinute))
@@ -34,7 +43,7 @@ public struct RequestPlan: Sendable, Equatable {
                 ? Duration.milliseconds(Int64((source.interval.seconds * factor * 1000).rounded(.up))) : source.interval
             return Entry(
                 source: source.name, locations: source.locations, configured: source.interval, interval: interval,
-                requestsPerMinute: Double(source.locations) * 60 / interval.seconds)
+                requestsPerMinute: Double(source.locations) * 60 / interval.seconds, readFrom: readFrom[source.name])
         }
     }
 
@@ -47,16 +56,14 @@ public struct RequestPlan: Sendable, Equatable {
 
     public func interval(of source: String) -> Duration? { entries.first { $0.source == source }?.interval }
 
-    /// `weather=6/min every 10m, air-pollution=1/min every 1h`, for the startup line.
+    /// `weather=6/min (1 request per location every 10m), forecast=1/min (...)`, for log lines.
     public var summary: String {
-        entries.map { entry in
-            "\(entry.source)=\(Self.rate(entry.requestsPerMinute))/min every \(PrometheusDuration.format(entry.interval))"
-        }.joined(separator: ", ")
+        entries.map { "\($0.source)=\($0.text)" }.joined(separator: ", ")
     }
 
     /// The startup line's fields: each source's rate and interval, the total and the budget.
     public var logFields: [(String, String)] {
-        entries.map { ($0.source, "\(Self.rate($0.requestsPerMinute))/min every \(PrometheusDuration.format($0.interval))") }
+        entries.map { ($0.source, $0.text) }
             + [("total_per_minute", Self.rate(requestsPerMinute)), ("budget_per_minute", String(budgetPerMinute)),
                ("stretched", String(stretched))]
     }

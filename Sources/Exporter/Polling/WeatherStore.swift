@@ -72,6 +72,9 @@ public final class WeatherStore: Sendable {
         public var reloadSuccessTimestamp = 0.0
         /// The state file's writes; nil without `--storage.path`.
         public var stateWrites: StateWrites?
+        /// Sources the key cannot use (One Call without its subscription), with the reason: the sources
+        /// they stand in for poll from their own endpoints meanwhile.
+        public var unavailable: [String: String] = [:]
 
         /// Every location has been tried at least once.
         public var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
@@ -151,6 +154,11 @@ public final class WeatherStore: Sendable {
             }
             state.sources[source].lastPollDuration = duration
         }
+    }
+
+    /// `reason` nil: the source works with this key again.
+    func recordUnavailable(source: String, reason: String?) {
+        state.withLock { $0.unavailable[source] = reason }
     }
 
     func recordFailure(location: Int, source: Int, code: String, reason: String, duration: Double) {

@@ -84,7 +84,8 @@ enum StateFile {
         for _ in 0..<(try reader.count(each: 8)) {
             var location = SavedState.LocationEntry(identity: try reader.string(), sources: [])
             for _ in 0..<(try reader.count(each: 49)) {
-                var source = SavedState.SourceEntry(name: try reader.string())
+                let name = try reader.string()
+                var source = SavedState.SourceEntry(name: Sources.formerNames[name] ?? name)
                 switch try reader.byte() {
                 case 0: source.up = nil
                 case 1: source.up = true

@@ -7,6 +7,22 @@ struct LandingPage: Sendable {
 
     func render(_ snapshot: WeatherStore.Snapshot) -> [UInt8] {
         let weather = snapshot.sources.firstIndex(of: "weather")
+        // A reason is often the same for every location (a key without a subscription: ~400 characters):
+        // each is written once, below the table, and the cells point to it.
+        var reasons: [String] = []
+        func note(_ reason: String) -> Int {
+            if let known = reasons.firstIndex(of: reason) { return known + 1 }
+            reasons.append(reason)
+            return reasons.count
+        }
+        var fallbacks = ""
+        for name in snapshot.sources {
+            guard let reason = snapshot.unavailable[name], let source = Sources.named(name) else { continue }
+            let replaced = source.standsIn.filter(snapshot.sources.contains).joined(separator: " and ")
+            fallbacks += "<p class=\"note\"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): "
+                + "\(escape(replaced)) are polled from their own free endpoints instead; \(escape(name)) is tried again every "
+                + "\(escape(PrometheusDuration.format(Sources.unavailableRetry))).</p>\n"
+        }
         var rows = ""
         for state in snapshot.locations {
             let place = state.coordinates.map { "\($0.latitude), \($0.longitude)" } ?? "not resolved yet"
@@ -17,14 +33,16 @@ struct LandingPage: Sendable {
                 let waits = state.coordinates == nil && Sources.named(snapshot.sources[slot])?.resolves == false
                 let status = switch (source.applies, source.up) {
                 case (false, _): "–"
-                case (true, nil): waits ? "waiting for the place" : "pending"
+                case (true, nil): escape(waits ? "waiting for the place" : "pending")
                 case (true, true?): "up"
-                case (true, false?): "down: " + (source.lastError ?? "")
+                case (true, false?): source.lastError.map { "down " + link(note($0)) } ?? "down"
                 }
-                rows += "<td>\(escape(status))</td>"
+                rows += "<td>\(status)</td>"
             }
             rows += "</tr>\n"
         }
+        let reasonList = reasons.isEmpty ? "" : "<ol class=\"reasons\">\n"
+            + reasons.enumerated().map { "<li id=\"reason-\($0.offset + 1)\">\(escape($0.element))</li>\n" }.joined() + "</ol>\n"
         let columns = snapshot.sources.map { "<th>\(escape($0))</th>" }.joined()
         let intervals = zip(snapshot.sources, snapshot.intervals).map { "\($0) every \(PrometheusDuration.format($1))" }
         let banner = demo
@@ -33,18 +51,22 @@ struct LandingPage: Sendable {
         let page = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>OpenWeather Exporter</title>
-            <style>body{font-family:sans-serif;max-width:50em;margin:2em auto}td,th{padding:.2em .8em;text-align:left}.demo{background:#fff3cd;padding:.5em}</style>
+            <style>body{font-family:sans-serif;max-width:50em;margin:2em auto}td,th{padding:.2em .8em;text-align:left}.demo,.note{background:#fff3cd;padding:.5em}</style>
             </head><body>
             <h1>OpenWeather Exporter</h1>
             <p>Version \(escape(BuildInfo.version)). Polls \(escape(intervals.joined(separator: ", "))).</p>
             \(banner)<p><a href="\(escape(telemetryPath))">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a></p>
-            <table><tr><th>Location</th><th>Coordinates</th><th>Temperature</th>\(columns)</tr>
+            \(fallbacks)<table><tr><th>Location</th><th>Coordinates</th><th>Temperature</th>\(columns)</tr>
             \(rows)</table>
+            \(reasonList)
             </body></html>
 
             """
         return Array(page.utf8)
     }
+
+    /// `[2]`, pointing to the second reason below the table.
+    private func link(_ number: Int) -> String { "<a href=\"#reason-\(number)\">[\(number)]</a>" }
 
     private func escape(_ text: String) -> String {
         var out = ""
