@@ -136,6 +136,7 @@ final class EventLoop {
             if now >= nextSweep {
                 nextSweep = now + sweepInterval
                 sweep()
+                endLimitEpisodeIfQuiet()
             }
         }
 
@@ -212,12 +213,9 @@ final class EventLoop {
             }
             if total >= core.configuration.maxConnections && !evictLongestIdle() {
                 Glibc.close(fd)
-                if !core.limitReported.exchange(true, ordering: .relaxed) {
-                    core.report("connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; refusing new connections until some close")
-                }
+                refusedAtLimit()
                 continue
             }
-            core.limitReported.store(false, ordering: .relaxed)
 
             var on: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
@@ -246,11 +244,35 @@ final class EventLoop {
         }
     }
 
+    /// One warning when refusals start and one when they have stopped for `limitQuietPeriod`, however
+    /// fast a flood makes the count of connections swing around the limit.
+    private func refusedAtLimit() {
+        core.limitLastRefusal.store(now, ordering: .relaxed)
+        if core.limitRefused.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
+            core.report("connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; refusing new connections until some close")
+        }
+    }
+
+    private func endLimitEpisodeIfQuiet() {
+        guard core.limitRefused.load(ordering: .relaxed) > 0,
+              now - core.limitLastRefusal.load(ordering: .relaxed) >= Self.limitQuietPeriod else { return }
+        let refused = core.limitRefused.exchange(0, ordering: .relaxed)
+        if refused > 0 {
+            core.report("connection limit of \(core.configuration.maxConnections) no longer reached: \(refused) connections were refused")
+        }
+    }
+
+    /// How long without a refusal ends an episode at the connection limit, in nanoseconds.
+    static let limitQuietPeriod: Int64 = 5_000_000_000
+
+    /// Drops the connection waiting longest without a response in flight: idle, receiving a request, or
+    /// holding one the handler marked droppable (it only waits, e.g. for a password check).
     private func evictLongestIdle() -> Bool {
         var oldest: Connection?
         var oldestSince = Int64.max
-        for case let connection? in connections where connection.state == .reading {
-            let since = connection.bufferedCount == 0 && connection.servedAny ? connection.idleSince : connection.readStartedAt
+        for case let connection? in connections
+        where connection.state == .reading || (connection.state == .handling && connection.responder?.droppable.load(ordering: .relaxed) == true) {
+            let since = connection.state == .reading && connection.bufferedCount == 0 && connection.servedAny ? connection.idleSince : connection.readStartedAt
             if since < oldestSince {
                 oldest = connection
                 oldestSince = since
@@ -375,7 +397,9 @@ final class EventLoop {
                 if n < space.count && !toEnd { return }
             } else if n == 0 {
                 connection.peerClosed = true
-                if connection.state == .reading && connection.bufferedCount == 0 {
+                // Before its response starts, a client that sent FIN has given up (as nginx takes it): the
+                // handler's work is wasted and the descriptor would sit in CLOSE_WAIT until it answered.
+                if (connection.state == .reading && connection.bufferedCount == 0) || connection.state == .handling {
                     close(connection)
                 }
                 return
@@ -439,6 +463,10 @@ final class EventLoop {
         nextToken += 1
         let responder = connection.responder(for: nextToken, loop: handle)
         handler.handle(parsed.request, responder: responder)
+        // The FIN came with the request: no later edge reports it, so the answer-pending check is here.
+        if connection.peerClosed && connection.state == .handling {
+            close(connection)
+        }
     }
 
     private func respondWithError(_ connection: Connection, _ error: ParseError) {
