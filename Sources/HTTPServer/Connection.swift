@@ -147,7 +147,6 @@ final class Connection {
     }
 
     func releaseBuffers() {
-        responder?.closed.store(true, ordering: .relaxed)
         pending.removeAll()
         pendingIndex = 0
         pendingOffset = 0

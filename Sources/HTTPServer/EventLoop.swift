@@ -645,6 +645,8 @@ final class EventLoop {
     private func close(_ connection: Connection, reset: Bool = false) {
         guard connection.state != .closed else { return }
         connection.state = .closed
+        // Before the descriptor goes: whoever sees the close from outside must find the flag set.
+        connection.responder?.closed.store(true, ordering: .relaxed)
         if reset {
             var abortive = linger(l_onoff: 1, l_linger: 0)
             setsockopt(connection.fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))
