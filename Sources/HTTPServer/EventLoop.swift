@@ -265,17 +265,22 @@ final class EventLoop {
     /// How long without a refusal ends an episode at the connection limit, in nanoseconds.
     static let limitQuietPeriod: Int64 = 5_000_000_000
 
-    /// Drops the connection waiting longest without a response in flight: idle, receiving a request, or
-    /// holding one the handler marked droppable (it only waits, e.g. for a password check).
+    /// Drops a connection without a response in flight: the longest-waiting one holding a request the
+    /// handler marked droppable (it only waits, e.g. for a password check), else the longest-idle one
+    /// waiting for or receiving a request. Waiting requests go first: under a flood of wrong passwords
+    /// they are the flood's, while an idle keep-alive connection is as likely a scraper's.
     private func evictLongestIdle() -> Bool {
         var oldest: Connection?
         var oldestSince = Int64.max
-        for case let connection? in connections
-        where connection.state == .reading || (connection.state == .handling && connection.responder?.droppable.load(ordering: .relaxed) == true) {
-            let since = connection.state == .reading && connection.bufferedCount == 0 && connection.servedAny ? connection.idleSince : connection.readStartedAt
-            if since < oldestSince {
+        var oldestWaits = false
+        for case let connection? in connections {
+            let waits = connection.state == .handling && connection.responder?.droppable.load(ordering: .relaxed) == true
+            guard waits || connection.state == .reading else { continue }
+            let since = !waits && connection.bufferedCount == 0 && connection.servedAny ? connection.idleSince : connection.readStartedAt
+            if waits != oldestWaits ? waits : since < oldestSince {
                 oldest = connection
                 oldestSince = since
+                oldestWaits = waits
             }
         }
         guard let oldest else { return false }

@@ -539,12 +539,13 @@ struct HTTPServerLimitTests {
     }
 
     /// A request the handler marked droppable (it only waits, as for a password check) does not keep its
-    /// connection at the limit: it goes like an idle one, and its handler sees the close. One that is
+    /// connection at the limit: it goes first, before a longer-idle keep-alive connection (under a flood
+    /// of wrong passwords the waiting ones are the flood's), and its handler sees the close. One that is
     /// being worked on stays.
     @Test func atTheLimitAConnectionWhoseRequestOnlyWaitsMakesRoom() throws {
         let held = Mutex<[HTTPResponder]>([])
         let server = try startServer({
-            $0.maxConnections = 2
+            $0.maxConnections = 3
             $0.eventLoops = 1
         }, handler: { request, responder in
             if request.path == "/now" { return echo(request, responder) }
@@ -552,6 +553,9 @@ struct HTTPServerLimitTests {
             held.withLock { $0.append(responder) }
         })
         defer { server.shutdown(gracePeriod: .zero) }
+        let idle = try TestClient(port: server.port)
+        idle.send(request("/now"))
+        #expect(idle.readResponse()?.text == "GET /now? 0")
         let busy = try TestClient(port: server.port)
         busy.send(request("/busy"))
         #expect(waitUntil(seconds: 5) { held.withLock { $0.count } == 1 })
@@ -566,6 +570,8 @@ struct HTTPServerLimitTests {
         #expect(second.isConnectionClosed && !first.isConnectionClosed)
         first.respond(HTTPResponse(status: 200, headers: [], body: [Array("done".utf8)]))
         #expect(busy.readResponse()?.text == "done", "the connection with a request being worked on was dropped")
+        idle.send(request("/now"))
+        #expect(idle.readResponse()?.text == "GET /now? 0", "the idle connection went before the waiting one")
     }
 
     /// Under a flood the count of connections swings around the limit many times a second: the warning
