@@ -265,22 +265,24 @@ final class EventLoop {
     /// How long without a refusal ends an episode at the connection limit, in nanoseconds.
     static let limitQuietPeriod: Int64 = 5_000_000_000
 
-    /// Drops a connection without a response in flight: the longest-waiting one holding a request the
-    /// handler marked droppable (it only waits, e.g. for a password check), else the longest-idle one
-    /// waiting for or receiving a request. Waiting requests go first: under a flood of wrong passwords
-    /// they are the flood's, while an idle keep-alive connection is as likely a scraper's.
+    /// Drops the connection whose loss costs least, never one with a response in flight: first an idle
+    /// keep-alive connection or one holding a request the handler marked droppable (it only waits, e.g.
+    /// for a password check; under a flood of wrong passwords those are the flood's), the longest-waiting
+    /// of them; else the one that has spent longest sending its request.
     private func evictLongestIdle() -> Bool {
         var oldest: Connection?
         var oldestSince = Int64.max
-        var oldestWaits = false
+        var oldestCheap = false
         for case let connection? in connections {
             let waits = connection.state == .handling && connection.responder?.droppable.load(ordering: .relaxed) == true
+            let idle = connection.state == .reading && connection.bufferedCount == 0 && connection.servedAny
             guard waits || connection.state == .reading else { continue }
-            let since = !waits && connection.bufferedCount == 0 && connection.servedAny ? connection.idleSince : connection.readStartedAt
-            if waits != oldestWaits ? waits : since < oldestSince {
+            let cheap = waits || idle
+            let since = idle ? connection.idleSince : connection.readStartedAt
+            if cheap != oldestCheap ? cheap : since < oldestSince {
                 oldest = connection
                 oldestSince = since
-                oldestWaits = waits
+                oldestCheap = cheap
             }
         }
         guard let oldest else { return false }

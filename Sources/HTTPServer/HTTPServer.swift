@@ -10,10 +10,10 @@
 /// - `idleTimeout` [60 s]: keep-alive wait between requests; on expiry closed silently.
 /// - `writeTimeout` [10 s]: how long a response may make no progress because the client stopped reading;
 ///   on expiry the connection is reset, so the kernel does not keep pushing to it.
-/// - `maxConnections` [4096]: at the limit, the accepting loop closes one of its own connections: the
-///   longest-waiting one holding a request the handler marked droppable (`HTTPResponder.markDroppable`),
-///   else the longest-idle one waiting for or receiving a request; never one with a response in flight.
-///   If it has none, the new one is refused (closed at once). `onError` says so once when refusals start, and once with their count when
+/// - `maxConnections` [4096]: at the limit, the accepting loop closes one of its own connections, never
+///   one with a response in flight: the longest-waiting idle keep-alive connection or one holding a
+///   request the handler marked droppable (`HTTPResponder.markDroppable`), else the one that has spent
+///   longest sending its request. If it has none, the new one is refused (closed at once). `onError` says so once when refusals start, and once with their count when
 ///   none has come for 5 s.
 /// - A client that sends FIN before its response starts is taken to have left (as nginx does): the
 ///   connection is closed and `HTTPResponder.isConnectionClosed` turns true for the handler.

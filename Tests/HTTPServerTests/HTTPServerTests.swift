@@ -538,10 +538,9 @@ struct HTTPServerLimitTests {
         #expect(first.readResponse()?.text == "GET /hold? 0")
     }
 
-    /// A request the handler marked droppable (it only waits, as for a password check) does not keep its
-    /// connection at the limit: it goes first, before a longer-idle keep-alive connection (under a flood
-    /// of wrong passwords the waiting ones are the flood's), and its handler sees the close. One that is
-    /// being worked on stays.
+    /// At the limit a request the handler marked droppable (it only waits, as for a password check) goes
+    /// before a connection still sending its request, even one that started earlier, and its handler sees
+    /// the close. One whose request is being worked on stays.
     @Test func atTheLimitAConnectionWhoseRequestOnlyWaitsMakesRoom() throws {
         let held = Mutex<[HTTPResponder]>([])
         let server = try startServer({
@@ -553,9 +552,8 @@ struct HTTPServerLimitTests {
             held.withLock { $0.append(responder) }
         })
         defer { server.shutdown(gracePeriod: .zero) }
-        let idle = try TestClient(port: server.port)
-        idle.send(request("/now"))
-        #expect(idle.readResponse()?.text == "GET /now? 0")
+        let sending = try TestClient(port: server.port)
+        sending.send("GET /now HTTP/1.1\r\n")
         let busy = try TestClient(port: server.port)
         busy.send(request("/busy"))
         #expect(waitUntil(seconds: 5) { held.withLock { $0.count } == 1 })
@@ -570,8 +568,29 @@ struct HTTPServerLimitTests {
         #expect(second.isConnectionClosed && !first.isConnectionClosed)
         first.respond(HTTPResponse(status: 200, headers: [], body: [Array("done".utf8)]))
         #expect(busy.readResponse()?.text == "done", "the connection with a request being worked on was dropped")
-        idle.send(request("/now"))
-        #expect(idle.readResponse()?.text == "GET /now? 0", "the idle connection went before the waiting one")
+        sending.send("Host: x\r\n\r\n")
+        #expect(sending.readResponse()?.text == "GET /now? 0", "a connection sending its request went before a waiting one")
+    }
+
+    /// An idle keep-alive connection costs nothing to drop (the client reconnects); one in the middle of
+    /// sending a request would lose it: the idle one goes first, even when the other started earlier.
+    @Test func atTheLimitAnIdleConnectionGoesBeforeOneSendingItsRequest() throws {
+        let server = try startServer {
+            $0.maxConnections = 2
+            $0.eventLoops = 1
+        }
+        defer { server.shutdown() }
+        let sending = try TestClient(port: server.port)
+        sending.send("GET /slow HTTP/1.1\r\n")
+        let idle = try TestClient(port: server.port)
+        idle.send(request("/"))
+        #expect(idle.readResponse()?.status == 200)
+        let newcomer = try TestClient(port: server.port)
+        newcomer.send(request("/new"))
+        #expect(newcomer.readResponse()?.text == "GET /new? 0")
+        #expect(idle.waitForClose(), "the idle connection makes room")
+        sending.send("Host: x\r\n\r\n")
+        #expect(sending.readResponse()?.text == "GET /slow? 0")
     }
 
     /// Under a flood the count of connections swings around the limit many times a second: the warning

@@ -618,8 +618,12 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound):
         if status != 200:
             failures.append(status)
         window(0.1)
-    print(f"  flood: {stats['sent']} wrong-password requests in {flood_took:.1f} s, {stats['401']} answered 401, "
-          f"{stats['refused']} connections refused or closed by the server")
+    if mode == "short":
+        print(f"  flood: {stats['sent']} connections in {flood_took:.1f} s, each sent one wrong password and closed "
+              f"({stats['refused']} refused)")
+    else:
+        print(f"  flood: {count} connections for {flood_took:.1f} s, {stats['sent']} wrong-password requests, "
+              f"{stats['401']} answered 401, {stats['refused']} connections closed by the server")
     print(f"  right password (seen before), first check {first * 1000:.0f} ms; "
           f"{len(during)} scrapes during the flood: {describe(during)}")
     print(f"  right password after the flood, 20 scrapes: {describe(after)}")
