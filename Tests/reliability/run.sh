@@ -80,7 +80,8 @@ mkdir -p "$WORK/auth"
 printf 'basic_auth_users:\n  prom: %s\n' "$(htpasswd -nbBC 10 '' scrape-secret | tr -d ':\n')" > "$WORK/auth/web.yml" \
     || failed "making the basic-auth web config (htpasswd)"
 # auth_flood NAME MODE COUNT SECONDS DESCRIPTION [exporter flags...]: clients.py auth-flood against a
-# fresh exporter; a right-password scrape (seen once before) must take under 1 s during and after.
+# fresh exporter; right-password scrapes (seen once before) must take under 1 s (p95) and 2 s (max)
+# during and after.
 auth_flood() {
     local name=$1 mode=$2 count=$3 seconds=$4 what=$5; shift 5
     if ! { start_exporter "$name" -- --web.config.file="$WORK/auth/web.yml" "$@" \
@@ -92,7 +93,7 @@ auth_flood() {
         warnings=$(grep -c 'connection limit of' "$WORK/$name.log" || true)
         echo "  connection-limit log lines: $warnings"; grep 'connection limit of' "$WORK/$name.log" | head -4 | sed 's/^/  /'
         if [ "$warnings" -le 2 ]; then
-            pass "$what: right password under 1 s during and after, descriptors back"
+            pass "$what: right password under 1 s (p95) and 2 s (max) during and after, descriptors back"
         else failed "$what: the connection-limit warning came $warnings times"; fi
     else failed "$what"; fi
     stop_exporter "$PID" || failed "$what: no clean exit on SIGTERM"
