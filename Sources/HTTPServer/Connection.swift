@@ -138,6 +138,7 @@ final class Connection {
         self.token = token
         if responder != nil, isKnownUniquelyReferenced(&responder!) {
             responder!.token.store(token, ordering: .relaxed)
+            responder!.droppable.store(false, ordering: .relaxed)
             return responder!
         }
         let fresh = HTTPResponder(loop: loop, fd: fd, token: token)

@@ -136,6 +136,7 @@ final class EventLoop {
             if now >= nextSweep {
                 nextSweep = now + sweepInterval
                 sweep()
+                endLimitEpisodeIfQuiet()
             }
         }
 
@@ -212,12 +213,9 @@ final class EventLoop {
             }
             if total >= core.configuration.maxConnections && !evictLongestIdle() {
                 Glibc.close(fd)
-                if !core.limitReported.exchange(true, ordering: .relaxed) {
-                    core.report("connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; refusing new connections until some close")
-                }
+                refusedAtLimit()
                 continue
             }
-            core.limitReported.store(false, ordering: .relaxed)
 
             var on: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
@@ -246,14 +244,45 @@ final class EventLoop {
         }
     }
 
+    /// One warning when refusals start and one when they have stopped for `limitQuietPeriod`, however
+    /// fast a flood makes the count of connections swing around the limit.
+    private func refusedAtLimit() {
+        core.limitLastRefusal.store(now, ordering: .relaxed)
+        if core.limitRefused.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
+            core.report("connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; refusing new connections until some close")
+        }
+    }
+
+    private func endLimitEpisodeIfQuiet() {
+        guard core.limitRefused.load(ordering: .relaxed) > 0,
+              now - core.limitLastRefusal.load(ordering: .relaxed) >= Self.limitQuietPeriod else { return }
+        let refused = core.limitRefused.exchange(0, ordering: .relaxed)
+        if refused > 0 {
+            core.report("connection limit of \(core.configuration.maxConnections) no longer reached: \(refused) connections were refused")
+        }
+    }
+
+    /// How long without a refusal ends an episode at the connection limit, in nanoseconds.
+    static let limitQuietPeriod: Int64 = 5_000_000_000
+
+    /// Drops the connection whose loss costs least, never one with a response in flight: first an idle
+    /// keep-alive connection or one holding a request the handler marked droppable (it only waits, e.g.
+    /// for a password check; under a flood of wrong passwords those are the flood's), the longest-waiting
+    /// of them; else the one that has spent longest sending its request.
     private func evictLongestIdle() -> Bool {
         var oldest: Connection?
         var oldestSince = Int64.max
-        for case let connection? in connections where connection.state == .reading {
-            let since = connection.bufferedCount == 0 && connection.servedAny ? connection.idleSince : connection.readStartedAt
-            if since < oldestSince {
+        var oldestCheap = false
+        for case let connection? in connections {
+            let waits = connection.state == .handling && connection.responder?.droppable.load(ordering: .relaxed) == true
+            let idle = connection.state == .reading && connection.bufferedCount == 0 && connection.servedAny
+            guard waits || connection.state == .reading else { continue }
+            let cheap = waits || idle
+            let since = idle ? connection.idleSince : connection.readStartedAt
+            if cheap != oldestCheap ? cheap : since < oldestSince {
                 oldest = connection
                 oldestSince = since
+                oldestCheap = cheap
             }
         }
         guard let oldest else { return false }
@@ -375,7 +404,9 @@ final class EventLoop {
                 if n < space.count && !toEnd { return }
             } else if n == 0 {
                 connection.peerClosed = true
-                if connection.state == .reading && connection.bufferedCount == 0 {
+                // Before its response starts, a client that sent FIN has given up (as nginx takes it): the
+                // handler's work is wasted and the descriptor would sit in CLOSE_WAIT until it answered.
+                if (connection.state == .reading && connection.bufferedCount == 0) || connection.state == .handling {
                     close(connection)
                 }
                 return
@@ -439,6 +470,10 @@ final class EventLoop {
         nextToken += 1
         let responder = connection.responder(for: nextToken, loop: handle)
         handler.handle(parsed.request, responder: responder)
+        // The FIN came with the request: no later edge reports it, so the answer-pending check is here.
+        if connection.peerClosed && connection.state == .handling {
+            close(connection)
+        }
     }
 
     private func respondWithError(_ connection: Connection, _ error: ParseError) {
@@ -617,6 +652,8 @@ final class EventLoop {
     private func close(_ connection: Connection, reset: Bool = false) {
         guard connection.state != .closed else { return }
         connection.state = .closed
+        // Before the descriptor goes: whoever sees the close from outside must find the flag set.
+        connection.responder?.closed.store(true, ordering: .relaxed)
         if reset {
             var abortive = linger(l_onoff: 1, l_linger: 0)
             setsockopt(connection.fd, SOL_SOCKET, SO_LINGER, &abortive, socklen_t(MemoryLayout<linger>.size))

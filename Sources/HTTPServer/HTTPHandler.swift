@@ -13,11 +13,27 @@ public final class HTTPResponder: Sendable {
     private let fd: Int32
     /// Which request this answers; a stale responder finds a different token on its connection and does nothing.
     let token: Atomic<UInt64>
+    /// Set by the event loop when the connection closes: nothing done for this request can reach the client.
+    let closed = Atomic<Bool>(false)
+    /// Set by the handler for a request that only waits; cleared for each new request on the connection.
+    let droppable = Atomic<Bool>(false)
 
     init(loop: LoopHandle, fd: Int32, token: UInt64) {
         self.loop = loop
         self.fd = fd
         self.token = Atomic(token)
+    }
+
+    /// True once the connection is gone (the client left, or the server dropped it): slow work for
+    /// this request, such as a queued password check, can be skipped.
+    public var isConnectionClosed: Bool {
+        closed.load(ordering: .relaxed)
+    }
+
+    /// Says that this request only waits (e.g. for a password check not yet run), so at the connection
+    /// limit its connection may be dropped like an idle one. Holds until the next request on the connection.
+    public func markDroppable() {
+        droppable.store(true, ordering: .relaxed)
     }
 
     /// Sends a whole response; the server adds Content-Length (the sum of the body chunks), Date and Connection.

@@ -10,9 +10,13 @@
 /// - `idleTimeout` [60 s]: keep-alive wait between requests; on expiry closed silently.
 /// - `writeTimeout` [10 s]: how long a response may make no progress because the client stopped reading;
 ///   on expiry the connection is reset, so the kernel does not keep pushing to it.
-/// - `maxConnections` [4096]: at the limit, the accepting loop closes its own longest-idle connection (one
-///   waiting for or receiving a request, never one with a response in flight); if it has none, the new one
-///   is refused (closed at once) and `onError` says so once.
+/// - `maxConnections` [4096]: at the limit, the accepting loop closes one of its own connections, never
+///   one with a response in flight: the longest-waiting idle keep-alive connection or one holding a
+///   request the handler marked droppable (`HTTPResponder.markDroppable`), else the one that has spent
+///   longest sending its request. If it has none, the new one is refused (closed at once). `onError` says so once when refusals start, and once with their count when
+///   none has come for 5 s.
+/// - A client that sends FIN before its response starts is taken to have left (as nginx does): the
+///   connection is closed and `HTTPResponder.isConnectionClosed` turns true for the handler.
 /// - Timeouts are enforced by a sweep every 250 ms (a quarter of the shortest timeout if that is less).
 /// - `eventLoops` [online CPUs]: threads, each with its own epoll.
 /// - `tls` [nil]: serve TLS (OpenSSL) with a `TLSContextSource`; certificate files are re-read when they
@@ -135,7 +139,9 @@ final class ServerCore: Sendable {
     let drainDeadline = Atomic<Int64>(0)
     /// Rare events are reported once per episode, not once per failed accept.
     let acceptPausedReported = Atomic<Bool>(false)
-    let limitReported = Atomic<Bool>(false)
+    /// Connections refused at the limit in this episode (0: none going on), and when the last was.
+    let limitRefused = Atomic<Int>(0)
+    let limitLastRefusal = Atomic<Int64>(0)
 
     init(configuration: HTTPServerConfiguration, handler: any HTTPHandler, listenFD: Int32, port: UInt16, loops: [LoopHandle]) {
         self.configuration = configuration

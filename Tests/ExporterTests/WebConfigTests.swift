@@ -81,11 +81,33 @@ import Testing
             ("basic_auth_user:\n  alice: x\n", "unknown key \"basic_auth_user\" in the web config; did you mean \"basic_auth_users\"?"),
             ("tls_server_config:\n  cert_file: [a]\n", "cert_file must be a single value, not a sequence"),
             ("tls_server_config:\n\tcert_file: a\n", "line 2, column 2: a tab in the indentation"),
-            ("rate_limit:\n  burst: 1\n", "rate_limit is not supported by this exporter"),
+            ("rate_limit:\n  interval: 1d\n  burst: 1\n", "line 2, column 13: interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"1d\""),
+            ("rate_limit:\n  interval: -1s\n", "interval must be a duration"),
+            ("rate_limit:\n  interval: 1s\n  burst: many\n", "line 3, column 10: burst must be a whole number of requests, such as 10, not \"many\""),
+            ("rate_limit:\n  interval: 1s\n", "line 2, column 3: rate_limit needs a burst of at least 1 (with 0 every request would be refused with 429); add burst: 10"),
+            ("rate_limit:\n  interval: 1s\n  burst: 0\n", "line 3, column 10: rate_limit needs a burst of at least 1"),
+            ("rate_limit:\n  intervall: 1s\n", "unknown key \"intervall\" in rate_limit; did you mean \"interval\"?"),
+            ("rate_limit: 10\n", "rate_limit must be a mapping"),
         ]
         for (text, expected) in cases {
             let message = failure(text)
             #expect(message?.contains(expected) == true, "\(text.debugDescription) -> \(message ?? "accepted")")
+        }
+    }
+
+    /// `rate_limit` with Go's durations, as the toolkit reads it; an interval of 0 (or none) is no limit.
+    @Test func readsTheRateLimit() throws {
+        #expect(try parse("rate_limit:\n  interval: 1s\n  burst: 10\n").rateLimit == RateLimitSettings(interval: 1_000_000_000, burst: 10))
+        #expect(try parse("rate_limit:\n  interval: 1m30.5s\n  burst: 1\n").rateLimit?.interval == 90_500_000_000)
+        #expect(try parse("rate_limit:\n  interval: 250ms\n  burst: 1\n").rateLimit?.interval == 250_000_000)
+        #expect(try parse("rate_limit:\n  interval: 100us\n  burst: 1\n").rateLimit?.interval == 100_000)
+        #expect(try parse("rate_limit:\n  interval: 0\n  burst: 0\n").rateLimit == nil)
+        #expect(try parse("rate_limit:\n  burst: 5\n").rateLimit == nil)
+        #expect(try parse("rate_limit:\n").rateLimit == nil)
+        #expect(RateLimitSettings.goDuration("1h") == 3_600_000_000_000)
+        #expect(RateLimitSettings.goDuration("300h") == 1_080_000_000_000_000)
+        for bad in ["", "1", "s", "1.s2", "1..5s", "1e3s", "3000000h", " 1s"] {
+            #expect(RateLimitSettings.goDuration(bad) == nil, "\(bad)")
         }
     }
 

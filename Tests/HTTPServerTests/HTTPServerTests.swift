@@ -537,4 +537,88 @@ struct HTTPServerLimitTests {
         echo(request, responder)
         #expect(first.readResponse()?.text == "GET /hold? 0")
     }
+
+    /// At the limit a request the handler marked droppable (it only waits, as for a password check) goes
+    /// before a connection still sending its request, even one that started earlier, and its handler sees
+    /// the close. One whose request is being worked on stays.
+    @Test func atTheLimitAConnectionWhoseRequestOnlyWaitsMakesRoom() throws {
+        let held = Mutex<[HTTPResponder]>([])
+        let server = try startServer({
+            $0.maxConnections = 3
+            $0.eventLoops = 1
+        }, handler: { request, responder in
+            if request.path == "/now" { return echo(request, responder) }
+            if request.path == "/wait" { responder.markDroppable() }
+            held.withLock { $0.append(responder) }
+        })
+        defer { server.shutdown(gracePeriod: .zero) }
+        let sending = try TestClient(port: server.port)
+        sending.send("GET /now HTTP/1.1\r\n")
+        let busy = try TestClient(port: server.port)
+        busy.send(request("/busy"))
+        #expect(waitUntil(seconds: 5) { held.withLock { $0.count } == 1 })
+        let waiting = try TestClient(port: server.port)
+        waiting.send(request("/wait"))
+        #expect(waitUntil(seconds: 5) { held.withLock { $0.count } == 2 })
+        let newcomer = try TestClient(port: server.port)
+        newcomer.send(request("/now"))
+        #expect(newcomer.readResponse()?.text == "GET /now? 0")
+        #expect(waiting.waitForClose(), "the waiting request's connection makes room")
+        let (first, second) = held.withLock { ($0[0], $0[1]) }
+        #expect(second.isConnectionClosed && !first.isConnectionClosed)
+        first.respond(HTTPResponse(status: 200, headers: [], body: [Array("done".utf8)]))
+        #expect(busy.readResponse()?.text == "done", "the connection with a request being worked on was dropped")
+        sending.send("Host: x\r\n\r\n")
+        #expect(sending.readResponse()?.text == "GET /now? 0", "a connection sending its request went before a waiting one")
+    }
+
+    /// An idle keep-alive connection costs nothing to drop (the client reconnects); one in the middle of
+    /// sending a request would lose it: the idle one goes first, even when the other started earlier.
+    @Test func atTheLimitAnIdleConnectionGoesBeforeOneSendingItsRequest() throws {
+        let server = try startServer {
+            $0.maxConnections = 2
+            $0.eventLoops = 1
+        }
+        defer { server.shutdown() }
+        let sending = try TestClient(port: server.port)
+        sending.send("GET /slow HTTP/1.1\r\n")
+        let idle = try TestClient(port: server.port)
+        idle.send(request("/"))
+        #expect(idle.readResponse()?.status == 200)
+        let newcomer = try TestClient(port: server.port)
+        newcomer.send(request("/new"))
+        #expect(newcomer.readResponse()?.text == "GET /new? 0")
+        #expect(idle.waitForClose(), "the idle connection makes room")
+        sending.send("Host: x\r\n\r\n")
+        #expect(sending.readResponse()?.text == "GET /slow? 0")
+    }
+
+    /// Under a flood the count of connections swings around the limit many times a second: the warning
+    /// comes once when refusals start and once, with their count, when they have stopped.
+    @Test func theLimitWarningComesOncePerEpisodeHoweverOftenItFlaps() throws {
+        let messages = Mutex<[String]>([])
+        let held = Mutex<Int>(0)
+        let server = try startServer({ configuration in
+            configuration.maxConnections = 2
+            configuration.eventLoops = 1
+            configuration.onError = { message in messages.withLock { $0.append(message) } }
+        }, handler: { _, _ in held.withLock { $0 += 1 } })
+        defer { server.shutdown(gracePeriod: .zero) }
+        let first = try TestClient(port: server.port)
+        first.send(request("/hold"))
+        #expect(waitUntil(seconds: 5) { held.withLock { $0 } == 1 })
+        for round in 0..<5 {
+            let second = try TestClient(port: server.port)
+            second.send(request("/hold"))
+            #expect(waitUntil(seconds: 5) { held.withLock { $0 } == round + 2 })
+            let refused = try TestClient(port: server.port)
+            #expect(refused.waitForClose())
+            second.abort()
+            #expect(waitUntil(seconds: 5) { serverSockets(port: server.port, state: .established, peers: [second.localPort]) == 0 })
+        }
+        #expect(messages.withLock { $0 }.count == 1, "\(messages.withLock { $0 })")
+        #expect(messages.withLock { $0.first?.contains("connection limit of 2 reached") == true })
+        #expect(waitUntil(seconds: 10) { messages.withLock { $0.count } == 2 })
+        #expect(messages.withLock { $0.last } == "connection limit of 2 no longer reached: 5 connections were refused")
+    }
 }

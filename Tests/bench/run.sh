@@ -15,6 +15,7 @@
 #   BENCH_LARGE=10000     the largest location count (0 skips the 1,000/10,000 part)
 #   BENCH_RENDER=1        0 skips the render benchmark (a release test build, slow the first time)
 #   BENCH_CLIENT=1        0 skips the API client over https (Tests/bench/client.sh, about 2 minutes)
+#   BENCH_AUTH=1          0 skips the basic-auth floods (about 1 minute)
 #   BENCH_TLS_ROUNDS=5    alternating nginx/exporter rounds per TLS shape (each BENCH_DURATION)
 #   BENCH_OUT=path        results file
 set -euo pipefail
@@ -348,6 +349,29 @@ if [ "${BENCH_CLIENT:-1}" = 1 ]; then
     client_rows=$(cat "$WORK/client.md")
 fi
 
+# Basic auth under floods of wrong passwords (Tests/reliability/clients.py auth-flood, which the
+# reliability suite runs with a 1 s bound): the latency of a right password seen once before.
+auth_rows=()
+if [ "${BENCH_AUTH:-1}" = 1 ]; then
+    printf 'basic_auth_users:\n  bench: %s\n' "$(htpasswd -nbBC 10 '' bench-secret | tr -d ':\n')" >"$WORK/auth-web.yml"
+    for scenario in "short 4200 0 4,200 short wrong-password connections" \
+                    "held 210 6 210 held wrong-password requests at --web.max-connections=200" \
+                    "held 50 6 50 concurrent wrong-password clients" "held 400 6 400 concurrent wrong-password clients"; do
+        read -r mode count seconds what <<<"$scenario"
+        step "basic auth flood: $what"
+        limit=()
+        [ "$count" = 210 ] && limit=(--web.max-connections=200)
+        start_exporter "auth-$mode-$count" --demo "${TEN[@]}" --web.config.file="$WORK/auth-web.yml" "${limit[@]}"
+        wait_for 30 http_answers "http://127.0.0.1:$PORT/-/healthy" 401
+        out=$(timeout 120 python3 Tests/reliability/clients.py auth-flood "$PORT" bench bench-secret "$mode" "$count" "$seconds" "$PID" 60 2>&1 || true)
+        echo "$out" | sed 's/^/  /' >&2
+        during=$(grep -o 'during the flood: .*' <<<"$out" | cut -d' ' -f4- || true)
+        after=$(grep -o 'after the flood, 20 scrapes: .*' <<<"$out" | cut -d' ' -f6- || true)
+        auth_rows+=("| $what | ${during:-failed} | ${after:-failed} |")
+        stop_process "$PID" 5 >/dev/null 2>&1 || true
+    done
+fi
+
 step "startup"
 read -r startup_median startup_min <<<"$($TOOL startup "$BIN" 7 --demo "${TEN[@]}")"
 binary_size=$(stat -c %s "$BIN")
@@ -446,6 +470,17 @@ mkdir -p "$(dirname "$OUT")"
             echo "| one write: capture (under the poller's lock) + encoding streamed to the file with fsync (of which encoding), median (min) | $(sb capture_ms_median) ($(sb capture_ms_min)) + $(sb write_ms_median) ($(sb write_ms_min)) ms ($(sb encode_ms_median)) |"
             echo "| one load at start (read, check, decode every body, restore), median (min) | $(sb load_ms_median) ($(sb load_ms_min)) ms |"
         fi
+    fi
+    if [ ${#auth_rows[@]} -gt 0 ]; then
+        echo
+        echo "## Basic auth under floods of wrong passwords (bcrypt cost 10, 10 locations)"
+        echo
+        echo "A right password seen once before, on a fresh connection every 0.1 s, while"
+        echo "\`Tests/reliability/clients.py auth-flood\` sends wrong ones (details in deploy/README.md, Security limits)."
+        echo
+        echo "| flood | right password during the flood | right password after it |"
+        echo "|---|---|---|"
+        printf '%s\n' "${auth_rows[@]}"
     fi
     echo
     echo "## Work"

@@ -475,6 +475,172 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
         fail("descriptors did not come back")
 
 
+def auth_flood(port, user, password, mode, count, seconds, pid, bound):
+    """Wrong passwords against basic auth (bcrypt) while a scraper with the right password, seen once
+    before, opens a fresh connection every 0.1 s: prints its latency during the flood and after it,
+    and fails when one failed, when their p95 reached `bound` seconds or their max twice that, or when
+    descriptors do not come back.
+    mode "short": `count` connections, each sends one wrong password and is closed soon after (at most
+    500 open at once), as fast as they go. mode "held": `count` keep-alive connections, each keeping one
+    wrong-password request waiting, a new one sent as soon as an answer comes, for `seconds`."""
+    import base64
+    import collections
+    import selectors
+    import threading
+
+    def header(secret):
+        return "Basic " + base64.b64encode(f"{user}:{secret}".encode()).decode()
+
+    right = f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: {header(password)}\r\nConnection: close\r\n\r\n".encode()
+
+    def scrape():
+        started = time.monotonic()
+        try:
+            s = connect(port, timeout=bound + 5)
+            s.sendall(right)
+            response = read_response(s)
+            s.close()
+        except OSError:
+            response = None
+        return (response[0] if response else None), time.monotonic() - started
+
+    def fd_count():
+        return len(os.listdir(f"/proc/{pid}/fd"))
+
+    status, first = scrape()
+    if status != 200:
+        fail(f"the right password was refused before the flood: {status}")
+    fds_before = fd_count()
+    stop = threading.Event()
+    stats = {"sent": 0, "401": 0, "refused": 0, "other": 0}
+
+    def wrong_request(k):
+        return f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: {header(f'wrong-{k}')}\r\n\r\n".encode()
+
+    def short_flood():
+        opened = collections.deque()
+        for k in range(count):
+            if stop.is_set():
+                break
+            try:
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                s.setblocking(False)
+                s.connect_ex((HOST, port))
+                opened.append((s, wrong_request(k)))
+                stats["sent"] += 1
+            except OSError:
+                stats["refused"] += 1
+            if len(opened) > 500:
+                old, request = opened.popleft()
+                try:
+                    old.send(request)
+                except OSError:
+                    stats["refused"] += 1
+                old.close()
+        for old, request in opened:
+            try:
+                old.send(request)
+            except OSError:
+                stats["refused"] += 1
+            old.close()
+
+    def held_flood():
+        selector = selectors.DefaultSelector()
+        buffers = {}
+        serial = [0]
+
+        def open_one():
+            try:
+                s = connect(port, timeout=2)
+                s.setblocking(False)
+                serial[0] += 1
+                s.send(wrong_request(serial[0]))
+                stats["sent"] += 1
+                buffers[s] = b""
+                selector.register(s, selectors.EVENT_READ)
+            except OSError:
+                stats["refused"] += 1
+
+        for _ in range(count):
+            open_one()
+        end = time.monotonic() + seconds
+        while time.monotonic() < end and not stop.is_set():
+            for key, _ in selector.select(timeout=0.05):
+                s = key.fileobj
+                try:
+                    data = s.recv(65536)
+                except OSError:
+                    data = b""
+                if not data:
+                    selector.unregister(s)
+                    s.close()
+                    del buffers[s]
+                    stats["refused"] += 1
+                    open_one()
+                    continue
+                buffers[s] += data
+                while b"\r\n\r\n" in buffers[s]:
+                    head, _, rest = buffers[s].partition(b"\r\n\r\n")
+                    length = 0
+                    for line in head.split(b"\r\n")[1:]:
+                        name, _, value = line.partition(b":")
+                        if name.strip().lower() == b"content-length":
+                            length = int(value.strip())
+                    if len(rest) < length:
+                        break
+                    buffers[s] = rest[length:]
+                    stats["401" if head.split()[1] == b"401" else "other"] += 1
+                    serial[0] += 1
+                    try:
+                        s.send(wrong_request(serial[0]))
+                        stats["sent"] += 1
+                    except OSError:
+                        pass
+        for s in list(buffers):
+            s.close()
+
+    attacker = threading.Thread(target=short_flood if mode == "short" else held_flood)
+    flood_started = time.monotonic()
+    attacker.start()
+    during = []
+    failures = []
+    while attacker.is_alive() or not during:
+        status, took = scrape()
+        during.append(took)
+        if status != 200:
+            failures.append(status)
+        window(0.1)
+    flood_took = time.monotonic() - flood_started
+    attacker.join()
+    after = []
+    for _ in range(20):
+        status, took = scrape()
+        after.append(took)
+        if status != 200:
+            failures.append(status)
+        window(0.1)
+    if mode == "short":
+        print(f"  flood: {stats['sent']} connections in {flood_took:.1f} s, each sent one wrong password and closed "
+              f"({stats['refused']} refused)")
+    else:
+        print(f"  flood: {count} connections for {flood_took:.1f} s, {stats['sent']} wrong-password requests, "
+              f"{stats['401']} answered 401, {stats['refused']} connections closed by the server")
+    print(f"  right password (seen before), first check {first * 1000:.0f} ms; "
+          f"{len(during)} scrapes during the flood: {describe(during)}")
+    print(f"  right password after the flood, 20 scrapes: {describe(after)}")
+    settled = poll(lambda: fd_count() <= fds_before + 4, 15)
+    print(f"  exporter descriptors: {fds_before} before, {fd_count()} after")
+    if failures:
+        fail(f"{len(failures)} right-password scrapes failed during or after the flood: {failures[:5]}")
+    # p95 and max rather than max alone: on a shared 2-core machine one scrape can lose the CPU for a while.
+    every = sorted(during + after)
+    p95 = every[int(len(every) * 0.95) - 1]
+    if p95 >= bound or every[-1] >= 2 * bound:
+        fail(f"right-password scrapes took {p95:.2f} s (p95), {every[-1]:.2f} s (max); bound {bound} s, {2 * bound} s")
+    if not settled:
+        fail("descriptors did not come back after the flood")
+
+
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
     if command == "slow-idle":
@@ -491,6 +657,8 @@ if __name__ == "__main__":
         budget(int(args[0]), int(args[1]), int(args[2]))
     elif command == "tls-hostile":
         tls_hostile(int(args[0]), args[1], args[2], args[3], float(args[4]), int(args[5]))
+    elif command == "auth-flood":
+        auth_flood(int(args[0]), args[1], args[2], args[3], int(args[4]), float(args[5]), int(args[6]), float(args[7]))
     elif command == "scrape-loop":
         scrape_loop(int(args[0]), float(args[1]), float(args[2]))
     else:

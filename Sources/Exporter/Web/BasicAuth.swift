@@ -3,52 +3,70 @@ import Dispatch
 import Synchronization
 
 /// `basic_auth_users` checked as exporter-toolkit does: bcrypt through libcrypt, one hash at a time, an
-/// unknown user hashed against a decoy (no timing difference reveals who exists), and every outcome cached
-/// by (user, hash, password), so a scraper sending the same credentials pays for bcrypt once.
+/// unknown user hashed against a decoy (no timing difference reveals who exists), and outcomes cached by
+/// (user, hash, password), so a scraper sending the same credentials pays for bcrypt once. Successes and
+/// failures are cached apart: however many wrong passwords arrive, they cannot push a right one out.
 final class BasicAuth: Sendable {
     private let users: [String: String]
-    private let cache = Mutex<[String: Bool]>([:])
+    private let cache = Mutex<Cache>(Cache())
 
-    /// As the toolkit: at most 100 entries; when full, about a tenth is dropped at random.
+    private struct Cache {
+        var allowed: Set<String> = []
+        var refused: Set<String> = []
+    }
+
+    /// As the toolkit: at most 100 entries of each kind; when full, about a tenth is dropped at random.
     static let cacheSize = 100
     /// bcrypt of a password nobody is told, for unknown users.
     private static let decoyHash = "$2y$10$/dC1A/h2DV1RmsWn2PTWNu74Z1PPc79CKN7vfCKujBKAQuYE72.I2"
-    /// bcrypt runs here, off the event loops, one at a time (the toolkit's bcrypt mutex).
-    static let hashing = DispatchQueue(label: "openweather-exporter.bcrypt")
 
-    init(users: [String: String]) {
+    /// `previous`: the users in force before a change; its successes carry over where the hash is the same.
+    init(users: [String: String], previous: BasicAuth? = nil) {
         self.users = users
+        if let previous {
+            let kept = previous.cache.withLock { $0.allowed }.filter { key in
+                let parts = key.split(separator: "\u{0}", maxSplits: 2, omittingEmptySubsequences: false)
+                return parts.count == 3 && users[String(parts[0])] == String(parts[1])
+            }
+            cache.withLock { $0.allowed = kept }
+        }
     }
 
     var isEmpty: Bool { users.isEmpty }
 
     /// The answer already known for these credentials, if any; cheap enough for the event loop.
     func cached(user: String, password: String) -> Bool? {
-        let key = Self.cacheKey(user, password)
-        return cache.withLock { $0[key] }
+        let key = cacheKey(user, password)
+        return cache.withLock { cache in
+            cache.allowed.contains(key) ? true : cache.refused.contains(key) ? false : nil
+        }
     }
 
-    /// The slow path (bcrypt): call on `hashing`.
+    /// The slow path (bcrypt): call through a `BcryptQueue`.
     func verify(user: String, password: String) -> Bool {
-        let key = Self.cacheKey(user, password)
-        if let known = cache.withLock({ $0[key] }) { return known }
+        if let known = cached(user: user, password: password) { return known }
         let hash = users[user]
         let matches = password.withCString { ccrypt_verify($0, password.utf8.count, hash ?? Self.decoyHash) } == 1
         let allowed = matches && hash != nil
+        let key = cacheKey(user, password)
         cache.withLock { cache in
-            if cache.count >= Self.cacheSize {
-                for _ in 0...max(1, cache.count / 10) {
-                    if let victim = cache.keys.randomElement() { cache[victim] = nil }
-                }
-            }
-            cache[key] = allowed
+            if allowed { Self.insert(key, into: &cache.allowed) } else { Self.insert(key, into: &cache.refused) }
         }
         return allowed
     }
 
-    /// The user's hash is part of the key in the toolkit; a changed file builds a new `BasicAuth` instead.
-    private static func cacheKey(_ user: String, _ password: String) -> String {
-        user + "\u{0}" + password
+    private static func insert(_ key: String, into set: inout Set<String>) {
+        if set.count >= cacheSize {
+            for _ in 0...max(1, set.count / 10) {
+                if let victim = set.randomElement() { set.remove(victim) }
+            }
+        }
+        set.insert(key)
+    }
+
+    /// As the toolkit's key: the user's hash is part of it, so a changed password never matches an old entry.
+    private func cacheKey(_ user: String, _ password: String) -> String {
+        user + "\u{0}" + (users[user] ?? "") + "\u{0}" + password
     }
 
     /// `$2a$`, `$2b$` or `$2y$`, a two-digit cost from 04 to 31, `$`, then 53 characters of bcrypt's base64.
@@ -106,5 +124,33 @@ final class BasicAuth: Sendable {
             k += 4
         }
         return out
+    }
+}
+
+/// Where bcrypt runs: off the event loops, one check at a time (the toolkit's bcrypt mutex), and at most
+/// `limit` checks waiting or running. Past that a check is refused at once, so a flood of wrong passwords
+/// costs a bounded wait (`limit` checks of bcrypt, 0.05-0.1 s each at cost 10) instead of minutes.
+final class BcryptQueue: Sendable {
+    static let shared = BcryptQueue(limit: 16)
+
+    let limit: Int
+    private let queue = DispatchQueue(label: "openweather-exporter.bcrypt")
+    private let inFlight = Atomic<Int>(0)
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Queues `work` unless `limit` checks are already in; false when refused.
+    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        guard inFlight.wrappingAdd(1, ordering: .relaxed).oldValue < limit else {
+            inFlight.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        queue.async {
+            work()
+            self.inFlight.wrappingSubtract(1, ordering: .relaxed)
+        }
+        return true
     }
 }

@@ -10,12 +10,15 @@ struct WebConfig: Sendable {
     /// User name to bcrypt hash; empty: no authentication.
     var users: [String: String] = [:]
     var headers: [(name: String, value: String)] = []
+    /// Nil without `rate_limit` or with `interval: 0` (the toolkit's way to switch it off).
+    var rateLimit: RateLimitSettings?
     /// Accepted as the toolkit accepts them, but worth a warning line each time the file loads.
     var notes: [String] = []
 
     /// The TLS 1.3 suites of Go's `tls.CipherSuites()`: the toolkit accepts them in cipher_suites and Go
     /// ignores them there (TLS 1.3 suites cannot be configured in Go), so they are ignored here too.
     static let tls13CipherSuites = ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]
+
 
     /// The headers the toolkit lets a file set, with the values it accepts (nil: any).
     static let allowedHeaders: [(name: String, values: [String]?)] = [
@@ -115,8 +118,7 @@ private struct Reader {
             case "tls_server_config": config.tls = try tls(entry.value)
             case "http_server_config": config.headers = try http(entry.value)
             case "basic_auth_users": config.users = try users(entry.value)
-            default:
-                throw failKey(entry, "rate_limit is not supported by this exporter; remove it (put a reverse proxy in front to limit request rates)")
+            default: config.rateLimit = try rateLimit(entry.value)
             }
         }
         return config
@@ -224,6 +226,31 @@ private struct Reader {
             }
         }
         return headers
+    }
+
+    func rateLimit(_ node: YAMLNode) throws(ConfigError) -> RateLimitSettings? {
+        var interval: (node: YAMLNode, nanoseconds: Int64)?
+        var burst: (node: YAMLNode, count: Int)?
+        for entry in try entries(node, "rate_limit", known: ["interval", "burst"]) {
+            let text = try string(entry.value, entry.key)
+            if entry.key == "interval" {
+                guard let nanoseconds = RateLimitSettings.goDuration(text) else {
+                    throw fail(entry.value, "interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"\(text)\"")
+                }
+                interval = (entry.value, nanoseconds)
+            } else {
+                guard let count = Int(text), count >= 0 else {
+                    throw fail(entry.value, "burst must be a whole number of requests, such as 10, not \"\(text)\"")
+                }
+                burst = (entry.value, count)
+            }
+        }
+        // As the toolkit: an interval of 0, or none, means no limit.
+        guard let interval, interval.nanoseconds > 0 else { return nil }
+        guard let burst, burst.count > 0 else {
+            throw fail(burst?.node ?? node, "rate_limit needs a burst of at least 1 (with 0 every request would be refused with 429); add burst: 10")
+        }
+        return RateLimitSettings(interval: interval.nanoseconds, burst: burst.count)
     }
 
     func users(_ node: YAMLNode) throws(ConfigError) -> [String: String] {

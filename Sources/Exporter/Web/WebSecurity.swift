@@ -16,6 +16,7 @@ final class WebSecurity: Sendable {
 
     private struct State {
         var auth: BasicAuth
+        var limiter: RateLimiter?
         var stamp: [Int64]
         var checkedAt: Int64
         var failureLogged: Bool
@@ -36,7 +37,9 @@ final class WebSecurity: Sendable {
         }
         headers = ExtraResponseHeaders(config.headers)
         for note in config.notes { logger.warn(note) }
-        state = Mutex(State(auth: BasicAuth(users: config.users), stamp: Self.stamp(path), checkedAt: Self.monotonic(), failureLogged: false))
+        state = Mutex(State(
+            auth: BasicAuth(users: config.users), limiter: RateLimiter(config.rateLimit), stamp: Self.stamp(path),
+            checkedAt: Self.monotonic(), failureLogged: false))
         tls?.setRefresh { [weak self] in self?.refreshIfChanged() }
     }
 
@@ -44,6 +47,12 @@ final class WebSecurity: Sendable {
     func auth() -> BasicAuth {
         refreshIfChanged()
         return state.withLock { $0.auth }
+    }
+
+    /// Whether `rate_limit` lets one more request through now (always, without one).
+    func admit() -> Bool {
+        guard let limiter = state.withLock({ $0.limiter }) else { return true }
+        return limiter.allow(now: Self.monotonic())
     }
 
     /// At most once a second: re-read the file if it changed. Requests call it, and so do TLS accepts (a
@@ -84,7 +93,11 @@ final class WebSecurity: Sendable {
         headers.set(config.headers)
         for note in config.notes { logger.warn(note) }
         state.withLock { state in
-            state = State(auth: BasicAuth(users: config.users), stamp: stamp, checkedAt: state.checkedAt, failureLogged: false)
+            // An unchanged rate_limit keeps its bucket: a fresh one would hand out a new burst.
+            let limiter = state.limiter?.settings == config.rateLimit ? state.limiter : RateLimiter(config.rateLimit)
+            state = State(
+                auth: BasicAuth(users: config.users, previous: state.auth), limiter: limiter, stamp: stamp,
+                checkedAt: state.checkedAt, failureLogged: false)
         }
         return nil
     }
@@ -102,13 +115,22 @@ final class WebSecurity: Sendable {
     }
 }
 
-/// In front of the routes when a web config is given: basic auth as the toolkit does it (401 with
-/// `WWW-Authenticate: Basic` for missing or wrong credentials, every path protected).
+/// In front of the routes when a web config is given: `rate_limit` (429 over it), then basic auth as the
+/// toolkit does it (401 with `WWW-Authenticate: Basic` for missing or wrong credentials, every path
+/// protected). Known credentials are answered on the event loop; new ones wait for a bcrypt check, which
+/// is refused (401) when the queue is full and skipped when the client has left meanwhile.
 struct AuthenticatingHandler: HTTPHandler {
     let routes: any HTTPHandler
     let web: WebSecurity
+    var checks: BcryptQueue = .shared
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        guard web.admit() else {
+            responder.respond(HTTPResponse(
+                status: 429, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
+                body: [Array("Too Many Requests\n".utf8)]))
+            return
+        }
         let auth = web.auth()
         guard !auth.isEmpty else {
             routes.handle(request, responder: responder)
@@ -123,13 +145,17 @@ struct AuthenticatingHandler: HTTPHandler {
             return
         }
         let routes = self.routes
-        BasicAuth.hashing.async {
+        // Waiting for bcrypt holds a connection without doing anything for it: at the limit it can go.
+        responder.markDroppable()
+        let queued = checks.submit {
+            guard !responder.isConnectionClosed else { return }
             if auth.verify(user: user, password: password) {
                 routes.handle(request, responder: responder)
             } else {
                 Self.deny(responder)
             }
         }
+        if !queued { Self.deny(responder) }
     }
 
     private static func deny(_ responder: HTTPResponder) {

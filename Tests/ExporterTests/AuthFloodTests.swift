@@ -1,0 +1,166 @@
+import Dispatch
+import Glibc
+import HTTPServer
+import TestSupport
+import Testing
+
+@testable import Exporter
+
+/// Basic auth under a flood of wrong passwords: a password seen before is answered at once, bcrypt work
+/// is bounded, and nothing is checked for a client that has left. Through a real server and web config.
+@Suite(.blocking) struct AuthFloodTests {
+    struct Routes: HTTPHandler {
+        func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+            responder.respond(HTTPResponse(status: 200, headers: [], body: [Array("ok".utf8)]))
+        }
+    }
+
+    static let hash = shell("htpasswd -nbBC 4 '' right | tr -d ':\\n'").output
+
+    /// A web config at a fresh path, the security built from it, and a server in front of `Routes`.
+    func serve(_ web: String, checks: BcryptQueue = BcryptQueue(limit: 16)) throws -> (HTTPServer, WebSecurity, String) {
+        let path = "/tmp/owe-auth-\(UInt64.random(in: 0...UInt64.max)).yml"
+        write(web, to: path)
+        let security = try WebSecurity(path: path, logger: Logger(level: .error, secrets: [], sink: { _ in }))
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.eventLoops = 1
+        let server = try HTTPServer(configuration: configuration, handler: AuthenticatingHandler(routes: Routes(), web: security, checks: checks))
+        server.start()
+        return (server, security, path)
+    }
+
+    func write(_ text: String, to path: String) {
+        let handle = fopen(path + ".new", "w")!
+        fputs(text, handle)
+        fclose(handle)
+        rename(path + ".new", path)
+    }
+
+    /// A connection with one request sent; reads give up after `timeout` seconds.
+    func send(_ port: UInt16, user: String, password: String, timeout: Double = 1) throws -> Int32 {
+        let fd = try LoopbackHTTP.connect(port: port, timeoutSeconds: timeout)
+        let credentials = Array("\(user):\(password)".utf8)
+        try LoopbackHTTP.send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(base64(credentials))\r\n\r\n")
+        return fd
+    }
+
+    /// The status of the answer on `fd`, or nil when none came before its timeout.
+    func status(_ fd: Int32) -> Int? {
+        var buffer: [UInt8] = []
+        while LoopbackHTTP.receive(fd, into: &buffer) {
+            if let response = try? LoopbackResponse.take(from: &buffer) { return response.status }
+        }
+        return nil
+    }
+
+    func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var out: [UInt8] = []
+        for start in stride(from: 0, to: bytes.count, by: 3) {
+            let chunk = Array(bytes[start..<min(start + 3, bytes.count)]) + [0, 0]
+            let value = UInt32(chunk[0]) << 16 | UInt32(chunk[1]) << 8 | UInt32(chunk[2])
+            for k in 0..<4 {
+                out.append(k <= bytes.count - start ? alphabet[Int(value >> (18 - 6 * UInt32(k)) & 63)] : UInt8(ascii: "="))
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    @Test func aKnownPasswordIsAnsweredAtOnceWhileWrongOnesQueueOrAreRefused() throws {
+        let checks = BcryptQueue(limit: 3)
+        let (server, web, path) = try serve("basic_auth_users:\n  prom: \"\(Self.hash)\"\n", checks: checks)
+        defer { server.shutdown(gracePeriod: .zero); unlink(path) }
+        let first = try send(server.port, user: "prom", password: "right", timeout: 10)
+        #expect(status(first) == 200)
+        close(first)
+
+        // bcrypt busy: one check holds the queue, so two more fill it and the rest are refused at once.
+        let gate = DispatchSemaphore(value: 0)
+        #expect(checks.submit { gate.wait() })
+        let wrong = try (0..<4).map { try send(server.port, user: "prom", password: "wrong\($0)") }
+        let answers = wrong.map { status($0) }
+        try #require(answers.count { $0 == 401 } == 2 && answers.count { $0 == nil } == 2, "\(answers)")
+
+        let start = monotonicSeconds()
+        let known = try send(server.port, user: "prom", password: "right")
+        #expect(status(known) == 200)
+        #expect(monotonicSeconds() - start < 1, "a known password waited behind wrong ones")
+        close(known)
+
+        // One waiting client leaves: its check is skipped; the other's runs once bcrypt is free.
+        let waiting = answers.indices.filter { answers[$0] == nil }
+        let (leaver, stayer) = (waiting[0], waiting[1])
+        Glibc.shutdown(wrong[leaver], Int32(SHUT_WR))
+        let leftAt = monotonicSeconds()
+        #expect(status(wrong[leaver]) == nil)
+        #expect(monotonicSeconds() - leftAt < 0.5, "the server kept the connection of a client that left")
+        gate.signal()
+        var stayerBuffer: [UInt8] = []
+        var stayerStatus: Int?
+        _ = waitUntil(seconds: 10) {
+            if LoopbackHTTP.receive(wrong[stayer], into: &stayerBuffer) {
+                stayerStatus = (try? LoopbackResponse.take(from: &stayerBuffer))?.status
+            }
+            return stayerStatus != nil
+        }
+        #expect(stayerStatus == 401)
+        #expect(web.auth().cached(user: "prom", password: "wrong\(stayer)") == false)
+        #expect(web.auth().cached(user: "prom", password: "wrong\(leaver)") == nil, "a check ran for a client that had left")
+        for fd in wrong { close(fd) }
+    }
+
+    @Test func successesSurviveAFloodOfWrongPasswords() {
+        let auth = BasicAuth(users: ["prom": Self.hash])
+        #expect(auth.verify(user: "prom", password: "right"))
+        for k in 0..<600 { _ = auth.verify(user: "prom", password: "wrong\(k)") }
+        #expect(auth.cached(user: "prom", password: "right") == true, "wrong passwords pushed the right one out")
+        #expect((0..<600).count { auth.cached(user: "prom", password: "wrong\($0)") != nil } <= BasicAuth.cacheSize)
+
+        // A changed file keeps what it verified for users whose hash is the same, and only for them.
+        let other = shell("htpasswd -nbBC 4 '' other | tr -d ':\\n'").output
+        #expect(BasicAuth(users: ["prom": Self.hash], previous: auth).cached(user: "prom", password: "right") == true)
+        #expect(BasicAuth(users: ["prom": other], previous: auth).cached(user: "prom", password: "right") == nil)
+    }
+
+    @Test func aFullQueueRefusesAtOnceAndTakesWorkAgainWhenItDrains() {
+        let checks = BcryptQueue(limit: 2)
+        let gate = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        #expect(checks.submit { gate.wait() })
+        #expect(checks.submit { done.signal() })
+        #expect(!checks.submit {})
+        gate.signal()
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        #expect(waitUntil(seconds: 5) { checks.submit {} })
+    }
+
+    /// exporter-toolkit's `rate_limit`: one bucket for the server, 429 past it; an unchanged reload keeps
+    /// the bucket (a fresh one would hand out a new burst), removing it lifts the limit.
+    @Test func rateLimitAnswers429AndKeepsItsBucketOverAReload() throws {
+        let limited = "rate_limit:\n  interval: 1h\n  burst: 1\n"
+        let (server, web, path) = try serve(limited)
+        defer { server.shutdown(gracePeriod: .zero); unlink(path) }
+        func get() throws -> Int { try LoopbackHTTP.request(port: server.port, path: "/metrics").status }
+        #expect(try get() == 200)
+        #expect(try get() == 429)
+        #expect(web.reload() == nil)
+        #expect(try get() == 429, "an unchanged reload handed out a new burst")
+        write("http_server_config:\n  http2: true\n", to: path)
+        #expect(web.reload() == nil)
+        #expect(try get() == 200)
+        #expect(try get() == 200)
+    }
+
+    @Test func theBucketIsFullAtStartAndRefillsOnePerInterval() throws {
+        let limiter = try #require(RateLimiter(RateLimitSettings(interval: 1_000_000_000, burst: 3)))
+        let t0: Int64 = 50_000_000_000
+        #expect((0..<4).map { _ in limiter.allow(now: t0) } == [true, true, true, false])
+        #expect(!limiter.allow(now: t0 + 999_999_999))
+        #expect(limiter.allow(now: t0 + 1_000_000_000))
+        #expect(!limiter.allow(now: t0 + 1_000_000_000))
+        // A long quiet spell fills the bucket to its burst, no more.
+        #expect((0..<4).map { _ in limiter.allow(now: t0 + 100_000_000_000) } == [true, true, true, false])
+        #expect(RateLimiter(nil) == nil)
+        #expect(RateLimiter(RateLimitSettings(interval: Int64.max, burst: Int.max))?.allow(now: t0) == true)
+    }
+}
