@@ -21,14 +21,16 @@ let package = Package(
         .target(name: "CBuildInfo"),
         // bcrypt (and the other crypt(3) schemes) from libcrypt (libcrypt-dev), compared in constant time.
         .target(name: "CCrypt", linkerSettings: [.linkedLibrary("crypt")]),
+        // A lock over pthread_mutex_t that ThreadSanitizer can see (Synchronization.Mutex is a futex it cannot).
+        .target(name: "Locking"),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
-        .target(name: "HTTPClient", dependencies: ["CTLS"]),
+        .target(name: "HTTPClient", dependencies: ["CTLS", "Locking"]),
         // epoll, eventfd and accept4 from the real headers (Swift's Glibc module leaves them out).
         .target(name: "CLinux"),
         // Our own HTTP/1.1 server on POSIX sockets and epoll, plain or TLS; knows nothing of weather.
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS", "Locking"]),
         // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
         .target(name: "JSON"),
         // A YAML subset for config files (no anchors, aliases or tags); values keep their line:column.
@@ -38,22 +40,22 @@ let package = Package(
         // The OpenWeather API: request, response models, unit conversion, error mapping.
         .target(name: "OpenWeather", dependencies: ["HTTPClient", "JSON"]),
         // An OpenWeather-compatible server with simulated weather and switchable faults.
-        .target(name: "Simulator", dependencies: ["HTTPServer"]),
+        .target(name: "Simulator", dependencies: ["HTTPServer", "Locking"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "OpenWeather", "YAML"]),
-        .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Simulator"]),
+        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "YAML"]),
+        .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Simulator"]),
 
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
-        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Locking", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Locking", "TestSupport"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
-        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
+        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Locking", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["openweather-exporter", "Simulator", "TestSupport"]

@@ -1,4 +1,5 @@
 import HTTPServer
+import Locking
 import OpenWeather
 import Synchronization
 
@@ -108,15 +109,15 @@ private final class Reloading: Sendable {
     private let publisher: MetricsPublisher
     private let poller: Poller
     private let logger: Logger
-    private let current: Mutex<Configuration>
+    private let current: Locked<Configuration>
     /// SIGHUP and /-/reload may arrive together; reloads run one at a time.
-    private let inProgress = Mutex(())
+    private let inProgress = Locked(())
 
     init(
         configuration: Configuration, reloader: Exporter.Reloader?, web: WebSecurity?, store: WeatherStore,
         publisher: MetricsPublisher, poller: Poller, logger: Logger
     ) {
-        self.current = Mutex(configuration)
+        self.current = Locked(configuration)
         self.reloader = reloader
         self.web = web
         self.store = store

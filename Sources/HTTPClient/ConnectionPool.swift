@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// An open connection to an origin (or through a proxy to it), used by one request at a time:
 /// the pool hands it over under its lock, so it is never shared.
@@ -27,7 +27,7 @@ final class ConnectionPool: Sendable {
     /// Idle connections kept per route; 0 turns reuse off.
     let maxIdle: Int
     let idleTimeout: Duration
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(maxIdle: Int, idleTimeout: Duration) {
         self.maxIdle = max(0, maxIdle)

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import Locking
 
 /// One address of a resolved name, without a port: the caller sets it per request.
 struct ResolvedAddress: Sendable, Equatable {
@@ -54,7 +54,7 @@ final class Resolver: Sendable {
     private let ttl: Duration
     private let staleFor: Duration
     private let maxThreads: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let work = DispatchSemaphore(value: 0)
 
     init(

@@ -1,9 +1,9 @@
-import Synchronization
+import Locking
 
 /// Header fields added to every response (e.g. Strict-Transport-Security), replaceable while serving.
 /// Rendered once per change, so a response pays for a lock and an append, not for formatting.
 public final class ExtraResponseHeaders: Sendable {
-    private let rendered = Mutex<[UInt8]>([])
+    private let rendered = Locked<[UInt8]>([])
 
     public init(_ headers: [(name: String, value: String)] = []) {
         set(headers)

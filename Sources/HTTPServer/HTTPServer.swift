@@ -45,11 +45,12 @@
 /// - `Expect: 100-continue` is not answered; clients send the body after their own short wait.
 /// - `shutdown` must not be called from a handler: it waits for the loop threads.
 import Glibc
+import Locking
 import Synchronization
 
 public final class HTTPServer: Sendable {
     private let core: ServerCore
-    private let lifecycle = Mutex<Lifecycle>(.created)
+    private let lifecycle = Locked<Lifecycle>(.created)
 
     private enum Lifecycle {
         case created

@@ -1,4 +1,5 @@
 import Glibc
+import Locking
 import Synchronization
 
 /// What other threads may touch of an event loop: its inbox, the eventfd that wakes it, and its load.
@@ -12,20 +13,20 @@ final class LoopHandle: Sendable {
     let index: Int
     let epollFD: Int32
     let wakeFD: Int32
-    let inbox = Mutex<[Message]>([])
+    let inbox = Locked<[Message]>([])
     /// Set while a wake-up is pending, so a burst of calls costs one eventfd write.
     let wakePending = Atomic<Bool>(false)
     /// Connections owned or being handed over, for balancing and the global connection limit.
     let load = Atomic<Int>(0)
     /// The eventfd as other threads may write it: -1 once closed. A responder that
     /// answers after shutdown must not write into whatever reuses the number.
-    private let wakeTarget: Mutex<Int32>
+    private let wakeTarget: Locked<Int32>
 
     init(index: Int, epollFD: Int32, wakeFD: Int32) {
         self.index = index
         self.epollFD = epollFD
         self.wakeFD = wakeFD
-        self.wakeTarget = Mutex(wakeFD)
+        self.wakeTarget = Locked(wakeFD)
     }
 
     func post(_ message: Message) {

@@ -1,6 +1,6 @@
 import CTLS
 import Glibc
-import Synchronization
+import Locking
 
 /// What the server's TLS side is built from. Client-auth and version names are the Go crypto/tls ones that
 /// Prometheus' exporter-toolkit uses, so a web config file maps onto this field by field.
@@ -82,8 +82,8 @@ public final class TLSContextSource: Sendable {
         var failureReported: Bool
     }
 
-    private let state: Mutex<State>
-    private let refresh = Mutex<(@Sendable () -> Void)?>(nil)
+    private let state: Locked<State>
+    private let refresh = Locked<(@Sendable () -> Void)?>(nil)
     private let onError: (@Sendable (String) -> Void)?
     private static let checkInterval: Int64 = 1_000_000_000
 
@@ -91,7 +91,7 @@ public final class TLSContextSource: Sendable {
     public init(_ settings: TLSServerSettings, onError: (@Sendable (String) -> Void)? = nil) throws(TLSSetupError) {
         let stamps = Self.stamps(settings)
         let context = try Self.build(settings)
-        state = Mutex(State(settings: settings, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false))
+        state = Locked(State(settings: settings, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false))
         self.onError = onError
     }
 

@@ -1,5 +1,5 @@
 import HTTPServer
-import Synchronization
+import Locking
 
 /// An OpenWeather-compatible server on loopback: `GET /data/2.5/weather` with
 /// simulated weather (see `WeatherModel`), `/data/2.5/forecast` (`ForecastJSON`, from the same model),
@@ -40,8 +40,8 @@ public final class Simulator: Sendable {
 
     /// Shared by the public API and the handler on the server's threads.
     final class Shared: Sendable {
-        let lock: Mutex<State>
-        init(_ state: State) { lock = Mutex(state) }
+        let lock: Locked<State>
+        init(_ state: State) { lock = Locked(state) }
         func withLock<T>(_ body: (inout State) -> T) -> T { lock.withLock { body(&$0) } }
     }
 

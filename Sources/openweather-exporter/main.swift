@@ -1,7 +1,7 @@
 import Exporter
 import Glibc
+import Locking
 import Simulator
-import Synchronization
 
 // The executable only parses arguments, starts things and waits for signals;
 // everything else lives in the library targets.
@@ -127,7 +127,7 @@ while true {
     logger.info("shutting down", [("signal", received == SIGTERM ? "SIGTERM" : "SIGINT")])
     // The promise is an exit within 2 s: a part that has not stopped by then is abandoned, and the
     // line says which, so a hang shows in the log instead of in a SIGKILL from the supervisor.
-    let stage = Mutex("the exporter")
+    let stage = Locked("the exporter")
     Threads.spawn(name: "stop-deadline") {
         var wait = timespec(tv_sec: 1, tv_nsec: 900_000_000)
         var left = timespec()

@@ -1,6 +1,6 @@
 import Glibc
+import Locking
 import Simulator
-import Synchronization
 import TestSupport
 import Testing
 
@@ -8,7 +8,7 @@ import Testing
 
 /// The system's clocks, moved forward by the test at once (both together) while they keep running.
 final class ShiftedTime: TimeSource {
-    private let offset = Mutex(0.0)
+    private let offset = Locked(0.0)
     func monotonic() -> Double { SystemTime().monotonic() + offset.withLock { $0 } }
     func wall() -> Double { SystemTime().wall() + offset.withLock { $0 } }
     func advance(_ seconds: Double) { offset.withLock { $0 += seconds } }

@@ -1,5 +1,5 @@
+import Locking
 import OpenWeather
-import Synchronization
 import TestSupport
 import Testing
 
@@ -32,7 +32,7 @@ import Testing
     @Test func withoutTheSubscriptionTheFreeEndpointsRun() {
         let places = (0..<5).map { Location(name: "P\($0)", latitude: Double($0), longitude: Double($0)) }
         let rig = Rig(configuration(places, collectors: Self.oneCall))
-        let subscribed = Mutex(false)
+        let subscribed = Locked(false)
         rig.transport.answer { request in
             request.path == "/data/3.0/onecall" && !subscribed.withLock({ $0 }) ? .failure(Self.noSubscription) : FakeTransport.fixtures(request)
         }

@@ -1,5 +1,5 @@
+import Locking
 import OpenWeather
-import Synchronization
 import TestSupport
 import Testing
 
@@ -51,7 +51,7 @@ import Testing
     @Test func aRateLimitOnEitherSourcePausesBoth() {
         let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60), "air_pollution": .seconds(120)]))
         rig.run(until: 1000 + 300)
-        let hit = Mutex<Double?>(nil)
+        let hit = Locked<Double?>(nil)
         let time = rig.time
         rig.transport.answer { request in
             if request.path == "/data/2.5/air_pollution", hit.withLock({ $0 == nil }) {
@@ -73,7 +73,7 @@ import Testing
     @Test(arguments: [(1e18, "1h"), (1e300, "1h"), (1_000_000_000_000, "1h"), (0, "1m")])
     func anAbsurdRetryAfterPausesBetweenAMinuteAndAnHour(retryAfter: Double, shown: String) {
         let rig = Rig(configuration([Self.london], collectors: ["weather": .seconds(60)]))
-        let hit = Mutex<Double?>(nil)
+        let hit = Locked<Double?>(nil)
         let time = rig.time
         rig.transport.answer { request in
             if hit.withLock({ $0 == nil }) {
@@ -112,7 +112,7 @@ import Testing
     /// poll; meanwhile polling keeps its normal pace, since a new key may start working.
     @Test func keyRejectionIsLoggedOncePerChangeAndPollingKeepsItsPace() {
         let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(600)]))
-        let works = Mutex(false)
+        let works = Locked(false)
         rig.transport.answer { request in
             works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
@@ -139,11 +139,11 @@ import Testing
     /// is logged once each way, even when another location's request was in flight meanwhile.
     @Test func aRejectionSentBeforeTheKeyWorkedDoesNotFlipItBack() throws {
         let time = ManualTime()
-        let held = Mutex<[@Sendable () -> Void]>([])
+        let held = Locked<[@Sendable () -> Void]>([])
         var config = configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(600)], budget: 6000)
         config.apiKey = Secret("k")
         let transport = FakeTransport(time: time)
-        let works = Mutex(false)
+        let works = Locked(false)
         transport.answer { request in
             works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
@@ -319,7 +319,7 @@ import Testing
 @Suite struct PublisherPacingTests {
     final class RenderCost: TimeSource {
         let base: ManualTime
-        let cost = Mutex(0.0)
+        let cost = Locked(0.0)
         init(_ base: ManualTime) { self.base = base }
         func monotonic() -> Double { base.monotonic() }
         func wall() -> Double {

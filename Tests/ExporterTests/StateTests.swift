@@ -1,8 +1,8 @@
 import Dispatch
 import Glibc
 import Gzip
+import Locking
 import OpenWeather
-import Synchronization
 import TestSupport
 import Testing
 
@@ -396,7 +396,7 @@ extension StateStorage {
     @Test func requestsInFlightAtShutdown() throws {
         let scratch = ScratchDirectory()
         let time = ManualTime()
-        let held = Mutex<[@Sendable () -> Void]>([])
+        let held = Locked<[@Sendable () -> Void]>([])
         let config = configuration([places[0]])
         let transport = FakeTransport(time: time)
         let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })

@@ -1,6 +1,6 @@
 import Exposition
+import Locking
 import OpenWeather
-import Synchronization
 import TestSupport
 import Testing
 
@@ -8,12 +8,12 @@ import Testing
 
 /// A clock the test moves by hand.
 final class ManualTime: TimeSource {
-    private let now: Mutex<Double>
+    private let now: Locked<Double>
     /// Wall time is monotonic time plus this.
     let epoch: Double
 
     init(monotonic: Double = 1000, epoch: Double = 1_700_000_000) {
-        now = Mutex(monotonic)
+        now = Locked(monotonic)
         self.epoch = epoch
     }
 
@@ -26,12 +26,12 @@ final class ManualTime: TimeSource {
 /// Answers every request from `answer`, and remembers each with the (virtual) time it was sent.
 final class FakeTransport: OpenWeatherTransport {
     typealias Answer = @Sendable (APIRequest) -> Result<[UInt8], OpenWeatherError>
-    private let state: Mutex<(answer: Answer, log: [(time: Double, request: APIRequest)])>
+    private let state: Locked<(answer: Answer, log: [(time: Double, request: APIRequest)])>
     let time: ManualTime
 
     init(time: ManualTime, answer: @escaping Answer = FakeTransport.fixtures) {
         self.time = time
-        state = Mutex((answer, []))
+        state = Locked((answer, []))
     }
 
     func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
@@ -78,7 +78,7 @@ enum Fixture {
     static let directory = "\(TestSupport.testsDirectory())/Fixtures/openweather"
 
     /// Read once: the poller tests answer thousands of requests with the same few files.
-    private static let cache = Mutex<[String: [UInt8]]>([:])
+    private static let cache = Locked<[String: [UInt8]]>([:])
 
     static func bytes(_ name: String) -> [UInt8] {
         if let bytes = cache.withLock({ $0[name] }) { return bytes }

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import Locking
 import Testing
 import TestSupport
 
@@ -18,7 +18,7 @@ import TestSupport
     }
 
     final class Tally: Sendable {
-        let counts = Mutex(Counts())
+        let counts = Locked(Counts())
         init() {}
         func read<T>(_ field: (Counts) -> T) -> T { counts.withLock { field($0) } }
     }
@@ -84,7 +84,7 @@ import TestSupport
     @Test func workSubmittedAsAThreadFinishesIsNeitherLostNorRunTwice() async {
         // Submissions racing with threads that finish, wait and end (a 1 ms idle time).
         let pool = ThreadPool(limit: 3, idle: .milliseconds(1))
-        let runs = Mutex([Int](repeating: 0, count: 2000))
+        let runs = Locked([Int](repeating: 0, count: 2000))
         for round in 0..<200 {
             for item in 0..<10 { pool.run { runs.withLock { $0[round * 10 + item] += 1 } } }
             if round % 20 == 0 { usleep(2_000) }  // let the threads go idle and end now and then
@@ -96,7 +96,7 @@ import TestSupport
     @Test func withoutThreadsTheWorkStillRuns() async {
         // pthread_create refuses (EAGAIN: a container's process limit): nothing is lost.
         let pool = ThreadPool(limit: 4, start: { _ in EAGAIN })
-        let ran = Mutex(0)
+        let ran = Locked(0)
         for _ in 0..<10 { pool.run { ran.withLock { $0 += 1 } } }
         #expect(await waitUntil(seconds: 10) { ran.withLock { $0 } == 10 })
     }

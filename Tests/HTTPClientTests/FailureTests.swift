@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
 import HTTPClient
-import Synchronization
+import Locking
 import Testing
 
 extension HTTPClientTests {
@@ -80,7 +80,7 @@ extension HTTPClientTests {
             // A 64-character label is refused by glibc before any query is sent: a plain `.invalid`
             // name would be asked of the configured nameserver, which is not on loopback.
             let host = String(repeating: "n", count: 64) + ".invalid"
-            let outcome = Mutex<HTTPClientError?>(nil)
+            let outcome = Locked<HTTPClientError?>(nil)
             let finished = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {
                 let error = failure(of: HTTPClientRequest(url: "http://\(host)/data?appid=\(secret)", timeout: .seconds(2)))

@@ -1,5 +1,6 @@
 import Dispatch
 @testable import HTTPClient
+import Locking
 import Synchronization
 import Testing
 
@@ -11,8 +12,8 @@ extension HTTPClientTests {
         /// Names under `hang.test` block until the gate opens; others resolve to 127.0.0.1.
         final class FakeDNS: Sendable {
             let gate = DispatchSemaphore(value: 0)
-            let calls = Mutex<[String]>([])
-            let hanging = Mutex<Set<String>>([])
+            let calls = Locked<[String]>([])
+            let hanging = Locked<Set<String>>([])
 
             var lookup: Resolver.Lookup {
                 { [self] host in

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Locking
 import TestSupport
 import Synchronization
 import Testing
@@ -121,7 +122,7 @@ struct HTTPServerTests {
     }
 
     @Test func callsAfterTheResponseOrAfterTheConnectionAreIgnored() throws {
-        let saved = Mutex<HTTPResponder?>(nil)
+        let saved = Locked<HTTPResponder?>(nil)
         let server = try startServer(handler: { request, responder in
             if request.path == "/keep" { saved.withLock { $0 = responder } }
             responder.respond(HTTPResponse(status: 200, body: [Array("first".utf8)]))
@@ -515,8 +516,8 @@ struct HTTPServerLimitTests {
     }
 
     @Test func refusesNewcomersWhenNoConnectionIsIdleAndReportsItOnce() throws {
-        let messages = Mutex<[String]>([])
-        let held = Mutex<(HTTPRequest, HTTPResponder)?>(nil)
+        let messages = Locked<[String]>([])
+        let held = Locked<(HTTPRequest, HTTPResponder)?>(nil)
         let server = try startServer({ configuration in
             configuration.maxConnections = 1
             configuration.onError = { message in messages.withLock { $0.append(message) } }
@@ -542,7 +543,7 @@ struct HTTPServerLimitTests {
     /// before a connection still sending its request, even one that started earlier, and its handler sees
     /// the close. One whose request is being worked on stays.
     @Test func atTheLimitAConnectionWhoseRequestOnlyWaitsMakesRoom() throws {
-        let held = Mutex<[HTTPResponder]>([])
+        let held = Locked<[HTTPResponder]>([])
         let server = try startServer({
             $0.maxConnections = 3
             $0.eventLoops = 1
@@ -596,8 +597,8 @@ struct HTTPServerLimitTests {
     /// Under a flood the count of connections swings around the limit many times a second: the warning
     /// comes once when refusals start and once, with their count, when they have stopped.
     @Test func theLimitWarningComesOncePerEpisodeHoweverOftenItFlaps() throws {
-        let messages = Mutex<[String]>([])
-        let held = Mutex<Int>(0)
+        let messages = Locked<[String]>([])
+        let held = Locked<Int>(0)
         let server = try startServer({ configuration in
             configuration.maxConnections = 2
             configuration.eventLoops = 1

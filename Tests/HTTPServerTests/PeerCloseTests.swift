@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import Locking
 import TestSupport
 import Testing
 @testable import HTTPServer
@@ -27,7 +27,7 @@ struct PeerCloseTests {
     /// instead of sitting in CLOSE_WAIT until the handler answers, and tells the handler, so a queued
     /// password check is not run for nobody. The FIN after the request, and with it.
     @Test func aFINBeforeTheAnswerClosesAndTellsTheHandler() throws {
-        let held = Mutex<[HTTPResponder]>([])
+        let held = Locked<[HTTPResponder]>([])
         let server = try startServer(handler: { _, responder in held.withLock { $0.append(responder) } })
         defer { server.shutdown(gracePeriod: .zero) }
         var clients: [TestClient] = []

@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import Locking
 import Testing
 import TestSupport
 @testable import HTTPServer
@@ -239,7 +239,7 @@ struct TLSServerTests {
 }
 
 final class ReportLog: Sendable {
-    private let lines = Mutex<[String]>([])
+    private let lines = Locked<[String]>([])
 
     func add(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }

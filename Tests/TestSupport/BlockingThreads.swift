@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Locking
 import Testing
 
 /// Threads of their own for tests that block: sockets read with timeouts, child processes waited
@@ -19,7 +19,7 @@ public final class BlockingThreads: TaskExecutor {
     /// of them queued behind the other suites' tests (HTTPClientTests' 6 s of tests ended 15 s in).
     public static let serial = BlockingThreads(count: 1)
 
-    private let jobs = Mutex<[UnownedJob]>([])
+    private let jobs = Locked<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)
 
     init(count: Int) {

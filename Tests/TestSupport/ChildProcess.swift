@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import Locking
 
 /// A spawned program with its stdout and stderr captured. Its stdin is a pipe this process holds
 /// open, so a helper written to exit on EOF dies with the test process even after a crash. Killed
@@ -18,7 +18,7 @@ public final class ChildProcess: Sendable {
         /// The raw wait status once reaped.
         var status: Int32?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// `path` is looked up in PATH when it has no slash. The child sees only `environment` plus PATH.
     public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {

@@ -1,6 +1,6 @@
 import Glibc
 import HTTPClient
-import Synchronization
+import Locking
 
 /// One line per event, logfmt or JSON, to stderr. Every line passes through a
 /// redaction of the secrets it was given: the key cannot leak even if a
@@ -86,9 +86,9 @@ extension Logger {
     final class Secrets: Sendable {
         /// A reload with a new key adds one; the oldest go past this many.
         static let limit = 64
-        private let secrets: Mutex<[String]>
+        private let secrets: Locked<[String]>
 
-        init(_ initial: [String]) { secrets = Mutex([]); add(initial) }
+        init(_ initial: [String]) { secrets = Locked([]); add(initial) }
 
         var list: [String] { secrets.withLock { $0 } }
 

@@ -2,7 +2,7 @@ import Dispatch
 import Exposition
 import Glibc
 import Gzip
-import Synchronization
+import Locking
 
 /// Keeps the exposition rendered in memory, in both formats a scrape may negotiate. The weather
 /// part is re-rendered when a reading changes or a location turns stale; the process part once a
@@ -60,11 +60,11 @@ final class MetricsPublisher: Sendable {
     private let store: WeatherStore
     private let time: any TimeSource
     private let process = ProcessCollector()
-    private let rendered = Mutex(Rendered())
-    private let pacing = Mutex(Pacing())
+    private let rendered = Locked(Rendered())
+    private let pacing = Locked(Pacing())
     private let wake = DispatchSemaphore(value: 0)
     /// Held while rendering, so two refreshes never interleave their chunk updates.
-    private let rendering: Mutex<WeatherRendering>
+    private let rendering: Locked<WeatherRendering>
     /// From this many plain bytes on the exposition is kept gzipped (lower in tests).
     let gzipAbove: Int
 
@@ -72,7 +72,7 @@ final class MetricsPublisher: Sendable {
         self.store = store
         self.time = time
         self.gzipAbove = gzipAbove
-        rendering = Mutex(WeatherRendering(gzipAbove: gzipAbove))
+        rendering = Locked(WeatherRendering(gzipAbove: gzipAbove))
         refreshWeather()
         refreshProcess()
     }

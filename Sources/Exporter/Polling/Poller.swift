@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import OpenWeather
 import Synchronization
 
@@ -82,7 +83,7 @@ public final class Poller: Sendable {
     /// (seconds): at hundreds of polls a second it is stored when the thread wakes for the next
     /// launch, a few milliseconds later, rather than with a wake-up of its own.
     static let coalescing = 0.005
-    private let core: Mutex<Core>
+    private let core: Locked<Core>
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
@@ -102,7 +103,7 @@ public final class Poller: Sendable {
         self.execute = execute ?? ThreadPool(limit: PollSchedule.requestLimit).run
         self.onChange = onChange
         let now = time.monotonic()
-        core = Mutex(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))
+        core = Locked(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))
         core.withLock { adopt(plan, in: &$0, now: now) }
     }
 

@@ -1,5 +1,5 @@
+import Locking
 import OpenWeather
-import Synchronization
 
 /// The latest reading and health of every location and source, plus the exporter's own counters:
 /// written by the poller, read by the metrics renderer and the web pages.
@@ -80,7 +80,7 @@ public final class WeatherStore: Sendable {
         public var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
     }
 
-    private let state: Mutex<Snapshot>
+    private let state: Locked<Snapshot>
 
     /// `sources` in slot order; a resolver applies only to places given by name.
     init(
@@ -96,7 +96,7 @@ public final class WeatherStore: Sendable {
         snapshot.locations = LocationStates(locations.map { Self.fresh($0, resolves: resolves, thresholds: thresholds) })
         snapshot.labelOrder = Location.labelOrder(locations)
         snapshot.reloadSuccessTimestamp = now
-        self.state = Mutex(snapshot)
+        self.state = Locked(snapshot)
     }
 
     private static func fresh(_ location: Location, resolves: [Bool], thresholds: (Location) -> TemperatureThresholds) -> LocationState {

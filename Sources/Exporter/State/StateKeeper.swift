@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Locking
 import OpenWeather
 import Synchronization
 
@@ -34,9 +35,9 @@ final class StateKeeper: Sendable {
     private let logger: Logger
     private let onWrite: @Sendable () -> Void
     let spacing: Double
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Held for a whole write, so the thread's and the final one never interleave.
-    private let writing = Mutex(())
+    private let writing = Locked(())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)

@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import Locking
 
 /// A detached pthread running `body`, for the few long-lived loops the exporter has.
 public enum Threads {
@@ -76,7 +76,7 @@ public final class ThreadPool: Sendable {
     private let limit: Int
     /// A thread with nothing to run for this long ends (a small plan polls a few times a minute).
     private let idleTime: Duration
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
 
     public typealias Starter = @Sendable (@escaping @Sendable () -> Void) -> Int32

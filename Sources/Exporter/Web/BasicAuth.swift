@@ -1,5 +1,6 @@
 import CCrypt
 import Dispatch
+import Locking
 import Synchronization
 
 /// `basic_auth_users` checked as exporter-toolkit does: bcrypt through libcrypt, one hash at a time, an
@@ -8,7 +9,7 @@ import Synchronization
 /// failures are cached apart: however many wrong passwords arrive, they cannot push a right one out.
 final class BasicAuth: Sendable {
     private let users: [String: String]
-    private let cache = Mutex<Cache>(Cache())
+    private let cache = Locked<Cache>(Cache())
 
     private struct Cache {
         var allowed: Set<String> = []

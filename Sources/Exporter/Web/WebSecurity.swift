@@ -1,6 +1,6 @@
 import Glibc
 import HTTPServer
-import Synchronization
+import Locking
 
 /// The `--web.config.file` in force. Like exporter-toolkit, which reads the file on every request, changes
 /// apply without a restart: the file is checked at most once a second (on requests) and on reload; a file
@@ -12,7 +12,7 @@ final class WebSecurity: Sendable {
     let tls: TLSContextSource?
     let headers: ExtraResponseHeaders
     private let logger: Logger
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var auth: BasicAuth
@@ -37,7 +37,7 @@ final class WebSecurity: Sendable {
         }
         headers = ExtraResponseHeaders(config.headers)
         for note in config.notes { logger.warn(note) }
-        state = Mutex(State(
+        state = Locked(State(
             auth: BasicAuth(users: config.users), limiter: RateLimiter(config.rateLimit), stamp: Self.stamp(path),
             checkedAt: Self.monotonic(), failureLogged: false))
         tls?.setRefresh { [weak self] in self?.refreshIfChanged() }

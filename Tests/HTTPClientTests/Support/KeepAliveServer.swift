@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Locking
 import Synchronization
 
 /// A loopback HTTP/1.1 origin that keeps connections open, one thread per connection, and
@@ -19,7 +20,7 @@ final class KeepAliveServer: Sendable {
     let port: UInt16
     private let listener: Int32
     private let behaviour: Behaviour
-    private let stats = Mutex((connections: 0, requests: 0, closed: 0, heads: [String]()))
+    private let stats = Locked((connections: 0, requests: 0, closed: 0, heads: [String]()))
     private let stopped = Atomic<Bool>(false)
 
     init(_ behaviour: Behaviour = Behaviour()) throws {

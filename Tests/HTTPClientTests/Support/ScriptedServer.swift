@@ -1,6 +1,6 @@
 import Dispatch
 import Glibc
-import Synchronization
+import Locking
 
 /// A loopback TCP server that plays a fixed script to each connection it accepts.
 /// Every wait inside is bounded, so a client bug fails a test instead of hanging it.
@@ -23,7 +23,7 @@ final class ScriptedServer: Sendable {
     private let listener: Int32
     private let steps: [Step]
     private let connections: Int
-    private let requests = Mutex<[String]>([])
+    private let requests = Locked<[String]>([])
     private let done = DispatchSemaphore(value: 0)
 
     /// Upper bound for any single wait of the server, far above any test's deadline.

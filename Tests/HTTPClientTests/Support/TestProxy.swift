@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Locking
 import Synchronization
 
 /// A forward proxy on loopback, written here rather than taken from Debian (tinyproxy, squid)
@@ -20,7 +21,7 @@ final class TestProxy: Sendable {
     private let mode: Mode
     /// `Basic ...` that must come as Proxy-Authorization, or nil for none.
     private let requiredAuthorization: String?
-    private let seen = Mutex((heads: [String](), tunnels: 0))
+    private let seen = Locked((heads: [String](), tunnels: 0))
     private let stopped = Atomic<Bool>(false)
 
     init(mode: Mode = .tunnel, requiredAuthorization: String? = nil) throws {
