@@ -20,7 +20,9 @@ public final class ChildProcess: Sendable {
     }
     private let state = Locked(State())
 
-    /// `path` is looked up in PATH when it has no slash. The child sees only `environment` plus PATH.
+    /// `path` is looked up in PATH when it has no slash. The child sees only `environment` plus PATH
+    /// and the sanitizers' options, so a child built with a sanitizer reports where the tests' run
+    /// says (`log_path`: Tests/README.md).
     public init(_ path: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         var pipes: [[Int32]] = []
         for _ in 0..<3 {
@@ -40,7 +42,12 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1)
         posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2)
         var variables = environment
-        if variables["PATH"] == nil, let path = getenv("PATH") { variables["PATH"] = String(cString: path) }
+        for name in ["PATH", "TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"] where variables[name] == nil {
+            if let value = getenv(name) { variables[name] = String(cString: value) }
+        }
+        // ThreadSanitizer sleeps a second before a process exits (for races with exit): the tests
+        // time how fast their children stop, so a child's exit must be its own (later options win).
+        variables["TSAN_OPTIONS"] = "atexit_sleep_ms=0" + (variables["TSAN_OPTIONS"].map { ":" + $0 } ?? "")
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (argv + envp).forEach { free($0) } }
