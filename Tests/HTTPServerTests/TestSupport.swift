@@ -124,13 +124,15 @@ func serverSockets(port: UInt16, state: TCPState, peers: [UInt16]? = nil) -> Int
     let loopback = "0100007F"
     let local = loopback + hex(port)
     let remotes = peers.map { Set($0.map { loopback + hex($0) }) }
-    var count = 0
+    // Distinct peers, not lines: the kernel writes /proc/net/tcp a chunk per read, and a socket that
+    // moves in the table between two reads is listed twice (4 sockets counted for 3, under load).
+    var seen = Set<Substring>()
     guard let text = try? readFile("/proc/net/tcp") else { return 0 }
     for line in String(decoding: text, as: UTF8.self).split(separator: "\n").dropFirst() {
         let fields = line.split(separator: " ")
         guard fields.count > 3, fields[1] == local, fields[3] == state.rawValue else { continue }
         if let remotes, !remotes.contains(String(fields[2])) { continue }
-        count += 1
+        seen.insert(fields[2])
     }
-    return count
+    return seen.count
 }
