@@ -71,6 +71,9 @@ import Testing
         let forecast = try #require(config.requestPlan.entries.first { $0.source == "forecast" })
         #expect(forecast.text == "0.03/min (1 request per location every 1h)")
         #expect(try load(["--location", "A=1,2", "--no-collector.forecast"]).activeSources.map(\.name) == ["weather"])
+        // A daily poll of one place is 1/1440 a minute: two significant digits, never "0/min".
+        let daily = try load(["--location", "A=1,2", "--collector.forecast.interval=1d"]).requestPlan.entries.first { $0.source == "forecast" }
+        #expect(daily?.text == "0.00069/min (1 request per location every 1d)")
     }
 
     /// A source another stands in for makes no requests: the plan says where it is read from, not "0/min".

@@ -100,9 +100,12 @@ strip --remove-section=.comment --remove-section=.note "$work/$NAME"
 tardir="$NAME-$version.linux-$arch"
 mkdir -p "$work/$tardir"
 install -m 0755 "$work/$NAME" "$work/$tardir/$NAME"
-install -m 0644 LICENSE README.md "$work/$tardir/"
-# README.md is the newcomer's path; every flag, limit and failure is in deploy/README.md.
-install -m 0644 deploy/README.md "$work/$tardir/REFERENCE.md"
+install -m 0644 LICENSE "$work/$tardir/"
+# README.md is the newcomer's path; every flag, limit and failure is in deploy/README.md, shipped
+# beside it as REFERENCE.md, so the links between the two are rewritten to match.
+sed 's#(deploy/README\.md#(REFERENCE.md#g' README.md > "$work/$tardir/README.md"
+sed 's#(\.\./README\.md#(README.md#g' deploy/README.md > "$work/$tardir/REFERENCE.md"
+chmod 0644 "$work/$tardir/README.md" "$work/$tardir/REFERENCE.md"
 install -m 0644 deploy/config/openweather-exporter.yml "$work/$tardir/openweather-exporter.yml"
 install -m 0644 deploy/systemd/openweather-exporter.service "$work/$tardir/"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
@@ -114,8 +117,7 @@ doc="$root/usr/share/doc/$NAME"
 install -D -m 0755 "$work/$NAME" "$root/usr/bin/$NAME"
 install -D -m 0644 deploy/config/openweather-exporter.yml "$root/etc/$NAME/config.yml"
 install -d -m 0755 "$doc" "$root/usr/share/man/man1" "$root/lib/systemd/system" "$root/DEBIAN"
-install -m 0644 README.md "$doc/README.md"
-install -m 0644 deploy/README.md "$doc/REFERENCE.md"
+install -m 0644 "$work/$tardir/README.md" "$work/$tardir/REFERENCE.md" "$doc/"
 gzip -9n "$doc/README.md" "$doc/REFERENCE.md"
 
 # The unit of deploy/systemd, with the package's paths and its static user: a DynamicUser

@@ -68,7 +68,13 @@ public struct RequestPlan: Sendable, Equatable {
                ("stretched", String(stretched))]
     }
 
+    /// Two decimals, or two significant digits below 0.01, so a daily poll is not shown as `0/min`.
     static func rate(_ perMinute: Double) -> String {
-        Exposition.formatValue((perMinute * 100).rounded() / 100)
+        guard perMinute > 0, perMinute < 0.01, perMinute.isFinite else {
+            return Exposition.formatValue((perMinute * 100).rounded() / 100)
+        }
+        var scale = 100.0
+        while perMinute * scale < 10 { scale *= 10 }
+        return Exposition.formatValue((perMinute * scale).rounded() / scale)
     }
 }
