@@ -48,8 +48,8 @@ let package = Package(
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),
 
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
-        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Locking", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Locking", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Locking", "Platform", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
