@@ -23,14 +23,16 @@ let package = Package(
         .target(name: "CCrypt", linkerSettings: [.linkedLibrary("crypt")]),
         // A lock over pthread_mutex_t that ThreadSanitizer can see (Synchronization.Mutex is a futex it cannot).
         .target(name: "Locking"),
+        // Threads over pthread_create and the C library's error text: the POSIX helpers every layer shares.
+        .target(name: "Platform"),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
-        .target(name: "HTTPClient", dependencies: ["CTLS", "Locking"]),
+        .target(name: "HTTPClient", dependencies: ["CTLS", "Locking", "Platform"]),
         // epoll, eventfd and accept4 from the real headers (Swift's Glibc module leaves them out).
         .target(name: "CLinux"),
         // Our own HTTP/1.1 server on POSIX sockets and epoll, plain or TLS; knows nothing of weather.
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS", "Locking"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS", "Locking", "Platform"]),
         // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
         .target(name: "JSON"),
         // A YAML subset for config files (no anchors, aliases or tags); values keep their line:column.
@@ -42,12 +44,12 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer", "Locking"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "YAML"]),
-        .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Simulator"]),
+        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "Platform", "YAML"]),
+        .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),
 
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
-        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Locking", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Locking", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Locking", "Platform", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),

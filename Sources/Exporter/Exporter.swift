@@ -1,6 +1,7 @@
 import HTTPServer
 import Locking
 import OpenWeather
+import Platform
 import Synchronization
 
 /// The running product: server, poller and metrics, wired from a `Configuration`.

@@ -32,7 +32,7 @@ public final class HTTPClient: Sendable {
 
     private let configuration: Configuration
     /// nil means the process-wide context, created on first https use.
-    private let tlsContext: Result<TLSContext, HTTPClientError>?
+    private let tlsContext: Result<TLSClientContext, HTTPClientError>?
     private let pool: ConnectionPool
     private let resolver: Resolver
     private let connectionsOpened = Atomic<Int>(0)
@@ -55,7 +55,7 @@ public final class HTTPClient: Sendable {
     init(configuration: Configuration, resolver: Resolver) {
         self.configuration = configuration
         self.tlsContext = configuration.trustedCAFile.map { file in
-            Result { () throws(HTTPClientError) in try TLSContext(extraCAFile: file) }
+            Result { () throws(HTTPClientError) in try TLSClientContext(extraCAFile: file) }
         }
         self.pool = ConnectionPool(maxIdle: configuration.maxIdleConnections, idleTimeout: configuration.idleTimeout)
         self.resolver = resolver
@@ -149,7 +149,7 @@ public final class HTTPClient: Sendable {
 
     private func connect(_ url: RequestURL, proxy: ProxyServer?, route: String, deadline: Deadline) throws(HTTPClientError) -> Connection {
         // An unusable trust store is known before any connection is made.
-        let context = url.isTLS ? try (tlsContext ?? TLSContext.shared).get() : nil
+        let context = url.isTLS ? try (tlsContext ?? TLSClientContext.shared).get() : nil
         let socket: Socket
         if let proxy {
             socket = try Self.throughProxy(proxy) { () throws(HTTPClientError) in

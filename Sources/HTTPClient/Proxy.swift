@@ -50,8 +50,8 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
         let parsed: RequestURL
         do {
             parsed = try RequestURL(parsing: "http://\(rest)/")
-        } catch {
-            throw .invalidURL("\(origin): not a proxy URL: \(error.description.replacing("invalid URL: ", with: "")); give one like http://proxy.example:3128")
+        } catch .invalidURL(let reason) {
+            throw .invalidURL("\(origin): not a proxy URL: \(reason); give one like http://proxy.example:3128")
         }
         host = parsed.host
         // Without a port, 80, as for any http:// URL (and as in Go).

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Locking
+import Platform
 
 /// One address of a resolved name, without a port: the caller sets it per request.
 struct ResolvedAddress: Sendable, Equatable {
@@ -127,7 +128,7 @@ final class Resolver: Sendable {
     }
 
     private func spawnLookupThread() {
-        let started = spawnThread { [self] in
+        let result = Threads.start { [self] in
             while true {
                 work.wait()
                 let host: String? = state.withLock { state in
@@ -150,7 +151,7 @@ final class Resolver: Sendable {
             }
         }
         // Without a new thread the queued names wait for a busy one; their requests end at their deadlines.
-        if !started {
+        if result != 0 {
             state.withLock { state in
                 state.threads -= 1
                 state.idleThreads -= 1
@@ -199,24 +200,4 @@ final class Resolver: Sendable {
         }
         return nil
     }
-}
-
-/// A detached thread for a loop that lives as long as the process; false if none could be made.
-private func spawnThread(_ body: @escaping @Sendable () -> Void) -> Bool {
-    final class Box {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    var thread = pthread_t()
-    let result = pthread_create(&thread, nil, { raw in
-        Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, box)
-    guard result == 0 else {
-        Unmanaged<Box>.fromOpaque(box).release()
-        return false
-    }
-    pthread_detach(thread)
-    return true
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// A non-blocking TCP socket that closes itself when released, so no error path leaks it.
 final class Socket: @unchecked Sendable {
@@ -106,8 +107,4 @@ extension Socket: ByteStream {
             }
         }
     }
-}
-
-func errnoText(_ code: Int32) -> String {
-    String(cString: strerror(code))
 }

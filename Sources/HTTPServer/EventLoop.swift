@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import Synchronization
 
 /// The key under which each loop thread finds its own loop, so a responder called on that thread skips the inbox.
@@ -110,7 +111,7 @@ final class EventLoop {
             date.refresh()
             if count < 0 {
                 if errno == EINTR { continue }
-                core.report("epoll_wait failed: \(errnoText(errno)); event loop \(handle.index) stops")
+                core.report("epoll_wait failed: \(errnoText(errno).lowercased()); event loop \(handle.index) stops")
                 break
             }
             for k in 0..<Int(count) {
@@ -190,7 +191,7 @@ final class EventLoop {
                     unwatchListener()
                     return
                 default:
-                    core.report("accept failed: \(errnoText(code))")
+                    core.report("accept failed: \(errnoText(code).lowercased())")
                     pauseAccepting(code)
                     return
                 }
@@ -240,7 +241,7 @@ final class EventLoop {
         acceptBackoff = Self.acceptPause(after: acceptBackoff)
         listenerResumeAt = now + acceptBackoff
         if !core.acceptPausedReported.exchange(true, ordering: .relaxed) {
-            core.report("cannot accept connections: \(errnoText(code)); pausing accepts and retrying, raise the open-file limit (ulimit -n) or lower the connection limit")
+            core.report("cannot accept connections: \(errnoText(code).lowercased()); pausing accepts and retrying, raise the open-file limit (ulimit -n) or lower the connection limit")
         }
     }
 

@@ -46,6 +46,7 @@
 /// - `shutdown` must not be called from a handler: it waits for the loop threads.
 import Glibc
 import Locking
+import Platform
 import Synchronization
 
 public final class HTTPServer: Sendable {
@@ -174,21 +175,12 @@ final class ServerCore: Sendable {
     }
 }
 
-private final class ThreadStart {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-}
-
 private func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
-    let start = Unmanaged.passRetained(ThreadStart(body)).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(&thread, nil, { raw in
-        Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, start)
-    guard rc == 0 else {
-        fatalError("cannot start HTTP event-loop thread: \(errnoText(rc)); raise the thread or memory limits")
+    switch Threads.startJoinable(body) {
+    case .success(let thread):
+        Linux.setThreadName(thread, String(name.prefix(15)))
+        return thread
+    case .failure(let error):
+        fatalError("cannot start HTTP event-loop thread: \(errnoText(error.code).lowercased()); raise the thread or memory limits")
     }
-    Linux.setThreadName(thread, String(name.prefix(15)))
-    return thread
 }

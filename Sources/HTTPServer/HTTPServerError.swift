@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Why the server could not start listening, worded for the person who has to fix it.
 public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
@@ -33,18 +34,13 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
         case EADDRNOTAVAIL:
             return .init(kind: .addressNotAvailable, address: address, description: prefix + "address not available on this machine; use an address of one of its interfaces in \(flag), or leave the host empty for all")
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-            return .init(kind: .resources, address: address, description: prefix + "\(errnoText(code)); raise the open-file limit (ulimit -n) or free memory")
+            return .init(kind: .resources, address: address, description: prefix + "\(errnoText(code).lowercased()); raise the open-file limit (ulimit -n) or free memory")
         default:
-            return .init(kind: .other, address: address, description: prefix + errnoText(code))
+            return .init(kind: .other, address: address, description: prefix + errnoText(code).lowercased())
         }
     }
 
     static func badHost(_ host: String, reason: String, flag: String) -> HTTPServerError {
         .init(kind: .badHost, address: host, description: "cannot listen on host \"\(host)\": \(reason); use an IP address such as 127.0.0.1 or ::1, a resolvable name, or an empty host for all interfaces in \(flag)")
     }
-}
-
-func errnoText(_ code: Int32) -> String {
-    guard let text = strerror(code) else { return "error \(code)" }
-    return String(cString: text).lowercased()
 }

@@ -1,6 +1,7 @@
 import CTLS
 import Glibc
 import Locking
+import Platform
 
 /// What the server's TLS side is built from. Client-auth and version names are the Go crypto/tls ones that
 /// Prometheus' exporter-toolkit uses, so a web config file maps onto this field by field.
@@ -56,8 +57,9 @@ public struct TLSSetupError: Error, CustomStringConvertible, Sendable, Equatable
     }
 }
 
-/// One built SSL_CTX; immutable once built, so any loop may create connections from it.
-final class TLSContext: @unchecked Sendable {
+/// One built server SSL_CTX (certificate, key, client CAs); immutable once built, so any loop may
+/// create connections from it. Not the client's `TLSClientContext`, which holds trust, not identity.
+final class TLSServerContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     init(_ pointer: OpaquePointer) {
@@ -76,7 +78,7 @@ final class TLSContext: @unchecked Sendable {
 public final class TLSContextSource: Sendable {
     private struct State {
         var settings: TLSServerSettings
-        var context: TLSContext
+        var context: TLSServerContext
         var stamps: [FileStamp]
         var checkedAt: Int64
         var failureReported: Bool
@@ -112,14 +114,14 @@ public final class TLSContextSource: Sendable {
         self.refresh.withLock { $0 = refresh }
     }
 
-    func context(now: Int64) -> TLSContext {
+    func context(now: Int64) -> TLSServerContext {
         let due: Bool = state.withLock { state in
             guard now - state.checkedAt >= Self.checkInterval else { return false }
             state.checkedAt = now
             return true
         }
         if due, let refresh = refresh.withLock({ $0 }) { refresh() }
-        let (context, report): (TLSContext, String?) = state.withLock { state in
+        let (context, report): (TLSServerContext, String?) = state.withLock { state in
             guard due else { return (state.context, nil) }
             let stamps = Self.stamps(state.settings)
             guard stamps != state.stamps else { return (state.context, nil) }
@@ -140,7 +142,7 @@ public final class TLSContextSource: Sendable {
 
     // MARK: - Building
 
-    static func build(_ settings: TLSServerSettings) throws(TLSSetupError) -> TLSContext {
+    static func build(_ settings: TLSServerSettings) throws(TLSSetupError) -> TLSServerContext {
         guard settings.minVersion <= settings.maxVersion else {
             throw TLSSetupError("min_version \(settings.minVersion.rawValue) is above max_version \(settings.maxVersion.rawValue); lower one or raise the other")
         }
@@ -150,7 +152,7 @@ public final class TLSContextSource: Sendable {
         guard let pointer = ctls_server_context_new(settings.minVersion.openSSL, settings.maxVersion.openSSL) else {
             throw TLSSetupError("cannot create a TLS context: \(openSSLReason())")
         }
-        let context = TLSContext(pointer)
+        let context = TLSServerContext(pointer)
         guard SSL_CTX_use_certificate_chain_file(pointer, settings.certFile) == 1 else {
             throw TLSSetupError("cannot load the certificate from \(settings.certFile): \(openSSLReason()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first")
         }
@@ -198,7 +200,7 @@ public final class TLSContextSource: Sendable {
 
     private static func readable(_ path: String, _ what: String) throws(TLSSetupError) {
         guard access(path, R_OK) == 0 else {
-            throw TLSSetupError("cannot read the \(what) file \(path): \(errnoText(errno))")
+            throw TLSSetupError("cannot read the \(what) file \(path): \(errnoText(errno).lowercased())")
         }
     }
 

@@ -1,6 +1,7 @@
 import Exporter
 import Glibc
 import Locking
+import Platform
 import Simulator
 
 // The executable only parses arguments, starts things and waits for signals;

@@ -143,6 +143,13 @@ extension HTTPClientTests {
             #expect(try ProxyServer(parsing: "proxy.corp", origin: "x").description == "proxy.corp:80")
         }
 
+        /// The authority's reason comes from `RequestURL`'s case, worded once: not "invalid URL" twice.
+        @Test func aBadAuthoritySaysInvalidURLOnce() {
+            #expect(throws: HTTPClientError.invalidURL("x: not a proxy URL: missing host; give one like http://proxy.example:3128")) {
+                try ProxyServer(parsing: "http://:3128", origin: "x")
+            }
+        }
+
         @Test(arguments: [
             ("example.com", "example.com", 443, true),
             ("example.com", "api.example.com", 443, true),

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Locking
+import Platform
 import TestSupport
 import Synchronization
 import Testing
@@ -385,7 +386,7 @@ struct HTTPServerTests {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             if bound == 0 { return }
-            taken.append("127.0.0.1:\(server.port) (\(String(cString: strerror(errno))))")
+            taken.append("127.0.0.1:\(server.port) (\(errnoText(errno)))")
         }
         Issue.record("bound to ::1 only, yet 127.0.0.1 on the server's port was taken three times: \(taken)")
     }

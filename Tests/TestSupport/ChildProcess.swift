@@ -1,5 +1,6 @@
 import Glibc
 import Locking
+import Platform
 
 /// A spawned program with its stdout and stderr captured. Its stdin is a pipe this process holds
 /// open, so a helper written to exit on EOF dies with the test process even after a crash. Killed
@@ -29,7 +30,7 @@ public final class ChildProcess: Sendable {
             var ends: [Int32] = [0, 0]
             guard pipe(&ends) == 0 else {
                 pipes.joined().forEach { _ = close($0) }
-                throw LoopbackHTTP.Failure(description: "pipe: \(String(cString: strerror(errno)))")
+                throw LoopbackHTTP.Failure(description: "pipe: \(errnoText(errno))")
             }
             pipes.append(ends)
         }
@@ -56,7 +57,7 @@ public final class ChildProcess: Sendable {
         for fd in [pipes[0][0], pipes[1][1], pipes[2][1]] { close(fd) }
         guard result == 0 else {
             for fd in [pipes[0][1], pipes[1][0], pipes[2][0]] { close(fd) }
-            throw LoopbackHTTP.Failure(description: "cannot start \(path): \(String(cString: strerror(result)))")
+            throw LoopbackHTTP.Failure(description: "cannot start \(path): \(errnoText(result))")
         }
         pid = child
         stdinWrite = pipes[0][1]

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// One HTTP response as a test client saw it.
 public struct LoopbackResponse: Sendable {
@@ -78,7 +79,7 @@ public enum LoopbackHTTP {
     public static func connect(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Double = 5) throws -> Int32 {
         let v6 = host.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw Failure(description: "socket: \(errnoText(errno))") }
         let whole = Int(timeoutSeconds)
         var timeout = timeval(tv_sec: whole, tv_usec: Int((timeoutSeconds - Double(whole)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -102,7 +103,7 @@ public enum LoopbackHTTP {
             }
         }
         guard result == 0 else {
-            let reason = String(cString: strerror(errno))
+            let reason = errnoText(errno)
             close(fd)
             throw Failure(description: "connect to [\(host)]:\(port): \(reason)")
         }
@@ -130,7 +131,7 @@ public enum LoopbackHTTP {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { throw Failure(description: "send: \(String(cString: strerror(errno)))") }
+            guard count > 0 else { throw Failure(description: "send: \(errnoText(errno))") }
             sent += count
         }
     }

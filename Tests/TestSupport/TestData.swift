@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// SplitMix64 (Steele, Lea and Flood), seeded, so random tests replay exactly.
 public struct SeededGenerator: RandomNumberGenerator {
@@ -18,7 +19,7 @@ public struct SeededGenerator: RandomNumberGenerator {
 /// The whole file; throws when it cannot be opened.
 public func readFile(_ path: String) throws -> [UInt8] {
     guard let file = fopen(path, "rb") else {
-        throw LoopbackHTTP.Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+        throw LoopbackHTTP.Failure(description: "cannot open \(path): \(errnoText(errno))")
     }
     defer { fclose(file) }
     var out: [UInt8] = []
@@ -36,12 +37,12 @@ public func readFile(_ path: String) throws -> [UInt8] {
 /// Replaces the file's contents (creating it with `mode`); throws when it cannot be written.
 public func writeFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-    guard fd >= 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+    guard fd >= 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(errnoText(errno))") }
     defer { close(fd) }
     var written = 0
     while written < bytes.count {
         let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard count > 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(errnoText(errno))") }
         written += count
     }
 }
@@ -54,7 +55,7 @@ public func writeFile(_ path: String, _ text: String, mode: mode_t = 0o600) thro
 public func temporaryFile(_ text: String = "", suffix: String = "", mode: mode_t = 0o600) -> String {
     var template = Array("/tmp/owe-test-XXXXXX\(suffix)".utf8CString)
     let fd = mkstemps(&template, Int32(suffix.utf8.count))
-    precondition(fd >= 0, "mkstemps: \(String(cString: strerror(errno)))")
+    precondition(fd >= 0, "mkstemps: \(errnoText(errno))")
     close(fd)
     let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     // The file exists and is ours: a failure to write it is a broken machine, not a test outcome.

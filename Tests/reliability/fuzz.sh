@@ -49,12 +49,16 @@ tls)
     mkdir -p "$work/ctls"
     printf 'module CTLS {\n    header "%s"\n    link "ssl"\n    link "crypto"\n    export *\n}\n' "$ROOT/Sources/CTLS/include/CTLS.h" > "$work/ctls/module.modulemap"
     clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CTLS/include" "$ROOT/Sources/CTLS/shim.c" -o "$work/ctls/shim.o"
-    # TLSServerConfiguration imports Locking: built as a module of its own with the same sanitizers.
-    mkdir -p "$work/locking"
-    swiftc -sanitize=fuzzer,address -parse-as-library -O -module-name Locking -emit-module \
-        -emit-module-path "$work/locking/Locking.swiftmodule" -c "$ROOT/Sources/Locking/Locked.swift" \
-        -o "$work/locking/Locked.o" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
-    extra=(-I "$work/ctls" "$work/ctls/shim.o" -I "$work/locking" "$work/locking/Locked.o" -lssl -lcrypto)
+    extra=(-I "$work/ctls" "$work/ctls/shim.o" -lssl -lcrypto)
+    # TLSServerConfiguration imports Locking and Platform: each built as a module of its own with the
+    # same sanitizers.
+    for module in Locking Platform; do
+        mkdir -p "$work/$module"
+        swiftc -sanitize=fuzzer,address -parse-as-library -O -wmo -module-name "$module" -emit-module \
+            -emit-module-path "$work/$module/$module.swiftmodule" "$ROOT/Sources/$module"/*.swift \
+            -c -o "$work/$module/$module.o" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
+        extra+=(-I "$work/$module" "$work/$module/$module.o")
+    done
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
         -days 2 -subj /CN=fuzz 2>/dev/null
     export FUZZ_TLS_CERT="$work/cert.pem" FUZZ_TLS_KEY="$work/key.pem"

@@ -248,8 +248,11 @@ public struct ConfigurationLoader: Sendable {
             } else {
                 config.proxy = try ProxySettings(environment: environment)
             }
+        } catch .invalidURL(let reason) {
+            // The reason already names the flag or variable and the fix; "invalid URL" would repeat it.
+            throw ConfigError(reason)
         } catch {
-            throw ConfigError(error.description.replacing("invalid URL: ", with: ""))
+            throw ConfigError(error.description)
         }
         // The built-in simulator is on loopback: a proxy for the real API has no business there.
         if config.demo { config.proxy = .direct }

@@ -1,6 +1,7 @@
 import Dispatch
 import Locking
 import OpenWeather
+import Platform
 import Synchronization
 
 /// The background loop: one scheduler thread decides, per `PollSchedule`, which job (a source at a

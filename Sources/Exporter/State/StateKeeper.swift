@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Locking
 import OpenWeather
+import Platform
 import Synchronization
 
 /// Keeps the state file (`--storage.path`) in step with the poller, so a restart comes back where

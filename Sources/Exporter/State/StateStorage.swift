@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// The state directory (`--storage.path`) is missing and cannot be made, or cannot be written.
 public struct StateStorageError: Error, CustomStringConvertible {
@@ -35,7 +36,7 @@ struct StateStorage: Sendable {
         if stat(self.directory, &info) != 0 {
             guard errno == ENOENT, mkdir(self.directory, 0o700) == 0 else {
                 throw StateStorageError(
-                    description: "\(shown): cannot create the state directory: \(Files.systemError()); create it (mode 0700, owned by the exporter's user) or choose another path")
+                    description: "\(shown): cannot create the state directory: \(errnoText(errno)); create it (mode 0700, owned by the exporter's user) or choose another path")
             }
         } else if info.st_mode & S_IFMT != S_IFDIR {
             throw StateStorageError(description: "\(shown) is not a directory: give a directory; the exporter keeps one file in it")
@@ -50,7 +51,7 @@ struct StateStorage: Sendable {
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw StateStorageError(
-                description: "\(shown): the state directory is not writable: \(Files.systemError()); give the exporter's user write access to it (systemd: StateDirectory=; Kubernetes: a volume with fsGroup)")
+                description: "\(shown): the state directory is not writable: \(errnoText(errno)); give the exporter's user write access to it (systemd: StateDirectory=; Kubernetes: a volume with fsGroup)")
         }
         close(fd)
         unlink(probe)
@@ -62,11 +63,11 @@ struct StateStorage: Sendable {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
-            throw Files.ReadError(description: errno == ELOOP ? "it is a symbolic link; the state file must be a regular file" : Files.systemError())
+            throw Files.ReadError(description: errno == ELOOP ? "it is a symbolic link; the state file must be a regular file" : errnoText(errno))
         }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Files.ReadError(description: Files.systemError()) }
+        guard fstat(fd, &info) == 0 else { throw Files.ReadError(description: errnoText(errno)) }
         guard info.st_mode & S_IFMT == S_IFREG else {
             let kind = switch info.st_mode & S_IFMT {
             case S_IFIFO: "a FIFO"
@@ -124,6 +125,6 @@ struct StateStorage: Sendable {
     }
 
     private func failure(_ what: String) -> StateStorageError {
-        StateStorageError(description: "\(what): \(Files.systemError())")
+        StateStorageError(description: "\(what): \(errnoText(errno))")
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Small file helpers on plain POSIX calls, so the exporter needs no Foundation.
 enum Files {
@@ -9,7 +10,7 @@ enum Files {
     /// The whole file, refusing anything larger than `limit` bytes.
     static func read(_ path: String, limit: Int = 16 << 20) throws(ReadError) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ReadError(description: systemError()) }
+        guard fd >= 0 else { throw ReadError(description: errnoText(errno)) }
         defer { close(fd) }
         return try read(fd: fd, limit: limit)
     }
@@ -22,7 +23,7 @@ enum Files {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw ReadError(description: systemError())
+                throw ReadError(description: errnoText(errno))
             }
             if count == 0 { return out }
             out.append(contentsOf: chunk[0..<count])
@@ -35,9 +36,5 @@ enum Files {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         return info.st_mode & S_IROTH != 0
-    }
-
-    static func systemError(_ code: Int32 = errno) -> String {
-        String(cString: strerror(code))
     }
 }

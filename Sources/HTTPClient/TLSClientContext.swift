@@ -1,15 +1,18 @@
 import CTLS
 import Glibc
+import Platform
 
-/// An OpenSSL client context. It is configured once, before it is shared, and
-/// OpenSSL allows concurrent SSL_new on a context that is no longer modified.
-final class TLSContext: @unchecked Sendable {
+/// An OpenSSL client context: which servers to trust. It is configured once, before it is shared,
+/// and OpenSSL allows concurrent SSL_new on a context that is no longer modified. The server's
+/// `TLSServerContext` is another role (its own certificate, rebuilt when the files rotate); the two
+/// share only `SSL_CTX_free`.
+final class TLSClientContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     /// Created on first https use, so the trust store is read only when needed.
     /// The default trust paths honour SSL_CERT_FILE and SSL_CERT_DIR at that moment.
-    static let shared: Result<TLSContext, HTTPClientError> = Result { () throws(HTTPClientError) in
-        try TLSContext(extraCAFile: nil)
+    static let shared: Result<TLSClientContext, HTTPClientError> = Result { () throws(HTTPClientError) in
+        try TLSClientContext(extraCAFile: nil)
     }
 
     /// `extraCAFile` adds a PEM file of trusted roots to the default ones.
