@@ -121,7 +121,9 @@ final class Resolver: Sendable {
         state.pending[host] = waiter.map { [$0] } ?? []
         state.queue.append(host)
         work.signal()
-        guard state.idleThreads == 0, state.threads < maxThreads else { return false }
+        // A thread counted idle may be about to take a name queued before this one: a new thread is
+        // needed whenever the queue holds more names than there are idle threads to take them.
+        guard state.queue.count > state.idleThreads, state.threads < maxThreads else { return false }
         state.threads += 1
         state.idleThreads += 1
         return true

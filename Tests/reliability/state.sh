@@ -19,8 +19,13 @@ trap '[ -n "$writer" ] && kill -KILL "$writer" 2>/dev/null; rm -rf "$work"' EXIT
 state_sources=("$ROOT/Sources/Exporter/State/StateFile.swift" "$ROOT/Sources/Exporter/State/SavedState.swift")
 swiftc -sanitize=fuzzer,address -parse-as-library -O "$HERE/fuzz.swift" "${state_sources[@]}" \
     -o "$work/state-fuzz" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
-swiftc -O -parse-as-library "$HERE/crash.swift" "${state_sources[@]}" \
-    "$ROOT/Sources/Exporter/State/StateStorage.swift" "$ROOT/Sources/Exporter/Support/Files.swift" -o "$work/crash"
+# Files.swift imports Platform (errnoText): built as a module of its own, as the exporter's build does.
+mkdir -p "$work/Platform"
+swiftc -O -parse-as-library -wmo -module-name Platform -emit-module -emit-module-path "$work/Platform/Platform.swiftmodule" \
+    "$ROOT/Sources/Platform"/*.swift -c -o "$work/Platform/Platform.o"
+swiftc -O -parse-as-library -I "$work/Platform" "$HERE/crash.swift" "${state_sources[@]}" \
+    "$ROOT/Sources/Exporter/State/StateStorage.swift" "$ROOT/Sources/Exporter/Support/Files.swift" \
+    "$work/Platform/Platform.o" -o "$work/crash"
 
 echo "--- fuzzing the decoder for ${seconds}s"
 mkdir -p "$work/corpus" "$work/dir" /tmp/owe-fuzz-artifacts

@@ -27,9 +27,11 @@ public enum PrometheusDuration {
     /// The shortest form `parse` reads back: `1h30m`, `15s`, `250ms`. Total over every duration: it
     /// counts in the 128-bit magnitude, where nothing overflows; a negative one gets a `-`.
     public static func format(_ duration: Duration) -> String {
-        let magnitude = duration.attoseconds.magnitude
-        var whole = magnitude / 1_000_000_000_000_000_000
-        let milliseconds = magnitude % 1_000_000_000_000_000_000 / 1_000_000_000_000_000
+        // Rounded to the nearest millisecond, not cut: 914.4 s is held as 914.39999..., which cut
+        // would show as 914s399ms. A Duration's attoseconds are below 2^127, so adding half fits.
+        let total = (duration.attoseconds.magnitude + 500_000_000_000_000) / 1_000_000_000_000_000
+        var whole = total / 1000
+        let milliseconds = total % 1000
         if whole == 0 && milliseconds == 0 { return "0s" }
         var out = duration < .zero ? "-" : ""
         for (suffix, size) in [("d", UInt128(86_400)), ("h", 3_600), ("m", 60), ("s", 1)] where whole >= size {

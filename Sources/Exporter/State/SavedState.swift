@@ -36,3 +36,18 @@ struct SavedState: Equatable, Sendable {
     var recentStarts: [Double] = []
     var locations: [LocationEntry] = []
 }
+
+extension SavedState {
+    /// The same state with sources saved under a former name (`["air-pollution": "air_pollution"]`) under
+    /// their name now. The decoder keeps names as written, so it needs nothing of the sources.
+    func renamingSources(_ formerNames: [String: String]) -> SavedState {
+        var renamed = self
+        for index in renamed.locations.indices {
+            for slot in renamed.locations[index].sources.indices {
+                let name = renamed.locations[index].sources[slot].name
+                if let now = formerNames[name] { renamed.locations[index].sources[slot].name = now }
+            }
+        }
+        return renamed
+    }
+}

@@ -85,7 +85,7 @@ enum StateFile {
             var location = SavedState.LocationEntry(identity: try reader.string(), sources: [])
             for _ in 0..<(try reader.count(each: 49)) {
                 let name = try reader.string()
-                var source = SavedState.SourceEntry(name: Sources.formerNames[name] ?? name)
+                var source = SavedState.SourceEntry(name: name)
                 switch try reader.byte() {
                 case 0: source.up = nil
                 case 1: source.up = true

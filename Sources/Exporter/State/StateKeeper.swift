@@ -222,7 +222,7 @@ extension StateKeeper {
         let bytes = contents.bytes
         let saved: SavedState
         do throws(StateFile.DecodeError) {
-            saved = try StateFile.decode(bytes)
+            saved = try StateFile.decode(bytes).renamingSources(Sources.formerNames)
         } catch {
             logger.warn(
                 "the state file cannot be used; starting clean (it is replaced at the next write)",
