@@ -17,6 +17,7 @@ final class Connection {
     }
 
     let fd: Int32
+    let peer: PeerAddress
     let transport: ConnectionTransport
     /// Tells apart connections that reuse the same fd, for epoll events that arrive late.
     let serial: UInt32
@@ -56,8 +57,9 @@ final class Connection {
     var lastWriteProgress: Int64 = 0
     var lingerDeadline: Int64 = 0
 
-    init(fd: Int32, transport: ConnectionTransport, serial: UInt32, now: Int64) {
+    init(fd: Int32, peer: PeerAddress, transport: ConnectionTransport, serial: UInt32, now: Int64) {
         self.fd = fd
+        self.peer = peer
         self.transport = transport
         self.serial = serial
         readStartedAt = now
@@ -141,7 +143,7 @@ final class Connection {
             responder!.droppable.store(false, ordering: .relaxed)
             return responder!
         }
-        let fresh = HTTPResponder(loop: loop, fd: fd, token: token)
+        let fresh = HTTPResponder(loop: loop, fd: fd, peer: peer, token: token)
         responder = fresh
         return fresh
     }

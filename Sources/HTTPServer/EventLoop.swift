@@ -175,7 +175,7 @@ final class EventLoop {
 
     private func acceptConnections() {
         while !draining {
-            let fd = Linux.accept4(listenFD, flags: Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
+            let (fd, peer) = Linux.accept4(listenFD, flags: Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
             if fd < 0 {
                 let code = errno
                 switch code {
@@ -222,9 +222,9 @@ final class EventLoop {
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             target.load.add(1, ordering: .relaxed)
             if target === handle {
-                adopt(fd)
+                adopt(fd, peer)
             } else {
-                target.post(.adopt(fd))
+                target.post(.adopt(fd, peer))
             }
         }
     }
@@ -291,7 +291,7 @@ final class EventLoop {
         return true
     }
 
-    private func adopt(_ fd: Int32) {
+    private func adopt(_ fd: Int32, _ peer: PeerAddress) {
         if draining {
             Glibc.close(fd)
             handle.load.subtract(1, ordering: .relaxed)
@@ -303,7 +303,7 @@ final class EventLoop {
             return
         }
         nextSerial = nextSerial == UInt32.max ? 1 : nextSerial + 1
-        let connection = Connection(fd: fd, transport: transport, serial: nextSerial, now: now)
+        let connection = Connection(fd: fd, peer: peer, transport: transport, serial: nextSerial, now: now)
         let index = Int(fd)
         if index >= connections.count {
             connections.append(contentsOf: repeatElement(nil, count: max(index + 1 - connections.count, connections.count)))
@@ -338,8 +338,8 @@ final class EventLoop {
         handle.inbox.withLock { swap(&$0, &batch) }
         for message in batch {
             switch message {
-            case .adopt(let fd):
-                adopt(fd)
+            case .adopt(let fd, let peer):
+                adopt(fd, peer)
             case .call(let fd, let token, let call):
                 deliver(fd: fd, token: token, call)
             }
@@ -354,7 +354,7 @@ final class EventLoop {
             inbox = []
             return taken
         }
-        for case .adopt(let fd) in batch {
+        for case .adopt(let fd, _) in batch {
             Glibc.close(fd)
             handle.load.subtract(1, ordering: .relaxed)
         }

@@ -11,6 +11,8 @@ public protocol HTTPHandler: Sendable {
 public final class HTTPResponder: Sendable {
     private let loop: LoopHandle
     private let fd: Int32
+    /// Where the connection comes from (the client's address, or a proxy's in front of it).
+    public let peer: PeerAddress
     /// Which request this answers; a stale responder finds a different token on its connection and does nothing.
     let token: Atomic<UInt64>
     /// Set by the event loop when the connection closes: nothing done for this request can reach the client.
@@ -18,9 +20,10 @@ public final class HTTPResponder: Sendable {
     /// Set by the handler for a request that only waits; cleared for each new request on the connection.
     let droppable = Atomic<Bool>(false)
 
-    init(loop: LoopHandle, fd: Int32, token: UInt64) {
+    init(loop: LoopHandle, fd: Int32, peer: PeerAddress, token: UInt64) {
         self.loop = loop
         self.fd = fd
+        self.peer = peer
         self.token = Atomic(token)
     }
 

@@ -168,7 +168,7 @@ final class ServerCore: Sendable {
                 inbox = []
                 return taken
             }
-            for case .adopt(let fd) in leftovers { close(fd) }
+            for case .adopt(let fd, _) in leftovers { close(fd) }
             close(loop.epollFD)
             loop.closeWake()
         }

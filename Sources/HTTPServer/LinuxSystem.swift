@@ -7,7 +7,12 @@ enum Linux {
     static func epollCreate1(_ flags: Int32) -> Int32 { epoll_create1(flags) }
     static func eventfd(_ initial: UInt32, _ flags: Int32) -> Int32 { CLinux.eventfd(initial, flags) }
 
-    static func accept4(_ fd: Int32, flags: Int32) -> Int32 { clinux_accept4(fd, flags) }
+    /// The new connection's descriptor (or -1) and its client's address.
+    static func accept4(_ fd: Int32, flags: Int32) -> (fd: Int32, peer: PeerAddress) {
+        var words: (UInt64, UInt64) = (0, 0)
+        let client = withUnsafeMutableBytes(of: &words) { clinux_accept4(fd, flags, $0.baseAddress!.assumingMemoryBound(to: UInt64.self)) }
+        return (client, PeerAddress(high: words.0, low: words.1))
+    }
 
     static func setThreadName(_ thread: pthread_t, _ name: String) {
         _ = clinux_set_thread_name(thread, name)

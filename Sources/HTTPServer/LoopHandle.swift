@@ -6,7 +6,7 @@ import Synchronization
 final class LoopHandle: Sendable {
     enum Message: Sendable {
         /// A connection accepted by another loop and handed over for balance.
-        case adopt(Int32)
+        case adopt(Int32, PeerAddress)
         case call(fd: Int32, token: UInt64, ResponderCall)
     }
 

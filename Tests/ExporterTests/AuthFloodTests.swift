@@ -1,8 +1,10 @@
 import Dispatch
 import Glibc
-import HTTPServer
+import Synchronization
 import TestSupport
 import Testing
+
+@testable import HTTPServer
 
 @testable import Exporter
 
@@ -18,7 +20,7 @@ import Testing
     static let hash = shell("htpasswd -nbBC 4 '' right | tr -d ':\\n'").output
 
     /// A web config at a fresh path, the security built from it, and a server in front of `Routes`.
-    func serve(_ web: String, checks: BcryptQueue = BcryptQueue(limit: 16)) throws -> (HTTPServer, WebSecurity, String) {
+    func serve(_ web: String, checks: BcryptQueue = BcryptQueue(limit: 16, perPeer: 2)) throws -> (HTTPServer, WebSecurity, String) {
         let path = "/tmp/owe-auth-\(UInt64.random(in: 0...UInt64.max)).yml"
         write(web, to: path)
         let security = try WebSecurity(path: path, logger: Logger(level: .error, secrets: [], sink: { _ in }))
@@ -37,8 +39,8 @@ import Testing
     }
 
     /// A connection with one request sent; reads give up after `timeout` seconds.
-    func send(_ port: UInt16, user: String, password: String, timeout: Double = 1) throws -> Int32 {
-        let fd = try LoopbackHTTP.connect(port: port, timeoutSeconds: timeout)
+    func send(_ port: UInt16, user: String, password: String, from source: String = "127.0.0.1", timeout: Double = 1) throws -> Int32 {
+        let fd = try LoopbackHTTP.connect(port: port, source: source, timeoutSeconds: timeout)
         let credentials = Array("\(user):\(password)".utf8)
         try LoopbackHTTP.send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(base64(credentials))\r\n\r\n")
         return fd
@@ -66,8 +68,13 @@ import Testing
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// 127.0.0.1 as the server names it.
+    static let loopback = PeerAddress(high: 0, low: 0xffff_7f00_0001)
+    /// An address no test connects from.
+    static let elsewhere = PeerAddress(high: 0, low: 0xffff_0a00_0001)
+
     @Test func aKnownPasswordIsAnsweredAtOnceWhileWrongOnesQueueOrAreRefused() throws {
-        let checks = BcryptQueue(limit: 3)
+        let checks = BcryptQueue(limit: 3, perPeer: 3)
         let (server, web, path) = try serve("basic_auth_users:\n  prom: \"\(Self.hash)\"\n", checks: checks)
         defer { server.shutdown(gracePeriod: .zero); unlink(path) }
         let first = try send(server.port, user: "prom", password: "right", timeout: 10)
@@ -75,8 +82,11 @@ import Testing
         close(first)
 
         // bcrypt busy: one check holds the queue, so two more fill it and the rest are refused at once.
+        // It starts once the first check has left the queue (one at a time), so that one holds no place.
         let gate = DispatchSemaphore(value: 0)
-        #expect(checks.submit { gate.wait() })
+        let busy = DispatchSemaphore(value: 0)
+        #expect(checks.submit(from: Self.elsewhere) { busy.signal(); gate.wait() })
+        #expect(busy.wait(timeout: .now() + 10) == .success)
         let wrong = try (0..<4).map { try send(server.port, user: "prom", password: "wrong\($0)") }
         let answers = wrong.map { status($0) }
         try #require(answers.count { $0 == 401 } == 2 && answers.count { $0 == nil } == 2, "\(answers)")
@@ -123,15 +133,64 @@ import Testing
     }
 
     @Test func aFullQueueRefusesAtOnceAndTakesWorkAgainWhenItDrains() {
-        let checks = BcryptQueue(limit: 2)
+        let checks = BcryptQueue(limit: 3, perPeer: 2)
         let gate = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)
-        #expect(checks.submit { gate.wait() })
-        #expect(checks.submit { done.signal() })
-        #expect(!checks.submit {})
+        #expect(checks.submit(from: Self.loopback) { gate.wait() })
+        #expect(checks.submit(from: Self.loopback) { done.signal() })
+        #expect(!checks.submit(from: Self.loopback) {}, "one address held more than its share")
+        #expect(checks.submit(from: Self.elsewhere) {})
+        #expect(!checks.submit(from: PeerAddress(high: 0x2001_0db8_0000_0000, low: 1)) {}, "the queue took more than its limit")
         gate.signal()
         #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(waitUntil(seconds: 5) { checks.submit {} })
+        #expect(waitUntil(seconds: 5) { checks.submit(from: Self.loopback) {} })
+    }
+
+    /// A flood of wrong passwords from one address holds at most two places in the queue, so a scraper at
+    /// another address whose password has not been seen yet (after a restart, or a changed hash) gets a
+    /// place and its answer while the flood goes on, instead of 401 for as long as it lasts.
+    @Test func aFloodFromOneAddressLeavesAPlaceForAScraperAtAnother() throws {
+        let checks = BcryptQueue(limit: 16, perPeer: 2)
+        let (server, _, path) = try serve("basic_auth_users:\n  prom: \"\(Self.hash)\"\n", checks: checks)
+        defer { server.shutdown(gracePeriod: .zero); unlink(path) }
+        // bcrypt busy with the flood's first check until the scraper has asked.
+        let gate = DispatchSemaphore(value: 0)
+        var released = false
+        defer { if !released { gate.signal() } }
+        #expect(checks.submit(from: Self.loopback) { gate.wait() })
+
+        let port = server.port
+        let stop = Atomic<Bool>(false)
+        let sent = Atomic<Int>(0)
+        let refused = Atomic<Int>(0)
+        let flood = DispatchGroup()
+        for _ in 0..<8 {
+            DispatchQueue.global().async(group: flood) {
+                while !stop.load(ordering: .relaxed) {
+                    let n = sent.wrappingAdd(1, ordering: .relaxed).newValue
+                    guard let fd = try? send(port, user: "prom", password: "wrong\(n)", timeout: 0.3) else { continue }
+                    if status(fd) == 401 { refused.wrappingAdd(1, ordering: .relaxed) }
+                    close(fd)
+                }
+            }
+        }
+        defer {
+            stop.store(true, ordering: .relaxed)
+            flood.wait()
+        }
+        // Refusals come once the flood holds all it can: the whole queue without a share per address.
+        try #require(waitUntil(seconds: 20) { refused.load(ordering: .relaxed) >= 40 })
+
+        let refusedBefore = refused.load(ordering: .relaxed)
+        let scraper = try send(port, user: "prom", password: "right", from: "127.0.0.2", timeout: 0.5)
+        defer { close(scraper) }
+        #expect(status(scraper) == nil, "refused at once: the flood from 127.0.0.1 held every place in the queue")
+        #expect(refused.load(ordering: .relaxed) > refusedBefore, "the flood stopped while the scraper waited")
+        var patience = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(scraper, SOL_SOCKET, SO_RCVTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
+        gate.signal()
+        released = true
+        #expect(status(scraper) == 200)
     }
 
     /// exporter-toolkit's `rate_limit`: one bucket for the server, 429 past it; an unchanged reload keeps

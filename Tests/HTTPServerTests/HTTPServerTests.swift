@@ -360,6 +360,35 @@ struct HTTPServerTests {
         #expect(client.readResponse()?.status == 200)
     }
 
+    /// The handler learns the client's address without its port, IPv4 as IPv6 maps it whichever family
+    /// the listener has, so one client is one address (what the password-check queue shares out by).
+    @Test func theResponderNamesTheClientsAddress() throws {
+        let answer: @Sendable (HTTPRequest, HTTPResponder) -> Void = { _, responder in
+            let text = String(responder.peer.high, radix: 16) + " " + String(responder.peer.low, radix: 16)
+            responder.respond(HTTPResponse(status: 200, body: [Array(text.utf8)]))
+        }
+        func peer(_ port: UInt16, host: String = "127.0.0.1", from source: String? = nil) throws -> String {
+            let fd = try LoopbackHTTP.connect(port: port, host: host, source: source)
+            defer { close(fd) }
+            try LoopbackHTTP.send(fd, request("/"))
+            var buffer: [UInt8] = []
+            while LoopbackHTTP.receive(fd, into: &buffer) {
+                if let response = try LoopbackResponse.take(from: &buffer) { return String(decoding: response.body, as: UTF8.self) }
+            }
+            return "no answer"
+        }
+        let v4 = try startServer(handler: answer)
+        defer { v4.shutdown(gracePeriod: .zero) }
+        #expect(try peer(v4.port) == "0 ffff7f000001")
+        #expect(try peer(v4.port, from: "127.0.0.2") == "0 ffff7f000002")
+        let all = try startServer({ $0.host = "" }, handler: answer)
+        defer { all.shutdown(gracePeriod: .zero) }
+        #expect(try peer(all.port, from: "127.0.0.2") == "0 ffff7f000002")
+        if LoopbackHTTP.hasIPv6Loopback {
+            #expect(try peer(all.port, host: "::1") == "0 1")
+        }
+    }
+
     @Test(.enabled(if: LoopbackHTTP.hasIPv6Loopback, "this machine cannot bind ::1 (no IPv6 loopback)"))
     func listensOnTheIPv6Loopback() throws {
         // Bound to ::1 only: 127.0.0.1 on the same port is free. (Connecting there instead could

@@ -75,8 +75,9 @@ public enum LoopbackHTTP {
         public init(description: String) { self.description = description }
     }
 
-    /// Opens a TCP connection to `host` (`127.0.0.1` or `::1`) with a send and receive timeout.
-    public static func connect(port: UInt16, host: String = "127.0.0.1", timeoutSeconds: Double = 5) throws -> Int32 {
+    /// Opens a TCP connection to `host` (`127.0.0.1` or `::1`) with a send and receive timeout; from the
+    /// IPv4 address `source` (e.g. `127.0.0.2`, any of 127/8 is loopback) when given.
+    public static func connect(port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Double = 5) throws -> Int32 {
         let v6 = host.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: \(errnoText(errno))") }
@@ -84,6 +85,19 @@ public enum LoopbackHTTP {
         var timeout = timeval(tv_sec: whole, tv_usec: Int((timeoutSeconds - Double(whole)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            guard !v6, inet_pton(AF_INET, source, &local.sin_addr) == 1 else { close(fd); throw Failure(description: "bad source address \(source)") }
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                throw Failure(description: "bind to \(source): \(reason)")
+            }
+        }
         let result: Int32
         if v6 {
             var address = sockaddr_in6()

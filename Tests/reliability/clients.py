@@ -374,6 +374,22 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
                     raise OSError("closed during the handshake")
                 incoming.write(data)
 
+    def fresh_scrape():
+        name, _, secret = fresh.partition(":")
+        request = f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: {header(secret, name)}\r\nConnection: close\r\n\r\n"
+        started = time.monotonic()
+        try:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(10)
+            s.bind(("127.0.0.2", 0))
+            s.connect((HOST, port))
+            s.sendall(request.encode())
+            response = read_response(s)
+            s.close()
+        except OSError:
+            response = None
+        return (response[0] if response else None), time.monotonic() - started
+
     def fd_count():
         return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -475,11 +491,14 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
         fail("descriptors did not come back")
 
 
-def auth_flood(port, user, password, mode, count, seconds, pid, bound):
+def auth_flood(port, user, password, mode, count, seconds, pid, bound, fresh=None):
     """Wrong passwords against basic auth (bcrypt) while a scraper with the right password, seen once
     before, opens a fresh connection every 0.1 s: prints its latency during the flood and after it,
     and fails when one failed, when their p95 reached `bound` seconds or their max twice that, or when
     descriptors do not come back.
+    `fresh` ("user:password", not seen before): once, 1 s into the flood, a scraper at 127.0.0.2 sends
+    it; fails unless it is answered 200 within 2 s (the flood, from 127.0.0.1, holds 2 of the 16
+    places for password checks, so the newcomer gets one).
     mode "short": `count` connections, each sends one wrong password and is closed soon after (at most
     500 open at once), as fast as they go. mode "held": `count` keep-alive connections, each keeping one
     wrong-password request waiting, a new one sent as soon as an answer comes, for `seconds`."""
@@ -488,8 +507,8 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound):
     import selectors
     import threading
 
-    def header(secret):
-        return "Basic " + base64.b64encode(f"{user}:{secret}".encode()).decode()
+    def header(secret, name=user):
+        return "Basic " + base64.b64encode(f"{name}:{secret}".encode()).decode()
 
     right = f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: {header(password)}\r\nConnection: close\r\n\r\n".encode()
 
@@ -498,6 +517,22 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound):
         try:
             s = connect(port, timeout=bound + 5)
             s.sendall(right)
+            response = read_response(s)
+            s.close()
+        except OSError:
+            response = None
+        return (response[0] if response else None), time.monotonic() - started
+
+    def fresh_scrape():
+        name, _, secret = fresh.partition(":")
+        request = f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: {header(secret, name)}\r\nConnection: close\r\n\r\n"
+        started = time.monotonic()
+        try:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.settimeout(10)
+            s.bind(("127.0.0.2", 0))
+            s.connect((HOST, port))
+            s.sendall(request.encode())
             response = read_response(s)
             s.close()
         except OSError:
@@ -604,7 +639,10 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound):
     attacker.start()
     during = []
     failures = []
+    newcomer = None
     while attacker.is_alive() or not during:
+        if fresh and newcomer is None and time.monotonic() - flood_started >= 1:
+            newcomer = fresh_scrape()
         status, took = scrape()
         during.append(took)
         if status != 200:
@@ -628,6 +666,9 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound):
     print(f"  right password (seen before), first check {first * 1000:.0f} ms; "
           f"{len(during)} scrapes during the flood: {describe(during)}")
     print(f"  right password after the flood, 20 scrapes: {describe(after)}")
+    if fresh:
+        print(f"  a password not seen before, from 127.0.0.2, 1 s into the flood: "
+              + (f"{newcomer[0]} in {newcomer[1] * 1000:.0f} ms" if newcomer else "not sent (the flood ended first)"))
     settled = poll(lambda: fd_count() <= fds_before + 4, 15)
     print(f"  exporter descriptors: {fds_before} before, {fd_count()} after")
     if failures:
@@ -637,6 +678,8 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound):
     p95 = every[int(len(every) * 0.95) - 1]
     if p95 >= bound or every[-1] >= 2 * bound:
         fail(f"right-password scrapes took {p95:.2f} s (p95), {every[-1]:.2f} s (max); bound {bound} s, {2 * bound} s")
+    if fresh and (newcomer is None or newcomer[0] != 200 or newcomer[1] >= 2):
+        fail(f"a password not seen before, sent from another address during the flood: {newcomer}; wanted 200 within 2 s")
     if not settled:
         fail("descriptors did not come back after the flood")
 
@@ -658,7 +701,8 @@ if __name__ == "__main__":
     elif command == "tls-hostile":
         tls_hostile(int(args[0]), args[1], args[2], args[3], float(args[4]), int(args[5]))
     elif command == "auth-flood":
-        auth_flood(int(args[0]), args[1], args[2], args[3], int(args[4]), float(args[5]), int(args[6]), float(args[7]))
+        auth_flood(int(args[0]), args[1], args[2], args[3], int(args[4]), float(args[5]), int(args[6]), float(args[7]),
+                   args[8] if len(args) > 8 else None)
     elif command == "scrape-loop":
         scrape_loop(int(args[0]), float(args[1]), float(args[2]))
     else:

@@ -26,8 +26,9 @@ static inline uint32_t clinux_epoll_event_flags(const struct epoll_event *event)
     return event->events;
 }
 
-/// accept4 without the peer address; `flags` takes SOCK_NONBLOCK and SOCK_CLOEXEC.
-int clinux_accept4(int fd, int flags);
+/// accept4; `flags` takes SOCK_NONBLOCK and SOCK_CLOEXEC. `peer` gets the client's address as 128
+/// bits, most significant first: IPv6 as is, IPv4 as ::ffff:a.b.c.d, anything else 0.
+int clinux_accept4(int fd, int flags, uint64_t peer[2]);
 
 /// pthread_setname_np; names longer than 15 bytes are refused by the kernel.
 int clinux_set_thread_name(pthread_t thread, const char *name);

@@ -1,7 +1,7 @@
 import CCrypt
 import Dispatch
 import Locking
-import Synchronization
+import HTTPServer
 
 /// `basic_auth_users` checked as exporter-toolkit does: bcrypt through libcrypt, one hash at a time, an
 /// unknown user hashed against a decoy (no timing difference reveals who exists), and outcomes cached by
@@ -128,29 +128,45 @@ final class BasicAuth: Sendable {
     }
 }
 
-/// Where bcrypt runs: off the event loops, one check at a time (the toolkit's bcrypt mutex), and at most
-/// `limit` checks waiting or running. Past that a check is refused at once, so a flood of wrong passwords
-/// costs a bounded wait (`limit` checks of bcrypt, 0.05-0.1 s each at cost 10) instead of minutes.
+/// Where bcrypt runs: off the event loops, one check at a time (the toolkit's bcrypt mutex), at most
+/// `limit` checks waiting or running, and at most `perPeer` of them for one client address. Past either
+/// bound a check is refused at once, so a flood of wrong passwords costs a bounded wait (`limit` checks
+/// of bcrypt, 0.05-0.1 s each at cost 10) instead of minutes, and a flood from one address holds only
+/// `perPeer` places: a scraper elsewhere whose password is not cached yet still gets one.
 final class BcryptQueue: Sendable {
-    static let shared = BcryptQueue(limit: 16)
+    static let shared = BcryptQueue(limit: 16, perPeer: 2)
 
     let limit: Int
+    let perPeer: Int
     private let queue = DispatchQueue(label: "openweather-exporter.bcrypt")
-    private let inFlight = Atomic<Int>(0)
+    private let inFlight = Locked<InFlight>(InFlight())
 
-    init(limit: Int) {
-        self.limit = limit
+    private struct InFlight {
+        var total = 0
+        var byPeer: [PeerAddress: Int] = [:]
     }
 
-    /// Queues `work` unless `limit` checks are already in; false when refused.
-    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
-        guard inFlight.wrappingAdd(1, ordering: .relaxed).oldValue < limit else {
-            inFlight.wrappingSubtract(1, ordering: .relaxed)
-            return false
+    init(limit: Int, perPeer: Int) {
+        self.limit = limit
+        self.perPeer = perPeer
+    }
+
+    /// Queues `work` for a request from `peer` unless a bound is reached; false when refused.
+    func submit(from peer: PeerAddress, _ work: @escaping @Sendable () -> Void) -> Bool {
+        let admitted = inFlight.withLock { state in
+            guard state.total < limit, state.byPeer[peer, default: 0] < perPeer else { return false }
+            state.total += 1
+            state.byPeer[peer, default: 0] += 1
+            return true
         }
+        guard admitted else { return false }
         queue.async {
             work()
-            self.inFlight.wrappingSubtract(1, ordering: .relaxed)
+            self.inFlight.withLock { state in
+                state.total -= 1
+                let left = state.byPeer[peer, default: 1] - 1
+                state.byPeer[peer] = left > 0 ? left : nil
+            }
         }
         return true
     }

@@ -118,7 +118,8 @@ final class WebSecurity: Sendable {
 /// In front of the routes when a web config is given: `rate_limit` (429 over it), then basic auth as the
 /// toolkit does it (401 with `WWW-Authenticate: Basic` for missing or wrong credentials, every path
 /// protected). Known credentials are answered on the event loop; new ones wait for a bcrypt check, which
-/// is refused (401) when the queue is full and skipped when the client has left meanwhile.
+/// is refused (401) when the queue is full or holds its share for the client's address, and skipped when
+/// the client has left meanwhile.
 struct AuthenticatingHandler: HTTPHandler {
     let routes: any HTTPHandler
     let web: WebSecurity
@@ -147,7 +148,7 @@ struct AuthenticatingHandler: HTTPHandler {
         let routes = self.routes
         // Waiting for bcrypt holds a connection without doing anything for it: at the limit it can go.
         responder.markDroppable()
-        let queued = checks.submit {
+        let queued = checks.submit(from: responder.peer) {
             guard !responder.isConnectionClosed else { return }
             if auth.verify(user: user, password: password) {
                 routes.handle(request, responder: responder)
