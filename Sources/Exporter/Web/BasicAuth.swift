@@ -134,7 +134,6 @@ final class BasicAuth: Sendable {
 /// of bcrypt, 0.05-0.1 s each at cost 10) instead of minutes, and a flood from one address holds only
 /// `perPeer` places: a scraper elsewhere whose password is not cached yet still gets one.
 final class BcryptQueue: Sendable {
-    static let shared = BcryptQueue(limit: 16, perPeer: 2)
 
     let limit: Int
     let perPeer: Int
@@ -146,7 +145,7 @@ final class BcryptQueue: Sendable {
         var byPeer: [PeerAddress: Int] = [:]
     }
 
-    init(limit: Int, perPeer: Int) {
+    init(limit: Int = 16, perPeer: Int = 2) {
         self.limit = limit
         self.perPeer = perPeer
     }

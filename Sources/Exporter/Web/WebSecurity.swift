@@ -123,7 +123,9 @@ final class WebSecurity: Sendable {
 struct AuthenticatingHandler: HTTPHandler {
     let routes: any HTTPHandler
     let web: WebSecurity
-    var checks: BcryptQueue = .shared
+    /// One queue per server, not per process: exporters that share a process (the tests) must not
+    /// share each other's places.
+    var checks = BcryptQueue()
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
         guard web.admit() else {
