@@ -23,6 +23,8 @@ let package = Package(
         .target(name: "CCrypt", linkerSettings: [.linkedLibrary("crypt")]),
         // A lock over pthread_mutex_t that ThreadSanitizer can see (Synchronization.Mutex is a futex it cannot).
         .target(name: "Locking"),
+        // Files opened without blocking and read only when regular: a FIFO given as a file must not hang the process.
+        .target(name: "FileReading"),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
@@ -30,7 +32,7 @@ let package = Package(
         // epoll, eventfd and accept4 from the real headers (Swift's Glibc module leaves them out).
         .target(name: "CLinux"),
         // Our own HTTP/1.1 server on POSIX sockets and epoll, plain or TLS; knows nothing of weather.
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS", "Locking"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS", "FileReading", "Locking"]),
         // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
         .target(name: "JSON"),
         // A YAML subset for config files (no anchors, aliases or tags); values keep their line:column.
@@ -42,7 +44,7 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["HTTPServer", "Locking"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "YAML"]),
+        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "FileReading", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "YAML"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Simulator"]),
 
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
