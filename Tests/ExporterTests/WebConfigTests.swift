@@ -350,8 +350,9 @@ import Testing
         let hash = shell("htpasswd -nbBC 4 '' first | tr -d ':\\n'").output
         let dir = directory(web: "basic_auth_users:\n  prom: \"\(hash)\"\n")
         let (exporter, simulator) = try start(dir)
-        defer { exporter.shutdown(); simulator.stop() }
         let path = dir + "/web.yml"
+        // Were a loop stuck opening the FIFO, shutting down would wait for it for ever.
+        defer { _ = finishesInTime(0, releasing: path) { exporter.shutdown(); simulator.stop() } }
         #expect(replaceWithFIFO(path))
         let problem = Locked<String?>(nil)
         #expect(finishesInTime(10, releasing: path) { problem.withLock { $0 = exporter.reload() } }, "the reload blocked on the FIFO")
@@ -377,9 +378,10 @@ import Testing
         #expect(shell("cp '\(certificates.caFile)' '\(dir)/ca.pem'").status == 0)
         let logs = LogCapture()
         let (exporter, simulator) = try start(dir, logs: logs)
-        defer { exporter.shutdown(); simulator.stop() }
-        #expect(curl(exporter.port, "") == "200")
         let path = dir + "/" + file
+        // Were a loop stuck opening the FIFO, shutting down would wait for it for ever.
+        defer { _ = finishesInTime(0, releasing: path) { exporter.shutdown(); simulator.stop() } }
+        #expect(curl(exporter.port, "") == "200")
         #expect(replaceWithFIFO(path))
         let reported = Locked(false)
         let served = finishesInTime(8, releasing: path) {
