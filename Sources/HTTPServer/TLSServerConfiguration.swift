@@ -198,9 +198,13 @@ public final class TLSContextSource: Sendable {
         return context
     }
 
+    /// OpenSSL opens the files itself, by path and blocking: each is first opened here without blocking and
+    /// checked to be a regular file, so a FIFO put in its place is an error, not a hung accept.
     private static func readable(_ path: String, _ what: String) throws(TLSSetupError) {
-        guard access(path, R_OK) == 0 else {
-            throw TLSSetupError("cannot read the \(what) file \(path): \(errnoText(errno).lowercased())")
+        do {
+            close(try RegularFile.open(path).fd)
+        } catch {
+            throw TLSSetupError("cannot read the \(what) file \(path): \(error.code == 0 ? error.description : errnoText(error.code).lowercased())")
         }
     }
 

@@ -491,7 +491,7 @@ extension StateStorage {
         #expect(stat(precious, &info) == 0 && info.st_mode & 0o777 == 0o644, "and keeps its mode")
         #expect(lstat(directory + "/" + StateStorage.fileName, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
         #expect(try StateFile.decode(try #require(try StateStorage(directory: directory).read()).bytes).locations.count == 1)
-        #expect(lstat(directory + "/" + StateStorage.fileName + ".tmp", &info) != 0, "the planted link is gone, renamed over")
+        #expect(lstat(directory + "/" + StateStorage.fileName + ".tmp", &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the planted link is left alone")
     }
 
     /// A FIFO at the state path once hung startup, deaf to SIGTERM: it is a warning and a clean start.
@@ -531,7 +531,8 @@ extension StateStorage {
         #expect(!rig.logs.all.contains { $0.contains("state restored") })
     }
 
-    @Test(arguments: [(0o777 as mode_t, "every user"), (0o770, "its group"), (0o1777, nil), (0o700, nil), (0o750, nil)])
+    /// The sticky bit only stops others removing our files: they can still plant names, so it warns too.
+    @Test(arguments: [(0o777 as mode_t, "every user"), (0o770, "its group"), (0o1777, "every user"), (0o1770, "its group"), (0o700, nil), (0o750, nil)])
     func aDirectoryOthersCanWriteIsAWarning(mode: mode_t, who: String?) throws {
         let scratch = ScratchDirectory()
         #expect(chmod(scratch.path, mode) == 0)
@@ -542,6 +543,61 @@ extension StateStorage {
         } else {
             #expect(warnings.isEmpty, "\(warnings)")
         }
+    }
+
+    /// The temporary name was once fixed: anything there that could not be removed (another user's file
+    /// in a sticky directory, a directory) stopped every write for good. Each write now makes a name of its own.
+    @Test func aTakenTemporaryNameDoesNotStopWrites() throws {
+        let scratch = ScratchDirectory()
+        #expect(chmod(scratch.path, 0o1777) == 0)
+        let planted = scratch.path + "/" + StateStorage.fileName + ".tmp"
+        #expect(mkdir(planted, 0o755) == 0 && mkdir(planted + "/inside", 0o755) == 0)
+        let storage = try StateStorage(directory: scratch.path)
+        for _ in 0..<3 { try storage.write(StateFile.encode(StateFileTests.sample)) }
+        #expect(try StateFile.decode(try #require(try storage.read()).bytes).locations.count == StateFileTests.sample.locations.count)
+        #expect(Self.names(scratch.path) == [StateStorage.fileName, StateStorage.fileName + ".tmp"], "no temporary is left behind")
+    }
+
+    /// A write that fails after its temporary file is made (here the rename, over a directory) removes it.
+    @Test func aFailedWriteLeavesNoTemporary() throws {
+        let scratch = ScratchDirectory()
+        let storage = try StateStorage(directory: scratch.path)
+        #expect(mkdir(storage.path, 0o700) == 0 && mkdir(storage.path + "/inside", 0o700) == 0)
+        #expect(throws: StateStorageError.self) { try storage.write(StateFile.encode(StateFileTests.sample)) }
+        #expect(Self.names(scratch.path) == [StateStorage.fileName], "no temporary is left behind")
+    }
+
+    /// At start, temporaries a crashed write left are removed: ours only (our prefix, our uid, regular
+    /// files); a link there is neither followed nor removed, and another user's file stays.
+    @Test func leftoverTemporariesOfOurOwnAreRemovedAtStart() throws {
+        let scratch = ScratchDirectory()
+        let precious = temporaryFile("root's own file\n", mode: 0o644)
+        defer { unlink(precious) }
+        let prefix = scratch.path + "/" + StateStorage.fileName + ".tmp"
+        try writeFile(prefix, "old fixed name")
+        try writeFile(prefix + "-1f2e3d", "a crashed write")
+        try writeFile(scratch.path + "/unrelated", "not ours to remove")
+        #expect(symlink(precious, prefix + "-link") == 0)
+        var kept = [StateStorage.fileName + ".tmp-link", "unrelated"]
+        if geteuid() == 0 {
+            try writeFile(prefix + "-other", "another user's")
+            #expect(chown(prefix + "-other", 65534, 65534) == 0)
+            kept.insert(StateStorage.fileName + ".tmp-other", at: 1)
+        }
+        _ = try StateStorage(directory: scratch.path)
+        #expect(Self.names(scratch.path) == kept)
+        #expect(Self.contents(precious) == "root's own file\n")
+    }
+
+    private static func names(_ directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
     }
 
     @Test(.enabled(if: geteuid() == 0, "needs root to give the file away"))

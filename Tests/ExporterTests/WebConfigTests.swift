@@ -1,5 +1,6 @@
 import Glibc
 import HTTPServer
+import Locking
 import Simulator
 import TestSupport
 import Testing
@@ -341,6 +342,58 @@ import Testing
             shell("curl -s --max-time 10 -u prom:second http://127.0.0.1:\(exporter.port)/metrics").output
                 .contains("openweather_exporter_config_last_reload_successful 1\n")
         })
+    }
+
+    /// A web config replaced by a FIFO once hung the reload (SIGHUP), and then every scrape: the reload
+    /// fails saying why, and the previous settings keep serving.
+    @Test func aWebConfigReplacedByAFIFOFailsTheReload() throws {
+        let hash = shell("htpasswd -nbBC 4 '' first | tr -d ':\\n'").output
+        let dir = directory(web: "basic_auth_users:\n  prom: \"\(hash)\"\n")
+        let (exporter, simulator) = try start(dir)
+        let path = dir + "/web.yml"
+        // Were a loop stuck opening the FIFO, shutting down would wait for it for ever.
+        defer { _ = finishesInTime(0, releasing: path) { exporter.shutdown(); simulator.stop() } }
+        #expect(replaceWithFIFO(path))
+        let problem = Locked<String?>(nil)
+        #expect(finishesInTime(10, releasing: path) { problem.withLock { $0 = exporter.reload() } }, "the reload blocked on the FIFO")
+        let reason = problem.withLock { $0 } ?? "nil"
+        #expect(reason.contains("\(path) is not a regular file (it is a FIFO): replace it with a regular file"), "\(reason)")
+        let status = Locked("")
+        #expect(finishesInTime(15, releasing: path) { status.withLock { $0 = curl(exporter.port, "-u prom:first", scheme: "http") } })
+        #expect(status.withLock { $0 } == "200", "the previous users keep working")
+    }
+
+    /// A certificate, key or client CA file replaced by a FIFO once hung every HTTPS request (the files
+    /// are re-checked on accept): the previous certificate keeps serving and the log says why.
+    @Test(arguments: ["server.crt", "server.key", "ca.pem"])
+    func aTLSFileReplacedByAFIFOKeepsThePreviousContext(file: String) throws {
+        let dir = directory(web: """
+            tls_server_config:
+              cert_file: server.crt
+              key_file: server.key
+              client_ca_file: ca.pem
+              client_auth_type: VerifyClientCertIfGiven
+
+            """)
+        #expect(shell("cp '\(certificates.caFile)' '\(dir)/ca.pem'").status == 0)
+        let logs = LogCapture()
+        let (exporter, simulator) = try start(dir, logs: logs)
+        let path = dir + "/" + file
+        // Were a loop stuck opening the FIFO, shutting down would wait for it for ever.
+        defer { _ = finishesInTime(0, releasing: path) { exporter.shutdown(); simulator.stop() } }
+        #expect(curl(exporter.port, "") == "200")
+        #expect(replaceWithFIFO(path))
+        let reported = Locked(false)
+        let served = finishesInTime(8, releasing: path) {
+            // The files are looked at once a second, on accept: a few requests reach the check.
+            let seen = waitUntil(seconds: 5) {
+                curl(exporter.port, "--max-time 3") == "200" && logs.all.contains { $0.contains("is not a regular file (it is a FIFO)") }
+            }
+            reported.withLock { $0 = seen }
+        }
+        #expect(reported.withLock { $0 }, "\(logs.all)")
+        #expect(served, "HTTPS requests hung on the FIFO")
+        #expect(logs.all.contains { $0.contains("do not load") && $0.contains(path) }, "\(logs.all)")
     }
 
     /// A toolkit file with TLS 1.3 suite names and min_version TLS10 starts, serves, and says what it ignored.

@@ -16,7 +16,9 @@ public struct StateStorageError: Error, CustomStringConvertible {
 struct StateStorage: Sendable {
     let directory: String
     var path: String { directory + "/" + Self.fileName }
-    private var temporaryPath: String { path + ".tmp" }
+    /// Temporary files are this plus a random suffix, made afresh for each write: a fixed name could be
+    /// taken for good by a file someone else planted in a shared (sticky) directory.
+    private static let temporaryPrefix = fileName + ".tmp"
     /// What is unsafe about the directory, for the log: it works, but others can meddle with it.
     let warnings: [String]
 
@@ -42,9 +44,12 @@ struct StateStorage: Sendable {
             throw StateStorageError(description: "\(shown) is not a directory: give a directory; the exporter keeps one file in it")
         }
         var warnings: [String] = []
-        if stat(self.directory, &info) == 0, info.st_mode & (S_IWGRP | S_IWOTH) != 0, info.st_mode & S_ISVTX == 0 {
+        // The sticky bit only stops others removing or renaming our files: they can still plant names here.
+        if stat(self.directory, &info) == 0, info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
+            let who = info.st_mode & S_IWOTH != 0 ? "every user" : "its group"
+            let what = info.st_mode & S_ISVTX != 0 ? "plant files in it" : "plant files in it and replace or remove the state file"
             warnings.append(
-                "\(shown) is writable by \(info.st_mode & S_IWOTH != 0 ? "every user" : "its group"): they can replace or remove the state file; chmod 700 it (or use a directory of the exporter's own: systemd StateDirectory=)")
+                "\(shown) is writable by \(who): they can \(what); chmod 700 it (or use a directory of the exporter's own: systemd StateDirectory=)")
         }
         self.warnings = warnings
         let probe = "\(self.directory)/.write-test-\(getpid())-\(UInt32.random(in: 0 ... .max))"
@@ -55,44 +60,71 @@ struct StateStorage: Sendable {
         }
         close(fd)
         unlink(probe)
+        removeLeftovers()
+    }
+
+    /// Temporary files a crashed write left: ours only (our prefix, our euid, regular files, looked at
+    /// without following links), so nothing another user planted is touched or followed.
+    private func removeLeftovers() {
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { return }
+        guard let stream = fdopendir(directoryFD) else {
+            close(directoryFD)
+            return
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(Self.temporaryPrefix) { names.append(name) }
+        }
+        for name in names {
+            var info = stat()
+            guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
+                info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { continue }
+            unlinkat(directoryFD, name, 0)
+        }
     }
 
     /// The file's bytes; nil when there is none yet. Anything but a regular file (a link, a FIFO, a
     /// device) is an error, found without reading from it or waiting for it.
     func read() throws(Files.ReadError) -> Contents? {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw Files.ReadError(description: errno == ELOOP ? "it is a symbolic link; the state file must be a regular file" : errnoText(errno))
+        let fd: Int32, owner: uid_t
+        do {
+            (fd, owner) = try RegularFile.open(path, followLinks: false)
+        } catch {
+            if error.code == ENOENT { return nil }
+            throw Files.ReadError(
+                description: error.code == ELOOP ? "it is a symbolic link; the state file must be a regular file"
+                    : error.code == 0 ? "\(error.description); or remove it, the exporter writes a new one" : error.description)
         }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw Files.ReadError(description: errnoText(errno)) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            let kind = switch info.st_mode & S_IFMT {
-            case S_IFIFO: "a FIFO"
-            case S_IFDIR: "a directory"
-            case S_IFSOCK: "a socket"
-            case S_IFCHR, S_IFBLK: "a device"
-            default: "not a plain file"
-            }
-            throw Files.ReadError(description: "it is \(kind), not a regular file: remove it; the exporter writes a new one")
+        do {
+            return Contents(bytes: try RegularFile.read(fd: fd, limit: 1 << 30), owner: owner)
+        } catch {
+            throw Files.ReadError(description: error.description)
         }
-        return Contents(bytes: try Files.read(fd: fd, limit: 1 << 30), owner: info.st_uid)
     }
 
     /// Replaces the file with what `body` streams: `body` gets a function to append bytes after a
     /// header of `headerCount` bytes and returns that header, written last at the start. Nothing
     /// becomes visible under the file's name before all of it is on disk.
     func write(headerCount: Int, _ body: (_ emit: ([UInt8]) -> Void) -> [UInt8]) throws(StateStorageError) {
-        // Made afresh, never opened as found: what is there is a crashed write's leftover, or a link
-        // planted to have us overwrite its target. Unlinking removes the link, not its target.
-        var fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if fd < 0 && errno == EEXIST && unlink(temporaryPath) == 0 {
+        // A new name each time, created exclusively: nothing found there is ever opened, and a link
+        // planted there is never followed (so never truncates its target).
+        var temporaryPath = ""
+        var fd: Int32 = -1
+        for _ in 0..<8 {
+            temporaryPath = directory + "/" + Self.temporaryPrefix + "-" + String(UInt64.random(in: 0 ... .max), radix: 16)
             fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 || errno != EEXIST { break }
         }
         guard fd >= 0 else { throw failure("cannot create \(temporaryPath)") }
         defer { close(fd) }
+        var renamed = false
+        defer { if !renamed { unlink(temporaryPath) } }
         // The umask may have taken bits away; the state is the owner's to read and write, and no one else's.
         fchmod(fd, 0o600)
         var offset = headerCount
@@ -117,6 +149,7 @@ struct StateStorage: Sendable {
         if let failed { throw failed }
         guard fsync(fd) == 0 else { throw failure("cannot sync \(temporaryPath)") }
         guard rename(temporaryPath, path) == 0 else { throw failure("cannot rename \(temporaryPath) to \(path)") }
+        renamed = true
         // The rename is durable only once the directory is.
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else { throw failure("cannot open \(directory)") }
