@@ -24,11 +24,14 @@ extension DemoModeTests {
     /// faults comes first: its success ends the backoff of the fault before, so the waits do not add
     /// up (1 s, 2 s, 4 s, ...) over a list of faults.
     static func switchFault(_ simulator: UInt16, to fault: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        #expect(try LoopbackHTTP.request(port: simulator, method: "DELETE", path: "/_simulator/fault").status == 200, sourceLocation: sourceLocation)
+        // Each time is taken before the switch: a poll logged between the switch and a later reading met
+        // the new fault unseen, and a 429 met that way pauses every poll for a minute (Retry-After is held
+        // to at least the backoff's first step), longer than the wait below.
         let cleared = monotonicSeconds()
+        #expect(try LoopbackHTTP.request(port: simulator, method: "DELETE", path: "/_simulator/fault").status == 200, sourceLocation: sourceLocation)
         #expect(await waitUntil(seconds: 20) { simulatorSawRequest(simulator, after: cleared) }, "no poll after the faults were cleared", sourceLocation: sourceLocation)
-        #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)").status == 200, sourceLocation: sourceLocation)
         let since = monotonicSeconds()
+        #expect(try LoopbackHTTP.request(port: simulator, method: "POST", path: "/_simulator/fault?\(fault)").status == 200, sourceLocation: sourceLocation)
         #expect(await waitUntil(seconds: 20) { simulatorSawRequest(simulator, after: since) }, "no poll met \(fault)", sourceLocation: sourceLocation)
     }
 
