@@ -334,6 +334,10 @@ def scrape_loop(port, seconds, rate):
         fail("scrapes failed during the soak")
 
 
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
 def tls_hostile(port, ca_file, user, password, read_timeout, pid):
     """Garbage TLS records and half handshakes against a TLS + basic auth exporter, while a scraper on
     one keep-alive https connection (as Prometheus) must see every scrape succeed; afterwards the
@@ -374,27 +378,8 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
                     raise OSError("closed during the handshake")
                 incoming.write(data)
 
-    def fresh_scrape():
-        name, _, secret = fresh.partition(":")
-        request = f"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: {header(secret, name)}\r\nConnection: close\r\n\r\n"
-        started = time.monotonic()
-        try:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.settimeout(10)
-            s.bind(("127.0.0.2", 0))
-            s.connect((HOST, port))
-            s.sendall(request.encode())
-            response = read_response(s)
-            s.close()
-        except OSError:
-            response = None
-        return (response[0] if response else None), time.monotonic() - started
-
-    def fd_count():
-        return len(os.listdir(f"/proc/{pid}/fd"))
-
     hello = client_hello()
-    fds_before = fd_count()
+    fds_before = fd_count(pid)
     stop = threading.Event()
     result = {"scrapes": 0, "errors": 0, "worst": 0.0}
 
@@ -478,16 +463,16 @@ def tls_hostile(port, ca_file, user, password, read_timeout, pid):
     for kind, n in sorted(kinds.items()):
         print(f"  {n:4d} x {kind}")
     print(f"  during it: {result['scrapes']} https scrapes with basic auth, {result['errors']} errors, slowest {result['worst'] * 1000:.0f} ms")
-    held_fds = fd_count()
+    held_fds = fd_count(pid)
     # The held connections are closed by the server at the read timeout; ours go away too.
-    poll(lambda: fd_count() <= fds_before + 4, read_timeout + 5)
+    poll(lambda: fd_count(pid) <= fds_before + 4, read_timeout + 5)
     for s in held:
         s.close()
-    poll(lambda: fd_count() <= fds_before + 4, 5)
-    print(f"  descriptors: {fds_before} before, {held_fds} with {len(held)} held, {fd_count()} after the read timeout")
+    poll(lambda: fd_count(pid) <= fds_before + 4, 5)
+    print(f"  descriptors: {fds_before} before, {held_fds} with {len(held)} held, {fd_count(pid)} after the read timeout")
     if result["errors"] or result["scrapes"] < 20:
         fail("scrapes failed next to hostile TLS clients")
-    if fd_count() > fds_before + 4:
+    if fd_count(pid) > fds_before + 4:
         fail("descriptors did not come back")
 
 
@@ -539,13 +524,10 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound, fresh=Non
             response = None
         return (response[0] if response else None), time.monotonic() - started
 
-    def fd_count():
-        return len(os.listdir(f"/proc/{pid}/fd"))
-
     status, first = scrape()
     if status != 200:
         fail(f"the right password was refused before the flood: {status}")
-    fds_before = fd_count()
+    fds_before = fd_count(pid)
     stop = threading.Event()
     stats = {"sent": 0, "401": 0, "refused": 0, "other": 0}
 
@@ -669,8 +651,8 @@ def auth_flood(port, user, password, mode, count, seconds, pid, bound, fresh=Non
     if fresh:
         print(f"  a password not seen before, from 127.0.0.2, 1 s into the flood: "
               + (f"{newcomer[0]} in {newcomer[1] * 1000:.0f} ms" if newcomer else "not sent (the flood ended first)"))
-    settled = poll(lambda: fd_count() <= fds_before + 4, 15)
-    print(f"  exporter descriptors: {fds_before} before, {fd_count()} after")
+    settled = poll(lambda: fd_count(pid) <= fds_before + 4, 15)
+    print(f"  exporter descriptors: {fds_before} before, {fd_count(pid)} after")
     if failures:
         fail(f"{len(failures)} right-password scrapes failed during or after the flood: {failures[:5]}")
     # p95 and max rather than max alone: on a shared 2-core machine one scrape can lose the CPU for a while.
