@@ -159,9 +159,13 @@ run() {
         --health-interval 1s --health-start-period 60s "$image" --demo "$@" >/dev/null
 }
 
+wait_healthy() {
+    wait_for 60 bash -c '[ "$(docker inspect -f "{{.State.Health.Status}}" "$1")" = healthy ]' _ "$1"
+}
+
 port=$(free_port)
 run owe-check-demo --web.listen-address="127.0.0.1:$port"
-if wait_for 60 bash -c '[ "$(docker inspect -f "{{.State.Health.Status}}" "$1")" = healthy ]' _ owe-check-demo; then
+if wait_healthy owe-check-demo; then
     ok "the container turns healthy (--read-only, --cap-drop ALL; its own HEALTHCHECK) ($(elapsed))"
 else
     bad "the container is '$(health owe-check-demo)', not healthy: $(docker inspect -f '{{json .State.Health}}' owe-check-demo | head -c 600)"
@@ -187,7 +191,7 @@ docker logs owe-check-demo 2>&1 | grep -q 'level=error' && bad "errors in the lo
 # The health check follows the listen address it is given, here on a port that is not 9755.
 port=$(free_port)
 run owe-check-address --web.listen-address="127.0.0.1:$port"
-if wait_for 60 bash -c '[ "$(docker inspect -f "{{.State.Health.Status}}" "$1")" = healthy ]' _ owe-check-address; then
+if wait_healthy owe-check-address; then
     ok "with --web.listen-address=127.0.0.1:$port the container turns healthy"
 else
     bad "with --web.listen-address=127.0.0.1:$port the container is '$(health owe-check-address)': $(docker inspect -f '{{json .State.Health}}' owe-check-address | head -c 600)"
