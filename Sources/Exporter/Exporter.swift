@@ -168,9 +168,10 @@ private final class Reloading: Sendable {
     }
 
     private func refuse(_ problem: String) -> String {
+        // The reason is in the log before a scrape can show the failure, so whoever sees the metric finds why.
+        logger.error("reload refused; the previous configuration stays in force", [("reason", problem)])
         store.recordReload(successful: false, now: Clock.wallSeconds())
         publisher.refreshWeather()
-        logger.error("reload refused; the previous configuration stays in force", [("reason", problem)])
         return problem
     }
 }

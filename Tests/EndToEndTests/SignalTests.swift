@@ -49,7 +49,8 @@ extension DemoModeTests {
         #expect(metrics.hasLine("openweather_exporter_config_last_reload_successful 1"))
         let loaded = metrics.sample("openweather_exporter_config_last_reload_success_timestamp_seconds")
         #expect(loaded != nil)
-        #expect(process.standardError.contains("configuration reloaded"))
+        // The log line and the scrape come from different threads: wait for the line, do not race it.
+        #expect(await waitUntil { process.standardError.contains("configuration reloaded") })
 
         try writeFile(file, "locations:\n  - name: Beta\n    latitude: 200\n    longitude: 20\n")
         process.signal(SIGHUP)
@@ -58,8 +59,10 @@ extension DemoModeTests {
         #expect(metrics.hasLine("openweather_up{location=\"Beta\",source=\"weather\"} 1"), "the old configuration keeps running")
         let stillLoaded = metrics.sample("openweather_exporter_config_last_reload_success_timestamp_seconds")
         #expect(loaded != nil && stillLoaded == loaded, "the timestamp is of the last successful load")
-        #expect(process.standardError.split(separator: "\n").contains {
-            $0.contains("level=error") && $0.contains("reload refused") && $0.contains("line 3, column 15") && $0.contains("latitude")
+        #expect(await waitUntil {
+            process.standardError.split(separator: "\n").contains {
+                $0.contains("level=error") && $0.contains("reload refused") && $0.contains("line 3, column 15") && $0.contains("latitude")
+            }
         })
 
         Self.stopsWithinTwoSeconds(process)
