@@ -50,7 +50,7 @@ import Testing
         #expect(text.contains(#"openweather_up{location="Paris",source="weather"} 1"#))
         #expect(text.contains(#"openweather_temperature_alert_threshold_celsius{location="Nowhere",bound="above"} 30"#))
         #expect(!text.contains(#"openweather_temperature_celsius{location="Nowhere"}"#))
-        #expect(process.standardError.contains("no place matches \\\"Xyzzyville\\\""), "\(process.standardError)")
+        #expect(await waitUntil { process.standardError.contains("no place matches \\\"Xyzzyville\\\"") }, "\(process.standardError)")
         let landing = try LoopbackHTTP.request(port: port, path: "/").text
         #expect(landing.contains("no place matches"))
     }

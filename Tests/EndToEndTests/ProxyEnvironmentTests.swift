@@ -33,7 +33,7 @@ import Testing
         #expect(await waitUntil(seconds: 20) {
             (try? LoopbackHTTP.request(port: port, path: "/metrics").text)?.contains("openweather_up{location=\"Proxied\",source=\"weather\"} 1") == true
         }, "\(viaEnvironment.standardError)")
-        #expect(viaEnvironment.standardError.contains("the API key travels unencrypted"))
+        #expect(await waitUntil { viaEnvironment.standardError.contains("the API key travels unencrypted") })
         #expect(!viaEnvironment.standardError.contains("0123456789abcdef"))
 
         // The flag replaces the environment: a proxy nobody listens on makes every poll fail as `proxy`.
@@ -42,6 +42,6 @@ import Testing
         #expect(await waitUntil(seconds: 20) {
             (try? LoopbackHTTP.request(port: flagPort, path: "/metrics").text)?.contains("openweather_api_requests_total{code=\"proxy\",source=\"weather\"} 1") == true
         }, "\(viaFlag.standardError)")
-        #expect(viaFlag.standardError.contains("connect to proxy 127.0.0.1:1 failed"))
+        #expect(await waitUntil { viaFlag.standardError.contains("connect to proxy 127.0.0.1:1 failed") })
     }
 }

@@ -168,7 +168,7 @@ extension DemoModeTests {
         try writeFile(file, #"{"locations": [{"name": "Place0", "latitude": 100, "longitude": 10}]}"#)
         process.signal(SIGHUP)
         #expect(await waitUntil { process.standardError.contains("reload refused") })
-        #expect(process.standardError.contains("rejects the API key") && process.standardError.contains("code=500"))
+        #expect(await waitUntil { process.standardError.contains("rejects the API key") && process.standardError.contains("code=500") })
 
         process.signal(SIGSEGV)
         #expect(await waitUntil(seconds: 20) { ["Backtrace took", "==ABORTING"].contains { process.standardError.contains($0) } }, "no crash report")
