@@ -66,8 +66,9 @@ import Testing
         #expect(config.maxStaleness == .duration(.seconds(18000)) && config.maxIdleConnections == 0)
         #expect(config.interval(of: "weather") == .seconds(900))
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"])
-        #expect(config.forecastHorizons == [.seconds(3 * 3600), .seconds(6 * 3600)])
-        #expect(config.forecastWindows == [.seconds(24 * 3600), .seconds(48 * 3600)])
+        let forecast = try #require(config.forecastOptions)
+        #expect(forecast.horizons == [Duration.seconds(3 * 3600), .seconds(6 * 3600)])
+        #expect(forecast.windows == [Duration.seconds(24 * 3600), .seconds(48 * 3600)])
         #expect(config.logLevel == .debug && config.logFormat == .json)
         #expect(config.storagePath == "/var/lib/owe")
         #expect(config.locations == [

@@ -114,7 +114,7 @@ import Testing
         let first = try #require(flags.firstIndex(of: collectors[0]))
         #expect(Array(flags[first...].prefix(collectors.count)) == collectors)
         #expect(flags.last == "poll.interval")
-        #expect(Settings.pollInterval.flag.help.hasPrefix("Deprecated"))
+        #expect(Flag.named("poll.interval")?.help.hasPrefix("Deprecated") == true)
         #expect(!Settings.url.flag.help.contains("or a proxy") && Settings.url.flag.help.contains("--openweather.proxy-url"))
     }
 
@@ -285,7 +285,9 @@ import Testing
 
     @Test(arguments: [
         (["--location", "A=1,2", "--bogus"], "unknown flag --bogus"),
-        (["--location", "A=1,2", "--poll.intervall=5m"], "did you mean --poll.interval?"),
+        (["--location", "A=1,2", "--collector.wether.interval=5m"], "did you mean --collector.weather.interval?"),
+        // A former name is read, never suggested.
+        (["--location", "A=1,2", "--poll.intervall=5m"], "unknown flag --poll.intervall; run with --help"),
         (["--location", "A=1,2", "stray"], "unexpected argument \"stray\""),
         (["--location", "A=1,2", "--poll.interval"], "--poll.interval needs a value"),
         (["--location", "A=91,0"], "latitude of \"A\" is 91, outside -90..90"),
@@ -400,18 +402,30 @@ import Testing
 }
 
 extension ConfigurationTests {
+    /// A former name is read as its flag, unless the flag itself is given: then it is said to do nothing.
+    @Test func aFormerNameBesideItsNewNameIsNotUsed() throws {
+        let config = try load(["--location", "A=1,2", "--poll.interval=15m", "--collector.weather.interval=20m"])
+        #expect(config.interval(of: "weather") == .seconds(1200))
+        #expect(config.warnings.contains { $0.contains("--poll.interval is not used: --collector.weather.interval sets the same thing") })
+        let fromFile = temporaryFile("poll:\n  interval: 15m\nlocations: [{name: A, latitude: 1, longitude: 2}]\n", suffix: ".yml")
+        defer { unlink(fromFile) }
+        let read = try load(["--config.file", fromFile])
+        #expect(read.interval(of: "weather") == .seconds(900))
+        #expect(read.warnings.contains { $0.contains("--poll.interval is the old name of --collector.weather.interval") && $0.contains("given as") })
+    }
+
     /// Horizons and windows: flags and the config file, sorted without repeats; mistakes say how to write them.
     @Test func forecastHorizonsAndWindows() throws {
         let config = try load(["--location", "A=1,2", "--collector.forecast", "--collector.forecast.horizons=24h, 3h,90m,3h"])
-        #expect(config.forecastHorizons == [.seconds(5400), .seconds(10_800), .seconds(86_400)])
-        #expect(config.forecastWindows == ForecastSource.defaultWindows)
+        #expect(config.forecastOptions?.horizons == [Duration.seconds(5400), .seconds(10_800), .seconds(86_400)])
+        #expect(config.forecastOptions?.windows == ForecastSource.Options().windows)
         let forecast = try #require(config.activeSources.first { $0.name == "forecast" } as? ForecastSource)
-        #expect(forecast.horizons == config.forecastHorizons, "the renderer gets the configured source")
+        #expect(forecast.horizons == config.forecastOptions?.horizons, "the renderer gets the configured source")
         #expect(error(["--location", "A=1,2", "--collector.forecast.horizons=3h,200h"]).contains("\"200h\" is not a duration from 1m to 5d"))
         #expect(error(["--location", "A=1,2", "--collector.forecast.windows=soon"]).contains("write a list like 3h,6h,24h"))
         let file = temporaryFile(#"{"collector": {"forecast": {"enabled": true, "windows": "12h,24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
         defer { unlink(file) }
-        #expect(try load(["--config.file", file]).forecastWindows == [.seconds(43_200), .seconds(86_400)])
+        #expect(try load(["--config.file", file]).forecastOptions?.windows == [Duration.seconds(43_200), .seconds(86_400)])
         #expect(ForecastSource.hoursLabel(.seconds(5400)) == "1.5" && ForecastSource.hoursLabel(.seconds(259_200)) == "72")
     }
 

@@ -253,3 +253,15 @@ func seriesAsText(openMetrics: [UInt8], text: [UInt8]) -> (openMetrics: [Substri
     }
     return (series(openMetrics).filter { !$0.prefix { $0 != "{" && $0 != " " }.hasSuffix("_created") }, series(text))
 }
+
+extension Configuration {
+    /// The forecast source's options as configured.
+    var forecastOptions: ForecastSource.Options? { (sources.first { $0.name == ForecastSource.name } as? ForecastSource)?.options }
+}
+
+extension ForecastSource {
+    init(horizons: [Duration], windows: [Duration]) {
+        self.init()
+        options = Options(horizons: horizons, windows: windows)
+    }
+}

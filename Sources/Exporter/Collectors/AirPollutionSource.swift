@@ -4,17 +4,18 @@ import OpenWeather
 /// Air quality (`/data/2.5/air_pollution`): the index and each pollutant's concentration. The
 /// data is modelled hourly, so polling more often spends requests on the same numbers.
 struct AirPollutionSource: Source {
-    let name = "air_pollution"
-    let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each interval."
-    let enabledByDefault = false
-    let defaultInterval = Duration.seconds(3600)
-    let demoInterval = Duration.seconds(60)
+    static let name = "air_pollution"
+    static let formerName: String? = "air-pollution"
+    static let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each interval."
+    static let enabledByDefault = false
+    static let defaultInterval = Duration.seconds(3600)
+    static let demoInterval = Duration.seconds(60)
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         AirPollution.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0)
     }
 
-    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> AirPollution {
         try AirPollutionDecoder.decode(body)
     }
 
@@ -32,11 +33,11 @@ struct AirPollutionSource: Source {
         ]
     }
 
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollution>, to lines: inout FamilyLines) {
         let targets = [Self.index, Self.pollutant, Self.observation].map { lines.index[$0.description].map { lines.buffers[$0] } }
         shard.withOpenings { openings in
             for position in shard.locations.indices {
-                guard let reading = shard.freshReading(position, slot: slot) as? AirPollution else { continue }
+                guard let reading = readings[position] else { continue }
                 if let buffer = targets[0] {
                     buffer.append(Self.index)
                     buffer.append(openings[position])

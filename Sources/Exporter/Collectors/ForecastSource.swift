@@ -6,29 +6,52 @@ import OpenWeather
 /// horizons, and extremes and totals over the next W. "Now" is the render's, so the lines are
 /// re-rendered every `timePeriod` even without a new poll.
 struct ForecastSource: Source {
-    let name = "forecast"
-    let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one more request per location each interval."
+    static let name = "forecast"
+    static let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one more request per location each interval."
     /// On: the forecast alerts (below and above the thresholds, heavy rain) have nothing to read without it.
-    let enabledByDefault = true
+    static let enabledByDefault = true
     /// OpenWeather recomputes it about every 3 hours.
-    let defaultInterval = Duration.seconds(3600)
-    let demoInterval = Duration.seconds(60)
+    static let defaultInterval = Duration.seconds(3600)
+    static let demoInterval = Duration.seconds(60)
     let timePeriod: Double? = 60
 
-    static let defaultHorizons: [Duration] = [3, 6, 12, 24, 48].map { .seconds($0 * 3600) }
-    static let defaultWindows: [Duration] = [24, 72].map { .seconds($0 * 3600) }
+    /// Where the forecast is read and summed up.
+    struct Options: Sendable, Equatable {
+        /// Ahead of now, in rising order (`hours_ahead`).
+        var horizons: [Duration] = [3, 6, 12, 24, 48].map { .seconds($0 * 3600) }
+        /// Spans from now over which extremes and totals are shown, rising (`window_hours`).
+        var windows: [Duration] = [24, 72].map { .seconds($0 * 3600) }
+    }
+
+    var options = Options()
+    var horizons: [Duration] { options.horizons }
+    var windows: [Duration] { options.windows }
+
     /// The free forecast's reach.
     static let longest = Duration.seconds(120 * 3600)
 
-    /// Ahead of now, in rising order.
-    var horizons: [Duration] = ForecastSource.defaultHorizons
-    var windows: [Duration] = ForecastSource.defaultWindows
+    static let horizonsSetting = Setting<[Duration]>(
+        "collector.forecast.horizons", key: "collector.forecast.horizons", kind: .list, placeholder: "DURATIONS",
+        doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
+        default: Options().horizons, shown: Options().horizons.map { hoursLabel($0) + "h" }.joined(separator: ",")
+    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+
+    static let windowsSetting = Setting<[Duration]>(
+        "collector.forecast.windows", key: "collector.forecast.windows", kind: .list, placeholder: "DURATIONS",
+        doc: "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
+        default: Options().windows, shown: Options().windows.map { hoursLabel($0) + "h" }.joined(separator: ",")
+    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+
+    static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) { given, options throws(ConfigError) in
+        options.horizons = try given.resolved(horizonsSetting)
+        options.windows = try given.resolved(windowsSetting)
+    }
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         Forecast.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
     }
 
-    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> Forecast {
         try ForecastDecoder.decode(body)
     }
 
@@ -85,23 +108,15 @@ struct ForecastSource: Source {
     /// counts time ahead is a plain number with its unit in the label's name, as `days_ahead` is.
     static func hoursLabel(_ span: Duration) -> String { Exposition.formatValue(span.seconds / 3600) }
 
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
-        Self.appendSeries(of: shard, forecasts: { shard.freshReading($0, slot: slot) as? Forecast }, horizons: horizons, windows: windows, to: &lines)
-    }
-
-    /// The forecast families of `shard` from `forecasts` (by position): shared with One Call, whose
-    /// readings hold a forecast too.
-    static func appendSeries(
-        of shard: ShardSeries, forecasts: (Int) -> Forecast?, horizons: [Duration], windows: [Duration], to lines: inout FamilyLines
-    ) {
-        let shown = shard.locations.indices.compactMap { position in forecasts(position).map { (position, $0) } }
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Forecast>, to lines: inout FamilyLines) {
+        let shown = readings.shown
         guard !shown.isEmpty else { return }
         let now = shard.now
         // Series of a family are written in label order: "12" before "3".
-        let horizons = horizons.map { ($0, hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
-        let windows = windows.map { ($0, hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        let horizons = horizons.map { ($0, Self.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        let windows = windows.map { ($0, Self.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
         shard.withOpenings { openings in
-            for family in atHorizons {
+            for family in Self.atHorizons {
                 guard let target = lines.index[family.name] else { continue }
                 let buffer = lines.buffers[target]
                 let name = Array(family.name.utf8)
@@ -118,7 +133,7 @@ struct ForecastSource: Source {
                 }
             }
             let summaries = shown.map { _, forecast in windows.map { forecast.window(from: now, to: now + $0.0.seconds) } }
-            for family in overWindows {
+            for family in Self.overWindows {
                 guard let target = lines.index[family.name] else { continue }
                 let buffer = lines.buffers[target]
                 let name = Array(family.name.utf8)
@@ -132,10 +147,10 @@ struct ForecastSource: Source {
                     }
                 }
             }
-            if let target = lines.index[issued.description] {
+            if let target = lines.index[Self.issued.description] {
                 let buffer = lines.buffers[target]
                 for (position, forecast) in shown {
-                    buffer.append(issued)
+                    buffer.append(Self.issued)
                     buffer.append(openings[position])
                     buffer.appendClosing(forecast.issued)
                 }

@@ -4,17 +4,17 @@ import OpenWeather
 /// `/geo/1.0/zip`, once: a place does not move. Its metrics are its health and the names it
 /// gives `openweather_location_info`.
 struct GeocodingSource: Source {
-    let name = "geocoding"
-    let summary = "Places given by name or postal code (/geo/1.0/direct, /geo/1.0/zip), resolved once; a name with no match is retried at this interval."
-    let enabledByDefault = true
-    let defaultInterval = Duration.seconds(3600)
-    let resolves = true
+    static let name = "geocoding"
+    static let summary = "Places given by name or postal code (/geo/1.0/direct, /geo/1.0/zip), resolved once; a name with no match is retried at this interval."
+    static let enabledByDefault = true
+    static let defaultInterval = Duration.seconds(3600)
+    static let resolves = true
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         Geocoding.request(location.query ?? .name(location.name))
     }
 
-    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> ResolvedPlace {
         let query = location.query ?? .name(location.name)
         let places = try Geocoding.decode(body, for: query)
         guard let first = places.first else {

@@ -6,26 +6,21 @@ import OpenWeather
 /// plus the UV index, the dew point, the next days' extremes and official weather alerts. A key
 /// without the subscription gets 401: then the free endpoints run and One Call is retried hourly.
 struct OneCallSource: Source {
-    let name = "onecall"
-    let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes and official alerts."
-    let enabledByDefault = false
-    let defaultInterval = Duration.seconds(600)
-    let demoInterval = Duration.seconds(15)
+    static let name = "onecall"
+    static let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes and official alerts."
+    static let enabledByDefault = false
+    static let defaultInterval = Duration.seconds(600)
+    static let demoInterval = Duration.seconds(15)
     /// Alerts come and go with time.
     let timePeriod: Double? = 60
-    let standsIn = ["forecast", "weather"]
+    static let standsIn: [StandIn<OneCall>] = [.for(ForecastSource.self) { $0.hourly }, .for(WeatherSource.self) { $0.current }]
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         OneCall.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
     }
 
-    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> OneCall {
         try OneCallDecoder.decode(body)
-    }
-
-    func readings(standingIn reading: any Sendable) -> [String: any Sendable] {
-        guard let oneCall = reading as? OneCall else { return [:] }
-        return ["weather": oneCall.current, "forecast": oneCall.hourly]
     }
 
     func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }
@@ -68,8 +63,8 @@ struct OneCallSource: Source {
         return Array(sorted.prefix(maxAlerts))
     }
 
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
-        let shown = shard.locations.indices.compactMap { position in (shard.freshReading(position, slot: slot) as? OneCall).map { (position, $0) } }
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<OneCall>, to lines: inout FamilyLines) {
+        let shown = readings.shown
         guard !shown.isEmpty else { return }
         let now = shard.now
         shard.withOpenings { openings in

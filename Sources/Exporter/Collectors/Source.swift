@@ -1,66 +1,115 @@
 import Exposition
 import OpenWeather
 
-/// One OpenWeather endpoint polled per location, and the metric families it writes. Adding an
-/// endpoint is adding one of these (its decoding lives in `OpenWeather`) and listing it in `all`:
-/// the schedule, the budget, the store and the renderer take any source alike.
+/// One OpenWeather endpoint polled per location, typed by what it reads, and the metric families it
+/// writes. Adding an endpoint is one of these in its own file (its decoding lives in `OpenWeather`)
+/// and its line in `Sources.all`; the schedule, the budget, the store, the renderer and the settings
+/// take any source alike, through the erased view in `SourceAdapter.swift`.
 protocol Source: Sendable {
+    /// What one answer decodes to; the collector writes from it.
+    associatedtype Reading: Sendable
+    /// The values of its own settings (`settings`); `NoOptions` for a source without any.
+    associatedtype Options: Sendable = NoOptions
+
     /// The collector word: `--collector.NAME`, the `source` label and the config file's `collector.NAME`.
-    var name: String { get }
+    static var name: String { get }
     /// One line for `--help`.
-    var summary: String { get }
-    var enabledByDefault: Bool { get }
+    static var summary: String { get }
+    static var enabledByDefault: Bool { get }
     /// How often a location is polled; a resolver's retry after an answer that found nothing.
-    var defaultInterval: Duration { get }
+    static var defaultInterval: Duration { get }
     /// The interval with `--demo`, short enough that every family shows within a minute.
-    var demoInterval: Duration { get }
+    static var demoInterval: Duration { get }
     /// A resolver turns a location's name into coordinates, once; the other sources of that location
     /// wait for it. A resolver applies only to locations given by name, the others to every location.
-    var resolves: Bool { get }
+    static var resolves: Bool { get }
+    /// The name it had before it took its config-file word: still read in flags and state files.
+    static var formerName: String? { get }
+    /// Its settings beyond its switch and interval (`--collector.NAME.*`), which make `options`.
+    static var settings: SourceSettings<Options> { get }
+    /// The sources whose requests this one makes unnecessary (One Call for weather and forecast), and
+    /// how their readings come out of its own: while it works their jobs are not scheduled.
+    static var standsIn: [StandIn<Reading>] { get }
+
+    /// With the default options; the loader sets them from `settings`.
+    init()
+    var options: Options { get set }
+
     /// The request for `location`, at `coordinates` (nil only for a resolver).
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest
-    /// The reading the collector writes (a resolver's is a `ResolvedPlace`); absurd values are `.decode`.
-    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable
+    /// The reading the collector writes; absurd values are `.decode`.
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> Reading
     /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
     var families: [MetricFamily] { get }
     /// Set when its lines depend on the render's `now` (a forecast read at now + H): a location with
     /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves.
     var timePeriod: Double? { get }
-    /// `shard`'s lines of `families`, from each location's fresh reading in `slot`.
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines)
-    /// The sources whose requests this one makes unnecessary (One Call for weather and forecast):
-    /// while it works their jobs are not scheduled, and `readings(standingIn:)` fills their slots.
-    var standsIn: [String] { get }
-    /// From one of its readings, the readings of the sources it stands in for, by name.
-    func readings(standingIn reading: any Sendable) -> [String: any Sendable]
+    /// `shard`'s lines of `families`, from each location's fresh reading.
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: inout FamilyLines)
     /// An answer that says the key cannot use this source at all (a subscription missing): the
     /// sources it stands in for then run themselves, and it is retried every `Sources.unavailableRetry`.
     func isUnavailable(_ error: OpenWeatherError) -> Bool
     /// What makes it usable, for the error line when it is not.
     var unavailableHint: String { get }
+    /// The landing page's glance at a location (its temperature), from a reading; nil for none.
+    func glance(at reading: Reading) -> String?
 }
 
 extension Source {
-    var resolves: Bool { false }
-    var demoInterval: Duration { defaultInterval }
+    static var demoInterval: Duration { defaultInterval }
+    static var resolves: Bool { false }
+    static var formerName: String? { nil }
+    static var standsIn: [StandIn<Reading>] { [] }
     var families: [MetricFamily] { [] }
     var timePeriod: Double? { nil }
-    var standsIn: [String] { [] }
-    func readings(standingIn reading: any Sendable) -> [String: any Sendable] { [:] }
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: inout FamilyLines) {}
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
     var unavailableHint: String { "" }
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {}
+    func glance(at reading: Reading) -> String? { nil }
+}
+
+/// The options of a source without settings of its own.
+struct NoOptions: Sendable {}
+
+extension Source where Options == NoOptions {
+    static var settings: SourceSettings<NoOptions> { SourceSettings(flags: []) { _, _ throws(ConfigError) in } }
+    var options: NoOptions {
+        get { NoOptions() }
+        set {}
+    }
+}
+
+/// A source's own settings: their flags (each declared with `Setting`, so `--help`, the config file
+/// and the environment read them as they read every other), and how their values make its options.
+struct SourceSettings<Options: Sendable>: Sendable {
+    /// In `--help` order, after the source's switch and interval.
+    let flags: [Flag]
+    /// Sets `options` from what was given; what was not given keeps its default.
+    let read: @Sendable (RawSettings, inout Options) throws(ConfigError) -> Void
+}
+
+/// A source whose reading another's answer holds (One Call's holds the weather's and the forecast's),
+/// named by its type and derived with its reading's type, so a mismatch does not compile.
+struct StandIn<Reading: Sendable>: Sendable {
+    let name: String
+    let derive: @Sendable (Reading) -> any Sendable
+
+    static func `for`<Other: Source>(_ other: Other.Type, _ derive: @escaping @Sendable (Reading) -> Other.Reading) -> StandIn {
+        StandIn(name: Other.name, derive: derive)
+    }
 }
 
 /// Every source, in `source` label order (the order a location's health lines are written in).
 enum Sources {
-    static let all: [any Source] = [AirPollutionSource(), ForecastSource(), GeocodingSource(), OneCallSource(), WeatherSource()]
+    static let all: [any Source] = [
+        WeatherSource(), ForecastSource(), AirPollutionSource(), OneCallSource(), GeocodingSource(),
+    ].sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
     /// How often a source that said it cannot be used (`isUnavailable`) is tried again.
     static let unavailableRetry = Duration.seconds(3600)
 
     static func named(_ name: String) -> (any Source)? { all.first { $0.name == name } }
 
-    /// Names a source had before it took its config-file word: still read in flags and state files.
-    static let formerNames = ["air-pollution": "air_pollution"]
+    /// Names sources had before they took their config-file words: still read in flags and state files.
+    static let formerNames = Dictionary(uniqueKeysWithValues: all.compactMap { source in source.formerName.map { ($0, source.name) } })
 }

@@ -5,19 +5,25 @@ import OpenWeather
 /// succeeded) shows no weather at all, so Prometheus marks its series stale instead of graphing
 /// an old value as if it were current.
 struct WeatherSource: Source {
-    let name = "weather"
-    let summary = "Current weather (/data/2.5/weather): temperature, humidity, pressure, wind, clouds, rain, snow, sun."
-    let enabledByDefault = true
-    let defaultInterval = Duration.seconds(600)
-    let demoInterval = Duration.seconds(15)
+    static let name = "weather"
+    static let summary = "Current weather (/data/2.5/weather): temperature, humidity, pressure, wind, clouds, rain, snow, sun."
+    static let enabledByDefault = true
+    static let defaultInterval = Duration.seconds(600)
+    static let demoInterval = Duration.seconds(15)
+    /// `--poll.interval`: the interval's name from before every collector had its own.
+    static let settings = SourceSettings<NoOptions>(
+        flags: [.formerName("poll.interval", key: "poll.interval", of: Settings.collectorInterval(WeatherSource()).flag)]
+    ) { _, _ throws(ConfigError) in }
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         CurrentWeather.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
     }
 
-    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> any Sendable {
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> CurrentWeather {
         try WeatherDecoder.decode(body)
     }
+
+    func glance(at reading: CurrentWeather) -> String? { "\(reading.temperatureCelsius) °C" }
 
     /// One gauge per reading field, in this order.
     private enum Field: Int, CaseIterable {
@@ -114,13 +120,13 @@ struct WeatherSource: Source {
 
     /// Written straight from the readings: no family, sample or label array per series. Family by
     /// family, so each family's buffer is fetched once per shard.
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<CurrentWeather>, to lines: inout FamilyLines) {
         let count = shard.locations.count
         // Which locations show weather, and their values field by field.
         var shown: [(position: Int, reading: CurrentWeather)] = []
         var values = [Double?](repeating: nil, count: Field.allCases.count * count)
         for position in shard.locations.indices {
-            guard let reading = shard.freshReading(position, slot: slot) as? CurrentWeather else { continue }
+            guard let reading = readings[position] else { continue }
             shown.append((position, reading))
             for field in Field.allCases { values[field.rawValue * count + position] = field.value(of: reading) }
         }

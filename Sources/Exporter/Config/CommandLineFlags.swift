@@ -76,9 +76,9 @@ struct CommandLineFlags {
         return nil
     }
 
-    /// " (did you mean --poll.interval?)" when a known flag is a few edits away.
+    /// " (did you mean --web.listen-address?)" when a current flag is a few edits away.
     private static func suggestion(for name: String) -> String {
-        let scored = Flag.all.map { (flag: $0, distance: editDistance($0.name, name)) }
+        let scored = Flag.all.filter { $0.renamedTo == nil }.map { (flag: $0, distance: editDistance($0.name, name)) }
         guard let best = scored.min(by: { $0.distance < $1.distance }), best.distance <= 3 else { return "" }
         return " (did you mean --\(best.flag.name)?)"
     }

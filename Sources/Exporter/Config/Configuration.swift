@@ -53,10 +53,8 @@ public struct Configuration: Sendable {
     public var collectors: [CollectorSetting] = Sources.all.map {
         CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
     }
-    /// Ahead of now, where the forecast is read (`--collector.forecast.horizons`), rising.
-    public var forecastHorizons = Settings.forecastHorizons.defaultValue
-    /// Spans from now over which the forecast's extremes and totals are shown, rising.
-    public var forecastWindows = Settings.forecastWindows.defaultValue
+    /// Every source with its own settings applied (a forecast's horizons), in `Sources.all` order.
+    var sources = Sources.all
     /// This replica's request budget: the key's, divided by `shard.total` (the key's budget is shared).
     public var maxRequestsPerMinute = Settings.maxRequestsPerMinute.defaultValue
     /// Which share of the configured locations this replica keeps in `locations` (`--shard` of `--total-shards`).
@@ -85,12 +83,9 @@ public struct Configuration: Sendable {
     var activeSources: [any Source] {
         let needsResolver = locations.contains { $0.query != nil }
         let enabled = Set(collectors.filter(\.enabled).map(\.name))
-        let stoodIn = Set(Sources.all.filter { enabled.contains($0.name) }.flatMap(\.standsIn))
-        return Sources.all.filter { source in
+        let stoodIn = Set(sources.filter { enabled.contains($0.name) }.flatMap(\.standsIn))
+        return sources.filter { source in
             source.resolves ? needsResolver : enabled.contains(source.name) || stoodIn.contains(source.name)
-        }.map { source in
-            guard source is ForecastSource else { return source }
-            return ForecastSource(horizons: forecastHorizons, windows: forecastWindows)
         }
     }
 

@@ -31,6 +31,7 @@ public struct ConfigurationLoader: Sendable {
         }
         settings.overlay(environmentSettings())
         settings.overlay(flags)
+        settings.readFormerNames()
         let unknown = unknownEnvironmentVariables()
         settings.warnings += unknown
         do {
@@ -209,11 +210,11 @@ public struct ConfigurationLoader: Sendable {
         }
     }
 
-    /// `--collector.NAME` and `--collector.NAME.interval`; `--poll.interval` is the weather interval's old name.
+    /// `--collector.NAME`, `--collector.NAME.interval` and each source's own settings.
     private func collectors(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
-        for index in config.collectors.indices {
-            let name = config.collectors[index].name
-            guard let source = Sources.named(name), !source.resolves else { continue }
+        config.sources = try config.sources.map { source throws(ConfigError) in try source.configured(by: settings) }
+        for (index, source) in config.sources.enumerated() where !source.resolves {
+            let name = source.name
             if let enabled = try settings.value(Settings.collector(source)) {
                 config.collectors[index].enabled = enabled
             } else if config.demo && source.standsIn.isEmpty {
@@ -222,9 +223,6 @@ public struct ConfigurationLoader: Sendable {
             }
             if let interval = try settings.value(Settings.collectorInterval(source)) {
                 config.collectors[index].interval = interval
-            } else if name == "weather", let interval = try settings.value(Settings.pollInterval) ?? nil {
-                config.collectors[index].interval = interval
-                config.warnings.append("--poll.interval is the old name of --collector.weather.interval; it still works, but use the new name")
             } else if config.demo {
                 config.collectors[index].interval = source.demoInterval
             }
@@ -233,9 +231,7 @@ public struct ConfigurationLoader: Sendable {
                     "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data")
             }
         }
-        config.forecastHorizons = try settings.resolved(Settings.forecastHorizons)
-        config.forecastWindows = try settings.resolved(Settings.forecastWindows)
-        guard config.collectors.contains(where: { $0.enabled && Sources.named($0.name)?.resolves == false }) else {
+        guard zip(config.collectors, config.sources).contains(where: { $0.enabled && !$1.resolves }) else {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
         }
     }
@@ -388,6 +384,20 @@ struct RawSettings {
 
     mutating func overlay(_ flags: CommandLineFlags) {
         overlay(flags.settings)
+    }
+
+    /// A value given under a flag's former name is read as the flag's, with a word to use the new name.
+    mutating func readFormerNames() {
+        for flag in Flag.all {
+            guard let current = flag.renamedTo, let entry = values.removeValue(forKey: flag.name) else { continue }
+            let given = entry.origin.hasPrefix("--") ? "" : " (given as \(entry.origin))"
+            if let newer = values[current] {
+                warnings.append("--\(flag.name)\(given) is not used: \(newer.origin) sets the same thing under its new name; drop the old one")
+            } else {
+                values[current] = entry
+                warnings.append("--\(flag.name) is the old name of --\(current); it still works, but use the new name\(given)")
+            }
+        }
     }
 
     /// The setting's value when some layer gave it; nil otherwise.

@@ -12,6 +12,15 @@ struct Flag: Sendable {
     let defaultText: String
     /// The path in the config file, `web.listen_address`; nil: only a flag can set it.
     var key: String? = nil
+    /// Set on a former name: the flag it is now (its value is read as that one's, with a warning).
+    var renamedTo: String? = nil
+
+    /// `name`, the former name of `current`: read as it in flags, the environment and the config file
+    /// (under `key`), listed last in `--help`, never offered as a spelling suggestion.
+    static func formerName(_ name: String, key: String, of current: Flag) -> Flag {
+        Flag(name: name, kind: current.kind, placeholder: current.placeholder, help: "Deprecated: the old name of --\(current.name).",
+             defaultText: "", key: key, renamedTo: current.name)
+    }
 
     /// `OPENWEATHER_EXPORTER_POLL_INTERVAL` for `poll.interval`.
     var environmentName: String {
@@ -19,19 +28,23 @@ struct Flag: Sendable {
     }
 
     /// In `--help` order: the web server, the config, the places, the API, each collector with its own
-    /// settings (in `source` label order), logging and state, the demo and sharding; the deprecated last.
-    static let all: [Flag] = [
+    /// settings (in `source` label order), logging and state, the demo and sharding; former names last.
+    static let all: [Flag] = {
+        let flags = current + Sources.all.flatMap(\.settingFlags).filter { $0.renamedTo != nil }
+        return flags.filter { $0.renamedTo == nil } + flags.filter { $0.renamedTo != nil }
+    }()
+
+    private static let current: [Flag] = [
         Settings.listenAddress.flag, Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
         Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.configFile.flag,
         Settings.location, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.apiKeyFile.flag,
         Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag, Settings.timeout.flag,
         Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxStaleness.flag,
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in
-        [Settings.collector(source).flag, Settings.collectorInterval(source).flag]
-            + (source is ForecastSource ? [Settings.forecastHorizons.flag, Settings.forecastWindows.flag] : [])
+        [Settings.collector(source).flag, Settings.collectorInterval(source).flag] + source.settingFlags.filter { $0.renamedTo == nil }
     } + [
         Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.demo.flag, Settings.totalShards.flag,
-        Settings.shard.flag, Settings.pod.flag, Settings.help.flag, Settings.version.flag, Settings.pollInterval.flag,
+        Settings.shard.flag, Settings.pod.flag, Settings.help.flag, Settings.version.flag,
     ]
 
     static func named(_ name: String) -> Flag? { all.first { $0.name == name } }

@@ -232,10 +232,6 @@ enum Settings {
         return .duration(try Parse.duration(entry, minimum: .seconds(1)))
     }
 
-    static let pollInterval = Setting<Duration?>(
-        "poll.interval", key: "poll.interval", placeholder: "DURATION", doc: "Deprecated: the old name of --collector.weather.interval.", default: nil, shown: ""
-    ) { entry throws(ConfigError) in try Parse.duration(entry, minimum: .seconds(1)) }
-
     static let logLevel = Setting<Configuration.LogLevel>.choice("log.level", key: "log.level", placeholder: "LEVEL", what: "log level", default: .info)
 
     static let logFormat = Setting<Configuration.LogFormat>.choice("log.format", key: "log.format", placeholder: "FORMAT", what: "log format", default: .logfmt)
@@ -282,18 +278,6 @@ enum Settings {
             shown: PrometheusDuration.format(source.defaultInterval)
                 + (source.demoInterval == source.defaultInterval ? "" : " (\(PrometheusDuration.format(source.demoInterval)) with --demo)"))
     }
-
-    static let forecastHorizons = Setting<[Duration]>(
-        "collector.forecast.horizons", key: "collector.forecast.horizons", kind: .list, placeholder: "DURATIONS",
-        doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
-        default: ForecastSource.defaultHorizons, shown: ForecastSource.defaultHorizons.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
-    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: ForecastSource.longest) }
-
-    static let forecastWindows = Setting<[Duration]>(
-        "collector.forecast.windows", key: "collector.forecast.windows", kind: .list, placeholder: "DURATIONS",
-        doc: "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
-        default: ForecastSource.defaultWindows, shown: ForecastSource.defaultWindows.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
-    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: ForecastSource.longest) }
 
     static let help = Setting<Bool>.boolean("help", key: nil, doc: "Show this help and exit.")
     static let version = Setting<Bool>.boolean("version", key: nil, doc: "Show the version and exit.")

@@ -6,7 +6,6 @@ struct LandingPage: Sendable {
     let demo: Bool
 
     func render(_ snapshot: WeatherStore.Snapshot) -> [UInt8] {
-        let weather = snapshot.sources.firstIndex(of: "weather")
         // A reason is often the same for every location (a key without a subscription: ~400 characters):
         // each is written once, below the table, and the cells point to it.
         var reasons: [String] = []
@@ -27,7 +26,9 @@ struct LandingPage: Sendable {
         for state in snapshot.locations {
             let place = state.coordinates.map { "\($0.latitude), \($0.longitude)" } ?? "not resolved yet"
             let asked = state.location.query.map { "“\($0)” → " } ?? ""
-            let temperature = weather.flatMap { (state.sources[$0].reading as? CurrentWeather).map { "\($0.temperatureCelsius) °C" } } ?? "–"
+            // The first source in slot order that has something to say at a glance (the weather's temperature).
+            let temperature = zip(snapshot.definitions, state.sources).lazy
+                .compactMap { source, slot in slot.reading.flatMap(source.glance(atStored:)) }.first(where: { _ in true }) ?? "–"
             rows += "<tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td><td>\(escape(temperature))</td>"
             for (slot, source) in state.sources.enumerated() {
                 let waits = state.coordinates == nil && Sources.named(snapshot.sources[slot])?.resolves == false

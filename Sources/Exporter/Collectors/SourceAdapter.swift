@@ -1,0 +1,68 @@
+import OpenWeather
+
+/// The engine's view of a source, whatever it reads: the schedule, the store, the renderer and the
+/// settings hold `any Source` and use only these. It is the one place where a reading's type is erased
+/// (into the store's slots) and given back (to its collector): every reading in a slot comes from that
+/// slot's source's `decode`, from a state file through it, or from a `StandIn` typed for it.
+extension Source {
+    var name: String { Self.name }
+    var summary: String { Self.summary }
+    var enabledByDefault: Bool { Self.enabledByDefault }
+    var defaultInterval: Duration { Self.defaultInterval }
+    var demoInterval: Duration { Self.demoInterval }
+    var resolves: Bool { Self.resolves }
+    var formerName: String? { Self.formerName }
+    /// Its own settings' flags, for `--help`, the config file and the environment.
+    var settingFlags: [Flag] { Self.settings.flags }
+    /// The names of the sources it stands in for.
+    var standsIn: [String] { Self.standsIn.map(\.name) }
+
+    /// This source with its options read from `settings`.
+    func configured(by settings: RawSettings) throws(ConfigError) -> any Source {
+        var configured = self
+        try Self.settings.read(settings, &configured.options)
+        return configured
+    }
+
+    /// From one of its readings, the readings of the sources it stands in for, by name.
+    func readings(standingIn stored: any Sendable) -> [String: any Sendable] {
+        guard let reading: Reading = recovered(stored) else { return [:] }
+        var derived: [String: any Sendable] = [:]
+        for standIn in Self.standsIn { derived[standIn.name] = standIn.derive(reading) }
+        return derived
+    }
+
+    /// `shard`'s lines of its families, from the readings in `slot`.
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
+        appendSeries(of: shard, readings: ShardReadings(shard: shard, slot: slot), to: &lines)
+    }
+
+    /// The landing page's glance at a stored reading of this source.
+    func glance(atStored stored: any Sendable) -> String? { (recovered(stored) as Reading?).flatMap(glance(at:)) }
+}
+
+/// A stored reading with its type given back. It cannot miss (see above); if a change made it miss,
+/// a debug build stops here rather than a series going silently empty.
+private func recovered<Reading>(_ stored: any Sendable) -> Reading? {
+    guard let reading = stored as? Reading else {
+        assertionFailure("a \(type(of: stored)) where readings of \(Reading.self) are kept")
+        return nil
+    }
+    return reading
+}
+
+/// One source's fresh readings in a shard, by position, with their type.
+struct ShardReadings<Reading: Sendable> {
+    let shard: ShardSeries
+    let slot: Int
+
+    /// The reading at `position` when it is fresh enough to show.
+    subscript(position: Int) -> Reading? {
+        shard.freshReading(position, slot: slot).flatMap(recovered)
+    }
+
+    /// The positions with a fresh reading, in order, with it.
+    var shown: [(position: Int, reading: Reading)] {
+        shard.locations.indices.compactMap { position in self[position].map { (position, $0) } }
+    }
+}
