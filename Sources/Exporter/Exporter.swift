@@ -185,8 +185,9 @@ extension Configuration {
                 baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout,
                 http: .init(proxy: proxy, trustedCAFile: tlsCAFile, maxIdleConnections: maxIdleConnections)),
             userAgent: "openweather-exporter/\(BuildInfo.version)")
+        let plan = sourcePlan
         return Poller.Plan(
-            locations: locations, sources: activeSources, intervals: effectiveIntervals, maxStaleness: effectiveMaxStaleness,
+            locations: locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             requestsPerMinute: maxRequestsPerMinute, language: language, transport: client,
             thresholds: { [self] in thresholds(for: $0) })
     }

@@ -119,7 +119,7 @@ import Testing
         // are planned for that case, stretched alike.
         let fallback = try #require(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).fallbackRequestPlan)
         #expect(fallback.stretched && fallback.configuredRequestsPerMinute == 80)
-        let intervals = configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).effectiveIntervals
+        let intervals = configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).sourcePlan.intervals
         #expect(intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!], "forecast, onecall, weather")
     }
 

@@ -89,54 +89,53 @@ public struct Configuration: Sendable {
         }
     }
 
-    /// Requests a minute each polling source needs, and the intervals stretched to fit the budget.
-    /// A source another stands in for needs no requests of its own.
-    public var requestPlan: RequestPlan {
+    /// What the active sources ask and how often, worked out together once (a poller plan reads it all).
+    struct SourcePlan {
+        /// `activeSources`.
+        let sources: [any Source]
+        /// Requests a minute each polling source needs, and the intervals stretched to fit the budget.
+        /// A source another stands in for needs no requests of its own.
+        let requests: RequestPlan
+        /// The plan while the sources that stand in for others cannot be used (One Call without its
+        /// subscription): the sources they stand in for poll themselves. Nil without such a source.
+        let fallback: RequestPlan?
+        /// Per source: the interval used (stretched to the budget; a resolver's retry as configured). A
+        /// source another stands in for polls only when that one cannot be used: at the fallback's interval.
+        let intervals: [Duration]
+        /// Per source, seconds without success after which its readings are not shown.
+        let maxStaleness: [Double]
+    }
+
+    var sourcePlan: SourcePlan {
         let sources = activeSources
         let readFrom = Dictionary(sources.flatMap { source in source.standsIn.map { ($0, source.name) } }, uniquingKeysWith: { first, _ in first })
-        return RequestPlan(
+        let requests = RequestPlan(
             sources: sources.filter { !$0.resolves }.map { source in
                 (source.name, interval(of: source.name), readFrom[source.name] == nil ? locations.count : 0)
             },
             readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute)
-    }
-
-    /// The plan while the sources that stand in for others cannot be used (One Call without its
-    /// subscription): the sources they stand in for poll themselves. Nil without such a source.
-    public var fallbackRequestPlan: RequestPlan? {
-        let sources = activeSources
         let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
-        guard !standIns.isEmpty else { return nil }
-        return RequestPlan(
+        let fallback = standIns.isEmpty ? nil : RequestPlan(
             sources: sources.filter { !$0.resolves && !standIns.contains($0.name) }.map { ($0.name, interval(of: $0.name), locations.count) },
             budgetPerMinute: maxRequestsPerMinute)
-    }
-
-    /// The configured interval of a source (not stretched).
-    public func interval(of source: String) -> Duration {
-        collectors.first { $0.name == source }?.interval ?? .seconds(600)
-    }
-
-    /// Per active source: the interval used (stretched to the budget; a resolver's retry as configured).
-    /// A source another stands in for polls only when that one cannot be used: at the fallback plan's interval.
-    var effectiveIntervals: [Duration] {
-        let plan = requestPlan
-        let fallback = fallbackRequestPlan
-        let stoodIn = Set(activeSources.flatMap(\.standsIn))
-        return activeSources.map { source in
-            (stoodIn.contains(source.name) ? fallback?.interval(of: source.name) : nil)
-                ?? plan.interval(of: source.name) ?? interval(of: source.name)
+        let intervals = sources.map { source in
+            (readFrom[source.name] != nil ? fallback?.interval(of: source.name) : nil) ?? requests.interval(of: source.name) ?? interval(of: source.name)
         }
-    }
-
-    /// Per active source, seconds.
-    var effectiveMaxStaleness: [Double] {
-        effectiveIntervals.map { interval in
-            switch maxStaleness {
+        let maxStaleness = intervals.map { interval in
+            switch self.maxStaleness {
             case .intervals(let count): interval.seconds * count
             case .duration(let duration): duration.seconds
             }
         }
+        return SourcePlan(sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness)
+    }
+
+    public var requestPlan: RequestPlan { sourcePlan.requests }
+    public var fallbackRequestPlan: RequestPlan? { sourcePlan.fallback }
+
+    /// The configured interval of a source (not stretched).
+    public func interval(of source: String) -> Duration {
+        collectors.first { $0.name == source }?.interval ?? .seconds(600)
     }
 
     /// Each location's thresholds after the defaults are applied.

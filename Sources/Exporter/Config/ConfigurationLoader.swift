@@ -126,7 +126,8 @@ public struct ConfigurationLoader: Sendable {
         try loadKey(settings, into: &config)
         try shard(settings, into: &config)
         config.warnings += Self.invertedThresholds(config)
-        let plan = config.requestPlan
+        let sourcePlan = config.sourcePlan
+        let plan = sourcePlan.requests
         if plan.stretched {
             let budget = config.shard.total == 1
                 ? "\(config.maxRequestsPerMinute)" : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
@@ -134,7 +135,7 @@ public struct ConfigurationLoader: Sendable {
                 "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more")
         }
         if case .duration(let duration) = config.maxStaleness {
-            for (source, interval) in zip(config.activeSources, config.effectiveIntervals) where !source.resolves && interval >= duration {
+            for (source, interval) in zip(sourcePlan.sources, sourcePlan.intervals) where !source.resolves && interval >= duration {
                 config.warnings.append(
                     "--openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics between polls; use a multiple of the intervals instead, like 3x")
             }
