@@ -97,25 +97,7 @@ do {
 }
 exporter.start()
 
-logger.info("starting openweather-exporter", [
-    ("version", BuildInfo.version),
-    ("address", ListenAddress(host: configuration.listenAddress.host, port: exporter.port).description),
-    ("telemetry_path", configuration.telemetryPath),
-    ("locations", String(configuration.locations.count)),
-] + (configuration.shard.total == 1 ? [] : [("shard", String(configuration.shard.index)), ("total_shards", String(configuration.shard.total))]) + [
-    ("collectors", configuration.requestPlan.entries.map(\.source).joined(separator: ",")),
-    ("api_key", configuration.apiKeySource),
-])
-logger.info(
-    "request plan",
-    configuration.requestPlan.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])
-if let fallback = configuration.fallbackRequestPlan {
-    logger.info("request plan when the sources standing in for others cannot be used (One Call without its subscription)", fallback.logFields)
-}
-if configuration.demo {
-    logger.warn("DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data", [("simulator", demoURL ?? "")])
-}
-for warning in configuration.warnings { logger.warn(warning) }
+logger.announceStart(configuration, port: exporter.port, simulator: demoURL)
 
 var received: Int32 = 0
 while true {

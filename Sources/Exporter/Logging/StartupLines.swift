@@ -1,0 +1,25 @@
+/// What a person reads first in the log: what runs, where, on which key, at what request pace, and
+/// every warning the configuration earned.
+extension Logger {
+    public func announceStart(_ configuration: Configuration, port: UInt16, simulator: String?) {
+        let plan = configuration.sourcePlan
+        let shard = configuration.shard
+        info("starting openweather-exporter", [
+            ("version", BuildInfo.version),
+            ("address", ListenAddress(host: configuration.listenAddress.host, port: port).description),
+            ("telemetry_path", configuration.telemetryPath),
+            ("locations", String(configuration.locations.count)),
+        ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [
+            ("collectors", plan.requests.entries.map(\.source).joined(separator: ",")),
+            ("api_key", configuration.apiKeySource),
+        ])
+        info("request plan", plan.requests.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])
+        if let fallback = plan.fallback {
+            info("request plan when the sources standing in for others cannot be used (One Call without its subscription)", fallback.logFields)
+        }
+        if configuration.demo {
+            warn("DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data", [("simulator", simulator ?? "")])
+        }
+        for warning in configuration.warnings { warn(warning) }
+    }
+}
