@@ -21,7 +21,11 @@ public final class Exporter: Sendable {
     /// state file, so the first scrape already shows what the last run knew.
     /// Throws `HTTPServerError`, or `StateStorageError` for a state directory it cannot use. Untyped on purpose: a class initializer with typed
     /// throws miscompiles in Swift 6.3 (the allocating thunk crashes when it throws).
-    public init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
+    public convenience init(configuration: Configuration, logger: Logger, reloader: Reloader?) throws {
+        try self.init(configuration: configuration, logger: logger, reloader: reloader, time: SystemTime())
+    }
+
+    init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
         let plan = configuration.pollerPlan()
         let store = WeatherStore(
             locations: plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,

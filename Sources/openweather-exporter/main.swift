@@ -70,7 +70,7 @@ do {
     fail(error.description)
 }
 
-let logger = Logger(level: configuration.logLevel, format: configuration.logFormat, secrets: configuration.secrets)
+let logger = Logger(for: configuration)
 
 var simulator: Simulator?
 if configuration.demo {
@@ -85,11 +85,11 @@ let demoURL = simulator?.baseURL
 
 let exporter: Exporter
 do {
-    exporter = try Exporter(configuration: configuration, logger: logger) { () throws(ConfigError) -> Configuration in
+    exporter = try Exporter(configuration: configuration, logger: logger, reloader: { () throws(ConfigError) -> Configuration in
         guard case .run(var next) = try loader.load() else { throw ConfigError.noConfiguration }
         if let demoURL, next.demo { next.openWeatherURL = demoURL }
         return next
-    }
+    })
 } catch let error as StateStorageError {
     fail(error.description)
 } catch {

@@ -3,79 +3,79 @@ import HTTPClient
 /// Everything the exporter runs with, validated. Built by `ConfigurationLoader`
 /// from defaults, the config file, the environment and flags (in rising order).
 public struct Configuration: Sendable {
-    public enum LogLevel: String, Sendable, CaseIterable, Comparable {
+    enum LogLevel: String, Sendable, CaseIterable, Comparable {
         case debug, info, warn, error
         var rank: Int { Self.allCases.firstIndex(of: self)! }
-        public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
+        static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rank < rhs.rank }
     }
 
-    public enum LogFormat: String, Sendable, CaseIterable {
+    enum LogFormat: String, Sendable, CaseIterable {
         case logfmt, json
     }
 
     /// Where the HTTP server listens.
-    public var listenAddress = Settings.listenAddress.defaultValue
+    var listenAddress = Settings.listenAddress.defaultValue
     /// The path of the exposition.
-    public var telemetryPath = Settings.telemetryPath.defaultValue
+    var telemetryPath = Settings.telemetryPath.defaultValue
     /// Connections beyond it displace the longest-idle one.
-    public var maxConnections = Settings.maxConnections.defaultValue
+    var maxConnections = Settings.maxConnections.defaultValue
     /// Time a client has to send a whole request.
-    public var readTimeout = Settings.readTimeout.defaultValue
+    var readTimeout = Settings.readTimeout.defaultValue
     /// Time a keep-alive connection may sit between requests.
-    public var idleTimeout = Settings.idleTimeout.defaultValue
+    var idleTimeout = Settings.idleTimeout.defaultValue
     /// The exporter-toolkit web config (TLS, basic auth, headers), if any.
-    public var webConfigFile: String?
+    var webConfigFile: String?
     /// Whether POST /-/reload may reload (SIGHUP always does).
-    public var enableLifecycle = false
+    var enableLifecycle = false
     /// The places to poll, in the order given: this shard's share of those configured.
-    public var locations: [Location] = []
+    var locations: [Location] = []
     /// Thresholds for locations that set none of their own.
-    public var alertDefaults = TemperatureThresholds()
+    var alertDefaults = TemperatureThresholds()
     /// The key; never printed (see `Secret`).
-    public var apiKey = Secret("")
+    var apiKey = Secret("")
     /// Where the key came from, for messages: an environment variable or a file path.
-    public var apiKeySource = ""
+    var apiKeySource = ""
     /// Base URL of the OpenWeather API (or a proxy, or the simulator).
     public var openWeatherURL = Settings.url.defaultValue
     /// Which proxy API requests go through: --openweather.proxy-url, else the *_PROXY variables.
-    public var proxy = ProxySettings.direct
+    var proxy = ProxySettings.direct
     /// What no log line may show: the key and the proxies' credentials, in each form they are echoed.
-    public var secrets: [String] { [apiKey.value] + proxy.secrets }
+    var secrets: [String] { [apiKey.value] + proxy.secrets }
     /// CA certificates trusted besides the system bundle.
-    public var tlsCAFile: String?
+    var tlsCAFile: String?
     /// Keep-alive connections to the API kept between requests.
-    public var maxIdleConnections = Settings.maxIdleConnections.defaultValue
+    var maxIdleConnections = Settings.maxIdleConnections.defaultValue
     /// Deadline of one request, connect to last byte.
-    public var requestTimeout = Settings.timeout.defaultValue
+    var requestTimeout = Settings.timeout.defaultValue
     /// Language of the condition description.
-    public var language = Settings.language.defaultValue
+    var language = Settings.language.defaultValue
     /// Each source's switch and interval, in `Sources.all` order.
-    public var collectors: [CollectorSetting] = Sources.all.map {
+    var collectors: [CollectorSetting] = Sources.all.map {
         CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
     }
     /// Every source with its own settings applied (a forecast's horizons), in `Sources.all` order.
     var sources = Sources.all
     /// This replica's request budget: the key's, divided by `shard.total` (the key's budget is shared).
-    public var maxRequestsPerMinute = Settings.maxRequestsPerMinute.defaultValue
+    var maxRequestsPerMinute = Settings.maxRequestsPerMinute.defaultValue
     /// Which share of the configured locations this replica keeps in `locations` (`--shard` of `--total-shards`).
-    public var shard = Shard.whole
+    var shard = Shard.whole
     /// Without a success for this long, a source's series of a location leave /metrics.
-    public var maxStaleness = Settings.maxStaleness.defaultValue
-    public var logLevel = Settings.logLevel.defaultValue
-    public var logFormat = Settings.logFormat.defaultValue
+    var maxStaleness = Settings.maxStaleness.defaultValue
+    var logLevel = Settings.logLevel.defaultValue
+    var logFormat = Settings.logFormat.defaultValue
     /// The directory of the state file; nil keeps no state.
-    public var storagePath: String?
+    var storagePath: String?
     /// Serve simulated data from the built-in simulator; no key, no network.
     public var demo = false
     /// The config file (YAML or JSON) read at start and on reload, if any.
-    public var configFile: String?
+    var configFile: String?
     /// Things worth a warning line at start (a short interval, a key file others can read).
-    public var warnings: [String] = []
+    var warnings: [String] = []
     /// From this many bytes of plain exposition on it is kept gzipped; not a flag, lowered by tests;
     /// nil: the renderer's own threshold (the configuration knows nothing of rendering).
     var gzipAbove: Int?
 
-    public init() {}
+    init() {}
 
     /// The sources that run, in slot order: the switched-on ones, those a switched-on one stands in
     /// for (their families are filled from it, and they run themselves when it cannot), and the
@@ -130,33 +130,33 @@ public struct Configuration: Sendable {
         return SourcePlan(sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness)
     }
 
-    public var requestPlan: RequestPlan { sourcePlan.requests }
-    public var fallbackRequestPlan: RequestPlan? { sourcePlan.fallback }
+    var requestPlan: RequestPlan { sourcePlan.requests }
+    var fallbackRequestPlan: RequestPlan? { sourcePlan.fallback }
 
     /// The configured interval of a source (not stretched).
-    public func interval(of source: String) -> Duration {
+    func interval(of source: String) -> Duration {
         collectors.first { $0.name == source }?.interval ?? .seconds(600)
     }
 
     /// Each location's thresholds after the defaults are applied.
-    public func thresholds(for location: Location) -> TemperatureThresholds {
+    func thresholds(for location: Location) -> TemperatureThresholds {
         location.alerts.resolved(defaults: alertDefaults)
     }
 }
 
 /// A source's switch (`--collector.NAME`) and interval (`--collector.NAME.interval`).
-public struct CollectorSetting: Sendable, Equatable {
-    public var name: String
-    public var enabled: Bool
-    public var interval: Duration
+struct CollectorSetting: Sendable, Equatable {
+    var name: String
+    var enabled: Bool
+    var interval: Duration
 }
 
 /// How long a source's reading is shown without a newer success: a multiple of its interval, or a duration.
-public enum Staleness: Sendable, Equatable, CustomStringConvertible {
+enum Staleness: Sendable, Equatable, CustomStringConvertible {
     case intervals(Double)
     case duration(Duration)
 
-    public var description: String {
+    var description: String {
         switch self {
         case .intervals(let count): count == count.rounded() && count < 1e15 ? "\(Int64(count))x" : "\(count)x"
         case .duration(let duration): PrometheusDuration.format(duration)
@@ -165,11 +165,11 @@ public enum Staleness: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A string that never shows itself in logs, errors or dumps.
-public struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
-    public let value: String
+struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible {
+    let value: String
 
-    public init(_ value: String) { self.value = value }
+    init(_ value: String) { self.value = value }
 
-    public var description: String { "<redacted>" }
-    public var debugDescription: String { "<redacted>" }
+    var description: String { "<redacted>" }
+    var debugDescription: String { "<redacted>" }
 }

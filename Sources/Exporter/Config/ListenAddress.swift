@@ -1,14 +1,14 @@
 /// `:9755`, `127.0.0.1:9755`, `[::]:9755` or `localhost:9755`; an empty host means every interface.
-public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: UInt16
+struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    var host: String
+    var port: UInt16
 
-    public init(host: String, port: UInt16) {
+    init(host: String, port: UInt16) {
         self.host = host
         self.port = port
     }
 
-    public var description: String {
+    var description: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 

@@ -2,13 +2,13 @@ import Glibc
 import OpenWeather
 
 /// A place to poll, as the user configured it.
-public struct Location: Sendable, Equatable {
+struct Location: Sendable, Equatable {
     /// Where the place is: coordinates, or a name or postal code the `geocoding` source resolves.
-    public enum Place: Sendable, Equatable, CustomStringConvertible {
+    enum Place: Sendable, Equatable, CustomStringConvertible {
         case coordinates(latitude: Double, longitude: Double)
         case query(PlaceQuery)
 
-        public var description: String {
+        var description: String {
             switch self {
             case .coordinates(let latitude, let longitude): "\(latitude),\(longitude)"
             case .query(let query): query.description
@@ -17,18 +17,18 @@ public struct Location: Sendable, Equatable {
     }
 
     /// The `location` label; unique.
-    public var name: String
-    public var place: Place
+    var name: String
+    var place: Place
     /// What this location says about alert thresholds; resolved against the global defaults.
-    public var alerts: AlertSetting
+    var alerts: AlertSetting
 
-    public init(name: String, place: Place, alerts: AlertSetting = .inherit) {
+    init(name: String, place: Place, alerts: AlertSetting = .inherit) {
         self.name = name
         self.place = place
         self.alerts = alerts
     }
 
-    public init(name: String, latitude: Double, longitude: Double, alerts: AlertSetting = .inherit) {
+    init(name: String, latitude: Double, longitude: Double, alerts: AlertSetting = .inherit) {
         self.init(name: name, place: .coordinates(latitude: latitude, longitude: longitude), alerts: alerts)
     }
 
@@ -51,23 +51,23 @@ public struct Location: Sendable, Equatable {
     }
 
     /// The configured coordinates; nil for a place given by name.
-    public var coordinates: Coordinates? {
+    var coordinates: Coordinates? {
         if case .coordinates(let latitude, let longitude) = place { return Coordinates(latitude: latitude, longitude: longitude) }
         return nil
     }
 
     /// The geocoder's question; nil for a place given by coordinates.
-    public var query: PlaceQuery? {
+    var query: PlaceQuery? {
         if case .query(let query) = place { return query }
         return nil
     }
 }
 
-public struct Coordinates: Sendable, Equatable {
-    public var latitude: Double
-    public var longitude: Double
+struct Coordinates: Sendable, Equatable {
+    var latitude: Double
+    var longitude: Double
 
-    public init(latitude: Double, longitude: Double) {
+    init(latitude: Double, longitude: Double) {
         self.latitude = latitude
         self.longitude = longitude
     }
@@ -75,11 +75,11 @@ public struct Coordinates: Sendable, Equatable {
 
 /// Temperatures beyond which an alert should fire; exposed as gauges so that
 /// one generic rule serves every location with its own values.
-public struct TemperatureThresholds: Sendable, Equatable {
-    public var aboveCelsius: Double?
-    public var belowCelsius: Double?
+struct TemperatureThresholds: Sendable, Equatable {
+    var aboveCelsius: Double?
+    var belowCelsius: Double?
 
-    public init(aboveCelsius: Double? = nil, belowCelsius: Double? = nil) {
+    init(aboveCelsius: Double? = nil, belowCelsius: Double? = nil) {
         self.aboveCelsius = aboveCelsius
         self.belowCelsius = belowCelsius
     }
@@ -90,7 +90,7 @@ public struct TemperatureThresholds: Sendable, Equatable {
     }
 }
 
-public enum AlertSetting: Sendable, Equatable {
+enum AlertSetting: Sendable, Equatable {
     /// Use the global defaults.
     case inherit
     /// Own bounds; an unset bound falls back to the default.

@@ -1,11 +1,11 @@
 /// Durations as Prometheus writes them: `30s`, `10m`, `1h30m`, `500ms`, `1d`.
-public enum PrometheusDuration {
+enum PrometheusDuration {
     private static let units: [(suffix: String, seconds: Double)] = [
         ("y", 365 * 86_400), ("w", 7 * 86_400), ("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1), ("ms", 0.001),
     ]
 
     /// Nil when `text` is not of that form; units must come largest first, each at most once.
-    public static func parse(_ text: String) -> Duration? {
+    static func parse(_ text: String) -> Duration? {
         var bytes = Substring(text)
         var total = 0.0
         var lastUnit = -1
@@ -26,7 +26,7 @@ public enum PrometheusDuration {
 
     /// The shortest form `parse` reads back: `1h30m`, `15s`, `250ms`. Total over every duration: it
     /// counts in the 128-bit magnitude, where nothing overflows; a negative one gets a `-`.
-    public static func format(_ duration: Duration) -> String {
+    static func format(_ duration: Duration) -> String {
         // Rounded to the nearest millisecond, not cut: 914.4 s is held as 914.39999..., which cut
         // would show as 914s399ms. A Duration's attoseconds are below 2^127, so adding half fits.
         let total = (duration.attoseconds.magnitude + 500_000_000_000_000) / 1_000_000_000_000_000
@@ -43,7 +43,7 @@ public enum PrometheusDuration {
 
     /// `format` for seconds computed at run time, perhaps from what a server sent: NaN is `0s`, and
     /// anything beyond what a `Duration` holds is shown as the longest one.
-    public static func format(seconds: Double) -> String {
+    static func format(seconds: Double) -> String {
         format(Duration(clampingSeconds: seconds))
     }
 }

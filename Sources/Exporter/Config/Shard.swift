@@ -6,28 +6,28 @@
 /// about 1/(N+1) of them, and none between the old shards; `hash % N` would move about N/(N+1).
 /// The score is FNV-1a over the name's UTF-8 and the shard number, finished with MurmurHash3's
 /// fmix64: the same on every run, platform and Swift version (Swift's `Hasher` is seeded per process).
-public struct Shard: Sendable, Equatable, CustomStringConvertible {
+struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// 0-based.
-    public let index: Int
-    public let total: Int
+    let index: Int
+    let total: Int
 
     /// No sharding: one replica polls every location.
-    public static let whole = Shard(index: 0, total: 1)
+    static let whole = Shard(index: 0, total: 1)
 
-    public init(index: Int, total: Int) {
+    init(index: Int, total: Int) {
         precondition(total >= 1 && (0..<total).contains(index), "the loader validates the shard")
         self.index = index
         self.total = total
     }
 
-    public var description: String { "\(index) of \(total)" }
+    var description: String { "\(index) of \(total)" }
 
-    public func owns(_ locationName: String) -> Bool {
+    func owns(_ locationName: String) -> Bool {
         total == 1 || Self.owner(of: locationName, shards: total) == index
     }
 
     /// The shard, of `shards`, that scores `name` highest; ties (a 2^-64 chance) go to the lower number.
-    public static func owner(of name: String, shards: Int) -> Int {
+    static func owner(of name: String, shards: Int) -> Int {
         let prefix = fnv1a(name.utf8, seed: fnvOffset)
         var best = 0
         var bestScore: UInt64 = 0

@@ -6,16 +6,16 @@ import Locking
 /// redaction of the secrets it was given: the key cannot leak even if a
 /// message someday carries it by mistake.
 public struct Logger: Sendable {
-    public typealias Level = Configuration.LogLevel
-    public typealias Sink = @Sendable (String) -> Void
+    typealias Level = Configuration.LogLevel
+    typealias Sink = @Sendable (String) -> Void
 
-    public let level: Level
-    public let format: Configuration.LogFormat
+    let level: Level
+    let format: Configuration.LogFormat
     /// Shared by every copy, so a reload's new key reaches the loggers handed out at startup.
     private let secrets: Secrets
     private let sink: Sink
 
-    public init(
+    init(
         level: Level = .info, format: Configuration.LogFormat = .logfmt, secrets: [String] = [],
         sink: @escaping Sink = Logger.standardError
     ) {
@@ -25,23 +25,28 @@ public struct Logger: Sendable {
         self.sink = sink
     }
 
+    /// At the configured level and format, redacting the configured secrets.
+    public init(for configuration: Configuration) {
+        self.init(level: configuration.logLevel, format: configuration.logFormat, secrets: configuration.secrets)
+    }
+
     /// Redacts these too from now on (a reloaded key or proxy password). The earlier ones stay: a
     /// request sent with the old key may still answer.
-    public func redact(_ more: [String]) { secrets.add(more) }
+    func redact(_ more: [String]) { secrets.add(more) }
 
     /// Writes the line with one `write(2)`, so lines from threads never interleave.
-    public static let standardError: Sink = { line in
+    static let standardError: Sink = { line in
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
         bytes.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
     }
 
-    public func debug(_ message: String, _ fields: [(String, String)] = []) { log(.debug, message, fields) }
+    func debug(_ message: String, _ fields: [(String, String)] = []) { log(.debug, message, fields) }
     public func info(_ message: String, _ fields: [(String, String)] = []) { log(.info, message, fields) }
     public func warn(_ message: String, _ fields: [(String, String)] = []) { log(.warn, message, fields) }
     public func error(_ message: String, _ fields: [(String, String)] = []) { log(.error, message, fields) }
 
-    public func log(_ level: Level, _ message: String, _ fields: [(String, String)]) {
+    func log(_ level: Level, _ message: String, _ fields: [(String, String)]) {
         guard level >= self.level else { return }
         // Before quoting, which would change a secret holding a quote or a backslash.
         let secrets = self.secrets.list

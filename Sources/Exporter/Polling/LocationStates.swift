@@ -5,15 +5,15 @@ extension WeatherStore {
     /// the outer array and the one chunk it touches (a few KB) instead of every state: a state is
     /// about 370 bytes, so a flat array would copy 3.7 MB at 10,000 locations on the first write
     /// after each snapshot.
-    public struct LocationStates: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
+    struct LocationStates: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
         static let chunkShift = 4
         static var chunkSize: Int { 1 << chunkShift }
 
         private var chunks: [[LocationState]] = []
-        public private(set) var endIndex = 0
-        public var startIndex: Int { 0 }
+        private(set) var endIndex = 0
+        var startIndex: Int { 0 }
 
-        public init(_ states: some Sequence<LocationState>) {
+        init(_ states: some Sequence<LocationState>) {
             var chunk: [LocationState] = []
             for state in states {
                 if chunk.isEmpty { chunk.reserveCapacity(Self.chunkSize) }
@@ -27,13 +27,13 @@ extension WeatherStore {
             endIndex = chunks.reduce(0) { $0 + $1.count }
         }
 
-        public init(arrayLiteral states: LocationState...) {
+        init(arrayLiteral states: LocationState...) {
             self.init(states)
         }
 
         /// Reads and writes in place, as an array's subscript does: copying a whole state costs a dozen
         /// reference counts. The chunks' own bounds checks catch any position outside the states.
-        public subscript(position: Int) -> LocationState {
+        subscript(position: Int) -> LocationState {
             _read { yield chunks[position >> Self.chunkShift][position & (Self.chunkSize - 1)] }
             _modify { yield &chunks[position >> Self.chunkShift][position & (Self.chunkSize - 1)] }
         }

@@ -8,18 +8,18 @@ import Synchronization
 /// location) runs next; requests run on worker threads and report back. A scrape never triggers a
 /// request. The poller is the only writer of poll results and of the store's layout, so positions
 /// in the store always match the schedule's.
-public final class Poller: Sendable {
-    public struct Plan: Sendable {
-        public var locations: [Location]
+final class Poller: Sendable {
+    struct Plan: Sendable {
+        var locations: [Location]
         /// In slot order.
         var sources: [any Source]
         /// Per slot.
         var intervals: [Duration]
         /// Per slot, seconds.
         var maxStaleness: [Double]
-        public var requestsPerMinute: Int
-        public var language: String
-        public var transport: any OpenWeatherTransport
+        var requestsPerMinute: Int
+        var language: String
+        var transport: any OpenWeatherTransport
         var thresholds: @Sendable (Location) -> TemperatureThresholds
 
         init(
@@ -39,7 +39,7 @@ public final class Poller: Sendable {
     }
 
     /// Runs a request's work somewhere; the poller passes each request as one closure.
-    public typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
+    typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
 
     private struct Completion {
         var job: Int
@@ -90,7 +90,7 @@ public final class Poller: Sendable {
 
     /// `onChange` runs on the scheduler thread after results are stored; `keepBody` there too, with
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
-    public init(
+    init(
         plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
         execute: Executor? = nil,
         keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)? = nil,
@@ -108,7 +108,7 @@ public final class Poller: Sendable {
         core.withLock { adopt(plan, in: &$0, now: now) }
     }
 
-    public func start() {
+    func start() {
         running.store(true, ordering: .relaxed)
         Threads.spawn(name: "poller") { [self] in
             while true {
@@ -128,7 +128,7 @@ public final class Poller: Sendable {
     }
 
     /// Returns once the scheduler has stopped; requests in flight are abandoned.
-    public func stop() {
+    func stop() {
         let wasRunning = core.withLock { core in
             defer { core.stopped = true }
             return !core.stopped
@@ -177,7 +177,7 @@ public final class Poller: Sendable {
 
     /// Takes effect at once: the store is laid out for the new locations, and new jobs run as soon as
     /// the budget allows.
-    public func apply(_ plan: Plan) {
+    func apply(_ plan: Plan) {
         let now = time.monotonic()
         core.withLock { adopt(plan, in: &$0, now: now) }
         onChange()

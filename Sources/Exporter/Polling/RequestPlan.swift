@@ -3,29 +3,29 @@ import Exposition
 /// How many requests a minute the configuration needs, source by source, and the intervals that
 /// fit the key's budget: when the sources together need more than the budget allows, every interval
 /// is stretched by the same factor, so each source keeps its share.
-public struct RequestPlan: Sendable, Equatable {
-    public struct Entry: Sendable, Equatable {
-        public var source: String
-        public var locations: Int
-        public var configured: Duration
+struct RequestPlan: Sendable, Equatable {
+    struct Entry: Sendable, Equatable {
+        var source: String
+        var locations: Int
+        var configured: Duration
         /// `configured`, stretched when the budget is short.
-        public var interval: Duration
+        var interval: Duration
         /// At `interval`.
-        public var requestsPerMinute: Double
+        var requestsPerMinute: Double
         /// The source whose answers fill this one's, so that it makes no requests of its own (One Call for the weather).
-        public var readFrom: String?
+        var readFrom: String?
 
         /// `1/min (1 request per location every 10m)`; `read from onecall (no requests of its own)`.
-        public var text: String {
+        var text: String {
             if let readFrom { return "read from \(readFrom) (no requests of its own)" }
             return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval)))"
         }
     }
 
-    public var entries: [Entry]
-    public var budgetPerMinute: Int
+    var entries: [Entry]
+    var budgetPerMinute: Int
     /// The sources need more than the budget at their configured intervals.
-    public var stretched: Bool
+    var stretched: Bool
 
     /// Requests a minute the poller can start: it spaces them 61 s / budget apart.
     static func capacity(_ budget: Int) -> Double { 60 * Double(budget) / 61 }
@@ -47,22 +47,22 @@ public struct RequestPlan: Sendable, Equatable {
         }
     }
 
-    public var requestsPerMinute: Double { entries.reduce(0) { $0 + $1.requestsPerMinute } }
+    var requestsPerMinute: Double { entries.reduce(0) { $0 + $1.requestsPerMinute } }
 
     /// What the sources would need at their configured intervals.
-    public var configuredRequestsPerMinute: Double {
+    var configuredRequestsPerMinute: Double {
         entries.reduce(0) { $0 + Double($1.locations) * 60 / $1.configured.seconds }
     }
 
-    public func interval(of source: String) -> Duration? { entries.first { $0.source == source }?.interval }
+    func interval(of source: String) -> Duration? { entries.first { $0.source == source }?.interval }
 
     /// `weather=6/min (1 request per location every 10m), forecast=1/min (...)`, for log lines.
-    public var summary: String {
+    var summary: String {
         entries.map { "\($0.source)=\($0.text)" }.joined(separator: ", ")
     }
 
     /// The startup line's fields: each source's rate and interval, the total and the budget.
-    public var logFields: [(String, String)] {
+    var logFields: [(String, String)] {
         entries.map { ($0.source, $0.text) }
             + [("total_per_minute", Self.rate(requestsPerMinute)), ("budget_per_minute", String(budgetPerMinute)),
                ("stretched", String(stretched))]

@@ -3,33 +3,33 @@ import OpenWeather
 
 /// The latest reading and health of every location and source, plus the exporter's own counters:
 /// written by the poller, read by the metrics renderer and the web pages.
-public final class WeatherStore: Sendable {
+final class WeatherStore: Sendable {
     /// One source's part of a location.
-    public struct SourceState: Sendable {
+    struct SourceState: Sendable {
         /// False where the source has nothing to do (a resolver for a place given by coordinates).
-        public var applies: Bool
+        var applies: Bool
         /// The last good reading, of the source's own type; kept through failures until it is too old.
-        public var reading: (any Sendable)?
-        public var lastSuccess: Double?
+        var reading: (any Sendable)?
+        var lastSuccess: Double?
         /// Nil until the first attempt ends.
-        public var up: Bool?
-        public var lastPollDuration: Double?
-        public var lastError: String?
+        var up: Bool?
+        var lastPollDuration: Double?
+        var lastError: String?
     }
 
-    public struct LocationState: Sendable {
-        public var location: Location
-        public var thresholds: TemperatureThresholds
+    struct LocationState: Sendable {
+        var location: Location
+        var thresholds: TemperatureThresholds
         /// What the geocoder made of a place given by name; nil until then, and for coordinates.
-        public var resolved: Place?
+        var resolved: Place?
         /// By slot: the position of the source among the configuration's sources.
-        public var sources: [SourceState]
+        var sources: [SourceState]
         /// Rises with every change to this state, so a renderer can tell what to redo without
         /// comparing fields (and without a list of fields to keep in step).
-        public var generation: UInt64 = 0
+        var generation: UInt64 = 0
 
         /// Where to poll: the configured coordinates, or the resolved ones.
-        public var coordinates: Coordinates? {
+        var coordinates: Coordinates? {
             location.coordinates ?? resolved.map { Coordinates(latitude: $0.latitude, longitude: $0.longitude) }
         }
 
@@ -41,43 +41,43 @@ public final class WeatherStore: Sendable {
         }
     }
 
-    public struct RequestKey: Hashable, Sendable {
-        public var source: String
-        public var code: String
+    struct RequestKey: Hashable, Sendable {
+        var source: String
+        var code: String
     }
 
-    public struct StateWrites: Sendable, Equatable {
+    struct StateWrites: Sendable, Equatable {
         /// Wall time of the last good write; 0 before the first.
-        public var lastSuccess = 0.0
-        public var failures = 0.0
+        var lastSuccess = 0.0
+        var failures = 0.0
     }
 
-    public struct Snapshot: Sendable {
-        public var locations: LocationStates = []
+    struct Snapshot: Sendable {
+        var locations: LocationStates = []
         /// The `source` label of each slot.
-        public var sources: [String] = []
+        var sources: [String] = []
         /// The source of each slot as configured (a forecast's horizons), for the renderer.
         var definitions: [any Source] = []
         /// Per slot: after this long without success a source's reading is no longer shown (seconds).
-        public var maxStaleness: [Double] = []
+        var maxStaleness: [Double] = []
         /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
-        public var intervals: [Duration] = []
+        var intervals: [Duration] = []
         /// Rises when locations are added, removed or reordered (a reload), so renderers lay out anew.
-        public var layout: UInt64 = 0
+        var layout: UInt64 = 0
         /// The positions of `locations` in the exposition's order (`Location.labelOrder`), made with the
         /// layout: the renderer shards by it and the poller polls in it.
-        public var labelOrder: [Int] = []
-        public var requestCounts: [RequestKey: Double] = [:]
-        public var reloadSuccessful = true
-        public var reloadSuccessTimestamp = 0.0
+        var labelOrder: [Int] = []
+        var requestCounts: [RequestKey: Double] = [:]
+        var reloadSuccessful = true
+        var reloadSuccessTimestamp = 0.0
         /// The state file's writes; nil without `--storage.path`.
-        public var stateWrites: StateWrites?
+        var stateWrites: StateWrites?
         /// Sources the key cannot use (One Call without its subscription), with the reason: the sources
         /// they stand in for poll from their own endpoints meanwhile.
-        public var unavailable: [String: String] = [:]
+        var unavailable: [String: String] = [:]
 
         /// Every location has been tried at least once.
-        public var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
+        var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
     }
 
     private let state: Locked<Snapshot>
@@ -105,7 +105,7 @@ public final class WeatherStore: Sendable {
             sources: resolves.map { SourceState(applies: !$0 || location.query != nil) })
     }
 
-    public func snapshot() -> Snapshot { state.withLock { $0 } }
+    func snapshot() -> Snapshot { state.withLock { $0 } }
 
     /// Stores a success of `source` at `location` (positions in the last layout given).
     func recordSuccess(location: Int, source: Int, reading: any Sendable, duration: Double, now: Double) {

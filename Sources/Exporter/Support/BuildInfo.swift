@@ -5,9 +5,9 @@ public enum BuildInfo {
     /// `git describe` of a release build (Tests/release/build.sh); "dev" for a plain `swift build`.
     public static let version = String(cString: openweather_exporter_build_version())
     /// The commit of a release build; "dev" for a plain `swift build`.
-    public static let revision = String(cString: openweather_exporter_build_revision())
+    static let revision = String(cString: openweather_exporter_build_revision())
 
-    public static var swiftVersion: String {
+    static var swiftVersion: String {
         #if compiler(>=6.4)
             "6.4+"
         #elseif compiler(>=6.3)
@@ -21,7 +21,7 @@ public enum BuildInfo {
         #endif
     }
 
-    public static var versionLine: String {
+    static var versionLine: String {
         "openweather-exporter \(version) (revision \(revision), swift \(swiftVersion))"
     }
 }

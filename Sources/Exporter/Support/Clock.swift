@@ -1,12 +1,12 @@
 import Glibc
 
 /// Wall and monotonic time as `Double` seconds, from `clock_gettime`.
-public enum Clock {
+enum Clock {
     /// Seconds since the epoch, for timestamps users see.
-    public static func wallSeconds() -> Double { now(CLOCK_REALTIME) }
+    static func wallSeconds() -> Double { now(CLOCK_REALTIME) }
 
     /// Seconds on a clock that never jumps, for intervals and deadlines.
-    public static func monotonicSeconds() -> Double { now(CLOCK_MONOTONIC) }
+    static func monotonicSeconds() -> Double { now(CLOCK_MONOTONIC) }
 
     private static func now(_ clock: clockid_t) -> Double {
         var spec = timespec()
@@ -16,7 +16,7 @@ public enum Clock {
 
     /// `2026-11-29T16:00:00.123Z`. A time outside years 1...9999 (a state file's, say) is shown as
     /// the nearest end of that range, and NaN as the epoch: converting them to `time_t` would trap.
-    public static func rfc3339(_ seconds: Double) -> String {
+    static func rfc3339(_ seconds: Double) -> String {
         let seconds = seconds.isNaN ? 0 : min(max(seconds, -62_135_596_800), 253_402_300_799)
         var time = time_t(seconds.rounded(.down))
         var parts = tm()
@@ -32,7 +32,7 @@ public enum Clock {
 }
 
 /// Where the poller and the publisher read the time; tests pass a clock they move by hand.
-public protocol TimeSource: Sendable {
+protocol TimeSource: Sendable {
     /// Seconds on a clock that never jumps, for schedules and durations.
     func monotonic() -> Double
     /// Seconds since the epoch, for timestamps users see.
@@ -40,8 +40,8 @@ public protocol TimeSource: Sendable {
 }
 
 /// The system's clocks.
-public struct SystemTime: TimeSource {
-    public init() {}
-    public func monotonic() -> Double { Clock.monotonicSeconds() }
-    public func wall() -> Double { Clock.wallSeconds() }
+struct SystemTime: TimeSource {
+    init() {}
+    func monotonic() -> Double { Clock.monotonicSeconds() }
+    func wall() -> Double { Clock.wallSeconds() }
 }

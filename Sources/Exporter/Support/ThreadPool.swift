@@ -7,7 +7,7 @@ import Platform
 /// cannot tell a thread waiting for an answer from a busy one, so there requests in flight would
 /// take turns two or three at a time on a small machine, whatever the poller's limit, and would
 /// hold up the Dispatch work (rendering) behind them.
-public final class ThreadPool: Sendable {
+final class ThreadPool: Sendable {
     private struct State {
         /// Work waiting for a thread: only while all `limit` threads are busy, or between a
         /// submission and the waiting thread it woke.
@@ -39,11 +39,11 @@ public final class ThreadPool: Sendable {
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
 
-    public typealias Starter = @Sendable (@escaping @Sendable () -> Void) -> Int32
+    typealias Starter = @Sendable (@escaping @Sendable () -> Void) -> Int32
     private let startThread: Starter
 
     /// `start` starts a thread running its argument and gives `pthread_create`'s result.
-    public init(limit: Int, idle: Duration = .seconds(60), start: @escaping Starter = Threads.start) {
+    init(limit: Int, idle: Duration = .seconds(60), start: @escaping Starter = Threads.start) {
         precondition(limit > 0)
         startThread = start
         self.limit = limit
@@ -52,7 +52,7 @@ public final class ThreadPool: Sendable {
 
     /// Runs `work` on a waiting thread, on a new one while there are fewer than `limit`, or else
     /// on the first thread to finish what it runs.
-    public func run(_ work: @escaping @Sendable () -> Void) {
+    func run(_ work: @escaping @Sendable () -> Void) {
         enum Start { case woken, spawned, queued }
         let start = state.withLock { state -> Start in
             if state.threads < limit && state.idle == 0 {
