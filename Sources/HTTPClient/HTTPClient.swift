@@ -72,7 +72,7 @@ public final class HTTPClient: Sendable {
 
     public func get(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
         let deadline = Deadline(after: request.timeout)
-        let url = try RequestURL(parsing: request.url)
+        let url = request.url
         let proxy = configuration.proxy.proxy(for: url)
         let head = try requestHead(url: url, proxy: proxy, extraHeaders: request.headers)
         let maxBodyBytes = max(0, request.maxBodyBytes)

@@ -64,4 +64,14 @@ import Testing
             #expect(!(try base.load(location + ["--openweather.url=\(url)"])).warnings.contains { $0.contains("unencrypted") }, "\(url)")
         }
     }
+
+    /// The client parses the base URL once, when it is made: a URL the loader lets through but no request
+    /// could go to is refused then, at start or reload, not found again at every poll.
+    @Test func aBaseURLTheClientCannotUseIsRefusedWhenTheClientIsMade() throws {
+        let config = try base.load(location + ["--openweather.url=https://api.openweathermap.org:99999"])
+        #expect(throws: ConfigError("--openweather.url: invalid URL: port must be a number from 1 to 65535; give scheme and host, like https://api.openweathermap.org")) {
+            try config.openWeatherClient()
+        }
+        #expect(throws: Never.self) { try base.load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient() }
+    }
 }

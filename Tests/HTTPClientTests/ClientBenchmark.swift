@@ -30,7 +30,7 @@ struct ClientBenchmark {
                 while case let index = next.add(1, ordering: .relaxed).oldValue, index < requests {
                     let location = index % 10_000
                     let url = "\(base)/data/2.5/weather?lat=\(Double(location % 180) - 89.5)&lon=\(Double(location % 360) - 179.75)&units=metric&appid=bench"
-                    if (try? client.get(HTTPClientRequest(url: url, timeout: .seconds(10))))?.status != 200 {
+                    if (try? client.get(HTTPClientRequest(url: try RequestURL(parsing: url), timeout: .seconds(10))))?.status != 200 {
                         failures.add(1, ordering: .relaxed)
                     }
                 }
