@@ -47,7 +47,7 @@ public struct OpenWeatherClient: OpenWeatherTransport {
             throw .invalidURL("a base URL takes no query (?)")
         }
         self.base = base
-        self.pathPrefix = base.target == "/" ? "" : String(base.target.reversed().drop { $0 == "/" }.reversed())
+        self.pathPrefix = String(base.target.reversed().drop { $0 == "/" }.reversed())
         self.settings = settings
         var configuration = settings.http
         configuration.userAgent = userAgent
