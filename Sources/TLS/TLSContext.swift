@@ -2,7 +2,8 @@ import CTLS
 
 /// One OpenSSL `SSL_CTX` in the client or the server role. Its owner configures it (trust for a client;
 /// certificate, key and policy for a server) before it is shared, and OpenSSL allows concurrent `SSL_new`
-/// on a context that is no longer modified. Freed when the last connection made from it lets go.
+/// on a context that is no longer modified. Each connection made from it holds its own reference (OpenSSL
+/// counts them), so a context replaced while connections are open lives until the last one closes.
 package final class TLSContext: @unchecked Sendable {
     package enum Role: Sendable {
         case client, server

@@ -73,7 +73,7 @@ extension HTTPClientTests {
         @Test func localhostFallsBackAcrossAddresses() throws {
             let server = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")])
             // The server listens on IPv4 only, so this reaches it only through the fallback to the next address.
-            let response = try HTTPClient().get(HTTPClientRequest(url: try RequestURL(parsing: url(server.port, host: "localhost")), timeout: .seconds(5)))
+            let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port, host: "localhost"), timeout: .seconds(5)))
             server.finish()
             #expect(response.status == 200)
             #expect(server.receivedRequests.first?.contains("\r\nHost: localhost:\(server.port)\r\n") == true)
