@@ -1,4 +1,6 @@
+import Glibc
 import HTTPClient
+import Simulator
 import TestSupport
 import Testing
 
@@ -73,5 +75,27 @@ import Testing
             try config.openWeatherClient()
         }
         #expect(throws: Never.self) { try base.load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient() }
+    }
+
+    /// A reload to such a URL is refused whole: the previous configuration and its client stay.
+    @Test func aReloadToABaseURLTheClientCannotUseIsRefused() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let good = #"{"openweather": {"url": "\#(simulator.baseURL)"}}"#
+        let configFile = temporaryFile(good)
+        defer { unlink(configFile) }
+        let loader = ConfigurationLoader(
+            arguments: ["--web.listen-address=127.0.0.1:0", "--config.file", configFile] + location,
+            environment: base.key)
+        guard case .run(let configuration) = try loader.load() else { throw ConfigError("no run") }
+        let exporter = try Exporter(configuration: configuration, logger: Logger(level: .error, sink: { _ in })) { () throws(ConfigError) -> Configuration in
+            guard case .run(let next) = try loader.load() else { throw ConfigError("no run") }
+            return next
+        }
+        defer { exporter.shutdown() }
+        try writeFile(configFile, #"{"openweather": {"url": "http://127.0.0.1:99999"}}"#)
+        #expect(exporter.reload()?.contains("--openweather.url: invalid URL: port must be a number from 1 to 65535") == true)
+        try writeFile(configFile, good)
+        #expect(exporter.reload() == nil)
     }
 }
