@@ -27,12 +27,14 @@ let package = Package(
         .target(name: "Platform"),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
+        // One OpenSSL context type for both roles (lifetime, error text); each side configures its own.
+        .target(name: "TLS", dependencies: ["CTLS"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
-        .target(name: "HTTPClient", dependencies: ["CTLS", "Locking", "Platform"]),
+        .target(name: "HTTPClient", dependencies: ["CTLS", "Locking", "Platform", "TLS"]),
         // epoll, eventfd and accept4 from the real headers (Swift's Glibc module leaves them out).
         .target(name: "CLinux"),
         // Our own HTTP/1.1 server on POSIX sockets and epoll, plain or TLS; knows nothing of weather.
-        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS", "Locking", "Platform"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "CTLS", "Locking", "Platform", "TLS"]),
         // A strict, small JSON parser: keeps Foundation (and its memory) out of the process.
         .target(name: "JSON"),
         // A YAML subset for config files (no anchors, aliases or tags); values keep their line:column.
@@ -49,7 +51,7 @@ let package = Package(
 
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
         .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Locking", "Platform", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Locking", "Platform", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["CTLS", "HTTPServer", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),

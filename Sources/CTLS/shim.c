@@ -6,14 +6,11 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
-SSL_CTX *ctls_client_context_new(const char *extra_ca_file) {
-    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-    if (ctx == NULL) return NULL;
+int ctls_client_configure(SSL_CTX *ctx, const char *extra_ca_file) {
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1
         || SSL_CTX_set_default_verify_paths(ctx) != 1
         || (extra_ca_file != NULL && SSL_CTX_load_verify_locations(ctx, extra_ca_file, NULL) != 1)) {
-        SSL_CTX_free(ctx);
-        return NULL;
+        return 0;
     }
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
     SSL_CTX_clear_mode(ctx, SSL_MODE_AUTO_RETRY);
@@ -23,7 +20,7 @@ SSL_CTX *ctls_client_context_new(const char *extra_ca_file) {
     // The caller keeps one session per origin for resumption (SSL_get1_session,
     // SSL_set_session); OpenSSL's internal cache is never looked up by a client.
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
-    return ctx;
+    return 1;
 }
 
 static int nosig_write(BIO *bio, const char *buf, int len) {
@@ -95,9 +92,7 @@ static const char go_default_suites[] =
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
     "ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES256-SHA";
 
-SSL_CTX *ctls_server_context_new(int min_version, int max_version) {
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
-    if (ctx == NULL) return NULL;
+int ctls_server_configure(SSL_CTX *ctx, int min_version, int max_version) {
     if (min_version != 0 && min_version < TLS1_2_VERSION) {
         // TLS 1.0 and 1.1 sign the handshake with MD5+SHA-1, which security level 1 and up refuse, so
         // every such handshake would fail with an internal error. Only a context asked for them drops to 0.
@@ -106,8 +101,7 @@ SSL_CTX *ctls_server_context_new(int min_version, int max_version) {
     if (SSL_CTX_set_min_proto_version(ctx, min_version) != 1
         || SSL_CTX_set_max_proto_version(ctx, max_version) != 1
         || SSL_CTX_set_cipher_list(ctx, go_default_suites) != 1) {
-        SSL_CTX_free(ctx);
-        return NULL;
+        return 0;
     }
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_COMPRESSION);
     SSL_CTX_clear_mode(ctx, SSL_MODE_AUTO_RETRY);
@@ -117,7 +111,7 @@ SSL_CTX *ctls_server_context_new(int min_version, int max_version) {
     // Resumed sessions with client certificates need a context id; any constant will do for one server.
     static const unsigned char id[] = "http-server";
     SSL_CTX_set_session_id_context(ctx, id, sizeof id - 1);
-    return ctx;
+    return 1;
 }
 
 static int accept_any_certificate(int preverify_ok, X509_STORE_CTX *store) {

@@ -26,7 +26,7 @@ public final class Exporter: Sendable {
     }
 
     init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
-        let plan = configuration.pollerPlan()
+        let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
         let store = WeatherStore(
             locations: plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
             thresholds: plan.thresholds, now: time.wall())
@@ -143,12 +143,23 @@ private final class Reloading: Sendable {
         } catch {
             return refuse(error.description)
         }
+        let previous = current.withLock { $0 }
+        // The same API settings keep the client, and with it its open connections and TLS sessions.
+        let sameClient = previous.openWeatherURL == next.openWeatherURL && previous.apiKey == next.apiKey
+            && previous.language == next.language && previous.requestTimeout == next.requestTimeout && previous.proxy == next.proxy
+            && previous.tlsCAFile == next.tlsCAFile && previous.maxIdleConnections == next.maxIdleConnections
+        let plan: Poller.Plan
+        do {
+            plan = next.pollerPlan(transport: sameClient ? poller.transport : try next.openWeatherClient())
+        } catch {
+            return refuse(error.description)
+        }
         // The web config is applied whole or not at all, so it goes before anything else changes: a
         // revocation that did not load must look like a failed reload, not like one that worked.
         if let web, let problem = web.reload() {
             return refuse(problem)
         }
-        let previous = current.withLock { config in defer { config = next }; return config }
+        current.withLock { $0 = next }
         // Before anything is logged or sent with them.
         logger.redact(next.secrets)
         for (name, changed) in [
@@ -159,11 +170,7 @@ private final class Reloading: Sendable {
             logger.warn("a changed setting needs a restart to take effect", [("setting", name)])
         }
         store.recordReload(successful: true, now: Clock.wallSeconds())
-        // The same API settings keep the client, and with it its open connections and TLS sessions.
-        let sameClient = previous.openWeatherURL == next.openWeatherURL && previous.apiKey == next.apiKey
-            && previous.language == next.language && previous.requestTimeout == next.requestTimeout && previous.proxy == next.proxy
-            && previous.tlsCAFile == next.tlsCAFile && previous.maxIdleConnections == next.maxIdleConnections
-        poller.apply(next.pollerPlan(transport: sameClient ? poller.transport : nil))
+        poller.apply(plan)
         // A scrape right after the reload must show it succeeded, not wait for the next poll's refresh.
         publisher.refreshWeather()
         for warning in next.warnings { logger.warn(warning) }
@@ -181,14 +188,22 @@ private final class Reloading: Sendable {
 }
 
 extension Configuration {
+    /// The API client this configuration asks for; it parses the base URL once, here.
+    func openWeatherClient() throws(ConfigError) -> OpenWeatherClient {
+        do {
+            return try OpenWeatherClient(
+                settings: .init(
+                    baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout,
+                    http: .init(proxy: proxy, trustedCAFile: tlsCAFile, maxIdleConnections: maxIdleConnections)),
+                userAgent: "openweather-exporter/\(BuildInfo.version)")
+        } catch {
+            throw ConfigError("--openweather.url: \(error.description); give scheme and host, like https://api.openweathermap.org")
+        }
+    }
+
     /// What the poller runs: the locations, the active sources with their intervals and staleness,
-    /// the budget, and the client (or a fake in tests).
-    func pollerPlan(transport: (any OpenWeatherTransport)? = nil) -> Poller.Plan {
-        let client = transport ?? OpenWeatherClient(
-            settings: .init(
-                baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout,
-                http: .init(proxy: proxy, trustedCAFile: tlsCAFile, maxIdleConnections: maxIdleConnections)),
-            userAgent: "openweather-exporter/\(BuildInfo.version)")
+    /// the budget, and the client (`openWeatherClient()`, or a fake in tests).
+    func pollerPlan(transport client: any OpenWeatherTransport) -> Poller.Plan {
         let plan = sourcePlan
         return Poller.Plan(
             locations: locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,

@@ -1,4 +1,5 @@
 import Synchronization
+import TLS
 
 /// A blocking HTTP/1.1 GET client: keep-alive connections reused across requests (with TLS
 /// session resumption), proxies as curl and Go read them, name resolution bounded by the
@@ -32,7 +33,7 @@ public final class HTTPClient: Sendable {
 
     private let configuration: Configuration
     /// nil means the process-wide context, created on first https use.
-    private let tlsContext: Result<TLSClientContext, HTTPClientError>?
+    private let tlsContext: Result<TLSContext, HTTPClientError>?
     private let pool: ConnectionPool
     private let resolver: Resolver
     private let connectionsOpened = Atomic<Int>(0)
@@ -55,7 +56,7 @@ public final class HTTPClient: Sendable {
     init(configuration: Configuration, resolver: Resolver) {
         self.configuration = configuration
         self.tlsContext = configuration.trustedCAFile.map { file in
-            Result { () throws(HTTPClientError) in try TLSClientContext(extraCAFile: file) }
+            Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: file) }
         }
         self.pool = ConnectionPool(maxIdle: configuration.maxIdleConnections, idleTimeout: configuration.idleTimeout)
         self.resolver = resolver
@@ -71,7 +72,7 @@ public final class HTTPClient: Sendable {
 
     public func get(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
         let deadline = Deadline(after: request.timeout)
-        let url = try RequestURL(parsing: request.url)
+        let url = request.url
         let proxy = configuration.proxy.proxy(for: url)
         let head = try requestHead(url: url, proxy: proxy, extraHeaders: request.headers)
         let maxBodyBytes = max(0, request.maxBodyBytes)
@@ -149,7 +150,7 @@ public final class HTTPClient: Sendable {
 
     private func connect(_ url: RequestURL, proxy: ProxyServer?, route: String, deadline: Deadline) throws(HTTPClientError) -> Connection {
         // An unusable trust store is known before any connection is made.
-        let context = url.isTLS ? try (tlsContext ?? TLSClientContext.shared).get() : nil
+        let context = url.isTLS ? try (tlsContext ?? TLSContext.sharedClient).get() : nil
         let socket: Socket
         if let proxy {
             socket = try Self.throughProxy(proxy) { () throws(HTTPClientError) in

@@ -1,7 +1,8 @@
 /// One GET request and the limits it runs under.
 public struct HTTPClientRequest: Sendable {
-    /// `http://` or `https://` URL; the host may be a name, IPv4 or `[IPv6]`. The query may carry secrets and is never echoed.
-    public var url: String
+    /// Where it goes, parsed beforehand (`RequestURL(parsing:)`, then `with(target:)` per request). The
+    /// query may carry secrets and is never echoed.
+    public var url: RequestURL
     /// Extra headers; a `User-Agent` here replaces the client's. Host, Connection, Accept-Encoding and framing headers are the client's own.
     public var headers: [(name: String, value: String)]
     /// One deadline for the whole exchange: name lookup, connect, proxy tunnel, TLS handshake, send and reading the full response.
@@ -10,7 +11,7 @@ public struct HTTPClientRequest: Sendable {
     public var maxBodyBytes: Int
 
     public init(
-        url: String,
+        url: RequestURL,
         headers: [(name: String, value: String)] = [],
         timeout: Duration = .seconds(10),
         maxBodyBytes: Int = 1 << 20

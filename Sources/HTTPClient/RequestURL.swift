@@ -1,19 +1,41 @@
 import Glibc
 
-/// The parts of a request URL the client needs. Parse errors describe the
-/// problem without quoting the input, whose query may hold an API key.
-struct RequestURL: Equatable {
+/// The parts of a request URL the client needs, parsed once: a caller that sends many requests to one
+/// origin parses its base URL and gives each request its own target. Parse errors describe the
+/// problem without quoting the input, whose query may hold an API key; the description is only
+/// `host:port`, for the same reason.
+public struct RequestURL: Sendable, Equatable, CustomStringConvertible {
     let isTLS: Bool
     /// Without brackets for IPv6.
     let host: String
     let port: UInt16
     /// Path and query, as sent on the request line.
-    let target: String
+    public let target: String
     let hostIsIPAddress: Bool
 
     /// `host:port` for messages: all of the URL that may be shown.
     var endpoint: String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    public var description: String { endpoint }
+
+    /// The same origin with another path and query. Nothing is parsed: the target is only checked to
+    /// be one that cannot break the request line.
+    public func with(target: String) throws(HTTPClientError) -> RequestURL {
+        guard target.utf8.first == UInt8(ascii: "/"), !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "#") })
+        else {
+            throw .invalidURL("the path must start with / and hold no spaces, control characters or #")
+        }
+        return RequestURL(isTLS: isTLS, host: host, port: port, target: target, hostIsIPAddress: hostIsIPAddress)
+    }
+
+    private init(isTLS: Bool, host: String, port: UInt16, target: String, hostIsIPAddress: Bool) {
+        self.isTLS = isTLS
+        self.host = host
+        self.port = port
+        self.target = target
+        self.hostIsIPAddress = hostIsIPAddress
     }
 
     /// The Host header: the port only when it is not the scheme's default.
@@ -22,7 +44,7 @@ struct RequestURL: Equatable {
         return port == (isTLS ? 443 : 80) ? name : "\(name):\(port)"
     }
 
-    init(parsing url: String) throws(HTTPClientError) {
+    public init(parsing url: String) throws(HTTPClientError) {
         let bytes = Array(url.utf8)
         guard !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
             throw .invalidURL("contains spaces or control characters")

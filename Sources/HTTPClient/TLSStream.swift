@@ -1,6 +1,7 @@
 import CTLS
 import Glibc
 import Platform
+import TLS
 
 /// A TLS session over a connected socket, driven without blocking so every
 /// wait honours the deadline. Frees its SSL object when released.
@@ -10,7 +11,7 @@ final class TLSStream {
 
     /// Performs the handshake, verifying the certificate chain and that it names `url.host`;
     /// offers to resume `session` (from an earlier connection to the same origin) when given.
-    init(socket: Socket, context: TLSClientContext, url: RequestURL, session: TLSSession?, deadline: Deadline) throws(HTTPClientError) {
+    init(socket: Socket, context: TLSContext, url: RequestURL, session: TLSSession?, deadline: Deadline) throws(HTTPClientError) {
         ERR_clear_error()
         errno = 0
         guard let ssl = SSL_new(context.pointer) else {

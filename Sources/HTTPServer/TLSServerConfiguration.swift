@@ -2,6 +2,7 @@ import CTLS
 import Glibc
 import Locking
 import Platform
+import TLS
 
 /// What the server's TLS side is built from. Client-auth and version names are the Go crypto/tls ones that
 /// Prometheus' exporter-toolkit uses, so a web config file maps onto this field by field.
@@ -57,20 +58,6 @@ public struct TLSSetupError: Error, CustomStringConvertible, Sendable, Equatable
     }
 }
 
-/// One built server SSL_CTX (certificate, key, client CAs); immutable once built, so any loop may
-/// create connections from it. Not the client's `TLSClientContext`, which holds trust, not identity.
-final class TLSServerContext: @unchecked Sendable {
-    let pointer: OpaquePointer
-
-    init(_ pointer: OpaquePointer) {
-        self.pointer = pointer
-    }
-
-    deinit {
-        SSL_CTX_free(pointer)
-    }
-}
-
 /// The server's current TLS context. Certificate, key and client CA files are checked for changes at most once
 /// a second, on accept; a change builds a new context for new connections (rotation without a restart) while
 /// open connections keep theirs. A change that does not load (a key written before its certificate) keeps
@@ -78,7 +65,7 @@ final class TLSServerContext: @unchecked Sendable {
 public final class TLSContextSource: Sendable {
     private struct State {
         var settings: TLSServerSettings
-        var context: TLSServerContext
+        var context: TLSContext
         var stamps: [FileStamp]
         var checkedAt: Int64
         var failureReported: Bool
@@ -114,14 +101,14 @@ public final class TLSContextSource: Sendable {
         self.refresh.withLock { $0 = refresh }
     }
 
-    func context(now: Int64) -> TLSServerContext {
+    func context(now: Int64) -> TLSContext {
         let due: Bool = state.withLock { state in
             guard now - state.checkedAt >= Self.checkInterval else { return false }
             state.checkedAt = now
             return true
         }
         if due, let refresh = refresh.withLock({ $0 }) { refresh() }
-        let (context, report): (TLSServerContext, String?) = state.withLock { state in
+        let (context, report): (TLSContext, String?) = state.withLock { state in
             guard due else { return (state.context, nil) }
             let stamps = Self.stamps(state.settings)
             guard stamps != state.stamps else { return (state.context, nil) }
@@ -142,29 +129,37 @@ public final class TLSContextSource: Sendable {
 
     // MARK: - Building
 
-    static func build(_ settings: TLSServerSettings) throws(TLSSetupError) -> TLSServerContext {
+    /// The server's side of a `TLSContext`: its certificate and key, which clients it asks for a certificate
+    /// and trusts, and the versions, suites and curves of the web config.
+    static func build(_ settings: TLSServerSettings) throws(TLSSetupError) -> TLSContext {
         guard settings.minVersion <= settings.maxVersion else {
             throw TLSSetupError("min_version \(settings.minVersion.rawValue) is above max_version \(settings.maxVersion.rawValue); lower one or raise the other")
         }
         try readable(settings.certFile, "certificate")
         try readable(settings.keyFile, "key")
-        ERR_clear_error()
-        guard let pointer = ctls_server_context_new(settings.minVersion.openSSL, settings.maxVersion.openSSL) else {
-            throw TLSSetupError("cannot create a TLS context: \(openSSLReason())")
+        guard let context = TLSContext(.server) else {
+            throw TLSSetupError("cannot create a TLS context: \(openSSLErrorQueueText())")
         }
-        let context = TLSServerContext(pointer)
+        let pointer = context.pointer
+        guard ctls_server_configure(pointer, settings.minVersion.openSSL, settings.maxVersion.openSSL) == 1 else {
+            throw TLSSetupError("cannot create a TLS context: \(openSSLErrorQueueText())")
+        }
         guard SSL_CTX_use_certificate_chain_file(pointer, settings.certFile) == 1 else {
-            throw TLSSetupError("cannot load the certificate from \(settings.certFile): \(openSSLReason()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first")
+            throw TLSSetupError("cannot load the certificate from \(settings.certFile): \(openSSLErrorQueueText()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first")
         }
         guard SSL_CTX_use_PrivateKey_file(pointer, settings.keyFile, SSL_FILETYPE_PEM) == 1 else {
-            if openSSLReason(peek: true) == "key values mismatch" { throw mismatch(settings) }
-            throw TLSSetupError("cannot load the private key from \(settings.keyFile): \(openSSLReason()); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)")
+            let reason = openSSLErrorQueueText()
+            if reason.contains("key values mismatch") { throw mismatch(settings) }
+            throw TLSSetupError("cannot load the private key from \(settings.keyFile): \(reason); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)")
         }
-        guard SSL_CTX_check_private_key(pointer) == 1 else { throw mismatch(settings) }
+        guard SSL_CTX_check_private_key(pointer) == 1 else {
+            ERR_clear_error()
+            throw mismatch(settings)
+        }
         if let caFile = settings.clientCAFile {
             try readable(caFile, "client CA")
             guard SSL_CTX_load_verify_locations(pointer, caFile, nil) == 1 else {
-                throw TLSSetupError("cannot load client CA certificates from \(caFile): \(openSSLReason()); it must hold PEM certificates")
+                throw TLSSetupError("cannot load client CA certificates from \(caFile): \(openSSLErrorQueueText()); it must hold PEM certificates")
             }
             if let names = SSL_load_client_CA_file(caFile) {
                 SSL_CTX_set_client_CA_list(pointer, names)
@@ -183,7 +178,7 @@ public final class TLSContextSource: Sendable {
                 names.append(String(cString: name))
             }
             guard SSL_CTX_set_cipher_list(pointer, names.joined(separator: ":")) == 1 else {
-                throw TLSSetupError("none of the cipher suites \(settings.cipherSuites) is available: \(openSSLReason())")
+                throw TLSSetupError("none of the cipher suites \(settings.cipherSuites) is available: \(openSSLErrorQueueText())")
             }
         }
         if settings.preferServerCipherSuites {
@@ -191,7 +186,7 @@ public final class TLSContextSource: Sendable {
         }
         if !settings.curves.isEmpty {
             guard ctls_set_groups(pointer, settings.curves.joined(separator: ":")) == 1 else {
-                throw TLSSetupError("cannot use the curves \(settings.curves): \(openSSLReason())")
+                throw TLSSetupError("cannot use the curves \(settings.curves): \(openSSLErrorQueueText())")
             }
         }
         ERR_clear_error()
@@ -210,13 +205,6 @@ public final class TLSContextSource: Sendable {
 
     private static func mismatch(_ settings: TLSServerSettings) -> TLSSetupError {
         TLSSetupError("the key in \(settings.keyFile) does not belong to the certificate in \(settings.certFile); use the key the certificate was issued for")
-    }
-
-    private static func openSSLReason(peek: Bool = false) -> String {
-        let code = ERR_peek_error()
-        if !peek { ERR_clear_error() }
-        guard code != 0, let reason = ERR_reason_error_string(code) else { return "unknown OpenSSL error" }
-        return String(cString: reason)
     }
 
     // MARK: - Change detection

@@ -35,8 +35,19 @@ public struct OpenWeatherClient: OpenWeatherTransport {
 
     public let settings: Settings
     private let http: HTTPClient
+    /// The base URL, parsed once; each request only puts its own target on it.
+    private let base: RequestURL
+    /// The base URL's path, without a trailing slash: what every request's path is appended to.
+    private let pathPrefix: String
 
-    public init(settings: Settings, userAgent: String) {
+    /// Throws `.invalidURL` for a base URL that is not one (the reason, not the URL, which could hold credentials).
+    public init(settings: Settings, userAgent: String) throws(HTTPClientError) {
+        let base = try RequestURL(parsing: settings.baseURL)
+        guard !base.target.contains("?") else {
+            throw .invalidURL("a base URL takes no query (?)")
+        }
+        self.base = base
+        self.pathPrefix = String(base.target.reversed().drop { $0 == "/" }.reversed())
         self.settings = settings
         var configuration = settings.http
         configuration.userAgent = userAgent
@@ -51,15 +62,9 @@ public struct OpenWeatherClient: OpenWeatherTransport {
     /// with OpenWeather's message (a redirect: where to, as it is not followed), and a request that
     /// got no answer is `.transport`.
     public func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
-        let http = HTTPClientRequest(
-            url: url(request),
-            headers: [(name: "Accept", value: "application/json")],
-            timeout: settings.timeout,
-            maxBodyBytes: settings.maxBodyBytes
-        )
         let response: HTTPClientResponse
         do {
-            response = try self.http.get(http)
+            response = try self.http.get(try httpRequest(request))
         } catch {
             throw .transport(error)
         }
@@ -75,11 +80,23 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         return response.body
     }
 
-    /// The request URL. It carries the key: never log it.
-    func url(_ request: APIRequest) -> String {
+    /// The HTTP request: the parsed base URL with this request's target. It carries the key: never log
+    /// its target (a `RequestURL` shows only `host:port`).
+    func httpRequest(_ request: APIRequest) throws(HTTPClientError) -> HTTPClientRequest {
+        HTTPClientRequest(
+            url: try base.with(target: target(request)),
+            headers: [(name: "Accept", value: "application/json")],
+            timeout: settings.timeout,
+            maxBodyBytes: settings.maxBodyBytes
+        )
+    }
+
+    /// Path and query as sent on the request line: the base URL's path, the request's, and its query
+    /// with the key, percent-encoded. It carries the key: never log it.
+    func target(_ request: APIRequest) -> String {
         let items = request.query.map { ($0.name, $0.value) } + [("appid", settings.apiKey)]
         let path = request.path.hasPrefix("/") ? request.path : "/" + request.path
-        return settings.baseURL + path + "?" + items.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
+        return pathPrefix + path + "?" + items.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
     }
 
     /// OpenWeather's `message` (its longest is about 200 bytes), else the start of the body (an HTML

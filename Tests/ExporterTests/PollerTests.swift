@@ -26,7 +26,7 @@ import Testing
             configuration.apiKey = Secret(key)
             configuration.openWeatherURL = baseURL ?? "\(scheme)://127.0.0.1:\(simulator.port)"
             configuration.requestTimeout = timeout
-            let plan = configuration.pollerPlan()
+            let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
             store = WeatherStore(
                 locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
                 maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: Clock.wallSeconds())

@@ -1,4 +1,6 @@
+import Glibc
 import HTTPClient
+import Simulator
 import TestSupport
 import Testing
 
@@ -63,5 +65,37 @@ import Testing
         for url in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:80", "https://api.openweathermap.org"] {
             #expect(!(try base.load(location + ["--openweather.url=\(url)"])).warnings.contains { $0.contains("unencrypted") }, "\(url)")
         }
+    }
+
+    /// The client parses the base URL once, when it is made: a URL the loader lets through but no request
+    /// could go to is refused then, at start or reload, not found again at every poll.
+    @Test func aBaseURLTheClientCannotUseIsRefusedWhenTheClientIsMade() throws {
+        let config = try base.load(location + ["--openweather.url=https://api.openweathermap.org:99999"])
+        #expect(throws: ConfigError("--openweather.url: invalid URL: port must be a number from 1 to 65535; give scheme and host, like https://api.openweathermap.org")) {
+            try config.openWeatherClient()
+        }
+        #expect(throws: Never.self) { try base.load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient() }
+    }
+
+    /// A reload to such a URL is refused whole: the previous configuration and its client stay.
+    @Test func aReloadToABaseURLTheClientCannotUseIsRefused() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let good = #"{"openweather": {"url": "\#(simulator.baseURL)"}}"#
+        let configFile = temporaryFile(good)
+        defer { unlink(configFile) }
+        let loader = ConfigurationLoader(
+            arguments: ["--web.listen-address=127.0.0.1:0", "--config.file", configFile] + location,
+            environment: base.key)
+        guard case .run(let configuration) = try loader.load() else { throw ConfigError("no run") }
+        let exporter = try Exporter(configuration: configuration, logger: Logger(level: .error, sink: { _ in })) { () throws(ConfigError) -> Configuration in
+            guard case .run(let next) = try loader.load() else { throw ConfigError("no run") }
+            return next
+        }
+        defer { exporter.shutdown() }
+        try writeFile(configFile, #"{"openweather": {"url": "http://127.0.0.1:99999"}}"#)
+        #expect(exporter.reload()?.contains("--openweather.url: invalid URL: port must be a number from 1 to 65535") == true)
+        try writeFile(configFile, good)
+        #expect(exporter.reload() == nil)
     }
 }

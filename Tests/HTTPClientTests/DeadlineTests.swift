@@ -8,7 +8,7 @@ extension HTTPClientTests {
         @Test func serverThatNeverAnswers() throws {
             let server = try ScriptedServer([.readRequest, .holdOpen])
             let start = ContinuousClock.now
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .milliseconds(300)))
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .milliseconds(300)))
             let elapsed = ContinuousClock.now - start
             server.finish()
             #expect(error == .timeout)
@@ -21,7 +21,7 @@ extension HTTPClientTests {
             // The kernel completes the handshake on the backlog; nobody ever reads or writes.
             let (listener, port) = try ScriptedServer.listen(backlog: 4)
             defer { _ = close(listener) }
-            let error = failure(of: HTTPClientRequest(url: url(port), timeout: .milliseconds(200)))
+            let error = failure(of: HTTPClientRequest(url: try url(port), timeout: .milliseconds(200)))
             #expect(error == .timeout)
         }
 
@@ -32,7 +32,7 @@ extension HTTPClientTests {
                 .trickle(String(repeating: "x", count: 100), every: .milliseconds(50)),
             ])
             let start = ContinuousClock.now
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .milliseconds(500)))
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .milliseconds(500)))
             let elapsed = ContinuousClock.now - start
             server.finish()
             #expect(error == .timeout)
@@ -44,7 +44,7 @@ extension HTTPClientTests {
                 .readRequest,
                 .trickle("HTTP/1.1 200 OK\r\nX-Slow: " + String(repeating: "y", count: 100), every: .milliseconds(20)),
             ])
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .milliseconds(300)))
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .milliseconds(300)))
             server.finish()
             #expect(error == .timeout)
         }

@@ -9,7 +9,7 @@ extension HTTPClientTests {
         @Test func tooLargeByContentLengthFailsWithoutReadingTheBody() throws {
             // The server sends no body at all: waiting for it would end in a timeout instead.
             let server = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n"), .holdOpen])
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
             server.finish()
             #expect(error == .tooLarge(limit: 1000))
             #expect(error?.kind == "decode")
@@ -23,7 +23,7 @@ extension HTTPClientTests {
                 .send(String(repeating: chunk, count: 50)),
                 .holdOpen,
             ])
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
             server.finish()
             #expect(error == .tooLarge(limit: 1000))
         }
@@ -34,7 +34,7 @@ extension HTTPClientTests {
                 .send("HTTP/1.1 200 OK\r\n\r\n" + String(repeating: "w", count: 5000)),
                 .holdOpen,
             ])
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
             server.finish()
             #expect(error == .tooLarge(limit: 1000))
         }
@@ -54,7 +54,7 @@ extension HTTPClientTests {
         ])
         func malformedResponses(name: String, reply: String) throws {
             let server = try ScriptedServer([.readRequest, .send(reply)])
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .seconds(5)))
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)))
             server.finish()
             guard case .malformed = error else {
                 Issue.record("\(name): expected .malformed, got \(String(describing: error))")
@@ -65,7 +65,7 @@ extension HTTPClientTests {
 
         @Test func connectionRefused() throws {
             let port = try ScriptedServer.closedPort()
-            let error = failure(of: HTTPClientRequest(url: url(port), timeout: .seconds(5)))
+            let error = failure(of: HTTPClientRequest(url: try url(port), timeout: .seconds(5)))
             guard case .connect(let reason) = error else {
                 Issue.record("expected .connect, got \(String(describing: error))")
                 return
@@ -80,10 +80,11 @@ extension HTTPClientTests {
             // A 64-character label is refused by glibc before any query is sent: a plain `.invalid`
             // name would be asked of the configured nameserver, which is not on loopback.
             let host = String(repeating: "n", count: 64) + ".invalid"
+            let request = HTTPClientRequest(url: try RequestURL(parsing: "http://\(host)/data?appid=\(secret)"), timeout: .seconds(2))
             let outcome = Locked<HTTPClientError?>(nil)
             let finished = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {
-                let error = failure(of: HTTPClientRequest(url: "http://\(host)/data?appid=\(secret)", timeout: .seconds(2)))
+                let error = failure(of: request)
                 outcome.withLock { $0 = error }
                 finished.signal()
             }

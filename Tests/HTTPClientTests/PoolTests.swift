@@ -6,7 +6,7 @@ import Testing
 extension HTTPClientTests {
     @Suite struct Pool {
         private func get(_ client: HTTPClient, _ port: UInt16, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPClientResponse {
-            try client.get(HTTPClientRequest(url: url(port), timeout: .seconds(5)))
+            try client.get(HTTPClientRequest(url: try url(port), timeout: .seconds(5)))
         }
 
         @Test func keepAliveConnectionCarriesManyRequests() throws {
@@ -53,7 +53,7 @@ extension HTTPClientTests {
             ])
             let client = HTTPClient()
             #expect(try get(client, server.port).status == 200)
-            let error = failure(of: HTTPClientRequest(url: url(server.port), timeout: .seconds(5)), client: client)
+            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)), client: client)
             server.finish()
             guard case .malformed = error else {
                 Issue.record("expected .malformed, got \(String(describing: error))")
@@ -111,7 +111,7 @@ extension HTTPClientTests {
             let group = DispatchGroup()
             for _ in 0..<8 {
                 DispatchQueue.global().async(group: group) {
-                    for _ in 0..<5 { _ = try? client.get(HTTPClientRequest(url: url(server.port), timeout: .seconds(5))) }
+                    for _ in 0..<5 { _ = try? client.get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5))) }
                 }
             }
             #expect(group.wait(timeout: .now() + .seconds(30)) == .success)
@@ -124,7 +124,7 @@ extension HTTPClientTests {
             let client = HTTPClient(trustedCAFile: tls.caFile)
             var numbers: [String] = []
             for _ in 1...3 {
-                let response = try client.get(HTTPClientRequest(url: url(tls.goodPort, path: "/keep?appid=\(secret)", scheme: "https", host: "localhost"), timeout: .seconds(10)))
+                let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, path: "/keep?appid=\(secret)", scheme: "https", host: "localhost"), timeout: .seconds(10)))
                 numbers.append(response.header("x-request-on-connection") ?? "?")
             }
             #expect(numbers == ["1", "2", "3"])
@@ -137,7 +137,7 @@ extension HTTPClientTests {
             var resumed: [String] = []
             // The fixture closes every connection after one answer, so each request needs a new one.
             for _ in 1...4 {
-                let response = try client.get(HTTPClientRequest(url: url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
+                let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
                 resumed.append(response.header("x-resumed") ?? "?")
             }
             #expect(resumed == ["no", "yes", "yes", "yes"])

@@ -13,7 +13,7 @@ extension HTTPClientTests {
             let proxy = try TestProxy()
             defer { proxy.stop() }
             let client = try client("http://127.0.0.1:\(proxy.port)", caFile: tls.caFile)
-            let response = try client.get(HTTPClientRequest(url: url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
+            let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
             #expect(response.status == 200)
             // The origin saw our SNI: the TLS session runs to it, not to the proxy.
             #expect(response.header("x-sni") == "localhost")
@@ -29,7 +29,7 @@ extension HTTPClientTests {
             let proxy = try TestProxy(requiredAuthorization: "Basic dXNlcjpwQHNzIHdvcmQ=")
             defer { proxy.stop() }
             let client = try client("http://user:p%40ss%20word@127.0.0.1:\(proxy.port)", caFile: tls.caFile)
-            let response = try client.get(HTTPClientRequest(url: url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
+            let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
             #expect(response.status == 200)
             #expect(proxy.tunnels == 1)
         }
@@ -43,7 +43,7 @@ extension HTTPClientTests {
                 ("http://user:WRONGPASS@127.0.0.1:\(proxy.port)", "rejects the credentials"),
             ] {
                 let error = failure(
-                    of: HTTPClientRequest(url: url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
+                    of: HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
                     client: try client(proxyURL, caFile: tls.caFile))
                 #expect(error?.kind == "proxy")
                 #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
@@ -55,7 +55,7 @@ extension HTTPClientTests {
         @Test func refusedTunnelIsCodeProxy() throws {
             let proxy = try TestProxy(mode: .refuse(403))
             defer { proxy.stop() }
-            let error = failure(of: HTTPClientRequest(url: url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
+            let error = failure(of: HTTPClientRequest(url: try url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
                                 client: try client("127.0.0.1:\(proxy.port)"))
             #expect(error?.kind == "proxy")
             #expect(error?.description == "proxy 127.0.0.1:\(proxy.port) refused the tunnel to api.example:443: 403")
@@ -63,7 +63,7 @@ extension HTTPClientTests {
 
         @Test func unreachableProxyIsCodeProxy() throws {
             let port = try ScriptedServer.closedPort()
-            let error = failure(of: HTTPClientRequest(url: url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
+            let error = failure(of: HTTPClientRequest(url: try url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
                                 client: try client("http://127.0.0.1:\(port)"))
             #expect(error?.kind == "proxy")
             #expect(error?.description.contains("proxy 127.0.0.1:\(port)") == true)
@@ -74,7 +74,7 @@ extension HTTPClientTests {
             // Lets the start of the server's handshake through, then hangs up on both sides.
             let proxy = try TestProxy(mode: .dieAfter(bytes: 100))
             defer { proxy.stop() }
-            let error = failure(of: HTTPClientRequest(url: url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
+            let error = failure(of: HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
                                 client: try client("http://127.0.0.1:\(proxy.port)", caFile: tls.caFile))
             #expect(error != nil && error != .timeout)
             #expect(error?.description.contains("through proxy 127.0.0.1:\(proxy.port)") == true, "\(String(describing: error))")
@@ -84,7 +84,7 @@ extension HTTPClientTests {
             let proxy = try TestProxy()
             defer { proxy.stop() }
             let client = try client("http://me:pw@127.0.0.1:\(proxy.port)")
-            let first = try client.get(HTTPClientRequest(url: "http://api.example:8080/data?appid=\(secret)", timeout: .seconds(5)))
+            let first = try client.get(HTTPClientRequest(url: try RequestURL(parsing: "http://api.example:8080/data?appid=\(secret)"), timeout: .seconds(5)))
             #expect(first.body == Array("GET http://api.example:8080/data?appid=\(secret) HTTP/1.1".utf8))
             #expect(proxy.heads[0].contains("\r\nHost: api.example:8080\r\n"))
             #expect(proxy.heads[0].contains("\r\nProxy-Authorization: Basic bWU6cHc=\r\n"))
@@ -96,8 +96,8 @@ extension HTTPClientTests {
             let proxyPort = try ScriptedServer.closedPort()
             let settings = try ProxySettings(environment: ["HTTP_PROXY": "http://127.0.0.1:\(proxyPort)", "NO_PROXY": "example.com,127.0.0.0/8"])
             let client = HTTPClient(configuration: .init(proxy: settings))
-            #expect(try client.get(HTTPClientRequest(url: url(server.port), timeout: .seconds(5))).status == 200)
-            #expect(failure(of: HTTPClientRequest(url: "http://api.other:1/?appid=\(secret)", timeout: .seconds(5)), client: client)?.kind == "proxy")
+            #expect(try client.get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5))).status == 200)
+            #expect(failure(of: HTTPClientRequest(url: try RequestURL(parsing: "http://api.other:1/?appid=\(secret)"), timeout: .seconds(5)), client: client)?.kind == "proxy")
         }
 
         @Test func environmentPrecedence() throws {

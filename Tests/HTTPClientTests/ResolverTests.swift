@@ -110,11 +110,11 @@ extension HTTPClientTests {
             defer { server.stop() }
             let client = HTTPClient(configuration: .init(), resolver: Resolver(lookup: dns.lookup))
             let start = ContinuousClock.now
-            let error = failure(of: HTTPClientRequest(url: url(server.port, host: "api.hang.test"), timeout: .milliseconds(300)), client: client)
+            let error = failure(of: HTTPClientRequest(url: try url(server.port, host: "api.hang.test"), timeout: .milliseconds(300)), client: client)
             #expect(error?.kind == "dns")
             #expect(ContinuousClock.now - start < .seconds(2))
             // The same client reaches a name that resolves.
-            #expect(try client.get(HTTPClientRequest(url: url(server.port, host: "api.example"), timeout: .seconds(5))).status == 200)
+            #expect(try client.get(HTTPClientRequest(url: try url(server.port, host: "api.example"), timeout: .seconds(5))).status == 200)
         }
     }
 }

@@ -10,7 +10,7 @@ extension HTTPClientTests {
             let (silent, silentPort) = try ScriptedServer.listen(backlog: Int32(rounds + 8))
             defer { _ = close(silent) }
             // Warm up once so lazily created process-wide state is not counted as a leak.
-            _ = failure(of: HTTPClientRequest(url: url(refusedPort, scheme: "https"), timeout: .seconds(2)))
+            _ = failure(of: HTTPClientRequest(url: try url(refusedPort, scheme: "https"), timeout: .seconds(2)))
             let before = openDescriptorCount()
 
             let garbage = try ScriptedServer([.readRequest, .send("garbage\r\n\r\n")], connections: rounds)
@@ -21,14 +21,14 @@ extension HTTPClientTests {
             // 8 kinds of failure x 40 rounds = 320 failing requests.
             for _ in 0..<rounds {
                 let requests = [
-                    HTTPClientRequest(url: "ftp://x/?appid=\(secret)"),
-                    HTTPClientRequest(url: url(refusedPort), timeout: .seconds(2)),
-                    HTTPClientRequest(url: url(silentPort), timeout: .milliseconds(10)),
-                    HTTPClientRequest(url: url(garbage.port), timeout: .seconds(2)),
-                    HTTPClientRequest(url: url(truncated.port), timeout: .seconds(2)),
-                    HTTPClientRequest(url: url(plain.port, scheme: "https"), timeout: .seconds(2)),
-                    HTTPClientRequest(url: url(huge.port), timeout: .seconds(2), maxBodyBytes: 10),
-                    HTTPClientRequest(url: url(refusedPort, scheme: "https"), timeout: .seconds(2)),
+                    HTTPClientRequest(url: try url(refusedPort), headers: [("X-Key", "a\r\nInjected: \(secret)")]),
+                    HTTPClientRequest(url: try url(refusedPort), timeout: .seconds(2)),
+                    HTTPClientRequest(url: try url(silentPort), timeout: .milliseconds(10)),
+                    HTTPClientRequest(url: try url(garbage.port), timeout: .seconds(2)),
+                    HTTPClientRequest(url: try url(truncated.port), timeout: .seconds(2)),
+                    HTTPClientRequest(url: try url(plain.port, scheme: "https"), timeout: .seconds(2)),
+                    HTTPClientRequest(url: try url(huge.port), timeout: .seconds(2), maxBodyBytes: 10),
+                    HTTPClientRequest(url: try url(refusedPort, scheme: "https"), timeout: .seconds(2)),
                 ]
                 for request in requests {
                     if let error = failure(of: request) { kinds[error.kind, default: 0] += 1 }

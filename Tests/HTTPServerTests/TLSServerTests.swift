@@ -1,3 +1,4 @@
+import CTLS
 import Glibc
 import Locking
 import Testing
@@ -199,12 +200,15 @@ struct TLSServerTests {
         #expect(reports.contains("new connections use the reloaded certificate"))
     }
 
+    /// Each failure also leaves this thread's OpenSSL error queue empty: a reason left there would be
+    /// reported as the cause of the next TLS failure on the same thread.
     @Test func setupErrorsNameTheFileAndTheFix() {
-        func failure(_ settings: TLSServerSettings) -> String? {
+        func failure(_ settings: TLSServerSettings, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
             do {
                 _ = try TLSContextSource(settings)
                 return nil
             } catch {
+                #expect(ERR_peek_error() == 0, "\(error.description)", sourceLocation: sourceLocation)
                 return error.description
             }
         }

@@ -25,12 +25,12 @@ import Testing
         #expect(air.gramsPerCubicMeter.filter { $0 == nil }.count == 6)
     }
 
-    @Test func requestHasCoordinatesAndNoUnits() {
+    @Test func requestHasCoordinatesAndNoUnits() throws {
         let request = AirPollution.request(latitude: 41.3851, longitude: 2.1734)
         #expect(request.path == "/data/2.5/air_pollution")
         #expect(request.query == [.init("lat", "41.3851"), .init("lon", "2.1734")])
-        let client = OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
-        #expect(client.url(request) == "http://127.0.0.1:1/data/2.5/air_pollution?lat=41.3851&lon=2.1734&appid=k")
+        let client = try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
+        #expect(client.target(request) == "/data/2.5/air_pollution?lat=41.3851&lon=2.1734&appid=k")
     }
 
     static let good = #"{"coord":{"lon":2.1734,"lat":41.3851},"list":[{"main":{"aqi":3},"components":{"co":347.14,"no":2.77,"no2":31.87,"o3":48.99,"so2":4.23,"pm2_5":16.84,"pm10":23.1,"nh3":0.92},"dt":1700147040}]}"#

@@ -27,7 +27,7 @@ import Testing
         let server = try HTTPServer(configuration: configuration, handler: FixedBody(body: body))
         server.start()
         defer { server.shutdown() }
-        let client = OpenWeatherClient(
+        let client = try OpenWeatherClient(
             settings: .init(baseURL: "http://127.0.0.1:\(server.port)", apiKey: "k", timeout: .seconds(5)),
             userAgent: "test")
         return Result { () throws(OpenWeatherError) in try client.currentWeather(latitude: 41.39, longitude: 2.16) }

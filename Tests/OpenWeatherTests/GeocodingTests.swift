@@ -32,15 +32,15 @@ import Testing
         #expect(try Geocoding.decode(Array(body.utf8), for: .name("Tokyo")).first?.state == nil)
     }
 
-    @Test func requests() {
+    @Test func requests() throws {
         let direct = Geocoding.request(.name("Springfield,IL,US"))
         #expect(direct.path == "/geo/1.0/direct")
         #expect(direct.query == [.init("q", "Springfield,IL,US"), .init("limit", "5")])
         let zip = Geocoding.request(.zip("94040,US"))
         #expect(zip.path == "/geo/1.0/zip")
         #expect(zip.query == [.init("zip", "94040,US")])
-        let client = OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
-        #expect(client.url(Geocoding.request(.name("São Paulo,BR"))) == "http://127.0.0.1:1/geo/1.0/direct?q=S%C3%A3o%20Paulo%2CBR&limit=5&appid=k")
+        let client = try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
+        #expect(client.target(Geocoding.request(.name("São Paulo,BR"))) == "/geo/1.0/direct?q=S%C3%A3o%20Paulo%2CBR&limit=5&appid=k")
     }
 
     @Test func queriesReadAsTheFlagWritesThem() {

@@ -44,8 +44,8 @@ import Testing
         return UInt16(bigEndian: address.sin_port)
     }
 
-    private func client(_ port: UInt16) -> OpenWeatherClient {
-        OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: Self.key, timeout: .seconds(5)), userAgent: "test")
+    private func client(_ port: UInt16) throws -> OpenWeatherClient {
+        try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: Self.key, timeout: .seconds(5)), userAgent: "test")
     }
 
     @Test func redirectIsNotFollowedAndNamesItsLocationWithoutTheKey() throws {
@@ -66,9 +66,9 @@ import Testing
         let prefix = "https://api.example/" + String(repeating: "p", count: 271) + "?appid="
         let shifted = prefix + Self.encodedKey + "&x=1"
         #expect(prefix.utf8.count == 298)
-        let port = try oneShotServer("HTTP/1.1 302 Found\r\nLocation: \(shifted)\r\nContent-Length: 0\r\n\r\n")
+        let client = try client(try oneShotServer("HTTP/1.1 302 Found\r\nLocation: \(shifted)\r\nContent-Length: 0\r\n\r\n"))
         do {
-            _ = try client(port).currentWeather(latitude: 1, longitude: 2)
+            _ = try client.currentWeather(latitude: 1, longitude: 2)
             Issue.record("expected an error")
         } catch {
             #expect(error.description.contains("?appid=<redacted>, not followed"), "\(error.description)")
@@ -80,8 +80,9 @@ import Testing
         let port = try oneShotServer(
             "HTTP/1.1 400 Bad Request\r\nContent-Length: 200\r\n\r\n"
                 + String("{\"message\":\"bad appid \(Self.encodedKey) or \(lower) or \(Self.key.replacing("/", with: "\\/"))\"}".padding(200)))
+        let client = try client(port)
         do {
-            _ = try client(port).currentWeather(latitude: 1, longitude: 2)
+            _ = try client.currentWeather(latitude: 1, longitude: 2)
             Issue.record("expected an error")
         } catch {
             #expect(!error.description.contains("k3y"), "\(error.description)")
@@ -95,7 +96,7 @@ import Testing
         let key = "held-out-secret-key-0123456789abcdef"
         let body = String(repeating: "x", count: 140) + key + " was not accepted"
         let port = try oneShotServer("HTTP/1.1 500 Internal Server Error\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        let client = OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: key, timeout: .seconds(5)), userAgent: "test")
+        let client = try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: key, timeout: .seconds(5)), userAgent: "test")
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
             Issue.record("expected an error")
@@ -115,7 +116,7 @@ import Testing
             return "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         }
         let proxy = try ProxyServer(parsing: "http://alice:pa%40ss%2Fw0rd@127.0.0.1:\(port)", origin: "test")
-        let client = OpenWeatherClient(
+        let client = try OpenWeatherClient(
             settings: .init(baseURL: "http://api.example", apiKey: Self.key, timeout: .seconds(5), http: .init(proxy: ProxySettings(proxy: proxy))),
             userAgent: "test")
         do {
@@ -133,7 +134,7 @@ import Testing
     @Test func anyEndpointGoesThroughGet() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let client = OpenWeatherClient(settings: .init(baseURL: simulator.baseURL, apiKey: "key", timeout: .seconds(5)), userAgent: "test")
+        let client = try OpenWeatherClient(settings: .init(baseURL: simulator.baseURL, apiKey: "key", timeout: .seconds(5)), userAgent: "test")
         let body = try client.get(APIRequest(path: "/data/2.5/weather", query: [.init("lat", "10.5"), .init("lon", "20.25"), .init("units", "metric")]))
         #expect(try WeatherDecoder.decode(body).latitude == 10.5)
         #expect(simulator.requests.last?.latitude == 10.5)

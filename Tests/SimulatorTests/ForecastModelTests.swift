@@ -35,8 +35,9 @@ import Testing
         let forecast = try ForecastDecoder.decode(body)
         #expect(forecast.steps.count == 40)
         #expect(simulator.requests.map(\.path) == ["/data/2.5/forecast"])
+        let client = try SimulatorEndpointTests.client(simulator)
         SimulatorEndpointTests.expectHTTP(400, "wrong latitude") { () throws(OpenWeatherError) in
-            _ = try SimulatorEndpointTests.client(simulator).get(Forecast.request(latitude: 95, longitude: 0, language: "en"))
+            _ = try client.get(Forecast.request(latitude: 95, longitude: 0, language: "en"))
         }
     }
 }
@@ -65,7 +66,7 @@ import Testing
     @Test func answersWithoutTheSubscriptionWhenSwitched() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let client = SimulatorEndpointTests.client(simulator)
+        let client = try SimulatorEndpointTests.client(simulator)
         _ = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
         let off = try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?subscribed=false")
         #expect(off.status == 200)

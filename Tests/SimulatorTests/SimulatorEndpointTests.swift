@@ -6,8 +6,8 @@ import Testing
 
 /// The new endpoints as the exporter sees them: through the real client and decoders.
 @Suite(.blocking) struct SimulatorEndpointTests {
-    static func client(_ simulator: Simulator, key: String = "test-key") -> OpenWeatherClient {
-        OpenWeatherClient(settings: .init(baseURL: simulator.baseURL, apiKey: key, timeout: .seconds(5)), userAgent: "test")
+    static func client(_ simulator: Simulator, key: String = "test-key") throws -> OpenWeatherClient {
+        try OpenWeatherClient(settings: .init(baseURL: simulator.baseURL, apiKey: key, timeout: .seconds(5)), userAgent: "test")
     }
 
     static func expectHTTP(_ status: Int, _ message: String, _ call: () throws(OpenWeatherError) -> Void) {
@@ -26,8 +26,9 @@ import Testing
         #expect((1...5).contains(air.airQualityIndex))
         #expect(air.gramsPerCubicMeter.allSatisfy { $0 != nil })
         #expect(air.observationTime.truncatingRemainder(dividingBy: 3600) == 0)
+        let client = try Self.client(simulator)
         Self.expectHTTP(400, "wrong latitude") { () throws(OpenWeatherError) in
-            _ = try Self.client(simulator).get(AirPollution.request(latitude: 95, longitude: 0))
+            _ = try client.get(AirPollution.request(latitude: 95, longitude: 0))
         }
         #expect(simulator.requests.map(\.path) == ["/data/2.5/air_pollution", "/data/2.5/air_pollution"])
         #expect(simulator.requests.first?.latitude == 37.9838)
@@ -36,7 +37,7 @@ import Testing
     @Test func geocodingByNameAndPostalCode() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let client = Self.client(simulator)
+        let client = try Self.client(simulator)
         func places(_ query: PlaceQuery) throws(OpenWeatherError) -> [Place] { try Geocoding.decode(client.get(Geocoding.request(query)), for: query) }
 
         let london = try places(.name("London"))
@@ -70,8 +71,9 @@ import Testing
             Geocoding.request(.name("Paris")),
             Geocoding.request(.zip("94040,US")),
         ]
+        let bad = try Self.client(simulator, key: "bad")
         for request in requests {
-            Self.expectHTTP(401, "Invalid API key") { () throws(OpenWeatherError) in _ = try Self.client(simulator, key: "bad").get(request) }
+            Self.expectHTTP(401, "Invalid API key") { () throws(OpenWeatherError) in _ = try bad.get(request) }
             #expect(try !Self.client(simulator, key: "good").get(request).isEmpty)
         }
         #expect(simulator.requests.map(\.status) == [401, 200, 401, 200, 401, 200, 401, 200])
@@ -80,7 +82,7 @@ import Testing
     @Test func aFaultCanHitOneEndpointOnly() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let client = Self.client(simulator)
+        let client = try Self.client(simulator)
         let port = simulator.port
         #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?status=500&path=/data/2.5/air_pollution").status == 200)
         Self.expectHTTP(500, "Bad Gateway") { () throws(OpenWeatherError) in _ = try client.get(AirPollution.request(latitude: 41.39, longitude: 2.16)) }
@@ -114,7 +116,7 @@ import Testing
         let simulator = try Simulator()
         defer { simulator.stop() }
         simulator.setFault(Fault(response: .malformed(malformation)))
-        let client = Self.client(simulator)
+        let client = try Self.client(simulator)
         let decoders: [(APIRequest, ([UInt8]) throws(OpenWeatherError) -> Void)] = [
             (CurrentWeather.request(latitude: 1, longitude: 2, language: "en"), { (body) throws(OpenWeatherError) in _ = try WeatherDecoder.decode(body) }),
             (AirPollution.request(latitude: 1, longitude: 2), { (body) throws(OpenWeatherError) in _ = try AirPollutionDecoder.decode(body) }),

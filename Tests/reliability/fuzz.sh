@@ -50,11 +50,11 @@ tls)
     printf 'module CTLS {\n    header "%s"\n    link "ssl"\n    link "crypto"\n    export *\n}\n' "$ROOT/Sources/CTLS/include/CTLS.h" > "$work/ctls/module.modulemap"
     clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CTLS/include" "$ROOT/Sources/CTLS/shim.c" -o "$work/ctls/shim.o"
     extra=(-I "$work/ctls" "$work/ctls/shim.o" -lssl -lcrypto)
-    # TLSServerConfiguration imports Locking and Platform: each built as a module of its own with the
-    # same sanitizers.
-    for module in Locking Platform; do
+    # TLSServerConfiguration imports Locking, Platform and TLS (the SSL_CTX owner, over CTLS): each built
+    # as a module of its own with the same sanitizers.
+    for module in Locking Platform TLS; do
         mkdir -p "$work/$module"
-        swiftc -sanitize=fuzzer,address -parse-as-library -O -wmo -module-name "$module" -emit-module \
+        swiftc -sanitize=fuzzer,address -parse-as-library -O -wmo -module-name "$module" -package-name fuzz -emit-module -I "$work/ctls" \
             -emit-module-path "$work/$module/$module.swiftmodule" "$ROOT/Sources/$module"/*.swift \
             -c -o "$work/$module/$module.o" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
         extra+=(-I "$work/$module" "$work/$module/$module.o")
@@ -104,7 +104,7 @@ upstream-headers)
     ;;
 esac
 
-swiftc -sanitize=fuzzer,address -parse-as-library -O \
+swiftc -sanitize=fuzzer,address -parse-as-library -O -package-name fuzz \
     "$ROOT/Tests/reliability/fuzz/$target.swift" "${sources[@]}" ${extra[@]+"${extra[@]}"} \
     -o "$work/fuzz" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
 

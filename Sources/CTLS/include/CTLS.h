@@ -5,12 +5,12 @@
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
-/// Creates the client context: TLS 1.2 minimum, peer verification against the
+/// Sets up a new client-method context: TLS 1.2 minimum, peer verification against the
 /// default trust store (SSL_CERT_FILE / SSL_CERT_DIR honoured) plus `extra_ca_file`
 /// when not NULL, no automatic retries so a non-blocking caller keeps control, and
 /// sessions the caller may keep for resumption.
-/// Returns NULL on failure, leaving the reason on the OpenSSL error queue.
-SSL_CTX *ctls_client_context_new(const char *extra_ca_file);
+/// Returns 1 on success; 0 leaves the reason on the OpenSSL error queue (the caller frees the context).
+int ctls_client_configure(SSL_CTX *ctx, const char *extra_ca_file);
 
 /// Attaches `fd` through a BIO that writes with MSG_NOSIGNAL: Linux has no
 /// SO_NOSIGPIPE, and OpenSSL's socket BIO uses write(), which raises SIGPIPE
@@ -21,13 +21,13 @@ int ctls_set_socket(SSL *ssl, int fd);
 /// Returns 1 on success.
 int ctls_set_peer_name(SSL *ssl, const char *host, int is_ip_address);
 
-/// Creates a server context for TLS versions `min_version`..`max_version` (TLS1_2_VERSION...; 0 for the
+/// Sets up a new server-method context for TLS versions `min_version`..`max_version` (TLS1_2_VERSION...; 0 for the
 /// library's bound; below TLS 1.2 at security level 0, which those versions need), Go's default TLS 1.2
 /// cipher suites (SSL_CTX_set_cipher_list may replace them): no renegotiation, no automatic retries,
 /// buffers released while a connection idles, and a retried SSL_write may come from a different address
 /// (the caller re-gathers the same bytes).
-/// Returns NULL on failure, leaving the reason on the OpenSSL error queue.
-SSL_CTX *ctls_server_context_new(int min_version, int max_version);
+/// Returns 1 on success; 0 leaves the reason on the OpenSSL error queue (the caller frees the context).
+int ctls_server_configure(SSL_CTX *ctx, int min_version, int max_version);
 
 /// Client certificates: 0 none, 1 requested (any accepted), 2 required (any accepted), 3 verified if given,
 /// 4 required and verified. Verification uses the locations loaded into the context.

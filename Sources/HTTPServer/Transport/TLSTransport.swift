@@ -1,5 +1,6 @@
 import CTLS
 import Glibc
+import TLS
 
 /// TLS over a non-blocking socket: the handshake runs inside the first reads; SSL_read and SSL_write report
 /// WANT_READ / WANT_WRITE, which become -EAGAIN plus a hint of which readiness the loop should retry on.
@@ -20,7 +21,7 @@ final class TLSTransport: ConnectionTransport {
     /// What Go's net/http answers to plain HTTP on a TLS port, byte for byte.
     static let plainHTTPAnswer = Array("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n".utf8)
 
-    init?(fd: Int32, context: TLSServerContext, scratch: UnsafeMutableRawBufferPointer) {
+    init?(fd: Int32, context: TLSContext, scratch: UnsafeMutableRawBufferPointer) {
         guard let ssl = SSL_new(context.pointer) else { return nil }
         guard ctls_server_attach(ssl, fd) == 1 else {
             SSL_free(ssl)
