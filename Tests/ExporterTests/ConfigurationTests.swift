@@ -106,11 +106,12 @@ import Testing
             return
         }
         let flags = text.split(separator: "\n").filter { $0.hasPrefix("  --") }.map { String($0.dropFirst(4).prefix { $0 != "=" }) }
-        let collectors = [
-            "collector.air_pollution", "collector.air_pollution.interval", "collector.forecast", "collector.forecast.interval",
-            "collector.forecast.horizons", "collector.forecast.windows", "collector.onecall", "collector.onecall.interval",
-            "collector.weather", "collector.weather.interval",
-        ]
+        // Each source's switch, interval and own settings (the forecast's horizons and windows; the deprecated one comes last).
+        let collectors = Sources.all.filter { !$0.resolves }.flatMap { source in
+            ["collector.\(source.name)", "collector.\(source.name).interval"] + source.settingFlags.map(\.name)
+        }.filter { $0.hasPrefix("collector.") }
+        #expect(collectors.starts(with: ["collector.air_pollution", "collector.air_pollution.interval", "collector.forecast",
+                                         "collector.forecast.interval", "collector.forecast.horizons", "collector.forecast.windows"]))
         let first = try #require(flags.firstIndex(of: collectors[0]))
         #expect(Array(flags[first...].prefix(collectors.count)) == collectors)
         #expect(flags.last == "poll.interval")
@@ -203,7 +204,9 @@ import Testing
         #expect(config.demo)
         #expect(config.locations.count >= 3 && config.locations.count <= 5)
         #expect(config.interval(of: "weather") == .seconds(15))
-        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"], "the demo shows every source")
+        // Every source but a resolver and One Call (which stands in for others and needs a subscription).
+        #expect(config.activeSources.map(\.name) == Sources.all.filter { !$0.resolves && $0.standsIn.isEmpty }.map(\.name), "the demo shows every source")
+        #expect(config.activeSources.map(\.name).starts(with: ["air_pollution", "forecast"]) && config.activeSources.last?.name == "weather")
         #expect(config.warnings.isEmpty)
     }
 

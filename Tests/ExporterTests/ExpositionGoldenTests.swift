@@ -29,7 +29,7 @@ import Testing
             Location(name: "Atlantis", place: .query(.name("Atlantis"))),
         ]
         let defaults = TemperatureThresholds(aboveCelsius: 30, belowCelsius: -5)
-        let store = WeatherStore.allSources(locations, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
+        let store = WeatherStore.allSources(locations, sources: WeatherStore.fixtureSources, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
         let fixtures = [
             "Barcelona": "current-barcelona-clouds.json", "Longyearbyen": "current-longyearbyen-polar-night-snow.json",
             "South \"Pacific\"\nOcean": "current-ocean-no-name.json", "Zocca": "current-zocca-rain.json",

@@ -152,15 +152,19 @@ extension WeatherStore {
             maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: now)
     }
 
-    /// A store with every source's slot, in `Sources.all` order.
-    static func allSources(_ locations: [Location], thresholds: (Location) -> TemperatureThresholds = { _ in .init() }, now: Double)
-        -> WeatherStore
-    {
+    /// A store with a slot for each of `sources` (every source unless told), in that order.
+    static func allSources(
+        _ locations: [Location], sources: [any Source] = Sources.all, thresholds: (Location) -> TemperatureThresholds = { _ in .init() }, now: Double
+    ) -> WeatherStore {
         WeatherStore(
-            locations: locations, sources: Sources.all,
-            intervals: Sources.all.map(\.defaultInterval), maxStaleness: Sources.all.map { $0.defaultInterval.seconds * 3 },
+            locations: locations, sources: sources,
+            intervals: sources.map(\.defaultInterval), maxStaleness: sources.map { $0.defaultInterval.seconds * 3 },
             thresholds: thresholds, now: now)
     }
+
+    /// The sources the golden files and the readiness test were written for, in label order: a source
+    /// added later is not in them, so it changes no golden file.
+    static let fixtureSources: [any Source] = [AirPollutionSource(), ForecastSource(), GeocodingSource(), OneCallSource(), WeatherSource()]
 
     /// Records by names, for tests that build a store by hand.
     func success(_ location: String, _ source: String, _ reading: any Sendable, duration: Double = 0.25, now: Double) {

@@ -66,7 +66,8 @@ import Testing
     /// Ready once every source that can run has been tried; a place with no match counts as tried.
     @Test func readinessCountsEverySourceAndAnUnresolvablePlace() {
         let store = WeatherStore.allSources(
-            [Location(name: "A", latitude: 1, longitude: 2), Location(name: "B", place: .query(.name("Atlantis")))], now: 0)
+            [Location(name: "A", latitude: 1, longitude: 2), Location(name: "B", place: .query(.name("Atlantis")))],
+            sources: WeatherStore.fixtureSources, now: 0)
         #expect(!store.snapshot().allAttempted)
         store.failure("A", "weather", code: "500", reason: "x")
         store.failure("B", "geocoding", code: "200", reason: "no place matches")
