@@ -289,6 +289,7 @@ import Testing
     @Test(arguments: [
         (["--location", "A=1,2", "--bogus"], "unknown flag --bogus"),
         (["--location", "A=1,2", "--collector.wether.interval=5m"], "did you mean --collector.weather.interval?"),
+        (["--location", "A=1,2", "--openweather.url=https://api.example:99999"], "--openweather.url is not a usable base URL (invalid URL"),
         // A former name is read, never suggested.
         (["--location", "A=1,2", "--poll.intervall=5m"], "unknown flag --poll.intervall; run with --help"),
         (["--location", "A=1,2", "stray"], "unexpected argument \"stray\""),

@@ -67,12 +67,11 @@ import Testing
         }
     }
 
-    /// The client parses the base URL once, when it is made: a URL the loader lets through but no request
-    /// could go to is refused then, at start or reload, not found again at every poll.
-    @Test func aBaseURLTheClientCannotUseIsRefusedWhenTheClientIsMade() throws {
-        let config = try base.load(location + ["--openweather.url=https://api.openweathermap.org:99999"])
-        #expect(throws: ConfigError("--openweather.url: invalid URL: port must be a number from 1 to 65535; give scheme and host, like https://api.openweathermap.org")) {
-            try config.openWeatherClient()
+    /// A base URL no request could use is refused where it is read, naming where it came from; the
+    /// client, which parses it once when it is made, is the judge of what is usable.
+    @Test func aBaseURLTheClientCannotUseIsRefusedWhenRead() throws {
+        #expect(throws: ConfigError("--openweather.url is not a usable base URL (invalid URL: port must be a number from 1 to 65535): give scheme and host, like https://api.openweathermap.org")) {
+            try base.load(location + ["--openweather.url=https://api.openweathermap.org:99999"])
         }
         #expect(throws: Never.self) { try base.load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient() }
     }
@@ -94,7 +93,7 @@ import Testing
         }
         defer { exporter.shutdown() }
         try writeFile(configFile, #"{"openweather": {"url": "http://127.0.0.1:99999"}}"#)
-        #expect(exporter.reload()?.contains("--openweather.url: invalid URL: port must be a number from 1 to 65535") == true)
+        #expect(exporter.reload()?.contains("is not a usable base URL (invalid URL: port must be a number from 1 to 65535)") == true)
         try writeFile(configFile, good)
         #expect(exporter.reload() == nil)
     }

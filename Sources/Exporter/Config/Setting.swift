@@ -1,3 +1,5 @@
+import HTTPClient
+
 /// One setting in one place: its flag, its config-file key, its default, its doc and how its text
 /// is read. The flag parser, the config-file reader, the environment mapping and `--help` read
 /// `flag`; the loader reads `parse` and `defaultValue`; `Configuration` starts from `defaultValue`.
@@ -188,6 +190,12 @@ enum Settings {
     ) { entry throws(ConfigError) in
         guard entry.text.hasPrefix("http://") || entry.text.hasPrefix("https://"), !entry.text.contains("?") else {
             throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a base URL: give scheme and host, like https://api.openweathermap.org")
+        }
+        // What a request can use is the client's to say; checked here so the message names where the URL came from.
+        do throws(HTTPClientError) {
+            _ = try RequestURL(parsing: entry.text)
+        } catch {
+            throw ConfigError("\(entry.origin) is not a usable base URL (\(error.description)): give scheme and host, like https://api.openweathermap.org")
         }
     }
 
