@@ -5,7 +5,7 @@ import Gzip
 /// the other.
 ///
 /// What one thread needs to render shards: the family buffers, which keep their capacity from
-/// shard to shard, and a compressor. Unchecked: used by one thread at a time (`forEachShard` gives
+/// shard to shard, and a compressor. Unchecked: used by one thread at a time (`ShardThreads` gives
 /// each thread its own).
 final class ShardWorker: @unchecked Sendable {
     private var lines = FamilyLines(index: [:], count: 0)

@@ -1,8 +1,5 @@
-import Dispatch
 import Exposition
-import Glibc
 import Gzip
-import Synchronization
 
 /// The `openweather_*` part of the exposition, kept as byte chunks so that a poll
 /// re-renders a few dozen locations instead of all of them.
@@ -65,9 +62,8 @@ struct WeatherRendering {
     private var timePeriods: [Double?] = []
     /// When the next time bucket of a shown reading begins: the publisher re-renders then.
     private(set) var nextTimeChange = Double.infinity
-    /// The most threads the last `render` rendered shards on at once: its CPU time is about its
-    /// wall time times this, which is what the publisher paces by.
-    private(set) var threadsUsed = 1
+    /// The most threads the last `render` rendered shards on at once (`ShardThreads.threadsUsed`).
+    var threadsUsed: Int { threads.threadsUsed }
     /// Every per-location family, sorted by name.
     private var locationFamilies: [MetricFamily] = []
     /// Indexed as in the snapshot.
@@ -79,24 +75,20 @@ struct WeatherRendering {
     private var shards: [ShardChunks] = []
     let gzipAbove: Int
     private var gzipped = false
-    /// Scratch buffers and a compressor per thread that renders shards; made on first use. The
-    /// first also compresses the HELP and TYPE lines.
-    private var workers: [ShardWorker] = []
+    private var threads: ShardThreads
     /// Compressed HELP and TYPE lines and their CRC by family name, per format: they never change.
     private var headerSegments = PerFormat<[String: (segment: [UInt8], crc: UInt32)]> { _ in [:] }
     /// When the counters of the families without a location started (the process's start):
     /// OpenMetrics shows it as their `_created` series.
     let countersCreated: Double
-    /// Threads that render shards when many are to be redone (at start and after a reload).
-    let parallelism: Int
 
     init(
-        gzipAbove: Int = WeatherRendering.gzipAbove, parallelism: Int = WeatherRendering.defaultParallelism,
+        gzipAbove: Int = WeatherRendering.gzipAbove, parallelism: Int = ShardThreads.defaultParallelism,
         countersCreated: Double = ProcessCollector.startTime ?? 0
     ) {
         self.gzipAbove = gzipAbove
         self.countersCreated = countersCreated
-        self.parallelism = max(1, parallelism)
+        threads = ShardThreads(parallelism: parallelism)
     }
 
     /// The collectors for `sources` as configured; everything is rendered anew.
@@ -109,9 +101,6 @@ struct WeatherRendering {
         self.sources = sources
         layout = nil
     }
-
-    /// One thread per processor, at most four: a full render of 10,000 locations is tens of milliseconds.
-    static let defaultParallelism = min(4, max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))))
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve in each format.
     mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> PerFormat<Body> {
@@ -129,7 +118,7 @@ struct WeatherRendering {
 
         var dirty: [Int] = []
         nextTimeChange = .infinity
-        threadsUsed = 1
+        threads.threadsUsed = 1
         if layout != snapshot.layout || snapshot.locations.count != keys.count {
             layout = snapshot.layout
             keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
@@ -158,7 +147,7 @@ struct WeatherRendering {
         // locations, that is the form they stay in.
         let form = gzipped
         let (order, keys, collectors, familyCount) = (order, keys, collectors, families.count)
-        forEachShard(dirty) { [index] worker, shard, previous in
+        threads.forEachShard(dirty, of: &shards) { [index] worker, shard, previous in
             let positions = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)]
             let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys[$0].fresh }, now: now)
             return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form, previous: previous)
@@ -183,7 +172,7 @@ struct WeatherRendering {
         gzipped = gzipped ? total.text >= gzipAbove - gzipAbove / 4 : total.text >= gzipAbove
         if gzipped != form {
             let (target, current) = (gzipped, shards)
-            forEachShard(Array(shards.indices)) { worker, shard, _ in worker.convert(current[shard], gzip: target) }
+            threads.forEachShard(Array(shards.indices), of: &shards) { worker, shard, _ in worker.convert(current[shard], gzip: target) }
         }
         if !gzipped { headerSegments = PerFormat { _ in [:] } }
         // Per family, its shards' chunks in order and, gzipped, their CRC and length: the same in
@@ -217,7 +206,7 @@ struct WeatherRendering {
                 if let name, let cached = headerSegments[format][name] {
                     compressed = cached
                 } else {
-                    compressed = (chunk.withUnsafeBufferPointer { workers[0].segment($0) }, Gzip.crc32(chunk))
+                    compressed = (chunk.withUnsafeBufferPointer { threads.workers[0].segment($0) }, Gzip.crc32(chunk))
                     if let name { headerSegments[format][name] = compressed }
                 }
                 body.append(compressed.segment)
@@ -230,32 +219,6 @@ struct WeatherRendering {
         }
         if gzipped { return Body(chunks: body, gzipped: true, plainCount: total, crc: crc) }
         return Body(chunks: total < Self.joinBelow ? [Self.join(body, total: total)] : body, gzipped: false, plainCount: total)
-    }
-
-    /// Replaces each listed shard with `make(worker, shard, its chunks until now)`: on this thread for a
-    /// few shards, else spread over `parallelism` threads, each with its own worker, taking shards in turn.
-    private mutating func forEachShard(_ list: [Int], _ make: @Sendable (ShardWorker, Int, ShardChunks) -> ShardChunks) {
-        let threads = min(parallelism, (list.count + 7) / 8)
-        while workers.count < max(threads, 1) { workers.append(ShardWorker()) }
-        threadsUsed = max(threadsUsed, threads)
-        if threads <= 1 {
-            for shard in list { shards[shard] = make(workers[0], shard, shards[shard]) }
-            return
-        }
-        let workers = workers
-        let next = Atomic(0)
-        shards.withUnsafeMutableBufferPointer { slots in
-            // Each slot is written by exactly one thread (the one that took its position), and read
-            // only after concurrentPerform has returned.
-            let slots = UncheckedSendable(slots)
-            DispatchQueue.concurrentPerform(iterations: threads) { thread in
-                while true {
-                    let position = next.add(1, ordering: .relaxed).oldValue
-                    guard position < list.count else { return }
-                    slots.value[list[position]] = make(workers[thread], list[position], slots.value[list[position]])
-                }
-            }
-        }
     }
 
     static func join(_ chunks: [[UInt8]], total: Int? = nil) -> [UInt8] {
@@ -286,10 +249,4 @@ struct WeatherRendering {
         }
         return key
     }
-}
-
-/// A value handed to concurrent code whose safety the caller guarantees (see its use).
-private struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
