@@ -5,19 +5,14 @@ import Gzip
 /// re-renders a few dozen locations instead of all of them.
 ///
 /// Locations are taken in label order (their names' bytes) and cut into shards of
-/// `shardSize`. Each shard keeps, per family, its locations' series lines. The body
+/// `ShardKeys.shardSize`. Each shard keeps, per family, its locations' series lines. The body
 /// is, family by family: the HELP and TYPE lines, then that family's chunk of every
 /// shard in order, which is the order `Exposition.render` would sort them into,
 /// because every per-location series carries `location` as its first label. Only
 /// one copy of the text is held, and a scrape writes the chunks with gathered writes.
 ///
-/// A shard is re-rendered when one of its locations changed: the store bumps a
-/// location's generation with every change to its state, and a source's reading
-/// turning stale flips a bit of its freshness; a source whose lines depend on `now`
-/// (`Source.timePeriod`) adds `floor(now / period)` to the keys of the locations showing
-/// it. So a location's series may depend on its own state and on `now` only through
-/// these; families without a location (request counts, build info) are rendered whole
-/// every time.
+/// A shard is re-rendered when one of its locations changed (`ShardKeys`); families without a
+/// location (request counts, build info) are rendered whole every time.
 ///
 /// From `gzipAbove` plain bytes on (hundreds of locations), every chunk is kept only
 /// as a deflate segment (see `GzipCompressor`) and its CRC, compressed when it is
@@ -30,8 +25,6 @@ import Gzip
 /// only its optional `_created` lines); only the HELP, TYPE and UNIT lines and the families rendered
 /// whole differ, a few kilobytes.
 struct WeatherRendering {
-    /// Small enough that a poll costs little, large enough that chunks stay in kilobytes.
-    static let shardSize = 32
     /// Below this the chunks are joined into one, which is what small expositions write fastest.
     static let joinBelow = 256 << 10
     /// From this many plain bytes on the chunks are kept gzipped.
@@ -46,32 +39,19 @@ struct WeatherRendering {
         var crc: UInt32 = 0
     }
 
-    private struct Key: Equatable {
-        var generation: UInt64
-        /// Bit `slot` set when that source's reading is fresh.
-        var fresh: UInt64
-        /// `floor(now / period)` of the shortest `timePeriod` among the fresh sources; 0 without one.
-        var timeBucket: Int64 = 0
-    }
-
     /// Made from the snapshot's sources: the exporter's health and each source's collector.
     private var collectors: [any Collector] = []
     /// The sources (by name, in slot order) the collectors were made for.
     private var sources: [String]?
-    /// Per slot, the source's `timePeriod`.
-    private var timePeriods: [Double?] = []
     /// When the next time bucket of a shown reading begins: the publisher re-renders then.
-    private(set) var nextTimeChange = Double.infinity
+    var nextTimeChange: Double { keys.nextTimeChange }
     /// The most threads the last `render` rendered shards on at once (`ShardThreads.threadsUsed`).
     var threadsUsed: Int { threads.threadsUsed }
     /// Every per-location family, sorted by name.
     private var locationFamilies: [MetricFamily] = []
-    /// Indexed as in the snapshot.
-    private var keys: [Key] = []
+    private var keys = ShardKeys()
     /// The store's layout the keys and shards were made for.
     private var layout: UInt64?
-    /// `order[rank]`: the snapshot index of the location at that rank in label order.
-    private var order: [Int] = []
     private var shards: [ShardChunks] = []
     let gzipAbove: Int
     private var gzipped = false
@@ -97,7 +77,7 @@ struct WeatherRendering {
         collectors = [HealthCollector(sources: sources)]
             + definitions.enumerated().map { slot, source in SourceCollector(source: source, slot: slot) }
         locationFamilies = collectors.flatMap(\.families).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        timePeriods = definitions.map(\.timePeriod)
+        keys = ShardKeys(timePeriods: definitions.map(\.timePeriod))
         self.sources = sources
         layout = nil
     }
@@ -116,27 +96,15 @@ struct WeatherRendering {
         families += global
         families.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
-        var dirty: [Int] = []
-        nextTimeChange = .infinity
+        let dirty: [Int]
         threads.threadsUsed = 1
         if layout != snapshot.layout || snapshot.locations.count != keys.count {
             layout = snapshot.layout
-            keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
-            order = snapshot.labelOrder
-            shards = Array(repeating: ShardChunks(), count: (order.count + Self.shardSize - 1) / Self.shardSize)
+            keys.reset(snapshot, now: now)
+            shards = Array(repeating: ShardChunks(), count: keys.shardCount)
             dirty = Array(shards.indices)
         } else {
-            // Updated in place: a new array of keys would be another megabyte at 10,000 locations.
-            var last = -1
-            for rank in order.indices {
-                let key = key(of: snapshot, at: order[rank], now: now)
-                guard key != keys[order[rank]] else { continue }
-                keys[order[rank]] = key
-                if rank / Self.shardSize != last {
-                    last = rank / Self.shardSize
-                    dirty.append(last)
-                }
-            }
+            dirty = keys.changedShards(snapshot, now: now)
         }
 
         let perLocation = Set(locationFamilies.map(\.name))
@@ -146,10 +114,10 @@ struct WeatherRendering {
         // Rendered straight into the form the last render chose: with a steady number of
         // locations, that is the form they stay in.
         let form = gzipped
-        let (order, keys, collectors, familyCount) = (order, keys, collectors, families.count)
+        let (keys, collectors, familyCount) = (keys, collectors, families.count)
         threads.forEachShard(dirty, of: &shards) { [index] worker, shard, previous in
-            let positions = order[(shard * Self.shardSize)..<min(order.count, (shard + 1) * Self.shardSize)]
-            let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys[$0].fresh }, now: now)
+            let positions = keys.positions(ofShard: shard)
+            let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys.fresh(at: $0) }, now: now)
             return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form, previous: previous)
         }
 
@@ -226,27 +194,5 @@ struct WeatherRendering {
         out.reserveCapacity(total ?? chunks.reduce(0) { $0 + $1.count })
         for chunk in chunks { out.append(contentsOf: chunk) }
         return out
-    }
-
-    /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
-    private mutating func key(of snapshot: WeatherStore.Snapshot, at index: Int, now: Double) -> Key {
-        var fresh: UInt64 = 0
-        for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
-            guard let success = snapshot.locations[index].sources[slot].lastSuccess, now - success <= snapshot.maxStaleness[slot]
-            else { continue }
-            if case .none = snapshot.locations[index].sources[slot].reading { continue }
-            fresh |= 1 << UInt64(slot)
-        }
-        var key = Key(generation: snapshot.locations[index].generation, fresh: fresh)
-        var period = Double.infinity
-        for slot in timePeriods.indices where fresh & (1 << UInt64(slot)) != 0 {
-            if let own = timePeriods[slot] { period = min(period, own) }
-        }
-        if period.isFinite {
-            let bucket = (now / period).rounded(.down)
-            key.timeBucket = Int64(bucket)
-            nextTimeChange = min(nextTimeChange, (bucket + 1) * period)
-        }
-        return key
     }
 }
