@@ -2,7 +2,8 @@ import Exposition
 import Gzip
 
 /// The `openweather_*` part of the exposition, kept as byte chunks so that a poll
-/// re-renders a few dozen locations instead of all of them.
+/// re-renders a few dozen locations instead of all of them. This lays the body out and chooses its
+/// form; `ShardKeys` tells which shards to redo, `ShardThreads` runs them, `ShardWorker` renders one.
 ///
 /// Locations are taken in label order (their names' bytes) and cut into shards of
 /// `ShardKeys.shardSize`. Each shard keeps, per family, its locations' series lines. The body
