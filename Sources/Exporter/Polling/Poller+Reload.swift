@@ -1,0 +1,67 @@
+import OpenWeather
+
+/// A plan taking effect: at startup, after a restore and on a reload. The store and the schedule are
+/// laid out for it together, and an answer to a request sent under an older plan is matched to its
+/// job in the new one.
+extension Poller {
+    /// Before `start`: `store` puts an earlier run's readings into the store, then the schedule is laid
+    /// out again (a place resolved before is not waited for) and `schedule` restores the jobs' state.
+    func restore(store restoreStore: (Plan) -> Void, schedule restoreSchedule: (Plan, inout PollSchedule) -> Void) {
+        let now = time.monotonic()
+        core.withLock { core in
+            restoreStore(core.plan)
+            adopt(core.plan, in: &core, now: now)
+            restoreSchedule(core.plan, &core.schedule)
+        }
+    }
+
+    /// Takes effect at once: the store is laid out for the new locations, and new jobs run as soon as
+    /// the budget allows.
+    public func apply(_ plan: Plan) {
+        let now = time.monotonic()
+        core.withLock { adopt(plan, in: &$0, now: now) }
+        onChange()
+        wake.signal()
+    }
+
+    func adopt(_ plan: Plan, in core: inout Core, now: Double) {
+        store.replaceLocations(
+            plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
+            thresholds: plan.thresholds)
+        let snapshot = store.snapshot()
+        let states = snapshot.locations
+        var specs: [PollSchedule.Spec] = []
+        specs.reserveCapacity(plan.locations.count * plan.sources.count)
+        for (position, location) in plan.locations.enumerated() {
+            let key = "\(location.name)\u{0}\(location.place)\u{0}"
+            let resolved = states[position].coordinates != nil
+            for (slot, source) in plan.sources.enumerated() {
+                let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
+                specs.append(PollSchedule.Spec(
+                    key: key + source.name, kind: kind, interval: plan.intervals[slot].seconds, waiting: kind == .poll && !resolved))
+            }
+        }
+        // Polls follow the exposition's order, so the series a second of polls changes sit together
+        // and a refresh re-renders a few shards instead of most of them.
+        core.schedule.reconfigure(
+            specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
+            phaseOrder: snapshot.labelOrder)
+        core.plan = plan
+        core.epoch += 1
+        switchStandIns(in: &core, now: now)
+    }
+
+    /// The job `completion` answers: its own position when no reload came between, else the same job
+    /// found by name in the new plan; nil (and the request let go of) for a job the reload removed.
+    func job(answering completion: Completion, in core: inout Core) -> Int? {
+        guard completion.epoch != core.epoch else { return completion.job }
+        guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location }),
+            let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source }),
+            core.schedule.jobs[location * core.plan.sources.count + slot].inFlight
+        else {
+            core.schedule.orphanFinished()
+            return nil
+        }
+        return location * core.plan.sources.count + slot
+    }
+}
