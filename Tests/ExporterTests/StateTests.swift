@@ -182,7 +182,7 @@ private let places = [
             // What decodes must also restore without harm: into a poller that has the sample's location.
             if decoded % 8 == 0 {
                 let rig = Rig(configuration([places[0]], collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)]))
-                _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000) { $0 + "\u{0}" + $1 }
+                _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000)
                 rig.run(until: 1000 + 7200)
             }
         }

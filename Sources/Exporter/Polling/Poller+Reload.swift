@@ -33,12 +33,12 @@ extension Poller {
         var specs: [PollSchedule.Spec] = []
         specs.reserveCapacity(plan.locations.count * plan.sources.count)
         for (position, location) in plan.locations.enumerated() {
-            let key = "\(location.name)\u{0}\(location.place)\u{0}"
+            let identity = location.identity
             let resolved = states[position].coordinates != nil
             for (slot, source) in plan.sources.enumerated() {
                 let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
                 specs.append(PollSchedule.Spec(
-                    key: key + source.name, kind: kind, interval: plan.intervals[slot].seconds, waiting: kind == .poll && !resolved))
+                    key: Location.identity(identity, source: source.name), kind: kind, interval: plan.intervals[slot].seconds, waiting: kind == .poll && !resolved))
             }
         }
         // Polls follow the exposition's order, so the series a second of polls changes sit together
@@ -52,10 +52,12 @@ extension Poller {
     }
 
     /// The job `completion` answers: its own position when no reload came between, else the same job
-    /// found by name in the new plan; nil (and the request let go of) for a job the reload removed.
+    /// found by its location's identity and its source's name in the new plan; nil (and the request
+    /// let go of) for a job the reload removed, or moved: an answer for the old place is not the new one's.
     func job(answering completion: Completion, in core: inout Core) -> Int? {
         guard completion.epoch != core.epoch else { return completion.job }
-        guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location }),
+        let identity = completion.location.identity
+        guard let location = core.plan.locations.firstIndex(where: { $0.identity == identity }),
             let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source }),
             core.schedule.jobs[location * core.plan.sources.count + slot].inFlight
         else {

@@ -35,7 +35,7 @@ extension Poller {
     }
 
     private func classify(_ completion: Completion, location: Int, slot: Int, in core: inout Core) -> PollSchedule.Outcome {
-        let labels = [("location", completion.location), ("source", completion.source)]
+        let labels = [("location", completion.location.name), ("source", completion.source)]
         switch completion.result {
         case .success(let reading):
             store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())

@@ -17,9 +17,9 @@ public final class Poller: Sendable {
 
     struct Completion {
         var job: Int
-        /// Which plan the job's position belongs to; an answer from before a reload is matched by name.
+        /// Which plan the job's position belongs to; an answer from before a reload is matched by identity.
         var epoch: Int
-        var location: String
+        var location: Location
         var source: String
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
@@ -186,7 +186,7 @@ public final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.location.name, source: launch.source.name, result: result,
+                job: launch.job, epoch: epoch, location: launch.location, source: launch.source.name, result: result,
                 body: body, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in

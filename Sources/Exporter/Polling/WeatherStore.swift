@@ -177,7 +177,7 @@ public final class WeatherStore: Sendable {
         }
     }
 
-    /// A reload: a kept location (same name and place) keeps its readings and health for the sources
+    /// A reload: a kept location (same `identity`) keeps its readings and health for the sources
     /// it still has; a new or moved one starts empty.
     func replaceLocations(
         _ locations: [Location], sources definitions: [any Source], intervals: [Duration], maxStaleness: [Double],
@@ -187,11 +187,11 @@ public final class WeatherStore: Sendable {
         let resolves = definitions.map(\.resolves)
         let labelOrder = Location.labelOrder(locations)
         state.withLock { snapshot in
-            let old = Dictionary(snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
             snapshot.locations = LocationStates(locations.map { location in
                 var entry = Self.fresh(location, resolves: resolves, thresholds: thresholds)
-                guard let previous = old[location.name], previous.location.place == location.place else { return entry }
+                guard let previous = old[location.identity] else { return entry }
                 entry.resolved = previous.resolved
                 for (slot, name) in sources.enumerated() {
                     if let before = oldSlots[name] { entry.sources[slot] = previous.sources[before] }
