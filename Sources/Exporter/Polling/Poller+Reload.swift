@@ -1,8 +1,8 @@
 import OpenWeather
 
-/// A plan taking effect: at startup, after a restore and on a reload. The store and the schedule are
-/// laid out for it together, and an answer to a request sent under an older plan is matched to its
-/// job in the new one.
+/// A plan taking effect: at startup and after a restore the schedule is laid out for it (the store
+/// was made for it), on a reload the store and the schedule together; an answer to a request sent
+/// under an older plan is matched to its job in the new one.
 extension Poller {
     /// Before `start`: `store` puts an earlier run's readings into the store, then the schedule is laid
     /// out again (a place resolved before is not waited for) and `schedule` restores the jobs' state.
@@ -10,7 +10,7 @@ extension Poller {
         let now = time.monotonic()
         core.withLock { core in
             restoreStore(core.plan)
-            adopt(core.plan, in: &core, now: now)
+            schedule(core.plan, in: &core, now: now)
             restoreSchedule(core.plan, &core.schedule)
         }
     }
@@ -19,17 +19,18 @@ extension Poller {
     /// the budget allows.
     public func apply(_ plan: Plan) {
         let now = time.monotonic()
-        core.withLock { adopt(plan, in: &$0, now: now) }
+        core.withLock { core in
+            store.replaceLocations(plan.layout)
+            schedule(plan, in: &core, now: now)
+        }
         onChange()
         wake.signal()
     }
 
-    func adopt(_ plan: Plan, in core: inout Core, now: Double) {
-        store.replaceLocations(
-            plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
-            thresholds: plan.thresholds)
-        let snapshot = store.snapshot()
-        let states = snapshot.locations
+    /// Lays the schedule out for `plan`, whose layout the store has: a location whose place is
+    /// known (given, resolved, or restored) is polled at once, the others wait for their resolver.
+    func schedule(_ plan: Plan, in core: inout Core, now: Double) {
+        let states = store.snapshot().locations
         var specs: [PollSchedule.Spec] = []
         specs.reserveCapacity(plan.locations.count * plan.sources.count)
         for (position, location) in plan.locations.enumerated() {
@@ -45,7 +46,7 @@ extension Poller {
         // and a refresh re-renders a few shards instead of most of them.
         core.schedule.reconfigure(
             specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
-            phaseOrder: snapshot.labelOrder)
+            phaseOrder: plan.layout.labelOrder)
         core.plan = plan
         core.epoch += 1
         switchStandIns(in: &core, now: now)

@@ -6,8 +6,8 @@ import Synchronization
 
 /// The background loop: one scheduler thread decides, per `PollSchedule`, which job (a source at a
 /// location) runs next; requests run on worker threads and report back. A scrape never triggers a
-/// request. The poller is the only writer of poll results and of the store's layout, so positions
-/// in the store always match the schedule's.
+/// request. The store is made for the poller's first plan, and the poller is the only writer of poll
+/// results and of the store's layout after that, so positions in the store always match the schedule's.
 ///
 /// This file schedules and launches requests. What a plan's arrival does is in `Poller+Reload`,
 /// how an answer is recorded and logged in `Poller+Results`, the stand-in policy in `Poller+StandIns`.
@@ -62,6 +62,7 @@ public final class Poller: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
+    /// `store` is made for `plan` (`WeatherStore(layout: plan.layout, now:)`).
     /// `onChange` runs on the scheduler thread after results are stored; `keepBody` there too, with
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     public init(
@@ -79,7 +80,7 @@ public final class Poller: Sendable {
         self.onChange = onChange
         let now = time.monotonic()
         core = Locked(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))
-        core.withLock { adopt(plan, in: &$0, now: now) }
+        core.withLock { schedule(plan, in: &$0, now: now) }
     }
 
     public func start() {
