@@ -20,13 +20,19 @@ public final class WeatherStore: Sendable {
     public struct LocationState: Sendable {
         public var location: Location
         public var thresholds: TemperatureThresholds
-        /// What the geocoder made of a place given by name; nil until then, and for coordinates.
-        public var resolved: Place?
         /// By slot: the position of the source among the configuration's sources.
         public var sources: [SourceState]
         /// Rises with every change to this state, so a renderer can tell what to redo without
         /// comparing fields (and without a list of fields to keep in step).
         public var generation: UInt64 = 0
+
+        /// What the geocoder made of a place given by name; nil until then, and for coordinates. Kept
+        /// only as its resolver's reading, which the state file saves and a reload keeps like any other.
+        public var resolved: Place? {
+            guard location.query != nil else { return nil }
+            for source in sources { if let place = source.reading as? ResolvedPlace { return place.place } }
+            return nil
+        }
 
         /// Where to poll: the configured coordinates, or the resolved ones.
         public var coordinates: Coordinates? {
@@ -107,7 +113,6 @@ public final class WeatherStore: Sendable {
     /// Stores a success of `source` at `location` (positions in the last layout given).
     func recordSuccess(location: Int, source: Int, reading: any Sendable, duration: Double, now: Double) {
         update(location, source, code: "200") { state in
-            if let place = reading as? ResolvedPlace { state.resolved = place.place }
             state.sources[source].reading = reading
             state.sources[source].lastSuccess = now
             state.sources[source].up = true
@@ -120,7 +125,6 @@ public final class WeatherStore: Sendable {
     /// resolver's reading gives the location its place, as a fresh success does.
     func restore(location: Int, source: Int, _ saved: SourceState) {
         state.withLock { snapshot in
-            if let place = saved.reading as? ResolvedPlace { snapshot.locations[location].resolved = place.place }
             snapshot.locations[location].sources[source] = saved
             snapshot.locations[location].generation &+= 1
         }
@@ -186,7 +190,6 @@ public final class WeatherStore: Sendable {
             snapshot.locations = LocationStates(layout.locations.map { location in
                 var entry = Self.fresh(location, resolves: resolves, thresholds: layout.thresholds)
                 guard let previous = old[location.identity] else { return entry }
-                entry.resolved = previous.resolved
                 for (slot, name) in sources.enumerated() {
                     if let before = oldSlots[name] { entry.sources[slot] = previous.sources[before] }
                 }
