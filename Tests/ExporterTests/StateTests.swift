@@ -125,6 +125,13 @@ private let places = [
         #expect(try StateFile.decode(StateFile.encode(old)).renamingSources(Sources.formerNames) == Self.sample)
     }
 
+    /// Files written by earlier versions name their locations this way: a change here forgets them all.
+    @Test func aLocationsIdentityIsTheTextEarlierFilesHold() {
+        #expect(Location(name: "Zocca", latitude: 44.34, longitude: 10.99).identity == "Zocca\u{0}at:44.34,10.99")
+        #expect(Location(name: "Home", place: .query(.name("London,GB"))).identity == "Home\u{0}query:London,GB")
+        #expect(Location(name: "Office", place: .query(.zip("94040,US"))).identity == "Office\u{0}query:zip:94040,US")
+    }
+
     @Test func roundTrips() throws {
         #expect(try StateFile.decode(StateFile.encode(Self.sample)) == Self.sample)
         var pieces: [[UInt8]] = []
