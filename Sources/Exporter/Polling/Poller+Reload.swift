@@ -57,8 +57,9 @@ extension Poller {
     /// let go of) for a job the reload removed, or moved: an answer for the old place is not the new one's.
     func job(answering completion: Completion, in core: inout Core) -> Int? {
         guard completion.epoch != core.epoch else { return completion.job }
-        let identity = completion.location.identity
-        guard let location = core.plan.locations.firstIndex(where: { $0.identity == identity }),
+        // Names are unique: the name finds the location, its identity says whether it is still the same place.
+        guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location.name }),
+            core.plan.locations[location].identity == completion.location.identity,
             let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source }),
             core.schedule.jobs[location * core.plan.sources.count + slot].inFlight
         else {

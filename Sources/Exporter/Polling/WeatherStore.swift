@@ -184,12 +184,13 @@ public final class WeatherStore: Sendable {
     func replaceLocations(_ layout: Layout) {
         let sources = layout.names
         let resolves = layout.sources.map(\.resolves)
+        let identities = layout.locations.map(\.identity)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-            snapshot.locations = LocationStates(layout.locations.map { location in
+            snapshot.locations = LocationStates(zip(layout.locations, identities).map { location, identity in
                 var entry = Self.fresh(location, resolves: resolves, thresholds: layout.thresholds)
-                guard let previous = old[location.identity] else { return entry }
+                guard let previous = old[identity] else { return entry }
                 for (slot, name) in sources.enumerated() {
                     if let before = oldSlots[name] { entry.sources[slot] = previous.sources[before] }
                 }
