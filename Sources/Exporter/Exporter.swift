@@ -27,9 +27,7 @@ public final class Exporter: Sendable {
 
     init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
         let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
-        let store = WeatherStore(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
-            thresholds: plan.thresholds, now: time.wall())
+        let store = WeatherStore(layout: plan.layout, now: time.wall())
         let publisher = MetricsPublisher(store: store, time: time, gzipAbove: configuration.gzipAbove ?? WeatherRendering.gzipAbove)
         let keeper: StateKeeper?
         if let path = configuration.storagePath {

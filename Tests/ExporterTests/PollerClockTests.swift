@@ -276,6 +276,39 @@ import Testing
         rig.run(until: 1000 + 180)
         #expect(rig.transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
     }
+
+    /// An answer for the place a reload moved a location away from is not the new place's, even while
+    /// the new place's request is in flight under the same name: it is dropped, and frees its slot.
+    @Test func anAnswerForAPlaceAReloadMovedIsDropped() throws {
+        let time = ManualTime()
+        let held = Locked<[@Sendable () -> Void]>([])
+        var config = configuration([Location(name: "Home", place: .query(.name("London")))])
+        let transport = FakeTransport(time: time)
+        let plan = config.pollerPlan(transport: transport)
+        let store = WeatherStore(plan: plan, now: time.wall())
+        let poller = Poller(
+            plan: plan, store: store, logger: Logger(level: .debug, sink: { _ in }), time: time,
+            execute: { work in held.withLock { $0.append(work) } }, onChange: {})
+        func sent() -> [@Sendable () -> Void] { held.withLock { list in defer { list = [] }; return list } }
+        poller.step()
+        let london = sent()
+        try #require(london.count == 1)
+        config.locations = [Location(name: "Home", place: .query(.name("London,CA")))]
+        poller.apply(config.pollerPlan(transport: transport))
+        time.advance(2)
+        poller.step()
+        let canada = sent()
+        try #require(canada.count == 1)
+        london[0]()
+        poller.step()
+        #expect(store.snapshot().locations[0].resolved == nil, "London's answer resolved London,CA")
+        #expect(poller.withState { _, schedule, _ in (schedule.orphans, schedule.inFlightCount) } == (0, 1))
+        canada[0]()
+        poller.step()
+        #expect(store.snapshot().locations[0].resolved != nil)
+        #expect(transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
+        #expect(poller.withState { _, schedule, _ in (schedule.orphans, schedule.inFlightCount) } == (0, 0))
+    }
 }
 
 /// The publisher on the same clock: each source goes stale on its own schedule.

@@ -27,9 +27,7 @@ import Testing
             configuration.openWeatherURL = baseURL ?? "\(scheme)://127.0.0.1:\(simulator.port)"
             configuration.requestTimeout = timeout
             let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
-            store = WeatherStore(
-                locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-                maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: Clock.wallSeconds())
+            store = WeatherStore(plan: plan, now: Clock.wallSeconds())
             let logs = LogCapture()
             self.logs = logs
             poller = Poller(plan: plan, store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }), onChange: {})

@@ -23,9 +23,7 @@ struct StateBenchmark {
             let transport = FakeTransport(time: time)
             let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
             let plan = config.pollerPlan(transport: transport)
-            let store = WeatherStore(
-                locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-                maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: time.wall())
+            let store = WeatherStore(plan: plan, now: time.wall())
             let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
             let poller = Poller(
                 plan: plan, store: store, logger: logger, time: time, execute: { $0() },

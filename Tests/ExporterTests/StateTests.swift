@@ -125,6 +125,13 @@ private let places = [
         #expect(try StateFile.decode(StateFile.encode(old)).renamingSources(Sources.formerNames) == Self.sample)
     }
 
+    /// Files written by earlier versions name their locations this way: a change here forgets them all.
+    @Test func aLocationsIdentityIsTheTextEarlierFilesHold() {
+        #expect(Location(name: "Zocca", latitude: 44.34, longitude: 10.99).identity == "Zocca\u{0}at:44.34,10.99")
+        #expect(Location(name: "Home", place: .query(.name("London,GB"))).identity == "Home\u{0}query:London,GB")
+        #expect(Location(name: "Office", place: .query(.zip("94040,US"))).identity == "Office\u{0}query:zip:94040,US")
+    }
+
     @Test func roundTrips() throws {
         #expect(try StateFile.decode(StateFile.encode(Self.sample)) == Self.sample)
         var pieces: [[UInt8]] = []
@@ -182,7 +189,7 @@ private let places = [
             // What decodes must also restore without harm: into a poller that has the sample's location.
             if decoded % 8 == 0 {
                 let rig = Rig(configuration([places[0]], collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)]))
-                _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000) { $0 + "\u{0}" + $1 }
+                _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000)
                 rig.run(until: 1000 + 7200)
             }
         }

@@ -147,14 +147,23 @@ func configuration(_ locations: [Location], collectors: [String: Duration] = ["w
 extension WeatherStore {
     /// The store a poller plan needs, as the exporter makes it.
     convenience init(plan: Poller.Plan, now: Double) {
+        self.init(layout: plan.layout, now: now)
+    }
+
+    /// A store laid out by hand, for tests that render without a poller.
+    convenience init(
+        locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
+        thresholds: @escaping @Sendable (Location) -> TemperatureThresholds, now: Double
+    ) {
         self.init(
-            locations: plan.locations, sources: plan.sources, intervals: plan.intervals,
-            maxStaleness: plan.maxStaleness, thresholds: plan.thresholds, now: now)
+            layout: Layout(locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness, thresholds: thresholds),
+            now: now)
     }
 
     /// A store with a slot for each of `sources` (every source unless told), in that order.
     static func allSources(
-        _ locations: [Location], sources: [any Source] = Sources.all, thresholds: (Location) -> TemperatureThresholds = { _ in .init() }, now: Double
+        _ locations: [Location], sources: [any Source] = Sources.all,
+        thresholds: @escaping @Sendable (Location) -> TemperatureThresholds = { _ in .init() }, now: Double
     ) -> WeatherStore {
         WeatherStore(
             locations: locations, sources: sources,

@@ -72,10 +72,10 @@ import Testing
 
     /// A reload: the first `count` locations go, one comes, thresholds change; air pollution is switched off.
     static func reload(_ store: WeatherStore, dropping count: Int) {
-        store.replaceLocations(
-            Array(store.snapshot().locations.map(\.location).dropFirst(count)) + [Location(name: "Zz new", latitude: 1, longitude: 2)],
+        store.replaceLocations(Layout(
+            locations: Array(store.snapshot().locations.map(\.location).dropFirst(count)) + [Location(name: "Zz new", latitude: 1, longitude: 2)],
             sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
-            thresholds: { _ in .init(belowCelsius: 0) })
+            thresholds: { _ in .init(belowCelsius: 0) }))
     }
 
     @Test func largeExpositionsAreServedAsChunks() throws {

@@ -52,15 +52,29 @@ import Testing
         store.failure("Place 4", "weather", code: "500", reason: "server error", duration: 1)
         var next = [Location(name: "New", latitude: 1, longitude: 2)] + locations.reversed()
         next[next.firstIndex { $0.name == "Place 4" }!] = Location(name: "Place 4", latitude: 5, longitude: 5)
-        store.replaceLocations(
-            next, sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
-            thresholds: { _ in .init(aboveCelsius: 30) })
+        store.replaceLocations(Layout(
+            locations: next, sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
+            thresholds: { _ in .init(aboveCelsius: 30) }))
         let snapshot = store.snapshot()
         #expect(snapshot.sources == ["weather"])
         #expect(snapshot.locations.map(\.location) == next)
         #expect(snapshot.locations.map(\.thresholds.aboveCelsius) == Array(repeating: 30, count: next.count))
         #expect(snapshot.locations.filter { $0.sources[0].up == false }.map(\.location.name) == ["Place 3"])
         #expect(snapshot.locations.allSatisfy { $0.sources.count == 1 })
+    }
+
+    /// The state file's families appear when the keeper starts, after the first render: the renderer
+    /// lays out anew rather than keep its shards' lines by family positions that moved (it crashed).
+    @Test func theStateFamiliesAppearingAfterARenderAreRendered() {
+        let store = WeatherStore.allSources(Self.locations(3), now: 0)
+        store.failure("Place 1", "weather", code: "500", reason: "server error")
+        var rendering = WeatherRendering(gzipAbove: .max)
+        let before = String(decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
+        store.recordStateWrite(successful: nil, now: 10)
+        let after = String(decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
+        #expect(!before.contains("openweather_exporter_state_write_failures_total"))
+        #expect(after.contains("openweather_exporter_state_write_failures_total 0"))
+        #expect(after.contains(#"openweather_up{location="Place 1",source="weather"} 0"#))
     }
 
     /// Ready once every source that can run has been tried; a place with no match counts as tried.

@@ -50,6 +50,19 @@ struct Location: Sendable, Equatable {
         return (fast ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
     }
 
+    /// What makes a location the same one across a reload or a restart: its name and its place,
+    /// coordinates or query (a location whose name or place changed starts afresh). The state file
+    /// holds it as this text, so changing the text forgets every saved location.
+    var identity: String {
+        switch place {
+        case .coordinates: "\(name)\u{0}at:\(place)"
+        case .query: "\(name)\u{0}query:\(place)"
+        }
+    }
+
+    /// A source at the location with this `identity`: a schedule job's key, a kept body's.
+    static func identity(_ identity: String, source: String) -> String { identity + "\u{0}" + source }
+
     /// The configured coordinates; nil for a place given by name.
     var coordinates: Coordinates? {
         if case .coordinates(let latitude, let longitude) = place { return Coordinates(latitude: latitude, longitude: longitude) }

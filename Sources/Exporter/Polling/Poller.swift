@@ -6,46 +6,20 @@ import Synchronization
 
 /// The background loop: one scheduler thread decides, per `PollSchedule`, which job (a source at a
 /// location) runs next; requests run on worker threads and report back. A scrape never triggers a
-/// request. The poller is the only writer of poll results and of the store's layout, so positions
-/// in the store always match the schedule's.
+/// request. The store is made for the poller's first plan, and the poller is the only writer of poll
+/// results and of the store's layout after that, so positions in the store always match the schedule's.
+///
+/// This file schedules and launches requests. What a plan's arrival does is in `Poller+Reload`,
+/// how an answer is recorded and logged in `Poller+Results`, the stand-in policy in `Poller+StandIns`.
 final class Poller: Sendable {
-    struct Plan: Sendable {
-        var locations: [Location]
-        /// In slot order.
-        var sources: [any Source]
-        /// Per slot.
-        var intervals: [Duration]
-        /// Per slot, seconds.
-        var maxStaleness: [Double]
-        var requestsPerMinute: Int
-        var language: String
-        var transport: any OpenWeatherTransport
-        var thresholds: @Sendable (Location) -> TemperatureThresholds
-
-        init(
-            locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double], requestsPerMinute: Int,
-            language: String,
-            transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> TemperatureThresholds
-        ) {
-            self.locations = locations
-            self.sources = sources
-            self.intervals = intervals
-            self.maxStaleness = maxStaleness
-            self.requestsPerMinute = requestsPerMinute
-            self.language = language
-            self.transport = transport
-            self.thresholds = thresholds
-        }
-    }
-
     /// Runs a request's work somewhere; the poller passes each request as one closure.
     typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
 
-    private struct Completion {
+    struct Completion {
         var job: Int
-        /// Which plan the job's position belongs to; an answer from before a reload is matched by name.
+        /// Which plan the job's position belongs to; an answer from before a reload is matched by identity.
         var epoch: Int
-        var location: String
+        var location: Location
         var source: String
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
@@ -55,7 +29,7 @@ final class Poller: Sendable {
         var duration: Double
     }
 
-    private struct Core {
+    struct Core {
         var plan: Poller.Plan
         var schedule: PollSchedule
         var epoch = 0
@@ -73,21 +47,22 @@ final class Poller: Sendable {
         var random = SystemRandomNumberGenerator()
     }
 
-    private let store: WeatherStore
-    private let logger: Logger
-    private let time: any TimeSource
+    let store: WeatherStore
+    let logger: Logger
+    let time: any TimeSource
     private let execute: Executor
-    private let onChange: @Sendable () -> Void
-    private let keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)?
-    private let wake = DispatchSemaphore(value: 0)
+    let onChange: @Sendable () -> Void
+    let keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)?
+    let wake = DispatchSemaphore(value: 0)
     /// An answer wakes the scheduler thread only when it would otherwise sleep longer than this
     /// (seconds): at hundreds of polls a second it is stored when the thread wakes for the next
     /// launch, a few milliseconds later, rather than with a wake-up of its own.
     static let coalescing = 0.005
-    private let core: Locked<Core>
+    let core: Locked<Core>
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
+    /// `store` is made for `plan` (`WeatherStore(layout: plan.layout, now:)`).
     /// `onChange` runs on the scheduler thread after results are stored; `keepBody` there too, with
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     init(
@@ -105,7 +80,7 @@ final class Poller: Sendable {
         self.onChange = onChange
         let now = time.monotonic()
         core = Locked(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))
-        core.withLock { adopt(plan, in: &$0, now: now) }
+        core.withLock { schedule(plan, in: &$0, now: now) }
     }
 
     func start() {
@@ -164,26 +139,6 @@ final class Poller: Sendable {
         core.withLock { body($0.plan, $0.schedule, store.snapshot()) }
     }
 
-    /// Before `start`: `store` puts an earlier run's readings into the store, then the schedule is laid
-    /// out again (a place resolved before is not waited for) and `schedule` restores the jobs' state.
-    func restore(store restoreStore: (Plan) -> Void, schedule restoreSchedule: (Plan, inout PollSchedule) -> Void) {
-        let now = time.monotonic()
-        core.withLock { core in
-            restoreStore(core.plan)
-            adopt(core.plan, in: &core, now: now)
-            restoreSchedule(core.plan, &core.schedule)
-        }
-    }
-
-    /// Takes effect at once: the store is laid out for the new locations, and new jobs run as soon as
-    /// the budget allows.
-    func apply(_ plan: Plan) {
-        let now = time.monotonic()
-        core.withLock { adopt(plan, in: &$0, now: now) }
-        onChange()
-        wake.signal()
-    }
-
     /// Stores what has come back, then starts every request that is due. Returns what the schedule
     /// waits for next; `start` runs it in a loop, tests call it after moving their clock.
     @discardableResult
@@ -216,69 +171,6 @@ final class Poller: Sendable {
         }
     }
 
-    private func adopt(_ plan: Plan, in core: inout Core, now: Double) {
-        store.replaceLocations(
-            plan.locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
-            thresholds: plan.thresholds)
-        let snapshot = store.snapshot()
-        let states = snapshot.locations
-        var specs: [PollSchedule.Spec] = []
-        specs.reserveCapacity(plan.locations.count * plan.sources.count)
-        for (position, location) in plan.locations.enumerated() {
-            let key = "\(location.name)\u{0}\(location.place)\u{0}"
-            let resolved = states[position].coordinates != nil
-            for (slot, source) in plan.sources.enumerated() {
-                let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
-                specs.append(PollSchedule.Spec(
-                    key: key + source.name, kind: kind, interval: plan.intervals[slot].seconds, waiting: kind == .poll && !resolved))
-            }
-        }
-        // Polls follow the exposition's order, so the series a second of polls changes sit together
-        // and a refresh re-renders a few shards instead of most of them.
-        core.schedule.reconfigure(
-            specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
-            phaseOrder: snapshot.labelOrder)
-        core.plan = plan
-        core.epoch += 1
-        switchStandIns(in: &core, now: now)
-    }
-
-    /// Switches each source's jobs on or off: a source another one stands in for is off while that
-    /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
-    private func switchStandIns(in core: inout Core, now: Double) {
-        let sources = core.plan.sources
-        let working = sources.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil }
-        let replaced = Set(working.flatMap(\.standsIn))
-        for (slot, source) in sources.enumerated() {
-            let retry = core.unavailable[source.name]
-            core.schedule.setSlot(slot, on: !replaced.contains(source.name) && retry == nil, now: now)
-            if let retry, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
-                core.schedule.jobs[$0].spec.kind == .poll
-            }) {
-                core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, due: retry)
-            }
-        }
-    }
-
-    /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.
-    private func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
-        let source = core.plan.sources[slot]
-        guard !source.standsIn.isEmpty else { return }
-        let readings = (try? completion.result.get()).map(source.readings(standingIn:)) ?? [:]
-        for (other, name) in core.plan.sources.enumerated().map({ ($0, $1.name) }) where source.standsIn.contains(name) {
-            let result: Result<any Sendable, OpenWeatherError>
-            switch completion.result {
-            case .success:
-                guard let reading = readings[name] else { continue }
-                result = .success(reading)
-                // No body of its own: the state file restores it from the stand-in's.
-                keepBody?(core.plan.locations[location], name, [])
-            case .failure(let error): result = .failure(error)
-            }
-            store.recordStandIn(location: location, source: other, result: result, duration: completion.duration, now: time.wall())
-        }
-    }
-
     private func fetch(
         _ launch: (job: Int, request: APIRequest, source: any Source, location: Location), epoch: Int, transport: any OpenWeatherTransport,
         at sent: Double
@@ -295,7 +187,7 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.location.name, source: launch.source.name, result: result,
+                job: launch.job, epoch: epoch, location: launch.location, source: launch.source.name, result: result,
                 body: body, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
@@ -303,119 +195,6 @@ final class Poller: Sendable {
                 return core.sleepsUntil > finished + UInt64(Self.coalescing * 1e9)
             }
             if asleep { wake.signal() }
-        }
-    }
-
-    /// Stores the result, logs what a person needs to know, and tells the schedule.
-    private func record(_ completion: Completion, in core: inout Core, now: Double) {
-        var job = completion.job
-        if completion.epoch != core.epoch {
-            // A reload moved the jobs: find this one by name, or drop an answer for what is gone.
-            guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location }),
-                let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source }),
-                core.schedule.jobs[location * core.plan.sources.count + slot].inFlight
-            else {
-                core.schedule.orphanFinished()
-                return
-            }
-            job = location * core.plan.sources.count + slot
-        }
-        let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
-        let source = core.plan.sources[slot]
-        if case .failure(let error) = completion.result, source.isUnavailable(error) {
-            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
-            core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
-            let first = core.unavailable[source.name] == nil
-            core.unavailable[source.name] = now + Sources.unavailableRetry.seconds
-            if first {
-                store.recordUnavailable(source: source.name, reason: error.description)
-                logger.error(
-                    "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
-                    [("source", source.name), ("reason", error.description),
-                     ("hint", "\(source.unavailableHint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
-                // The key, not the place, lacks it: every location's try has its answer (and readiness too).
-                for other in core.plan.locations.indices where other != location {
-                    store.recordStandIn(location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
-                }
-                switchStandIns(in: &core, now: now)
-            }
-            return
-        }
-        if case .success = completion.result, core.unavailable.removeValue(forKey: source.name) != nil {
-            store.recordUnavailable(source: source.name, reason: nil)
-            logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
-            core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, due: now)
-            switchStandIns(in: &core, now: now)
-        }
-        recordStandIns(completion, location: location, slot: slot, in: &core)
-        let outcome = classify(completion, location: location, slot: slot, in: &core)
-        // Drawn only for the retry it spreads: each draw is a getrandom system call.
-        var jitter = 0.0
-        if case .transientFailure = outcome { jitter = Double.random(in: 0..<1, using: &core.random) }
-        core.schedule.finished(job: job, outcome: outcome, now: now, random: jitter)
-        if case .success = outcome, core.plan.sources[slot].resolves {
-            core.schedule.unblock(location: location, now: now)
-        }
-        if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
-            logger.error(
-                "OpenWeather rate limit hit (429): pausing all requests",
-                [("source", completion.source), ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
-                 ("hint", "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals")])
-        }
-    }
-
-    /// Records what an answer to a request sent at `since` says of the key; true when that is a change.
-    /// A request in flight while the key changed (one sent before the last change) does not flip it
-    /// back, so each change is logged once even with many locations polled at once.
-    private func keyState(rejected: Bool, since: Double, in core: inout Core) -> Bool {
-        guard core.keyRejected != rejected, since >= core.keyStateSince else { return false }
-        core.keyRejected = rejected
-        core.keyStateSince = since
-        return true
-    }
-
-    private func classify(_ completion: Completion, location: Int, slot: Int, in core: inout Core) -> PollSchedule.Outcome {
-        let labels = [("location", completion.location), ("source", completion.source)]
-        switch completion.result {
-        case .success(let reading):
-            store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
-            keepBody?(core.plan.locations[location], completion.source, completion.body)
-            if keyState(rejected: false, since: completion.started, in: &core) {
-                logger.info("OpenWeather accepts the API key again; polling resumes normally")
-            }
-            if let resolved = reading as? ResolvedPlace {
-                let place = resolved.place
-                logger.info(
-                    "place resolved", labels + [
-                        ("query", core.plan.locations[location].query?.description ?? ""), ("name", place.name),
-                        ("state", place.state ?? ""), ("country", place.country),
-                        ("latitude", String(place.latitude)), ("longitude", String(place.longitude)),
-                        ("other_matches", String(resolved.others)),
-                    ] + (resolved.others > 0
-                        ? [("hint", "the first of \(resolved.others + 1) matches was taken; to pin another, give its coordinates as NAME=LAT,LON")]
-                        : []))
-            }
-            logger.debug("polled", labels + [("duration", String(completion.duration))])
-            return .success
-        case .failure(let error):
-            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
-            if case .http(401, _, _) = error {
-                if keyState(rejected: true, since: completion.started, in: &core) {
-                    logger.error(
-                        "OpenWeather rejects the API key (401); every location is down until it works",
-                        [("reason", error.description),
-                         ("hint", "a new key takes up to a couple of hours to activate; polling continues at the normal interval")])
-                } else {
-                    logger.debug("poll failed", labels + [("code", error.code)])
-                }
-                return .steadyFailure
-            }
-            logger.warn("poll failed", labels + [("code", error.code), ("reason", error.description)])
-            switch error {
-            case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
-            case .http(400, _, _), .http(404, _, _), .noMatch: return .steadyFailure
-            default: return .transientFailure
-            }
         }
     }
 }

@@ -20,13 +20,19 @@ final class WeatherStore: Sendable {
     struct LocationState: Sendable {
         var location: Location
         var thresholds: TemperatureThresholds
-        /// What the geocoder made of a place given by name; nil until then, and for coordinates.
-        var resolved: Place?
         /// By slot: the position of the source among the configuration's sources.
         var sources: [SourceState]
         /// Rises with every change to this state, so a renderer can tell what to redo without
         /// comparing fields (and without a list of fields to keep in step).
         var generation: UInt64 = 0
+
+        /// What the geocoder made of a place given by name; nil until then, and for coordinates. Kept
+        /// only as its resolver's reading, which the state file saves and a reload keeps like any other.
+        var resolved: Place? {
+            guard location.query != nil else { return nil }
+            for source in sources { if let place = source.reading as? ResolvedPlace { return place.place } }
+            return nil
+        }
 
         /// Where to poll: the configured coordinates, or the resolved ones.
         var coordinates: Coordinates? {
@@ -53,20 +59,12 @@ final class WeatherStore: Sendable {
     }
 
     struct Snapshot: Sendable {
-        var locations: LocationStates = []
-        /// The `source` label of each slot.
-        var sources: [String] = []
-        /// The source of each slot as configured (a forecast's horizons), for the renderer.
-        var definitions: [any Source] = []
-        /// Per slot: after this long without success a source's reading is no longer shown (seconds).
-        var maxStaleness: [Double] = []
-        /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
-        var intervals: [Duration] = []
-        /// Rises when locations are added, removed or reordered (a reload), so renderers lay out anew.
+        var locations: LocationStates
+        /// What `locations` are laid out by: the plan's, the same value the poller holds.
+        var laidOut: Layout
+        /// Rises whenever renderers must lay out anew: a new `laidOut` (a reload), or the state file's
+        /// families appearing (the renderer keeps each shard's lines by family position).
         var layout: UInt64 = 0
-        /// The positions of `locations` in the exposition's order (`Location.labelOrder`), made with the
-        /// layout: the renderer shards by it and the poller polls in it.
-        var labelOrder: [Int] = []
         var requestCounts: [RequestKey: Double] = [:]
         var reloadSuccessful = true
         var reloadSuccessTimestamp = 0.0
@@ -78,27 +76,32 @@ final class WeatherStore: Sendable {
 
         /// Every location has been tried at least once.
         var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
+
+        /// The `source` label of each slot.
+        var sources: [String] { laidOut.names }
+        /// The source of each slot as configured (a forecast's horizons), for the renderer.
+        var definitions: [any Source] { laidOut.sources }
+        /// Per slot: after this long without success a source's reading is no longer shown (seconds).
+        var maxStaleness: [Double] { laidOut.maxStaleness }
+        /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
+        var intervals: [Duration] { laidOut.intervals }
+        /// The positions of `locations` in the exposition's order.
+        var labelOrder: [Int] { laidOut.labelOrder }
     }
 
     private let state: Locked<Snapshot>
 
-    /// `sources` in slot order; a resolver applies only to places given by name.
-    init(
-        locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
-        thresholds: (Location) -> TemperatureThresholds, now: Double
-    ) {
-        var snapshot = Snapshot()
-        snapshot.intervals = intervals
-        snapshot.sources = sources.map(\.name)
-        snapshot.definitions = sources
-        snapshot.maxStaleness = maxStaleness
-        let resolves = sources.map(\.resolves)
-        snapshot.locations = LocationStates(locations.map { Self.fresh($0, resolves: resolves, thresholds: thresholds) })
-        snapshot.labelOrder = Location.labelOrder(locations)
+    /// Laid out for the plan the poller starts with: the poller lays it out again only for a reload.
+    init(layout: Layout, now: Double) {
+        let resolves = layout.sources.map(\.resolves)
+        var snapshot = Snapshot(
+            locations: LocationStates(layout.locations.map { Self.fresh($0, resolves: resolves, thresholds: layout.thresholds) }),
+            laidOut: layout)
         snapshot.reloadSuccessTimestamp = now
         self.state = Locked(snapshot)
     }
 
+    /// A resolver applies only to places given by name.
     private static func fresh(_ location: Location, resolves: [Bool], thresholds: (Location) -> TemperatureThresholds) -> LocationState {
         LocationState(
             location: location, thresholds: thresholds(location),
@@ -110,7 +113,6 @@ final class WeatherStore: Sendable {
     /// Stores a success of `source` at `location` (positions in the last layout given).
     func recordSuccess(location: Int, source: Int, reading: any Sendable, duration: Double, now: Double) {
         update(location, source, code: "200") { state in
-            if let place = reading as? ResolvedPlace { state.resolved = place.place }
             state.sources[source].reading = reading
             state.sources[source].lastSuccess = now
             state.sources[source].up = true
@@ -123,7 +125,6 @@ final class WeatherStore: Sendable {
     /// resolver's reading gives the location its place, as a fresh success does.
     func restore(location: Int, source: Int, _ saved: SourceState) {
         state.withLock { snapshot in
-            if let place = saved.reading as? ResolvedPlace { snapshot.locations[location].resolved = place.place }
             snapshot.locations[location].sources[source] = saved
             snapshot.locations[location].generation &+= 1
         }
@@ -132,6 +133,7 @@ final class WeatherStore: Sendable {
     /// `successful` nil: a state file is kept, nothing written yet (the metrics show from the start).
     func recordStateWrite(successful: Bool?, now: Double) {
         state.withLock { snapshot in
+            if snapshot.stateWrites == nil { snapshot.layout &+= 1 }
             var writes = snapshot.stateWrites ?? StateWrites()
             if successful == true { writes.lastSuccess = now } else if successful == false { writes.failures += 1 }
             snapshot.stateWrites = writes
@@ -171,39 +173,31 @@ final class WeatherStore: Sendable {
 
     private func update(_ location: Int, _ source: Int, code: String?, _ body: (inout LocationState) -> Void) {
         state.withLock { snapshot in
-            if let code { snapshot.requestCounts[RequestKey(source: snapshot.sources[source], code: code), default: 0] += 1 }
+            if let code { snapshot.requestCounts[RequestKey(source: snapshot.laidOut.names[source], code: code), default: 0] += 1 }
             body(&snapshot.locations[location])
             snapshot.locations[location].generation &+= 1
         }
     }
 
-    /// A reload: a kept location (same name and place) keeps its readings and health for the sources
+    /// A reload: a kept location (same `identity`) keeps its readings and health for the sources
     /// it still has; a new or moved one starts empty.
-    func replaceLocations(
-        _ locations: [Location], sources definitions: [any Source], intervals: [Duration], maxStaleness: [Double],
-        thresholds: (Location) -> TemperatureThresholds
-    ) {
-        let sources = definitions.map(\.name)
-        let resolves = definitions.map(\.resolves)
-        let labelOrder = Location.labelOrder(locations)
+    func replaceLocations(_ layout: Layout) {
+        let sources = layout.names
+        let resolves = layout.sources.map(\.resolves)
+        let identities = layout.locations.map(\.identity)
         state.withLock { snapshot in
-            let old = Dictionary(snapshot.locations.map { ($0.location.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-            snapshot.locations = LocationStates(locations.map { location in
-                var entry = Self.fresh(location, resolves: resolves, thresholds: thresholds)
-                guard let previous = old[location.name], previous.location.place == location.place else { return entry }
-                entry.resolved = previous.resolved
+            snapshot.locations = LocationStates(zip(layout.locations, identities).map { location, identity in
+                var entry = Self.fresh(location, resolves: resolves, thresholds: layout.thresholds)
+                guard let previous = old[identity] else { return entry }
                 for (slot, name) in sources.enumerated() {
                     if let before = oldSlots[name] { entry.sources[slot] = previous.sources[before] }
                 }
                 entry.generation = previous.generation &+ 1
                 return entry
             })
-            snapshot.sources = sources
-            snapshot.definitions = definitions
-            snapshot.maxStaleness = maxStaleness
-            snapshot.intervals = intervals
-            snapshot.labelOrder = labelOrder
+            snapshot.laidOut = layout
             snapshot.layout &+= 1
         }
     }

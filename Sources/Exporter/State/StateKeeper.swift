@@ -21,7 +21,7 @@ final class StateKeeper: Sendable {
     static let settleGrace = 0.5
 
     private struct State {
-        /// The last good answer's body, by `Location.identity` and source name.
+        /// The last good answer's body, by `Location.identity(_:source:)`.
         var bodies: [String: [UInt8]] = [:]
         var dirty = false
         /// Monotonic time of the last write attempt.
@@ -58,11 +58,9 @@ final class StateKeeper: Sendable {
         for warning in storage.warnings { logger.warn(warning) }
     }
 
-    private static func key(_ identity: String, _ source: String) -> String { identity + "\u{0}" + source }
-
     /// The poller's hook for each good answer.
     func keep(body: [UInt8], location: Location, source: String) {
-        state.withLock { $0.bodies[Self.key(location.identity, source)] = body }
+        state.withLock { $0.bodies[Location.identity(location.identity, source: source)] = body }
     }
 
     /// Something worth saving changed.
@@ -181,7 +179,7 @@ final class StateKeeper: Sendable {
                             saved.nextDue = wall(job.nextDue)
                         }
                     }
-                    let key = Self.key(identity, name)
+                    let key = Location.identity(identity, source: name)
                     kept.insert(key)
                     if source.reading != nil, let body = bodies[key] { saved.body = body }
                     entry.sources.append(saved)
@@ -229,7 +227,7 @@ extension StateKeeper {
                 [("path", storage.path), ("reason", error.description)])
             return
         }
-        let summary = StateRestore.apply(saved, to: poller, store: store, wallNow: time.wall(), now: time.monotonic(), key: Self.key)
+        let summary = StateRestore.apply(saved, to: poller, store: store, wallNow: time.wall(), now: time.monotonic())
         state.withLock { $0.bodies.merge(summary.bodies) { new, _ in new } }
         logger.info(
             "state restored",

@@ -10,12 +10,11 @@ enum StateRestore {
         var places = 0
         /// Seconds of 429 pause left.
         var pause: Double?
-        /// The bodies of the readings taken back, by the keeper's key.
+        /// The bodies of the readings taken back, by `Location.identity(_:source:)`.
         var bodies: [String: [UInt8]] = [:]
     }
 
-    /// `key` names a body as the keeper does.
-    static func apply(_ saved: SavedState, to poller: Poller, store: WeatherStore, wallNow: Double, now: Double, key: (String, String) -> String) -> Summary {
+    static func apply(_ saved: SavedState, to poller: Poller, store: WeatherStore, wallNow: Double, now: Double) -> Summary {
         func monotonic(_ wall: Double) -> Double { now + (wall - wallNow) }
         let byIdentity = Dictionary(saved.locations.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
         var summary = Summary()
@@ -40,7 +39,7 @@ enum StateRestore {
                         if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= plan.maxStaleness[slot] {
                             if let reading = try? source.decode(old.body, for: location) {
                                 state.reading = reading
-                                summary.bodies[key(location.identity, source.name)] = old.body
+                                summary.bodies[Location.identity(location.identity, source: source.name)] = old.body
                                 summary.readings += 1
                             } else {
                                 lost.insert(position * plan.sources.count + slot)
@@ -104,15 +103,5 @@ enum StateRestore {
                     jobs: jobs, pausedUntil: pausedUntil, strikes: min(max(saved.rateLimitStrikes, 0), 30), recentStarts: recent)
             })
         return summary
-    }
-}
-
-extension Location {
-    /// What makes a saved location this one: the name and the place, coordinates or query.
-    var identity: String {
-        switch place {
-        case .coordinates: "\(name)\u{0}at:\(place)"
-        case .query: "\(name)\u{0}query:\(place)"
-        }
     }
 }

@@ -1,0 +1,81 @@
+import OpenWeather
+
+/// An answer recorded: stored, logged for a person (the key's state changes once each, a place
+/// resolved, a failure, a 429 pause), and told to the schedule with the outcome that sets the next try.
+extension Poller {
+    func record(_ completion: Completion, in core: inout Core, now: Double) {
+        guard let job = job(answering: completion, in: &core) else { return }
+        let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+        if recordAvailability(completion, job: job, location: location, slot: slot, in: &core, now: now) { return }
+        recordStandIns(completion, location: location, slot: slot, in: &core)
+        let outcome = classify(completion, location: location, slot: slot, in: &core)
+        // Drawn only for the retry it spreads: each draw is a getrandom system call.
+        var jitter = 0.0
+        if case .transientFailure = outcome { jitter = Double.random(in: 0..<1, using: &core.random) }
+        core.schedule.finished(job: job, outcome: outcome, now: now, random: jitter)
+        if case .success = outcome, core.plan.sources[slot].resolves {
+            core.schedule.unblock(location: location, now: now)
+        }
+        if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
+            logger.error(
+                "OpenWeather rate limit hit (429): pausing all requests",
+                [("source", completion.source), ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
+                 ("hint", "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals")])
+        }
+    }
+
+    /// Records what an answer to a request sent at `since` says of the key; true when that is a change.
+    /// A request in flight while the key changed (one sent before the last change) does not flip it
+    /// back, so each change is logged once even with many locations polled at once.
+    private func keyState(rejected: Bool, since: Double, in core: inout Core) -> Bool {
+        guard core.keyRejected != rejected, since >= core.keyStateSince else { return false }
+        core.keyRejected = rejected
+        core.keyStateSince = since
+        return true
+    }
+
+    private func classify(_ completion: Completion, location: Int, slot: Int, in core: inout Core) -> PollSchedule.Outcome {
+        let labels = [("location", completion.location.name), ("source", completion.source)]
+        switch completion.result {
+        case .success(let reading):
+            store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
+            keepBody?(core.plan.locations[location], completion.source, completion.body)
+            if keyState(rejected: false, since: completion.started, in: &core) {
+                logger.info("OpenWeather accepts the API key again; polling resumes normally")
+            }
+            if let resolved = reading as? ResolvedPlace {
+                let place = resolved.place
+                logger.info(
+                    "place resolved", labels + [
+                        ("query", core.plan.locations[location].query?.description ?? ""), ("name", place.name),
+                        ("state", place.state ?? ""), ("country", place.country),
+                        ("latitude", String(place.latitude)), ("longitude", String(place.longitude)),
+                        ("other_matches", String(resolved.others)),
+                    ] + (resolved.others > 0
+                        ? [("hint", "the first of \(resolved.others + 1) matches was taken; to pin another, give its coordinates as NAME=LAT,LON")]
+                        : []))
+            }
+            logger.debug("polled", labels + [("duration", String(completion.duration))])
+            return .success
+        case .failure(let error):
+            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
+            if case .http(401, _, _) = error {
+                if keyState(rejected: true, since: completion.started, in: &core) {
+                    logger.error(
+                        "OpenWeather rejects the API key (401); every location is down until it works",
+                        [("reason", error.description),
+                         ("hint", "a new key takes up to a couple of hours to activate; polling continues at the normal interval")])
+                } else {
+                    logger.debug("poll failed", labels + [("code", error.code)])
+                }
+                return .steadyFailure
+            }
+            logger.warn("poll failed", labels + [("code", error.code), ("reason", error.description)])
+            switch error {
+            case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
+            case .http(400, _, _), .http(404, _, _), .noMatch: return .steadyFailure
+            default: return .transientFailure
+            }
+        }
+    }
+}

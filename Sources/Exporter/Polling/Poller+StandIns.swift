@@ -1,0 +1,74 @@
+import OpenWeather
+
+/// The stand-in policy: a source that stands in for others (One Call for weather and forecast) turns
+/// their jobs off while it works and fills their slots from its answers; when the key cannot use it,
+/// they poll from their own endpoints and it is retried every `Sources.unavailableRetry`.
+extension Poller {
+    /// Switches each source's jobs on or off: a source another one stands in for is off while that
+    /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
+    func switchStandIns(in core: inout Core, now: Double) {
+        let sources = core.plan.sources
+        let working = sources.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil }
+        let replaced = Set(working.flatMap(\.standsIn))
+        for (slot, source) in sources.enumerated() {
+            let retry = core.unavailable[source.name]
+            core.schedule.setSlot(slot, on: !replaced.contains(source.name) && retry == nil, now: now)
+            if let retry, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
+                core.schedule.jobs[$0].spec.kind == .poll
+            }) {
+                core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, due: retry)
+            }
+        }
+    }
+
+    /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.
+    func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
+        let source = core.plan.sources[slot]
+        guard !source.standsIn.isEmpty else { return }
+        let readings = (try? completion.result.get()).map(source.readings(standingIn:)) ?? [:]
+        for (other, name) in core.plan.sources.enumerated().map({ ($0, $1.name) }) where source.standsIn.contains(name) {
+            let result: Result<any Sendable, OpenWeatherError>
+            switch completion.result {
+            case .success:
+                guard let reading = readings[name] else { continue }
+                result = .success(reading)
+                // No body of its own: the state file restores it from the stand-in's.
+                keepBody?(core.plan.locations[location], name, [])
+            case .failure(let error): result = .failure(error)
+            }
+            store.recordStandIn(location: location, source: other, result: result, duration: completion.duration, now: time.wall())
+        }
+    }
+
+    /// Notes what `completion` says of its source's availability to this key. Returns true for an
+    /// answer that says the key cannot use it: recorded here, with nothing left to do.
+    func recordAvailability(_ completion: Completion, job: Int, location: Int, slot: Int, in core: inout Core, now: Double) -> Bool {
+        let source = core.plan.sources[slot]
+        if case .failure(let error) = completion.result, source.isUnavailable(error) {
+            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
+            core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
+            let first = core.unavailable[source.name] == nil
+            core.unavailable[source.name] = now + Sources.unavailableRetry.seconds
+            if first {
+                store.recordUnavailable(source: source.name, reason: error.description)
+                logger.error(
+                    "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
+                    [("source", source.name), ("reason", error.description),
+                     ("hint", "\(source.unavailableHint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
+                // The key, not the place, lacks it: every location's try has its answer (and readiness too).
+                for other in core.plan.locations.indices where other != location {
+                    store.recordStandIn(location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
+                }
+                switchStandIns(in: &core, now: now)
+            }
+            return true
+        }
+        if case .success = completion.result, core.unavailable.removeValue(forKey: source.name) != nil {
+            store.recordUnavailable(source: source.name, reason: nil)
+            logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
+            core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, due: now)
+            switchStandIns(in: &core, now: now)
+        }
+        return false
+    }
+}
