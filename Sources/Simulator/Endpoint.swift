@@ -14,7 +14,10 @@ enum Endpoint: String, CaseIterable {
         case .weather, .airPollution, .forecast, .oneCall:
             guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
             guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
-            if self == .oneCall { return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert)) }
+            if self == .oneCall {
+                let exclude = Set((query["exclude"] ?? "").split(separator: ",").map(String.init))
+                return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, exclude: exclude))
+            }
             if self == .forecast {
                 return (200, ForecastJSON.render(latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard"))
             }
