@@ -109,7 +109,7 @@ import Testing
         let collectors = [
             "collector.air_pollution", "collector.air_pollution.interval", "collector.forecast", "collector.forecast.interval",
             "collector.forecast.horizons", "collector.forecast.windows", "collector.onecall", "collector.onecall.interval",
-            "collector.weather", "collector.weather.interval",
+            "collector.onecall.exclude", "collector.weather", "collector.weather.interval",
         ]
         let first = try #require(flags.firstIndex(of: collectors[0]))
         #expect(Array(flags[first...].prefix(collectors.count)) == collectors)
