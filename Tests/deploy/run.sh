@@ -142,7 +142,8 @@ openmetrics_parse() {
     local url="$1" pattern families=(); shift
     for pattern in "$@"; do families+=(--family "$pattern"); done
     PYTHONPATH="$OM_PYTHONPATH" "$PY" "$HERE/openmetrics.py" parse --url "$url" "${families[@]}" \
-        --file "$ROOT/Tests/ExporterTests/Golden/fixtures.om" --file "$ROOT/Tests/ExporterTests/Golden/onecall.om"
+        --file "$ROOT/Tests/ExporterTests/Golden/fixtures.om" --file "$ROOT/Tests/ExporterTests/Golden/onecall.om" \
+        --file "$ROOT/Tests/ExporterTests/Golden/onecall-nowcast.om"
 }
 
 # step runs its command in a child bash: hand it the functions and settings.
@@ -338,7 +339,7 @@ else
         dashboard_check() {
             "$PY" "$HERE/e2e.py" dashboard --prometheus "$PROM" \
                 --dashboard "$DEPLOY/grafana/dashboards/openweather.json" --location-regex "${LOCATIONS//,/|}|$NOT_FOUND" \
-                --may-be-empty 'offset|uv_index|dew_point|weather_alert|OfficialAlert'
+                --may-be-empty 'offset|uv_index|dew_point|weather_alert|OfficialAlert|precipitation_next'
         }
         export -f dashboard_check
         # Retried: rate() over 1m needs two scrapes of a counter that moved.
@@ -542,13 +543,14 @@ forecast_section() {
         "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom2" --alertmanager "$AM" --place Frosty --official Frosty,Texarkana
     dashboard_onecall() {
         "$PY" "$HERE/e2e.py" dashboard --prometheus "$1" --dashboard "$DEPLOY/grafana/dashboards/openweather.json" \
-            --location-regex "Frosty|Texarkana" --only 'uv_index|dew_point|weather_alert|forecast_' --may-be-empty 'offset'
+            --location-regex "Frosty|Texarkana" --only 'uv_index|dew_point|weather_alert|forecast_|precipitation_next' \
+            --may-be-empty 'offset|precipitation_next_start'
     }
     export -f dashboard_onecall
     step "every forecast and One Call dashboard query returns data" wait_for 60 dashboard_onecall "$prom2"
-    step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts" \
+    step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts and the minute forecast" \
         wait_for 30 openmetrics_parse "http://$exporter2/metrics" \
-        '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_'
+        '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_' '^openweather_precipitation_next_hour_meters$'
     curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
     step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
         "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter2.log"
