@@ -36,8 +36,9 @@ enum OneCallJSON {
 
     /// 61 minute steps from the minute holding `time`, as OpenWeather sends: the precipitation (mm/h)
     /// of the model's weather at each minute. The model's spells last 3 hours, so within the hour it
-    /// rains throughout, not at all, or starts or stops at a spell's edge.
-    static func minutely(latitude: Double, longitude: Double, at time: Double) -> [(time: Double, precipitation: Double)] {
+    /// rains throughout, not at all, or starts or stops at a spell's edge. `rainSoon` (a steer for
+    /// tests, not the model): dry for 10 minutes, then 2 mm/h.
+    static func minutely(latitude: Double, longitude: Double, at time: Double, rainSoon: Bool = false) -> [(time: Double, precipitation: Double)] {
         let first = (time / 60).rounded(.down) * 60
         var spell = (start: -1.0, precipitation: 0.0)
         return (0...60).map { index in
@@ -47,11 +48,11 @@ enum OneCallJSON {
                 let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: minute)
                 spell = (start, reading.rain1h + reading.snow1h)
             }
-            return (minute, spell.precipitation)
+            return (minute, rainSoon ? (index < 10 ? 0 : 2) : spell.precipitation)
         }
     }
 
-    static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false, exclude: Set<String> = []) -> String {
+    static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false, exclude: Set<String> = []) -> String {
         let number = WeatherJSON.number
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
@@ -102,7 +103,7 @@ enum OneCallJSON {
                 "uvi":\(number(uvIndex(noon, latitude: latitude, at: midday)))}
                 """
         }
-        let minutely = minutely(latitude: latitude, longitude: longitude, at: time)
+        let minutely = minutely(latitude: latitude, longitude: longitude, at: time, rainSoon: rainSoon)
             .map { #"{"dt":\#(number($0.time)),"precipitation":\#(number($0.precipitation))}"# }
         var alerts = ""
         if let alert = alert(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) {

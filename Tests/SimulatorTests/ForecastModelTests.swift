@@ -90,6 +90,20 @@ import Testing
         #expect(less.minutely.isEmpty && less.alerts.isEmpty && less.daily.isEmpty && less.hourly.steps.count == 48)
     }
 
+    /// `rain=soon`: everywhere dry for 10 minutes, then rain, for the end-to-end test of the rain alert.
+    @Test func rainSoonWhenSteered() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let client = SimulatorEndpointTests.client(simulator)
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=soon").status == 200)
+        let oneCall = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
+        let nowcast = try #require(oneCall.nowcast(at: oneCall.minutely[0].time))
+        #expect(nowcast.nextStart == oneCall.minutely[0].time + 600)
+        #expect(abs(nowcast.amountMeters - 51 * 2 / 60 / 1000) < 1e-12, "2 mm/h for the last 51 of the 61 minutes")
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=sometimes").status == 400)
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=model").status == 200)
+    }
+
     @Test func answersWithoutTheSubscriptionWhenSwitched() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
