@@ -8,14 +8,14 @@ import OpenWeather
 /// endpoints run and One Call is retried hourly.
 struct OneCallSource: Source {
     static let name = "onecall"
-    static let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes and official alerts."
+    static let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes, official alerts and the next hour's precipitation by the minute."
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(600)
     static let demoInterval = Duration.seconds(15)
-    /// Alerts come and go, and the minute forecast moves on, with time. The minute steps start on
-    /// the minute, so a render each minute (when `floor(now / 60)` moves) shows each step from its
-    /// start: the next start never lags; the amount left of the current minute is at most a
-    /// minute old, as a scrape's would be.
+    /// Alerts come and go, and the minute forecast moves on, with time. Its steps start on the
+    /// minute, so a render each minute (when `floor(now / 60)` moves) shows each step from its start
+    /// (within the renders' pacing, under a second): the next start does not lag, and the amount
+    /// left of the current minute is at most a minute old, as a scrape's would be anyway.
     let timePeriod: Double? = 60
     static let standsIn: [StandIn<OneCall>] = [.for(ForecastSource.self) { $0.hourly }, .for(WeatherSource.self) { $0.current }]
 
