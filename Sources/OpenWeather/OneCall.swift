@@ -1,6 +1,28 @@
-/// One Call 3.0 (`/data/3.0/onecall`, a subscription of its own): the current weather, 48 hourly
-/// steps, 8 days and official alerts in one answer, in Prometheus base units.
+/// One Call 3.0 (`/data/3.0/onecall`, a subscription of its own): the current weather, the next
+/// hour minute by minute, 48 hourly steps, 8 days and official alerts in one answer, in Prometheus
+/// base units.
 public struct OneCall: Sendable, Equatable {
+    /// The parts of the answer that `exclude=` can leave out, by their names in the answer.
+    public enum Part: String, Sendable, CaseIterable {
+        case current, minutely, hourly, daily, alerts
+    }
+
+    /// One step of the minute forecast: the precipitation rate over the minute from `time`.
+    public struct Minute: Sendable, Equatable {
+        /// Unix time of the minute's start (`dt`).
+        public var time: Double
+        /// `precipitation` (mm/h) in m/s.
+        public var precipitationMetersPerSecond: Double
+
+        public init(time: Double, precipitationMetersPerSecond: Double) {
+            self.time = time
+            self.precipitationMetersPerSecond = precipitationMetersPerSecond
+        }
+    }
+
+    /// Each `minutely` step covers the minute from its `dt`.
+    public static let minuteSeconds = 60.0
+
     public struct Day: Sendable, Equatable {
         /// Unix time of the day's midday step (`dt`).
         public var time: Double
@@ -20,24 +42,61 @@ public struct OneCall: Sendable, Equatable {
     public var current: CurrentWeather
     public var dewPointCelsius: Double
     public var uvIndex: Double
+    /// The minute forecast (about the next hour), one step a minute; empty when the answer has none.
+    public var minutely: [Minute]
     /// The hourly steps, then the days after the last hour (issued at `current.observationTime`).
     public var hourly: Forecast
     public var daily: [Day]
     /// As sent, possibly several of one event and sender.
     public var alerts: [Alert]
 
-    /// `/data/3.0/onecall` for one place, in metric units, without the minute-by-minute part.
-    public static func request(latitude: Double, longitude: Double, language: String) -> APIRequest {
-        APIRequest(path: "/data/3.0/onecall", query: [
+    /// `/data/3.0/onecall` for one place, in metric units, without the parts in `exclude` (no
+    /// `exclude=` when none: the whole answer). One Call is billed per call, whatever it holds.
+    public static func request(latitude: Double, longitude: Double, language: String, exclude: [Part] = []) -> APIRequest {
+        var query: [APIRequest.Item] = [
             .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"), .init("lang", language),
-            .init("exclude", "minutely"),
-        ])
+        ]
+        if !exclude.isEmpty { query.append(.init("exclude", exclude.map(\.rawValue).joined(separator: ","))) }
+        return APIRequest(path: "/data/3.0/onecall", query: query)
     }
 
     /// One Call answers 401 with this in its message for a key without the subscription.
     public static func needsSubscription(_ error: OpenWeatherError) -> Bool {
         guard case .http(401, let message, _) = error else { return false }
         return message.contains("subscription")
+    }
+}
+
+/// The minute forecast read at one moment.
+public struct Nowcast: Sendable, Equatable {
+    /// The start of the first minute with precipitation, from the minute covering now on (so the
+    /// current minute's start while it is raining); nil when none is forecast.
+    public var nextStart: Double?
+    /// The precipitation forecast from now to the end of the minute forecast.
+    public var amountMeters: Double
+
+    public init(nextStart: Double?, amountMeters: Double) {
+        self.nextStart = nextStart
+        self.amountMeters = amountMeters
+    }
+}
+
+extension OneCall {
+    /// The minute forecast from `now` on: the minutes that ended by `now` are left out, the one
+    /// covering it counts for what is left of it. Nil when no minute ends after `now` (no minute
+    /// forecast in the answer, or one that time has passed).
+    public func nowcast(at now: Double) -> Nowcast? {
+        var nextStart: Double?
+        var amount = 0.0
+        var reaches = false
+        for minute in minutely {
+            let end = minute.time + Self.minuteSeconds
+            guard end > now else { continue }
+            reaches = true
+            amount += minute.precipitationMetersPerSecond * (end - max(minute.time, now))
+            if nextStart == nil, minute.precipitationMetersPerSecond > 0 { nextStart = minute.time }
+        }
+        return reaches ? Nowcast(nextStart: nextStart, amountMeters: amount) : nil
     }
 }
 
@@ -106,6 +165,17 @@ public enum OneCallDecoder {
             country: nil,
             latitude: try root.optionalNumber("lat", -90...90) ?? 0,
             longitude: try root.optionalNumber("lon", -180...180) ?? 0)
+        var minutely: [OneCall.Minute] = []
+        for entry in try root.optionalList("minutely") ?? [] {
+            // 2000 mm/h: above the heaviest minute ever measured (31 mm, Unionville 1956).
+            let minute = OneCall.Minute(
+                time: try entry.number("dt", 1...1e11),
+                precipitationMetersPerSecond: try entry.number("precipitation", 0...2000) / 3_600_000)
+            if let previous = minutely.last, minute.time < previous.time + OneCall.minuteSeconds {
+                throw FieldError(reason: "`\(entry.path).dt` = \(Int(minute.time)) is less than a minute after the step before it")
+            }
+            minutely.append(minute)
+        }
         var hourly: [Forecast.Step] = []
         for entry in try root.optionalList("hourly") ?? [] {
             let step = try hour(entry)
@@ -153,6 +223,6 @@ public enum OneCallDecoder {
         }
         return OneCall(
             current: weather, dewPointCelsius: try current.number("dew_point", -100...70), uvIndex: try current.optionalNumber("uvi", 0...30) ?? 0,
-            hourly: Forecast(steps: hourly, stepSeconds: 3600, issued: observation), daily: daily, alerts: alerts)
+            minutely: minutely, hourly: Forecast(steps: hourly, stepSeconds: 3600, issued: observation), daily: daily, alerts: alerts)
     }
 }

@@ -8,13 +8,19 @@ enum Endpoint: String, CaseIterable {
     case geocodingZip = "/geo/1.0/zip"
 
     /// The answer once the key is accepted: 200 with the data, or the endpoint's own 400 or 404.
-    /// `alwaysAlert`: One Call has an official alert in force at every place (for end-to-end tests).
-    func answer(_ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false) -> (status: Int, body: String) {
+    /// `alwaysAlert`: One Call has an official alert in force at every place; `rainSoon`: its minute
+    /// forecast has rain starting in 10 minutes everywhere (both for end-to-end tests).
+    func answer(
+        _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false
+    ) -> (status: Int, body: String) {
         switch self {
         case .weather, .airPollution, .forecast, .oneCall:
             guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
             guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
-            if self == .oneCall { return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert)) }
+            if self == .oneCall {
+                let exclude = Set((query["exclude"] ?? "").split(separator: ",").map(String.init))
+                return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon, exclude: exclude))
+            }
             if self == .forecast {
                 return (200, ForecastJSON.render(latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard"))
             }

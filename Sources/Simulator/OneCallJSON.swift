@@ -1,9 +1,11 @@
 import Glibc
 
 /// The simulated `/data/3.0/onecall`: the current weather of `WeatherModel` with a dew point and
-/// a UV index, 48 hourly steps and 8 days from the same model (with the forecast's growing
+/// a UV index, the next hour's precipitation minute by minute (the model's, so rain starts and stops
+/// where its spells do), 48 hourly steps and 8 days from the same model (with the forecast's growing
 /// error), and now and then an official alert: in one 6-hour block of three, per place, an alert
-/// fitting the weather of the block's start. Deterministic for a place and time.
+/// fitting the weather of the block's start. Deterministic for a place and time. `exclude` leaves
+/// parts out as OpenWeather does.
 enum OneCallJSON {
     static let sender = "Simulated Weather Service"
 
@@ -32,7 +34,25 @@ enum OneCallJSON {
         return (event, start, start + 21_600)
     }
 
-    static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false) -> String {
+    /// 61 minute steps from the minute holding `time`, as OpenWeather sends: the precipitation (mm/h)
+    /// of the model's weather at each minute. The model's spells last 3 hours, so within the hour it
+    /// rains throughout, not at all, or starts or stops at a spell's edge. `rainSoon` (a steer for
+    /// tests, not the model): dry for 10 minutes, then 2 mm/h.
+    static func minutely(latitude: Double, longitude: Double, at time: Double, rainSoon: Bool = false) -> [(time: Double, precipitation: Double)] {
+        let first = (time / 60).rounded(.down) * 60
+        var spell = (start: -1.0, precipitation: 0.0)
+        return (0...60).map { index in
+            let minute = first + Double(index) * 60
+            let start = (minute / 10_800).rounded(.down) * 10_800
+            if start != spell.start {
+                let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: minute)
+                spell = (start, reading.rain1h + reading.snow1h)
+            }
+            return (minute, rainSoon ? (index < 10 ? 0 : 2) : spell.precipitation)
+        }
+    }
+
+    static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false, exclude: Set<String> = []) -> String {
         let number = WeatherJSON.number
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
@@ -83,13 +103,20 @@ enum OneCallJSON {
                 "uvi":\(number(uvIndex(noon, latitude: latitude, at: midday)))}
                 """
         }
+        let minutely = minutely(latitude: latitude, longitude: longitude, at: time, rainSoon: rainSoon)
+            .map { #"{"dt":\#(number($0.time)),"precipitation":\#(number($0.precipitation))}"# }
         var alerts = ""
         if let alert = alert(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) {
             alerts = #","alerts":[{"sender_name":"\#(sender)","event":"\#(alert.event)","start":\#(number(alert.start)),"end":\#(number(alert.end)),"description":"Simulated.\n","tags":[]}]"#
         }
+        var parts = ""
+        if !exclude.contains("current") { parts += #","current":{\#(current)}"# }
+        if !exclude.contains("minutely") { parts += #","minutely":[\#(minutely.joined(separator: ","))]"# }
+        if !exclude.contains("hourly") { parts += #","hourly":[\#(hourly.joined(separator: ","))]"# }
+        if !exclude.contains("daily") { parts += #","daily":[\#(daily.joined(separator: ","))]"# }
+        if !exclude.contains("alerts") { parts += alerts }
         return """
-            {"lat":\(number(latitude)),"lon":\(number(longitude)),"timezone":"Etc/GMT","timezone_offset":\(number(now.timezoneOffset)),\
-            "current":{\(current)},"hourly":[\(hourly.joined(separator: ","))],"daily":[\(daily.joined(separator: ","))]\(alerts)}
+            {"lat":\(number(latitude)),"lon":\(number(longitude)),"timezone":"Etc/GMT","timezone_offset":\(number(now.timezoneOffset))\(parts)}
             """
     }
 }

@@ -15,6 +15,7 @@ import Locking
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call answers 401 as for a key without
 ///   its subscription, or works again; `alerts=always` (or `sometimes`): an official alert everywhere;
+///   `rain=soon` (or `model`): the minute forecast has rain starting in 10 minutes everywhere;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding request).
 public final class Simulator: Sendable {
@@ -36,6 +37,8 @@ public final class Simulator: Sendable {
         var oneCallSubscribed = true
         /// True: every One Call answer has an official alert in force.
         var oneCallAlwaysAlert = false
+        /// True: every One Call minute forecast is dry for 10 minutes, then rains.
+        var oneCallRainSoon = false
     }
 
     /// Shared by the public API and the handler on the server's threads.

@@ -26,16 +26,20 @@ struct SimulatorHandler: HTTPHandler {
         case ("POST", "/_simulator/onecall"):
             let subscribed = query["subscribed"].flatMap(Bool.init)
             let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false][$0] }
-            guard subscribed != nil || alerts != nil, query["subscribed"] == nil || subscribed != nil, query["alerts"] == nil || alerts != nil
+            let rain = query["rain"].flatMap { ["soon": true, "model": false][$0] }
+            guard subscribed != nil || alerts != nil || rain != nil, query["subscribed"] == nil || subscribed != nil,
+                query["alerts"] == nil || alerts != nil, query["rain"] == nil || rain != nil
             else {
-                responder.respond(Self.text(400, "give subscribed=true|false and/or alerts=always|sometimes\n"))
+                responder.respond(Self.text(400, "give subscribed=true|false, alerts=always|sometimes and/or rain=soon|model\n"))
                 return
             }
             state.withLock { state in
                 if let subscribed { state.oneCallSubscribed = subscribed }
                 if let alerts { state.oneCallAlwaysAlert = alerts }
+                if let rain { state.oneCallRainSoon = rain }
             }
-            responder.respond(Self.text(200, "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged")\n"))
+            responder.respond(Self.text(
+                200, "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n"))
         case ("DELETE", "/_simulator/fault"):
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
@@ -54,10 +58,10 @@ struct SimulatorHandler: HTTPHandler {
         let now = Clock.monotonic()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
-        let (fault, accepted, subscribed, alwaysAlert) = state.withLock { state in
+        let (fault, accepted, subscribed, alwaysAlert, rainSoon) = state.withLock { state in
             (state.faults.first { $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) },
              state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty,
-             state.oneCallSubscribed, state.oneCallAlwaysAlert)
+             state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon)
         }
         var response: Fault.Response
         var body: (contentType: String, text: String)
@@ -68,7 +72,7 @@ struct SimulatorHandler: HTTPHandler {
             response = .status(401)
             body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {
-            let answer = endpoint.answer(query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert)
+            let answer = endpoint.answer(query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon)
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
             // A fault's status gets OpenWeather's stock body for it; an answer's own error keeps its body.

@@ -1,3 +1,4 @@
+import Glibc
 import Locking
 import OpenWeather
 import TestSupport
@@ -185,5 +186,95 @@ import Testing
         // Later, the flood watch is in force and the heat advisory has ended.
         let later = String(decoding: renderPlain(try Self.snapshot(polledAt: 1_684_990_000 - 60), now: 1_684_990_000), as: UTF8.self)
         #expect(later.contains("event=\"Flood Watch\"") && !later.contains("event=\"Heat Advisory\""))
+    }
+}
+
+/// The minute forecast's two families at a fixed now, and `--collector.onecall.exclude`.
+@Suite struct NowcastRenderingTests {
+    /// Texarkana's minute forecast: dry for 30 minutes from here, then 0.2 mm/h rising by 0.2 a minute.
+    static let first = 1_684_929_480.0
+    /// 30 s into Texarkana's first minute of rain.
+    static let now = first + 1830
+    static let dry = Location(name: "Dry", latitude: 1, longitude: 2)
+    static let excluded = Location(name: "Excluded", latitude: 3, longitude: 4)
+
+    /// Texarkana as sent; Dry with a minute forecast of no rain; Excluded without one (as with `exclude=minutely`).
+    static func snapshot(polledAt polled: Double) throws -> WeatherStore.Snapshot {
+        let texarkana = try OneCallDecoder.decode(Fixture.bytes("onecall-texarkana-alerts.json"))
+        var dry = texarkana
+        dry.minutely = dry.minutely.map { .init(time: $0.time, precipitationMetersPerSecond: 0) }
+        var excluded = texarkana
+        excluded.minutely = []
+        let places = [Self.dry, Self.excluded, OneCallStandInTests.texarkana]
+        let store = WeatherStore(
+            locations: places, sources: [ForecastSource(), OneCallSource(), WeatherSource()],
+            intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
+            thresholds: { _ in .init() }, now: polled)
+        for (place, reading) in zip(places, [dry, excluded, texarkana]) {
+            store.success(place.name, "onecall", reading, now: polled)
+        }
+        return store.snapshot()
+    }
+
+    /// The lines of the two nowcast families (and OpenMetrics' `# EOF`).
+    static func nowcastLines(_ rendered: [UInt8]) -> [UInt8] {
+        let lines = String(decoding: rendered, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let kept = lines.filter { line in
+            let name = line.hasPrefix("# EOF") ? "" : line.hasPrefix("# ") ? line.dropFirst(7) : line[...]
+            return line.hasPrefix("# EOF") || name.hasPrefix("openweather_precipitation_next_")
+        }
+        return Array((kept.joined(separator: "\n") + "\n").utf8)
+    }
+
+    @Test func rendersAsTheGoldenFiles() throws {
+        let rendered = renderPlain(try Self.snapshot(polledAt: Self.now - 60), now: Self.now)
+        ExpositionGoldenTests().compare(Self.nowcastLines(rendered), golden: "onecall-nowcast.prom")
+        let openMetrics = renderOpenMetrics(try Self.snapshot(polledAt: Self.now - 60), now: Self.now)
+        ExpositionGoldenTests().compare(Self.nowcastLines(openMetrics), golden: "onecall-nowcast.om")
+        let text = String(decoding: rendered, as: UTF8.self)
+        #expect(text.contains("\nopenweather_precipitation_next_start_timestamp_seconds{location=\"Texarkana\"} 1684931280\n"), "rain now: this minute's start")
+        #expect(text.contains("\nopenweather_precipitation_next_hour_meters{location=\"Dry\"} 0\n"))
+        #expect(!text.contains("openweather_precipitation_next_start_timestamp_seconds{location=\"Dry\"}"), "no rain, no start")
+        #expect(!text.contains("_next_hour_meters{location=\"Excluded\"}") && !text.contains("_next_start_timestamp_seconds{location=\"Excluded\"}"),
+                "no minute forecast, neither family")
+        let amount = try #require(text.split(separator: "\n").first { $0.hasPrefix("openweather_precipitation_next_hour_meters{location=\"Texarkana\"}") })
+        // Half of the 0.2 mm/h minute, then 0.4 ... 6.2 mm/h a minute each.
+        let value: Double = try #require(Double(String(amount.split(separator: " ")[1])))
+        let expected: Double = (0.1 + 99.0) / 60 / 1000
+        #expect(abs(value - expected) < 1e-12)
+    }
+
+    /// Re-rendered as time passes, from the same reading: 20 minutes ahead, then gone after the forecast's end.
+    @Test func movesWithTheRendersNow() throws {
+        let snapshot = try Self.snapshot(polledAt: Self.first)
+        let early = String(decoding: renderPlain(snapshot, now: Self.first + 600), as: UTF8.self)
+        #expect(early.contains("\nopenweather_precipitation_next_start_timestamp_seconds{location=\"Texarkana\"} 1684931280\n"))
+        let late = String(decoding: renderPlain(snapshot, now: Self.first + 61 * 60), as: UTF8.self)
+        #expect(!late.contains("openweather_precipitation_next_"), "the minute forecast is over")
+        #expect(OneCallSource().timePeriod == 60, "a render each minute: every minute step shows from its start")
+    }
+
+    @Test func excludeIsAnOptionOfTheSource() throws {
+        let tests = ConfigurationTests()
+        func oneCall(_ arguments: [String]) throws -> OneCallSource {
+            let config = try tests.load(["--location", "A=1,2", "--collector.onecall"] + arguments)
+            return try #require(config.activeSources.first { $0.name == "onecall" } as? OneCallSource)
+        }
+        let whole = try oneCall([])
+        #expect(whole.options.exclude.isEmpty)
+        let request = whole.request(for: OneCallStandInTests.texarkana, at: Coordinates(latitude: 1, longitude: 2), language: "en")
+        #expect(!request.query.contains { $0.name == "exclude" }, "every part by default: today's families and the minute forecast")
+        let less = try oneCall(["--collector.onecall.exclude=alerts, minutely,alerts"])
+        #expect(less.options.exclude == [.minutely, .alerts], "the answer's order, without repeats")
+        #expect(less.request(for: OneCallStandInTests.texarkana, at: nil, language: "en").query.last == .init("exclude", "minutely,alerts"))
+        #expect(try oneCall(["--collector.onecall.exclude="]).options.exclude.isEmpty)
+        #expect(tests.error(["--location", "A=1,2", "--collector.onecall.exclude=hourly"]).contains(
+            "--collector.onecall.exclude \"hourly\": \"hourly\" cannot be left out: One Call stands in for the weather and the forecast"))
+        #expect(tests.error(["--location", "A=1,2", "--collector.onecall.exclude=minutely,rain"]).contains(
+            "\"rain\" is not a part of the One Call answer; use minutely, daily or alerts"))
+        let file = temporaryFile("collector:\n  onecall:\n    enabled: true\n    exclude: [daily]\nlocations: [{name: A, latitude: 1, longitude: 2}]\n", suffix: ".yml")
+        defer { unlink(file) }
+        let fromFile = try #require(try tests.load(["--config.file", file]).activeSources.first { $0.name == "onecall" } as? OneCallSource)
+        #expect(fromFile.options.exclude == [.daily])
     }
 }

@@ -50,3 +50,103 @@ import Testing
         #expect(oneCall.alerts.isEmpty && oneCall.hourly.steps.isEmpty && oneCall.daily.isEmpty)
     }
 }
+
+/// The minute forecast: decoded in m/s and range-checked, and read from the render's now.
+@Suite struct NowcastTests {
+    /// Texarkana's minute forecast: dry for 30 minutes from 1684929480, then 0.2 mm/h rising by 0.2 each minute to 6.2.
+    static let first = 1_684_929_480.0
+
+    @Test func decodesTheMinuteForecast() throws {
+        let oneCall = try OneCallDecoder.decode(Fixtures.bytes("onecall-texarkana-alerts.json"))
+        #expect(oneCall.minutely.count == 61)
+        #expect(oneCall.minutely.first == .init(time: Self.first, precipitationMetersPerSecond: 0))
+        #expect(oneCall.minutely[30].time == Self.first + 1800)
+        #expect(abs(oneCall.minutely[30].precipitationMetersPerSecond * 3_600_000 - 0.2) < 1e-12, "mm/h to m/s")
+        // At the answer's own time (10 s into the first minute): rain from minute 30; 0.2 + 0.4 + ... + 6.2 mm/h, a minute each.
+        let nowcast = try #require(oneCall.nowcast(at: oneCall.current.observationTime))
+        #expect(nowcast.nextStart == Self.first + 1800)
+        #expect(abs(nowcast.amountMeters - 99.2 / 60 / 1000) < 1e-12)
+    }
+
+    @Test func anAnswerWithoutMinutesHasNoNowcast() throws {
+        let body = #"{"lat":1,"lon":2,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]}}"#
+        let oneCall = try OneCallDecoder.decode(Array(body.utf8))
+        #expect(oneCall.minutely.isEmpty && oneCall.nowcast(at: 1000) == nil)
+    }
+
+    @Test func absurdMinutesAreDecodeErrors() {
+        func body(_ minutely: String) -> [UInt8] {
+            Array(#"{"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]},"minutely":[\#(minutely)]}"#.utf8)
+        }
+        for (minutely, reason) in [
+            (#"{"dt":960,"precipitation":-1}"#, "minutely[0].precipitation"),
+            (#"{"dt":960,"precipitation":2001}"#, "minutely[0].precipitation"),
+            (#"{"dt":960}"#, "minutely[0].precipitation"),
+            (#"{"dt":0,"precipitation":0}"#, "minutely[0].dt"),
+            (#"{"dt":960,"precipitation":0},{"dt":990,"precipitation":0}"#, "`minutely[1].dt` = 990 is less than a minute after the step before it"),
+            (#"{"dt":960,"precipitation":0},{"dt":960,"precipitation":0}"#, "`minutely[1].dt` = 960 is less than a minute after the step before it"),
+        ] {
+            #expect {
+                _ = try OneCallDecoder.decode(body(minutely))
+            } throws: { error in
+                guard case .decode(let message) = error as? OpenWeatherError else { return false }
+                return message.contains(reason)
+            }
+        }
+        #expect((try? OneCallDecoder.decode(body(#"{"dt":960,"precipitation":2000},{"dt":1020,"precipitation":0}"#)))?.minutely.count == 2)
+    }
+
+    /// Minutes from 0 at `rates` mm/h each.
+    static func forecast(_ rates: [Double]) -> OneCall {
+        var oneCall = try! OneCallDecoder.decode(Fixtures.bytes("onecall-texarkana-alerts.json"))
+        oneCall.minutely = rates.enumerated().map { .init(time: Double($0.offset * 60), precipitationMetersPerSecond: $0.element / 3_600_000) }
+        return oneCall
+    }
+
+    static func meters(_ millimetersPerHourMinutes: Double) -> Double { millimetersPerHourMinutes / 60 / 1000 }
+
+    @Test func rainNowStartsAtTheCurrentMinute() throws {
+        let oneCall = Self.forecast([6, 6, 0, 3] + Array(repeating: 0, count: 57))
+        // 15 s into the second minute: the first is past, the second counts for its last 45 s.
+        let nowcast = try #require(oneCall.nowcast(at: 75))
+        #expect(nowcast.nextStart == 60)
+        #expect(abs(nowcast.amountMeters - Self.meters(6 * 0.75 + 3)) < 1e-15)
+    }
+
+    @Test func rainOnlyInTheLastMinuteOfTheHour() throws {
+        let oneCall = Self.forecast(Array(repeating: 0, count: 60) + [12])
+        let nowcast = try #require(oneCall.nowcast(at: 30))
+        #expect(nowcast.nextStart == 3600)
+        #expect(abs(nowcast.amountMeters - Self.meters(12)) < 1e-15)
+        // Inside that minute, it is rain now; after it, the forecast is over.
+        #expect(oneCall.nowcast(at: 3630)?.nextStart == 3600)
+        #expect(abs((oneCall.nowcast(at: 3630)?.amountMeters ?? 0) - Self.meters(6)) < 1e-15)
+        #expect(oneCall.nowcast(at: 3660) == nil)
+    }
+
+    @Test func noRainIsNoStartAndNothingToCome() throws {
+        let nowcast = try #require(Self.forecast(Array(repeating: 0, count: 61)).nowcast(at: 100))
+        #expect(nowcast == Nowcast(nextStart: nil, amountMeters: 0))
+    }
+
+    /// `now` on a step's start: the step before has ended and counts for nothing; the one starting is whole.
+    @Test func aStepBoundaryExactlyAtNow() throws {
+        let oneCall = Self.forecast([6, 0, 3] + Array(repeating: 0, count: 58))
+        let atBoundary = try #require(oneCall.nowcast(at: 60))
+        #expect(atBoundary.nextStart == 120, "the rain of the minute that just ended is past")
+        #expect(abs(atBoundary.amountMeters - Self.meters(3)) < 1e-15)
+        let before = try #require(oneCall.nowcast(at: 59.5))
+        #expect(before.nextStart == 0)
+        #expect(abs(before.amountMeters - Self.meters(6 / 120.0 + 3)) < 1e-15)
+        // A forecast that starts later than now is read from its first step on.
+        #expect(oneCall.nowcast(at: -600)?.nextStart == 0)
+        #expect(abs((oneCall.nowcast(at: -600)?.amountMeters ?? 0) - Self.meters(9)) < 1e-15)
+    }
+
+    @Test func theRequestLeavesOutWhatIsExcluded() {
+        let whole = OneCall.request(latitude: 1, longitude: 2, language: "en")
+        #expect(!whole.query.contains { $0.name == "exclude" }, "by default every part is asked for")
+        let less = OneCall.request(latitude: 1, longitude: 2, language: "en", exclude: [.minutely, .alerts])
+        #expect(less.query.last == .init("exclude", "minutely,alerts"))
+    }
+}

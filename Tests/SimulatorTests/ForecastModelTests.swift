@@ -63,6 +63,48 @@ import Testing
         #expect(withAlert > 0 && withAlert < 8, "\(withAlert) of 8 blocks")
     }
 
+    /// The minute forecast rains when the weather does: the current minute as the current rain, and a
+    /// start within the hour where a rain spell begins; over a day some places see rain coming.
+    @Test func theMinuteForecastFollowsTheWeather() throws {
+        let now = ForecastModelTests.now
+        var starts = 0
+        for place in 0..<40 {
+            let (latitude, longitude) = (Double(place) * 3 - 60, Double(place) * 7 - 140)
+            for hour in stride(from: 0.0, to: 24, by: 1) {
+                let time = now + hour * 3600 + 17
+                let oneCall = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: latitude, longitude: longitude, at: time).utf8))
+                #expect(oneCall.minutely.count == 61 && oneCall.minutely[0].time <= time && time < oneCall.minutely[0].time + 60)
+                let weather = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
+                #expect(abs(oneCall.minutely[0].precipitationMetersPerSecond * 3_600_000 - (weather.rain1h + weather.snow1h)) < 1e-9)
+                let nowcast = try #require(oneCall.nowcast(at: time))
+                if let start = nowcast.nextStart, start > time {
+                    starts += 1
+                    #expect(start.truncatingRemainder(dividingBy: 10_800) == 0, "rain starts where a spell does")
+                    #expect(WeatherModel.reading(latitude: latitude, longitude: longitude, at: start).rain1h
+                        + WeatherModel.reading(latitude: latitude, longitude: longitude, at: start).snow1h > 0)
+                }
+            }
+        }
+        #expect(starts > 0, "now and then, rain is coming within the hour")
+        // `exclude` leaves parts out, as OpenWeather does.
+        let less = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: 1, longitude: 2, at: now, exclude: ["minutely", "alerts", "daily"]).utf8))
+        #expect(less.minutely.isEmpty && less.alerts.isEmpty && less.daily.isEmpty && less.hourly.steps.count == 48)
+    }
+
+    /// `rain=soon`: everywhere dry for 10 minutes, then rain, for the end-to-end test of the rain alert.
+    @Test func rainSoonWhenSteered() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let client = try SimulatorEndpointTests.client(simulator)
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=soon").status == 200)
+        let oneCall = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
+        let nowcast = try #require(oneCall.nowcast(at: oneCall.minutely[0].time))
+        #expect(nowcast.nextStart == oneCall.minutely[0].time + 600)
+        #expect(abs(nowcast.amountMeters - 51 * 2 / 60 / 1000) < 1e-12, "2 mm/h for the last 51 of the 61 minutes")
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=sometimes").status == 400)
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=model").status == 200)
+    }
+
     @Test func answersWithoutTheSubscriptionWhenSwitched() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
@@ -78,6 +120,7 @@ import Testing
         }
         _ = try client.get(CurrentWeather.request(latitude: 1, longitude: 2, language: "en"))
         simulator.setOneCallSubscribed(true)
-        _ = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
+        #expect(try !OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en"))).minutely.isEmpty)
+        #expect(try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en", exclude: [.minutely]))).minutely.isEmpty)
     }
 }

@@ -382,9 +382,10 @@ def check_grafana():
     # A panel whose series only One Call writes (the families of its golden exposition that
     # neither the free weather nor the free forecast has) says so: it is empty without it.
     golden_families = {f: set(re.findall(r"^# TYPE (\S+) ", (golden.parent / f"{f}.prom").read_text(), re.M))
-                       for f in ("fixtures", "forecast", "onecall")}
-    onecall_only = golden_families["onecall"] - golden_families["fixtures"] - golden_families["forecast"]
-    check({"openweather_uv_index", "openweather_dew_point_celsius"} <= onecall_only,
+                       for f in ("fixtures", "forecast", "onecall", "onecall-nowcast")}
+    onecall_only = (golden_families["onecall"] | golden_families["onecall-nowcast"]) - golden_families["fixtures"] - golden_families["forecast"]
+    check({"openweather_uv_index", "openweather_dew_point_celsius", "openweather_precipitation_next_start_timestamp_seconds",
+           "openweather_precipitation_next_hour_meters"} <= onecall_only,
           f"{len(onecall_only)} families only One Call writes, from the golden expositions")
     for p in panels:
         read = {name for t in p.get("targets", []) for name, _ in series_selectors(t["expr"])}

@@ -491,9 +491,12 @@ def forecast_alerts(a):
     """Against a demo exporter with a place whose lower threshold only the forecast crosses: "forecast
     below threshold" fires while "below threshold" does not, and reaches Alertmanager not inhibited
     (and the webhook, when given); the official-alert rule fires for every place in `official` (One
-    Call); nothing matching `not_firing` fires once it did."""
+    Call); the rain-soon rule fires for every place in `rain_soon` (One Call's minute forecast); nothing
+    matching `not_firing` fires once it did."""
     official = [p for p in a.official.split(",") if p]
-    want = {("OpenWeatherForecastBelowThreshold", a.place)} | {("OpenWeatherOfficialAlert", p) for p in official}
+    rain_soon = [p for p in a.rain_soon.split(",") if p]
+    want = ({("OpenWeatherForecastBelowThreshold", a.place)} | {("OpenWeatherOfficialAlert", p) for p in official}
+            | {("OpenWeatherRainStartingSoon", p) for p in rain_soon})
     firing, got = [], set()
 
     def fired():
@@ -737,6 +740,7 @@ def main():
     for k in ("prometheus", "alertmanager", "place"):
         fa.add_argument("--" + k, required=True)
     fa.add_argument("--official", default="", help="places with an official alert (One Call), comma-separated")
+    fa.add_argument("--rain-soon", dest="rain_soon", default="", help="places with rain due within 15 minutes (One Call), comma-separated")
     fa.add_argument("--webhook-log", dest="webhook_log")
     fa.add_argument("--not-firing", dest="not_firing", help="alert names (regex) that must not fire")
     fa.add_argument("--timeout", type=float, default=90)

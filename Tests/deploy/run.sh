@@ -142,7 +142,8 @@ openmetrics_parse() {
     local url="$1" pattern families=(); shift
     for pattern in "$@"; do families+=(--family "$pattern"); done
     PYTHONPATH="$OM_PYTHONPATH" "$PY" "$HERE/openmetrics.py" parse --url "$url" "${families[@]}" \
-        --file "$ROOT/Tests/ExporterTests/Golden/fixtures.om" --file "$ROOT/Tests/ExporterTests/Golden/onecall.om"
+        --file "$ROOT/Tests/ExporterTests/Golden/fixtures.om" --file "$ROOT/Tests/ExporterTests/Golden/onecall.om" \
+        --file "$ROOT/Tests/ExporterTests/Golden/onecall-nowcast.om"
 }
 
 # step runs its command in a child bash: hand it the functions and settings.
@@ -338,7 +339,7 @@ else
         dashboard_check() {
             "$PY" "$HERE/e2e.py" dashboard --prometheus "$PROM" \
                 --dashboard "$DEPLOY/grafana/dashboards/openweather.json" --location-regex "${LOCATIONS//,/|}|$NOT_FOUND" \
-                --may-be-empty 'offset|uv_index|dew_point|weather_alert|OfficialAlert'
+                --may-be-empty 'offset|uv_index|dew_point|weather_alert|OfficialAlert|precipitation_next'
         }
         export -f dashboard_check
         # Retried: rate() over 1m needs two scrapes of a counter that moved.
@@ -510,7 +511,7 @@ fi
 
 # --- forecast and One Call ----------------------------------------------------------
 
-# A second demo exporter with One Call (an official alert everywhere) and a place whose lower
+# A second demo exporter with One Call (an official alert and rain 10 minutes ahead everywhere) and a place whose lower
 # threshold only the forecast crosses, scraped by a second Prometheus that sends to the same
 # Alertmanager; then One Call loses its subscription.
 forecast_section() {
@@ -528,27 +529,29 @@ forecast_section() {
         fail "second exporter (One Call) starts"; tail -n 20 "$WORK/exporter2.log" | sed 's/^/      /'; return
     fi
     sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter2.log" | head -1 | cut -d= -f2)"
-    if curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?alerts=always" >/dev/null; then
-        pass "the second exporter's simulator puts an official alert everywhere"
+    if curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?alerts=always&rain=soon" >/dev/null; then
+        pass "the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"
     else
-        fail "the second exporter's simulator puts an official alert everywhere"; return
+        fail "the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"; return
     fi
     "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config2" --exporter "$exporter2" \
         --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
     prometheus --config.file="$WORK/config2/prometheus.yml" --storage.tsdb.path="$WORK/prometheus2" \
         --web.listen-address="${prom2#http://}" >"$WORK/prometheus2.log" 2>&1 &
     PIDS+=($!)
-    step "forecast: Frosty's forecast raises \"forecast below threshold\" while it is above its threshold; official alerts fire" \
-        "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom2" --alertmanager "$AM" --place Frosty --official Frosty,Texarkana
+    step "forecast: Frosty's forecast raises \"forecast below threshold\" while it is above its threshold; official and rain-soon alerts fire" \
+        "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom2" --alertmanager "$AM" --place Frosty --official Frosty,Texarkana \
+        --rain-soon Frosty,Texarkana
     dashboard_onecall() {
         "$PY" "$HERE/e2e.py" dashboard --prometheus "$1" --dashboard "$DEPLOY/grafana/dashboards/openweather.json" \
-            --location-regex "Frosty|Texarkana" --only 'uv_index|dew_point|weather_alert|forecast_' --may-be-empty 'offset'
+            --location-regex "Frosty|Texarkana" --only 'uv_index|dew_point|weather_alert|forecast_|precipitation_next' \
+            --may-be-empty 'offset'
     }
     export -f dashboard_onecall
     step "every forecast and One Call dashboard query returns data" wait_for 60 dashboard_onecall "$prom2"
-    step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts" \
+    step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts and the minute forecast" \
         wait_for 30 openmetrics_parse "http://$exporter2/metrics" \
-        '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_'
+        '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_' '^openweather_precipitation_next_hour_meters$'
     curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
     step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
         "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter2.log"

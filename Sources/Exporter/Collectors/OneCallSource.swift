@@ -3,20 +3,61 @@ import OpenWeather
 
 /// One Call 3.0 (`/data/3.0/onecall`): one request gives what `weather` and `forecast` need, so it
 /// stands in for both (their slots are filled from its reading and their jobs are not scheduled),
-/// plus the UV index, the dew point, the next days' extremes and official weather alerts. A key
-/// without the subscription gets 401: then the free endpoints run and One Call is retried hourly.
+/// plus the UV index, the dew point, the next days' extremes, official weather alerts and the rain
+/// of the next hour, minute by minute. A key without the subscription gets 401: then the free
+/// endpoints run and One Call is retried hourly.
 struct OneCallSource: Source {
     static let name = "onecall"
-    static let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes and official alerts."
+    static let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes, official alerts and the next hour's precipitation by the minute."
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(600)
     static let demoInterval = Duration.seconds(15)
-    /// Alerts come and go with time.
+    /// Alerts come and go, and the minute forecast moves on, with time. Its steps start on the
+    /// minute, so a render each minute (when `floor(now / 60)` moves) shows each step from its start
+    /// (within the renders' pacing, under a second): the next start does not lag, and the amount
+    /// left of the current minute is at most a minute old, as a scrape's would be anyway.
     let timePeriod: Double? = 60
     static let standsIn: [StandIn<OneCall>] = [.for(ForecastSource.self) { $0.hourly }, .for(WeatherSource.self) { $0.current }]
 
+    /// What is asked of One Call.
+    struct Options: Sendable, Equatable {
+        /// Parts of the answer not requested (`exclude=`); the families read from them are left out.
+        var exclude: [OneCall.Part] = []
+    }
+
+    var options = Options()
+
+    /// The parts `--collector.onecall.exclude` may name: `current` and `hourly` are what the
+    /// weather and forecast families (which One Call stands in for) are read from.
+    static let excludable: [OneCall.Part] = [.minutely, .daily, .alerts]
+
+    static let excludeSetting = Setting<[OneCall.Part]>(
+        "collector.onecall.exclude", key: "collector.onecall.exclude", kind: .list, placeholder: "PARTS",
+        doc: "Parts of the One Call answer not to request (exclude=), comma-separated: minutely (the next hour's precipitation), daily (the daily extremes and the forecast after 48h) or alerts; their families are left out. The default requests every part.",
+        default: [], shown: ""
+    ) { entry throws(ConfigError) in try parts(entry) }
+
+    static let settings = SourceSettings<Options>(flags: [excludeSetting.flag]) { given, options throws(ConfigError) in
+        options.exclude = try given.resolved(excludeSetting)
+    }
+
+    /// A comma-separated list of parts, in the answer's order without repeats; empty text for none.
+    static func parts(_ entry: RawSettings.Entry) throws(ConfigError) -> [OneCall.Part] {
+        var parts: Set<OneCall.Part> = []
+        for word in entry.text.split(separator: ",").map({ String($0).trimmed }) where !word.isEmpty {
+            guard let part = OneCall.Part(rawValue: word), excludable.contains(part) else {
+                let reason = word == "current" || word == "hourly"
+                    ? "cannot be left out: One Call stands in for the weather and the forecast, which are read from current and hourly (use --no-collector.onecall for the free endpoints)"
+                    : "is not a part of the One Call answer"
+                throw ConfigError("\(entry.origin) \"\(entry.text)\": \"\(word)\" \(reason); use minutely, daily or alerts")
+            }
+            parts.insert(part)
+        }
+        return OneCall.Part.allCases.filter(parts.contains)
+    }
+
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        OneCall.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+        OneCall.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language, exclude: options.exclude)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> OneCall {
@@ -35,6 +76,8 @@ struct OneCallSource: Source {
     private static let dailyMax: StaticString = "openweather_forecast_daily_temperature_max_celsius"
     private static let alertInfo: StaticString = "openweather_weather_alert_info"
     private static let alertEnd: StaticString = "openweather_weather_alert_end_timestamp_seconds"
+    private static let nextStart: StaticString = "openweather_precipitation_next_start_timestamp_seconds"
+    private static let nextHour: StaticString = "openweather_precipitation_next_hour_meters"
 
     var families: [MetricFamily] {
         [
@@ -46,6 +89,12 @@ struct OneCallSource: Source {
                 name: Self.alertInfo.description,
                 help: "An official weather alert in force (between its start and end), by event and sender; always 1."),
             MetricFamily(name: Self.alertEnd.description, help: "When the official weather alert ends, Unix time; the latest of several alike."),
+            MetricFamily(
+                name: Self.nextStart.description,
+                help: "Start of the first minute with precipitation in the minute forecast (minutely), from the minute covering now (so that minute's start while it rains), Unix time; absent when none is forecast."),
+            MetricFamily(
+                name: Self.nextHour.description,
+                help: "Precipitation forecast from now to the end of the minute forecast, about an hour (minutely[].precipitation in mm/h, each minute for its part after now)."),
         ]
     }
 
@@ -86,6 +135,23 @@ struct OneCallSource: Source {
                         lines.buffers[target].appendLabel("days_ahead", String(index))
                         lines.buffers[target].appendClosing(value(day))
                     }
+                }
+            }
+            let nowcasts = shown.map { $0.1.nowcast(at: now) }
+            if let target = lines.index[Self.nextHour.description] {
+                for ((position, _), nowcast) in zip(shown, nowcasts) {
+                    guard let nowcast else { continue }
+                    lines.buffers[target].append(Self.nextHour)
+                    lines.buffers[target].append(openings[position])
+                    lines.buffers[target].appendClosing(nowcast.amountMeters)
+                }
+            }
+            if let target = lines.index[Self.nextStart.description] {
+                for ((position, _), nowcast) in zip(shown, nowcasts) {
+                    guard let start = nowcast?.nextStart else { continue }
+                    lines.buffers[target].append(Self.nextStart)
+                    lines.buffers[target].append(openings[position])
+                    lines.buffers[target].appendClosing(start)
                 }
             }
             let alerts = shown.map { Self.inForce($0.1.alerts, at: now) }
