@@ -33,8 +33,9 @@ struct AirPollutionSource: Source {
         ]
     }
 
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollution>, to lines: inout FamilyLines) {
-        let targets = [Self.index, Self.pollutant, Self.observation].map { lines.index[$0.description].map { lines.buffers[$0] } }
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollution>, to lines: CollectorLines) {
+        // In `families` order.
+        let targets = (0..<3).map { lines[family: $0] }
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 guard let reading = readings[position] else { continue }

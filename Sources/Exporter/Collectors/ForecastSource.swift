@@ -108,7 +108,7 @@ struct ForecastSource: Source {
     /// counts time ahead is a plain number with its unit in the label's name, as `days_ahead` is.
     static func hoursLabel(_ span: Duration) -> String { Exposition.formatValue(span.seconds / 3600) }
 
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Forecast>, to lines: inout FamilyLines) {
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Forecast>, to lines: CollectorLines) {
         let shown = readings.shown
         guard !shown.isEmpty else { return }
         let now = shard.now
@@ -116,9 +116,9 @@ struct ForecastSource: Source {
         let horizons = horizons.map { ($0, Self.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
         let windows = windows.map { ($0, Self.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
         shard.withOpenings { openings in
-            for family in Self.atHorizons {
-                guard let target = lines.index[family.name] else { continue }
-                let buffer = lines.buffers[target]
+            // Positions in `families`: the horizon families, the window families, then the issue time.
+            for (number, family) in Self.atHorizons.enumerated() {
+                guard let buffer = lines[family: number] else { continue }
                 let name = Array(family.name.utf8)
                 for (position, forecast) in shown {
                     for (horizon, label) in horizons {
@@ -133,9 +133,8 @@ struct ForecastSource: Source {
                 }
             }
             let summaries = shown.map { _, forecast in windows.map { forecast.window(from: now, to: now + $0.0.seconds) } }
-            for family in Self.overWindows {
-                guard let target = lines.index[family.name] else { continue }
-                let buffer = lines.buffers[target]
+            for (number, family) in Self.overWindows.enumerated() {
+                guard let buffer = lines[family: Self.atHorizons.count + number] else { continue }
                 let name = Array(family.name.utf8)
                 for ((position, _), perWindow) in zip(shown, summaries) {
                     for (summary, (_, label)) in zip(perWindow, windows) {
@@ -147,8 +146,7 @@ struct ForecastSource: Source {
                     }
                 }
             }
-            if let target = lines.index[Self.issued.description] {
-                let buffer = lines.buffers[target]
+            if let buffer = lines[family: Self.atHorizons.count + Self.overWindows.count] {
                 for (position, forecast) in shown {
                     buffer.append(Self.issued)
                     buffer.append(openings[position])

@@ -79,6 +79,11 @@ struct OneCallSource: Source {
     private static let nextStart: StaticString = "openweather_precipitation_next_start_timestamp_seconds"
     private static let nextHour: StaticString = "openweather_precipitation_next_hour_meters"
 
+    /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
+    private enum Family: Int {
+        case uvIndex, dewPoint, dailyMin, dailyMax, alertInfo, alertEnd, nextStart, nextHour
+    }
+
     var families: [MetricFamily] {
         [
             MetricFamily(name: Self.uvIndex.description, help: "UV index now (current.uvi)."),
@@ -112,58 +117,58 @@ struct OneCallSource: Source {
         return Array(sorted.prefix(maxAlerts))
     }
 
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<OneCall>, to lines: inout FamilyLines) {
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<OneCall>, to lines: CollectorLines) {
         let shown = readings.shown
         guard !shown.isEmpty else { return }
         let now = shard.now
         shard.withOpenings { openings in
-            for (family, value) in [(Self.dewPoint, { (reading: OneCall) in reading.dewPointCelsius }), (Self.uvIndex, { $0.uvIndex })] {
-                guard let target = lines.index[family.description] else { continue }
+            for (family, number, value) in [(Self.dewPoint, Family.dewPoint, { (reading: OneCall) in reading.dewPointCelsius }), (Self.uvIndex, Family.uvIndex, { $0.uvIndex })] {
+                guard let buffer = lines[family: number] else { continue }
                 for (position, reading) in shown {
-                    lines.buffers[target].append(family)
-                    lines.buffers[target].append(openings[position])
-                    lines.buffers[target].appendClosing(value(reading))
+                    buffer.append(family)
+                    buffer.append(openings[position])
+                    buffer.appendClosing(value(reading))
                 }
             }
-            for (family, value) in [(Self.dailyMin, { (day: OneCall.Day) in day.temperatureMinCelsius }), (Self.dailyMax, { $0.temperatureMaxCelsius })] {
-                guard let target = lines.index[family.description] else { continue }
+            for (family, number, value) in [(Self.dailyMin, Family.dailyMin, { (day: OneCall.Day) in day.temperatureMinCelsius }), (Self.dailyMax, Family.dailyMax, { $0.temperatureMaxCelsius })] {
+                guard let buffer = lines[family: number] else { continue }
                 for (position, reading) in shown {
                     // Label order: "0" to "7" sort as numbers do while there are fewer than ten days.
                     for (index, day) in reading.daily.prefix(10).enumerated() {
-                        lines.buffers[target].append(family)
-                        lines.buffers[target].append(openings[position])
-                        lines.buffers[target].appendLabel("days_ahead", String(index))
-                        lines.buffers[target].appendClosing(value(day))
+                        buffer.append(family)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("days_ahead", String(index))
+                        buffer.appendClosing(value(day))
                     }
                 }
             }
             let nowcasts = shown.map { $0.1.nowcast(at: now) }
-            if let target = lines.index[Self.nextHour.description] {
+            if let buffer = lines[family: Family.nextHour] {
                 for ((position, _), nowcast) in zip(shown, nowcasts) {
                     guard let nowcast else { continue }
-                    lines.buffers[target].append(Self.nextHour)
-                    lines.buffers[target].append(openings[position])
-                    lines.buffers[target].appendClosing(nowcast.amountMeters)
+                    buffer.append(Self.nextHour)
+                    buffer.append(openings[position])
+                    buffer.appendClosing(nowcast.amountMeters)
                 }
             }
-            if let target = lines.index[Self.nextStart.description] {
+            if let buffer = lines[family: Family.nextStart] {
                 for ((position, _), nowcast) in zip(shown, nowcasts) {
                     guard let start = nowcast?.nextStart else { continue }
-                    lines.buffers[target].append(Self.nextStart)
-                    lines.buffers[target].append(openings[position])
-                    lines.buffers[target].appendClosing(start)
+                    buffer.append(Self.nextStart)
+                    buffer.append(openings[position])
+                    buffer.appendClosing(start)
                 }
             }
             let alerts = shown.map { Self.inForce($0.1.alerts, at: now) }
-            for family in [Self.alertEnd, Self.alertInfo] {
-                guard let target = lines.index[family.description] else { continue }
+            for (family, number) in [(Self.alertEnd, Family.alertEnd), (Self.alertInfo, Family.alertInfo)] {
+                guard let buffer = lines[family: number] else { continue }
                 for ((position, _), inForce) in zip(shown, alerts) {
                     for alert in inForce {
-                        lines.buffers[target].append(family)
-                        lines.buffers[target].append(openings[position])
-                        lines.buffers[target].appendLabel("event", alert.event)
-                        lines.buffers[target].appendLabel("sender", alert.sender)
-                        lines.buffers[target].appendClosing(family.description == Self.alertEnd.description ? alert.end : 1)
+                        buffer.append(family)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("event", alert.event)
+                        buffer.appendLabel("sender", alert.sender)
+                        buffer.appendClosing(number == .alertEnd ? alert.end : 1)
                     }
                 }
             }

@@ -45,7 +45,7 @@ protocol Source: Sendable {
     /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves.
     var timePeriod: Double? { get }
     /// `shard`'s lines of `families`, from each location's fresh reading.
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: inout FamilyLines)
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: CollectorLines)
     /// An answer that says the key cannot use this source at all (a subscription missing): the
     /// sources it stands in for then run themselves, and it is retried every `Sources.unavailableRetry`.
     func isUnavailable(_ error: OpenWeatherError) -> Bool
@@ -62,7 +62,7 @@ extension Source {
     static var standsIn: [StandIn<Reading>] { [] }
     var families: [MetricFamily] { [] }
     var timePeriod: Double? { nil }
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: inout FamilyLines) {}
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: CollectorLines) {}
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
     var unavailableHint: String { "" }
     func glance(at reading: Reading) -> String? { nil }

@@ -33,8 +33,8 @@ extension Source {
     }
 
     /// `shard`'s lines of its families, from the readings in `slot`.
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: inout FamilyLines) {
-        appendSeries(of: shard, readings: ShardReadings(shard: shard, slot: slot), to: &lines)
+    func appendSeries(of shard: ShardSeries, slot: Int, to lines: CollectorLines) {
+        appendSeries(of: shard, readings: ShardReadings(shard: shard, slot: slot), to: lines)
     }
 
     /// The landing page's glance at a stored reading of this source.

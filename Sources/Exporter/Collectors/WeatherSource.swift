@@ -114,13 +114,16 @@ struct WeatherSource: Source {
         ]
     }
 
+    /// Their positions in `families`: after the fields.
+    private static let conditionFamily = Field.allCases.count
+    private static let locationFamily = Field.allCases.count + 1
     private static let conditionInfo: StaticString = "openweather_condition_info"
     private static let locationInfo: StaticString = "openweather_location_info"
     private static let fieldNames = Field.allCases.map { Array($0.name.utf8) }
 
     /// Written straight from the readings: no family, sample or label array per series. Family by
     /// family, so each family's buffer is fetched once per shard.
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<CurrentWeather>, to lines: inout FamilyLines) {
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<CurrentWeather>, to lines: CollectorLines) {
         let count = shard.locations.count
         // Which locations show weather, and their values field by field.
         var shown: [(position: Int, reading: CurrentWeather)] = []
@@ -133,8 +136,7 @@ struct WeatherSource: Source {
         guard !shown.isEmpty else { return }
         shard.withOpenings { openings in
             for field in Field.allCases {
-                guard let target = lines.index[field.name] else { continue }
-                let buffer = lines.buffers[target]
+                guard let buffer = lines[family: field] else { continue }
                 Self.fieldNames[field.rawValue].withUnsafeBufferPointer { name in
                     for (position, _) in shown {
                         guard let value = values[field.rawValue * count + position] else { continue }
@@ -142,8 +144,7 @@ struct WeatherSource: Source {
                     }
                 }
             }
-            if let condition = lines.index[Self.conditionInfo.description] {
-                let buffer = lines.buffers[condition]
+            if let buffer = lines[family: Self.conditionFamily] {
                 for (position, reading) in shown {
                     guard let primary = reading.primaryCondition else { continue }
                     buffer.append(Self.conditionInfo)
@@ -154,8 +155,7 @@ struct WeatherSource: Source {
                     buffer.appendClosing(1)
                 }
             }
-            if let info = lines.index[Self.locationInfo.description] {
-                let buffer = lines.buffers[info]
+            if let buffer = lines[family: Self.locationFamily] {
                 for (position, reading) in shown {
                     buffer.append(Self.locationInfo)
                     buffer.append(openings[position])

@@ -6,8 +6,8 @@ import Exposition
 protocol Collector: Sendable {
     /// Every family it writes, each series with `location` as its first label.
     var families: [MetricFamily] { get }
-    /// `shard`'s lines of `families`, appended to their buffers (found by name in `lines.index`).
-    func appendSeries(of shard: ShardSeries, to lines: inout FamilyLines)
+    /// `shard`'s lines of `families`, appended to their buffers: `lines[k]` is the buffer of `families[k]`.
+    func appendSeries(of shard: ShardSeries, to lines: CollectorLines)
 }
 
 /// A source's collector: its families, written from the readings in its slot of each location.
@@ -17,8 +17,8 @@ struct SourceCollector: Collector {
 
     var families: [MetricFamily] { source.families }
 
-    func appendSeries(of shard: ShardSeries, to lines: inout FamilyLines) {
-        source.appendSeries(of: shard, slot: slot, to: &lines)
+    func appendSeries(of shard: ShardSeries, to lines: CollectorLines) {
+        source.appendSeries(of: shard, slot: slot, to: lines)
     }
 }
 
@@ -87,19 +87,31 @@ struct ShardSeries {
     }
 }
 
-/// One byte buffer per per-location family, in the exposition's family order.
+/// One byte buffer per family of the exposition, in its order (a family without a location keeps
+/// its buffer empty), and each collector's view of them.
 struct FamilyLines {
-    /// Family name to buffer index; only families whose series carry a location.
-    let index: [String: Int]
     let buffers: [ByteBuffer]
+    /// Per collector, the buffers of its families in its `families` order.
+    let collectors: [CollectorLines]
 
-    init(index: [String: Int], count: Int) {
-        self.index = index
-        buffers = (0..<count).map { _ in ByteBuffer() }
+    /// `positions[c][k]`: where collector c's k-th family is in the exposition (nil: not in it).
+    init(count: Int, positions: [[Int?]]) {
+        let buffers = (0..<count).map { _ in ByteBuffer() }
+        self.buffers = buffers
+        collectors = positions.map { CollectorLines(buffers: $0.map { $0.map { buffers[$0] } }) }
     }
 
     /// Empties every buffer and keeps its capacity, for the next shard.
     func clear() {
         for buffer in buffers { buffer.removeAll() }
     }
+}
+
+/// The buffers one collector writes, by the position of the family in its own `families`: where a
+/// family's lines go is found once per layout, not by name in every shard.
+struct CollectorLines {
+    let buffers: [ByteBuffer?]
+
+    subscript(family family: Int) -> ByteBuffer? { buffers[family] }
+    subscript<Family: RawRepresentable>(family family: Family) -> ByteBuffer? where Family.RawValue == Int { buffers[family.rawValue] }
 }

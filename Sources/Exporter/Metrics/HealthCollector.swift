@@ -21,8 +21,9 @@ struct HealthCollector: Collector {
         ]
     }
 
-    func appendSeries(of shard: ShardSeries, to lines: inout FamilyLines) {
-        let targets = [Self.up, Self.lastSuccess, Self.duration, Self.thresholds].map { lines.index[$0.description].map { lines.buffers[$0] } }
+    func appendSeries(of shard: ShardSeries, to lines: CollectorLines) {
+        // In `families` order.
+        let targets = (0..<4).map { lines[family: $0] }
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 let opening = openings[position]

@@ -8,20 +8,24 @@ import Gzip
 /// shard to shard, and a compressor. Unchecked: used by one thread at a time (`ShardThreads` gives
 /// each thread its own).
 final class ShardWorker: @unchecked Sendable {
-    private var lines = FamilyLines(index: [:], count: 0)
+    private var lines = FamilyLines(count: 0, positions: [])
+    private var positions: [[Int?]] = []
     private var compressor: GzipCompressor?
 
-    /// The shard's lines of every per-location family (`index` maps their names to positions among
-    /// `families`), as plain chunks or, with `gzip`, as deflate segments. A chunk whose text is that of
+    /// The shard's lines of every per-location family (`positions[c]` says where collector c's families
+    /// are among the exposition's `families`), as plain chunks or, with `gzip`, as deflate segments. A chunk whose text is that of
     /// one of `previous`'s gzipped chunks at the same position keeps its segment: most of a shard's
     /// families do not change when one of its locations is polled, and compressing is most of the cost.
     func render(
-        _ part: ShardSeries, collectors: [any Collector], index: [String: Int], families: Int, gzip: Bool,
+        _ part: ShardSeries, collectors: [any Collector], positions: [[Int?]], families: Int, gzip: Bool,
         previous: WeatherRendering.ShardChunks = .init()
     ) -> WeatherRendering.ShardChunks {
-        if lines.index != index || lines.buffers.count != families { lines = FamilyLines(index: index, count: families) }
+        if self.positions != positions || lines.buffers.count != families {
+            lines = FamilyLines(count: families, positions: positions)
+            self.positions = positions
+        }
         lines.clear()
-        for collector in collectors { collector.appendSeries(of: part, to: &lines) }
+        for (collector, own) in zip(collectors, lines.collectors) { collector.appendSeries(of: part, to: own) }
         var result = WeatherRendering.ShardChunks()
         result.plainCounts = lines.buffers.map(\.count)
         result.gzipped = gzip

@@ -115,11 +115,13 @@ struct WeatherRendering {
         // Rendered straight into the form the last render chose: with a steady number of
         // locations, that is the form they stay in.
         let form = gzipped
+        // Where each collector's families are: found by name once per render, not in every shard.
+        let familyPositions = collectors.map { $0.families.map { index[$0.name] } }
         let (keys, collectors, familyCount) = (keys, collectors, families.count)
-        threads.forEachShard(dirty, of: &shards) { [index] worker, shard, previous in
+        threads.forEachShard(dirty, of: &shards) { worker, shard, previous in
             let positions = keys.positions(ofShard: shard)
             let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys.fresh(at: $0) }, now: now)
-            return worker.render(part, collectors: collectors, index: index, families: familyCount, gzip: form, previous: previous)
+            return worker.render(part, collectors: collectors, positions: familyPositions, families: familyCount, gzip: form, previous: previous)
         }
 
         // Per format and family, its own plain part: the whole family, or the HELP and TYPE lines
