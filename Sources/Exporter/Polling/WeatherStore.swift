@@ -62,8 +62,7 @@ final class WeatherStore: Sendable {
         var locations: LocationStates
         /// What `locations` are laid out by: the plan's, the same value the poller holds.
         var laidOut: Layout
-        /// Rises whenever renderers must lay out anew: a new `laidOut` (a reload), or the state file's
-        /// families appearing (the renderer keeps each shard's lines by family position).
+        /// Rises with a new `laidOut` (a reload), so renderers lay out anew.
         var layout: UInt64 = 0
         var requestCounts: [RequestKey: Double] = [:]
         var reloadSuccessful = true
@@ -133,7 +132,6 @@ final class WeatherStore: Sendable {
     /// `successful` nil: a state file is kept, nothing written yet (the metrics show from the start).
     func recordStateWrite(successful: Bool?, now: Double) {
         state.withLock { snapshot in
-            if snapshot.stateWrites == nil { snapshot.layout &+= 1 }
             var writes = snapshot.stateWrites ?? StateWrites()
             if successful == true { writes.lastSuccess = now } else if successful == false { writes.failures += 1 }
             snapshot.stateWrites = writes

@@ -53,6 +53,9 @@ struct WeatherRendering {
     private var keys = ShardKeys()
     /// The store's layout the keys and shards were made for.
     private var layout: UInt64?
+    /// The exposition's families the shards' chunks are kept for, by position: a family appearing
+    /// (the state file's, after its first write) moves the others, so every shard is redone.
+    private var familyNames: [String] = []
     private var shards: [ShardChunks] = []
     let gzipAbove: Int
     private var gzipped = false
@@ -99,8 +102,10 @@ struct WeatherRendering {
 
         let dirty: [Int]
         threads.threadsUsed = 1
-        if layout != snapshot.layout || snapshot.locations.count != keys.count {
+        let names = families.map(\.name)
+        if layout != snapshot.layout || snapshot.locations.count != keys.count || names != familyNames {
             layout = snapshot.layout
+            familyNames = names
             keys.reset(snapshot, now: now)
             shards = Array(repeating: ShardChunks(), count: keys.shardCount)
             dirty = Array(shards.indices)
