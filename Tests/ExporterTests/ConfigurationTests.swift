@@ -107,7 +107,9 @@ import Testing
         }
         let flags = text.split(separator: "\n").filter { $0.hasPrefix("  --") }.map { String($0.dropFirst(4).prefix { $0 != "=" }) }
         let collectors = [
-            "collector.air_pollution", "collector.air_pollution.interval", "collector.forecast", "collector.forecast.interval",
+            "collector.air_pollution", "collector.air_pollution.interval", "collector.air_pollution_forecast",
+            "collector.air_pollution_forecast.interval", "collector.air_pollution_forecast.horizons", "collector.air_pollution_forecast.windows",
+            "collector.forecast", "collector.forecast.interval",
             "collector.forecast.horizons", "collector.forecast.windows", "collector.onecall", "collector.onecall.interval",
             "collector.weather", "collector.weather.interval",
         ]
@@ -203,7 +205,7 @@ import Testing
         #expect(config.demo)
         #expect(config.locations.count >= 3 && config.locations.count <= 5)
         #expect(config.interval(of: "weather") == .seconds(15))
-        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"], "the demo shows every source")
+        #expect(config.activeSources.map(\.name) == ["air_pollution", "air_pollution_forecast", "forecast", "weather"], "the demo shows every source")
         #expect(config.warnings.isEmpty)
     }
 
