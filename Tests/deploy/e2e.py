@@ -563,6 +563,9 @@ def inhibit_forecast(a):
         alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="x:9755", location="Tromso", severity="warning"),
         alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-f", instance="y:9755", code="401", source="forecast", severity="critical"),
         alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="y:9755", location="Graz", severity="warning"),
+        alert(alertname="OpenWeatherAirQualityPoor", job="inhibit-f", instance="x:9755", location="Delhi", severity="warning"),
+        alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Delhi", window_hours="24", severity="warning"),
+        alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Milan", window_hours="24", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
     want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherForecastBelowThreshold", "Oslo"): True,
@@ -570,7 +573,10 @@ def inhibit_forecast(a):
             ("OpenWeatherForecastAboveThreshold", "Seville"): True, ("OpenWeatherForecastBelowThreshold", "Seville"): False,
             ("OpenWeatherLocationFailing", "Lyon"): False, ("OpenWeatherForecastMissing", "Lyon"): True,
             ("OpenWeatherLocationFailing", "Tromso"): False, ("OpenWeatherForecastMissing", "Tromso"): False,
-            ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True}
+            ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True,
+            # Poor air now mutes the forecast of poor air at that place only.
+            ("OpenWeatherAirQualityPoor", "Delhi"): False, ("OpenWeatherPoorAirExpected", "Delhi"): True,
+            ("OpenWeatherPoorAirExpected", "Milan"): False}
     got = {}
 
     def settled():
