@@ -77,7 +77,7 @@ struct AirPollutionForecastSource: Source {
         ([("openweather", nil)] + AirQualityScale.allCases.enumerated().map { ($0.element.rawValue, $0.offset) })
         .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
 
-    static func index(_ forecast: AirPollutionForecast, step: Int, column: Int?) -> Double? {
+    static func value(_ forecast: AirPollutionForecast, step: Int, column: Int?) -> Double? {
         guard let column else { return Double(forecast.steps[step].airQualityIndex) }
         return forecast.scaleIndices[step][column]
     }
@@ -106,7 +106,7 @@ struct AirPollutionForecastSource: Source {
                 if let buffer = targets[1] {
                     for scale in Self.scales {
                         for (step, (_, label)) in zip(covering, horizons) {
-                            guard let step, let value = Self.index(forecast, step: step, column: scale.column) else { continue }
+                            guard let step, let value = Self.value(forecast, step: step, column: scale.column) else { continue }
                             buffer.append(Self.scaleIndex)
                             buffer.append(openings[position])
                             buffer.appendLabel("scale", scale.label)
@@ -140,7 +140,7 @@ struct AirPollutionForecastSource: Source {
                 if let buffer = targets[4] {
                     for scale in Self.scales {
                         for (span, (_, label)) in zip(spans, windows) {
-                            guard let span, let highest = span.compactMap({ Self.index(forecast, step: $0, column: scale.column) }).max() else { continue }
+                            guard let span, let highest = span.compactMap({ Self.value(forecast, step: $0, column: scale.column) }).max() else { continue }
                             buffer.append(Self.scaleMaxIndex)
                             buffer.append(openings[position])
                             buffer.appendLabel("scale", scale.label)
