@@ -39,9 +39,14 @@ public enum AirPollutionDecoder {
     private static func convert(_ root: Fields) throws(FieldError) -> AirPollution {
         let list = try root.requireObject().list("list")
         guard let latest = list.first else { throw FieldError(reason: "`list` is empty: no measurement reported") }
-        let index = try latest.object("main").number("aqi", 1...5)
-        guard index == index.rounded() else { throw FieldError(reason: "`list[0].main.aqi` = \(index) is not a whole number") }
-        let components = try latest.object("components")
+        return try item(latest)
+    }
+
+    /// One hour of a `list`: the current answer's, or one of the forecast's.
+    static func item(_ entry: Fields) throws(FieldError) -> AirPollution {
+        let index = try entry.object("main").number("aqi", 1...5)
+        guard index == index.rounded() else { throw FieldError(reason: "`\(entry.path).main.aqi` = \(index) is not a whole number") }
+        let components = try entry.object("components")
         var concentrations: [Double?] = []
         for pollutant in AirPollution.pollutants {
             concentrations.append(try components.optionalNumber(pollutant, limit(pollutant)).map { WeatherDecoder.shift($0, by: -6) })
@@ -49,7 +54,7 @@ public enum AirPollutionDecoder {
         return AirPollution(
             airQualityIndex: Int(index),
             gramsPerCubicMeter: concentrations,
-            observationTime: try latest.number("dt", 1...1e11)
+            observationTime: try entry.number("dt", 1...1e11)
         )
     }
 }

@@ -41,6 +41,15 @@ enum AirPollutionModel {
         return Reading(index: index(components), components: components, observationTime: hourStart)
     }
 
+    /// The forecast's hours: the model itself from the current hour on, so the forecast sees the
+    /// same rush hours and stagnation spells the current answers will report.
+    static let forecastHours = 96
+
+    static func forecast(latitude: Double, longitude: Double, at time: Double) -> [Reading] {
+        let hourStart = (time / 3600).rounded(.down) * 3600
+        return (0..<forecastHours).map { reading(latitude: latitude, longitude: longitude, at: hourStart + Double($0) * 3600) }
+    }
+
     /// OpenWeather's breakpoints (µg/m³) from "Good" to "Poor"; at or above the last, "Very poor".
     private static let breakpoints: [String: [Double]] = [
         "so2": [20, 80, 250, 350],

@@ -2,6 +2,7 @@
 enum Endpoint: String, CaseIterable {
     case weather = "/data/2.5/weather"
     case airPollution = "/data/2.5/air_pollution"
+    case airPollutionForecast = "/data/2.5/air_pollution/forecast"
     case forecast = "/data/2.5/forecast"
     case oneCall = "/data/3.0/onecall"
     case geocodingDirect = "/geo/1.0/direct"
@@ -14,7 +15,7 @@ enum Endpoint: String, CaseIterable {
         _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false
     ) -> (status: Int, body: String) {
         switch self {
-        case .weather, .airPollution, .forecast, .oneCall:
+        case .weather, .airPollution, .airPollutionForecast, .forecast, .oneCall:
             guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
             guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
             if self == .oneCall {
@@ -27,6 +28,9 @@ enum Endpoint: String, CaseIterable {
             if self == .airPollution {
                 let reading = AirPollutionModel.reading(latitude: latitude, longitude: longitude, at: time)
                 return (200, AirPollutionJSON.render(reading, latitude: latitude, longitude: longitude))
+            }
+            if self == .airPollutionForecast {
+                return (200, AirPollutionJSON.render(AirPollutionModel.forecast(latitude: latitude, longitude: longitude, at: time), latitude: latitude, longitude: longitude))
             }
             let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
             return (200, WeatherJSON.render(reading, units: query["units"] ?? "standard", cityID: Int(abs(latitude * 1000 + longitude))))
@@ -49,7 +53,7 @@ enum Endpoint: String, CaseIterable {
     var breakable: (number: String, absurd: String, required: String) {
         switch self {
         case .weather: ("temp", "9999", "main")
-        case .airPollution: ("aqi", "9", "components")
+        case .airPollution, .airPollutionForecast: ("aqi", "9", "components")
         case .forecast: ("temp", "9999", "list")
         case .oneCall: ("temp", "9999", "current")
         case .geocodingDirect, .geocodingZip: ("lat", "999", "lat")

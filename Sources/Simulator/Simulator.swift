@@ -3,7 +3,7 @@ import Locking
 
 /// An OpenWeather-compatible server on loopback: `GET /data/2.5/weather` with
 /// simulated weather (see `WeatherModel`), `/data/2.5/forecast` (`ForecastJSON`, from the same model),
-/// `/data/2.5/air_pollution` (`AirPollutionModel`),
+/// `/data/2.5/air_pollution` and its `/forecast` (96 hours of `AirPollutionModel`),
 /// `/geo/1.0/direct` and `/geo/1.0/zip` for real places (`Places`), each checking the key,
 /// and switchable faults. It is what `--demo` runs and what the tests run against.
 ///

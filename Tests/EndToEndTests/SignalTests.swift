@@ -95,7 +95,7 @@ extension DemoModeTests {
         defer { unlink(file) }
         // The weather alone: with the demo's forecast the exposition is 32 MB and takes 6 s of CPU to poll.
         let (process, port) = try await Self.startDemo(
-            ["--config.file=\(file)", "--collector.weather.interval=1m", "--no-collector.air_pollution", "--no-collector.forecast"], budget: 100_000)
+            ["--config.file=\(file)", "--collector.weather.interval=1m", "--no-collector.air_pollution", "--no-collector.air_pollution_forecast", "--no-collector.forecast"], budget: 100_000)
         #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
         #expect(full.body.count > 6_000_000, "the exposition should be large: \(full.body.count) bytes")

@@ -110,8 +110,11 @@ import Testing
         let collectors = Sources.all.filter { !$0.resolves }.flatMap { source in
             ["collector.\(source.name)", "collector.\(source.name).interval"] + source.settingFlags.map(\.name)
         }.filter { $0.hasPrefix("collector.") }
-        #expect(collectors.starts(with: ["collector.air_pollution", "collector.air_pollution.interval", "collector.forecast",
-                                         "collector.forecast.interval", "collector.forecast.horizons", "collector.forecast.windows"]))
+        #expect(collectors.starts(with: [
+            "collector.air_pollution", "collector.air_pollution.interval", "collector.air_pollution_forecast",
+            "collector.air_pollution_forecast.interval", "collector.air_pollution_forecast.horizons", "collector.air_pollution_forecast.windows",
+            "collector.forecast", "collector.forecast.interval", "collector.forecast.horizons", "collector.forecast.windows",
+        ]))
         let first = try #require(flags.firstIndex(of: collectors[0]))
         #expect(Array(flags[first...].prefix(collectors.count)) == collectors)
         #expect(flags.last == "poll.interval")
@@ -206,7 +209,7 @@ import Testing
         #expect(config.interval(of: "weather") == .seconds(15))
         // Every source but a resolver and One Call (which stands in for others and needs a subscription).
         #expect(config.activeSources.map(\.name) == Sources.all.filter { !$0.resolves && $0.standsIn.isEmpty }.map(\.name), "the demo shows every source")
-        #expect(config.activeSources.map(\.name).starts(with: ["air_pollution", "forecast"]) && config.activeSources.last?.name == "weather")
+        #expect(config.activeSources.map(\.name).starts(with: ["air_pollution", "air_pollution_forecast", "forecast"]) && config.activeSources.last?.name == "weather")
         #expect(config.warnings.isEmpty)
     }
 

@@ -95,6 +95,7 @@ import Testing
             "api_requests_total", "exporter_build_info", "temperature_alert_threshold_celsius",
             "exporter_config_last_reload_successful", "exporter_config_last_reload_success_timestamp_seconds",
             "air_quality_index", "air_pollutant_grams_per_cubic_meter", "air_pollution_observation_timestamp_seconds",
+            "air_quality_scale_index",
         ] {
             #expect(text.contains("\n# TYPE openweather_\(name) "), "openweather_\(name)")
         }
@@ -112,6 +113,7 @@ import Testing
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"above\"} 30",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"below\"} -5",
             "openweather_up{location=\"Atlantis\",source=\"air_pollution\"} 0",
+            "openweather_up{location=\"Atlantis\",source=\"air_pollution_forecast\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"forecast\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"geocoding\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"onecall\"} 0",

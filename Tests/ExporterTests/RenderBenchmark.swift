@@ -33,6 +33,14 @@ struct RenderBenchmark {
                 return moved
             },
             stepSeconds: fixture.stepSeconds, issued: fixture.issued + shift)
+        // Likewise the air quality forecast: its first hour began an hour before now.
+        let airFixture = try AirPollutionForecastDecoder.decode(Fixture.bytes("air-pollution-forecast-barcelona.json"))
+        let airShift = now - 3600 - airFixture.steps[0].observationTime
+        let airForecast = AirPollutionForecast(steps: airFixture.steps.map { step in
+            var moved = step
+            moved.observationTime += airShift
+            return moved
+        })
         let locations = (0..<count).map { index in
             Location(name: "Place \(index)", latitude: Double(index % 180) - 89.5, longitude: Double(index % 360) - 179.75)
         }
@@ -44,6 +52,7 @@ struct RenderBenchmark {
                 let reading: any Sendable = switch source {
                 case "weather": readings[position % readings.count]
                 case "forecast": forecast
+                case "air_pollution_forecast": airForecast
                 default: air
                 }
                 store.recordSuccess(location: position, source: slot, reading: reading, duration: 0.2, now: now)
@@ -83,7 +92,7 @@ struct RenderBenchmark {
     }
 
     /// Weather alone, with air pollution, and with the forecast (re-rendered every minute as time passes).
-    @Test(arguments: [["weather"], ["air_pollution", "weather"], ["forecast", "weather"]])
+    @Test(arguments: [["weather"], ["air_pollution", "weather"], ["forecast", "weather"], ["air_pollution_forecast", "weather"]])
     func renderTimes(sources: [String]) throws {
         let count = Self.locationCount
         let now = Clock.wallSeconds()

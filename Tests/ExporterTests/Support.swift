@@ -173,7 +173,7 @@ extension WeatherStore {
 
     /// The sources the golden files and the readiness test were written for, in label order: a source
     /// added later is not in them, so it changes no golden file.
-    static let fixtureSources: [any Source] = [AirPollutionSource(), ForecastSource(), GeocodingSource(), OneCallSource(), WeatherSource()]
+    static let fixtureSources: [any Source] = [AirPollutionSource(), AirPollutionForecastSource(), ForecastSource(), GeocodingSource(), OneCallSource(), WeatherSource()]
 
     /// Records by names, for tests that build a store by hand.
     func success(_ location: String, _ source: String, _ reading: any Sendable, duration: Double = 0.25, now: Double) {

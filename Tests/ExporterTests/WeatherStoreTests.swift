@@ -87,6 +87,7 @@ import Testing
         store.failure("B", "geocoding", code: "200", reason: "no place matches")
         #expect(!store.snapshot().allAttempted, "A's air pollution has not been tried")
         store.failure("A", "air_pollution", code: "500", reason: "x")
+        store.failure("A", "air_pollution_forecast", code: "500", reason: "x")
         #expect(!store.snapshot().allAttempted, "A's forecast has not been tried")
         store.failure("A", "forecast", code: "500", reason: "x")
         store.failure("A", "onecall", code: "500", reason: "x")

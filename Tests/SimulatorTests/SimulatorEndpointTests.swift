@@ -34,6 +34,30 @@ import Testing
         #expect(simulator.requests.first?.latitude == 37.9838)
     }
 
+    /// 96 hours from the current one, each the hour the current call will report then, so the
+    /// forecast sees the model's rush hours.
+    @Test func airPollutionForecastDecodesAndFollowsTheModel() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let client = try Self.client(simulator)
+        let forecast = try AirPollutionForecastDecoder.decode(client.get(AirPollutionForecast.request(latitude: 51.5074, longitude: -0.1278)))
+        #expect(forecast.steps.count == 96)
+        let start = try #require(forecast.steps.first?.observationTime)
+        #expect(start.truncatingRemainder(dividingBy: 3600) == 0)
+        for (offset, step) in forecast.steps.enumerated() where offset % 7 == 0 {
+            let model = AirPollutionModel.reading(latitude: 51.5074, longitude: -0.1278, at: start + Double(offset) * 3600)
+            #expect(step.observationTime == start + Double(offset) * 3600)
+            #expect(step.airQualityIndex == model.index)
+        }
+        // London's solar time is UTC: NO₂ at 08:00 above 03:00 on every day the forecast holds.
+        for day in 0..<3 {
+            let midnight = (start / 86_400).rounded(.up) * 86_400 + Double(day) * 86_400
+            let at = { (hour: Double) in forecast.steps[Int((midnight + hour * 3600 - start) / 3600)].gramsPerCubicMeter[3]! }
+            #expect(at(8) > at(3))
+        }
+        #expect(simulator.requests.map(\.path) == ["/data/2.5/air_pollution/forecast"])
+    }
+
     @Test func geocodingByNameAndPostalCode() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }

@@ -30,12 +30,15 @@ WEATHER_METRICS = [
     "openweather_observation_timestamp_seconds", "openweather_timezone_offset_seconds",
     "openweather_condition_id", "openweather_condition_info", "openweather_location_info",
 ]
-AIR_METRICS = ["openweather_air_quality_index", "openweather_air_pollution_observation_timestamp_seconds"]
+AIR_METRICS = [
+    "openweather_air_quality_index", "openweather_air_pollution_observation_timestamp_seconds", "openweather_air_quality_scale_index",
+    "openweather_forecast_air_quality_index", "openweather_forecast_air_quality_max_index",
+]
 POLLUTANTS = {"co", "no", "no2", "o3", "so2", "pm2_5", "pm10", "nh3"}
 # Per location and source.
 HEALTH_METRICS = ["openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds"]
 # What the demo polls: every free source (One Call stays opt-in).
-POLLED_SOURCES = ["weather", "air_pollution", "forecast"]
+POLLED_SOURCES = ["weather", "air_pollution", "air_pollution_forecast", "forecast"]
 GLOBAL_METRICS = [
     "openweather_api_requests_total", "openweather_exporter_build_info",
     "openweather_exporter_config_last_reload_successful",
@@ -52,6 +55,9 @@ RANGES = {
     "openweather_rain_1h_meters": (0, 0.5), "openweather_snow_1h_meters": (0, 0.5),
     "openweather_condition_info": (1, 1), "openweather_location_info": (1, 1),
     "openweather_air_quality_index": (1, 5),
+    "openweather_forecast_air_quality_index": (1, 5), "openweather_forecast_air_quality_max_index": (1, 5),
+    # The US EPA scale is the widest: 0 to 500.
+    "openweather_air_quality_scale_index": (0, 500),
     # CO, the largest, is a few hundred µg/m³ in a city: a few 1e-4 g/m³.
     "openweather_air_pollutant_grams_per_cubic_meter": (0, 0.05),
 }
@@ -173,6 +179,12 @@ def metrics(a):
     res = query(prom, 'openweather_air_quality_index{job="openweather"}')
     check(all(float(r["value"][1]).is_integer() for r in res), "openweather_air_quality_index: whole numbers")
     now = time.time()
+    res = query(prom, 'openweather_air_quality_scale_index{job="openweather"}')
+    scales = {}
+    for r in res:
+        scales.setdefault(r["metric"]["location"], set()).add(r["metric"]["scale"])
+    check(all(scales.get(l) == {"eu_caqi", "openweather", "uk_daqi", "us_epa"} for l in locs),
+          f"openweather_air_quality_scale_index: every location in the four scales (got {scales})")
     res = query(prom, 'openweather_air_pollution_observation_timestamp_seconds{job="openweather"}')
     old = {r["metric"]["location"]: float(r["value"][1]) for r in res if not now - 3 * 3600 <= float(r["value"][1]) <= now + 300}
     check(not old, f"air pollution observed within the last hours (not: {old})")
@@ -554,6 +566,9 @@ def inhibit_forecast(a):
         alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="x:9755", location="Tromso", severity="warning"),
         alert(alertname="OpenWeatherAPIKeyRejected", job="inhibit-f", instance="y:9755", code="401", source="forecast", severity="critical"),
         alert(alertname="OpenWeatherForecastMissing", job="inhibit-f", instance="y:9755", location="Graz", severity="warning"),
+        alert(alertname="OpenWeatherAirQualityPoor", job="inhibit-f", instance="x:9755", location="Delhi", severity="warning"),
+        alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Delhi", window_hours="24", severity="warning"),
+        alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Milan", window_hours="24", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
     want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherForecastBelowThreshold", "Oslo"): True,
@@ -561,7 +576,10 @@ def inhibit_forecast(a):
             ("OpenWeatherForecastAboveThreshold", "Seville"): True, ("OpenWeatherForecastBelowThreshold", "Seville"): False,
             ("OpenWeatherLocationFailing", "Lyon"): False, ("OpenWeatherForecastMissing", "Lyon"): True,
             ("OpenWeatherLocationFailing", "Tromso"): False, ("OpenWeatherForecastMissing", "Tromso"): False,
-            ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True}
+            ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True,
+            # Poor air now mutes the forecast of poor air at that place only.
+            ("OpenWeatherAirQualityPoor", "Delhi"): False, ("OpenWeatherPoorAirExpected", "Delhi"): True,
+            ("OpenWeatherPoorAirExpected", "Milan"): False}
     got = {}
 
     def settled():

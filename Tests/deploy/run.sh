@@ -286,7 +286,8 @@ else
             local scrape out
             scrape="$(curl -fsS --max-time 5 "http://$EXPORTER/metrics")" || return 1
             for want in 'openweather_air_quality_index{' 'openweather_air_pollutant_grams_per_cubic_meter{' \
-                'openweather_air_pollution_observation_timestamp_seconds{' 'openweather_up{location="Nowhere",source="geocoding"} 0'; do
+                'openweather_air_pollution_observation_timestamp_seconds{' 'openweather_air_quality_scale_index{' \
+                'openweather_forecast_air_quality_max_index{' 'openweather_up{location="Nowhere",source="geocoding"} 0'; do
                 grep -qF "$want" <<<"$scrape" || { echo "the scrape has no $want"; return 1; }
             done
             out="$(promtool check metrics <<<"$scrape" 2>&1)" && [[ -z "$out" ]] || { echo "$out"; return 1; }
@@ -366,7 +367,7 @@ state_restart() {
     mkdir -p "$WORK/state-prometheus"
     printf 'global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: state\n    scrape_timeout: 1s\n    static_configs: [{targets: ["127.0.0.1:%s"]}]\n' \
         "$port" >"$WORK/state-prometheus/prometheus.yml"
-    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air_pollution --no-collector.forecast
+    local pid args=(--demo --web.listen-address="127.0.0.1:$port" --storage.path="$dir" --no-collector.air_pollution --no-collector.air_pollution_forecast --no-collector.forecast
         --collector.weather.interval=10m --openweather.max-requests-per-minute=30)
     for i in $(seq 1 12); do args+=(--location "P$i=$((i * 6)).5,$((i * 13)).25"); done
     "$BIN" "${args[@]}" >"$WORK/state-1.log" 2>&1 & pid=$!

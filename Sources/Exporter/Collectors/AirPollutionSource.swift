@@ -22,6 +22,7 @@ struct AirPollutionSource: Source {
     private static let index: StaticString = "openweather_air_quality_index"
     private static let pollutant: StaticString = "openweather_air_pollutant_grams_per_cubic_meter"
     private static let observation: StaticString = "openweather_air_pollution_observation_timestamp_seconds"
+    private static let scaleIndex: StaticString = "openweather_air_quality_scale_index"
 
     var families: [MetricFamily] {
         [
@@ -30,12 +31,15 @@ struct AirPollutionSource: Source {
                 name: Self.pollutant.description,
                 help: "Concentration of a pollutant near the ground (components, µg/m³ × 1e-6): co, nh3, no, no2, o3, pm10, pm2_5, so2."),
             MetricFamily(name: Self.observation.description, help: "When OpenWeather modelled this air quality, Unix time (dt)."),
+            MetricFamily(
+                name: Self.scaleIndex.description,
+                help: "Air quality index in each scale: openweather (main.aqi, 1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from this hour's concentrations."),
         ]
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollution>, to lines: CollectorLines) {
         // In `families` order.
-        let targets = (0..<3).map { lines[family: $0] }
+        let targets = (0..<4).map { lines[family: $0] }
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 guard let reading = readings[position] else { continue }
@@ -58,7 +62,22 @@ struct AirPollutionSource: Source {
                     buffer.append(openings[position])
                     buffer.appendClosing(reading.observationTime)
                 }
+                if let buffer = targets[3] {
+                    for (scale, value) in Self.scales(of: reading) {
+                        buffer.append(Self.scaleIndex)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("scale", scale)
+                        buffer.appendClosing(value)
+                    }
+                }
             }
         }
+    }
+
+    /// The `scale` label values in byte order with the reading's index in each: OpenWeather's own,
+    /// and those computed from the concentrations (a scale none of whose pollutants came is left out).
+    static func scales(of reading: AirPollution) -> [(scale: String, value: Double)] {
+        let computed = AirQualityScale.allCases.compactMap { scale in scale.index(reading.gramsPerCubicMeter).map { (scale.rawValue, $0) } }
+        return ([("openweather", Double(reading.airQualityIndex))] + computed).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
     }
 }

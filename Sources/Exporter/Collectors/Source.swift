@@ -102,7 +102,7 @@ struct StandIn<Reading: Sendable>: Sendable {
 /// Every source, in `source` label order (the order a location's health lines are written in).
 enum Sources {
     static let all: [any Source] = [
-        WeatherSource(), ForecastSource(), AirPollutionSource(), OneCallSource(), GeocodingSource(),
+        WeatherSource(), ForecastSource(), AirPollutionSource(), AirPollutionForecastSource(), OneCallSource(), GeocodingSource(),
     ].sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
     /// How often a source that said it cannot be used (`isUnavailable`) is tried again.

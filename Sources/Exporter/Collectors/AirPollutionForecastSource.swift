@@ -1,0 +1,156 @@
+import Exposition
+import OpenWeather
+
+/// The hourly air-quality forecast (`/data/2.5/air_pollution/forecast`, 4 days), shaped as the
+/// weather forecast is: values at now + H (`hours_ahead`) and the highest index over the next W
+/// (`window_hours`), for "poor air expected tomorrow". "Now" is the render's, so the lines are
+/// re-rendered every `timePeriod` without a new poll.
+struct AirPollutionForecastSource: Source {
+    static let name = "air_pollution_forecast"
+    static let summary = "Air quality forecast (/data/2.5/air_pollution/forecast): the AQI (OpenWeather's and US EPA, CAQI, DAQI) and pollutants at fixed horizons ahead, the highest AQI over windows; one more request per location each interval."
+    static let enabledByDefault = false
+    /// OpenWeather models it hourly.
+    static let defaultInterval = Duration.seconds(3600)
+    static let demoInterval = Duration.seconds(60)
+    let timePeriod: Double? = 60
+
+    struct Options: Sendable, Equatable {
+        /// Ahead of now, in rising order (`hours_ahead`).
+        var horizons: [Duration] = [3, 6, 12, 24, 48].map { .seconds($0 * 3600) }
+        /// Spans from now over which the highest index is shown (`window_hours`).
+        var windows: [Duration] = [24, 72].map { .seconds($0 * 3600) }
+    }
+
+    var options = Options()
+
+    /// The forecast's reach: 96 hourly steps from the current hour.
+    static let longest = Duration.seconds(96 * 3600)
+
+    static let horizonsSetting = Setting<[Duration]>(
+        "collector.air_pollution_forecast.horizons", key: "collector.air_pollution_forecast.horizons", kind: .list, placeholder: "DURATIONS",
+        doc: "Times ahead at which the air quality forecast is shown (hours_ahead label), comma-separated, at most 96h.",
+        default: Options().horizons, shown: Options().horizons.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
+    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+
+    static let windowsSetting = Setting<[Duration]>(
+        "collector.air_pollution_forecast.windows", key: "collector.air_pollution_forecast.windows", kind: .list, placeholder: "DURATIONS",
+        doc: "Spans from now over which the highest forecast air quality index is shown (window_hours label), comma-separated, at most 96h.",
+        default: Options().windows, shown: Options().windows.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
+    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+
+    static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) { given, options throws(ConfigError) in
+        options.horizons = try given.resolved(horizonsSetting)
+        options.windows = try given.resolved(windowsSetting)
+    }
+
+    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+        AirPollutionForecast.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0)
+    }
+
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> AirPollutionForecast {
+        try AirPollutionForecastDecoder.decode(body)
+    }
+
+    private static let index: StaticString = "openweather_forecast_air_quality_index"
+    private static let scaleIndex: StaticString = "openweather_forecast_air_quality_scale_index"
+    private static let pollutant: StaticString = "openweather_forecast_air_pollutant_grams_per_cubic_meter"
+    private static let maxIndex: StaticString = "openweather_forecast_air_quality_max_index"
+    private static let scaleMaxIndex: StaticString = "openweather_forecast_air_quality_scale_max_index"
+
+    var families: [MetricFamily] {
+        [
+            MetricFamily(name: Self.index.description, help: "Forecast air quality index (OpenWeather's 1 to 5) of the hour covering hours_ahead."),
+            MetricFamily(
+                name: Self.scaleIndex.description,
+                help: "Forecast air quality index of the hour covering hours_ahead, in each scale: openweather (1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from that hour's concentrations."),
+            MetricFamily(
+                name: Self.pollutant.description,
+                help: "Forecast concentration of a pollutant near the ground at hours_ahead, interpolated between hours: co, nh3, no, no2, o3, pm10, pm2_5, so2."),
+            MetricFamily(name: Self.maxIndex.description, help: "Highest forecast air quality index (OpenWeather's 1 to 5) over the next window_hours."),
+            MetricFamily(name: Self.scaleMaxIndex.description, help: "Highest forecast air quality index over the next window_hours, in each scale (see openweather_forecast_air_quality_scale_index)."),
+        ]
+    }
+
+    /// The `scale` label values in byte order, each with its column of `scaleIndices` (nil:
+    /// OpenWeather's own index, as sent).
+    static let scales: [(label: String, column: Int?)] =
+        ([("openweather", nil)] + AirQualityScale.allCases.enumerated().map { ($0.element.rawValue, $0.offset) })
+        .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+
+    static func value(_ forecast: AirPollutionForecast, step: Int, column: Int?) -> Double? {
+        guard let column else { return Double(forecast.steps[step].airQualityIndex) }
+        return forecast.scaleIndices[step][column]
+    }
+
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollutionForecast>, to lines: CollectorLines) {
+        let shown = readings.shown
+        guard !shown.isEmpty else { return }
+        let now = shard.now
+        // Series of a family are written in label order: "12" before "3".
+        let horizons = options.horizons.map { ($0, ForecastSource.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        let windows = options.windows.map { ($0, ForecastSource.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        // In `families` order.
+        let targets = (0..<5).map { lines[family: $0] }
+        shard.withOpenings { openings in
+            for (position, forecast) in shown {
+                let covering = horizons.map { forecast.step(covering: now + $0.0.seconds) }
+                let spans = windows.map { forecast.steps(from: now, to: now + $0.0.seconds) }
+                if let buffer = targets[0] {
+                    for (step, (_, label)) in zip(covering, horizons) {
+                        guard let step else { continue }
+                        buffer.append(Self.index)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("hours_ahead", label)
+                        buffer.appendClosing(Double(forecast.steps[step].airQualityIndex))
+                    }
+                }
+                if let buffer = targets[1] {
+                    for scale in Self.scales {
+                        for (step, (_, label)) in zip(covering, horizons) {
+                            guard let step, let value = Self.value(forecast, step: step, column: scale.column) else { continue }
+                            buffer.append(Self.scaleIndex)
+                            buffer.append(openings[position])
+                            buffer.appendLabel("scale", scale.label)
+                            buffer.appendLabel("hours_ahead", label)
+                            buffer.appendClosing(value)
+                        }
+                    }
+                }
+                if let buffer = targets[2] {
+                    let concentrations = horizons.map { forecast.gramsPerCubicMeter(at: now + $0.0.seconds) }
+                    for (index, pollutant) in AirPollution.pollutants.enumerated() {
+                        for (values, (_, label)) in zip(concentrations, horizons) {
+                            guard let value = values?[index] else { continue }
+                            buffer.append(Self.pollutant)
+                            buffer.append(openings[position])
+                            buffer.appendLabel("pollutant", pollutant)
+                            buffer.appendLabel("hours_ahead", label)
+                            buffer.appendClosing(value)
+                        }
+                    }
+                }
+                if let buffer = targets[3] {
+                    for (span, (_, label)) in zip(spans, windows) {
+                        guard let span, let highest = span.map({ forecast.steps[$0].airQualityIndex }).max() else { continue }
+                        buffer.append(Self.maxIndex)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("window_hours", label)
+                        buffer.appendClosing(Double(highest))
+                    }
+                }
+                if let buffer = targets[4] {
+                    for scale in Self.scales {
+                        for (span, (_, label)) in zip(spans, windows) {
+                            guard let span, let highest = span.compactMap({ Self.value(forecast, step: $0, column: scale.column) }).max() else { continue }
+                            buffer.append(Self.scaleMaxIndex)
+                            buffer.append(openings[position])
+                            buffer.appendLabel("scale", scale.label)
+                            buffer.appendLabel("window_hours", label)
+                            buffer.appendClosing(highest)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
