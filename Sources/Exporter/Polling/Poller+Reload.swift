@@ -47,6 +47,10 @@ extension Poller {
         core.schedule.reconfigure(
             specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
             phaseOrder: plan.layout.labelOrder)
+        core.schedule.slotNames = plan.layout.names
+        core.schedule.daily.limits = plan.dailyLimits
+        core.schedule.daily.keyLimit = plan.requestsPerDay
+        core.schedule.daily.advance(to: time.wall())
         core.plan = plan
         core.epoch += 1
         switchStandIns(in: &core, now: now)

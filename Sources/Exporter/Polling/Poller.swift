@@ -145,6 +145,7 @@ final class Poller: Sendable {
     func step() -> PollSchedule.Decision {
         while true {
             let now = time.monotonic()
+            let wall = time.wall()
             let (completions, launches, decision) = core.withLock { core in
                 core.sleepsUntil = 0
                 let completions = core.completions
@@ -152,7 +153,7 @@ final class Poller: Sendable {
                 for completion in completions { record(completion, in: &core, now: now) }
                 var launches: [(job: Int, request: APIRequest, source: any Source, location: Location)] = []
                 var states: WeatherStore.LocationStates?
-                var decision = core.schedule.next(now: now)
+                var decision = core.schedule.next(now: now, wall: wall)
                 while case .fire(let job) = decision {
                     let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
                     let target = core.plan.locations[location]
@@ -160,7 +161,7 @@ final class Poller: Sendable {
                     if states == nil { states = store.snapshot().locations }
                     let coordinates = states![location].coordinates
                     launches.append((job, source.request(for: target, at: coordinates, language: core.plan.language), source, target))
-                    decision = core.schedule.next(now: now)
+                    decision = core.schedule.next(now: now, wall: wall)
                 }
                 return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision)
             }
