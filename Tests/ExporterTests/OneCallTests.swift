@@ -107,15 +107,7 @@ import Testing
     static let other = Location(name: "Shreveport", latitude: 32.52, longitude: -93.75)
 
     /// One Call without its daily limit (`--collector.onecall.max-requests-per-day=0`).
-    static func unlimited(_ configuration: Configuration) -> Configuration {
-        var configuration = configuration
-        configuration.sources = configuration.sources.map { source in
-            guard var onecall = source as? OneCallSource else { return source }
-            onecall.options.maxRequestsPerDay = 0
-            return onecall
-        }
-        return configuration
-    }
+    static func unlimited(_ configuration: Configuration) -> Configuration { withOneCallLimit(configuration, perDay: 0) }
 
     /// The plan counts One Call once for both sources it stands in for (its daily limit aside: see
     /// `DailyBudgetTests`).

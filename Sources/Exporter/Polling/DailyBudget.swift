@@ -12,14 +12,24 @@ struct DailyBudget: Equatable {
     /// Sources OpenWeather refused for the rest of `day` (a 429 that says the day's quota is spent).
     private(set) var spent: Set<String> = []
     /// Per source name; a source absent has no limit of its own.
-    var limits: [String: Int] = [:]
+    private(set) var limits: [String: Int] = [:]
     /// The key's limit, all sources together.
-    var keyLimit: Int?
+    private(set) var keyLimit: Int?
+    /// Rises with every change, so the poller tells the store only when there is something new.
+    private(set) var revision = 0
 
     init(wall: Double, limits: [String: Int] = [:], keyLimit: Int? = nil) {
         day = Self.day(of: wall)
         self.limits = limits
         self.keyLimit = keyLimit
+    }
+
+    /// A plan's limits (a reload may change them); the counts stay.
+    mutating func configure(limits: [String: Int], keyLimit: Int?) {
+        guard limits != self.limits || keyLimit != self.keyLimit else { return }
+        self.limits = limits
+        self.keyLimit = keyLimit
+        revision += 1
     }
 
     static func day(of wall: Double) -> Int { Int((wall / Self.day).rounded(.down)) }
@@ -36,6 +46,7 @@ struct DailyBudget: Equatable {
         counts = [:]
         total = 0
         spent = []
+        revision += 1
     }
 
     func count(of source: String) -> Int { counts[source] ?? 0 }
@@ -50,10 +61,13 @@ struct DailyBudget: Equatable {
     mutating func record(_ source: String) {
         counts[source, default: 0] += 1
         total += 1
+        revision += 1
     }
 
     /// OpenWeather says `source`'s quota for the day is used up.
-    mutating func spend(_ source: String) { spent.insert(source) }
+    mutating func spend(_ source: String) {
+        if spent.insert(source).inserted { revision += 1 }
+    }
 
     /// What an earlier run counted (from the state file): kept only when it is of this same day.
     mutating func restore(day saved: Int, counts savedCounts: [String: Int], total savedTotal: Int, spent savedSpent: Set<String>) {
@@ -61,5 +75,6 @@ struct DailyBudget: Equatable {
         for (source, count) in savedCounts { counts[source] = max(counts[source] ?? 0, count) }
         total = max(total, savedTotal)
         spent.formUnion(savedSpent)
+        revision += 1
     }
 }

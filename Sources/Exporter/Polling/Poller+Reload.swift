@@ -12,6 +12,7 @@ extension Poller {
             restoreStore(core.plan)
             schedule(core.plan, in: &core, now: now)
             restoreSchedule(core.plan, &core.schedule)
+            _ = showDaily(in: &core)
         }
     }
 
@@ -48,8 +49,7 @@ extension Poller {
             specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
             phaseOrder: plan.layout.labelOrder)
         core.schedule.slotNames = plan.layout.names
-        core.schedule.daily.limits = plan.dailyLimits
-        core.schedule.daily.keyLimit = plan.requestsPerDay
+        core.schedule.daily.configure(limits: plan.dailyLimits, keyLimit: plan.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
         core.plan = plan
         core.epoch += 1
