@@ -46,12 +46,19 @@ import Testing
         #expect(plan.interval(of: "weather") == .seconds(1200) && plan.interval(of: "forecast") == .seconds(7200))
         #expect(plan.requestsPerDay <= 840 && plan.stretchedForDay == ["forecast", "weather"])
         #expect(plan.logFields.contains { $0 == ("budget_per_day", "840") })
+        #expect(plan.summary == "forecast=0.08/min (1 request per location every 2h; 240/day needed, 120/day planned), weather=0.5/min (1 request per location every 20m; 1440/day needed, 720/day planned)")
         #expect(config.warnings.contains { $0.contains("the key allows 840 a day in all (--openweather.max-requests-per-day)") })
         // Shards share the key's day as they share its minute.
         let shard = try load(places + ["--openweather.max-requests-per-day=840", "--total-shards=2", "--shard=0",
                                        "--collector.onecall", "--collector.onecall.max-requests-per-day=1000"])
         #expect(shard.maxRequestsPerDay == 420 && shard.dailyLimits == ["onecall": 500])
         #expect(!shard.warnings.isEmpty)
+    }
+
+    /// The demo's simulator bills nothing: One Call's default limit does not apply there, a given one does.
+    @Test func theDemoHasNoOneCallLimitUnlessGiven() throws {
+        #expect(try load(["--demo", "--collector.onecall"]).dailyLimits.isEmpty)
+        #expect(try load(["--demo", "--collector.onecall", "--collector.onecall.max-requests-per-day=100"]).dailyLimits == ["onecall": 100])
     }
 
     @Test func badLimitsSayWhatIsWrong() {

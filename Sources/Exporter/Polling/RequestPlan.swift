@@ -19,18 +19,23 @@ struct RequestPlan: Sendable, Equatable {
         var readFrom: String?
         /// The source's own limit of requests a UTC day, if any.
         var dailyLimit: Int? = nil
+        /// The key has a daily limit: the text says what a day needs and gets.
+        var keyDailyLimit = false
 
         /// At `configured`.
         var neededPerDay: Double { locations == 0 ? 0 : Double(locations) * RequestPlan.day / configured.seconds }
         /// At `interval`.
         var requestsPerDay: Double { requestsPerMinute * 1440 }
 
-        /// `1/min (1 request per location every 10m)`; with a daily limit
-        /// `0.69/min (1 request per location every 24m; 1440/day needed, 1000/day allowed)`;
+        /// `1/min (1 request per location every 10m)`; with a daily limit of its own
+        /// `0.69/min (1 request per location every 14m24s; 1440/day needed, 1000/day allowed)`, with
+        /// the key's only `...; 1440/day needed, 720/day planned)`;
         /// `read from onecall (no requests of its own)`.
         var text: String {
             if let readFrom { return "read from \(readFrom) (no requests of its own)" }
-            let day = dailyLimit.map { "; \(RequestPlan.count(neededPerDay))/day needed, \($0)/day allowed" } ?? ""
+            let needed = "; \(RequestPlan.count(neededPerDay))/day needed, "
+            let day = dailyLimit.map { needed + "\($0)/day allowed" }
+                ?? (keyDailyLimit ? needed + "\(RequestPlan.count(requestsPerDay))/day planned" : "")
             return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(day))"
         }
     }
@@ -91,7 +96,7 @@ struct RequestPlan: Sendable, Equatable {
             return Entry(
                 source: source.name, locations: source.locations, configured: source.interval, interval: interval,
                 requestsPerMinute: Double(source.locations) * 60 / interval.seconds, readFrom: readFrom[source.name],
-                dailyLimit: dailyLimits[source.name])
+                dailyLimit: dailyLimits[source.name], keyDailyLimit: budgetPerDay != nil)
         }
     }
 
