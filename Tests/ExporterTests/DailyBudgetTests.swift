@@ -106,7 +106,8 @@ import Testing
     }
 
     @Test func countsStartAgainOnlyOnALaterDay() {
-        var budget = DailyBudget(wall: 100 * 86_400 + 5, limits: ["onecall": 2])
+        var budget = DailyBudget(wall: 100 * 86_400 + 5)
+        budget.configure(limits: ["onecall": 2], keyLimit: nil)
         budget.record("onecall")
         budget.record("onecall")
         #expect(budget.exhausted("onecall") && !budget.exhausted("weather"))

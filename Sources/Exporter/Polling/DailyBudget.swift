@@ -18,11 +18,8 @@ struct DailyBudget: Equatable {
     /// Rises with every change, so the poller tells the store only when there is something new.
     private(set) var revision = 0
 
-    init(wall: Double, limits: [String: Int] = [:], keyLimit: Int? = nil) {
-        day = Self.day(of: wall)
-        self.limits = limits
-        self.keyLimit = keyLimit
-    }
+    /// No limits until `configure`.
+    init(wall: Double) { day = Self.day(of: wall) }
 
     /// A plan's limits (a reload may change them); the counts stay.
     mutating func configure(limits: [String: Int], keyLimit: Int?) {

@@ -150,7 +150,8 @@ struct PollSchedule {
             // 00:00 UTC on this clock.
             let midnight = now + DailyBudget.nextMidnight(after: wall) - wall
             if daily.keyExhausted { return .wait(until: midnight) }
-            let source = slotNames.isEmpty ? "" : slotNames[index % sourceCount]
+            let slot = index % sourceCount
+            let source = slot < slotNames.count ? slotNames[slot] : ""
             if daily.exhausted(source) {
                 due.removeFirst()
                 jobs[index].nextDue = midnight

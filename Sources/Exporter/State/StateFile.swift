@@ -6,7 +6,7 @@
 /// crash test build it alone (Tests/reliability/state).
 enum StateFile {
     static let magic: [UInt8] = Array("OWXSTATE".utf8)
-    /// 2 added the day's request counts after the locations; a file of version 1 is still read.
+    /// Version 2 holds the day's request counts after the locations; a file of version 1, without them, is still read.
     static let version: UInt32 = 2
     static let headerCount = 8 + 4 + 4 + 8
 
