@@ -52,6 +52,10 @@ import Testing
         let shard = try load(places + ["--openweather.max-requests-per-day=840", "--total-shards=2", "--shard=0",
                                        "--collector.onecall", "--collector.onecall.max-requests-per-day=1000"])
         #expect(shard.maxRequestsPerDay == 420 && shard.dailyLimits == ["onecall": 500])
+        // One Call's own limit, then the key's share over both: both shown.
+        let onecall = try #require(shard.requestPlan.entries.first { $0.source == "onecall" })
+        #expect(onecall.text.hasSuffix("/day needed, 500/day allowed, \(RequestPlan.count(onecall.requestsPerDay))/day planned)"), "\(onecall.text)")
+        #expect(shard.requestPlan.requestsPerDay <= 420)
         #expect(!shard.warnings.isEmpty)
     }
 

@@ -28,15 +28,17 @@ struct RequestPlan: Sendable, Equatable {
         var requestsPerDay: Double { requestsPerMinute * 1440 }
 
         /// `1/min (1 request per location every 10m)`; with a daily limit of its own
-        /// `0.69/min (1 request per location every 14m24s; 1440/day needed, 1000/day allowed)`, with
-        /// the key's only `...; 1440/day needed, 720/day planned)`;
+        /// `0.69/min (1 request per location every 14m24s; 1440/day needed, 1000/day allowed)`; with
+        /// the key's, what the key's share leaves it: `...; 1440/day needed, 720/day planned)`;
         /// `read from onecall (no requests of its own)`.
         var text: String {
             if let readFrom { return "read from \(readFrom) (no requests of its own)" }
-            let needed = "; \(RequestPlan.count(neededPerDay))/day needed, "
-            let day = dailyLimit.map { needed + "\($0)/day allowed" }
-                ?? (keyDailyLimit ? needed + "\(RequestPlan.count(requestsPerDay))/day planned" : "")
-            return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(day))"
+            var day = [String]()
+            if dailyLimit != nil || keyDailyLimit { day.append("\(RequestPlan.count(neededPerDay))/day needed") }
+            if let dailyLimit { day.append("\(dailyLimit)/day allowed") }
+            if keyDailyLimit { day.append("\(RequestPlan.count(requestsPerDay))/day planned") }
+            let days = day.isEmpty ? "" : "; " + day.joined(separator: ", ")
+            return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(days))"
         }
     }
 
