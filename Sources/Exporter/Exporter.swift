@@ -205,7 +205,8 @@ extension Configuration {
         let plan = sourcePlan
         return Poller.Plan(
             locations: locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
-            requestsPerMinute: maxRequestsPerMinute, language: language, transport: client,
+            requestsPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, requestsPerDay: maxRequestsPerDay, language: language,
+            transport: client,
             thresholds: { [self] in thresholds(for: $0) })
     }
 }

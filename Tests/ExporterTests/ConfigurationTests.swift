@@ -79,7 +79,7 @@ import Testing
     /// A source another stands in for makes no requests: the plan says where it is read from, not "0/min".
     @Test func thePlanSaysWhereAStoodInSourceIsReadFrom() throws {
         let plan = try load(["--location", "A=1,2", "--collector.onecall"]).requestPlan
-        #expect(plan.summary == "forecast=read from onecall (no requests of its own), onecall=0.1/min (1 request per location every 10m), weather=read from onecall (no requests of its own)")
+        #expect(plan.summary == "forecast=read from onecall (no requests of its own), onecall=0.1/min (1 request per location every 10m; 144/day needed, 1000/day allowed), weather=read from onecall (no requests of its own)")
     }
 
     /// One spelling per source: the flag, the file key and the `source` label are the config file's word;

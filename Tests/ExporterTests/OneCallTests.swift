@@ -106,11 +106,15 @@ import Testing
 
     static let other = Location(name: "Shreveport", latitude: 32.52, longitude: -93.75)
 
-    /// The plan counts One Call once for both sources it stands in for.
+    /// One Call without its daily limit (`--collector.onecall.max-requests-per-day=0`).
+    static func unlimited(_ configuration: Configuration) -> Configuration { withOneCallLimit(configuration, perDay: 0) }
+
+    /// The plan counts One Call once for both sources it stands in for (its daily limit aside: see
+    /// `DailyBudgetTests`).
     @Test func oneCallHalvesTheRequests() throws {
         let places = (0..<400).map { Location(name: "P\($0)", latitude: Double($0 % 170) - 85, longitude: 1) }
         let free = configuration(places, collectors: ["weather": .seconds(600), "forecast": .seconds(600)])
-        let paid = configuration(places, collectors: ["onecall": .seconds(600)])
+        let paid = Self.unlimited(configuration(places, collectors: ["onecall": .seconds(600)]))
         #expect(free.requestPlan.configuredRequestsPerMinute == 80)
         #expect(paid.requestPlan.configuredRequestsPerMinute == 40)
         #expect(free.requestPlan.stretched && !paid.requestPlan.stretched)
@@ -120,7 +124,7 @@ import Testing
         // are planned for that case, stretched alike.
         let fallback = try #require(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).fallbackRequestPlan)
         #expect(fallback.stretched && fallback.configuredRequestsPerMinute == 80)
-        let intervals = configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).sourcePlan.intervals
+        let intervals = Self.unlimited(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)])).sourcePlan.intervals
         #expect(intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!], "forecast, onecall, weather")
     }
 

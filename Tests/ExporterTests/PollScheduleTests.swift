@@ -50,7 +50,7 @@ struct VirtualPoller {
                 schedule.finished(job: first.job, outcome: result, now: first.done, random: Double.random(in: 0..<1, using: &generator))
                 then(&schedule, first.job, result, first.done)
             }
-            switch schedule.next(now: now) {
+            switch schedule.next(now: now, wall: now) {
             case .fire(let job):
                 starts.append((now, job))
                 pending.append((now + latency, job))
@@ -183,9 +183,9 @@ struct VirtualPoller {
     @Test func jitterSpansMinusToPlusTwentyPercent() {
         for (random, factor) in [(0.0, 0.8), (0.5, 1.0), (0.999_999, 1.2)] {
             var schedule = PollSchedule(names: ["a"], interval: 100, requestsPerMinute: 600, now: 0)
-            #expect(schedule.next(now: 0) == .fire(job: 0))
+            #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
             schedule.finished(job: 0, outcome: .transientFailure, now: 10, random: random)
-            guard case .wait(let until) = schedule.next(now: 10) else { Issue.record("not waiting"); continue }
+            guard case .wait(let until) = schedule.next(now: 10, wall: 10) else { Issue.record("not waiting"); continue }
             #expect(abs(until - (10 + 100 * factor)) < 0.01, "random \(random): \(until)")
         }
     }
@@ -213,21 +213,21 @@ struct VirtualPoller {
 
     @Test func rateLimitHonoursRetryAfterAndGrowsWithoutIt() {
         var schedule = PollSchedule(names: ["a"], interval: 60, requestsPerMinute: 600, now: 0)
-        _ = schedule.next(now: 0)
+        _ = schedule.next(now: 0, wall: 0)
         schedule.finished(job: 0, outcome: .rateLimited(retryAfter: 90), now: 1, random: 0.5)
         #expect(schedule.pause(now: 1) == 90)
-        #expect(schedule.next(now: 5) == .wait(until: 91))
-        _ = schedule.next(now: 91)
+        #expect(schedule.next(now: 5, wall: 5) == .wait(until: 91))
+        _ = schedule.next(now: 91, wall: 91)
         schedule.finished(job: 0, outcome: .rateLimited(retryAfter: nil), now: 92, random: 0.5)
         #expect(schedule.pause(now: 92) == 120)  // second strike: 60 s doubled
         var time = 92.0
         for _ in 0..<10 {
             time = schedule.pausedUntil
-            #expect(schedule.next(now: time) == .fire(job: 0))
+            #expect(schedule.next(now: time, wall: time) == .fire(job: 0))
             schedule.finished(job: 0, outcome: .rateLimited(retryAfter: nil), now: time, random: 0.5)
         }
         #expect(schedule.pause(now: time) == 3600)
-        _ = schedule.next(now: schedule.pausedUntil)
+        _ = schedule.next(now: schedule.pausedUntil, wall: schedule.pausedUntil)
         schedule.finished(job: 0, outcome: .success, now: schedule.pausedUntil, random: 0.5)
         #expect(schedule.rateLimitStrikes == 0)
     }
@@ -241,21 +241,21 @@ struct VirtualPoller {
     ])
     func retryAfterIsClampedBetweenTheFirstStepAndAnHour(retryAfter: Double, pause: Double) {
         var schedule = PollSchedule(names: ["a"], interval: 60, requestsPerMinute: 600, now: 0)
-        _ = schedule.next(now: 0)
+        _ = schedule.next(now: 0, wall: 0)
         schedule.finished(job: 0, outcome: .rateLimited(retryAfter: retryAfter), now: 1, random: 0.5)
         #expect(schedule.pause(now: 1) == pause)
-        #expect(schedule.next(now: 1) == .wait(until: 1 + pause))
+        #expect(schedule.next(now: 1, wall: 1) == .wait(until: 1 + pause))
     }
 
     @Test func reconfigureKeepsStateAndAddsNewJobsAtOnce() {
         var schedule = PollSchedule(names: ["a", "b"], interval: 600, requestsPerMinute: 600, now: 0)
-        #expect(schedule.next(now: 0) == .fire(job: 0))
+        #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
         schedule.finished(job: 0, outcome: .success, now: 0.1, random: 0.5)
         schedule.reconfigure(
             specs: ["a", "c"].map { .init(key: $0, kind: .poll, interval: 600) }, sourceCount: 1, requestsPerMinute: 600, now: 1)
         #expect(schedule.jobs.map(\.spec.key) == ["a", "c"])
         #expect(schedule.jobs[0].nextDue > 300, "a keeps its next phase")
-        #expect(schedule.next(now: 1) == .fire(job: 1))
+        #expect(schedule.next(now: 1, wall: 1) == .fire(job: 1))
     }
 
     /// A reload that removes jobs with requests in flight: those requests still count until they answer.
@@ -263,22 +263,22 @@ struct VirtualPoller {
         var schedule = PollSchedule(specs: (0..<20).map { .init(key: "old\($0)", kind: .poll, interval: 600) }, sourceCount: 1,
                                     requestsPerMinute: 1_000_000, now: 0, maxInFlight: 16)
         var time = 0.0
-        while case .fire = schedule.next(now: time) { time += 1 }
+        while case .fire = schedule.next(now: time, wall: time) { time += 1 }
         #expect(schedule.inFlightCount == 16)
         schedule.reconfigure(
             specs: (0..<20).map { .init(key: "new\($0)", kind: .poll, interval: 600) }, sourceCount: 1, requestsPerMinute: 1_000_000,
             now: time)
-        #expect(schedule.next(now: time + 1) == .idle, "16 requests are still out")
+        #expect(schedule.next(now: time + 1, wall: time + 1) == .idle, "16 requests are still out")
         for _ in 0..<4 { schedule.orphanFinished() }
         var fired = 0
-        while case .fire = schedule.next(now: time + 2 + Double(fired)) { fired += 1 }
+        while case .fire = schedule.next(now: time + 2 + Double(fired), wall: time + 2 + Double(fired)) { fired += 1 }
         #expect(fired == 4)
     }
 
     @Test func neverTwoRequestsForOneJobAtOnce() {
         var schedule = PollSchedule(names: ["a"], interval: 1, requestsPerMinute: 6000, now: 0)
-        #expect(schedule.next(now: 0) == .fire(job: 0))
-        #expect(schedule.next(now: 100) == .idle)
+        #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
+        #expect(schedule.next(now: 100, wall: 100) == .idle)
     }
 
     /// A place given by name: its resolver runs first and once; its polling jobs wait for it.
@@ -288,12 +288,12 @@ struct VirtualPoller {
             .init(key: "oslo/geocoding", kind: .none, interval: 3600), .init(key: "oslo/weather", kind: .poll, interval: 600),
         ]
         var schedule = PollSchedule(specs: specs, sourceCount: 2, requestsPerMinute: 600, now: 0)
-        #expect(schedule.next(now: 0) == .fire(job: 0))
-        #expect(schedule.next(now: 1) == .fire(job: 3))
-        #expect(schedule.next(now: 2) == .idle, "Paris's weather waits for its coordinates")
+        #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
+        #expect(schedule.next(now: 1, wall: 1) == .fire(job: 3))
+        #expect(schedule.next(now: 2, wall: 2) == .idle, "Paris's weather waits for its coordinates")
         schedule.finished(job: 0, outcome: .success, now: 3, random: 0.5)
         schedule.unblock(location: 0, now: 3)
-        #expect(schedule.next(now: 3) == .fire(job: 1))
+        #expect(schedule.next(now: 3, wall: 3) == .fire(job: 1))
         schedule.finished(job: 1, outcome: .success, now: 4, random: 0.5)
         schedule.finished(job: 3, outcome: .success, now: 4, random: 0.5)
         // Hours later the resolver has not run again; the weather has, every 10 minutes.
@@ -314,7 +314,7 @@ struct VirtualPoller {
         #expect(poller.times(of: 0).map { ($0 / 100).rounded() } == [0, 36, 72])
         #expect(poller.times(of: 1).isEmpty)
         poller.schedule.reconfigure(specs: specs, sourceCount: 2, requestsPerMinute: 60, now: poller.now)
-        #expect(poller.schedule.next(now: poller.now) == .fire(job: 0))
+        #expect(poller.schedule.next(now: poller.now, wall: poller.now) == .fire(job: 0))
     }
 
     /// A transient failure of a resolver retries after a minute, doubling up to its interval.

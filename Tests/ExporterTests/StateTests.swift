@@ -152,8 +152,8 @@ private let places = [
         flipped[bytes.count - 40] ^= 0x01
         #expect(reason(flipped)?.contains("checksum") == true)
         var future = bytes
-        future[8] = 2
-        #expect(reason(future)?.contains("version 2") == true)
+        future[8] = 3
+        #expect(reason(future)?.contains("version 3") == true)
         #expect(reason(Array("{\"json\": true, \"padding\": \"................\"}".utf8))?.contains("magic") == true)
     }
 
@@ -177,7 +177,7 @@ private let places = [
             }
             if round % 2 == 0, bytes.count >= StateFile.headerCount {
                 // Re-seal, as someone editing the file on purpose would.
-                var sealed = StateFile.magic + [1, 0, 0, 0]
+                var sealed = StateFile.magic + withUnsafeBytes(of: StateFile.version.littleEndian, Array.init)
                 let payload = Array(bytes[StateFile.headerCount...])
                 let crc = CRC32.checksum(payload)
                 for shift in stride(from: 0, to: 32, by: 8) { sealed.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
@@ -644,4 +644,73 @@ extension StateStorage {
         let rig = try StateRig(configuration([places[0]]), scratch: scratch)
         #expect(rig.logs.all.contains { $0.contains("state restored") && $0.contains("saved=9999-12-31T23:59:59.000Z") }, "\(rig.logs.all)")
     }
+}
+
+/// The day's request counts in the state file: a restart the same UTC day goes on counting, one on a
+/// later day starts at 0, and a file written before they were kept (version 1) still loads.
+@Suite struct DailyCountStateTests {
+    static let five = (0..<5).map { Location(name: "P\($0)", latitude: Double($0), longitude: 1) }
+    static let ten = (0..<10).map { Location(name: "P\($0)", latitude: Double($0), longitude: 1) }
+
+    /// 8 One Call requests a day. The first run polls 5 places at 10:00 UTC; a restart a minute later
+    /// polls 10, the 5 new ones at once: only 3 go out (8 - 5), the other 2 at 00:00 UTC.
+    @Test func aRestartTheSameDayGoesOnCounting() throws {
+        let first = try StateRig(withOneCallLimit(configuration(Self.five, collectors: ["onecall": .seconds(600)]), perDay: 8), time: manualTime(day: 20_200, hours: 10))
+        first.run(until: 1000 + 60)
+        #expect(first.transport.requests(to: "/data/3.0/onecall").count == 5)
+        let config = withOneCallLimit(configuration(Self.ten, collectors: ["onecall": .seconds(600)]), perDay: 8)
+        let second = try first.restarted(config, after: 60)
+        #expect(second.store.snapshot().daily?.count(of: "onecall") == 5, "restored, shown before the first step")
+        second.run(until: 50 + 3600)
+        #expect(second.transport.requests(to: "/data/3.0/onecall").count == 3, "5 sent before the restart, 8 allowed")
+        #expect(second.store.snapshot().daily?.count(of: "onecall") == 8)
+        // 00:00 UTC is 14h - 2m away: the two held back go then, with any place due since.
+        let midnight = 50 + 14 * 3600 - 120.0
+        second.run(until: midnight - 1)
+        #expect(second.transport.requests(to: "/data/3.0/onecall").count == 3)
+        second.run(until: midnight + 30)
+        let today = second.transport.requests(to: "/data/3.0/onecall").filter { $0.time >= midnight }
+        #expect(today.count >= 2 && today.allSatisfy { $0.time < midnight + 15 }, "\(today.map(\.time))")
+        #expect(second.store.snapshot().daily?.count(of: "onecall") == today.count)
+    }
+
+    @Test func aRestartOnALaterDayStartsAtZero() throws {
+        let config = withOneCallLimit(configuration(Self.five, collectors: ["onecall": .seconds(600)]), perDay: 8)
+        let first = try StateRig(config, time: manualTime(day: 20_200, hours: 23))
+        first.run(until: 1000 + 60)
+        let second = try first.restarted(config, after: 3600)
+        second.run(until: 51)
+        #expect(second.store.snapshot().daily?.day == 20_201)
+        #expect(second.store.snapshot().daily?.count(of: "onecall") == second.transport.requests(to: "/data/3.0/onecall").count)
+    }
+
+    /// A version 1 file (before the counts): its readings load, the counts start at 0.
+    @Test func aFileOfVersionOneStillLoads() throws {
+        let scratch = ScratchDirectory()
+        let config = configuration([places[0]])
+        let first = try StateRig(config, scratch: scratch)
+        first.run(until: 1001)
+        first.keeper.stop(first.poller)
+        var saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()).bytes)
+        #expect(saved.daily?.count(of: "weather") == 1)
+        saved.daily = nil
+        // Version 1: the same bytes without the trailing counts (day, total, two empty lists).
+        var bytes = StateFile.encode(saved)
+        bytes.removeLast(16)
+        bytes[8] = 1
+        let payload = Array(bytes[StateFile.headerCount...])
+        let crc = CRC32.checksum(payload)
+        for index in 0..<4 { bytes[12 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        for index in 0..<8 { bytes[16 + index] = UInt8(truncatingIfNeeded: UInt64(payload.count) >> (8 * UInt64(index))) }
+        #expect(try StateFile.decode(bytes) == saved)
+        try StateStorage(directory: scratch.path).write(bytes)
+        let second = try StateRig(config, scratch: scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
+        #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
+        #expect(second.logs.all.contains { $0.contains("state restored") })
+        #expect(second.store.snapshot().daily?.count(of: "weather") == 0)
+    }
+}
+
+extension SavedState.Daily {
+    func count(of source: String) -> Int? { counts.first { $0.name == source }?.count }
 }

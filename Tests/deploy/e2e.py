@@ -40,7 +40,7 @@ HEALTH_METRICS = ["openweather_up", "openweather_last_success_timestamp_seconds"
 # What the demo polls: every free source (One Call stays opt-in).
 POLLED_SOURCES = ["weather", "air_pollution", "air_pollution_forecast", "forecast"]
 GLOBAL_METRICS = [
-    "openweather_api_requests_total", "openweather_exporter_build_info",
+    "openweather_api_requests_total", "openweather_api_requests_today", "openweather_exporter_build_info",
     "openweather_exporter_config_last_reload_successful",
     "openweather_exporter_config_last_reload_success_timestamp_seconds",
     "process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",

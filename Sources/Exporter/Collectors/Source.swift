@@ -53,6 +53,8 @@ protocol Source: Sendable {
     var unavailableHint: String { get }
     /// The landing page's glance at a location (its temperature), from a reading; nil for none.
     func glance(at reading: Reading) -> String?
+    /// Requests it may send in a UTC day (an endpoint billed or capped per day, One Call); nil for no limit.
+    var maxRequestsPerDay: Int? { get }
 }
 
 extension Source {
@@ -66,6 +68,7 @@ extension Source {
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
     var unavailableHint: String { "" }
     func glance(at reading: Reading) -> String? { nil }
+    var maxRequestsPerDay: Int? { nil }
 }
 
 /// The options of a source without settings of its own.

@@ -57,6 +57,8 @@ public struct Configuration: Sendable {
     var sources = Sources.all
     /// This replica's request budget: the key's, divided by `shard.total` (the key's budget is shared).
     var maxRequestsPerMinute = Settings.maxRequestsPerMinute.defaultValue
+    /// This replica's share of the key's requests a UTC day (`--openweather.max-requests-per-day`); nil for no limit.
+    var maxRequestsPerDay: Int?
     /// Which share of the configured locations this replica keeps in `locations` (`--shard` of `--total-shards`).
     var shard = Shard.whole
     /// Without a success for this long, a source's series of a location leave /metrics.
@@ -113,11 +115,11 @@ public struct Configuration: Sendable {
             sources: sources.filter { !$0.resolves }.map { source in
                 (source.name, interval(of: source.name), readFrom[source.name] == nil ? locations.count : 0)
             },
-            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute)
+            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay)
         let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
         let fallback = standIns.isEmpty ? nil : RequestPlan(
             sources: sources.filter { !$0.resolves && !standIns.contains($0.name) }.map { ($0.name, interval(of: $0.name), locations.count) },
-            budgetPerMinute: maxRequestsPerMinute)
+            budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay)
         let intervals = sources.map { source in
             (readFrom[source.name] != nil ? fallback?.interval(of: source.name) : nil) ?? requests.interval(of: source.name) ?? interval(of: source.name)
         }
@@ -128,6 +130,12 @@ public struct Configuration: Sendable {
             }
         }
         return SourcePlan(sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness)
+    }
+
+    /// This replica's share of each active source's own limit of requests a UTC day (the key's, split
+    /// among the shards as the per-minute budget is); a source without one is absent.
+    var dailyLimits: [String: Int] {
+        Dictionary(activeSources.compactMap { source in source.maxRequestsPerDay.map { (source.name, max($0 / shard.total, 1)) } }, uniquingKeysWith: { $1 })
     }
 
     var requestPlan: RequestPlan { sourcePlan.requests }

@@ -108,6 +108,8 @@ public struct ConfigurationLoader: Sendable {
         try loadTransport(settings, into: &config)
         config.language = try settings.resolved(Settings.language)
         config.maxRequestsPerMinute = try settings.resolved(Settings.maxRequestsPerMinute)
+        let perDay = try settings.resolved(Settings.maxRequestsPerDay)
+        config.maxRequestsPerDay = perDay == 0 ? nil : perDay
         config.maxStaleness = try settings.resolved(Settings.maxStaleness)
         try collectors(settings, into: &config)
         config.storagePath = try settings.resolved(Settings.storagePath)
@@ -133,6 +135,15 @@ public struct ConfigurationLoader: Sendable {
                 ? "\(config.maxRequestsPerMinute)" : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
             config.warnings.append(
                 "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more")
+        }
+        if !plan.stretchedForDay.isEmpty {
+            let limits = plan.entries.filter { plan.stretchedForDay.contains($0.source) }.map { entry in
+                "\(entry.source) needs \(RequestPlan.count(entry.neededPerDay)) a day at its configured interval"
+                    + (entry.dailyLimit.map { ", \($0) allowed (--collector.\(entry.source).max-requests-per-day)" } ?? "")
+            }
+            let key = config.maxRequestsPerDay.map { "; the key allows \($0) a day in all (--openweather.max-requests-per-day)" } ?? ""
+            config.warnings.append(
+                "the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows more, or poll fewer locations")
         }
         if case .duration(let duration) = config.maxStaleness {
             for (source, interval) in zip(sourcePlan.sources, sourcePlan.intervals) where !source.resolves && interval >= duration {
@@ -203,6 +214,7 @@ public struct ConfigurationLoader: Sendable {
         }
         config.shard = Shard(index: index, total: total)
         config.maxRequestsPerMinute = share
+        config.maxRequestsPerDay = config.maxRequestsPerDay.map { max($0 / total, 1) }
         let configured = config.locations.count
         config.locations = config.locations.filter { config.shard.owns($0.name) }
         if config.locations.isEmpty {

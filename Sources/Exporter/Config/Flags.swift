@@ -39,7 +39,7 @@ struct Flag: Sendable {
         Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.configFile.flag,
         Settings.location, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.apiKeyFile.flag,
         Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag, Settings.timeout.flag,
-        Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxStaleness.flag,
+        Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxRequestsPerDay.flag, Settings.maxStaleness.flag,
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in
         [Settings.collector(source).flag, Settings.collectorInterval(source).flag] + source.settingFlags.filter { $0.renamedTo == nil }
     } + [

@@ -193,6 +193,11 @@ enum Settings {
         "openweather.max-requests-per-minute", key: "openweather.max_requests_per_minute",
         doc: "Request budget of your plan; the poll interval stretches to fit it.", default: 60, in: 1...1_000_000)
 
+    static let maxRequestsPerDay = Setting<Int>.integer(
+        "openweather.max-requests-per-day", key: "openweather.max_requests_per_day",
+        doc: "Requests a UTC day for the key as a whole (every source together); the intervals stretch to fit, and polling pauses until 00:00 UTC when they are spent. 0 for no limit.",
+        default: 0, in: 0...1_000_000_000, shown: "0: no limit")
+
     static let maxStaleness = Setting<Staleness>(
         "openweather.max-staleness", key: "openweather.max_staleness", placeholder: "Nx|DURATION",
         doc: "Drop a source's series of a location after this long without success: N intervals of that source, or a duration.",

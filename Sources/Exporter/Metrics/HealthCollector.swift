@@ -54,6 +54,29 @@ struct HealthCollector: Collector {
 
 /// The families without a location: API requests by source and code, build information, reloads.
 enum ExporterCollector {
+    /// Today's requests per source (every source of the layout, 0 for one that sent none) and the
+    /// daily limits in force. The key's limit has a family of its own, without a `source` label: it
+    /// holds all sources together, so it is matched against their sum. The three families are always
+    /// there, without samples when there is nothing to say (a family without samples is not
+    /// written): the renderer keeps shards' lines by family position, which must not move.
+    static func daily(_ snapshot: WeatherStore.Snapshot) -> [MetricFamily] {
+        let daily = snapshot.daily ?? DailyBudget(wall: 0)
+        let names = Set(snapshot.sources).union(daily.counts.keys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var today = MetricFamily(
+            name: "openweather_api_requests_today",
+            help: "Requests sent to the OpenWeather API since 00:00 UTC (OpenWeather's day starts then), by source; kept across restarts by the state file.")
+        if snapshot.daily != nil { for name in names { today.add([("source", name)], Double(daily.count(of: name))) } }
+        var limits = MetricFamily(
+            name: "openweather_api_daily_request_limit",
+            help: "Requests a source may send in a UTC day (--collector.NAME.max-requests-per-day; this replica's share); absent for a source without one.")
+        for name in names { if let limit = daily.limits[name] { limits.add([("source", name)], Double(limit)) } }
+        let key = MetricFamily(
+            name: "openweather_api_key_daily_request_limit",
+            help: "Requests the key may send in a UTC day, all sources together (--openweather.max-requests-per-day; this replica's share); absent without one.",
+            samples: daily.keyLimit.map { [Sample(value: Double($0))] } ?? [])
+        return [today, limits, key]
+    }
+
     static func collect(_ snapshot: WeatherStore.Snapshot) -> [MetricFamily] {
         var requests = MetricFamily(
             name: "openweather_api_requests_total",
@@ -71,8 +94,7 @@ enum ExporterCollector {
                     type: .counter, samples: [Sample(value: writes.failures)]),
             ]
         } ?? []
-        return state + [
-            requests,
+        return state + [requests] + daily(snapshot) + [
             MetricFamily(
                 name: "openweather_exporter_build_info", help: "Version of the exporter; always 1.",
                 samples: [Sample([("version", BuildInfo.version), ("revision", BuildInfo.revision), ("swift_version", BuildInfo.swiftVersion)], value: 1)]),

@@ -9,6 +9,10 @@
 /// round starts at once, paced only by the budget. Transient failures back a job off exponentially
 /// with jitter; a 429 pauses every job.
 ///
+/// Daily limits (`daily`) are counted in UTC days on the wall clock `next` is given: a job of a
+/// source that may send nothing more today waits until 00:00 UTC; when the key's limit is reached,
+/// every job does.
+///
 /// A resolver job turns a place's name into coordinates, once; the polling jobs of that location
 /// wait until it succeeds (`unblock`). After an answer that found nothing it retries at its interval.
 struct PollSchedule {
@@ -71,6 +75,10 @@ struct PollSchedule {
     /// costs O(log n) instead of a scan of every job.
     private var due = DueQueue()
     private(set) var budget: RequestBudget
+    /// Requests sent today, per source and in all, and the daily limits.
+    var daily: DailyBudget
+    /// Each slot's source name, which `daily` counts by.
+    var slotNames: [String] = []
     private(set) var pausedUntil = -Double.infinity
     private(set) var rateLimitStrikes = 0
     private(set) var inFlightCount = 0
@@ -96,6 +104,7 @@ struct PollSchedule {
         self.origin = now
         self.maxInFlight = maxInFlight
         self.budget = RequestBudget(limitPerMinute: requestsPerMinute)
+        self.daily = DailyBudget(wall: 0)
         reconfigure(specs: specs, sourceCount: sourceCount, requestsPerMinute: requestsPerMinute, now: now, phaseOrder: phaseOrder)
     }
 
@@ -131,16 +140,32 @@ struct PollSchedule {
         rebuildQueue()
     }
 
-    mutating func next(now: Double) -> Decision {
-        guard inFlightCount + orphans < maxInFlight, let (nextDue, index) = due.first else { return .idle }
-        let start = max(nextDue, budget.nextAllowed(), pausedUntil)
-        guard start <= now else { return .wait(until: start) }
-        due.removeFirst()
-        jobs[index].inFlight = true
-        jobs[index].lastStart = now
-        inFlightCount += 1
-        budget.record(start: now)
-        return .fire(job: index)
+    /// `wall`: seconds since the epoch at `now`, which the daily limits count days by.
+    mutating func next(now: Double, wall: Double) -> Decision {
+        daily.advance(to: wall)
+        while true {
+            guard inFlightCount + orphans < maxInFlight, let (nextDue, index) = due.first else { return .idle }
+            let start = max(nextDue, budget.nextAllowed(), pausedUntil)
+            guard start <= now else { return .wait(until: start) }
+            // 00:00 UTC on this clock.
+            let midnight = now + DailyBudget.nextMidnight(after: wall) - wall
+            if daily.keyExhausted { return .wait(until: midnight) }
+            let slot = index % sourceCount
+            let source = slot < slotNames.count ? slotNames[slot] : ""
+            if daily.exhausted(source) {
+                due.removeFirst()
+                jobs[index].nextDue = midnight
+                due.insert((midnight, index))
+                continue
+            }
+            due.removeFirst()
+            jobs[index].inFlight = true
+            jobs[index].lastStart = now
+            inFlightCount += 1
+            budget.record(start: now)
+            daily.record(source)
+            return .fire(job: index)
+        }
     }
 
     /// `random` in 0..<1 draws the jitter.

@@ -12,6 +12,7 @@ extension Poller {
             restoreStore(core.plan)
             schedule(core.plan, in: &core, now: now)
             restoreSchedule(core.plan, &core.schedule)
+            _ = showDaily(in: &core)
         }
     }
 
@@ -47,6 +48,9 @@ extension Poller {
         core.schedule.reconfigure(
             specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
             phaseOrder: plan.layout.labelOrder)
+        core.schedule.slotNames = plan.layout.names
+        core.schedule.daily.configure(limits: plan.dailyLimits, keyLimit: plan.requestsPerDay)
+        core.schedule.daily.advance(to: time.wall())
         core.plan = plan
         core.epoch += 1
         switchStandIns(in: &core, now: now)

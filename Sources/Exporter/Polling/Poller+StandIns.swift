@@ -8,7 +8,7 @@ extension Poller {
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
     func switchStandIns(in core: inout Core, now: Double) {
         let sources = core.plan.sources
-        let working = sources.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil }
+        let working = sources.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil && !core.spentForDay.contains($0.name) }
         let replaced = Set(working.flatMap(\.standsIn))
         for (slot, source) in sources.enumerated() {
             let retry = core.unavailable[source.name]
@@ -19,6 +19,26 @@ extension Poller {
                 core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, due: retry)
             }
         }
+    }
+
+    /// A source that stands in for others and has spent its day (its daily limit, or a 429 for the
+    /// day) hands them back their own endpoints until 00:00 UTC; its jobs wait for then in the schedule.
+    func switchForDay(in core: inout Core, now: Double) {
+        let spent = Set(core.plan.sources.filter { !$0.standsIn.isEmpty && core.schedule.daily.exhausted($0.name) }.map(\.name))
+        guard spent != core.spentForDay else { return }
+        for source in core.plan.sources where spent.contains(source.name) != core.spentForDay.contains(source.name) {
+            let others = source.standsIn.joined(separator: " and ")
+            if spent.contains(source.name) {
+                logger.warn(
+                    "\(source.name) may send no more requests today; polling \(others) from their own endpoints until 00:00 UTC",
+                    [("source", source.name), ("requests_today", String(core.schedule.daily.count(of: source.name))),
+                     ("limit", core.schedule.daily.limits[source.name].map(String.init) ?? "none")])
+            } else {
+                logger.info("a new UTC day: \(source.name) stands in for \(others) again", [("source", source.name)])
+            }
+        }
+        core.spentForDay = spent
+        switchStandIns(in: &core, now: now)
     }
 
     /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.

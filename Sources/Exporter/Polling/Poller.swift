@@ -44,6 +44,11 @@ final class Poller: Sendable {
         /// Sources that said the key cannot use them (One Call without its subscription), with when each
         /// is tried next; kept across reloads, so a reload does not put the next try off.
         var unavailable: [String: Double] = [:]
+        /// Sources that stand in for others and may send nothing more today (their daily limit, or a
+        /// 429 for the day): the sources they stand in for poll their own endpoints until 00:00 UTC.
+        var spentForDay: Set<String> = []
+        /// The `daily.revision` the store was last told of.
+        var dailyShown = -1
         var random = SystemRandomNumberGenerator()
     }
 
@@ -88,8 +93,10 @@ final class Poller: Sendable {
         Threads.spawn(name: "poller") { [self] in
             while true {
                 let decision = step()
-                var delay = 3600.0
-                if case .wait(let until) = decision { delay = min(max(until - time.monotonic(), 0.001), 3600) }
+                // At 00:00 UTC the day's counts start again, and the metrics must say so.
+                let wall = time.wall()
+                var delay = min(DailyBudget.nextMidnight(after: wall) - wall + 0.001, 3600)
+                if case .wait(let until) = decision { delay = min(max(until - time.monotonic(), 0.001), delay) }
                 let deadline = DispatchTime.now() + .nanoseconds(Int(delay * 1e9))
                 let (stopped, answered) = core.withLock { core in
                     if core.completions.isEmpty { core.sleepsUntil = deadline.uptimeNanoseconds }
@@ -145,14 +152,17 @@ final class Poller: Sendable {
     func step() -> PollSchedule.Decision {
         while true {
             let now = time.monotonic()
-            let (completions, launches, decision) = core.withLock { core in
+            let wall = time.wall()
+            let (completions, launches, decision, dailyChanged) = core.withLock { core in
                 core.sleepsUntil = 0
                 let completions = core.completions
                 core.completions = []
                 for completion in completions { record(completion, in: &core, now: now) }
+                core.schedule.daily.advance(to: wall)
+                switchForDay(in: &core, now: now)
                 var launches: [(job: Int, request: APIRequest, source: any Source, location: Location)] = []
                 var states: WeatherStore.LocationStates?
-                var decision = core.schedule.next(now: now)
+                var decision = core.schedule.next(now: now, wall: wall)
                 while case .fire(let job) = decision {
                     let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
                     let target = core.plan.locations[location]
@@ -160,15 +170,24 @@ final class Poller: Sendable {
                     if states == nil { states = store.snapshot().locations }
                     let coordinates = states![location].coordinates
                     launches.append((job, source.request(for: target, at: coordinates, language: core.plan.language), source, target))
-                    decision = core.schedule.next(now: now)
+                    decision = core.schedule.next(now: now, wall: wall)
                 }
-                return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision)
+                let dailyChanged = showDaily(in: &core)
+                return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision, dailyChanged)
             }
-            if !completions.isEmpty { onChange() }
+            if !completions.isEmpty || dailyChanged { onChange() }
             for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now) }
             let pending = core.withLock { !$0.completions.isEmpty }
             if !pending { return decision }
         }
+    }
+
+    /// Tells the store of the day's counts when they changed since it was last told; true then.
+    func showDaily(in core: inout Core) -> Bool {
+        guard core.schedule.daily.revision != core.dailyShown else { return false }
+        store.recordDaily(core.schedule.daily)
+        core.dailyShown = core.schedule.daily.revision
+        return true
     }
 
     private func fetch(

@@ -6,6 +6,10 @@ extension Poller {
     struct Plan: Sendable {
         var layout: Layout
         var requestsPerMinute: Int
+        /// Each source's own limit of requests a UTC day, by name; absent for none.
+        var dailyLimits: [String: Int]
+        /// The key's limit of requests a UTC day, all sources together.
+        var requestsPerDay: Int?
         var language: String
         var transport: any OpenWeatherTransport
 
@@ -19,11 +23,13 @@ extension Poller {
 
         init(
             locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double], requestsPerMinute: Int,
-            language: String,
+            dailyLimits: [String: Int], requestsPerDay: Int?, language: String,
             transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> TemperatureThresholds
         ) {
             self.layout = Layout(locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness, thresholds: thresholds)
             self.requestsPerMinute = requestsPerMinute
+            self.dailyLimits = dailyLimits
+            self.requestsPerDay = requestsPerDay
             self.language = language
             self.transport = transport
         }

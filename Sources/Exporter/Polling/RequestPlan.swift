@@ -1,49 +1,104 @@
 import Exposition
 
-/// How many requests a minute the configuration needs, source by source, and the intervals that
-/// fit the key's budget: when the sources together need more than the budget allows, every interval
-/// is stretched by the same factor, so each source keeps its share.
+/// How many requests a minute and a day the configuration needs, source by source, and the
+/// intervals that fit the key's budgets. When the sources together need more than the per-minute
+/// budget allows, every interval is stretched by the same factor, so each source keeps its share;
+/// then a source with a daily limit of its own (One Call) is stretched alone to fit it; then, when
+/// all of them need more than the key's daily budget, every interval is stretched again alike.
+/// A UTC day is 86,400 s (OpenWeather's day starts at 00:00 UTC).
 struct RequestPlan: Sendable, Equatable {
     struct Entry: Sendable, Equatable {
         var source: String
         var locations: Int
         var configured: Duration
-        /// `configured`, stretched when the budget is short.
+        /// `configured`, stretched when a budget is short.
         var interval: Duration
         /// At `interval`.
         var requestsPerMinute: Double
         /// The source whose answers fill this one's, so that it makes no requests of its own (One Call for the weather).
         var readFrom: String?
+        /// The source's own limit of requests a UTC day, if any.
+        var dailyLimit: Int? = nil
+        /// The key has a daily limit: the text says what a day needs and gets.
+        var keyDailyLimit = false
 
-        /// `1/min (1 request per location every 10m)`; `read from onecall (no requests of its own)`.
+        /// At `configured`.
+        var neededPerDay: Double { locations == 0 ? 0 : Double(locations) * RequestPlan.day / configured.seconds }
+        /// At `interval`.
+        var requestsPerDay: Double { requestsPerMinute * 1440 }
+
+        /// `1/min (1 request per location every 10m)`; with a daily limit of its own
+        /// `0.69/min (1 request per location every 14m24s; 1440/day needed, 1000/day allowed)`; with
+        /// the key's, what the key's share leaves it: `...; 1440/day needed, 720/day planned)`;
+        /// `read from onecall (no requests of its own)`.
         var text: String {
             if let readFrom { return "read from \(readFrom) (no requests of its own)" }
-            return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval)))"
+            var day = [String]()
+            if dailyLimit != nil || keyDailyLimit { day.append("\(RequestPlan.count(neededPerDay))/day needed") }
+            if let dailyLimit { day.append("\(dailyLimit)/day allowed") }
+            if keyDailyLimit { day.append("\(RequestPlan.count(requestsPerDay))/day planned") }
+            let days = day.isEmpty ? "" : "; " + day.joined(separator: ", ")
+            return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(days))"
         }
     }
 
+    static let day = 86_400.0
+
     var entries: [Entry]
     var budgetPerMinute: Int
-    /// The sources need more than the budget at their configured intervals.
+    /// The key's limit of requests a UTC day, if any.
+    var budgetPerDay: Int?
+    /// The sources need more than the per-minute budget at their configured intervals.
     var stretched: Bool
+    /// The sources stretched to fit a daily limit (their own or the key's), in entry order.
+    var stretchedForDay: [String]
 
     /// Requests a minute the poller can start: it spaces them 61 s / budget apart.
     static func capacity(_ budget: Int) -> Double { 60 * Double(budget) / 61 }
 
     /// `sources`: each polled source with its configured interval and how many locations it polls;
-    /// `readFrom`: the sources another one stands in for, by name, with that one's name.
-    init(sources: [(name: String, interval: Duration, locations: Int)], readFrom: [String: String] = [:], budgetPerMinute: Int) {
+    /// `readFrom`: the sources another one stands in for, by name, with that one's name;
+    /// `dailyLimits`: each source's own limit of requests a day; `budgetPerDay`: the key's.
+    init(
+        sources: [(name: String, interval: Duration, locations: Int)], readFrom: [String: String] = [:], budgetPerMinute: Int,
+        dailyLimits: [String: Int] = [:], budgetPerDay: Int? = nil
+    ) {
         self.budgetPerMinute = budgetPerMinute
+        self.budgetPerDay = budgetPerDay
         let need = sources.reduce(0.0) { $0 + Double($1.locations) * 60 / $1.interval.seconds }
         let factor = max(1, need / Self.capacity(budgetPerMinute))
         let stretched = factor > 1
         self.stretched = stretched
-        entries = sources.map { source in
-            let interval = stretched
-                ? Duration.milliseconds(Int64((source.interval.seconds * factor * 1000).rounded(.up))) : source.interval
+        func perDay(_ locations: Int, _ seconds: Double) -> Double { Double(locations) * Self.day / seconds }
+        // Seconds, per source.
+        var seconds = sources.map { $0.interval.seconds * factor }
+        var forDay = [Bool](repeating: false, count: sources.count)
+        for (index, source) in sources.enumerated() {
+            guard let limit = dailyLimits[source.name], source.locations > 0 else { continue }
+            let needed = perDay(source.locations, seconds[index])
+            if needed > Double(limit) {
+                seconds[index] *= needed / Double(max(limit, 1))
+                forDay[index] = true
+            }
+        }
+        if let budgetPerDay {
+            let needed = sources.indices.reduce(0.0) { $0 + perDay(sources[$1].locations, seconds[$1]) }
+            if needed > Double(budgetPerDay) {
+                let factor = needed / Double(max(budgetPerDay, 1))
+                for index in sources.indices where sources[index].locations > 0 {
+                    seconds[index] *= factor
+                    forDay[index] = true
+                }
+            }
+        }
+        stretchedForDay = sources.indices.filter { forDay[$0] }.map { sources[$0].name }
+        entries = sources.enumerated().map { index, source in
+            let interval = seconds[index] > source.interval.seconds
+                ? Duration.milliseconds(Int64((seconds[index] * 1000).rounded(.up))) : source.interval
             return Entry(
                 source: source.name, locations: source.locations, configured: source.interval, interval: interval,
-                requestsPerMinute: Double(source.locations) * 60 / interval.seconds, readFrom: readFrom[source.name])
+                requestsPerMinute: Double(source.locations) * 60 / interval.seconds, readFrom: readFrom[source.name],
+                dailyLimit: dailyLimits[source.name], keyDailyLimit: budgetPerDay != nil)
         }
     }
 
@@ -65,7 +120,17 @@ struct RequestPlan: Sendable, Equatable {
     var logFields: [(String, String)] {
         entries.map { ($0.source, $0.text) }
             + [("total_per_minute", Self.rate(requestsPerMinute)), ("budget_per_minute", String(budgetPerMinute)),
-               ("stretched", String(stretched))]
+               ("stretched", String(stretched)), ("total_per_day", Self.count(requestsPerDay))]
+            + (budgetPerDay.map { [("budget_per_day", String($0))] } ?? [])
+            + [("stretched_for_day", stretchedForDay.isEmpty ? "none" : stretchedForDay.joined(separator: ","))]
+    }
+
+    var requestsPerDay: Double { entries.reduce(0) { $0 + $1.requestsPerDay } }
+
+    /// A count a day, rounded up: a budget is never shown as met when it is not.
+    static func count(_ perDay: Double) -> String {
+        // Less a trace, so an interval fitted to a limit exactly is not shown one over it.
+        perDay.isFinite && perDay < 1e15 ? String(Int64((perDay * (1 - 1e-9)).rounded(.up))) : "?"
     }
 
     /// Two decimals, or two significant digits below 0.01, so a daily poll is not shown as `0/min`.

@@ -72,6 +72,8 @@ final class WeatherStore: Sendable {
         /// Sources the key cannot use (One Call without its subscription), with the reason: the sources
         /// they stand in for poll from their own endpoints meanwhile.
         var unavailable: [String: String] = [:]
+        /// Requests sent today and the daily limits, as the poller last counted them.
+        var daily: DailyBudget?
 
         /// Every location has been tried at least once.
         var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
@@ -154,6 +156,11 @@ final class WeatherStore: Sendable {
             }
             state.sources[source].lastPollDuration = duration
         }
+    }
+
+    /// The poller's count of today's requests changed (a request sent, a new day, new limits).
+    func recordDaily(_ daily: DailyBudget) {
+        state.withLock { $0.daily = daily }
     }
 
     /// `reason` nil: the source works with this key again.

@@ -26,6 +26,23 @@ struct SavedState: Equatable, Sendable {
         var sources: [SourceEntry]
     }
 
+    /// Requests sent on one UTC day, so a restart the same day goes on counting (version 2 on).
+    struct Daily: Equatable, Sendable {
+        /// Days since the epoch.
+        var day: Int
+        /// All sources together.
+        var total: Int
+        /// By source name, in name order.
+        var counts: [(name: String, count: Int)]
+        /// Sources OpenWeather said had spent the day's quota.
+        var spent: [String] = []
+
+        static func == (lhs: Daily, rhs: Daily) -> Bool {
+            lhs.day == rhs.day && lhs.total == rhs.total && lhs.spent == rhs.spent
+                && lhs.counts.map(\.name) == rhs.counts.map(\.name) && lhs.counts.map(\.count) == rhs.counts.map(\.count)
+        }
+    }
+
     /// Wall time of the write.
     var savedAt: Double
     /// Wall time until which a 429 pauses every request; nil for none.
@@ -35,6 +52,8 @@ struct SavedState: Equatable, Sendable {
     /// Wall times of the latest request starts, so a restart cannot overspend the minute's budget.
     var recentStarts: [Double] = []
     var locations: [LocationEntry] = []
+    /// Nil in a file of version 1, written before daily limits were counted.
+    var daily: Daily?
 }
 
 extension SavedState {
@@ -47,6 +66,11 @@ extension SavedState {
                 let name = renamed.locations[index].sources[slot].name
                 if let now = formerNames[name] { renamed.locations[index].sources[slot].name = now }
             }
+        }
+        if var daily = renamed.daily {
+            daily.counts = daily.counts.map { (formerNames[$0.name] ?? $0.name, $0.count) }
+            daily.spent = daily.spent.map { formerNames[$0] ?? $0 }
+            renamed.daily = daily
         }
         return renamed
     }

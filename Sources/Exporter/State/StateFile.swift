@@ -6,7 +6,8 @@
 /// crash test build it alone (Tests/reliability/state).
 enum StateFile {
     static let magic: [UInt8] = Array("OWXSTATE".utf8)
-    static let version: UInt32 = 1
+    /// Version 2 holds the day's request counts after the locations; a file of version 1, without them, is still read.
+    static let version: UInt32 = 2
     static let headerCount = 8 + 4 + 4 + 8
 
     struct DecodeError: Error, CustomStringConvertible, Equatable {
@@ -47,6 +48,16 @@ enum StateFile {
                     out.data(source.body)
                 }
             }
+            let daily = state.daily ?? SavedState.Daily(day: 0, total: 0, counts: [])
+            out.integer(daily.day)
+            out.integer(daily.total)
+            out.integer(daily.counts.count)
+            for (name, count) in daily.counts {
+                out.string(name)
+                out.integer(count)
+            }
+            out.integer(daily.spent.count)
+            for name in daily.spent { out.string(name) }
             out.flush()
             return (out.crc, out.count)
         }
@@ -64,8 +75,8 @@ enum StateFile {
         }
         var header = Reader(bytes[8..<headerCount])
         let version = try header.uint32()
-        guard version == Self.version else {
-            throw DecodeError(description: "format version \(version), this exporter reads version \(Self.version)")
+        guard version == 1 || version == Self.version else {
+            throw DecodeError(description: "format version \(version), this exporter reads versions 1 to \(Self.version)")
         }
         let crc = try header.uint32()
         let count = try header.uint64()
@@ -103,6 +114,13 @@ enum StateFile {
                 location.sources.append(source)
             }
             state.locations.append(location)
+        }
+        if version >= 2 {
+            var daily = SavedState.Daily(day: try reader.integer(), total: try reader.integer(), counts: [])
+            for _ in 0..<(try reader.count(each: 8)) { daily.counts.append((try reader.string(), try reader.integer())) }
+            for _ in 0..<(try reader.count(each: 4)) { daily.spent.append(try reader.string()) }
+            // Day 0 is what a run without counts writes.
+            if daily.day > 0 { state.daily = daily }
         }
         guard reader.atEnd else { throw DecodeError(description: "extra bytes after the last location") }
         return state

@@ -158,6 +158,11 @@ final class StateKeeper: Sendable {
             saved.pausedUntil = schedule.pause(now: now).map { wallNow + $0 }
             saved.rateLimitStrikes = schedule.rateLimitStrikes
             saved.recentStarts = schedule.budget.recentStarts.map(wall)
+            let daily = schedule.daily
+            saved.daily = SavedState.Daily(
+                day: daily.day, total: daily.total,
+                counts: daily.counts.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) },
+                spent: daily.spent.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             saved.locations.reserveCapacity(snapshot.locations.count)
             let count = snapshot.sources.count
             for (position, location) in snapshot.locations.enumerated() {

@@ -101,6 +101,13 @@ enum StateRestore {
                 let recent = saved.recentStarts.filter { $0.isFinite && $0 <= wallNow && $0 > wallNow - 60 }.map(monotonic)
                 schedule.restore(
                     jobs: jobs, pausedUntil: pausedUntil, strikes: min(max(saved.rateLimitStrikes, 0), 30), recentStarts: recent)
+                // The same UTC day goes on counting; a later day starts at 0.
+                if let daily = saved.daily {
+                    schedule.daily.advance(to: wallNow)
+                    schedule.daily.restore(
+                        day: daily.day, counts: Dictionary(daily.counts.map { ($0.name, max($0.count, 0)) }, uniquingKeysWith: max),
+                        total: max(daily.total, 0), spent: Set(daily.spent))
+                }
             })
         return summary
     }

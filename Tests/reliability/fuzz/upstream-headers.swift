@@ -29,7 +29,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var schedule = PollSchedule(specs: [.init(key: "a", kind: .poll, interval: 60)], sourceCount: 1, requestsPerMinute: 60, now: 0)
     var time = 0.0
     for _ in 0..<12 {
-        guard case .fire(let job) = schedule.next(now: time) else { preconditionFailure("the job is not due after the pause") }
+        guard case .fire(let job) = schedule.next(now: time, wall: time) else { preconditionFailure("the job is not due after the pause") }
         schedule.finished(job: job, outcome: .rateLimited(retryAfter: wait), now: time, random: 0.5)
         let pause = schedule.pause(now: time) ?? 0
         precondition(pause >= PollSchedule.firstRateLimitPause && pause <= PollSchedule.maxRateLimitPause, "a pause of \(pause) s")
