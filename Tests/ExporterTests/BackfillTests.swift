@@ -158,6 +158,30 @@ struct ManualBackfillTime: BackfillTime {
         #expect(access(output + ".partial", F_OK) != 0, "the work is removed once the file is written")
     }
 
+    @Test func aPlaceTheGeocoderDoesNotKnowIsSkippedAndTheRestWritten() throws {
+        let output = Self.temporaryDirectory() + "/history.om"
+        let run = Run(output: output)
+        try run.backfill(Self.locations + [Location(name: "Atlantis", place: .query(.name("Atlantis")))]).run(since: .seconds(3600), until: Self.until)
+        #expect(run.lines.withLock { $0 }.contains { $0.hasPrefix("Atlantis skipped: no place matches \"Atlantis\"") })
+        #expect(run.lines.withLock { $0 }.last?.hasPrefix("wrote \(output): 4 of 5 locations") == true)
+        #expect(try Self.text(output).contains("location=\"Zocca\""))
+    }
+
+    @Test func theWorkOfLocationsNoLongerConfiguredIsRemovedWithTheRest() throws {
+        let output = Self.temporaryDirectory() + "/history.om"
+        let first = Run(output: output)
+        let served = Locked(0)
+        // Barcelona (one hour of weather, its air pollution) is kept, then the API fails.
+        first.transport.answer { request in
+            served.withLock { $0 += 1; return $0 } <= 2 ? BackfillTests.answers(request) : .failure(.http(status: 500, message: "", retryAfterSeconds: nil))
+        }
+        #expect(throws: BackfillError.self) { try first.backfill().run(since: .seconds(3600), until: Self.until) }
+        #expect(first.lines.withLock { $0 }.contains { $0.hasPrefix("1/4 locations done") })
+        let second = Run(output: output)
+        try second.backfill([Self.locations[0]]).run(since: .seconds(3600), until: Self.until)
+        #expect(access(output + ".partial", F_OK) != 0)
+    }
+
     @Test func aKeyWithoutOneCallSkipsTheWeatherInOneLineAndKeepsTheAirPollution() throws {
         let output = Self.temporaryDirectory() + "/history.om"
         let run = Run(output: output) { request in

@@ -95,9 +95,13 @@ struct Backfill {
             if location.query != nil {
                 let geocoding = GeocodingSource()
                 let body = try fetch(geocoding.request(for: location, at: nil, language: language), &pace, what: "geocoding \(location.name)")
-                guard let body else { throw BackfillError("\(location.name): the geocoder has nothing for it") }
-                do {
+                do throws(OpenWeatherError) {
+                    guard let body else { throw .noMatch("the geocoder does not know it") }
                     resolved = try geocoding.decode(body, for: location)
+                } catch .noMatch(let reason) {
+                    // As the exporter shows nothing for it: the others are still worth their history.
+                    report("\(location.name) skipped: \(reason)")
+                    continue
                 } catch {
                     throw BackfillError("\(location.name): \(error)")
                 }
@@ -149,9 +153,10 @@ struct Backfill {
 
         var families = (weather?.families ?? []) + (airPollution?.families ?? [])
         families.removeAll { HistoryBlock.leftOut.contains($0.name) }
-        try BackfillParts.write(HistoryBlock.merge(blocks.compactMap { $0 }, families: families), to: output)
-        parts.remove(ordered)
-        report("wrote \(output): \(ordered.count) locations; import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
+        let written = blocks.compactMap { $0 }
+        try BackfillParts.write(HistoryBlock.merge(written, families: families), to: output)
+        parts.remove()
+        report("wrote \(output): \(written.count) of \(ordered.count) locations; import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
     }
 
     /// Every whole hour in `from..<until`: the moments of the weather's history.

@@ -171,10 +171,15 @@ struct BackfillParts {
         try Self.write(block.encoded, to: path(of: location))
     }
 
-    /// Removes the work once the output is written.
-    func remove(_ locations: [Location]) {
-        for location in locations { unlink(path(of: location)) }
-        unlink(directory + "/range")
+    /// Removes the work once the output is written, blocks of locations no longer configured too.
+    func remove() {
+        if let listing = opendir(directory) {
+            while let entry = readdir(listing) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                if name != "." && name != ".." { unlink(directory + "/" + name) }
+            }
+            closedir(listing)
+        }
         rmdir(directory)
     }
 
