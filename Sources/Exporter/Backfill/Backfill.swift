@@ -60,9 +60,10 @@ struct Backfill {
     /// The range `since` back from `until` (now when nil); an earlier interrupted run's range wins.
     func run(since: Duration, until: Double?) throws(BackfillError) {
         let parts = BackfillParts(output: output)
-        let end = until ?? time.now()
+        // Whole seconds, as the range is kept for a resumed run.
+        let end = (until ?? time.now()).rounded(.down)
         let seconds = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-        var plan = BackfillParts.Plan(from: end - seconds, until: end, weather: weather != nil, airPollution: airPollution != nil)
+        var plan = BackfillParts.Plan(from: (end - seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
         if let earlier = try parts.existingPlan() {
             guard earlier.weather == plan.weather, earlier.airPollution == plan.airPollution else {
                 throw BackfillError(
