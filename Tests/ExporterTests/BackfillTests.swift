@@ -184,17 +184,22 @@ struct ManualBackfillTime: BackfillTime {
 
     @Test func aKeyWithoutOneCallSkipsTheWeatherInOneLineAndKeepsTheAirPollution() throws {
         let output = Self.temporaryDirectory() + "/history.om"
-        let run = Run(output: output) { request in
+        let noOneCall: FakeTransport.Answer = { request in
             request.path == "/data/3.0/onecall/timemachine"
                 ? .failure(.http(status: 401, message: String(decoding: Fixture.bytes("error-401-onecall-no-subscription.json"), as: UTF8.self), retryAfterSeconds: nil))
                 : BackfillTests.answers(request)
         }
+        let run = Run(output: output, answer: noOneCall)
         try run.backfill().run(since: .seconds(3 * 3600), until: Self.until)
         #expect(run.lines.withLock { $0 }.filter { $0.contains("subscription") }.count == 1)
         #expect(run.transport.requests(to: "/data/3.0/onecall/timemachine").count == 1)
         let text = try Self.text(output)
         #expect(!text.contains("openweather_temperature_celsius"))
         #expect(text.contains("openweather_air_quality_index{location=\"Zocca\"}"))
+        // Without air pollution there is nothing left to do: an error that says what would help.
+        let alone = Run(output: output + "2", answer: noOneCall)
+        #expect(throws: BackfillError.self) { try alone.backfill(air: false).run(since: .seconds(3600), until: Self.until) }
+        #expect(access(output + "2", F_OK) != 0)
     }
 
     // MARK: the budget
@@ -240,5 +245,7 @@ struct ManualBackfillTime: BackfillTime {
             return
         }
         #expect(help.contains("--since=DURATION"))
+        guard case .help(let main) = try ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else { return }
+        #expect(main.hasSuffix("openweather-exporter backfill --help"))
     }
 }

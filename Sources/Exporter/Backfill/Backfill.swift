@@ -117,6 +117,9 @@ struct Backfill {
                     do {
                         body = try fetch(request, &pace, what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
                     } catch where error.subscriptionMissing {
+                        guard airPollution != nil else {
+                            throw BackfillError("\(error.description); nothing else to backfill: add --collector.air_pollution for the free air pollution history")
+                        }
                         report("weather skipped: \(error.description); the air pollution history is free and goes on")
                         weatherSource = nil
                         readings = []

@@ -11,6 +11,9 @@ public struct BackfillOptions: Sendable, Equatable {
     /// The OpenMetrics file written; its work in progress is kept beside it (`BackfillParts`).
     var output: String
 
+    /// The line `openweather-exporter --help` ends with.
+    static let pointer = "History into Prometheus (weather and air quality of the past days):  openweather-exporter backfill --help"
+
     static let help = """
         usage: openweather-exporter backfill --since=DURATION [--until=TIME] --output=FILE [flags]
 

@@ -33,7 +33,7 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         let flags = try CommandLineFlags.parse(arguments)
-        if flags.isSet(Settings.help) { return .help(Flag.helpText) }
+        if flags.isSet(Settings.help) { return .help(Flag.helpText + "\n" + BackfillOptions.pointer) }
         if flags.isSet(Settings.version) { return .version(BuildInfo.versionLine) }
 
         var settings = RawSettings()
