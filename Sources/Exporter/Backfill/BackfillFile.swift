@@ -25,10 +25,10 @@ struct HistoryBlock: Equatable {
         var series = [[(key: [UInt8], lines: [UInt8])]](repeating: [], count: families.count)
         var seen = [[[UInt8]: Int]](repeating: [:], count: families.count)
         for (time, reading) in readings {
-            var state = WeatherStore.LocationState(
+            // Slot 0 holds the reading; slot 1 the geocoder's answer, which `LocationState.resolved` reads.
+            let state = WeatherStore.LocationState(
                 location: location, thresholds: TemperatureThresholds(),
                 sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)])
-            state.generation = 1
             let shard = ShardSeries(WeatherStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
             lines.clear()
             source.appendSeries(of: shard, slot: 0, to: lines.collectors[0])
