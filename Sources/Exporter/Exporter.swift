@@ -129,7 +129,7 @@ private final class Reloading: Sendable {
         self.logger = logger
     }
 
-    func reload() -> String? {
+    public func reload() -> String? {
         inProgress.withLock { _ in apply() }
     }
 

@@ -130,8 +130,9 @@ public enum OneCallDecoder {
             uvIndex: try entry.optionalNumber("uvi", 0...30))
     }
 
-    private static func convert(_ root: Fields) throws(FieldError) -> OneCall {
-        let current = try root.requireObject().object("current")
+    /// One moment's weather as One Call writes it (`current`, and each record of `timemachine`'s
+    /// `data`), with the place's fields from `root`.
+    static func weather(_ current: Fields, in root: Fields) throws(FieldError) -> CurrentWeather {
         let conditions = try current.list("weather").map { (condition: Fields) throws(FieldError) in
             CurrentWeather.Condition(
                 id: Int(try condition.number("id", -1_000_000...1_000_000)),
@@ -139,9 +140,9 @@ public enum OneCallDecoder {
                 description: try condition.optionalString("description") ?? "",
                 icon: try condition.optionalString("icon") ?? "")
         }
-        guard !conditions.isEmpty else { throw FieldError(reason: "`current.weather` is empty: no condition reported") }
+        guard !conditions.isEmpty else { throw FieldError(reason: "`\(current.path).weather` is empty: no condition reported") }
         let observation = try current.number("dt", 1...1e11)
-        let weather = CurrentWeather(
+        return CurrentWeather(
             temperatureCelsius: try current.number("temp", -100...70),
             feelsLikeCelsius: try current.number("feels_like", -120...90),
             temperatureMinCelsius: nil,
@@ -165,6 +166,12 @@ public enum OneCallDecoder {
             country: nil,
             latitude: try root.optionalNumber("lat", -90...90) ?? 0,
             longitude: try root.optionalNumber("lon", -180...180) ?? 0)
+    }
+
+    private static func convert(_ root: Fields) throws(FieldError) -> OneCall {
+        let current = try root.requireObject().object("current")
+        let weather = try weather(current, in: root)
+        let observation = weather.observationTime
         var minutely: [OneCall.Minute] = []
         for entry in try root.optionalList("minutely") ?? [] {
             // 2000 mm/h: above the heaviest minute ever measured (31 mm, Unionville 1956).

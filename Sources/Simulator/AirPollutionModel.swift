@@ -50,6 +50,16 @@ enum AirPollutionModel {
         return (0..<forecastHours).map { reading(latitude: latitude, longitude: longitude, at: hourStart + Double($0) * 3600) }
     }
 
+    /// The history's hours: every hour from the one at or after `start` to `end`, inclusive (the
+    /// fixture's request of 24 hours answers 24 items), from the model that answered live then.
+    /// At most a year: longer ranges are the client's to split.
+    static func history(latitude: Double, longitude: Double, from start: Double, to end: Double) -> [Reading] {
+        let first = (start / 3600).rounded(.up) * 3600
+        guard end >= first else { return [] }
+        let count = min(Int((end - first) / 3600) + 1, 366 * 24)
+        return (0..<count).map { reading(latitude: latitude, longitude: longitude, at: first + Double($0) * 3600) }
+    }
+
     /// OpenWeather's breakpoints (µg/m³) from "Good" to "Poor"; at or above the last, "Very poor".
     private static let breakpoints: [String: [Double]] = [
         "so2": [20, 80, 250, 350],

@@ -5,6 +5,8 @@ enum Endpoint: String, CaseIterable {
     case airPollutionForecast = "/data/2.5/air_pollution/forecast"
     case forecast = "/data/2.5/forecast"
     case oneCall = "/data/3.0/onecall"
+    case oneCallTimemachine = "/data/3.0/onecall/timemachine"
+    case airPollutionHistory = "/data/2.5/air_pollution/history"
     case geocodingDirect = "/geo/1.0/direct"
     case geocodingZip = "/geo/1.0/zip"
 
@@ -15,12 +17,26 @@ enum Endpoint: String, CaseIterable {
         _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false
     ) -> (status: Int, body: String) {
         switch self {
-        case .weather, .airPollution, .airPollutionForecast, .forecast, .oneCall:
+        case .weather, .airPollution, .airPollutionForecast, .airPollutionHistory, .forecast, .oneCall, .oneCallTimemachine:
             guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
             guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
             if self == .oneCall {
                 let exclude = Set((query["exclude"] ?? "").split(separator: ",").map(String.init))
                 return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon, exclude: exclude))
+            }
+            if self == .oneCallTimemachine {
+                // OpenWeather's range: from 1979 to 4 days ahead.
+                guard let moment = query["dt"].flatMap(Double.init), moment >= 283_996_800, moment <= time + 4 * 86_400 else {
+                    return (400, ErrorBodies.oneCallInvalidDate)
+                }
+                return (200, OneCallJSON.timemachine(latitude: latitude, longitude: longitude, at: moment))
+            }
+            if self == .airPollutionHistory {
+                guard let start = query["start"].flatMap(Double.init), let end = query["end"].flatMap(Double.init), start <= end else {
+                    return (400, ErrorBodies.wrongParameter("start and end are required, start not after end"))
+                }
+                return (200, AirPollutionJSON.render(
+                    AirPollutionModel.history(latitude: latitude, longitude: longitude, from: start, to: min(end, time)), latitude: latitude, longitude: longitude))
             }
             if self == .forecast {
                 return (200, ForecastJSON.render(latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard"))
@@ -48,14 +64,18 @@ enum Endpoint: String, CaseIterable {
         }
     }
 
+    /// Answered only for a key with the One Call subscription (401 otherwise).
+    var needsOneCall: Bool { self == .oneCall || self == .oneCallTimemachine }
+
     /// For `Fault.Malformation`: a number field, a value that is absurd for it, and a field
     /// whose absence makes the answer unusable.
     var breakable: (number: String, absurd: String, required: String) {
         switch self {
         case .weather: ("temp", "9999", "main")
-        case .airPollution, .airPollutionForecast: ("aqi", "9", "components")
+        case .airPollution, .airPollutionForecast, .airPollutionHistory: ("aqi", "9", "components")
         case .forecast: ("temp", "9999", "list")
         case .oneCall: ("temp", "9999", "current")
+        case .oneCallTimemachine: ("temp", "9999", "data")
         case .geocodingDirect, .geocodingZip: ("lat", "999", "lat")
         }
     }

@@ -15,6 +15,9 @@ enum ErrorBodies {
     /// One Call's answer to a key without its subscription (fixtures/error-401-onecall-no-subscription.json).
     static let oneCallNoSubscription = #"{"cod":401,"message":"Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan. Learn more here https://openweathermap.org/price. If you have a valid subscription to the One Call by Call plan, but still receive this error, then please see https://openweathermap.org/faq#error401 for more info."}"#
 
+    /// One Call's answer to a time it has no data for (the shape of fixtures/error-400-onecall-invalid-date.json).
+    static let oneCallInvalidDate = #"{"cod":400,"message":"Invalid date format","parameters":["dt"]}"#
+
     /// The zip endpoint's unknown code, unlike the weather's "city not found".
     static let zipNotFound = #"{"cod":"404","message":"not found"}"#
 

@@ -52,27 +52,47 @@ enum OneCallJSON {
         }
     }
 
+    /// One step's fields as One Call writes them, its temperatures off by `error` (a forecast's).
+    private static func fields(_ reading: WeatherModel.Reading, latitude: Double, at time: Double, error: Double) -> String {
+        let number = WeatherJSON.number
+        let temperature = (reading.temperature + error).rounded(to: 2)
+        var text = """
+            "dt":\(number(time)),"temp":\(number(temperature)),"feels_like":\(number((reading.feelsLike + error).rounded(to: 2))),\
+            "pressure":\(number(reading.pressure)),"humidity":\(number(reading.humidity)),\
+            "dew_point":\(number(dewPoint(temperature, humidity: reading.humidity))),"uvi":\(number(uvIndex(reading, latitude: latitude, at: time))),\
+            "clouds":\(number(reading.clouds)),"visibility":\(number(reading.visibility)),\
+            "wind_speed":\(number(reading.windSpeed)),"wind_deg":\(number(reading.windDirection)),"wind_gust":\(number(reading.windGust)),\
+            "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)","description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}]
+            """
+        if reading.rain1h > 0 { text += #","rain":{"1h":\#(number(reading.rain1h))}"# }
+        if reading.snow1h > 0 { text += #","snow":{"1h":\#(number(reading.snow1h))}"# }
+        return text
+    }
+
+    /// The weather at one moment, as `current` and `timemachine`'s `data` record have it: the
+    /// model's, with the day's sunrise and sunset (absent in polar day and night).
+    static func moment(_ reading: WeatherModel.Reading, latitude: Double, at time: Double) -> String {
+        var text = fields(reading, latitude: latitude, at: time, error: 0)
+        if let sunrise = reading.sunrise { text += #","sunrise":\#(WeatherJSON.number(sunrise))"# }
+        if let sunset = reading.sunset { text += #","sunset":\#(WeatherJSON.number(sunset))"# }
+        return text
+    }
+
+    /// `/data/3.0/onecall/timemachine`: the model's weather at `time`, which `dt` echoes, so the
+    /// history of a place is what the live answers reported then.
+    static func timemachine(latitude: Double, longitude: Double, at time: Double) -> String {
+        let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
+        return """
+            {"lat":\(WeatherJSON.number(latitude)),"lon":\(WeatherJSON.number(longitude)),"timezone":"Etc/GMT",\
+            "timezone_offset":\(WeatherJSON.number(reading.timezoneOffset)),"data":[{\(moment(reading, latitude: latitude, at: time))}]}
+            """
+    }
+
     static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false, exclude: Set<String> = []) -> String {
         let number = WeatherJSON.number
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
-        func fields(_ reading: WeatherModel.Reading, at time: Double, error: Double) -> String {
-            let temperature = (reading.temperature + error).rounded(to: 2)
-            var text = """
-                "dt":\(number(time)),"temp":\(number(temperature)),"feels_like":\(number((reading.feelsLike + error).rounded(to: 2))),\
-                "pressure":\(number(reading.pressure)),"humidity":\(number(reading.humidity)),\
-                "dew_point":\(number(dewPoint(temperature, humidity: reading.humidity))),"uvi":\(number(uvIndex(reading, latitude: latitude, at: time))),\
-                "clouds":\(number(reading.clouds)),"visibility":\(number(reading.visibility)),\
-                "wind_speed":\(number(reading.windSpeed)),"wind_deg":\(number(reading.windDirection)),"wind_gust":\(number(reading.windGust)),\
-                "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)","description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}]
-                """
-            if reading.rain1h > 0 { text += #","rain":{"1h":\#(number(reading.rain1h))}"# }
-            if reading.snow1h > 0 { text += #","snow":{"1h":\#(number(reading.snow1h))}"# }
-            return text
-        }
-        var current = fields(now, at: now.observationTime, error: 0)
-        if let sunrise = now.sunrise { current += #","sunrise":\#(number(sunrise))"# }
-        if let sunset = now.sunset { current += #","sunset":\#(number(sunset))"# }
+        let current = moment(now, latitude: latitude, at: now.observationTime)
 
         let issued = (time / 3600).rounded(.down) * 3600
         let hourly = (0..<48).map { index -> String in
@@ -80,7 +100,7 @@ enum OneCallJSON {
             let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: step)
             let error = ForecastJSON.temperatureError(seed: seed, issued: issued, lead: step - issued + 3600)
             let pop = reading.rain1h + reading.snow1h > 0 ? 0.8 : reading.clouds > 60 ? 0.2 : 0
-            return "{" + fields(reading, at: step, error: error) + #","pop":\#(number(pop))}"#
+            return "{" + fields(reading, latitude: latitude, at: step, error: error) + #","pop":\#(number(pop))}"#
         }
         let dayStart = ((time + now.timezoneOffset) / 86_400).rounded(.down) * 86_400 - now.timezoneOffset
         let daily = (0..<8).map { index -> String in

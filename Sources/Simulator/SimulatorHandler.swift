@@ -68,7 +68,7 @@ struct SimulatorHandler: HTTPHandler {
         if !accepted {
             response = .status(401)
             body = ErrorBodies.body(for: 401)
-        } else if endpoint == .oneCall && !subscribed {
+        } else if endpoint.needsOneCall && !subscribed {
             response = .status(401)
             body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {

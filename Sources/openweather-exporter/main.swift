@@ -65,6 +65,21 @@ do {
     case .help(let text): print(text); exit(0)
     case .version(let text): print(text); exit(0)
     case .run(let loaded): configuration = loaded
+    case .backfill(var loaded, let options):
+        // A backfill is one run to its end: Ctrl-C ends it (what it wrote is kept for the next run).
+        pthread_sigmask(SIG_UNBLOCK, &handled, nil)
+        var demo: Simulator?
+        if loaded.demo {
+            do {
+                demo = try Simulator()
+            } catch {
+                fail("cannot start the demo simulator: \(error)", status: 1)
+            }
+            loaded.openWeatherURL = demo!.baseURL
+        }
+        let status = BackfillCommand.run(loaded, options)
+        demo?.stop()
+        exit(status)
     }
 } catch {
     fail(error.description)

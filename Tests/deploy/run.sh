@@ -404,6 +404,46 @@ if [[ -x "$BIN" ]]; then
     step "a restart with the state file: no gap in openweather_temperature_celsius beyond the restart; its families parse as OpenMetrics" state_restart
 fi
 
+# --- backfill: 24 h of the demo places into a real Prometheus ------------------------
+
+# `backfill --demo` writes the simulator's last 24 hours (weather from its timemachine, air
+# pollution from its history); promtool makes blocks of the file; a Prometheus started on those
+# blocks (loopback only, scraping nothing) answers a query at a past hour with the file's value.
+backfill_history() {
+    local dir="$WORK/backfill" prom_port until at line expected got
+    BACKFILL_PIDS=()
+    trap 'kill "${BACKFILL_PIDS[@]}" 2>/dev/null' EXIT TERM
+    mkdir -p "$dir"
+    until=$(( $(date +%s) / 3600 * 3600 ))
+    "$BIN" backfill --demo --since=24h --until="$until" --output="$dir/history.om" \
+        --openweather.max-requests-per-minute=100000 2>"$dir/backfill.log" || { cat "$dir/backfill.log"; return 1; }
+    grep -q '4/4 locations done, 0 calls left' "$dir/backfill.log" || { echo "no progress on stderr:"; cat "$dir/backfill.log"; return 1; }
+    [[ "$(tail -n 1 "$dir/history.om")" == "# EOF" ]] || { echo "the file does not end with # EOF"; return 1; }
+    [[ ! -e "$dir/history.om.partial" ]] || { echo "the work directory was left behind"; return 1; }
+    promtool tsdb create-blocks-from openmetrics "$dir/history.om" "$dir/data" || return 1
+    prom_port="$(free_port)"
+    printf 'global: {scrape_interval: 1m}\n' >"$dir/prometheus.yml"
+    prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+        --web.listen-address="127.0.0.1:$prom_port" >"$dir/prometheus.log" 2>&1 &
+    BACKFILL_PIDS+=($!)
+    wait_for 30 http_ok "http://127.0.0.1:$prom_port/-/ready" || { tail -n 20 "$dir/prometheus.log"; return 1; }
+    for at in $((until - 20 * 3600)) $((until - 3600)); do
+        for metric in 'openweather_temperature_celsius{location="London"}' 'openweather_air_quality_index{location="Tokyo"}'; do
+            line="$(grep -F "$metric " "$dir/history.om" | grep " $at\$")" || { echo "the file has no $metric at $at"; return 1; }
+            expected="$(awk '{print $(NF-1)}' <<<"$line")"
+            got="$(curl -fs --max-time 5 "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$metric" \
+                --data-urlencode "time=$at" | "$PY" -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")')"
+            [[ "$got" == "$expected" ]] || { echo "$metric at $at: Prometheus has $got, the file $expected"; return 1; }
+            echo "$metric at $at: $got, as written"
+        done
+    done
+}
+export -f backfill_history
+if [[ -x "$BIN" ]]; then
+    echo "== backfill"
+    step "backfill --demo 24 h: promtool tsdb create-blocks-from openmetrics accepts it; Prometheus on the blocks reads past values back" backfill_history
+fi
+
 # --- TLS and basic auth (--web.config.file) --------------------------------------
 
 # deploy/config/web-config.yml with a test CA's certificate and a fresh user, the

@@ -5,6 +5,8 @@ public enum Command: Sendable {
     case run(Configuration)
     case help(String)
     case version(String)
+    /// `openweather-exporter backfill ...`: the past, written to a file (`BackfillCommand`).
+    case backfill(Configuration, BackfillOptions)
 }
 
 /// Turns arguments, environment and the config file into a validated
@@ -20,8 +22,18 @@ public struct ConfigurationLoader: Sendable {
     }
 
     public func load() throws(ConfigError) -> Command {
+        if arguments.first == "backfill" {
+            let given = try BackfillOptions.extract(Array(arguments.dropFirst()))
+            let rest = ConfigurationLoader(arguments: given.rest, environment: environment)
+            switch try rest.load() {
+            case .help: return .help(BackfillOptions.help)
+            case .run(let configuration):
+                return .backfill(configuration, try BackfillOptions.parse(since: given.since, until: given.until, output: given.output))
+            case let other: return other
+            }
+        }
         let flags = try CommandLineFlags.parse(arguments)
-        if flags.isSet(Settings.help) { return .help(Flag.helpText) }
+        if flags.isSet(Settings.help) { return .help(Flag.helpText + "\n" + BackfillOptions.pointer) }
         if flags.isSet(Settings.version) { return .version(BuildInfo.versionLine) }
 
         var settings = RawSettings()

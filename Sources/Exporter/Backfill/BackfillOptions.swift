@@ -1,0 +1,130 @@
+import Glibc
+
+/// What `openweather-exporter backfill` is asked for beyond the exporter's own flags: the range and
+/// the file. These flags belong to the subcommand alone, so they are not in the settings table (the
+/// config file and the environment do not set them).
+public struct BackfillOptions: Sendable, Equatable {
+    /// How far back from `until`.
+    var since: Duration
+    /// The end of the range (Unix seconds, exclusive); nil for the time the backfill starts.
+    var until: Double?
+    /// The OpenMetrics file written; its work in progress is kept beside it (`BackfillParts`).
+    var output: String
+
+    /// The line `openweather-exporter --help` ends with.
+    static let pointer = "History into Prometheus (weather and air quality of the past days):  openweather-exporter backfill --help"
+
+    static let help = """
+        usage: openweather-exporter backfill --since=DURATION [--until=TIME] --output=FILE [flags]
+
+        Writes the past of every configured location as OpenMetrics with timestamps, the same families \
+        and labels as /metrics, for `promtool tsdb create-blocks-from openmetrics FILE DIR`:
+        the weather hour by hour from One Call's timemachine (one call per location and hour; the One Call \
+        subscription), air pollution from the free air_pollution/history (one call per location), paced \
+        by --openweather.max-requests-per-minute. An interrupted run resumes where it stopped when run \
+        again with the same --output (the range is the first run's).
+
+        Backfill flags:
+          --since=DURATION  How far back, as Prometheus writes durations: 24h, 7d, 2w.
+          --until=TIME      End of the range (default: now): RFC 3339 (2025-12-01T12:00:00Z) or Unix seconds.
+          --output=FILE     The OpenMetrics file to write; FILE.partial/ holds the work until it is done.
+
+        The location, key, collector and --openweather.* flags, the config file and --demo work as for \
+        the exporter (openweather-exporter --help): --collector.weather (or --collector.onecall) backfills \
+        the weather, --collector.air_pollution the air quality.
+        """
+
+    /// Takes the backfill's flags out of `arguments` (the subcommand's, without its name) as given,
+    /// and leaves the exporter's: `--help` is answered before they are checked (`parse`).
+    static func extract(_ arguments: [String]) throws(ConfigError) -> (since: String?, until: String?, output: String?, rest: [String]) {
+        var found: [String: String] = [:]
+        var rest: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
+            guard ["--since", "--until", "--output"].contains(name) else {
+                rest.append(argument)
+                continue
+            }
+            let value: String
+            if let equals = argument.firstIndex(of: "=") {
+                value = String(argument[argument.index(after: equals)...])
+            } else if index < arguments.count, !arguments[index].hasPrefix("--") {
+                value = arguments[index]
+                index += 1
+            } else {
+                throw ConfigError("\(name) needs a value, for example \(name)=\(name == "--output" ? "history.om" : name == "--since" ? "24h" : "2025-12-01T12:00:00Z")")
+            }
+            if found[name] != nil { throw ConfigError("\(name) is given twice: give it once") }
+            found[name] = value
+        }
+        return (found["--since"], found["--until"], found["--output"], rest)
+    }
+
+    /// The options from the extracted texts.
+    static func parse(since: String?, until: String?, output: String?) throws(ConfigError) -> BackfillOptions {
+        guard let since else { throw ConfigError("backfill needs --since=DURATION, how far back: for example --since=24h") }
+        guard let duration = PrometheusDuration.parse(since), duration > .zero else {
+            throw ConfigError("--since=\(since) is not a duration: use one like 24h, 7d or 2w")
+        }
+        guard let output, !output.isEmpty else { throw ConfigError("backfill needs --output=FILE, the OpenMetrics file to write") }
+        var end: Double?
+        if let until {
+            guard let parsed = parseTime(until) else {
+                throw ConfigError("--until=\(until) is not a time: use RFC 3339 (2025-12-01T12:00:00Z) or Unix seconds")
+            }
+            end = parsed
+        }
+        return BackfillOptions(since: duration, until: end, output: output)
+    }
+
+    /// Unix seconds, or RFC 3339 with `Z` or an offset (`2025-12-01T12:00:00Z`, `...+01:00`, fractions ignored).
+    static func parseTime(_ text: String) -> Double? {
+        if let seconds = Double(text), seconds.isFinite, seconds > 0, seconds < 1e11 { return seconds.rounded(.down) }
+        let bytes = Array(text.utf8)
+        func number(_ start: Int, _ count: Int) -> Int? {
+            guard start + count <= bytes.count else { return nil }
+            var value = 0
+            for byte in bytes[start..<(start + count)] {
+                guard (48...57).contains(byte) else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            return value
+        }
+        func at(_ position: Int, _ character: Character) -> Bool {
+            position < bytes.count && bytes[position] == character.asciiValue
+        }
+        guard let year = number(0, 4), at(4, "-"), let month = number(5, 2), at(7, "-"), let day = number(8, 2),
+            at(10, "T") || at(10, "t") || at(10, " "), let hour = number(11, 2), at(13, ":"), let minute = number(14, 2),
+            at(16, ":"), let second = number(17, 2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var position = 19
+        if at(position, ".") {
+            position += 1
+            while position < bytes.count, (48...57).contains(bytes[position]) { position += 1 }
+        }
+        var offset = 0
+        if at(position, "Z") || at(position, "z") {
+            position += 1
+        } else if at(position, "+") || at(position, "-"), let hours = number(position + 1, 2), at(position + 3, ":"),
+            let minutes = number(position + 4, 2)
+        {
+            offset = (hours * 3600 + minutes * 60) * (at(position, "-") ? -1 : 1)
+            position += 6
+        } else {
+            return nil
+        }
+        guard position == bytes.count else { return nil }
+        var parts = tm()
+        parts.tm_year = Int32(year - 1900)
+        parts.tm_mon = Int32(month - 1)
+        parts.tm_mday = Int32(day)
+        parts.tm_hour = Int32(hour)
+        parts.tm_min = Int32(minute)
+        parts.tm_sec = Int32(second)
+        return Double(timegm(&parts) - offset)
+    }
+}
