@@ -51,10 +51,14 @@ struct ManualBackfillTime: BackfillTime {
             self.output = output
         }
 
-        func backfill(_ locations: [Location] = BackfillTests.locations, perMinute: Int = 60, weather: Bool = true, air: Bool = true) -> Backfill {
+        func backfill(
+            _ locations: [Location] = BackfillTests.locations, perMinute: Int = 60, weather: Bool = true, air: Bool = true,
+            oneCallPerDay: Int? = nil, keyPerDay: Int? = nil
+        ) -> Backfill {
             Backfill(
                 locations: locations, weather: weather ? WeatherSource() : nil, airPollution: air ? AirPollutionSource() : nil,
-                language: "en", perMinute: perMinute, output: output, transport: transport, time: ManualBackfillTime(time: time),
+                language: "en", perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay, output: output, transport: transport,
+                time: ManualBackfillTime(time: time),
                 report: { line in lines.withLock { $0.append(line) } })
         }
     }
@@ -156,6 +160,36 @@ struct ManualBackfillTime: BackfillTime {
         #expect(text.contains("openweather_temperature_celsius{location=\"Zocca\"} 8.62 1764586800"))
         #expect(!text.contains("1764590400\n"), "the rerun kept the first run's range")
         #expect(access(output + ".partial", F_OK) != 0, "the work is removed once the file is written")
+    }
+
+    /// The day's allowances: a location that would go past one is left for the next day's run, which
+    /// asks only for the rest; a range one location alone cannot fit into says how to split it.
+    @Test func aDaysAllowanceIsNeverPassedAndTheNextDayGoesOn() throws {
+        let output = Self.temporaryDirectory() + "/history.om"
+        // 3 hours: each location costs 3 One Call calls and 1 air pollution call (London 1 more to geocode).
+        let first = Run(output: output)
+        #expect(throws: BackfillError.self) { try first.backfill(oneCallPerDay: 7).run(since: .seconds(3 * 3600), until: Self.until) }
+        let timemachine = { (run: Run) in run.transport.log.count { $0.request.path == "/data/3.0/onecall/timemachine" } }
+        #expect(timemachine(first) == 6, "two locations' weather, then stop before the third would pass 7")
+        #expect(first.lines.withLock { $0 }.contains { $0.contains("2/4 locations done") })
+
+        let second = Run(output: output)
+        second.time.advance(86_400)
+        #expect(throws: BackfillError.self) { try second.backfill(keyPerDay: 5).run(since: .seconds(3 * 3600), until: nil) }
+        #expect(second.transport.log.count == 4, "one location (3 weather + 1 air), not a fifth request")
+
+        let third = Run(output: output)
+        third.time.advance(2 * 86_400)
+        try third.backfill(oneCallPerDay: 7).run(since: .seconds(3 * 3600), until: nil)
+        #expect(timemachine(third) == 3)
+        #expect(try Self.text(output).contains("openweather_temperature_celsius{location=\"Zocca\"} 8.62 1764586800"))
+
+        let tooLong = Run(output: Self.temporaryDirectory() + "/long.om")
+        #expect {
+            try tooLong.backfill(oneCallPerDay: 2).run(since: .seconds(3 * 3600), until: Self.until)
+        } throws: { error in
+            (error as? BackfillError)?.description.contains("one location's range alone needs 3: backfill shorter ranges") == true
+        }
     }
 
     @Test func aPlaceTheGeocoderDoesNotKnowIsSkippedAndTheRestWritten() throws {

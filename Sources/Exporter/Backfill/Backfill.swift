@@ -49,6 +49,10 @@ struct Backfill {
     var airPollution: (any Source)?
     var language: String
     var perMinute: Int
+    /// The day's allowances this run keeps within: One Call's (timemachine is billed as One Call) and
+    /// the key's (`--collector.onecall.max-requests-per-day`, `--openweather.max-requests-per-day`).
+    var oneCallPerDay: Int? = nil
+    var keyPerDay: Int? = nil
     var output: String
     var transport: any OpenWeatherTransport
     var time: any BackfillTime
@@ -88,7 +92,23 @@ struct Backfill {
         report("backfill \(Clock.rfc3339(plan.from)) to \(Clock.rfc3339(plan.until)): \(ordered.count) locations (\(done) done before), "
             + "\(ordered.indices.filter { blocks[$0] == nil }.reduce(0) { $0 + calls(ordered[$1]) }) calls at \(perMinute) a minute")
 
+        var oneCallSpent = 0
         for (position, location) in ordered.enumerated() where blocks[position] == nil {
+            // A location is asked whole or not at all: one that would go past a day's allowance waits for
+            // the next day's run, which goes on from here.
+            let oneCallNeeded = weatherSource != nil ? hours.count : 0
+            for (limit, spent, needed, flag) in [
+                (oneCallPerDay, oneCallSpent, oneCallNeeded, "--collector.onecall.max-requests-per-day"),
+                (keyPerDay, pace.taken, calls(location), "--openweather.max-requests-per-day"),
+            ] {
+                guard let limit, spent + needed > limit else { continue }
+                let done = blocks.filter { $0 != nil }.count
+                let hint = needed > limit
+                    ? "one location's range alone needs \(needed): backfill shorter ranges, one a day (--until)"
+                    : "what is done is kept: run the same command after 00:00 UTC to go on"
+                throw BackfillError(
+                    "\(done) of \(ordered.count) locations done; \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag)): \(hint)")
+            }
             var block = HistoryBlock()
             let takenBefore = pace.taken
             var coordinates = location.coordinates
@@ -134,6 +154,7 @@ struct Backfill {
                     if readings.count % 60 == 0 { progress(ordered, blocks, calls, pace, at: location, since: takenBefore) }
                 }
                 block.add(source, readings: readings, location: location, resolved: resolved)
+                oneCallSpent += oneCallNeeded
             }
             if let source = airPollution {
                 let request = History.airPollutionRequest(
@@ -237,7 +258,9 @@ public enum BackfillCommand {
         }
         let backfill = Backfill(
             locations: configuration.locations, weather: weather, airPollution: enabled(AirPollutionSource.name),
-            language: configuration.language, perMinute: configuration.maxRequestsPerMinute, output: options.output,
+            language: configuration.language, perMinute: configuration.maxRequestsPerMinute,
+            oneCallPerDay: configuration.sources.first { $0.name == OneCallSource.name }?.maxRequestsPerDay,
+            keyPerDay: configuration.maxRequestsPerDay, output: options.output,
             transport: client, time: SystemBackfillTime(), report: report)
         do {
             try backfill.run(since: options.since, until: options.until)
