@@ -59,9 +59,11 @@ import Testing
         #expect(!shard.warnings.isEmpty)
     }
 
-    /// The demo's simulator bills nothing: One Call's default limit does not apply there, a given one does.
-    @Test func theDemoHasNoOneCallLimitUnlessGiven() throws {
-        #expect(try load(["--demo", "--collector.onecall"]).dailyLimits.isEmpty)
+    /// The demo's simulator bills nothing: One Call's default limit there is far above the demo's pace
+    /// (so its series show and nothing stretches); a given one applies.
+    @Test func theDemosOneCallLimitIsFarAboveItsPaceUnlessGiven() throws {
+        #expect(try load(["--demo", "--collector.onecall"]).dailyLimits == ["onecall": OneCallSource.demoMaxRequestsPerDay])
+        #expect(!(try load(["--demo", "--collector.onecall"]).requestPlan.stretched), "far above the demo's pace")
         #expect(try load(["--demo", "--collector.onecall", "--collector.onecall.max-requests-per-day=100"]).dailyLimits == ["onecall": 100])
     }
 

@@ -41,18 +41,21 @@ struct OneCallSource: Source {
         default: [], shown: ""
     ) { entry throws(ConfigError) in try parts(entry) }
 
+    static let demoMaxRequestsPerDay = 100_000
+
     /// One Call is billed per call, and the first 1,000 calls of each UTC day are free.
     static let maxRequestsPerDaySetting = Setting<Int>.integer(
         "collector.onecall.max-requests-per-day", key: "collector.onecall.max_requests_per_day",
         doc: "One Call requests a day (from 00:00 UTC, when OpenWeather's day starts); the interval stretches to fit, and One Call pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 for no limit.",
-        default: 1000, in: 0...100_000_000, shown: "1000 (the free calls a day; none with --demo); 0 for none")
+        default: 1000, in: 0...100_000_000, shown: "1000 (the free calls a day; 100000 with --demo); 0 for none")
 
     static let settings = SourceSettings<Options>(flags: [excludeSetting.flag, maxRequestsPerDaySetting.flag]) { given, options throws(ConfigError) in
         options.exclude = try given.resolved(excludeSetting)
         // The demo's simulator bills nothing, and its short intervals are there to show every family
-        // soon: its default is no limit, as its intervals are its own.
+        // soon: its default is a limit far above its pace (4 places every 15 s is 23,040 a day), so
+        // the limit's series and the requests-today gauge show without stretching anything.
         let demo = try given.resolved(Settings.demo)
-        options.maxRequestsPerDay = try given.value(maxRequestsPerDaySetting) ?? (demo ? 0 : maxRequestsPerDaySetting.defaultValue)
+        options.maxRequestsPerDay = try given.value(maxRequestsPerDaySetting) ?? (demo ? Self.demoMaxRequestsPerDay : maxRequestsPerDaySetting.defaultValue)
     }
 
     /// A comma-separated list of parts, in the answer's order without repeats; empty text for none.
