@@ -421,6 +421,20 @@ extension ConfigurationTests {
         #expect(read.warnings.contains { $0.contains("--poll.interval is the old name of --collector.weather.interval") && $0.contains("given as") })
     }
 
+    /// The air quality forecast reads at the weather forecast's horizons and windows (within its 96 h)
+    /// unless given its own, so both carry the same `hours_ahead` and `window_hours`.
+    @Test func theAirQualityForecastFollowsTheWeatherForecastsHorizonsUnlessGiven() throws {
+        func options(_ arguments: [String]) throws -> AirPollutionForecastSource.Options? {
+            (try load(["--location", "A=1,2"] + arguments).sources.first { $0.name == AirPollutionForecastSource.name } as? AirPollutionForecastSource)?.options
+        }
+        let hours = { (list: [Int64]) in list.map { Duration.seconds($0 * 3600) } }
+        #expect(try options([])?.horizons == hours([3, 6, 12, 24, 48]))
+        #expect(try options(["--collector.forecast.horizons=1h,2h,100h", "--collector.forecast.windows=12h,120h"])?.horizons == hours([1, 2]))
+        #expect(try options(["--collector.forecast.windows=12h,120h"])?.windows == hours([12]))
+        #expect(try options(["--collector.forecast.horizons=100h,120h"])?.horizons == hours([3, 6, 12, 24, 48]), "none within reach: its own")
+        #expect(try options(["--collector.forecast.horizons=1h", "--collector.air_pollution_forecast.horizons=5h"])?.horizons == hours([5]))
+    }
+
     /// Horizons and windows: flags and the config file, sorted without repeats; mistakes say how to write them.
     @Test func forecastHorizonsAndWindows() throws {
         let config = try load(["--location", "A=1,2", "--collector.forecast", "--collector.forecast.horizons=24h, 3h,90m,3h"])

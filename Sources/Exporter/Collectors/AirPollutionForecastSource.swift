@@ -29,18 +29,24 @@ struct AirPollutionForecastSource: Source {
     static let horizonsSetting = Setting<[Duration]>(
         "collector.air_pollution_forecast.horizons", key: "collector.air_pollution_forecast.horizons", kind: .list, placeholder: "DURATIONS",
         doc: "Times ahead at which the air quality forecast is shown (hours_ahead label), comma-separated, at most 96h.",
-        default: Options().horizons, shown: Options().horizons.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
+        default: Options().horizons, shown: "the weather forecast's (--collector.forecast.horizons) up to 96h"
     ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
 
     static let windowsSetting = Setting<[Duration]>(
         "collector.air_pollution_forecast.windows", key: "collector.air_pollution_forecast.windows", kind: .list, placeholder: "DURATIONS",
         doc: "Spans from now over which the highest forecast air quality index is shown (window_hours label), comma-separated, at most 96h.",
-        default: Options().windows, shown: Options().windows.map { ForecastSource.hoursLabel($0) + "h" }.joined(separator: ",")
+        default: Options().windows, shown: "the weather forecast's (--collector.forecast.windows) up to 96h"
     ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
 
+    /// Unless given, the weather forecast's horizons and windows within this forecast's reach: the
+    /// same `hours_ahead` and `window_hours` on both, so a dashboard or rule lines them up.
     static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) { given, options throws(ConfigError) in
-        options.horizons = try given.resolved(horizonsSetting)
-        options.windows = try given.resolved(windowsSetting)
+        var weather = ForecastSource.Options()
+        try ForecastSource.settings.read(given, &weather)
+        let horizons = weather.horizons.filter { $0 <= longest }, windows = weather.windows.filter { $0 <= longest }
+        // Beyond this forecast's reach altogether: its own defaults, rather than no series at all.
+        options.horizons = try given.value(horizonsSetting) ?? (horizons.isEmpty ? Options().horizons : horizons)
+        options.windows = try given.value(windowsSetting) ?? (windows.isEmpty ? Options().windows : windows)
     }
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
