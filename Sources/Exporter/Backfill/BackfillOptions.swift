@@ -21,8 +21,10 @@ public struct BackfillOptions: Sendable, Equatable {
         and labels as /metrics, for `promtool tsdb create-blocks-from openmetrics FILE DIR`:
         the weather hour by hour from One Call's timemachine (one call per location and hour; the One Call \
         subscription), air pollution from the free air_pollution/history (one call per location), paced \
-        by --openweather.max-requests-per-minute. An interrupted run resumes where it stopped when run \
-        again with the same --output (the range is the first run's).
+        by --openweather.max-requests-per-minute and kept within the day's allowances \
+        (--collector.onecall.max-requests-per-day for timemachine, --openweather.max-requests-per-day). \
+        An interrupted run, or one a day's allowance stopped, resumes where it stopped when run again \
+        with the same --output (the range is the first run's).
 
         Backfill flags:
           --since=DURATION  How far back, as Prometheus writes durations: 24h, 7d, 2w.
