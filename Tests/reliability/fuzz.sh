@@ -88,7 +88,8 @@ PY
     ;;
 upstream-headers)
     sources=("$ROOT/Sources/OpenWeather/RetryAfter.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule.swift"
-             "$ROOT/Sources/Exporter/Polling/RequestBudget.swift" "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")
+             "$ROOT/Sources/Exporter/Polling/RequestBudget.swift" "$ROOT/Sources/Exporter/Polling/DueQueue.swift"
+             "$ROOT/Sources/Exporter/Polling/DailyBudget.swift" "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")
     max_len=128
     # A first byte with the low bit clear: no clock in the input, the rest is the header.
     for value in 120 0 1e18 1e300 1000000000000 -1 1.5 "Sun, 06 Nov 1994 08:49:37 GMT" "Sunday, 06-Nov-94 08:49:37 GMT" \
