@@ -205,6 +205,7 @@ extension Configuration {
         let plan = sourcePlan
         return Poller.Plan(
             locations: locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
+            stretches: zip(plan.sources, plan.intervals).map { source, used in max(used.seconds / interval(of: source.name).seconds, 1) },
             requestsPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, requestsPerDay: maxRequestsPerDay, language: language,
             transport: client,
             thresholds: { [self] in thresholds(for: $0) })

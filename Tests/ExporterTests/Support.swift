@@ -65,6 +65,13 @@ final class FakeTransport: OpenWeatherTransport {
         case "/data/2.5/air_pollution": .success(Fixture.bytes("air-pollution-barcelona.json"))
         case "/data/2.5/forecast": .success(Fixture.bytes("forecast-zocca.json"))
         case "/data/3.0/onecall": .success(Fixture.bytes("onecall-texarkana-alerts.json"))
+        case "/data/4.0/onecall/current": .success(Fixture.bytes("onecall4-current-tulsa.json"))
+        case "/data/4.0/onecall/timeline/1min": .success(Fixture.bytes("onecall4-1min-london.json"))
+        case "/data/4.0/onecall/timeline/15min": .success(Fixture.bytes("onecall4-15min-tulsa.json"))
+        case "/data/4.0/onecall/timeline/1h": .success(Fixture.bytes("onecall4-1h-tulsa.json"))
+        case "/data/4.0/onecall/timeline/1day": .success(Fixture.bytes("onecall4-1day-tulsa.json"))
+        // The Red Flag Warning the 1day record lists has no detail fixture: a failed detail call.
+        case "/data/4.0/onecall/alert/4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31": .success(Fixture.bytes("onecall4-alert-tulsa-wind-advisory.json"))
         case "/geo/1.0/direct":
             request.query.contains { $0.name == "q" && $0.value.lowercased().hasPrefix("london") }
                 ? .success(Fixture.bytes("geo-direct-london.json")) : .success(Fixture.bytes("geo-direct-no-match.json"))

@@ -604,14 +604,14 @@ def onecall_fallback(a):
         # Up stays 1 from One Call's last answer; the free endpoints' own successes show in the request counts.
         up = {(r["metric"]["location"], r["metric"]["source"]): float(r["value"][1])
               for r in query(a.prometheus, 'openweather_up{job="openweather"}')}
-        ok = all(up.get((p, s)) == 1 for p in places for s in ("weather", "forecast")) and all(up.get((p, "onecall")) == 0 for p in places)
+        ok = all(up.get((p, s)) == 1 for p in places for s in ("weather", "forecast")) and all(up.get((p, a.source)) == 0 for p in places)
         codes = {(r["metric"]["source"], r["metric"]["code"]): float(r["value"][1])
                  for r in query(a.prometheus, 'openweather_api_requests_total{job="openweather"}')}
-        polled = all(codes.get((s, "200"), 0) >= len(places) for s in ("weather", "forecast")) and ("onecall", "401") in codes
+        polled = all(codes.get((s, "200"), 0) >= len(places) for s in ("weather", "forecast")) and (a.source, "401") in codes
         return ok and polled
     poll(fallen_back, a.timeout)
-    check(ok, f"weather and forecast up, onecall down, for {places}: {up}")
-    check(polled, f"weather and forecast polled from their own endpoints for every place, onecall answered 401: {sorted(codes.items())}")
+    check(ok, f"weather and forecast up, {a.source} down, for {places}: {up}")
+    check(polled, f"weather and forecast polled from their own endpoints for every place, {a.source} answered 401: {sorted(codes.items())}")
     errors = [l for l in pathlib.Path(a.log).read_text().splitlines() if "level=error" in l]
     check(len(errors) == 1 and "One Call by Call" in errors[0], f"one error line naming the subscription: {errors}")
     firing = {x["labels"]["alertname"] for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"}
@@ -773,6 +773,7 @@ def main():
     fb = sub.add_parser("onecall_fallback")
     for k in ("prometheus", "places", "log"):
         fb.add_argument("--" + k, required=True)
+    fb.add_argument("--source", default="onecall")
     fb.add_argument("--timeout", type=float, default=90)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):

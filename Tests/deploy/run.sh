@@ -554,33 +554,37 @@ fi
 
 # A second demo exporter with One Call (an official alert and rain 10 minutes ahead everywhere) and a place whose lower
 # threshold only the forecast crosses, scraped by a second Prometheus that sends to the same
-# Alertmanager; then One Call loses its subscription.
+# Alertmanager; then One Call loses its subscription. Once with One Call 3.0, once with 4.0 (whose
+# forecast, read from its 1h, 1day and, for the horizons under the hour, 15min timelines, must raise
+# the same alerts).
 forecast_section() {
-    local place exporter2 prom2 sim
+    local collector=$1 place exporter2 prom2 sim
+    local extra=()
+    [[ "$collector" == onecall4 ]] && extra=(--collector.forecast.horizons=15m,30m,45m,1h,3h,6h,12h,24h,48h)
     place="$("$PY" "$HERE/e2e.py" frost_place --metrics "http://$EXPORTER/metrics")" \
         || { fail "a demo place whose forecast dips 2 °C below now"; return; }
     pass "a demo place whose forecast dips 2 °C below now: $place (LAT,LON,threshold)"
     exporter2="127.0.0.1:$(free_port)"
     prom2="http://127.0.0.1:$(free_port)"
-    "$BIN" --demo --collector.onecall --web.listen-address="$exporter2" \
+    "$BIN" --demo --collector."$collector" "${extra[@]}" --web.listen-address="$exporter2" \
         --location "Frosty=${place%,*},below=${place##*,}" --location "Texarkana=33.44,-94.04,alerts=off" \
-        >"$WORK/exporter2.log" 2>&1 &
+        >"$WORK/exporter-$collector.log" 2>&1 &
     PIDS+=($!)
     if ! wait_for 30 http_ok "http://$exporter2/-/healthy"; then
-        fail "second exporter (One Call) starts"; tail -n 20 "$WORK/exporter2.log" | sed 's/^/      /'; return
+        fail "second exporter ($collector) starts"; tail -n 20 "$WORK/exporter-$collector.log" | sed 's/^/      /'; return
     fi
-    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter2.log" | head -1 | cut -d= -f2)"
+    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-$collector.log" | head -1 | cut -d= -f2)"
     if curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?alerts=always&rain=soon" >/dev/null; then
-        pass "the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"
+        pass "$collector: the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"
     else
-        fail "the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"; return
+        fail "$collector: the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"; return
     fi
-    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config2" --exporter "$exporter2" \
+    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config-$collector" --exporter "$exporter2" \
         --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
-    prometheus --config.file="$WORK/config2/prometheus.yml" --storage.tsdb.path="$WORK/prometheus2" \
-        --web.listen-address="${prom2#http://}" >"$WORK/prometheus2.log" 2>&1 &
+    prometheus --config.file="$WORK/config-$collector/prometheus.yml" --storage.tsdb.path="$WORK/prometheus-$collector" \
+        --web.listen-address="${prom2#http://}" >"$WORK/prometheus-$collector.log" 2>&1 &
     PIDS+=($!)
-    step "forecast: Frosty's forecast raises \"forecast below threshold\" while it is above its threshold; official and rain-soon alerts fire" \
+    step "$collector: Frosty's forecast raises \"forecast below threshold\" while it is above its threshold; official and rain-soon alerts fire" \
         "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom2" --alertmanager "$AM" --place Frosty --official Frosty,Texarkana \
         --rain-soon Frosty,Texarkana
     dashboard_onecall() {
@@ -589,19 +593,20 @@ forecast_section() {
             --may-be-empty 'offset'
     }
     export -f dashboard_onecall
-    step "every forecast and One Call dashboard query returns data" wait_for 60 dashboard_onecall "$prom2"
-    step "OpenMetrics: prometheus_client's parser reads a One Call scrape with official alerts and the minute forecast" \
+    step "$collector: every forecast and One Call dashboard query returns data" wait_for 60 dashboard_onecall "$prom2"
+    step "$collector, OpenMetrics: prometheus_client's parser reads a scrape with official alerts and the minute forecast" \
         wait_for 30 openmetrics_parse "http://$exporter2/metrics" \
         '^openweather_api_requests$' '^openweather_weather_alert_' '^openweather_uv_index$' '^openweather_dew_point_celsius$' '^openweather_forecast_' '^openweather_precipitation_next_hour_meters$'
     curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?subscribed=false" >/dev/null
-    step "One Call without its subscription: weather and forecast stay up from the free endpoints, one error line" \
-        "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter2.log"
+    step "$collector without its subscription: weather and forecast stay up from the free endpoints, one error line" \
+        "$PY" "$HERE/e2e.py" onecall_fallback --prometheus "$prom2" --places Frosty,Texarkana --log "$WORK/exporter-$collector.log" --source "$collector"
 }
 if [[ -x "$BIN" ]] && http_ok "http://$EXPORTER/-/healthy"; then
     echo "== forecast and One Call"
     step "alertmanager inhibitions of the forecast alerts (synthetic alerts)" \
         "$PY" "$HERE/e2e.py" inhibit_forecast --alertmanager "$AM"
-    forecast_section
+    forecast_section onecall
+    forecast_section onecall4
 fi
 
 # --- the example config as shipped ---------------------------------------------------

@@ -101,7 +101,10 @@ struct OneCallSource: Source {
         case uvIndex, dewPoint, dailyMin, dailyMax, alertInfo, alertEnd, nextStart, nextHour
     }
 
-    var families: [MetricFamily] {
+    var families: [MetricFamily] { Self.families }
+
+    /// Also One Call 4.0's (`OneCall4Source`), which writes them from the same model.
+    static var families: [MetricFamily] {
         [
             MetricFamily(name: Self.uvIndex.description, help: "UV index now (current.uvi)."),
             MetricFamily(name: Self.dewPoint.description, help: "Dew point now (current.dew_point)."),
@@ -135,7 +138,11 @@ struct OneCallSource: Source {
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<OneCall>, to lines: CollectorLines) {
-        let shown = readings.shown
+        Self.appendSeries(of: shard, shown: readings.shown, to: lines)
+    }
+
+    /// `families`' lines from each shown location's One Call reading (3.0's, or the one 4.0's parts make).
+    static func appendSeries(of shard: ShardSeries, shown: [(position: Int, reading: OneCall)], to lines: CollectorLines) {
         guard !shown.isEmpty else { return }
         let now = shard.now
         shard.withOpenings { openings in

@@ -37,8 +37,15 @@ protocol Source: Sendable {
 
     /// The request for `location`, at `coordinates` (nil only for a resolver).
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest
-    /// The reading the collector writes; absurd values are `.decode`.
+    /// The reading the collector writes, from an answer or from the body `fetch` kept; absurd values are `.decode`.
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> Reading
+    /// One poll: its requests, each sent through `get` (which counts it under the budgets), and the
+    /// reading with the body the state file keeps (`decode` reads it back). By default one request,
+    /// decoded; a source billed per part (One Call 4.0) asks only for the parts due, from `poll.previous`.
+    func fetch(_ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]) throws(OpenWeatherError) -> Fetched<Reading>
+    /// The requests one poll sends on average, by part, when polled every `interval`: what the request
+    /// plan counts. One request (`[]`) unless `fetch` sends several.
+    func requestsPerPoll(every interval: Duration) -> [(part: String, requests: Double)]
     /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
     var families: [MetricFamily] { get }
     /// Set when its lines depend on the render's `now` (a forecast read at now + H): a location with
@@ -58,6 +65,11 @@ protocol Source: Sendable {
 }
 
 extension Source {
+    func fetch(_ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]) throws(OpenWeatherError) -> Fetched<Reading> {
+        let body = try get(request(for: poll.location, at: poll.coordinates, language: poll.language))
+        return Fetched(reading: try decode(body, for: poll.location), body: body)
+    }
+    func requestsPerPoll(every interval: Duration) -> [(part: String, requests: Double)] { [] }
     static var demoInterval: Duration { defaultInterval }
     static var resolves: Bool { false }
     static var formerName: String? { nil }
@@ -69,6 +81,29 @@ extension Source {
     var unavailableHint: String { "" }
     func glance(at reading: Reading) -> String? { nil }
     var maxRequestsPerDay: Int? { nil }
+}
+
+/// What a poll of one location starts from.
+struct Poll<Reading: Sendable>: Sendable {
+    var location: Location
+    /// Nil only for a resolver.
+    var coordinates: Coordinates?
+    var language: String
+    /// This source's last reading of the location, if any (a source asking in parts keeps the rest).
+    var previous: Reading?
+    /// Wall-clock Unix seconds when the poll starts.
+    var now: Double
+    /// Seconds between polls of the source as planned (its interval, stretched to the budgets).
+    var interval: Double
+    /// How far the plan stretched the source's interval to fit the budgets (1 when it did not): parts
+    /// with a pace of their own stretch alike, so a poll keeps sending what the plan counted.
+    var stretch: Double
+}
+
+/// A poll's reading, and the body the state file keeps for it.
+struct Fetched<Reading: Sendable>: Sendable {
+    var reading: Reading
+    var body: [UInt8]
 }
 
 /// The options of a source without settings of its own.
@@ -105,7 +140,7 @@ struct StandIn<Reading: Sendable>: Sendable {
 /// Every source, in `source` label order (the order a location's health lines are written in).
 enum Sources {
     static let all: [any Source] = [
-        WeatherSource(), ForecastSource(), AirPollutionSource(), AirPollutionForecastSource(), OneCallSource(), GeocodingSource(),
+        WeatherSource(), ForecastSource(), AirPollutionSource(), AirPollutionForecastSource(), OneCallSource(), OneCall4Source(), GeocodingSource(),
     ].sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
     /// How often a source that said it cannot be used (`isUnavailable`) is tried again.

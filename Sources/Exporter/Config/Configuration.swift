@@ -115,11 +115,11 @@ public struct Configuration: Sendable {
             sources: sources.filter { !$0.resolves }.map { source in
                 (source.name, interval(of: source.name), readFrom[source.name] == nil ? locations.count : 0)
             },
-            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay)
+            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: sources))
         let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
         let fallback = standIns.isEmpty ? nil : RequestPlan(
             sources: sources.filter { !$0.resolves && !standIns.contains($0.name) }.map { ($0.name, interval(of: $0.name), locations.count) },
-            budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay)
+            budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: sources))
         let intervals = sources.map { source in
             (readFrom[source.name] != nil ? fallback?.interval(of: source.name) : nil) ?? requests.interval(of: source.name) ?? interval(of: source.name)
         }
@@ -130,6 +130,14 @@ public struct Configuration: Sendable {
             }
         }
         return SourcePlan(sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness)
+    }
+
+    /// The requests a poll of each source that asks in parts sends, by part, at its configured interval.
+    private func parts(of sources: [any Source]) -> [String: [RequestPlan.Part]] {
+        Dictionary(uniqueKeysWithValues: sources.compactMap { source in
+            let parts = source.requestsPerPoll(every: interval(of: source.name))
+            return parts.isEmpty ? nil : (source.name, parts.map { RequestPlan.Part(name: $0.part, perPoll: $0.requests) })
+        })
     }
 
     /// This replica's share of each active source's own limit of requests a UTC day (the key's, split

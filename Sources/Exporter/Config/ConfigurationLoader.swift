@@ -259,6 +259,14 @@ public struct ConfigurationLoader: Sendable {
         guard zip(config.collectors, config.sources).contains(where: { $0.enabled && !$1.resolves }) else {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
         }
+        // Two sources filling the same families (One Call 3.0 and 4.0) would each write them.
+        let standing = zip(config.collectors, config.sources).filter { $0.enabled && !$1.standsIn.isEmpty }.map(\.1)
+        for (index, first) in standing.enumerated() {
+            for second in standing[(index + 1)...] where !Set(first.standsIn).isDisjoint(with: second.standsIn) {
+                throw ConfigError(
+                    "--collector.\(first.name) and --collector.\(second.name) both stand in for \(Set(first.standsIn).intersection(second.standsIn).sorted().joined(separator: " and ")): switch one off (--no-collector.\(first.name) or --no-collector.\(second.name))")
+            }
+        }
     }
 
     private func locations(_ settings: RawSettings) throws(ConfigError) -> [Location] {

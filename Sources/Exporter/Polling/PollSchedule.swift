@@ -168,6 +168,15 @@ struct PollSchedule {
         }
     }
 
+    /// A poll sent `count` requests beyond the one counted when it started (a source asking in parts):
+    /// each counts under the per-minute and daily budgets, as sent at `now`.
+    mutating func charge(extra count: Int, source: String, now: Double) {
+        for _ in 0..<max(count, 0) {
+            budget.record(start: now)
+            daily.record(source)
+        }
+    }
+
     /// `random` in 0..<1 draws the jitter.
     mutating func finished(job index: Int, outcome: Outcome, now: Double, random: Double) {
         guard jobs.indices.contains(index), jobs[index].inFlight else { return }

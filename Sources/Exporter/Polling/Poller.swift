@@ -24,6 +24,8 @@ final class Poller: Sendable {
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
         var body: [UInt8]
+        /// Requests the poll sent (a source asking in parts sends several), each billed, failed or not.
+        var requests: Int
         /// Monotonic seconds when the poller sent the request.
         var started: Double
         var duration: Double
@@ -160,23 +162,23 @@ final class Poller: Sendable {
                 for completion in completions { record(completion, in: &core, now: now) }
                 core.schedule.daily.advance(to: wall)
                 switchForDay(in: &core, now: now)
-                var launches: [(job: Int, request: APIRequest, source: any Source, location: Location)] = []
+                var launches: [Launch] = []
                 var states: WeatherStore.LocationStates?
                 var decision = core.schedule.next(now: now, wall: wall)
                 while case .fire(let job) = decision {
                     let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
-                    let target = core.plan.locations[location]
-                    let source = core.plan.sources[slot]
                     if states == nil { states = store.snapshot().locations }
-                    let coordinates = states![location].coordinates
-                    launches.append((job, source.request(for: target, at: coordinates, language: core.plan.language), source, target))
+                    let state = states![location]
+                    launches.append(Launch(
+                        job: job, source: core.plan.sources[slot], location: core.plan.locations[location], coordinates: state.coordinates,
+                        language: core.plan.language, previous: state.sources[slot].reading, interval: core.plan.intervals[slot].seconds, stretch: core.plan.stretches[slot]))
                     decision = core.schedule.next(now: now, wall: wall)
                 }
                 let dailyChanged = showDaily(in: &core)
                 return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision, dailyChanged)
             }
             if !completions.isEmpty || dailyChanged { onChange() }
-            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now) }
+            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now, wall: wall) }
             let pending = core.withLock { !$0.completions.isEmpty }
             if !pending { return decision }
         }
@@ -190,24 +192,41 @@ final class Poller: Sendable {
         return true
     }
 
-    private func fetch(
-        _ launch: (job: Int, request: APIRequest, source: any Source, location: Location), epoch: Int, transport: any OpenWeatherTransport,
-        at sent: Double
-    ) {
+    /// A job started: what its poll starts from.
+    private struct Launch {
+        var job: Int
+        var source: any Source
+        var location: Location
+        var coordinates: Coordinates?
+        var language: String
+        var previous: (any Sendable)?
+        var interval: Double
+        var stretch: Double
+    }
+
+    private func fetch(_ launch: Launch, epoch: Int, transport: any OpenWeatherTransport, at sent: Double, wall: Double) {
         execute { [self] in
             let start = time.monotonic()
             let result: Result<any Sendable, OpenWeatherError>
             var body: [UInt8] = []
+            var requests = 0
+            func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+                requests += 1
+                return try transport.get(request)
+            }
             do throws(OpenWeatherError) {
-                body = try transport.get(launch.request)
-                result = .success(try launch.source.decode(body, for: launch.location))
+                let fetched = try launch.source.fetch(
+                    launch.location, at: launch.coordinates, language: launch.language, previous: launch.previous, now: wall,
+                    interval: launch.interval, stretch: launch.stretch, get: get)
+                result = .success(fetched.reading)
+                body = fetched.body
             } catch {
                 result = .failure(error)
                 body = []
             }
             let completion = Completion(
                 job: launch.job, epoch: epoch, location: launch.location, source: launch.source.name, result: result,
-                body: body, started: sent, duration: time.monotonic() - start)
+                body: body, requests: requests, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
                 core.completions.append(completion)

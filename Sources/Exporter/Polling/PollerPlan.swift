@@ -20,13 +20,16 @@ extension Poller {
         var intervals: [Duration] { layout.intervals }
         /// Per slot, seconds.
         var maxStaleness: [Double] { layout.maxStaleness }
+        /// Per slot: how far the plan stretched the configured interval to fit the budgets (1 for not).
+        var stretches: [Double]
 
         init(
-            locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double], requestsPerMinute: Int,
+            locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double], stretches: [Double], requestsPerMinute: Int,
             dailyLimits: [String: Int], requestsPerDay: Int?, language: String,
             transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> TemperatureThresholds
         ) {
             self.layout = Layout(locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness, thresholds: thresholds)
+            self.stretches = stretches
             self.requestsPerMinute = requestsPerMinute
             self.dailyLimits = dailyLimits
             self.requestsPerDay = requestsPerDay

@@ -21,9 +21,13 @@ struct RequestPlan: Sendable, Equatable {
         var dailyLimit: Int? = nil
         /// The key has a daily limit: the text says what a day needs and gets.
         var keyDailyLimit = false
+        /// Requests a poll sends, by part, for a source that asks in parts (One Call 4.0); empty for one.
+        var parts: [Part] = []
 
+        /// Requests a poll sends on average.
+        var weight: Double { parts.isEmpty ? 1 : parts.reduce(0) { $0 + $1.perPoll } }
         /// At `configured`.
-        var neededPerDay: Double { locations == 0 ? 0 : Double(locations) * RequestPlan.day / configured.seconds }
+        var neededPerDay: Double { locations == 0 ? 0 : Double(locations) * weight * RequestPlan.day / configured.seconds }
         /// At `interval`.
         var requestsPerDay: Double { requestsPerMinute * 1440 }
 
@@ -38,11 +42,21 @@ struct RequestPlan: Sendable, Equatable {
             if let dailyLimit { day.append("\(dailyLimit)/day allowed") }
             if keyDailyLimit { day.append("\(RequestPlan.count(requestsPerDay))/day planned") }
             let days = day.isEmpty ? "" : "; " + day.joined(separator: ", ")
-            return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(days))"
+            guard !parts.isEmpty else {
+                return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(days))"
+            }
+            let perPart = parts.map { "\($0.name) \(RequestPlan.count($0.perPoll * RequestPlan.day / interval.seconds))/day" }
+            return "\(RequestPlan.rate(requestsPerMinute))/min (1 poll per location every \(PrometheusDuration.format(interval)), per location \(perPart.joined(separator: ", "))\(days))"
         }
     }
 
     static let day = 86_400.0
+
+    /// Requests a poll sends for one part of a source, on average (a part refreshed every third poll: 1/3).
+    struct Part: Sendable, Equatable {
+        var name: String
+        var perPoll: Double
+    }
 
     var entries: [Entry]
     var budgetPerMinute: Int
@@ -61,28 +75,29 @@ struct RequestPlan: Sendable, Equatable {
     /// `dailyLimits`: each source's own limit of requests a day; `budgetPerDay`: the key's.
     init(
         sources: [(name: String, interval: Duration, locations: Int)], readFrom: [String: String] = [:], budgetPerMinute: Int,
-        dailyLimits: [String: Int] = [:], budgetPerDay: Int? = nil
+        dailyLimits: [String: Int] = [:], budgetPerDay: Int? = nil, parts: [String: [Part]] = [:]
     ) {
         self.budgetPerMinute = budgetPerMinute
         self.budgetPerDay = budgetPerDay
-        let need = sources.reduce(0.0) { $0 + Double($1.locations) * 60 / $1.interval.seconds }
+        func weight(_ name: String) -> Double { parts[name].map { $0.isEmpty ? 1 : $0.reduce(0) { $0 + $1.perPoll } } ?? 1 }
+        let need = sources.reduce(0.0) { $0 + Double($1.locations) * weight($1.name) * 60 / $1.interval.seconds }
         let factor = max(1, need / Self.capacity(budgetPerMinute))
         let stretched = factor > 1
         self.stretched = stretched
-        func perDay(_ locations: Int, _ seconds: Double) -> Double { Double(locations) * Self.day / seconds }
+        func perDay(_ index: Int, _ seconds: Double) -> Double { Double(sources[index].locations) * weight(sources[index].name) * Self.day / seconds }
         // Seconds, per source.
         var seconds = sources.map { $0.interval.seconds * factor }
         var forDay = [Bool](repeating: false, count: sources.count)
         for (index, source) in sources.enumerated() {
             guard let limit = dailyLimits[source.name], source.locations > 0 else { continue }
-            let needed = perDay(source.locations, seconds[index])
+            let needed = perDay(index, seconds[index])
             if needed > Double(limit) {
                 seconds[index] *= needed / Double(max(limit, 1))
                 forDay[index] = true
             }
         }
         if let budgetPerDay {
-            let needed = sources.indices.reduce(0.0) { $0 + perDay(sources[$1].locations, seconds[$1]) }
+            let needed = sources.indices.reduce(0.0) { $0 + perDay($1, seconds[$1]) }
             if needed > Double(budgetPerDay) {
                 let factor = needed / Double(max(budgetPerDay, 1))
                 for index in sources.indices where sources[index].locations > 0 {
@@ -97,8 +112,8 @@ struct RequestPlan: Sendable, Equatable {
                 ? Duration.milliseconds(Int64((seconds[index] * 1000).rounded(.up))) : source.interval
             return Entry(
                 source: source.name, locations: source.locations, configured: source.interval, interval: interval,
-                requestsPerMinute: Double(source.locations) * 60 / interval.seconds, readFrom: readFrom[source.name],
-                dailyLimit: dailyLimits[source.name], keyDailyLimit: budgetPerDay != nil)
+                requestsPerMinute: Double(source.locations) * weight(source.name) * 60 / interval.seconds, readFrom: readFrom[source.name],
+                dailyLimit: dailyLimits[source.name], keyDailyLimit: budgetPerDay != nil, parts: parts[source.name] ?? [])
         }
     }
 
@@ -106,7 +121,7 @@ struct RequestPlan: Sendable, Equatable {
 
     /// What the sources would need at their configured intervals.
     var configuredRequestsPerMinute: Double {
-        entries.reduce(0) { $0 + Double($1.locations) * 60 / $1.configured.seconds }
+        entries.reduce(0) { $0 + Double($1.locations) * $1.weight * 60 / $1.configured.seconds }
     }
 
     func interval(of source: String) -> Duration? { entries.first { $0.source == source }?.interval }
