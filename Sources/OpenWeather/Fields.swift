@@ -111,6 +111,24 @@ struct Fields {
         return Self.label(text)
     }
 
+    /// An upstream text that is read, not a label (an alert's description): control characters
+    /// dropped as in `label`, but its line breaks kept (CR LF and CR as LF) and tabs, and no cut.
+    static func text(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        var afterCR = false
+        for scalar in text.unicodeScalars {
+            defer { afterCR = scalar == "\r" }
+            switch scalar {
+            case "\n": if !afterCR { out.append("\n") }
+            case "\r": out.append("\n")
+            case "\t": out.append(scalar)
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): continue
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
     /// Bytes of an upstream string kept: a label names something, and each byte is repeated in every
     /// scrape and the state file.
     static let labelLimit = 256

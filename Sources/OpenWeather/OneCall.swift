@@ -107,12 +107,14 @@ public enum OneCallDecoder {
         try Fields.decode(body, convert)
     }
 
-    private static func conditionID(_ entry: Fields) throws(FieldError) -> Int {
+    static func conditionID(_ entry: Fields) throws(FieldError) -> Int {
         guard let primary = try entry.list("weather").first else { throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported") }
         return Int(try primary.number("id", -1_000_000...1_000_000))
     }
 
-    private static func hour(_ entry: Fields) throws(FieldError) -> Forecast.Step {
+    /// An hourly step; its `rain.1h`/`snow.1h` is over `hours` at that rate (3.0 gives the hour's
+    /// amount, which is the rate over one hour; 4.0's 15-minute records give the rate).
+    static func hour(_ entry: Fields, hours: Double = 1) throws(FieldError) -> Forecast.Step {
         Forecast.Step(
             time: try entry.number("dt", 1...1e11),
             temperatureCelsius: try entry.number("temp", -100...70),
@@ -123,11 +125,92 @@ public enum OneCallDecoder {
             windGustMetersPerSecond: try entry.optionalNumber("wind_gust", 0...200),
             cloudinessRatio: WeatherDecoder.shift(try entry.optionalNumber("clouds", 0...100) ?? 0, by: -2),
             precipitationProbability: try entry.optionalNumber("pop", 0...1) ?? 0,
-            rainMeters: WeatherDecoder.shift(try entry.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
-            snowMeters: WeatherDecoder.shift(try entry.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
+            rainMeters: WeatherDecoder.shift((try entry.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
+            snowMeters: WeatherDecoder.shift((try entry.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
             conditionID: try conditionID(entry),
             dewPointCelsius: try entry.optionalNumber("dew_point", -100...70),
             uvIndex: try entry.optionalNumber("uvi", 0...30))
+    }
+
+    /// Hourly steps (`hour`), each after the one before it.
+    static func hours(_ entries: [Fields], hours: Double = 1) throws(FieldError) -> [Forecast.Step] {
+        var steps: [Forecast.Step] = []
+        for entry in entries {
+            let step = try hour(entry, hours: hours)
+            if let previous = steps.last, step.time <= previous.time {
+                throw FieldError(reason: "`\(entry.path).dt` = \(Int(step.time)) is not after the step before it")
+            }
+            steps.append(step)
+        }
+        return steps
+    }
+
+    /// The minute forecast's steps, at least a minute apart.
+    static func minutes(_ entries: [Fields]) throws(FieldError) -> [OneCall.Minute] {
+        var minutely: [OneCall.Minute] = []
+        for entry in entries {
+            // 2000 mm/h: above the heaviest minute ever measured (31 mm, Unionville 1956).
+            let minute = OneCall.Minute(
+                time: try entry.number("dt", 1...1e11),
+                precipitationMetersPerSecond: try entry.number("precipitation", 0...2000) / 3_600_000)
+            if let previous = minutely.last, minute.time < previous.time + OneCall.minuteSeconds {
+                throw FieldError(reason: "`\(entry.path).dt` = \(Int(minute.time)) is less than a minute after the step before it")
+            }
+            minutely.append(minute)
+        }
+        return minutely
+    }
+
+    static func day(_ day: Fields) throws(FieldError) -> OneCall.Day {
+        let temperature = try day.object("temp")
+        return OneCall.Day(
+            time: try day.number("dt", 1...1e11),
+            temperatureMinCelsius: try temperature.number("min", -100...70),
+            temperatureMaxCelsius: try temperature.number("max", -100...70))
+    }
+
+    /// A day as a forecast step (for the days after the hours). `millimeters` reads its `rain` or
+    /// `snow` total, whose shape differs between 3.0 and 4.0.
+    static func dayStep(
+        _ day: Fields, _ entry: OneCall.Day, millimeters: (Fields, String) throws(FieldError) -> Double
+    ) throws(FieldError) -> Forecast.Step {
+        let dayTemperature = try day.object("temp").number("day", -100...70)
+        let feelsLike = try day.optionalObject("feels_like")?.optionalNumber("day", -120...90)
+        return Forecast.Step(
+            time: entry.time,
+            temperatureCelsius: dayTemperature,
+            feelsLikeCelsius: feelsLike ?? dayTemperature,
+            humidityRatio: WeatherDecoder.shift(try day.number("humidity", 0...100), by: -2),
+            pressurePascals: WeatherDecoder.shift(try day.number("pressure", 800...1100), by: 2),
+            windSpeedMetersPerSecond: try day.optionalNumber("wind_speed", 0...150) ?? 0,
+            windGustMetersPerSecond: try day.optionalNumber("wind_gust", 0...200),
+            cloudinessRatio: WeatherDecoder.shift(try day.optionalNumber("clouds", 0...100) ?? 0, by: -2),
+            precipitationProbability: try day.optionalNumber("pop", 0...1) ?? 0,
+            rainMeters: WeatherDecoder.shift(try millimeters(day, "rain"), by: -3),
+            snowMeters: WeatherDecoder.shift(try millimeters(day, "snow"), by: -3),
+            conditionID: try conditionID(day),
+            dewPointCelsius: try day.optionalNumber("dew_point", -100...70),
+            uvIndex: try day.optionalNumber("uvi", 0...30),
+            dayMinimumCelsius: entry.temperatureMinCelsius,
+            dayMaximumCelsius: entry.temperatureMaxCelsius)
+    }
+
+    /// A 3.0 daily `rain`/`snow`: the day's millimetres, a plain number.
+    static func dailyMillimeters(_ day: Fields, _ key: String) throws(FieldError) -> Double {
+        try day.optionalNumber(key, 0...2000) ?? 0
+    }
+
+    static func alert(_ alert: Fields) throws(FieldError) -> OneCall.Alert {
+        OneCall.Alert(
+            sender: try alert.optionalString("sender_name") ?? "",
+            event: try alert.string("event"),
+            start: try alert.number("start", 0...1e11),
+            end: try alert.number("end", 0...1e11))
+    }
+
+    /// `dew_point` and `uvi` of a `current` record, which `CurrentWeather` does not hold.
+    static func dewPointAndUV(_ current: Fields) throws(FieldError) -> (dewPointCelsius: Double, uvIndex: Double) {
+        (try current.number("dew_point", -100...70), try current.optionalNumber("uvi", 0...30) ?? 0)
     }
 
     /// One moment's weather as One Call writes it (`current`, and each record of `timemachine`'s
@@ -172,64 +255,20 @@ public enum OneCallDecoder {
         let current = try root.requireObject().object("current")
         let weather = try weather(current, in: root)
         let observation = weather.observationTime
-        var minutely: [OneCall.Minute] = []
-        for entry in try root.optionalList("minutely") ?? [] {
-            // 2000 mm/h: above the heaviest minute ever measured (31 mm, Unionville 1956).
-            let minute = OneCall.Minute(
-                time: try entry.number("dt", 1...1e11),
-                precipitationMetersPerSecond: try entry.number("precipitation", 0...2000) / 3_600_000)
-            if let previous = minutely.last, minute.time < previous.time + OneCall.minuteSeconds {
-                throw FieldError(reason: "`\(entry.path).dt` = \(Int(minute.time)) is less than a minute after the step before it")
-            }
-            minutely.append(minute)
-        }
-        var hourly: [Forecast.Step] = []
-        for entry in try root.optionalList("hourly") ?? [] {
-            let step = try hour(entry)
-            if let previous = hourly.last, step.time <= previous.time {
-                throw FieldError(reason: "`\(entry.path).dt` = \(Int(step.time)) is not after the step before it")
-            }
-            hourly.append(step)
-        }
+        let minutely = try minutes(try root.optionalList("minutely") ?? [])
+        var hourly = try hours(try root.optionalList("hourly") ?? [])
         var daily: [OneCall.Day] = []
         for day in try root.optionalList("daily") ?? [] {
-            let temperature = try day.object("temp")
-            let entry = OneCall.Day(
-                time: try day.number("dt", 1...1e11),
-                temperatureMinCelsius: try temperature.number("min", -100...70),
-                temperatureMaxCelsius: try temperature.number("max", -100...70))
+            let entry = try Self.day(day)
             daily.append(entry)
             // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours).
             guard let last = hourly.last, entry.time > last.time else { continue }
-            let dayTemperature = try temperature.number("day", -100...70)
-            let feelsLike = try day.optionalObject("feels_like")?.optionalNumber("day", -120...90)
-            hourly.append(Forecast.Step(
-                time: entry.time,
-                temperatureCelsius: dayTemperature,
-                feelsLikeCelsius: feelsLike ?? dayTemperature,
-                humidityRatio: WeatherDecoder.shift(try day.number("humidity", 0...100), by: -2),
-                pressurePascals: WeatherDecoder.shift(try day.number("pressure", 800...1100), by: 2),
-                windSpeedMetersPerSecond: try day.optionalNumber("wind_speed", 0...150) ?? 0,
-                windGustMetersPerSecond: try day.optionalNumber("wind_gust", 0...200),
-                cloudinessRatio: WeatherDecoder.shift(try day.optionalNumber("clouds", 0...100) ?? 0, by: -2),
-                precipitationProbability: try day.optionalNumber("pop", 0...1) ?? 0,
-                rainMeters: WeatherDecoder.shift(try day.optionalNumber("rain", 0...2000) ?? 0, by: -3),
-                snowMeters: WeatherDecoder.shift(try day.optionalNumber("snow", 0...2000) ?? 0, by: -3),
-                conditionID: try conditionID(day),
-                dewPointCelsius: try day.optionalNumber("dew_point", -100...70),
-                uvIndex: try day.optionalNumber("uvi", 0...30),
-                dayMinimumCelsius: entry.temperatureMinCelsius,
-                dayMaximumCelsius: entry.temperatureMaxCelsius))
+            hourly.append(try dayStep(day, entry, millimeters: dailyMillimeters))
         }
-        let alerts = try (root.optionalList("alerts") ?? []).map { (alert: Fields) throws(FieldError) in
-            OneCall.Alert(
-                sender: try alert.optionalString("sender_name") ?? "",
-                event: try alert.string("event"),
-                start: try alert.number("start", 0...1e11),
-                end: try alert.number("end", 0...1e11))
-        }
+        let alerts = try (root.optionalList("alerts") ?? []).map { (alert: Fields) throws(FieldError) in try Self.alert(alert) }
+        let extras = try dewPointAndUV(current)
         return OneCall(
-            current: weather, dewPointCelsius: try current.number("dew_point", -100...70), uvIndex: try current.optionalNumber("uvi", 0...30) ?? 0,
+            current: weather, dewPointCelsius: extras.dewPointCelsius, uvIndex: extras.uvIndex,
             minutely: minutely, hourly: Forecast(steps: hourly, stepSeconds: 3600, issued: observation), daily: daily, alerts: alerts)
     }
 }

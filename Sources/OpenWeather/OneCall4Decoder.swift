@@ -1,0 +1,226 @@
+import JSON
+
+/// Decodes One Call 4.0 answers (`units=metric`): an envelope (`lat`, `lon`, `timezone`,
+/// `timezone_offset`, `data[]`) around records in 3.0's flat names, each checked by the same
+/// functions as 3.0's (`OneCallDecoder`), so a field means and is bounded the same in both.
+/// A page's records must rise strictly in `dt`.
+public enum OneCall4Decoder {
+    /// Exactly one record in `data`, else `.decode`.
+    public static func current(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall4.Page<OneCall4.Now> {
+        try Fields.decode(body, current)
+    }
+
+    public static func minutes(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall4.Page<OneCall.Minute> {
+        try Fields.decode(body, minutes)
+    }
+
+    /// A 15min or 1h page: hourly steps as 3.0's, whose `rain.1h`/`snow.1h` (mm/h) make the step's
+    /// amount over its own length (a 15-minute step holds a quarter of the hour's rate).
+    public static func steps(_ body: [UInt8], part: OneCall4.Part) throws(OpenWeatherError) -> OneCall4.Page<Forecast.Step> {
+        try Fields.decode(body) { (root: Fields) throws(FieldError) in try steps(root, part: part) }
+    }
+
+    public static func days(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall4.Page<OneCall4.Day> {
+        try Fields.decode(body, days)
+    }
+
+    public static func alert(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall4.AlertDetail {
+        try Fields.decode(body, alert)
+    }
+
+    /// A document from `Answers.document()`: every part decoded and assembled. `current` must be there.
+    public static func decode(document: [UInt8]) throws(OpenWeatherError) -> OneCall4.Reading {
+        try Fields.decode(document, reading)
+    }
+
+    // MARK: One answer
+
+    /// The records of `data` and the alert IDs they list.
+    private static func page<Record>(
+        _ root: Fields, _ decode: ([Fields]) throws(FieldError) -> [Record]
+    ) throws(FieldError) -> OneCall4.Page<Record> {
+        let data = try root.requireObject().list("data")
+        let records = try decode(data)
+        var ids: [String] = []
+        for entry in data { try alertIDs(entry, into: &ids) }
+        return OneCall4.Page(records: records, alertIDs: ids)
+    }
+
+    /// A record's `alerts`: absent, null or `[]` for none, else a list of ID strings.
+    private static func alertIDs(_ record: Fields, into ids: inout [String]) throws(FieldError) {
+        guard let found = record.value["alerts"], found != .null else { return }
+        let path = "\(record.path).alerts"
+        guard case .array(let items) = found else { throw FieldError(reason: "`\(path)` is \(found.typeName), not a list of alert IDs") }
+        for (index, item) in items.enumerated() {
+            guard case .string(let id) = item else { throw FieldError(reason: "`\(path)[\(index)]` is \(item.typeName), not an alert ID (a string)") }
+            let cleaned = Fields.label(id)
+            if !ids.contains(cleaned) { ids.append(cleaned) }
+        }
+    }
+
+    private static func current(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall4.Now> {
+        try page(root) { (data: [Fields]) throws(FieldError) in
+            guard data.count == 1 else { throw FieldError(reason: "`data` holds \(data.count) records; the current weather is one") }
+            let extras = try OneCallDecoder.dewPointAndUV(data[0])
+            return [OneCall4.Now(
+                weather: try OneCallDecoder.weather(data[0], in: root), dewPointCelsius: extras.dewPointCelsius, uvIndex: extras.uvIndex)]
+        }
+    }
+
+    private static func minutes(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall.Minute> {
+        try page(root, OneCallDecoder.minutes)
+    }
+
+    private static func steps(_ root: Fields, part: OneCall4.Part) throws(FieldError) -> OneCall4.Page<Forecast.Step> {
+        try page(root) { (data: [Fields]) throws(FieldError) in try OneCallDecoder.hours(data, hours: OneCall4.stepSeconds(part) / 3600) }
+    }
+
+    private static func days(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall4.Day> {
+        try page(root) { (data: [Fields]) throws(FieldError) in
+            var days: [OneCall4.Day] = []
+            for entry in data {
+                let day = try OneCallDecoder.day(entry)
+                if let previous = days.last, day.time <= previous.day.time {
+                    throw FieldError(reason: "`\(entry.path).dt` = \(Int(day.time)) is not after the day before it")
+                }
+                days.append(OneCall4.Day(day: day, step: try OneCallDecoder.dayStep(entry, day, millimeters: dailyMillimeters)))
+            }
+            return days
+        }
+    }
+
+    /// A day's `rain`/`snow`: 3.0 gives a plain number (the day's mm); 4.0's field list names an object
+    /// `{"1h": x}` that no example shows (not confirmed). Both are taken, and the object's `1h` is read as
+    /// the day's millimetres too: a rate per hour over a whole day would be a wild over-count if wrong.
+    private static func dailyMillimeters(_ day: Fields, _ key: String) throws(FieldError) -> Double {
+        if case .object? = day.value[key] { return try day.object(key).optionalNumber("1h", 0...2000) ?? 0 }
+        return try OneCallDecoder.dailyMillimeters(day, key)
+    }
+
+    private static func alert(_ root: Fields) throws(FieldError) -> OneCall4.AlertDetail {
+        let root = try root.requireObject()
+        return OneCall4.AlertDetail(id: try root.string("id"), alert: try OneCallDecoder.alert(root), description: try description(root))
+    }
+
+    /// A string, as the docs give it, or a list (as two third-party clients read it) of strings or of
+    /// objects with a `description` or `text` string, joined line by line; absent is "".
+    private static func description(_ root: Fields) throws(FieldError) -> String {
+        guard let found = root.value["description"], found != .null else { return "" }
+        switch found {
+        case .string(let text): return Fields.text(text)
+        case .array(let items):
+            var lines: [String] = []
+            for (index, item) in items.enumerated() {
+                let path = "\(root.path.isEmpty ? "" : "\(root.path).")description[\(index)]"
+                switch item {
+                case .string(let text): lines.append(text)
+                case .object:
+                    let entry = Fields(item, path: path)
+                    // Not `??`, which would erase the thrown type.
+                    var text = try rawString(entry, "description")
+                    if text == nil { text = try rawString(entry, "text") }
+                    guard let text else {
+                        throw FieldError(reason: "`\(path)` has no `description` or `text` string")
+                    }
+                    lines.append(text)
+                default: throw FieldError(reason: "`\(path)` is \(item.typeName), not a string or an object")
+                }
+            }
+            return Fields.text(lines.joined(separator: "\n"))
+        default:
+            throw FieldError(reason: "`\(root.path.isEmpty ? "" : "\(root.path).")description` is \(found.typeName), not a string or a list")
+        }
+    }
+
+    private static func rawString(_ entry: Fields, _ key: String) throws(FieldError) -> String? {
+        guard let found = entry.value[key], found != .null else { return nil }
+        guard case .string(let text) = found else { throw FieldError(reason: "`\(entry.path).\(key)` is \(found.typeName), not a string") }
+        return text
+    }
+
+    // MARK: The document
+
+    /// 3.0 gives 8 days (today and 7 after): `daily` keeps as many, so `days_ahead` means the same.
+    static let dailyLimit = 8
+
+    private static func reading(_ root: Fields) throws(FieldError) -> OneCall4.Reading {
+        let root = try root.requireObject()
+        var answers = OneCall4.Answers()
+        if let fetched = try root.optionalObject("fetched") {
+            for part in OneCall4.Part.allCases {
+                answers.fetched[part] = try fetched.optionalNumber(part.rawValue, 0...1e11)
+            }
+        }
+        func bodies(_ part: OneCall4.Part) throws(FieldError) -> [Fields] {
+            guard let list = try root.optionalList(part.rawValue) else { return [] }
+            answers.pages[part] = list.map { $0.value.encoded() }
+            return list
+        }
+
+        let currentBodies = try bodies(.current)
+        guard currentBodies.count == 1 else {
+            throw FieldError(reason: currentBodies.isEmpty ? "missing field `current`" : "`current` holds \(currentBodies.count) answers, not one")
+        }
+        let now = try current(currentBodies[0])
+        var alertIDs = now.alertIDs
+        func add(_ ids: [String]) { for id in ids where !alertIDs.contains(id) { alertIDs.append(id) } }
+
+        var minutePages: [[OneCall.Minute]] = []
+        for body in try bodies(.minute) {
+            let page = try minutes(body)
+            minutePages.append(page.records)
+            add(page.alertIDs)
+        }
+        var timelines: [OneCall4.Part: [[Forecast.Step]]] = [:]
+        for part in [OneCall4.Part.quarterHour, .hour] {
+            for body in try bodies(part) {
+                let page = try steps(body, part: part)
+                timelines[part, default: []].append(page.records)
+                add(page.alertIDs)
+            }
+        }
+        var dayPages: [[OneCall4.Day]] = []
+        for body in try bodies(.day) {
+            let page = try days(body)
+            dayPages.append(page.records)
+            add(page.alertIDs)
+        }
+
+        var details: [String: OneCall4.AlertDetail] = [:]
+        var alerts: [OneCall.Alert] = []
+        for body in try root.optionalList("alerts") ?? [] {
+            let detail = try alert(body)
+            answers.alerts.append(body.value.encoded())
+            guard details[detail.id] == nil else { continue }
+            details[detail.id] = detail
+            alerts.append(detail.alert)
+        }
+
+        // 3.0's rule: the hours, then the days after the last hour.
+        let days = joined(dayPages) { $0.day.time }
+        let daily = days.prefix(dailyLimit)
+        var hourly = joined(timelines[.hour] ?? []) { $0.time }
+        if let last = hourly.last { hourly += daily.filter { $0.day.time > last.time }.map(\.step) }
+        let first = now.records[0]
+        let oneCall = OneCall(
+            current: first.weather, dewPointCelsius: first.dewPointCelsius, uvIndex: first.uvIndex,
+            minutely: joined(minutePages) { $0.time },
+            hourly: Forecast(steps: hourly, stepSeconds: OneCall4.stepSeconds(.hour), issued: first.weather.observationTime),
+            daily: daily.map(\.day), alerts: alerts)
+        return OneCall4.Reading(
+            answers: answers, oneCall: oneCall, quarterHours: joined(timelines[.quarterHour] ?? []) { $0.time },
+            days: days, details: details, alertIDs: alertIDs)
+    }
+
+    /// Pages' records in time order, a time that two pages both hold kept once (the first page's).
+    private static func joined<Record>(_ pages: [[Record]], time: (Record) -> Double) -> [Record] {
+        let all = pages.joined().enumerated().sorted { (time($0.element), $0.offset) < (time($1.element), $1.offset) }
+        var records: [Record] = []
+        var last: Double?
+        for (_, record) in all where time(record) != last {
+            records.append(record)
+            last = time(record)
+        }
+        return records
+    }
+}
