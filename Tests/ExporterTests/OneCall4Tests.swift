@@ -119,10 +119,10 @@ import Testing
             let store = WeatherStore(
                 locations: [Self.tulsa], sources: [ForecastSource(), source, WeatherSource()],
                 intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
-                thresholds: { _ in .init(belowCelsius: 0, aboveCelsius: 25) }, now: Self.now)
+                thresholds: { _ in .init(aboveCelsius: 25, belowCelsius: 0) }, now: Self.now)
             store.success("Tulsa", source.name, reading, now: Self.now)
             for (name, derived) in source.readings(standingIn: reading) {
-                store.recordStandIn(location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: .success(derived), duration: 0.25, now: Self.now)
+                store.recordStandIn(location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: Result<any Sendable, OpenWeatherError>.success(derived), duration: 0.25, now: Self.now)
             }
             let text = String(decoding: renderPlain(store.snapshot(), now: Self.now + 60), as: UTF8.self)
             return text.split(separator: "\n").filter { !$0.contains("source=\"onecall") && !$0.contains("duration_seconds") }.joined(separator: "\n")
