@@ -75,6 +75,12 @@ import Testing
                 start = page["next"].map { Self.start(of: $0) }
             } while start != nil
             #expect(hours == old["hourly"]?.list, "from now, 3.0's 48 hours")
+            // Before the hour holding now, what `timemachine` tells of those hours: observed, not forecast.
+            for record in try Self.page(.hour, start: now - 20 * 3600, at: now)["data"]?.list ?? [] {
+                let time = try #require(record["dt"]?.number)
+                let past = try JSONParser.parse(OneCallJSON.timemachine(latitude: Self.latitude, longitude: Self.longitude, at: time))
+                #expect(record.without("alerts").without("pop") == past["data"]?.list.first?.without("sunrise").without("sunset"))
+            }
             let days = try Self.page(.day, at: now)["data"]?.list ?? []
             for (new, old) in zip(days, old["daily"]?.list ?? []) {
                 for key in ["dt", "pressure", "humidity", "dew_point", "wind_speed", "wind_deg", "wind_gust", "weather", "clouds", "pop", "uvi"] {
