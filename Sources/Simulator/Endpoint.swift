@@ -9,24 +9,61 @@ enum Endpoint: String, CaseIterable {
     case airPollutionHistory = "/data/2.5/air_pollution/history"
     case geocodingDirect = "/geo/1.0/direct"
     case geocodingZip = "/geo/1.0/zip"
+    case oneCall4Current = "/data/4.0/onecall/current"
+    case oneCall4Minutes = "/data/4.0/onecall/timeline/1min"
+    case oneCall4QuarterHours = "/data/4.0/onecall/timeline/15min"
+    case oneCall4Hours = "/data/4.0/onecall/timeline/1h"
+    case oneCall4Days = "/data/4.0/onecall/timeline/1day"
+    /// Followed by `/{alert_id}`.
+    case oneCall4Alert = "/data/4.0/onecall/alert"
+
+    /// The endpoint answering a request's path: its own, or `/data/4.0/onecall/alert/{alert_id}`.
+    init?(path: String) {
+        if let endpoint = Endpoint(rawValue: path) {
+            self = endpoint
+        } else if path.hasPrefix(Endpoint.oneCall4Alert.rawValue + "/") {
+            self = .oneCall4Alert
+        } else {
+            return nil
+        }
+    }
 
     /// The answer once the key is accepted: 200 with the data, or the endpoint's own 400 or 404.
     /// `alwaysAlert`: One Call has an official alert in force at every place; `rainSoon`: its minute
-    /// forecast has rain starting in 10 minutes everywhere (both for end-to-end tests).
+    /// forecast has rain starting in 10 minutes everywhere (both for end-to-end tests). `path`: the
+    /// request's (it holds an alert's ID); `linkBase`: where One Call 4.0's page links point.
     func answer(
-        _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false
+        _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false,
+        path: String? = nil, linkBase: String = OneCall4JSON.realBase
     ) -> (status: Int, body: String) {
         switch self {
-        case .weather, .airPollution, .airPollutionForecast, .airPollutionHistory, .forecast, .oneCall, .oneCallTimemachine:
+        case .weather, .airPollution, .airPollutionForecast, .airPollutionHistory, .forecast, .oneCall, .oneCallTimemachine,
+            .oneCall4Current, .oneCall4Minutes, .oneCall4QuarterHours, .oneCall4Hours, .oneCall4Days:
             guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
             guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
+            if let timeline = oneCall4Timeline {
+                var start: Double?
+                if let text = query["start"] {
+                    guard let parsed = Double(text), parsed.isFinite else { return (400, ErrorBodies.oneCallInvalid("start")) }
+                    start = parsed
+                }
+                return (200, OneCall4JSON.page(
+                    timeline, latitude: latitude, longitude: longitude, at: time, start: start, alwaysAlert: alwaysAlert,
+                    caller: .init(base: linkBase, key: query["appid"] ?? "")))
+            }
+            if self == .oneCall4Current {
+                return (200, OneCall4JSON.current(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert))
+            }
+            if self == .oneCall4Minutes {
+                return (200, OneCall4JSON.minutes(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon))
+            }
             if self == .oneCall {
                 let exclude = Set((query["exclude"] ?? "").split(separator: ",").map(String.init))
                 return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon, exclude: exclude))
             }
             if self == .oneCallTimemachine {
                 // OpenWeather's range: from 1979 to 4 days ahead.
-                guard let moment = query["dt"].flatMap(Double.init), moment >= 283_996_800, moment <= time + 4 * 86_400 else {
+                guard let moment = query["dt"].flatMap(Double.init), moment >= OneCallJSON.firstHistory, moment <= time + 4 * 86_400 else {
                     return (400, ErrorBodies.oneCallInvalidDate)
                 }
                 return (200, OneCallJSON.timemachine(latitude: latitude, longitude: longitude, at: moment))
@@ -61,11 +98,24 @@ enum Endpoint: String, CaseIterable {
             guard let code = query["zip"], !code.isEmpty else { return (400, ErrorBodies.wrongParameter("Nothing to geocode")) }
             guard let found = Places.zip(code) else { return (404, ErrorBodies.zipNotFound) }
             return (200, GeocodingJSON.zip(found.code, found.place))
+        case .oneCall4Alert:
+            let id = String((path ?? "").dropFirst(rawValue.count + 1))
+            guard let detail = OneCall4JSON.alert(id: id, alwaysAlert: alwaysAlert) else { return (404, ErrorBodies.oneCallAlertNotFound) }
+            return (200, detail)
+        }
+    }
+
+    private var oneCall4Timeline: OneCall4JSON.Timeline? {
+        switch self {
+        case .oneCall4QuarterHours: .quarterHour
+        case .oneCall4Hours: .hour
+        case .oneCall4Days: .day
+        default: nil
         }
     }
 
     /// Answered only for a key with the One Call subscription (401 otherwise).
-    var needsOneCall: Bool { self == .oneCall || self == .oneCallTimemachine }
+    var needsOneCall: Bool { self == .oneCall || self == .oneCallTimemachine || rawValue.hasPrefix("/data/4.0/onecall/") }
 
     /// For `Fault.Malformation`: a number field, a value that is absurd for it, and a field
     /// whose absence makes the answer unusable.
@@ -77,6 +127,9 @@ enum Endpoint: String, CaseIterable {
         case .oneCall: ("temp", "9999", "current")
         case .oneCallTimemachine: ("temp", "9999", "data")
         case .geocodingDirect, .geocodingZip: ("lat", "999", "lat")
+        case .oneCall4Current, .oneCall4QuarterHours, .oneCall4Hours, .oneCall4Days: ("temp", "9999", "data")
+        case .oneCall4Minutes: ("precipitation", "9999", "data")
+        case .oneCall4Alert: ("start", "-1", "event")
         }
     }
 }

@@ -18,6 +18,14 @@ enum ErrorBodies {
     /// One Call's answer to a time it has no data for (the shape of fixtures/error-400-onecall-invalid-date.json).
     static let oneCallInvalidDate = #"{"cod":400,"message":"Invalid date format","parameters":["dt"]}"#
 
+    /// One Call's answer to a parameter it cannot read, in the same shape.
+    static func oneCallInvalid(_ parameter: String) -> String {
+        #"{"cod":400,"message":"Invalid date format","parameters":["\#(parameter)"]}"#
+    }
+
+    /// One Call 4.0's answer to an alert ID it does not know: its errors' shape (the wording is not documented).
+    static let oneCallAlertNotFound = #"{"cod":404,"message":"Alert not found","parameters":["alert_id"]}"#
+
     /// The zip endpoint's unknown code, unlike the weather's "city not found".
     static let zipNotFound = #"{"cod":"404","message":"not found"}"#
 

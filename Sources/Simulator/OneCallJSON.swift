@@ -8,6 +8,8 @@ import Glibc
 /// parts out as OpenWeather does.
 enum OneCallJSON {
     static let sender = "Simulated Weather Service"
+    /// 1979-01-01: as far back as OpenWeather's history goes.
+    static let firstHistory = 283_996_800.0
 
     /// Magnus formula: the dew point of air at `temperature` °C and `humidity` %.
     static func dewPoint(_ temperature: Double, humidity: Double) -> Double {
@@ -52,27 +54,84 @@ enum OneCallJSON {
         }
     }
 
-    /// One step's fields as One Call writes them, its temperatures off by `error` (a forecast's).
-    private static func fields(_ reading: WeatherModel.Reading, latitude: Double, at time: Double, error: Double) -> String {
+    /// One step's values as One Call reports them: the model's reading with its temperatures off by
+    /// a forecast's error, the dew point and UV index that go with it, and a chance of precipitation
+    /// for a forecast's step.
+    struct Step {
+        var time: Double
+        var reading: WeatherModel.Reading
+        var dewPoint, uvi: Double
+        var pop: Double?
+    }
+
+    static func step(_ reading: WeatherModel.Reading, latitude: Double, at time: Double, error: Double, pop: Double? = nil) -> Step {
+        var shifted = reading
+        shifted.temperature = (reading.temperature + error).rounded(to: 2)
+        shifted.feelsLike = (reading.feelsLike + error).rounded(to: 2)
+        return Step(
+            time: time, reading: shifted, dewPoint: dewPoint(shifted.temperature, humidity: reading.humidity),
+            uvi: uvIndex(reading, latitude: latitude, at: time), pop: pop)
+    }
+
+    /// The chance of precipitation the hourly forecast gives for a step of this weather.
+    static func pop(_ reading: WeatherModel.Reading) -> Double {
+        reading.rain1h + reading.snow1h > 0 ? 0.8 : reading.clouds > 60 ? 0.2 : 0
+    }
+
+    /// The hourly record at `time` of the forecast issued at `issued` (the hour holding now): the
+    /// model's weather with the forecast's error; an hour before `issued` is past, so observed, without.
+    static func hour(latitude: Double, longitude: Double, issued: Double, at time: Double) -> Step {
+        let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
+        let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
+        let error = time < issued ? 0 : ForecastJSON.temperatureError(seed: seed, issued: issued, lead: time - issued + 3600)
+        return step(reading, latitude: latitude, at: time, error: error, pop: pop(reading))
+    }
+
+    /// One step's fields as One Call writes them.
+    static func fields(_ step: Step) -> String {
         let number = WeatherJSON.number
-        let temperature = (reading.temperature + error).rounded(to: 2)
+        let reading = step.reading
         var text = """
-            "dt":\(number(time)),"temp":\(number(temperature)),"feels_like":\(number((reading.feelsLike + error).rounded(to: 2))),\
+            "dt":\(number(step.time)),"temp":\(number(reading.temperature)),"feels_like":\(number(reading.feelsLike)),\
             "pressure":\(number(reading.pressure)),"humidity":\(number(reading.humidity)),\
-            "dew_point":\(number(dewPoint(temperature, humidity: reading.humidity))),"uvi":\(number(uvIndex(reading, latitude: latitude, at: time))),\
+            "dew_point":\(number(step.dewPoint)),"uvi":\(number(step.uvi)),\
             "clouds":\(number(reading.clouds)),"visibility":\(number(reading.visibility)),\
             "wind_speed":\(number(reading.windSpeed)),"wind_deg":\(number(reading.windDirection)),"wind_gust":\(number(reading.windGust)),\
             "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)","description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}]
             """
         if reading.rain1h > 0 { text += #","rain":{"1h":\#(number(reading.rain1h))}"# }
         if reading.snow1h > 0 { text += #","snow":{"1h":\#(number(reading.snow1h))}"# }
+        if let pop = step.pop { text += #","pop":\#(number(pop))"# }
         return text
+    }
+
+    /// A local day of the model's weather: its 24 hours from local midnight (`start`).
+    struct Day {
+        var start: Double
+        var hours: [WeatherModel.Reading]
+        var midday: Double { start + 43_200 }
+        var noon: WeatherModel.Reading { hours[12] }
+        var temperatures: [Double] { hours.map(\.temperature) }
+        /// Millimetres over the day.
+        var rain: Double { hours.reduce(0.0) { $0 + $1.rain1h } }
+        var pop: Double { rain > 0 ? 0.8 : 0 }
+    }
+
+    static func day(latitude: Double, longitude: Double, start: Double) -> Day {
+        Day(start: start, hours: stride(from: start, to: start + 86_400, by: 3600).map {
+            WeatherModel.reading(latitude: latitude, longitude: longitude, at: $0)
+        })
+    }
+
+    /// Local midnight, in UTC, of the day holding `time`.
+    static func dayStart(containing time: Double, timezoneOffset: Double) -> Double {
+        ((time + timezoneOffset) / 86_400).rounded(.down) * 86_400 - timezoneOffset
     }
 
     /// The weather at one moment, as `current` and `timemachine`'s `data` record have it: the
     /// model's, with the day's sunrise and sunset (absent in polar day and night).
     static func moment(_ reading: WeatherModel.Reading, latitude: Double, at time: Double) -> String {
-        var text = fields(reading, latitude: latitude, at: time, error: 0)
+        var text = fields(step(reading, latitude: latitude, at: time, error: 0))
         if let sunrise = reading.sunrise { text += #","sunrise":\#(WeatherJSON.number(sunrise))"# }
         if let sunset = reading.sunset { text += #","sunset":\#(WeatherJSON.number(sunset))"# }
         return text
@@ -90,37 +149,25 @@ enum OneCallJSON {
 
     static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false, exclude: Set<String> = []) -> String {
         let number = WeatherJSON.number
-        let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
         let current = moment(now, latitude: latitude, at: now.observationTime)
 
         let issued = (time / 3600).rounded(.down) * 3600
-        let hourly = (0..<48).map { index -> String in
-            let step = issued + Double(index) * 3600
-            let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: step)
-            let error = ForecastJSON.temperatureError(seed: seed, issued: issued, lead: step - issued + 3600)
-            let pop = reading.rain1h + reading.snow1h > 0 ? 0.8 : reading.clouds > 60 ? 0.2 : 0
-            return "{" + fields(reading, latitude: latitude, at: step, error: error) + #","pop":\#(number(pop))}"#
+        let hourly = (0..<48).map { index in
+            "{" + fields(hour(latitude: latitude, longitude: longitude, issued: issued, at: issued + Double(index) * 3600)) + "}"
         }
-        let dayStart = ((time + now.timezoneOffset) / 86_400).rounded(.down) * 86_400 - now.timezoneOffset
+        let dayStart = dayStart(containing: time, timezoneOffset: now.timezoneOffset)
         let daily = (0..<8).map { index -> String in
-            let start = dayStart + Double(index) * 86_400
-            let temperatures = stride(from: start, to: start + 86_400, by: 3600).map {
-                WeatherModel.reading(latitude: latitude, longitude: longitude, at: $0).temperature
-            }
-            let midday = start + 43_200
-            let noon = WeatherModel.reading(latitude: latitude, longitude: longitude, at: midday)
-            let rain = stride(from: start, to: start + 86_400, by: 3600).reduce(0.0) {
-                $0 + WeatherModel.reading(latitude: latitude, longitude: longitude, at: $1).rain1h
-            }
+            let day = day(latitude: latitude, longitude: longitude, start: dayStart + Double(index) * 86_400)
+            let (temperatures, noon) = (day.temperatures, day.noon)
             return """
-                {"dt":\(number(midday)),"temp":{"day":\(number(temperatures[12])),"min":\(number(temperatures.min()!)),"max":\(number(temperatures.max()!))},\
+                {"dt":\(number(day.midday)),"temp":{"day":\(number(temperatures[12])),"min":\(number(temperatures.min()!)),"max":\(number(temperatures.max()!))},\
                 "feels_like":{"day":\(number(noon.feelsLike))},"pressure":\(number(noon.pressure)),"humidity":\(number(noon.humidity)),\
                 "dew_point":\(number(dewPoint(noon.temperature, humidity: noon.humidity))),"wind_speed":\(number(noon.windSpeed)),\
                 "wind_deg":\(number(noon.windDirection)),"wind_gust":\(number(noon.windGust)),\
                 "weather":[{"id":\(noon.conditionID),"main":"\(noon.conditionMain)","description":"\(noon.conditionDescription)","icon":"\(noon.icon)"}],\
-                "clouds":\(number(noon.clouds)),"pop":\(rain > 0 ? "0.8" : "0"),"rain":\(number(rain.rounded(to: 2))),\
-                "uvi":\(number(uvIndex(noon, latitude: latitude, at: midday)))}
+                "clouds":\(number(noon.clouds)),"pop":\(number(day.pop)),"rain":\(number(day.rain.rounded(to: 2))),\
+                "uvi":\(number(uvIndex(noon, latitude: latitude, at: day.midday)))}
                 """
         }
         let minutely = minutely(latitude: latitude, longitude: longitude, at: time, rainSoon: rainSoon)

@@ -3,21 +3,26 @@ import Locking
 
 /// An OpenWeather-compatible server on loopback: `GET /data/2.5/weather` with
 /// simulated weather (see `WeatherModel`), `/data/2.5/forecast` (`ForecastJSON`, from the same model),
-/// `/data/2.5/air_pollution` and its `/forecast` (96 hours of `AirPollutionModel`),
-/// `/geo/1.0/direct` and `/geo/1.0/zip` for real places (`Places`), each checking the key,
-/// and switchable faults. It is what `--demo` runs and what the tests run against.
+/// `/data/2.5/air_pollution`, its `/forecast` (96 hours of `AirPollutionModel`) and `/history`,
+/// One Call 3.0 `/data/3.0/onecall` and its `/timemachine` (`OneCallJSON`), One Call 4.0
+/// (`OneCall4JSON`: `/data/4.0/onecall/current`, `/timeline/1min`, `/timeline/15min`, `/timeline/1h`
+/// and `/timeline/1day` a page at a time from `start=`, `/alert/{id}`), `/geo/1.0/direct` and
+/// `/geo/1.0/zip` for real places (`Places`), each checking the key, and switchable faults. It is
+/// what `--demo` runs and what the tests run against.
 ///
 /// Out-of-process tools steer it over HTTP:
 /// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`,
 ///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
-///   `path=/data/2.5/air_pollution` one endpoint only; a request body is served as the answer, to replay a
-///   captured response): add a fault, checked in the order added;
+///   `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
+///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is
+///   served as the answer, to replay a captured response): add a fault, checked in the order added;
 /// - `DELETE /_simulator/fault`: clear all faults;
-/// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call answers 401 as for a key without
-///   its subscription, or works again; `alerts=always` (or `sometimes`): an official alert everywhere;
-///   `rain=soon` (or `model`): the minute forecast has rain starting in 10 minutes everywhere;
+/// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call (3.0 and 4.0, every path) answers
+///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an
+///   official alert everywhere; `rain=soon` (or `model`): the minute forecast has rain starting in
+///   10 minutes everywhere;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
-///   line each (`nan` for the coordinates of a geocoding request).
+///   line each (`nan` for the coordinates of a geocoding or alert request; an alert's path ends in its ID).
 public final class Simulator: Sendable {
     public struct Request: Sendable, Equatable {
         /// Monotonic seconds, for measuring spacing.
@@ -25,7 +30,7 @@ public final class Simulator: Sendable {
         public var latitude: Double
         public var longitude: Double
         public var status: Int
-        /// The endpoint, `/data/2.5/weather` say.
+        /// The endpoint, `/data/2.5/weather` say (`/data/4.0/onecall/alert/{id}` for an alert's detail).
         public var path: String
     }
 
@@ -33,7 +38,7 @@ public final class Simulator: Sendable {
         var faults: [Fault] = []
         var requests: [Request] = []
         var acceptedKeys: Set<String>?
-        /// False: `/data/3.0/onecall` answers 401 as for a key without the subscription.
+        /// False: One Call (3.0 and 4.0) answers 401 as for a key without the subscription.
         var oneCallSubscribed = true
         /// True: every One Call answer has an official alert in force.
         var oneCallAlwaysAlert = false

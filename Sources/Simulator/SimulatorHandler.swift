@@ -10,8 +10,8 @@ struct SimulatorHandler: HTTPHandler {
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
         let query = Self.parameters(request.query)
-        if request.method == "GET" || request.method == "HEAD", let endpoint = Endpoint(rawValue: request.path) {
-            api(endpoint, query, responder: responder)
+        if request.method == "GET" || request.method == "HEAD", let endpoint = Endpoint(path: request.path) {
+            api(endpoint, query, request: request, responder: responder)
             return
         }
         switch (request.method, request.path) {
@@ -54,12 +54,14 @@ struct SimulatorHandler: HTTPHandler {
     }
 
     /// Every endpoint alike: the key check, the faults, the request log; then the endpoint's own answer.
-    private func api(_ endpoint: Endpoint, _ query: [String: String], responder: HTTPResponder) {
+    private func api(_ endpoint: Endpoint, _ query: [String: String], request: HTTPRequest, responder: HTTPResponder) {
         let now = Clock.monotonic()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
         let (fault, accepted, subscribed, alwaysAlert, rainSoon) = state.withLock { state in
-            (state.faults.first { $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) },
+            (state.faults.first {
+                $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) || $0.matches(latitude: latitude ?? .nan, path: request.path)
+             },
              state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty,
              state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon)
         }
@@ -72,7 +74,10 @@ struct SimulatorHandler: HTTPHandler {
             response = .status(401)
             body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {
-            let answer = endpoint.answer(query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon)
+            // Page links point back here, as the real API's point at itself.
+            let answer = endpoint.answer(
+                query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
+                path: request.path, linkBase: request.header("host").map { "http://" + $0 } ?? OneCall4JSON.realBase)
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
             // A fault's status gets OpenWeather's stock body for it; an answer's own error keeps its body.
@@ -83,7 +88,7 @@ struct SimulatorHandler: HTTPHandler {
         state.withLock {
             if $0.requests.count < 1_000_000 {
                 $0.requests.append(.init(
-                    time: now, latitude: latitude ?? .nan, longitude: longitude ?? .nan, status: status, path: endpoint.rawValue))
+                    time: now, latitude: latitude ?? .nan, longitude: longitude ?? .nan, status: status, path: request.path))
             }
         }
         if let delay = fault?.delay, delay > .zero {
@@ -151,7 +156,7 @@ struct SimulatorHandler: HTTPHandler {
         var fault = Fault()
         fault.latitude = query["lat"].flatMap(Double.init)
         if let path = query["path"] {
-            guard Endpoint(rawValue: path) != nil else { return nil }
+            guard Endpoint(path: path) != nil else { return nil }
             fault.path = path
         }
         if let delay = query["delay"] {

@@ -21,7 +21,7 @@ struct WeatherModel {
     static func reading(latitude: Double, longitude: Double, at time: Double) -> Reading {
         let place = Places.near(latitude: latitude, longitude: longitude)
         let seed = Self.seed(latitude: latitude, longitude: longitude)
-        let timezoneOffset = (longitude / 15).rounded() * 3600
+        let timezoneOffset = Self.timezoneOffset(longitude: longitude)
         let solarHour = Self.solarHour(at: time, longitude: longitude)
 
         // Three-hour spells of sky: clear, some clouds, overcast, or precipitation.
@@ -77,6 +77,9 @@ struct WeatherModel {
     static func seed(latitude: Double, longitude: Double) -> Double {
         (latitude * 1000).rounded() * 7919 + (longitude * 1000).rounded() * 104_729
     }
+
+    /// Seconds east of UTC: the nearest hour of the sun's.
+    static func timezoneOffset(longitude: Double) -> Double { (longitude / 15).rounded() * 3600 }
 
     /// 0..<24, noon when the sun is highest.
     static func solarHour(at time: Double, longitude: Double) -> Double {
