@@ -100,6 +100,37 @@ import Testing
         #expect(reading.details.keys.sorted() == [Self.windAdvisory])
     }
 
+    /// What a poll asks, given the last reading (from the store, or restored from the state file: the
+    /// document `fetch` kept): parts not due are put off, and a stretched interval stretches their pace.
+    @Test func aKeptReadingPutsOffThePartsNotDue() throws {
+        let source = OneCall4Source()
+        let asked = Locked<[String]>([])
+        func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+            asked.withLock { $0.append(request.path) }
+            return try FakeTransport.fixtures(request).get()
+        }
+        func poll(after seconds: Double, previous: OneCall4.Reading?, interval: Double = 600, stretch: Double = 1) throws -> (Fetched<OneCall4.Reading>, [String]) {
+            asked.withLock { $0 = [] }
+            let fetched = try source.fetch(
+                Poll(location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928), language: "en", previous: previous,
+                     now: Self.now + seconds, interval: interval, stretch: stretch), get: get)
+            return (fetched, asked.withLock { $0 })
+        }
+        let (first, all) = try poll(after: 0, previous: nil)
+        #expect(all.count == 1 + 1 + 3 + 1 + 2, "current, 1min, three 1h pages, 1day, both alerts' text: \(all)")
+        let restored = try source.decode(first.body, for: Self.tulsa)
+        #expect(restored.answers == first.reading.answers, "the state file's body gives the same reading back")
+        let current = ["/data/4.0/onecall/current", "/data/4.0/onecall/timeline/1min"]
+        #expect(try poll(after: 1200, previous: restored).1 == current, "20 minutes on: only what every poll asks")
+        #expect(try poll(after: 3600, previous: restored, interval: 1200, stretch: 2).1 == current, "stretched twice: the hours every 2 h")
+        let (_, later) = try poll(after: 3600, previous: restored)
+        #expect(later.filter { $0.hasSuffix("/1h") }.count == 3 && !later.contains { $0.hasSuffix("/1day") })
+        #expect(later.contains { $0.hasSuffix("/alert/A7F03D6C-18E2-4B95-9C4D-6E2F1A8B3C07") }, "the failed text again with the new hours")
+        #expect(!later.contains { $0.hasSuffix(Self.windAdvisory) }, "a text is asked once")
+        let (_, nextDay) = try poll(after: 6 * 3600, previous: restored)
+        #expect(nextDay.contains { $0.hasSuffix("/1day") })
+    }
+
     /// The exposition from the 4.0 fixtures equals 3.0's from the same data (the 3.0 answer
     /// `onecall-tulsa-from-4.0.json`: the 4.0 records under 3.0's keys, the first 8 days, the Wind
     /// Advisory's detail as its alert) in every family both write: weather, forecast and One Call's.
