@@ -207,6 +207,21 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
         #expect(decodeFailure { _ = try OneCall4Decoder.decode(document: Array("[]".utf8)) } == "the body is a list, not an object")
     }
 
+    /// The document puts an answer two levels down: one nested deeper than the parser then reads is left
+    /// out, so the document always reads back (here the current answer, with an unread field nested deep).
+    @Test func anAnswerTooDeepForTheDocumentIsLeftOut() throws {
+        func answers(depth: Int) -> OneCall4.Answers {
+            var nested = JSONValue.array([])
+            for _ in 1..<(depth - 3) { nested = .array([nested]) }
+            let current = Fixture.value(Fixture.body(.current)).record(0) { $0.setting("x", nested) }
+            return OneCall4.Answers(pages: [.current: [current.encoded()]])
+        }
+        #expect(try OneCall4Decoder.decode(document: answers(depth: JSONParser.maxDepth - 2).document()).oneCall.current.temperatureCelsius == 8.2)
+        let deeper = answers(depth: JSONParser.maxDepth - 1).document()
+        #expect((try? JSONParser.parse(deeper)) != nil)
+        #expect(decodeFailure { _ = try OneCall4Decoder.decode(document: deeper) } == "missing field `current`")
+    }
+
     /// Pages overlap when a later one is asked from an earlier `start`: joined in time order, each time once.
     @Test func pagesJoinInTimeOrder() throws {
         let hours = Fixture.value(Fixture.body(.hour))
