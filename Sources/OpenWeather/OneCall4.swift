@@ -172,7 +172,7 @@ public enum OneCall4 {
     }
 
     /// What the exporter reads: the 3.0 value the same data makes, plus what only 4.0 has.
-    public struct Reading: Sendable {
+    public struct Reading: Sendable, Equatable {
         /// Kept to make the next document when only some parts are asked again.
         public var answers: Answers
         /// As `OneCallDecoder` gives for the same data (see `OneCall4Decoder.decode(document:)`).
