@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
-        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "Simulator", "TestSupport"]),
+        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "JSON", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "OpenWeather", "TestSupport"]),
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Locking", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(

@@ -140,7 +140,8 @@ public enum OneCall4 {
         static let detailKeys: Set<String> = ["id", "sender_name", "event", "start", "end", "description"]
 
         /// Parts in `Part` order, then the alert details. A body is embedded with only the fields above
-        /// (its records whole); one that is not a JSON object is left out (it could not have decoded).
+        /// (its records whole); one that is not a JSON object is left out (it could not have decoded),
+        /// and so is one nested so deep that, two levels down in the document, the parser would refuse it.
         public func document() -> [UInt8] {
             var members: [(key: String, value: JSONValue)] = []
             members.append((key: "fetched", value: .object(Part.allCases.compactMap { part in
@@ -156,12 +157,22 @@ public enum OneCall4 {
 
         private static func kept(_ body: [UInt8], _ keys: Set<String>) -> JSONValue? {
             guard case .object(let members)? = try? JSONParser.parse(body) else { return nil }
-            return .object(members.filter { keys.contains($0.key) })
+            let kept = JSONValue.object(members.filter { keys.contains($0.key) })
+            return depth(kept) <= JSONParser.maxDepth - 2 ? kept : nil
+        }
+
+        /// Objects and lists inside one another, as the parser counts them.
+        private static func depth(_ value: JSONValue) -> Int {
+            switch value {
+            case .array(let elements): 1 + (elements.map(depth).max() ?? 0)
+            case .object(let members): 1 + (members.map { depth($0.value) }.max() ?? 0)
+            default: 0
+            }
         }
     }
 
     /// What the exporter reads: the 3.0 value the same data makes, plus what only 4.0 has.
-    public struct Reading: Sendable {
+    public struct Reading: Sendable, Equatable {
         /// Kept to make the next document when only some parts are asked again.
         public var answers: Answers
         /// As `OneCallDecoder` gives for the same data (see `OneCall4Decoder.decode(document:)`).
