@@ -46,6 +46,7 @@ final class EventLoop {
     private let readTimeout: Int64
     private let idleTimeout: Int64
     private let writeTimeout: Int64
+    private let limitQuietPeriod: Int64
     private let lingerTimeout: Int64
     private let sweepInterval: Int64
     private var nextSweep: Int64 = 0
@@ -68,6 +69,7 @@ final class EventLoop {
         readTimeout = nanoseconds(configuration.readTimeout)
         idleTimeout = nanoseconds(configuration.idleTimeout)
         writeTimeout = nanoseconds(configuration.writeTimeout)
+        limitQuietPeriod = nanoseconds(configuration.limitQuietPeriod)
         lingerTimeout = min(2_000_000_000, readTimeout)
         // A quarter of the shortest timeout keeps the overshoot small; never busier than every 10 ms.
         sweepInterval = max(10_000_000, min(250_000_000, min(readTimeout, idleTimeout, writeTimeout) / 4))
@@ -256,15 +258,12 @@ final class EventLoop {
 
     private func endLimitEpisodeIfQuiet() {
         guard core.limitRefused.load(ordering: .relaxed) > 0,
-              now - core.limitLastRefusal.load(ordering: .relaxed) >= Self.limitQuietPeriod else { return }
+              now - core.limitLastRefusal.load(ordering: .relaxed) >= limitQuietPeriod else { return }
         let refused = core.limitRefused.exchange(0, ordering: .relaxed)
         if refused > 0 {
             core.report("connection limit of \(core.configuration.maxConnections) no longer reached: \(refused) connections were refused")
         }
     }
-
-    /// How long without a refusal ends an episode at the connection limit, in nanoseconds.
-    static let limitQuietPeriod: Int64 = 5_000_000_000
 
     /// Drops the connection whose loss costs least, never one with a response in flight: first an idle
     /// keep-alive connection or one holding a request the handler marked droppable (it only waits, e.g.

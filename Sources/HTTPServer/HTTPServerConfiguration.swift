@@ -20,6 +20,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var writeTimeout: Duration = .seconds(10)
     /// Open connections across all loops; at the limit the longest-idle connection is dropped, or the new one refused.
     public var maxConnections: Int = 4096
+    /// How long without a refusal at `maxConnections` ends an episode there: one warning when refusals
+    /// start, one with their count when they have stopped this long.
+    public var limitQuietPeriod: Duration = .seconds(5)
     /// Event-loop threads, each with its own epoll.
     public var eventLoops: Int = HTTPServerConfiguration.onlineCPUs
     /// Rare server events worth a log line (accept failures, fd exhaustion); never per-request noise.
