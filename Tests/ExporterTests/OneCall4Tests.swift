@@ -100,6 +100,25 @@ import Testing
         #expect(reading.details.keys.sorted() == [Self.windAdvisory])
     }
 
+    /// A poll of several calls starts only while the day has room for all it may ask (every page and
+    /// 16 alerts' text): over two virtual UTC days at 100 a day, never more than 100 in a day; when the
+    /// room is too small the weather and the forecast poll their own endpoints until 00:00 UTC.
+    @Test func aDaysLimitHoldsForPollsOfSeveralCalls() throws {
+        let midnight = 1_764_547_200.0
+        let time = ManualTime(monotonic: 1000, epoch: midnight - 1000)
+        let config = try load(["--location=Tulsa=36.154,-95.9928", "--collector.onecall4", "--collector.onecall4.max-requests-per-day=100"])
+        #expect(try oneCall4(config).maxRequestsPerPoll == 1 + 1 + 3 + 1 + 16)
+        let rig = Rig(config, time: time)
+        rig.run(until: 1000 + 2 * 86_400 - 1)
+        let fourPerDay = Dictionary(
+            rig.transport.log.filter { $0.request.path.hasPrefix("/data/4.0/") }.map { (Int(($0.time - 1000) / 86_400), 1) }, uniquingKeysWith: +)
+        #expect(fourPerDay[0].map { $0 <= 100 && $0 > 70 } == true, "\(fourPerDay)")
+        #expect(fourPerDay[1].map { $0 <= 100 && $0 > 70 } == true, "\(fourPerDay)")
+        let free = rig.transport.log.filter { $0.request.path == "/data/2.5/weather" }.map { Int(($0.time - 1000) / 86_400) }
+        #expect(Set(free) == [0, 1], "the free endpoints stood in at the end of each day")
+        #expect(rig.logs.all.contains { $0.contains("onecall4 may send no more requests today") })
+    }
+
     /// What a poll asks, given the last reading (from the store, or restored from the state file: the
     /// document `fetch` kept): parts not due are put off, and a stretched interval stretches their pace.
     @Test func aKeptReadingPutsOffThePartsNotDue() throws {

@@ -135,6 +135,11 @@ struct OneCall4Source: Source {
         }
     }
 
+    /// Every page at once, and as many alerts' text as a poll asks at most.
+    var maxRequestsPerPoll: Int {
+        options.pages.values.reduce(0, +) + (options.exclude.contains(.alerts) ? 0 : OneCallSource.maxAlerts)
+    }
+
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         OneCall4.request(.current, latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
     }

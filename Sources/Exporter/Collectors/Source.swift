@@ -62,6 +62,9 @@ protocol Source: Sendable {
     func glance(at reading: Reading) -> String?
     /// Requests it may send in a UTC day (an endpoint billed or capped per day, One Call); nil for no limit.
     var maxRequestsPerDay: Int? { get }
+    /// The most requests one poll can send: a poll starts only while the day's allowances have room
+    /// for all of them, so none is ever exceeded.
+    var maxRequestsPerPoll: Int { get }
 }
 
 extension Source {
@@ -81,6 +84,7 @@ extension Source {
     var unavailableHint: String { "" }
     func glance(at reading: Reading) -> String? { nil }
     var maxRequestsPerDay: Int? { nil }
+    var maxRequestsPerPoll: Int { 1 }
 }
 
 /// What a poll of one location starts from.

@@ -50,9 +50,11 @@ struct DailyBudget: Equatable {
 
     var keyExhausted: Bool { keyLimit.map { total >= $0 } ?? false }
 
-    /// `source` may send nothing more today: its own limit is reached, or OpenWeather said so.
-    func exhausted(_ source: String) -> Bool {
-        spent.contains(source) || limits[source].map { count(of: source) >= $0 } ?? false
+    /// `source` may send `requests` more today, under its own limit and the key's (it may send none
+    /// once OpenWeather said its day is spent).
+    func allows(_ source: String, _ requests: Int) -> Bool {
+        !spent.contains(source) && (limits[source].map { count(of: source) + requests <= $0 } ?? true)
+            && (keyLimit.map { total + requests <= $0 } ?? true)
     }
 
     mutating func record(_ source: String) {

@@ -79,6 +79,8 @@ struct PollSchedule {
     var daily: DailyBudget
     /// Each slot's source name, which `daily` counts by.
     var slotNames: [String] = []
+    /// Each slot's source's most requests in one poll (`Source.maxRequestsPerPoll`).
+    var slotCosts: [Int] = []
     private(set) var pausedUntil = -Double.infinity
     private(set) var rateLimitStrikes = 0
     private(set) var inFlightCount = 0
@@ -152,7 +154,8 @@ struct PollSchedule {
             if daily.keyExhausted { return .wait(until: midnight) }
             let slot = index % sourceCount
             let source = slot < slotNames.count ? slotNames[slot] : ""
-            if daily.exhausted(source) {
+            // A poll of several requests starts only when the day has room for all of them.
+            if !daily.allows(source, slot < slotCosts.count ? slotCosts[slot] : 1) {
                 due.removeFirst()
                 jobs[index].nextDue = midnight
                 due.insert((midnight, index))

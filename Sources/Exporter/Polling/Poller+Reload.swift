@@ -49,6 +49,7 @@ extension Poller {
             specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
             phaseOrder: plan.layout.labelOrder)
         core.schedule.slotNames = plan.layout.names
+        core.schedule.slotCosts = plan.sources.map(\.maxRequestsPerPoll)
         core.schedule.daily.configure(limits: plan.dailyLimits, keyLimit: plan.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
         core.plan = plan
