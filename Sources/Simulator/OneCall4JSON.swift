@@ -1,11 +1,9 @@
-import Glibc
-
 /// The simulated One Call 4.0 (`/data/4.0/onecall/...`): 3.0's answer (`OneCallJSON`) cut into
 /// parts, each its own call, with the same values at the same times. `current`; the next 60 minutes
 /// of precipitation; hours from 1979 (observed) through 3.0's 48-hour forecast; quarter hours from
 /// now through the same 47 hours, between the hours around them; days from 1979 to 1.5 years ahead.
 /// A timeline answers a page from `start` with `prev`/`next` links while records lie that way,
-/// carrying the caller's key as the real API's do. A record lists the IDs of the alerts valid at
+/// carrying the caller's key as the real API's probably do. A record lists the IDs of the alerts valid at
 /// its time; `/alert/{id}` tells one in full.
 enum OneCall4JSON {
     enum Timeline {

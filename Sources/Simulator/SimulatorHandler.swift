@@ -74,10 +74,9 @@ struct SimulatorHandler: HTTPHandler {
             response = .status(401)
             body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {
-            // Page links point back here, as the real API's point at itself.
             let answer = endpoint.answer(
                 query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
-                path: request.path, linkBase: request.header("host").map { "http://" + $0 } ?? OneCall4JSON.realBase)
+                path: request.path, linkBase: Self.linkBase(host: request.header("host")))
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
             // A fault's status gets OpenWeather's stock body for it; an answer's own error keeps its body.
@@ -98,6 +97,14 @@ struct SimulatorHandler: HTTPHandler {
         } else {
             Self.send(response, body: body, endpoint: endpoint, responder: responder)
         }
+    }
+
+    /// Page links point back here, as the real API's point at itself: at the host the client
+    /// named, when that is a plain host (it goes into JSON unescaped).
+    static func linkBase(host: String?) -> String {
+        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
+        guard let host, !host.isEmpty, host.allSatisfy(plain.contains) else { return OneCall4JSON.realBase }
+        return "http://" + host
     }
 
     private static func send(

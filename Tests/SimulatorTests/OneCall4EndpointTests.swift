@@ -56,6 +56,10 @@ import Testing
         let days = try JSONParser.parse(Self.get(simulator, "/data/4.0/onecall/timeline/1day?lat=-33.8688&lon=151.2093").text)
         #expect(days["next"]?.text?.contains("?cnt=10&lat=-33.8688&lon=151.2093&start=") == true)
         #expect(days["prev"]?.text?.hasSuffix("&appid=secret-key") == true)
+        // A host that is not plain stays out of the JSON.
+        #expect(SimulatorHandler.linkBase(host: "127.0.0.1:8080") == "http://127.0.0.1:8080")
+        #expect(SimulatorHandler.linkBase(host: #"a"b"#) == "https://api.openweathermap.org")
+        #expect(SimulatorHandler.linkBase(host: nil) == "https://api.openweathermap.org")
     }
 
     /// With `alerts=always` every record lists its 6-hour block's alert; the ID gives the detail
