@@ -238,7 +238,8 @@ public enum BackfillCommand {
             guard let index = configuration.sources.firstIndex(where: { $0.name == name }), configuration.collectors[index].enabled else { return nil }
             return configuration.sources[index]
         }
-        let weather = enabled(WeatherSource.name) ?? enabled(OneCallSource.name).flatMap { _ in
+        // One Call (3.0 or 4.0, one subscription) stands in for the weather: its past is timemachine's.
+        let weather = enabled(WeatherSource.name) ?? (enabled(OneCallSource.name) ?? enabled(OneCall4Source.name)).flatMap { _ in
             configuration.sources.first { $0.name == WeatherSource.name }
         }
         let report = { (line: String) in
