@@ -58,6 +58,18 @@ while let pointer = entry.pointee {
     entry += 1
 }
 
+/// With `--demo`, the built-in simulator, and `configuration` pointed at it; nil without.
+func startDemoSimulator(for configuration: inout Configuration) -> Simulator? {
+    guard configuration.demo else { return nil }
+    do {
+        let simulator = try Simulator()
+        configuration.openWeatherURL = simulator.baseURL
+        return simulator
+    } catch {
+        fail("cannot start the demo simulator: \(error)", status: 1)
+    }
+}
+
 let loader = ConfigurationLoader(arguments: Array(CommandLine.arguments.dropFirst()), environment: environment)
 var configuration: Configuration
 do {
@@ -68,15 +80,7 @@ do {
     case .backfill(var loaded, let options):
         // A backfill is one run to its end: Ctrl-C ends it (what it wrote is kept for the next run).
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
-        var demo: Simulator?
-        if loaded.demo {
-            do {
-                demo = try Simulator()
-            } catch {
-                fail("cannot start the demo simulator: \(error)", status: 1)
-            }
-            loaded.openWeatherURL = demo!.baseURL
-        }
+        let demo = startDemoSimulator(for: &loaded)
         let status = BackfillCommand.run(loaded, options)
         demo?.stop()
         exit(status)
@@ -87,15 +91,7 @@ do {
 
 let logger = Logger(for: configuration)
 
-var simulator: Simulator?
-if configuration.demo {
-    do {
-        simulator = try Simulator()
-    } catch {
-        fail("cannot start the demo simulator: \(error)", status: 1)
-    }
-    configuration.openWeatherURL = simulator!.baseURL
-}
+let simulator = startDemoSimulator(for: &configuration)
 let demoURL = simulator?.baseURL
 
 let exporter: Exporter

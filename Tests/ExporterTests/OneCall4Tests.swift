@@ -119,6 +119,41 @@ import Testing
         #expect(rig.logs.all.contains { $0.contains("onecall4 may send no more requests today") })
     }
 
+    /// A hostile or broken upstream: a part that is garbage fails the poll (a decode error, the parts
+    /// kept before stay, the next good poll recovers); a current record listing 2,000 alert IDs, some
+    /// of them paths, costs at most 16 calls a poll, and only IDs that are harmless in a path are asked.
+    @Test func aBrokenOrHostilePartCostsLittleAndBreaksNothing() throws {
+        let time = ManualTime(monotonic: 1000, epoch: Self.now - 1000)
+        let rig = Rig(configuration([Self.tulsa], collectors: ["onecall4": .seconds(600)]), time: time)
+        rig.run(until: 1000 + 1)
+        #expect(rig.state("Tulsa", "onecall4")?.up == true)
+        let broken = Locked<String?>("/data/4.0/onecall/timeline/1min")
+        rig.transport.answer { request in
+            request.path == broken.withLock({ $0 }) ? .success(Array("{\"data\": [{\"dt\": \"soon\"}".utf8)) : FakeTransport.fixtures(request)
+        }
+        rig.run(until: 1000 + 900)
+        #expect(rig.transport.requests(to: "/data/4.0/onecall/timeline/1min").count == 2)
+        #expect(rig.state("Tulsa", "onecall4")?.up == false)
+        #expect(rig.state("Tulsa", "onecall4")?.lastError?.contains("1min") == true, "\(rig.state("Tulsa", "onecall4")?.lastError ?? "")")
+        #expect(rig.state("Tulsa", "weather")?.reading != nil, "the last good reading is still there")
+        broken.withLock { $0 = nil }
+        rig.run(until: 1000 + 2400)
+        #expect(rig.state("Tulsa", "onecall4")?.up == true)
+
+        let ids = ["../../../data/2.5/weather", "a b", "x?appid=1", String(repeating: "A", count: 65)] + (0..<2_000).map { "ID-\($0)" }
+        let flood = String(decoding: Fixture.bytes("onecall4-current-tulsa.json"), as: UTF8.self).replacing(
+            "\"alerts\":[\"4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31\"]", with: "\"alerts\":[" + ids.map { "\"\($0)\"" }.joined(separator: ",") + "]")
+        rig.transport.answer { request in
+            request.path == "/data/4.0/onecall/current" ? .success(Array(flood.utf8)) : FakeTransport.fixtures(request)
+        }
+        let before = rig.transport.log.count
+        rig.run(until: 1000 + 3000)
+        let asked = rig.transport.log.dropFirst(before).map(\.request.path).filter { $0.hasPrefix("/data/4.0/onecall/alert/") }
+        #expect(asked.count <= OneCallSource.maxAlerts, "\(asked.count) alert calls in one poll")
+        #expect(asked.allSatisfy { $0.dropFirst("/data/4.0/onecall/alert/".count).allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } }, "\(asked)")
+        #expect(rig.state("Tulsa", "onecall4")?.up == true)
+    }
+
     /// What a poll asks, given the last reading (from the store, or restored from the state file: the
     /// document `fetch` kept): parts not due are put off, and a stretched interval stretches their pace.
     @Test func aKeptReadingPutsOffThePartsNotDue() throws {

@@ -171,7 +171,9 @@ struct OneCall4Source: Source {
                 let start = page == 0 ? nil : first.map { $0 + Double(page * OneCall4.recordsPerPage(part)) * OneCall4.stepSeconds(part) }
                 if page > 0 && start == nil { break }
                 let body = try get(OneCall4.request(part, latitude: latitude, longitude: longitude, language: poll.language, start: start))
-                if page == 0 { first = try Self.firstRecordTime(of: part, in: body) }
+                // Each answer is checked as it comes: a broken one fails the poll, naming the part.
+                let time = try Self.firstRecordTime(of: part, in: body, page: page)
+                if page == 0 { first = time }
                 bodies.append(body)
             }
             answers.pages[part] = bodies
@@ -205,12 +207,18 @@ struct OneCall4Source: Source {
         return Fetched(reading: try OneCall4Decoder.decode(document: document), body: document)
     }
 
-    /// The time of a timeline page's first record, where the next page is placed from; nil for none.
-    private static func firstRecordTime(of part: OneCall4.Part, in body: [UInt8]) throws(OpenWeatherError) -> Double? {
-        switch part {
-        case .quarterHour, .hour: try OneCall4Decoder.steps(body, part: part).records.first?.time
-        case .day: try OneCall4Decoder.days(body).records.first?.day.time
-        case .current, .minute: nil
+    /// An answer of `part` decoded: the time of its first record (where the next page is placed from;
+    /// nil for none), or the decode error with the part and page it came from.
+    private static func firstRecordTime(of part: OneCall4.Part, in body: [UInt8], page: Int) throws(OpenWeatherError) -> Double? {
+        do {
+            switch part {
+            case .current: return try OneCall4Decoder.current(body).records.first?.weather.observationTime
+            case .minute: return try OneCall4Decoder.minutes(body).records.first?.time
+            case .quarterHour, .hour: return try OneCall4Decoder.steps(body, part: part).records.first?.time
+            case .day: return try OneCall4Decoder.days(body).records.first?.day.time
+            }
+        } catch .decode(let reason) {
+            throw .decode("\(part.rawValue) page \(page + 1): \(reason)")
         }
     }
 
