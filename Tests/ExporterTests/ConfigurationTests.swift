@@ -447,7 +447,7 @@ extension ConfigurationTests {
         let file = temporaryFile(#"{"collector": {"forecast": {"enabled": true, "windows": "12h,24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
         defer { unlink(file) }
         #expect(try load(["--config.file", file]).forecastOptions?.windows == [Duration.seconds(43_200), .seconds(86_400)])
-        #expect(ForecastSource.hoursLabel(.seconds(5400)) == "1.5" && ForecastSource.hoursLabel(.seconds(259_200)) == "72")
+        #expect(Spans.hoursLabel(.seconds(5400)) == "1.5" && Spans.hoursLabel(.seconds(259_200)) == "72")
     }
 
     /// One Call brings the slots of what it stands in for, and stays off in the demo.

@@ -26,17 +26,13 @@ struct AirPollutionForecastSource: Source {
     /// The forecast's reach: 96 hourly steps from the current hour.
     static let longest = Duration.seconds(96 * 3600)
 
-    static let horizonsSetting = Setting<[Duration]>(
-        "collector.air_pollution_forecast.horizons", key: "collector.air_pollution_forecast.horizons", kind: .list, placeholder: "DURATIONS",
-        doc: "Times ahead at which the air quality forecast is shown (hours_ahead label), comma-separated, at most 96h.",
-        default: Options().horizons, shown: "the weather forecast's (--collector.forecast.horizons) up to 96h"
-    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+    static let horizonsSetting = Spans.setting(
+        "air_pollution_forecast", "horizons", doc: "Times ahead at which the air quality forecast is shown (hours_ahead label), comma-separated, at most 96h.",
+        default: Options().horizons, shown: "the weather forecast's (--collector.forecast.horizons) up to 96h", reach: longest)
 
-    static let windowsSetting = Setting<[Duration]>(
-        "collector.air_pollution_forecast.windows", key: "collector.air_pollution_forecast.windows", kind: .list, placeholder: "DURATIONS",
-        doc: "Spans from now over which the highest forecast air quality index is shown (window_hours label), comma-separated, at most 96h.",
-        default: Options().windows, shown: "the weather forecast's (--collector.forecast.windows) up to 96h"
-    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+    static let windowsSetting = Spans.setting(
+        "air_pollution_forecast", "windows", doc: "Spans from now over which the highest forecast air quality index is shown (window_hours label), comma-separated, at most 96h.",
+        default: Options().windows, shown: "the weather forecast's (--collector.forecast.windows) up to 96h", reach: longest)
 
     /// Unless given, the weather forecast's horizons and windows within this forecast's reach: the
     /// same `hours_ahead` and `window_hours` on both, so a dashboard or rule lines them up.
@@ -92,9 +88,8 @@ struct AirPollutionForecastSource: Source {
         let shown = readings.shown
         guard !shown.isEmpty else { return }
         let now = shard.now
-        // Series of a family are written in label order: "12" before "3".
-        let horizons = options.horizons.map { ($0, ForecastSource.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
-        let windows = options.windows.map { ($0, ForecastSource.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        let horizons = Spans.labelled(options.horizons)
+        let windows = Spans.labelled(options.windows)
         // In `families` order.
         let targets = (0..<5).map { lines[family: $0] }
         shard.withOpenings { openings in

@@ -30,17 +30,13 @@ struct ForecastSource: Source {
     /// The free forecast's reach.
     static let longest = Duration.seconds(120 * 3600)
 
-    static let horizonsSetting = Setting<[Duration]>(
-        "collector.forecast.horizons", key: "collector.forecast.horizons", kind: .list, placeholder: "DURATIONS",
-        doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
-        default: Options().horizons, shown: Options().horizons.map { hoursLabel($0) + "h" }.joined(separator: ",")
-    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+    static let horizonsSetting = Spans.setting(
+        "forecast", "horizons", doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
+        default: Options().horizons, shown: Options().horizons.map { Spans.hoursLabel($0) + "h" }.joined(separator: ","), reach: longest)
 
-    static let windowsSetting = Setting<[Duration]>(
-        "collector.forecast.windows", key: "collector.forecast.windows", kind: .list, placeholder: "DURATIONS",
-        doc: "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
-        default: Options().windows, shown: Options().windows.map { hoursLabel($0) + "h" }.joined(separator: ",")
-    ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: longest) }
+    static let windowsSetting = Spans.setting(
+        "forecast", "windows", doc: "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
+        default: Options().windows, shown: Options().windows.map { Spans.hoursLabel($0) + "h" }.joined(separator: ","), reach: longest)
 
     static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) { given, options throws(ConfigError) in
         options.horizons = try given.resolved(horizonsSetting)
@@ -104,17 +100,12 @@ struct ForecastSource: Source {
                 help: "When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the 3-hour mark before its first step (it is made within those 3 hours).")]
     }
 
-    /// `"3"` for 3h, `"1.5"` for 90m: the value of `hours_ahead` and `window_hours`. Every label that
-    /// counts time ahead is a plain number with its unit in the label's name, as `days_ahead` is.
-    static func hoursLabel(_ span: Duration) -> String { Exposition.formatValue(span.seconds / 3600) }
-
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<Forecast>, to lines: CollectorLines) {
         let shown = readings.shown
         guard !shown.isEmpty else { return }
         let now = shard.now
-        // Series of a family are written in label order: "12" before "3".
-        let horizons = horizons.map { ($0, Self.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
-        let windows = windows.map { ($0, Self.hoursLabel($0)) }.sorted { $0.1.utf8.lexicographicallyPrecedes($1.1.utf8) }
+        let horizons = Spans.labelled(horizons)
+        let windows = Spans.labelled(windows)
         shard.withOpenings { openings in
             // Positions in `families`: the horizon families, the window families, then the issue time.
             for (number, family) in Self.atHorizons.enumerated() {
