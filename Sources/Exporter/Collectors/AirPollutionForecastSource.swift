@@ -14,12 +14,9 @@ struct AirPollutionForecastSource: Source {
     static let demoInterval = Duration.seconds(60)
     let timePeriod: Double? = 60
 
-    struct Options: Sendable, Equatable {
-        /// Ahead of now, in rising order (`hours_ahead`).
-        var horizons: [Duration] = [3, 6, 12, 24, 48].map { .seconds($0 * 3600) }
-        /// Spans from now over which the highest index is shown (`window_hours`).
-        var windows: [Duration] = [24, 72].map { .seconds($0 * 3600) }
-    }
+    /// Where it is read, as the weather forecast is: its horizons and windows (over which the highest
+    /// index is shown), with the weather forecast's defaults.
+    typealias Options = ForecastSource.Options
 
     var options = Options()
 

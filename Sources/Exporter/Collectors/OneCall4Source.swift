@@ -179,9 +179,10 @@ struct OneCall4Source: Source {
             answers.pages[part] = bodies
             answers.fetched[part] = poll.now
         }
-        let listed = try OneCall4Decoder.decode(document: answers.document())
+        let withoutAlerts = answers.document()
+        let listed = try OneCall4Decoder.decode(document: withoutAlerts)
         guard !options.exclude.contains(.alerts), !(listed.alertIDs.isEmpty && (previous?.alerts.isEmpty ?? true)) else {
-            return Fetched(reading: listed, body: answers.document())
+            return Fetched(reading: listed, body: withoutAlerts)
         }
         // An alert's text is kept while the alert lasts or is listed (so it is never asked twice), and
         // asked when a new ID comes; one whose call failed is asked again with each new 1h page, not

@@ -25,7 +25,7 @@ struct RequestPlan: Sendable, Equatable {
         var parts: [Part] = []
 
         /// Requests a poll sends on average.
-        var weight: Double { parts.isEmpty ? 1 : parts.reduce(0) { $0 + $1.perPoll } }
+        var weight: Double { RequestPlan.weight(of: parts) }
         /// At `configured`.
         var neededPerDay: Double { locations == 0 ? 0 : Double(locations) * weight * RequestPlan.day / configured.seconds }
         /// At `interval`.
@@ -58,6 +58,9 @@ struct RequestPlan: Sendable, Equatable {
         var perPoll: Double
     }
 
+    /// Requests a poll sends on average: one, or the sum of its parts'.
+    static func weight(of parts: [Part]) -> Double { parts.isEmpty ? 1 : parts.reduce(0) { $0 + $1.perPoll } }
+
     var entries: [Entry]
     var budgetPerMinute: Int
     /// The key's limit of requests a UTC day, if any.
@@ -79,7 +82,7 @@ struct RequestPlan: Sendable, Equatable {
     ) {
         self.budgetPerMinute = budgetPerMinute
         self.budgetPerDay = budgetPerDay
-        func weight(_ name: String) -> Double { parts[name].map { $0.isEmpty ? 1 : $0.reduce(0) { $0 + $1.perPoll } } ?? 1 }
+        func weight(_ name: String) -> Double { Self.weight(of: parts[name] ?? []) }
         let need = sources.reduce(0.0) { $0 + Double($1.locations) * weight($1.name) * 60 / $1.interval.seconds }
         let factor = max(1, need / Self.capacity(budgetPerMinute))
         let stretched = factor > 1
