@@ -1,3 +1,4 @@
+import Glibc
 import JSON
 import TestSupport
 import Testing
@@ -318,6 +319,10 @@ extension OneCall4.Answers {
 /// Mutated fixtures: every decoder returns or throws, never traps or hangs.
 @Suite struct OneCall4FuzzTests {
     typealias Fixture = OneCall4Fixture
+    /// A tenth of the rounds in a sanitizer's run (CI sets its options): there the suite looks for memory
+    /// and race errors, and its full rounds, seven times slower, held both cores for a minute and a half
+    /// while end-to-end tests with real deadlines ran; the plain `swift test` runs them all.
+    static let divisor = getenv("TSAN_OPTIONS") != nil || getenv("ASAN_OPTIONS") != nil ? 10 : 1
     static let values = [#""x""#, "null", "{}", "[]", "true", "-1", "1e11", "0", #"["a"]"#, #"{"1h":5}"#, "[[[[[[[[1]]]]]]]]", #"{"dt":1}"#]
     static let huge = ["1e308", "99999999999999999999999999", "-1e-400", "1.7976931348623157e309", "123456789012345678901234567890.5"]
 
@@ -370,7 +375,7 @@ extension OneCall4.Answers {
         var random = SeededGenerator(seed: 0x0C4_0000 + UInt64(OneCall4.Part.allCases.firstIndex { $0 == part } ?? 9))
         let original = part.map(Fixture.body) ?? Fixtures.bytes(Fixture.alert)
         var outcomes = (decoded: 0, refused: 0)
-        for _ in 0..<2000 {
+        for _ in 0..<(2000 / Self.divisor) {
             var bytes = original
             Self.mutate(&bytes, using: &random)
             if Self.decode(part, bytes) { outcomes.decoded += 1 } else { outcomes.refused += 1 }
@@ -384,7 +389,7 @@ extension OneCall4.Answers {
         var random = SeededGenerator(seed: 0x0C4_D0C)
         let document = Fixture.answers().document()
         var outcomes = (decoded: 0, refused: 0)
-        for round in 0..<1000 {
+        for round in 0..<(1000 / Self.divisor) {
             var bytes: [UInt8]
             if round % 2 == 0 {
                 let part = OneCall4.Part.allCases.randomElement(using: &random)!
