@@ -80,6 +80,23 @@ import Testing
         #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
 
+    /// Issue 29 §9: a location's key moved to the dash's column, or to the top level, is told the
+    /// column of its item's keys.
+    @Test func aLocationKeyOutOfItsItemIsToldTheItemsKeyColumn() throws {
+        for (text, says) in [
+            ("locations:\n  - name: Home\n    longitude: 2\n  latitude: 1\n", "line 4, column 3: this line is at the column of the '- ' above"),
+            ("locations:\n  - name: Home\n    longitude: 2\nlatitude: 1\n", "line 4, column 1: `latitude` is a key of a location"),
+        ] {
+            do {
+                _ = try load(text)
+                Issue.record("\(text.debugDescription) loaded")
+            } catch {
+                #expect(error.description.contains(says), "\(error.description)")
+                #expect(error.description.contains("column 5"), "\(error.description)")
+            }
+        }
+    }
+
     @Test func jsonWithTheSameKeysGivesTheSameConfiguration() throws {
         let yaml = try load("""
             web:
@@ -167,6 +184,35 @@ import Testing
         #expect(Settings.listenAddress.flag.defaultText == Configuration().listenAddress.description)
         #expect(Settings.maxStaleness.flag.defaultText == Configuration().maxStaleness.description)
         #expect(text.contains("--openweather.max-requests-per-minute=N\n      Request budget of your plan; the poll interval stretches to fit it. (default: 60)"))
+    }
+
+    /// Issue 29 §7: a short "start here" group first, then a heading per group; the usage names backfill.
+    @Test func helpStartsWithTheFourFlagsANewcomerNeedsThenGroupsWithHeadings() throws {
+        guard case .help(let text) = try ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else {
+            Issue.record("no help")
+            return
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines[0] == "usage: openweather-exporter [flags]")
+        #expect(lines[1].hasPrefix("       openweather-exporter backfill --since=DURATION --output=FILE"))
+        // Each heading is a line ending in ':' after a blank line; the flags under it until the next.
+        var groups: [(heading: String, flags: [String])] = []
+        for (index, line) in lines.enumerated() where index > 0 {
+            if lines[index - 1].isEmpty, line.hasSuffix(":"), !line.hasPrefix(" ") {
+                groups.append((line, []))
+            } else if line.hasPrefix("  --"), !groups.isEmpty {
+                groups[groups.count - 1].flags.append(String(line.dropFirst(4).prefix { $0 != "=" }))
+            }
+        }
+        #expect(groups.first?.heading == "Start here:")
+        #expect(groups.first?.flags == ["demo", "location", "config.file", "web.listen-address"])
+        let headings = Flag.Group.allCases.map { $0.heading + ":" }
+        let shown = groups.map(\.heading).filter { headings.contains($0) }
+        #expect(shown == headings, "every group, in order")
+        let listed = groups.flatMap(\.flags)
+        #expect(listed.sorted() == Flag.all.map(\.name).sorted(), "every flag once")
+        #expect(groups.first { $0.heading.hasPrefix("Web server") }?.flags.allSatisfy { $0.hasPrefix("web.") } == true)
+        #expect(groups.first { $0.heading.hasPrefix("Collectors") }?.flags.allSatisfy { $0.hasPrefix("collector.") } == true)
     }
 
     /// deploy/README.md's flags table lists every flag, and a default it gives as one value is the table's.

@@ -54,6 +54,8 @@ struct Backfill {
     var oneCallPerDay: Int? = nil
     var keyPerDay: Int? = nil
     var output: String
+    /// Put on every sample (`--label`, by default `job="openweather"`).
+    var labels: [BackfillOptions.Label] = BackfillOptions.defaultLabels
     var transport: any OpenWeatherTransport
     var time: any BackfillTime
     /// One line of progress or news (stderr in the command).
@@ -179,7 +181,7 @@ struct Backfill {
         var families = (weather?.families ?? []) + (airPollution?.families ?? [])
         families.removeAll { HistoryBlock.leftOut.contains($0.name) }
         let written = blocks.compactMap { $0 }
-        try BackfillParts.write(HistoryBlock.merge(written, families: families), to: output)
+        try BackfillParts.write(HistoryBlock.merge(written, families: families, labels: labels), to: output)
         parts.remove()
         report("wrote \(output): \(written.count) of \(ordered.count) locations; import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
     }
@@ -261,7 +263,7 @@ public enum BackfillCommand {
             locations: configuration.locations, weather: weather, airPollution: enabled(AirPollutionSource.name),
             language: configuration.language, perMinute: configuration.maxRequestsPerMinute,
             oneCallPerDay: configuration.sources.first { $0.name == OneCallSource.name }?.maxRequestsPerDay,
-            keyPerDay: configuration.maxRequestsPerDay, output: options.output,
+            keyPerDay: configuration.maxRequestsPerDay, output: options.output, labels: options.labels,
             transport: client, time: SystemBackfillTime(), report: report)
         do {
             try backfill.run(since: options.since, until: options.until)

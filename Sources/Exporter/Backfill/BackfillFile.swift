@@ -83,15 +83,76 @@ struct HistoryBlock: Equatable {
     /// The OpenMetrics file: each family once, its HELP, TYPE and UNIT lines as /metrics has them,
     /// then every block's lines of it in the order given (the locations' label order), then `# EOF`.
     /// Families by name, as /metrics orders them.
-    static func merge(_ blocks: [HistoryBlock], families: [MetricFamily]) -> [UInt8] {
+    /// `labels` go first in every series (`--label`; the kept blocks have none, so a resumed run may
+    /// choose others); one the exporter already writes is an error, as OpenMetrics allows a name once.
+    static func merge(
+        _ blocks: [HistoryBlock], families: [MetricFamily], labels: [BackfillOptions.Label] = []
+    ) throws(BackfillError) -> [UInt8] {
         var out: [UInt8] = []
+        var prefix: [UInt8] = []
+        for label in labels {
+            if prefix.isEmpty { Exposition.appendOpeningLabel(label.name, label.value, to: &prefix) } else {
+                Exposition.appendLabel(label.name, label.value, to: &prefix)
+            }
+        }
         for family in families.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
             let parts = blocks.compactMap { $0.families[family.name] }
             guard !parts.isEmpty else { continue }
             Exposition.appendHeader(of: family, format: .openMetrics, to: &out)
-            for part in parts { out += part }
+            for part in parts {
+                guard !prefix.isEmpty else {
+                    out += part
+                    continue
+                }
+                for line in part.split(separator: UInt8(ascii: "\n")) {
+                    try appendLine(line, labels: labels, prefix: prefix, to: &out)
+                }
+            }
         }
         return out + Exposition.trailer(.openMetrics)
+    }
+
+    /// `line` (`name{labels} value time` or `name value time`) with `prefix` (`{a="b",c="d"`) put in
+    /// front of its own labels.
+    private static func appendLine(
+        _ line: ArraySlice<UInt8>, labels: [BackfillOptions.Label], prefix: [UInt8], to out: inout [UInt8]
+    ) throws(BackfillError) {
+        guard let end = line.firstIndex(where: { $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: " ") }) else {
+            out += line + [UInt8(ascii: "\n")]
+            return
+        }
+        out += line[..<end]
+        out += prefix
+        if line[end] == UInt8(ascii: " ") {
+            out.append(UInt8(ascii: "}"))
+            out += line[end...]
+        } else {
+            let own = labelNames(line[(end + 1)...])
+            if let clash = labels.first(where: { own.contains($0.name) }) {
+                throw BackfillError(
+                    "--label \(clash.name)=\(clash.value): \(String(decoding: line[..<end], as: UTF8.self)) has a label \(clash.name) of its own: choose another name (the work done is kept: run the same command with it)")
+            }
+            out.append(UInt8(ascii: ","))
+            out += line[(end + 1)...]
+        }
+        out.append(UInt8(ascii: "\n"))
+    }
+
+    /// The names in `a="x",b="y"}...`, skipping the quoted (escaped) values.
+    private static func labelNames(_ labels: ArraySlice<UInt8>) -> [String] {
+        var names: [String] = []
+        var index = labels.startIndex
+        while index < labels.endIndex, labels[index] != UInt8(ascii: "}") {
+            guard let equals = labels[index...].firstIndex(of: UInt8(ascii: "=")) else { break }
+            names.append(String(decoding: labels[index..<equals], as: UTF8.self))
+            index = equals + 2  // past `="`
+            while index < labels.endIndex, labels[index] != UInt8(ascii: "\"") {
+                index += labels[index] == UInt8(ascii: "\\") ? 2 : 1
+            }
+            index += 1  // the closing quote
+            if index < labels.endIndex, labels[index] == UInt8(ascii: ",") { index += 1 }
+        }
+        return names
     }
 }
 

@@ -50,6 +50,10 @@ enum ConfigFile {
 private struct Reader {
     let file: String
     var warnings: [String] = []
+    /// The column of the keys of the file's last location item, for a location key found outside it.
+    var itemKeysColumn: Int?
+    /// The keys of a location item (`location(_:at:)`).
+    static let locationKeys = ["name", "latitude", "longitude", "query", "zip", "alerts"]
 
     init(path: String) { file = path }
 
@@ -65,6 +69,9 @@ private struct Reader {
         if root.isNull { return }
         guard let entries = root.mapping else {
             throw fail(root.position, "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)")
+        }
+        if let items = root["locations"]?.sequence, let item = items.last(where: { $0.mapping != nil }) {
+            itemKeysColumn = item.position.column
         }
         try section(entries, tree: ConfigFile.KeyTree.root, path: [], into: &settings)
         settings.warnings += warnings
@@ -86,6 +93,11 @@ private struct Reader {
         }
         if path.isEmpty, let flag = Flag.all.first(where: { $0.key == nil && Settings.snakeCase($0.name) == snake }) ?? (snake == "config" ? Settings.configFile.flag : nil) {
             throw fail(entry.keyPosition, "`\(entry.key)` cannot be set in the file; use the flag --\(flag.name)")
+        }
+        if path.isEmpty, Self.locationKeys.contains(snake) {
+            // Moved out of its item: the column of the item's keys is what puts it back.
+            let column = itemKeysColumn.map { " (column \($0), like the item's other keys)" } ?? ""
+            throw fail(entry.keyPosition, "`\(entry.key)` is a key of a location: indent it under its item in `locations:`\(column)")
         }
         let known = tree.children.keys.sorted()
         let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
@@ -171,7 +183,7 @@ private struct Reader {
     mutating func location(_ item: YAMLNode, at key: String) throws(ConfigError) -> Location {
         let shape = "name and latitude and longitude, name and query (City,State,Country), or name and zip (94040,US)"
         guard let entries = item.mapping else { throw fail(item.position, "`\(key)` must be a mapping of \(shape), not \(item.kindDescription)") }
-        let known = ["name", "latitude", "longitude", "query", "zip", "alerts"]
+        let known = Self.locationKeys
         for entry in entries where !known.contains(entry.key) {
             let near = known.map { ($0, CommandLineFlags.editDistance($0, entry.key)) }.min { $0.1 < $1.1 }
             let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
