@@ -17,7 +17,7 @@ struct SimulatorHandler: HTTPHandler {
         switch (request.method, request.path) {
         case ("POST", "/_simulator/fault"):
             guard var fault = Self.fault(from: query) else {
-                responder.respond(Self.text(400, "unknown fault; see Simulator.swift for the parameters\n"))
+                responder.respond(Self.text(400, "unknown fault; GET /_simulator/ lists the parameters\n"))
                 return
             }
             if !request.body.isEmpty { fault.response = .body(String(decoding: request.body, as: UTF8.self)) }
@@ -40,6 +40,21 @@ struct SimulatorHandler: HTTPHandler {
             }
             responder.respond(Self.text(
                 200, "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n"))
+        case ("GET", "/_simulator/"), ("GET", "/_simulator"):
+            responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
+        case ("POST", "/_simulator/weather"):
+            guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
+                query["lat"] == nil || query["lat"].flatMap(Double.init) != nil
+            else {
+                responder.respond(Self.text(400, "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE\n"))
+                return
+            }
+            let latitude = query["lat"].flatMap(Double.init)
+            state.withLock { $0.shifts.append(TemperatureShift(latitude: latitude, celsius: shift)) }
+            responder.respond(Self.text(200, "temperatures \(latitude.map { "at latitude \($0)" } ?? "everywhere") shifted by \(shift) °C\n"))
+        case ("DELETE", "/_simulator/weather"):
+            state.withLock { $0.shifts = [] }
+            responder.respond(Self.text(200, "temperature shifts cleared\n"))
         case ("DELETE", "/_simulator/fault"):
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
@@ -58,6 +73,7 @@ struct SimulatorHandler: HTTPHandler {
         let now = Clock.monotonic()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
+        let shifts = state.withLock { $0.shifts }
         let (fault, accepted, subscribed, alwaysAlert, rainSoon) = state.withLock { state in
             (state.faults.first {
                 $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) || $0.matches(latitude: latitude ?? .nan, path: request.path)
@@ -74,9 +90,11 @@ struct SimulatorHandler: HTTPHandler {
             response = .status(401)
             body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {
-            let answer = endpoint.answer(
-                query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
-                path: request.path, linkBase: Self.linkBase(host: request.header("host")))
+            let answer = WeatherModel.$shifts.withValue(shifts) {
+                endpoint.answer(
+                    query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
+                    path: request.path, linkBase: Self.linkBase(host: request.header("host")))
+            }
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
             // A fault's status gets OpenWeather's stock body for it; an answer's own error keeps its body.
