@@ -91,8 +91,9 @@ import Testing
                 _ = try load(text)
                 Issue.record("\(text.debugDescription) loaded")
             } catch {
-                #expect(error.description.contains(says), "\(error.description)")
-                #expect(error.description.contains("column 5"), "\(error.description)")
+                let message = "\(error)"
+                #expect(message.contains(says), "\(message)")
+                #expect(message.contains("column 5"), "\(message)")
             }
         }
     }

@@ -62,6 +62,7 @@ import Testing
         #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/weather?shift=hot").status == 400)
         let controls = try LoopbackHTTP.request(port: simulator.port, path: "/_simulator/")
         #expect(controls.status == 200)
-        #expect(controls.text.contains("http://127.0.0.1:\(simulator.port)/_simulator/weather?lat=51.51&shift=25"), "\(controls.text)")
+        // At the address the caller used (its Host header), as One Call 4.0's links are.
+        #expect(controls.text.contains("curl -X POST 'http://localhost/_simulator/weather?lat=51.51&shift=25'"), "\(controls.text)")
     }
 }

@@ -50,8 +50,6 @@ enum ConfigFile {
 private struct Reader {
     let file: String
     var warnings: [String] = []
-    /// The column of the keys of the file's last location item, for a location key found outside it.
-    var itemKeysColumn: Int?
     /// The keys of a location item (`location(_:at:)`).
     static let locationKeys = ["name", "latitude", "longitude", "query", "zip", "alerts"]
 
@@ -70,8 +68,11 @@ private struct Reader {
         guard let entries = root.mapping else {
             throw fail(root.position, "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)")
         }
-        if let items = root["locations"]?.sequence, let item = items.last(where: { $0.mapping != nil }) {
-            itemKeysColumn = item.position.column
+        // A location's key moved out of its item leaves the item incomplete too: name the cause first,
+        // with the column of the item's keys, which is what puts it back.
+        let column = root["locations"]?.sequence?.last(where: { $0.mapping != nil }).map { " (column \($0.position.column), like the item's other keys)" } ?? ""
+        for entry in entries where ConfigFile.KeyTree.root.children[entry.key] == nil && Self.locationKeys.contains(Settings.snakeCase(entry.key)) {
+            throw fail(entry.keyPosition, "`\(entry.key)` is a key of a location: indent it under its item in `locations:`\(column)")
         }
         try section(entries, tree: ConfigFile.KeyTree.root, path: [], into: &settings)
         settings.warnings += warnings
@@ -93,11 +94,6 @@ private struct Reader {
         }
         if path.isEmpty, let flag = Flag.all.first(where: { $0.key == nil && Settings.snakeCase($0.name) == snake }) ?? (snake == "config" ? Settings.configFile.flag : nil) {
             throw fail(entry.keyPosition, "`\(entry.key)` cannot be set in the file; use the flag --\(flag.name)")
-        }
-        if path.isEmpty, Self.locationKeys.contains(snake) {
-            // Moved out of its item: the column of the item's keys is what puts it back.
-            let column = itemKeysColumn.map { " (column \($0), like the item's other keys)" } ?? ""
-            throw fail(entry.keyPosition, "`\(entry.key)` is a key of a location: indent it under its item in `locations:`\(column)")
         }
         let known = tree.children.keys.sorted()
         let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
