@@ -512,6 +512,24 @@ def check_docs():
         check(not bad, f"{name}: {len(links)} relative links resolve" + (": " + ", ".join(bad) if bad else ""))
 
 
+def check_prometheus_snippet():
+    """Issue 29 §2: the snippet to merge into an existing prometheus.yml has the whole file's job and
+    rule file (the job may add its own scrape_interval, which the whole file sets globally)."""
+    print("prometheus snippet:")
+    whole = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    snippet = yaml.safe_load((DEPLOY / "prometheus" / "snippet.yml").read_text())
+    check(set(snippet) == {"rule_files", "scrape_configs"}, "snippet.yml holds rule_files and scrape_configs only (nothing of yours to overwrite)")
+    check(snippet["rule_files"] == whole["rule_files"], "snippet.yml names prometheus.yml's rule file")
+    (job,) = snippet["scrape_configs"]
+    (whole_job,) = [j for j in whole["scrape_configs"] if j["job_name"] == "openweather"]
+    check(job.get("scrape_interval") == whole["global"]["scrape_interval"], "snippet.yml's job scrapes at prometheus.yml's interval")
+    check({k: v for k, v in job.items() if k != "scrape_interval"} == whole_job, "snippet.yml's job is prometheus.yml's")
+    for doc in ["README.md", "deploy/README.md"] + [str(p.relative_to(ROOT)) for p in (DEPLOY / "docs").glob("*.md")]:
+        text = (ROOT / doc).read_text()
+        check("cp -r" not in text and "cp deploy/prometheus/prometheus.yml /etc/prometheus/prometheus.yml" not in text,
+              f"{doc}: no `cp -r` of the rules and no copy over an existing /etc/prometheus/prometheus.yml")
+
+
 def check_alert_table():
     """deploy/README.md's alert table has a row for every alert of the rules, and no row for one
     that does not exist; the example config does not name metrics the exporter does not have."""
@@ -527,7 +545,7 @@ def check_alert_table():
 
 
 def main():
-    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_alert_table, check_docs]
+    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_docs]
     if shutil.which("kubectl") is None:
         # Tests/deploy/kubernetes.sh says so as a SKIP in the deploy suite's summary.
         print("kubernetes: SKIPPED, no kubectl to build the kustomizations with")
