@@ -21,7 +21,7 @@ import Locking
 ///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an
 ///   official alert everywhere; `rain=soon` (or `model`): the minute forecast has rain starting in
 ///   10 minutes everywhere;
-/// - `POST /_simulator/weather?lat=-14.63&shift=25` (`lat` left out: everywhere): that place's temperatures,
+/// - `POST /_simulator/weather?lat=-14.63&shift=35` (`lat` left out: everywhere): that place's temperatures,
 ///   now and forecast on every endpoint, shifted by `shift` °C (negative: colder), added to any earlier
 ///   shift; `DELETE /_simulator/weather`: the model's own weather again;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
@@ -84,8 +84,8 @@ public final class Simulator: Sendable {
         The OpenWeather simulator behind openweather-exporter --demo. Its controls (lat= picks the place
         whose latitude is within 0.005° of it; without lat=, every place):
 
-          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=25'    temperatures 25 °C higher (now and forecast)
-          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-30'   ... or 30 °C lower
+          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=35'    temperatures 35 °C higher (now and forecast)
+          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-35'   ... or 35 °C lower
           curl -X DELETE '\(base)/_simulator/weather'                     the model's own temperatures again
           curl -X POST '\(base)/_simulator/fault?lat=51.51&status=500'   requests fail with this status (or 401, 429&retry_after=60)
           curl -X POST '\(base)/_simulator/fault?delay=15s'              answers late (past --openweather.timeout)

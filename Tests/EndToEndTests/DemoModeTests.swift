@@ -106,7 +106,7 @@ import Testing
             String(log[$0.lowerBound...].dropFirst("simulator=".count).prefix { $0 != " " && $0 != "\n" })
         })
         #expect(log.contains("demo simulator: make a place hot, cold or failing"))
-        #expect(landing.text.contains("\(simulator)/_simulator/weather?lat=51.51&amp;shift=25"), "\(landing.text)")
+        #expect(landing.text.contains("\(simulator)/_simulator/weather?lat=51.51&amp;shift=35"), "\(landing.text)")
         #expect(landing.text.contains("<a href=\"\(simulator)/_simulator/\">"))
         let simulatorPort = try #require(UInt16(simulator.split(separator: ":").last!))
         #expect(try LoopbackHTTP.request(port: simulatorPort, path: "/_simulator/").text.contains("/_simulator/fault?lat=51.51&status=500"))

@@ -47,12 +47,12 @@ import Testing
             return try OneCallDecoder.decode(Array(body.utf8)).current.temperatureCelsius
         }
         let before = (try now(), try forecastFirst(), try oneCall())
-        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&shift=25")
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&shift=35")
         let after = (try now(), try forecastFirst(), try oneCall())
         // The model moves a little with the clock between requests (its 90-minute wave): within a degree.
-        #expect(abs(after.0 - before.0 - 25) < 1, "\(before.0) → \(after.0)")
-        #expect(abs(after.1 - before.1 - 25) < 1, "\(before.1) → \(after.1)")
-        #expect(abs(after.2 - before.2 - 25) < 1, "\(before.2) → \(after.2)")
+        #expect(abs(after.0 - before.0 - 35) < 1, "\(before.0) → \(after.0)")
+        #expect(abs(after.1 - before.1 - 35) < 1, "\(before.1) → \(after.1)")
+        #expect(abs(after.2 - before.2 - 35) < 1, "\(before.2) → \(after.2)")
         // Another latitude is not touched.
         let paris = try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?lat=48.8566&lon=2.3522&units=metric").text
         let parisModel = WeatherModel.reading(latitude: 48.8566, longitude: 2.3522, at: Clock.wall()).temperature
@@ -63,6 +63,6 @@ import Testing
         let controls = try LoopbackHTTP.request(port: simulator.port, path: "/_simulator/")
         #expect(controls.status == 200)
         // At the address the caller used (its Host header), as One Call 4.0's links are.
-        #expect(controls.text.contains("curl -X POST 'http://localhost/_simulator/weather?lat=51.51&shift=25'"), "\(controls.text)")
+        #expect(controls.text.contains("curl -X POST 'http://localhost/_simulator/weather?lat=51.51&shift=35'"), "\(controls.text)")
     }
 }

@@ -78,8 +78,8 @@ struct LandingPage: Sendable {
         <p class="demo">The simulated API listens on <a href="\(base)/_simulator/">\(base)</a>; steer it to see alerts \
         (<code>lat=</code> picks a place by its latitude, to 0.01°; the <a href="\(base)/_simulator/">full list of controls</a>):</p>
         <pre>
-        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=25'      # London 25 °C hotter, now and forecast
-        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=-30'     # ... or colder
+        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=35'      # London 35 °C hotter, now and forecast
+        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=-35'     # ... or colder
         curl -X POST '\(base)/_simulator/fault?lat=51.51&amp;status=500'      # London's requests fail
         curl -X DELETE '\(base)/_simulator/fault'; curl -X DELETE '\(base)/_simulator/weather'   # back to normal
         </pre>
