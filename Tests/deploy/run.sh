@@ -16,7 +16,8 @@
 # DEPLOY_TEST_TIMEOUT bounds the whole run (seconds, default 600).
 # Installs prometheus, prometheus-alertmanager, python3-yaml and curl from
 # Debian when missing, and prometheus_client (for its OpenMetrics parser) from
-# PyPI into the work directory (Debian's python3-prometheus-client without pip).
+# PyPI into the work directory (Debian's python3-prometheus-client without pip);
+# Tests/deploy/spelling.sh installs codespell from PyPI, kubernetes.sh kubernetes-validate.
 # Exits non-zero when any check fails.
 
 set -uo pipefail
@@ -187,6 +188,8 @@ step "kubectl kustomize builds every kustomization; kubernetes-validate --strict
     bash "$HERE/kubernetes.sh" "$WORK/kubernetes"
 step "structure of deploy/ (kubernetes as kubectl kustomize builds it, docker, systemd, grafana) and the Markdown links" \
     "$PY" "$HERE/check_structure.py" "$ROOT"
+step "spelling of the Markdown, deploy/, Sources/ and .ci/ (codespell from PyPI; a word written twice)" \
+    bash "$HERE/spelling.sh"
 
 compose_config() {
     cd "$DEPLOY/docker" || return 1
