@@ -25,7 +25,7 @@ import Testing
 
     /// Starts `--demo` on an ephemeral port and returns the process and its port. The request budget
     /// is raised (a real flag, as a paying user would) unless `budget` is nil: at the demo's default of
-    /// 60 a minute the first round of 5 cities and 3 sources takes about 15 s, which no test here is about.
+    /// 60 a minute the first round of 5 cities and 4 sources takes about 20 s, which no test here is about.
     static func startDemo(_ extra: [String] = [], environment: [String: String] = [:], budget: Int? = 6000) async throws -> (ChildProcess, UInt16) {
         let arguments = ["--demo", "--web.listen-address=127.0.0.1:0"] + (budget.map { ["--openweather.max-requests-per-minute=\($0)"] } ?? []) + extra
         let process = try ChildProcess(executable, arguments, environment: environment)
