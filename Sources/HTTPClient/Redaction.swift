@@ -112,9 +112,9 @@ public enum Redaction {
             return out
         }
 
-        /// Every run of base64 characters (either alphabet) decoded from its `skip`th character on;
-        /// each decoded byte comes from the four characters of its group.
-        func base64Decoded(skip: Int) -> View {
+        /// Every run of base64 characters (either alphabet) of at least `shortest` decoded from its
+        /// `skip`th character on; each decoded byte comes from the four characters of its group.
+        func base64Decoded(skip: Int, shortest: Int) -> View {
             var out = View()
             var index = 0
             while index < bytes.count {
@@ -124,6 +124,11 @@ public enum Redaction {
                 }
                 var end = index
                 while end < bytes.count, sextet(bytes[end]) != nil { end += 1 }
+                // Shorter runs (most words) cannot hold a window: not decoded at all.
+                guard end - index >= shortest else {
+                    index = end
+                    continue
+                }
                 var group = index + skip
                 while group + 4 <= end {
                     var value: UInt32 = 0
@@ -155,6 +160,8 @@ public enum Redaction {
     struct Finder {
         /// Per window length (1 to `window`): the secrets' windows of that length as 64-bit words.
         private var windows: [Int: Set<UInt64>] = [:]
+        /// Per window length: a bit per hash of each window (65,536 bits), to pass most text by cheaply.
+        private var filters: [Int: [UInt64]] = [:]
         private var secrets: [[UInt8]] = []
 
         init(_ given: [String]) {
@@ -163,7 +170,10 @@ public enum Redaction {
                 secrets.append(bytes)
                 let length = min(window, bytes.count)
                 for start in 0...(bytes.count - length) {
-                    windows[length, default: []].insert(word(bytes[start..<(start + length)]))
+                    let word = word(bytes[start..<(start + length)])
+                    windows[length, default: []].insert(word)
+                    let bit = Int(truncatingIfNeeded: (word &* 0x9E37_79B9_7F4A_7C15) >> 48)
+                    filters[length, default: [UInt64](repeating: 0, count: 1024)][bit >> 6] |= 1 << UInt64(bit & 63)
                 }
             }
         }
@@ -179,8 +189,13 @@ public enum Redaction {
                 views.append(once)
                 if let twice = once.percentDecoded() { views.append(twice) }
             }
+            // The fewest base64 characters that hold the shortest window, wherever its groups fall.
+            let shortest = ((windows.keys.min() ?? window) * 4 + 2) / 3
             for view in views.prefix(2) {
-                for skip in 0..<4 { views.append(view.base64Decoded(skip: skip)) }
+                for skip in 0..<4 {
+                    let decoded = view.base64Decoded(skip: skip, shortest: shortest + skip)
+                    if !decoded.bytes.isEmpty { views.append(decoded) }
+                }
             }
             for view in views { mark(view, into: &marked) }
             return marked
@@ -194,13 +209,24 @@ public enum Redaction {
             }
             for (length, set) in windows where view.bytes.count >= length {
                 let mask: UInt64 = length == 8 ? .max : (1 << UInt64(8 * length)) - 1
+                let filter = filters[length]!
                 var current: UInt64 = 0
-                for position in 0..<view.bytes.count {
-                    current = (current << 8 | UInt64(folded(view.bytes[position]))) & mask
-                    if position + 1 >= length, set.contains(current) {
-                        // Marking each byte of a window once per window is at most `window` times per byte.
-                        markRange(position + 1 - length, position + 1)
+                var found: [Int] = []
+                view.bytes.withUnsafeBufferPointer { bytes in
+                    filter.withUnsafeBufferPointer { filter in
+                        for position in 0..<bytes.count {
+                            current = (current << 8 | UInt64(folded(bytes[position]))) & mask
+                            // Most windows are no secret's: a bit of the filter says so without hashing.
+                            let bit = Int(truncatingIfNeeded: (current &* 0x9E37_79B9_7F4A_7C15) >> 48)
+                            if filter[bit >> 6] & (1 << UInt64(bit & 63)) != 0, position + 1 >= length { found.append(position) }
+                        }
                     }
+                }
+                for position in found {
+                    var word: UInt64 = 0
+                    for index in (position + 1 - length)...position { word = word << 8 | UInt64(folded(view.bytes[index])) }
+                    // Marking each byte of a window once per window is at most `window` times per byte.
+                    if set.contains(word) { markRange(position + 1 - length, position + 1) }
                 }
             }
             // A text that stops inside a secret: its last bytes (perhaps but the start of an escape,
@@ -228,9 +254,10 @@ public enum Redaction {
         }
     }
 
-    private static func folded(_ byte: UInt8) -> UInt8 {
-        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
-    }
+    /// ASCII letters in lower case, by table: this runs for every byte of every view.
+    private static let lowerCase: [UInt8] = (0...255).map { (65...90).contains($0) ? UInt8($0 + 32) : UInt8($0) }
+
+    private static func folded(_ byte: UInt8) -> UInt8 { lowerCase[Int(byte)] }
 
     private static func hex(_ byte: UInt8) -> UInt8? {
         switch byte {
@@ -241,15 +268,17 @@ public enum Redaction {
         }
     }
 
-    /// A base64 character's value, in the standard and the URL alphabets.
+    /// A base64 character's value, in the standard and the URL alphabets; 255 for none.
+    private static let sextets: [UInt8] = {
+        var table = [UInt8](repeating: 255, count: 256)
+        for (value, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() { table[Int(character)] = UInt8(value) }
+        table[Int(UInt8(ascii: "-"))] = 62
+        table[Int(UInt8(ascii: "_"))] = 63
+        return table
+    }()
+
     private static func sextet(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte - UInt8(ascii: "A")
-        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte - UInt8(ascii: "a") + 26
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0") + 52
-        case UInt8(ascii: "+"), UInt8(ascii: "-"): 62
-        case UInt8(ascii: "/"), UInt8(ascii: "_"): 63
-        default: nil
-        }
+        let value = sextets[Int(byte)]
+        return value == 255 ? nil : value
     }
 }

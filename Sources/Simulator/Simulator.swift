@@ -15,7 +15,8 @@ import Locking
 ///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
 ///   `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
 ///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is
-///   served as the answer, to replay a captured response): add a fault, checked in the order added;
+///   served as the answer, to replay a captured response, with `status=` as that status's, to echo
+///   a request's key altered): add a fault, checked in the order added;
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call (3.0 and 4.0, every path) answers
 ///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an

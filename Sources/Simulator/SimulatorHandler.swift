@@ -20,7 +20,10 @@ struct SimulatorHandler: HTTPHandler {
                 responder.respond(Self.text(400, "unknown fault; see Simulator.swift for the parameters\n"))
                 return
             }
-            if !request.body.isEmpty { fault.response = .body(String(decoding: request.body, as: UTF8.self)) }
+            if !request.body.isEmpty {
+                let text = String(decoding: request.body, as: UTF8.self)
+                if case .status(let code, _) = fault.response { fault.response = .answer(status: code, body: text) } else { fault.response = .body(text) }
+            }
             state.withLock { $0.faults.append(fault) }
             responder.respond(Self.text(200, "fault added\n"))
         case ("POST", "/_simulator/onecall"):
@@ -133,6 +136,8 @@ struct SimulatorHandler: HTTPHandler {
             responder.respond(HTTPResponse(status: 200, body: [], closeConnection: true))
         case .body(let text):
             responder.respond(respondJSON(200, text))
+        case .answer(let code, let text):
+            responder.respond(respondJSON(code, text))
         }
     }
 
