@@ -102,6 +102,24 @@ import Testing
         #expect(run.transport.log.isEmpty)
     }
 
+    /// The check every range goes through, the kept one and the one --since and --until make.
+    @Test func theRangeCheckSaysWhatIsWrong() {
+        let now = BackfillTests.until
+        func problem(_ from: Double, _ until: Double) -> String? {
+            BackfillParts.Plan(from: from, until: until, weather: true, airPollution: false).problem(now: now)
+        }
+        #expect(problem(now - 86_400, now) == nil)
+        #expect(problem(283_996_800, now + 4 * 86_400) == nil, "from 1979 to four days ahead")
+        #expect(problem(now - 31_000 * 365 * 86_400, now)?.contains("before 1979-01-01") == true)
+        #expect(problem(283_996_799, now)?.contains("before 1979-01-01") == true)
+        #expect(problem(now - 3600, now + 4 * 86_400 + 1)?.contains("more than four days from now") == true)
+        #expect(problem(now, now - 3600) == "it ends before it starts")
+        #expect(problem(now, now) == "it ends before it starts")
+        #expect(problem(.nan, now) == "its ends are not whole seconds")
+        #expect(problem(1e300, .infinity) == "its ends are not whole seconds")
+        #expect(problem(now - 0.5, now) == "its ends are not whole seconds")
+    }
+
     /// Every file of the work is read as the state is: a FIFO planted as a location's block is not
     /// waited on (the location is asked again), a link at the range or the directory is not followed.
     @Test func plantedFilesInTheWorkAreNotFollowedOrWaitedOn() throws {
