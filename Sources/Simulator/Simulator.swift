@@ -20,7 +20,8 @@ import Locking
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call (3.0 and 4.0, every path) answers
 ///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an
-///   official alert everywhere; `rain=soon` (or `model`): the minute forecast has rain starting in
+///   official alert everywhere (`endless`: 4.0's current answers list 16 new alert IDs each time, each
+///   a 200 KB text until 2100, a hostile upstream); `rain=soon` (or `model`): the minute forecast has rain starting in
 ///   10 minutes everywhere;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding or alert request; an alert's path ends in its ID).
@@ -43,6 +44,9 @@ public final class Simulator: Sendable {
         var oneCallSubscribed = true
         /// True: every One Call answer has an official alert in force.
         var oneCallAlwaysAlert = false
+        /// `alerts=endless`: One Call 4.0 answers that list new alert IDs each time, with huge texts.
+        var oneCallEndlessAlerts = false
+        var endlessRound = 0
         /// True: every One Call minute forecast is dry for 10 minutes, then rains.
         var oneCallRainSoon = false
     }
