@@ -261,9 +261,7 @@ struct BackfillParts {
 
     /// A kept file: regular, not through a link, at most `limit` bytes.
     private func read(_ path: String, limit: Int) throws(RegularFile.Failure) -> [UInt8] {
-        let (fd, _) = try RegularFile.open(path, followLinks: false)
-        defer { close(fd) }
-        return try RegularFile.read(fd: fd, limit: limit)
+        try RegularFile.read(path, limit: limit, followLinks: false)
     }
 
     /// The output, whole or not at all (`FileWriter`), 0644 as promtool or another user may read it;
