@@ -84,6 +84,10 @@ do {
         let status = BackfillCommand.run(loaded, options)
         demo?.stop()
         exit(status)
+    case .healthcheck(let check):
+        let (status, line) = check.run()
+        print(line)
+        exit(status)
     }
 } catch {
     fail(error.description)
