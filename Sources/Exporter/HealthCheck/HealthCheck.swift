@@ -96,11 +96,20 @@ public struct HealthCheck: Sendable {
     public func run() -> (status: Int32, line: String) {
         let started = ContinuousClock.now
         let targets: [ListenAddress]
+        var source = ""
         if let address {
             targets = [Self.reachable(address)]
         } else {
-            let found = ListeningSockets.exporterProcesses().flatMap { ListeningSockets.addresses(of: $0) }
-            targets = found.isEmpty ? [ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)] : found
+            let processes = ListeningSockets.exporterProcesses()
+            let found = processes.flatMap { ListeningSockets.addresses(of: $0) }
+            if found.isEmpty {
+                targets = [ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)]
+                source = processes.isEmpty
+                    ? " (no other openweather-exporter process in /proc, so the default address)"
+                    : " (process \(processes.map(String.init).joined(separator: ", ")) listens on no TCP port in /proc, so the default address)"
+            } else {
+                targets = found
+            }
         }
         let client = HTTPClient(configuration: .init(
             userAgent: "openweather-exporter healthcheck", proxy: .direct, maxIdleConnections: 0, verifiesServer: false))
@@ -130,7 +139,6 @@ public struct HealthCheck: Sendable {
                 }
             }
         }
-        let source = address == nil ? " (found in /proc, or the default when it showed no exporter listening)" : ""
         return (1, "healthcheck: unhealthy\(source): \(failures.joined(separator: "; "))")
     }
 
