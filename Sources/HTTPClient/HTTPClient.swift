@@ -60,7 +60,7 @@ public final class HTTPClient: Sendable {
     init(configuration: Configuration, resolver: Resolver) {
         self.configuration = configuration
         if !configuration.verifiesServer {
-            self.tlsContext = Result { () throws(HTTPClientError) in try TLSContext.unverifiedClient() }
+            self.tlsContext = Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: nil, verifyingServer: false) }
         } else {
             self.tlsContext = configuration.trustedCAFile.map { file in
                 Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: file) }

@@ -129,7 +129,9 @@ public struct HealthCheck: Sendable {
                         return (0, "healthcheck: GET \(url) answered 200")
                     }
                     failures.append("GET \(url) answered \(response.status)")
-                    break
+                    // exporter-toolkit (and this exporter) answer plain HTTP on a TLS port with this 400.
+                    guard scheme == "http", response.status == 400,
+                          String(decoding: response.body, as: UTF8.self).contains("HTTPS server") else { break }
                 } catch {
                     failures.append("GET \(url): \(error.description)")
                     // Plain HTTP to a TLS server fails as a malformed answer or a closed connection; a

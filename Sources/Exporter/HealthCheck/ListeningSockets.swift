@@ -89,7 +89,7 @@ enum ListeningSockets {
             if words.allSatisfy({ $0 == 0 }) { return ListenAddress(host: "127.0.0.1", port: port) }
             guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return nil }
         }
-        var host = String(cString: buffer)
+        var host = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // An IPv4 address on a dual-stack socket: the plain IPv4 address reaches it.
         if host.hasPrefix("::ffff:"), host.contains(".") { host = String(host.dropFirst(7)) }
         return ListenAddress(host: host, port: port)
