@@ -150,8 +150,8 @@ max_size=25000000
 containers+=(owe-check-files)
 docker create --name owe-check-files "$image" >/dev/null
 # Left out: what Docker adds to every container (.dockerenv, dev/console, etc/hostname, hosts, mtab, resolv.conf).
-docker export owe-check-files | tar -tvf - |
-    awk '$1 !~ /^d/ && $6 !~ /^(\.dockerenv|dev\/console|etc\/(hostname|hosts|mtab|resolv\.conf))$/ {print "       " $3 "\t" $6 ($7 == "->" ? " -> " $8 : "")}' >"$work/files"
+docker export owe-check-files | tar --numeric-owner -tvf - >"$work/export"
+awk '$1 !~ /^d/ && $6 !~ /^(\.dockerenv|dev\/console|etc\/(hostname|hosts|mtab|resolv\.conf))$/ {print "       " $3 "\t" $6 ($7 == "->" ? " -> " $8 : "")}' "$work/export" >"$work/files"
 docker rm owe-check-files >/dev/null
 echo "  the image's files (docker export of a container, without what Docker adds to each):"
 cat "$work/files"
@@ -160,6 +160,10 @@ if grep -qE '	(bin|usr/bin|sbin|usr/sbin)/' "$work/files"; then
 else
     ok "no /bin/sh, nor any other program but the exporter, in the image"
 fi
+# The state directory (compose.yaml's named volume starts out as the image's directory).
+state_dir=$(awk '$6 ~ /^var\/lib\/openweather-exporter\/?$/ {print $1, $2}' "$work/export")
+[ "$state_dir" = "drwx------ 65532/65532" ] && ok "/var/lib/openweather-exporter: $state_dir" ||
+    bad "/var/lib/openweather-exporter is '$state_dir', not drwx------ 65532/65532"
 docker run --rm --network none --entrypoint /bin/sh "$image" -c true >/dev/null 2>&1 && bad "/bin/sh runs in the image" ||
     ok "docker run --entrypoint /bin/sh fails"
 [ "$(docker image inspect -f '{{.Config.User}}' "$image")" = 65532:65532 ] && ok "USER 65532:65532" || bad "the image's user is not 65532:65532"
