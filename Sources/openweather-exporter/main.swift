@@ -90,7 +90,8 @@ do {
         exit(status)
     }
 } catch {
-    fail(error.description)
+    // Docker reserves a health check's exit status 2; for it, a bad setting is unhealthy (1) with the reason.
+    fail(error.description, status: CommandLine.arguments.dropFirst().first == "healthcheck" ? 1 : 2)
 }
 
 let logger = Logger(for: configuration)
