@@ -94,7 +94,7 @@ import Testing
         defer { listener.close() }
         let fd = try LoopbackHTTP.connect(port: listener.port)
         defer { close(fd) }
-        let addresses = ListeningSockets.addresses(of: getpid())
+        let addresses = ListeningSockets.addresses(of: [getpid()])
         #expect(addresses.contains(ListenAddress(host: "127.0.0.1", port: listener.port)), "\(addresses)")
         // The connected socket's local port is not a listening one.
         var local = sockaddr_in()

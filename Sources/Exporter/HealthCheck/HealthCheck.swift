@@ -101,7 +101,7 @@ public struct HealthCheck: Sendable {
             targets = [Self.reachable(address)]
         } else {
             let processes = ListeningSockets.exporterProcesses()
-            let found = processes.flatMap { ListeningSockets.addresses(of: $0) }
+            let found = ListeningSockets.addresses(of: processes)
             if found.isEmpty {
                 targets = [ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)]
                 source = processes.isEmpty
@@ -114,11 +114,15 @@ public struct HealthCheck: Sendable {
         let client = HTTPClient(configuration: .init(
             userAgent: "openweather-exporter healthcheck", proxy: .direct, maxIdleConnections: 0, verifiesServer: false))
         var failures: [String] = []
-        for target in targets {
+        for (index, target) in targets.enumerated() {
+            // Each address gets its share of what is left: one that hangs (another exporter on the
+            // machine, stopped) leaves time to ask the next.
+            let share = (timeout - (ContinuousClock.now - started)) / (targets.count - index)
+            let targetStarted = ContinuousClock.now
             for scheme in tls.map({ [$0 ? "https" : "http"] }) ?? ["http", "https"] {
-                let left = timeout - (ContinuousClock.now - started)
+                let left = share - (ContinuousClock.now - targetStarted)
                 guard left > .zero else {
-                    failures.append("\(scheme)://\(target): no time left of the \(PrometheusDuration.format(timeout)) timeout")
+                    failures.append("\(scheme)://\(target): no time left of its share of the \(PrometheusDuration.format(timeout)) timeout")
                     break
                 }
                 let url = "\(scheme)://\(target)/-/healthy"

@@ -22,11 +22,32 @@ enum ListeningSockets {
         return found.sorted()
     }
 
-    /// The TCP addresses `pid` listens on, as a client on this machine reaches them: the socket inodes
-    /// among its descriptors, looked up in its network namespace's tables (/proc/PID/net/tcp and tcp6).
-    static func addresses(of pid: Int32) -> [ListenAddress] {
-        let inodes = socketInodes(of: pid)
-        guard !inodes.isEmpty else { return [] }
+    /// The TCP addresses `pids` listen on, as a client on this machine reaches them: the socket inodes
+    /// among their descriptors, looked up in their network namespaces' tables (/proc/PID/net/tcp and
+    /// tcp6). Each namespace's tables are read once, however many processes share it: they list every
+    /// socket of the namespace, and reading them costs the kernel time in proportion.
+    static func addresses(of pids: [Int32]) -> [ListenAddress] {
+        var namespaces: [(namespace: UInt64, reader: Int32, inodes: Set<UInt64>)] = []
+        for pid in pids {
+            let inodes = socketInodes(of: pid)
+            guard !inodes.isEmpty else { continue }
+            var info = stat()
+            let namespace = stat("/proc/\(pid)/ns/net", &info) == 0 ? UInt64(info.st_ino) : UInt64(UInt32(bitPattern: pid)) << 32
+            if let index = namespaces.firstIndex(where: { $0.namespace == namespace }) {
+                namespaces[index].inodes.formUnion(inodes)
+            } else {
+                namespaces.append((namespace, pid, inodes))
+            }
+        }
+        var addresses: [ListenAddress] = []
+        for (_, reader, inodes) in namespaces {
+            for address in listening(in: reader, among: inodes) where !addresses.contains(address) { addresses.append(address) }
+        }
+        return addresses
+    }
+
+    /// The listening addresses among `inodes` in the tables of `pid`'s network namespace.
+    private static func listening(in pid: Int32, among inodes: Set<UInt64>) -> [ListenAddress] {
         var addresses: [ListenAddress] = []
         for (table, isIPv6) in [("tcp", false), ("tcp6", true)] {
             // Each line is a few hundred bytes; 64 MiB holds some 400,000 connections.
