@@ -94,7 +94,7 @@ auth_flood() {
     if [ "$1" = --fresh ]; then fresh=(fresh:fresh-secret); shift; fi
     local name=$1 mode=$2 count=$3 seconds=$4 what=$5; shift 5
     if ! { start_exporter "$name" -- --web.config.file="$WORK/auth/web.yml" "$@" \
-            && wait_http "http://127.0.0.1:$PORT/-/healthy" 60 401; }; then
+            && wait_http "http://127.0.0.1:$PORT/-/healthy" 60; }; then
         failed "$what: the exporter did not start"
     elif timeout 120 python3 "$HERE/clients.py" auth-flood "$PORT" prom scrape-secret "$mode" "$count" "$seconds" "$PID" 1.0 "${fresh[@]}" \
             && kill -0 "$PID"; then
