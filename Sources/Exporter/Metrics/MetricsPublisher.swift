@@ -2,6 +2,7 @@ import Dispatch
 import Exposition
 import Glibc
 import Gzip
+import HTTPServer
 import Locking
 
 /// Keeps the exposition rendered in memory, in both formats a scrape may negotiate. The weather
@@ -36,6 +37,10 @@ final class MetricsPublisher: Sendable {
         var gzipped: Bool
         /// The length of the plain text, also when `chunks` are gzipped.
         var plainCount: Int
+        /// The plain text in a sealed memfd, which a scrape is sent without copying (`KeptBody`); nil
+        /// when gzipped (Prometheus scrapes it every few seconds, not thousands of times a second) or
+        /// when no memfd could be made (the chunks are served then).
+        var kept: KeptBody? = nil
     }
 
     private struct Rendered {
@@ -130,10 +135,13 @@ final class MetricsPublisher: Sendable {
         guard state.weather.text.gzipped else {
             state.processSegment = PerFormat { _ in nil }
             state.processCompressor = nil
+            // A new memfd per change (about once a second, for the process part): a kept body is
+            // sealed, since responses still being sent read its pages.
             state.body = PerFormat { format in
-                Body(
-                    chunks: state.weather[format].chunks + [state.process[format]], gzipped: false,
-                    plainCount: state.weather[format].plainCount + state.process[format].count)
+                let chunks = state.weather[format].chunks + [state.process[format]]
+                return Body(
+                    chunks: chunks, gzipped: false, plainCount: state.weather[format].plainCount + state.process[format].count,
+                    kept: KeptBody(chunks))
             }
             return
         }

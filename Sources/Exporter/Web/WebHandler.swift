@@ -68,7 +68,11 @@ struct WebHandler: HTTPHandler {
         // Vary: a cache must not hand one client's format, or encoding, to another.
         var headers = [(name: "Content-Type", value: format.contentType), (name: "Vary", value: "Accept")]
         guard body.gzipped else {
-            responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
+            if let kept = body.kept {
+                responder.respond(HTTPResponse(status: 200, headers: headers, kept: kept))
+            } else {
+                responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
+            }
             return
         }
         headers[1].value = "Accept, Accept-Encoding"
