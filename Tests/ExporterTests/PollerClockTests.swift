@@ -1,3 +1,4 @@
+import HTTPServer
 import Locking
 import OpenWeather
 import TestSupport
@@ -315,6 +316,29 @@ import Testing
 @Suite struct PublisherClockTests {
     static func text(_ publisher: MetricsPublisher) -> String {
         String(decoding: publisher.body(.text).chunks.concatenated, as: UTF8.self)
+    }
+
+    /// A scrape is sent from the kept memfd: it must hold exactly the chunks, in each format, and be
+    /// replaced when the exposition changes; a gzipped exposition keeps none (its chunks are served).
+    @Test func thePlainBodyIsKeptInAMemfdPerFormat() throws {
+        let rig = Rig(configuration([PollerClockTests.london], collectors: PollerClockTests.weatherAndAir))
+        let publisher = MetricsPublisher(store: rig.store, time: rig.time)
+        rig.run(until: 1000 + 60)
+        publisher.refreshWeather()
+        for format in ExpositionFormat.allCases {
+            let body = publisher.body(format)
+            let kept = try #require(body.kept)
+            #expect(kept.contents == body.chunks.concatenated)
+            #expect(kept.count == body.plainCount)
+        }
+        let before = try #require(publisher.body(.text).kept)
+        rig.run(until: 1000 + 200)
+        publisher.refreshWeather()
+        let after = try #require(publisher.body(.text).kept)
+        #expect(after !== before)
+        #expect(after.contents == publisher.body(.text).chunks.concatenated)
+        let gzipped = MetricsPublisher(store: rig.store, time: rig.time, gzipAbove: 0)
+        #expect(gzipped.body(.text).gzipped && gzipped.body(.text).kept == nil)
     }
 
     @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {
