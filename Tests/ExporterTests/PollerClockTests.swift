@@ -1,3 +1,5 @@
+import Exposition
+import Gzip
 import HTTPServer
 import Locking
 import OpenWeather
@@ -338,7 +340,18 @@ import Testing
         #expect(after !== before)
         #expect(after.contents == publisher.body(.text).chunks.concatenated)
         let gzipped = MetricsPublisher(store: rig.store, time: rig.time, gzipAbove: 0)
-        #expect(gzipped.body(.text).gzipped && gzipped.body(.text).kept == nil)
+        #expect(gzipped.body(.text).gzipped && gzipped.body(.text).kept == nil && gzipped.body(.text).gzip == nil)
+        // Below `alsoGzipAbove` nothing is compressed; from it, the kept text is also one gzip member.
+        #expect(publisher.body(.text).gzip == nil)
+        let both = MetricsPublisher(store: rig.store, time: rig.time, alsoGzipAbove: 0)
+        for format in ExpositionFormat.allCases {
+            let body = both.body(format)
+            let gzip = try #require(body.gzip)
+            #expect(Gzip.inflate(gzip, expectedCount: body.plainCount) == body.kept?.contents)
+        }
+        both.refreshProcess()
+        let gzip = try #require(both.body(.openMetrics).gzip)
+        #expect(Gzip.inflate(gzip) == both.body(.openMetrics).kept?.contents)
     }
 
     @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {

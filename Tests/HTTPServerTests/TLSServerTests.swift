@@ -77,11 +77,11 @@ struct TLSServerTests {
     @Test func keptBodiesAreServedFromTheirMapping() throws {
         let bytes = KeptBodyTests.pattern(3_000_000)
         let kept = try #require(KeptBody([bytes]))
-        let server = try tlsServer { request, responder in
+        let server = try tlsServer(handler: { _, responder in
             var response = HTTPResponse(status: 200, body: [Array("head".utf8)])
             response.kept = kept
             responder.respond(response)
-        }
+        })
         defer { server.shutdown() }
         let file = certificates.directory + "/kept.out"
         let expected = Array("head".utf8) + bytes
