@@ -4,8 +4,9 @@ import Glibc
 /// A response body served many times over, as nginx serves a file: its bytes are written once into
 /// a sealed memfd, so a plain socket is sent them with sendfile(2), which hands the kernel references
 /// to the pages instead of copying the body into the socket per response (the copy was most of a
-/// large body's cost). TLS cannot send a file (the bytes are encrypted in user space): it reads
-/// them through a read-only mapping of the same pages, so there is still one copy of the body.
+/// large body's cost; below `EventLoop.sendFileFrom` the copy is cheaper and the loop makes it). TLS
+/// cannot send a file (the bytes are encrypted in user space): it reads them through a read-only
+/// mapping of the same pages, so there is still one copy of the body in memory.
 ///
 /// The seals (no write, no resize) are what make this safe: a page the kernel is still sending
 /// from, after this object is gone, can never change under a client; a new body is a new memfd.
