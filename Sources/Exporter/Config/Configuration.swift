@@ -76,6 +76,9 @@ public struct Configuration: Sendable {
     /// From this many bytes of plain exposition on it is kept gzipped; not a flag, lowered by tests;
     /// nil: the renderer's own threshold (the configuration knows nothing of rendering).
     var gzipAbove: Int?
+    /// From this many bytes on a plain exposition is also kept gzipped for clients that take it; as
+    /// `gzipAbove`, lowered by tests, nil: the publisher's own.
+    var alsoGzipAbove: Int?
 
     init() {}
 
