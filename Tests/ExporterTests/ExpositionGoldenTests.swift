@@ -28,7 +28,7 @@ import Testing
             Location(name: "Home", place: .query(.name("London"))),
             Location(name: "Atlantis", place: .query(.name("Atlantis"))),
         ]
-        let defaults = TemperatureThresholds(aboveCelsius: 30, belowCelsius: -5)
+        let defaults = AlertThresholds(aboveCelsius: 30, belowCelsius: -5)
         let store = WeatherStore.allSources(locations, sources: WeatherStore.fixtureSources, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
         let fixtures = [
             "Barcelona": "current-barcelona-clouds.json", "Longyearbyen": "current-longyearbyen-polar-night-snow.json",

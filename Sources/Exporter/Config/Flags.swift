@@ -37,7 +37,8 @@ struct Flag: Sendable {
     private static let current: [Flag] = [
         Settings.listenAddress.flag, Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
         Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.configFile.flag,
-        Settings.location, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.apiKeyFile.flag,
+        Settings.location, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.hysteresis.flag, Settings.gust.flag,
+        Settings.rain.flag, Settings.apiKeyFile.flag,
         Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag, Settings.timeout.flag,
         Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxRequestsPerDay.flag, Settings.maxStaleness.flag,
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in
