@@ -143,8 +143,8 @@ import Testing
         #expect(config.logLevel == .debug)
         #expect(config.logFormat == .json)
         #expect(config.locations.map(\.name) == ["A", "B", "C"])
-        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 35))
-        #expect(config.thresholds(for: config.locations[1]) == AlertThresholds(aboveCelsius: 30, belowCelsius: -5))
+        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 35).merged(over: .builtIn))
+        #expect(config.thresholds(for: config.locations[1]) == AlertThresholds(aboveCelsius: 30, belowCelsius: -5).merged(over: .builtIn))
         #expect(config.thresholds(for: config.locations[2]) == AlertThresholds())
     }
 
@@ -177,7 +177,7 @@ import Testing
         #expect(config.language == "de")
         #expect(config.maxRequestsPerMinute == 120)
         #expect(config.locations.map(\.name) == ["Seville", "Ocean"])
-        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 40, belowCelsius: -10))
+        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 40, belowCelsius: -10).merged(over: .builtIn))
         #expect(config.thresholds(for: config.locations[1]) == AlertThresholds())
         #expect(config.configFile == file)
 
