@@ -261,7 +261,7 @@ if [[ ! -x "$BIN" ]]; then
     fail "exporter binary $BIN exists (build it with: swift build -c release)"
 else
     "$BIN" --demo --web.listen-address="$EXPORTER" \
-        --location "Hot=38.0,23.7,above=-100" \
+        --location "Hot=38.0,23.7,above=-100,gust=100" \
         --location "Mild=51.51,-0.13,above=100,below=-100" \
         --location "Cold=64.15,-21.94,below=100" \
         --location "Plain=35.68,139.69,alerts=off" \
