@@ -288,7 +288,8 @@ def alerts(a):
     for x in firing:
         desc = x["annotations"].get("description", "")
         if x["labels"]["alertname"].startswith("OpenWeatherTemperature"):
-            check(re.search(r"has been -?\d+\.\d °C, (above|below) the threshold of -?[\d.]+ °C", desc) is not None,
+            check(re.search(r"went (above|below) its threshold of -?[\d.]+ °C at least 15 minutes ago and is now -?\d+\.\d °C\. "
+                            r"It ends when back to -?[\d.]+ °C or (below|above)\.", desc) is not None,
                   f"{x['labels']['location']}: description gives value and threshold: {desc!r}")
         if x["labels"]["alertname"] == "OpenWeatherAirQualityPoor":
             check(re.search(r"it is now [45] \((very )?poor\)", desc) is not None,
