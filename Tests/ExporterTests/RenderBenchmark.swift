@@ -46,7 +46,7 @@ struct RenderBenchmark {
         }
         let store = WeatherStore(
             locations: locations, sources: sources.compactMap(Sources.named), intervals: sources.map { _ in .seconds(600) },
-            maxStaleness: sources.map { _ in 3600 }, thresholds: { _ in TemperatureThresholds(aboveCelsius: 35) }, now: now)
+            maxStaleness: sources.map { _ in 3600 }, thresholds: { _ in AlertThresholds(aboveCelsius: 35) }, now: now)
         for position in locations.indices {
             for (slot, source) in sources.enumerated() {
                 let reading: any Sendable = switch source {

@@ -27,7 +27,7 @@ struct HistoryBlock: Equatable {
         for (time, reading) in readings {
             // Slot 0 holds the reading; slot 1 the geocoder's answer, which `LocationState.resolved` reads.
             let state = WeatherStore.LocationState(
-                location: location, thresholds: TemperatureThresholds(),
+                location: location, thresholds: AlertThresholds(),
                 sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)])
             let shard = ShardSeries(WeatherStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
             lines.clear()

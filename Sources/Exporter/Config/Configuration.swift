@@ -30,7 +30,7 @@ public struct Configuration: Sendable {
     /// The places to poll, in the order given: this shard's share of those configured.
     var locations: [Location] = []
     /// Thresholds for locations that set none of their own.
-    var alertDefaults = TemperatureThresholds()
+    var alertDefaults = AlertThresholds()
     /// The key; never printed (see `Secret`).
     var apiKey = Secret("")
     /// Where the key came from, for messages: an environment variable or a file path.
@@ -158,7 +158,7 @@ public struct Configuration: Sendable {
     }
 
     /// Each location's thresholds after the defaults are applied.
-    func thresholds(for location: Location) -> TemperatureThresholds {
+    func thresholds(for location: Location) -> AlertThresholds {
         location.alerts.resolved(defaults: alertDefaults)
     }
 }

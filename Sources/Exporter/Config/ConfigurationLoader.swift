@@ -125,9 +125,9 @@ public struct ConfigurationLoader: Sendable {
         config.webConfigFile = try settings.resolved(Settings.webConfigFile)
         config.enableLifecycle = try settings.resolved(Settings.enableLifecycle)
 
-        config.alertDefaults = TemperatureThresholds(
-            aboveCelsius: try settings.resolved(Settings.temperatureAbove),
-            belowCelsius: try settings.resolved(Settings.temperatureBelow))
+        for setting in Settings.alertDefaults {
+            config.alertDefaults = try settings.resolved(setting).merged(over: config.alertDefaults)
+        }
 
         config.openWeatherURL = try settings.resolved(Settings.url)
         config.requestTimeout = try settings.resolved(Settings.timeout)
@@ -183,7 +183,7 @@ public struct ConfigurationLoader: Sendable {
     /// Thresholds the wrong way round (above -10, below 40) make both alerts fire at nearly every
     /// temperature; likely a swap, so name where and how to fix it. Inherited defaults are named once.
     static func invertedThresholds(_ config: Configuration) -> [String] {
-        func inverted(_ thresholds: TemperatureThresholds) -> (above: Double, below: Double)? {
+        func inverted(_ thresholds: AlertThresholds) -> (above: Double, below: Double)? {
             guard let above = thresholds.aboveCelsius, let below = thresholds.belowCelsius, above < below else { return nil }
             return (above, below)
         }
