@@ -34,7 +34,7 @@ final class FakeTransport: OpenWeatherTransport {
         state = Locked((answer, []))
     }
 
-    func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+    func get(_ request: APIRequest, resend: () -> Bool) throws(OpenWeatherError) -> [UInt8] {
         let answer = state.withLock { state in
             state.log.append((time.monotonic(), request))
             return state.answer

@@ -4,8 +4,9 @@ import OpenWeather
 /// resolved, a failure, a 429 pause), and told to the schedule with the outcome that sets the next try.
 extension Poller {
     func record(_ completion: Completion, in core: inout Core, now: Double) {
-        // Sent whatever became of the job (a reload may have removed it): billed all the same.
-        core.schedule.charge(extra: completion.requests - 1, source: completion.source, now: now)
+        // Whatever became of the job (a reload may have removed it), its requests were counted as they
+        // were sent; the room it held and did not use goes back.
+        core.schedule.release(source: completion.source, held: completion.held)
         guard let job = job(answering: completion, in: &core) else { return }
         let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
         if recordAvailability(completion, job: job, location: location, slot: slot, in: &core, now: now) { return }

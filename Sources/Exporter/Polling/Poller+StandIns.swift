@@ -24,7 +24,7 @@ extension Poller {
     /// A source that stands in for others and has spent its day (its daily limit, or a 429 for the
     /// day) hands them back their own endpoints until 00:00 UTC; its jobs wait for then in the schedule.
     func switchForDay(in core: inout Core, now: Double) {
-        let spent = Set(core.plan.sources.filter { !$0.standsIn.isEmpty && !core.schedule.daily.allows($0.name, $0.maxRequestsPerPoll) }.map(\.name))
+        let spent = Set(core.plan.sources.filter { !$0.standsIn.isEmpty && !core.schedule.daily.hasRoom($0.name, $0.maxRequestsPerPoll) }.map(\.name))
         guard spent != core.spentForDay else { return }
         for source in core.plan.sources where spent.contains(source.name) != core.spentForDay.contains(source.name) {
             let others = source.standsIn.joined(separator: " and ")

@@ -24,8 +24,10 @@ final class Poller: Sendable {
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
         var body: [UInt8]
-        /// Requests the poll sent (a source asking in parts sends several), each billed, failed or not.
+        /// Requests the poll sent (a source asking in parts sends several), each counted as it was sent.
         var requests: Int
+        /// Room the poll held under the daily budgets and did not use, given back now.
+        var held: Int
         /// Monotonic seconds when the poller sent the request.
         var started: Double
         var duration: Double
@@ -171,7 +173,8 @@ final class Poller: Sendable {
                     let state = states![location]
                     launches.append(Launch(
                         job: job, source: core.plan.sources[slot], location: core.plan.locations[location], coordinates: state.coordinates,
-                        language: core.plan.language, previous: state.sources[slot].reading, interval: core.plan.intervals[slot].seconds, stretch: core.plan.stretches[slot]))
+                        language: core.plan.language, previous: state.sources[slot].reading, interval: core.plan.intervals[slot].seconds,
+                        stretch: core.plan.stretches[slot], held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
                 }
                 let dailyChanged = showDaily(in: &core)
@@ -202,6 +205,8 @@ final class Poller: Sendable {
         var previous: (any Sendable)?
         var interval: Double
         var stretch: Double
+        /// Room the schedule holds for the poll's requests after the first (`PollSchedule.send`).
+        var held: Int
     }
 
     private func fetch(_ launch: Launch, epoch: Int, transport: any OpenWeatherTransport, at sent: Double, wall: Double) {
@@ -210,9 +215,17 @@ final class Poller: Sendable {
             let result: Result<any Sendable, OpenWeatherError>
             var body: [UInt8] = []
             var requests = 0
-            func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+            var held = launch.held
+            // Every request is counted where it leaves: the first when the job started, each other one
+            // (a part, the client's resend) right before it goes, within the room the poll holds.
+            func sending() -> Bool {
                 requests += 1
-                return try transport.get(request)
+                guard requests > 1 else { return true }
+                return core.withLock { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) }
+            }
+            func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+                guard sending() else { throw Self.noRoomToday(launch.source.name) }
+                return try transport.get(request, resend: sending)
             }
             do throws(OpenWeatherError) {
                 let fetched = try launch.source.fetch(
@@ -226,7 +239,7 @@ final class Poller: Sendable {
             }
             let completion = Completion(
                 job: launch.job, epoch: epoch, location: launch.location, source: launch.source.name, result: result,
-                body: body, requests: requests, started: sent, duration: time.monotonic() - start)
+                body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
                 core.completions.append(completion)
@@ -234,5 +247,11 @@ final class Poller: Sendable {
             }
             if asleep { wake.signal() }
         }
+    }
+
+    /// A poll that would pass a daily limit with one more request: it sends nothing more. The poll's
+    /// start held room for its most (`Source.maxRequestsPerPoll`), so only a resend past that meets this.
+    static func noRoomToday(_ source: String) -> OpenWeatherError {
+        .transport(.connect("not sent: \(source)'s or the key's daily limit has no room left today"))
     }
 }
