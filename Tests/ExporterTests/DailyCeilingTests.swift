@@ -173,10 +173,11 @@ import Testing
     }
 
     /// Before, 19 sent and 10 counted: the resend after a keep-alive close was not counted. Now each is
-    /// counted as it leaves and goes only with room, so the key's 10 a day are 10 sent.
+    /// counted as it leaves and goes only with room, so the key's 11 a day are 11 sent (the last poll's
+    /// resend finds no room and stays unsent).
     @Test func theClientsResendIsCountedAndHeldToTheDay() throws {
         var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)], collectors: ["weather": .seconds(60)])
-        config.maxRequestsPerDay = 10
+        config.maxRequestsPerDay = 11
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
         let transport = ResendingTransport(FakeTransport(time: time))
         let logs = LogCapture()
@@ -188,7 +189,7 @@ import Testing
         // The day's last hour left out: the counts are of one UTC day.
         while case .wait(let until) = poller.step(), until < 1000 + 82_000 { time.set(max(until, time.monotonic())) }
         let sent = transport.sent.withLock { $0 }
-        #expect(sent == 10, "sent \(sent)")
+        #expect(sent == 11, "sent \(sent)")
         #expect(poller.withState { _, schedule, _ in schedule.daily.total } == sent)
     }
 
@@ -257,6 +258,16 @@ import Testing
         _ = StateRestore.apply(saved, to: rig.poller, store: rig.store, wallNow: time.wall(), now: time.monotonic())
         rig.run(until: 1000 + 3600)
         #expect(rig.transport.log.count == 1, "one call left of the day's 5")
+    }
+
+    /// Backfill's requests leave through the same client: its resends count against the day too.
+    @Test func backfillCountsTheClientsResends() throws {
+        let run = BackfillTests.Run(output: BackfillTests.temporaryDirectory() + "/history.om")
+        let transport = ResendingTransport(run.transport)
+        var backfill = run.backfill([BackfillTests.locations[0]], air: false, keyPerDay: 3)
+        backfill.transport = transport
+        try backfill.run(since: .seconds(2 * 3600), until: BackfillTests.until)
+        #expect(transport.sent.withLock { $0 } == 3, "two hours, the first resent, the second's resend past the day's 3")
     }
 
     @Test func withoutAStateDirectoryBackfillSaysItsCountsArePerRun() throws {
