@@ -128,8 +128,10 @@ struct PollSchedule {
         var rank = [Int](repeating: 0, count: specs.count)
         var polling = [Int](repeating: 0, count: self.sourceCount)
         for location in phaseOrder ?? Array(0..<locations) where location < locations {
-            for source in 0..<self.sourceCount where specs[location * self.sourceCount + source].kind == .poll {
-                rank[location * self.sourceCount + source] = polling[source]
+            for source in 0..<self.sourceCount {
+                let index = JobID(location: location, slot: source).index(slots: self.sourceCount)
+                guard specs[index].kind == .poll else { continue }
+                rank[index] = polling[source]
                 polling[source] += 1
             }
         }
@@ -260,7 +262,7 @@ struct PollSchedule {
     /// stands in for others works, or has stopped working. A job switched on is due at once.
     mutating func setSlot(_ slot: Int, on: Bool, now: Double) {
         var changed = false
-        for index in stride(from: slot, to: jobs.count, by: sourceCount) where jobs[index].off == on {
+        for index in indices(ofSlot: slot) where jobs[index].off == on {
             jobs[index].off = !on
             if on { jobs[index].nextDue = now }
             changed = true
@@ -285,7 +287,7 @@ struct PollSchedule {
 
     /// `location`'s place is resolved: its polling jobs are due at once.
     mutating func unblock(location: Int, now: Double) {
-        for index in location * sourceCount..<min((location + 1) * sourceCount, jobs.count) where jobs[index].spec.waiting {
+        for index in indices(atLocation: location) where jobs[index].spec.waiting {
             jobs[index].spec.waiting = false
             jobs[index].nextDue = now
             if jobs[index].schedulable && !jobs[index].inFlight { due.insert((now, index)) }

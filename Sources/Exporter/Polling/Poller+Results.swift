@@ -8,7 +8,8 @@ extension Poller {
         // were sent; the room it held and did not use goes back.
         core.schedule.release(source: completion.source, held: completion.held)
         guard let job = job(answering: completion, in: &core) else { return }
-        let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+        let id = core.schedule.id(of: job)
+        let (location, slot) = (id.location, id.slot)
         if recordAvailability(completion, job: job, location: location, slot: slot, in: &core, now: now) { return }
         recordStandIns(completion, location: location, slot: slot, in: &core)
         let outcome = classify(completion, location: location, slot: slot, in: &core)

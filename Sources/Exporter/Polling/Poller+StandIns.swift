@@ -13,7 +13,7 @@ extension Poller {
         for (slot, source) in sources.enumerated() {
             let retry = core.unavailable[source.name]
             core.schedule.setSlot(slot, on: !replaced.contains(source.name) && retry == nil, now: now)
-            if let retry, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
+            if let retry, let probe = core.schedule.indices(ofSlot: slot).first(where: {
                 core.schedule.jobs[$0].spec.kind == .poll
             }) {
                 core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, due: retry)

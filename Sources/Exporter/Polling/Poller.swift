@@ -168,7 +168,8 @@ final class Poller: Sendable {
                 var states: WeatherStore.LocationStates?
                 var decision = core.schedule.next(now: now, wall: wall)
                 while case .fire(let job) = decision {
-                    let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+                    let id = core.schedule.id(of: job)
+                    let (location, slot) = (id.location, id.slot)
                     if states == nil { states = store.snapshot().locations }
                     let state = states![location]
                     launches.append(Launch(

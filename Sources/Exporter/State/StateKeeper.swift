@@ -175,7 +175,7 @@ final class StateKeeper: Sendable {
                     var saved = SavedState.SourceEntry(
                         name: name, up: source.up, lastSuccess: source.lastSuccess, lastPollDuration: source.lastPollDuration,
                         lastError: source.lastError)
-                    let index = position * count + slot
+                    let index = schedule.index(of: JobID(location: position, slot: slot))
                     if schedule.jobs.indices.contains(index) {
                         let job = schedule.jobs[index]
                         saved.lastAttempt = job.lastStart.map(wall)
