@@ -151,6 +151,19 @@ func configuration(_ locations: [Location], collectors: [String: Duration] = ["w
     return configuration
 }
 
+extension Layout {
+    /// A layout by hand, for tests that render without a poller: configured intervals as planned, no daily limits.
+    init(
+        locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
+        thresholds: @escaping @Sendable (Location) -> TemperatureThresholds
+    ) {
+        self.init(
+            locations: locations,
+            planned: PlannedSource.plan(sources: sources, intervals: intervals, configured: intervals, maxStaleness: maxStaleness, dailyLimits: [:]),
+            thresholds: thresholds)
+    }
+}
+
 extension WeatherStore {
     /// The store a poller plan needs, as the exporter makes it.
     convenience init(plan: Poller.Plan, now: Double) {

@@ -50,7 +50,7 @@ extension Poller {
             phaseOrder: plan.layout.labelOrder)
         core.schedule.slotNames = plan.layout.names
         core.schedule.slotCosts = plan.sources.map(\.maxRequestsPerPoll)
-        core.schedule.daily.configure(limits: plan.dailyLimits, keyLimit: plan.requestsPerDay)
+        core.schedule.daily.configure(limits: plan.dailyLimitsByName, keyLimit: plan.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
         core.plan = plan
         core.epoch += 1

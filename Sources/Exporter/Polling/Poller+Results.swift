@@ -76,14 +76,14 @@ extension Poller {
             }
             logger.warn("poll failed", labels + [("code", error.code), ("reason", error.description)])
             switch error {
-            case .http(429, _, _) where core.plan.dailyLimits[completion.source] != nil:
+            case .http(429, _, _) where core.plan.planned[slot].dailyLimit != nil:
                 // A source billed by the day (One Call) that answers 429 within the per-minute budget the
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
                 core.schedule.daily.spend(completion.source)
                 logger.error(
                     "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source) until 00:00 UTC",
                     [("source", completion.source), ("requests_today", String(core.schedule.daily.count(of: completion.source))),
-                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source).max-requests-per-day=\(core.plan.dailyLimits[completion.source] ?? 0); set it to the account's own daily limit")])
+                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source).max-requests-per-day=\(core.plan.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
                 return .steadyFailure
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
             case .http(400, _, _), .http(404, _, _), .noMatch: return .steadyFailure

@@ -174,8 +174,8 @@ final class Poller: Sendable {
                     let state = states![location]
                     launches.append(Launch(
                         job: job, source: core.plan.sources[slot], location: core.plan.locations[location], coordinates: state.coordinates,
-                        language: core.plan.language, previous: state.sources[slot].reading, interval: core.plan.intervals[slot].seconds,
-                        stretch: core.plan.stretches[slot], held: core.schedule.jobs[job].held))
+                        language: core.plan.language, previous: state.sources[slot].reading, interval: core.plan.planned[slot].interval.seconds,
+                        stretch: core.plan.planned[slot].stretch, held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
                 }
                 let dailyChanged = showDaily(in: &core)
