@@ -172,17 +172,20 @@ final class Poller: Sendable {
                     let (location, slot) = (id.location, id.slot)
                     if states == nil { states = store.snapshot().locations }
                     let state = states![location]
+                    let planned = core.plan.planned[slot]
                     launches.append(Launch(
-                        job: job, source: core.plan.sources[slot], location: core.plan.locations[location], coordinates: state.coordinates,
-                        language: core.plan.language, previous: state.sources[slot].reading, interval: core.plan.planned[slot].interval.seconds,
-                        stretch: core.plan.planned[slot].stretch, held: core.schedule.jobs[job].held))
+                        job: job, source: planned.source,
+                        poll: Poll(
+                            location: core.plan.locations[location], coordinates: state.coordinates, language: core.plan.language,
+                            previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds, stretch: planned.stretch),
+                        held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
                 }
                 let dailyChanged = showDaily(in: &core)
                 return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision, dailyChanged)
             }
             if !completions.isEmpty || dailyChanged { onChange() }
-            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now, wall: wall) }
+            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now) }
             let pending = core.withLock { !$0.completions.isEmpty }
             if !pending { return decision }
         }
@@ -200,17 +203,13 @@ final class Poller: Sendable {
     private struct Launch {
         var job: Int
         var source: any Source
-        var location: Location
-        var coordinates: Coordinates?
-        var language: String
-        var previous: (any Sendable)?
-        var interval: Double
-        var stretch: Double
+        /// Everything the poll starts from.
+        var poll: Poll<any Sendable>
         /// Room the schedule holds for the poll's requests after the first (`PollSchedule.send`).
         var held: Int
     }
 
-    private func fetch(_ launch: Launch, epoch: Int, transport: any OpenWeatherTransport, at sent: Double, wall: Double) {
+    private func fetch(_ launch: Launch, epoch: Int, transport: any OpenWeatherTransport, at sent: Double) {
         execute { [self] in
             let start = time.monotonic()
             let result: Result<any Sendable, OpenWeatherError>
@@ -229,9 +228,7 @@ final class Poller: Sendable {
                 return try transport.get(request, resend: sending)
             }
             do throws(OpenWeatherError) {
-                let fetched = try launch.source.fetch(
-                    launch.location, at: launch.coordinates, language: launch.language, previous: launch.previous, now: wall,
-                    interval: launch.interval, stretch: launch.stretch, get: get)
+                let fetched = try launch.source.fetch(erased: launch.poll, get: get)
                 result = .success(fetched.reading)
                 body = fetched.body
             } catch {
@@ -239,7 +236,7 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.location, source: launch.source.name, result: result,
+                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source.name, result: result,
                 body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
