@@ -174,7 +174,7 @@ fi
 uid=$(docker exec owe-check-demo awk '/^Uid:/{print $2}' /proc/1/status)
 [ "$uid" = 65532 ] && ok "the exporter (PID 1) runs as uid 65532" || bad "the exporter runs as uid '$uid'"
 if docker exec owe-check-demo touch /usr/local/bin/x 2>/dev/null; then bad "the root filesystem is writable"; else ok "the root filesystem is read-only"; fi
-# Ready once every place's every source has had its first answer, paced by the request budget (~12 s).
+# Ready once every place's every source has had its first answer, paced by the request budget (~20 s for its 5 places).
 wait_http "http://127.0.0.1:$port/-/ready" 60 || bad "/-/ready did not answer 200 within 60 s"
 metrics=$(curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" || true)
 grep -q 'openweather_temperature_celsius{location="Sydney"}' <<<"$metrics" &&

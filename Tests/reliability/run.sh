@@ -52,6 +52,11 @@ elif timeout 120 python3 "$HERE/clients.py" nasty "$PORT" 2 && kill -0 "$PID"; t
 else failed "nasty request corpus"; fi
 stop_exporter "$PID" || failed "nasty request corpus: no clean exit on SIGTERM"
 
+step "issue 27's hostile cases: backfill's files, endless One Call 4.0 alert texts, the key echoed altered (hostile.sh)"
+if timeout 900 bash "$HERE/hostile.sh" 90; then
+    pass "hostile cases: backfill refuses planted links, FIFOs, devices and corrupt ranges; endless alert texts keep RSS and the state file bounded; no altered echo of the key is logged"
+else failed "hostile cases (hostile.sh)"; fi
+
 step "garbage TLS records and half handshakes (TLS + basic auth)"
 mkdir -p "$WORK/tls"
 (

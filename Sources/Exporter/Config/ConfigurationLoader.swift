@@ -28,7 +28,7 @@ public struct ConfigurationLoader: Sendable {
             switch try rest.load() {
             case .help: return .help(BackfillOptions.help)
             case .run(let configuration):
-                return .backfill(configuration, try BackfillOptions.parse(since: given.since, until: given.until, output: given.output))
+                return .backfill(configuration, try BackfillOptions.parse(since: given.since, until: given.until, output: given.output, labels: given.labels))
             case let other: return other
             }
         }
