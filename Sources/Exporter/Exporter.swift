@@ -207,8 +207,8 @@ extension Configuration {
     func pollerPlan(transport client: any OpenWeatherTransport) -> Poller.Plan {
         let plan = sourcePlan
         return Poller.Plan(
-            locations: locations, sources: plan.sources, intervals: plan.intervals, maxStaleness: plan.maxStaleness,
-            stretches: zip(plan.sources, plan.intervals).map { source, used in max(used.seconds / interval(of: source.name).seconds, 1) },
+            locations: locations, sources: plan.sources, intervals: plan.intervals, configured: plan.sources.map { interval(of: $0.name) },
+            maxStaleness: plan.maxStaleness,
             requestsPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, requestsPerDay: maxRequestsPerDay, language: language,
             transport: client,
             thresholds: { [self] in thresholds(for: $0) })

@@ -78,7 +78,15 @@ public final class HTTPClient: Sendable {
     /// Idle keep-alive connections in the pool.
     package var idleConnections: Int { pool.idleCount }
 
+    /// Sends `request`, and once more on a new connection when a kept one broke before any answer.
     public func get(_ request: HTTPClientRequest) throws(HTTPClientError) -> HTTPClientResponse {
+        try get(request, resend: { true })
+    }
+
+    /// As `get(_:)`; `resend` is asked right before the request goes out a second time (a kept
+    /// connection the server closed as it was sent, which the server may still have counted): it
+    /// counts that request and says whether it may go. False fails the request with the first error.
+    public func get(_ request: HTTPClientRequest, resend: () -> Bool) throws(HTTPClientError) -> HTTPClientResponse {
         let deadline = Deadline(after: request.timeout)
         let url = request.url
         let proxy = configuration.proxy.proxy(for: url)
@@ -93,7 +101,7 @@ public final class HTTPClient: Sendable {
             } catch {
                 // The server closed the idle connection as the request went out: nothing of an
                 // answer came back and a GET may be sent again, once, on a new connection.
-                guard error.retryable else { throw error.error }
+                guard error.retryable, resend() else { throw error.error }
                 response = try exchange(head, on: try connect(url, proxy: proxy, route: route, deadline: deadline),
                                         route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: true)
             }

@@ -24,8 +24,17 @@ public struct APIRequest: Sendable, Equatable {
 
 /// What answers an `APIRequest`: the OpenWeather client, or a fake in tests that serves fixture bodies.
 public protocol OpenWeatherTransport: Sendable {
-    /// The body of a 200 answer; any other answer or failure throws.
-    func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8]
+    /// The body of a 200 answer; any other answer or failure throws. `resend` is asked right before
+    /// the request would go out again (the client's resend after a kept connection closed, which
+    /// OpenWeather may bill): it counts that request and says whether it may go.
+    func get(_ request: APIRequest, resend: () -> Bool) throws(OpenWeatherError) -> [UInt8]
+}
+
+extension OpenWeatherTransport {
+    /// A request whose resends no budget counts: for callers outside the poller and backfill (tools, tests).
+    public func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+        try get(request, resend: { true })
+    }
 }
 
 extension CurrentWeather {

@@ -61,10 +61,10 @@ public struct OpenWeatherClient: OpenWeatherTransport {
     /// `GET` the request with the key added: the body of a 2xx answer. Any other status is `.http`
     /// with OpenWeather's message (a redirect: where to, as it is not followed), and a request that
     /// got no answer is `.transport`.
-    public func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+    public func get(_ request: APIRequest, resend: () -> Bool) throws(OpenWeatherError) -> [UInt8] {
         let response: HTTPClientResponse
         do {
-            response = try self.http.get(try httpRequest(request))
+            response = try self.http.get(try httpRequest(request), resend: resend)
         } catch {
             throw .transport(error)
         }

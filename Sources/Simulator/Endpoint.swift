@@ -37,12 +37,9 @@ enum Endpoint: String, CaseIterable {
         _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false,
         path: String? = nil, linkBase: String = OneCall4JSON.realBase, endlessRound: Int? = nil
     ) -> (status: Int, body: String) {
-        switch self {
-        case .weather, .airPollution, .airPollutionForecast, .airPollutionHistory, .forecast, .oneCall, .oneCallTimemachine,
-            .oneCall4Current, .oneCall4Minutes, .oneCall4QuarterHours, .oneCall4Hours, .oneCall4Days:
-            guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
-            guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
-            if let timeline = oneCall4Timeline {
+        /// A page of a One Call 4.0 timeline, placed by `start=`.
+        func page(_ timeline: OneCall4JSON.Timeline) -> (status: Int, body: String) {
+            Self.atPlace(latitude, longitude) { latitude, longitude in
                 var start: Double?
                 if let text = query["start"] {
                     guard let parsed = Double(text), parsed.isFinite else { return (400, ErrorBodies.oneCallInvalid("start")) }
@@ -52,42 +49,60 @@ enum Endpoint: String, CaseIterable {
                     timeline, latitude: latitude, longitude: longitude, at: time, start: start, alwaysAlert: alwaysAlert,
                     caller: .init(base: linkBase, key: query["appid"] ?? "")))
             }
-            if self == .oneCall4Current {
-                return (200, OneCall4JSON.current(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, endlessRound: endlessRound))
+        }
+        // One case per endpoint and no default: a new endpoint does not build until it is answered here.
+        switch self {
+        case .weather:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
+                return (200, WeatherJSON.render(reading, units: query["units"] ?? "standard", cityID: Int(abs(latitude * 1000 + longitude))))
             }
-            if self == .oneCall4Minutes {
-                return (200, OneCall4JSON.minutes(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon))
+        case .forecast:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                (200, ForecastJSON.render(latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard"))
             }
-            if self == .oneCall {
-                let exclude = Set((query["exclude"] ?? "").split(separator: ",").map(String.init))
-                return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon, exclude: exclude))
+        case .airPollution:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                let reading = AirPollutionModel.reading(latitude: latitude, longitude: longitude, at: time)
+                return (200, AirPollutionJSON.render(reading, latitude: latitude, longitude: longitude))
             }
-            if self == .oneCallTimemachine {
-                // OpenWeather's range: from 1979 to 4 days ahead.
-                guard let moment = query["dt"].flatMap(Double.init), moment >= OneCallJSON.firstHistory, moment <= time + 4 * 86_400 else {
-                    return (400, ErrorBodies.oneCallInvalidDate)
-                }
-                return (200, OneCallJSON.timemachine(latitude: latitude, longitude: longitude, at: moment))
+        case .airPollutionForecast:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                (200, AirPollutionJSON.render(
+                    AirPollutionModel.forecast(latitude: latitude, longitude: longitude, at: time), latitude: latitude, longitude: longitude))
             }
-            if self == .airPollutionHistory {
+        case .airPollutionHistory:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
                 guard let start = query["start"].flatMap(Double.init), let end = query["end"].flatMap(Double.init), start <= end else {
                     return (400, ErrorBodies.wrongParameter("start and end are required, start not after end"))
                 }
                 return (200, AirPollutionJSON.render(
                     AirPollutionModel.history(latitude: latitude, longitude: longitude, from: start, to: min(end, time)), latitude: latitude, longitude: longitude))
             }
-            if self == .forecast {
-                return (200, ForecastJSON.render(latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard"))
+        case .oneCall:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                let exclude = Set((query["exclude"] ?? "").split(separator: ",").map(String.init))
+                return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon, exclude: exclude))
             }
-            if self == .airPollution {
-                let reading = AirPollutionModel.reading(latitude: latitude, longitude: longitude, at: time)
-                return (200, AirPollutionJSON.render(reading, latitude: latitude, longitude: longitude))
+        case .oneCallTimemachine:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                // OpenWeather's range: from 1979 to 4 days ahead.
+                guard let moment = query["dt"].flatMap(Double.init), moment >= OneCallJSON.firstHistory, moment <= time + 4 * 86_400 else {
+                    return (400, ErrorBodies.oneCallInvalidDate)
+                }
+                return (200, OneCallJSON.timemachine(latitude: latitude, longitude: longitude, at: moment))
             }
-            if self == .airPollutionForecast {
-                return (200, AirPollutionJSON.render(AirPollutionModel.forecast(latitude: latitude, longitude: longitude, at: time), latitude: latitude, longitude: longitude))
+        case .oneCall4Current:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                (200, OneCall4JSON.current(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, endlessRound: endlessRound))
             }
-            let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
-            return (200, WeatherJSON.render(reading, units: query["units"] ?? "standard", cityID: Int(abs(latitude * 1000 + longitude))))
+        case .oneCall4Minutes:
+            return Self.atPlace(latitude, longitude) { latitude, longitude in
+                (200, OneCall4JSON.minutes(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon))
+            }
+        case .oneCall4QuarterHours: return page(.quarterHour)
+        case .oneCall4Hours: return page(.hour)
+        case .oneCall4Days: return page(.day)
         case .geocodingDirect:
             guard let name = query["q"], !name.allSatisfy({ $0 == " " || $0 == "," }) else {
                 return (400, ErrorBodies.wrongParameter("Nothing to geocode"))
@@ -107,13 +122,13 @@ enum Endpoint: String, CaseIterable {
         }
     }
 
-    private var oneCall4Timeline: OneCall4JSON.Timeline? {
-        switch self {
-        case .oneCall4QuarterHours: .quarterHour
-        case .oneCall4Hours: .hour
-        case .oneCall4Days: .day
-        default: nil
-        }
+    /// An endpoint of one place: OpenWeather's 400 for coordinates missing or out of range, else `answer`.
+    private static func atPlace(
+        _ latitude: Double?, _ longitude: Double?, _ answer: (Double, Double) -> (status: Int, body: String)
+    ) -> (status: Int, body: String) {
+        guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
+        guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
+        return answer(latitude, longitude)
     }
 
     /// Answered only for a key with the One Call subscription (401 otherwise).

@@ -3,8 +3,9 @@ public struct Fault: Sendable, Equatable {
     public enum Response: Sendable, Equatable {
         /// The usual plausible answer.
         case normal
-        /// This status with OpenWeather's real error body for it (an HTML page for 5xx).
-        case status(Int, retryAfterSeconds: Int? = nil)
+        /// This status with OpenWeather's real error body for it (an HTML page for 5xx), and a
+        /// `Retry-After` header sent as given (a hostile upstream's `1e19` too).
+        case status(Int, retryAfter: String? = nil)
         /// A 200 whose body is broken in the given way.
         case malformed(Malformation)
         /// A 200 with a valid start and `bytes` of padding: an answer far too large.

@@ -12,7 +12,7 @@ import Locking
 ///
 /// Out-of-process tools steer it over HTTP:
 /// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`,
-///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
+///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30` (sent as given, `1e19` too); `lat=51.51` to affect one place only,
 ///   `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
 ///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is
 ///   served as the answer, to replay a captured response, with `status=` as that status's, to echo

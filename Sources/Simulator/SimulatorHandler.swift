@@ -146,7 +146,7 @@ struct SimulatorHandler: HTTPHandler {
             responder.respond(respondJSON(200, body))
         case .status(let code, let retryAfter):
             var headers = [(name: "Content-Type", value: typedBody.contentType)]
-            if let retryAfter { headers.append((name: "Retry-After", value: String(retryAfter))) }
+            if let retryAfter { headers.append((name: "Retry-After", value: retryAfter)) }
             responder.respond(HTTPResponse(status: code, headers: headers, body: [Array(body.utf8)]))
         case .malformed(let kind):
             responder.respond(respondJSON(200, malformed(body, kind, endpoint)))
@@ -209,7 +209,11 @@ struct SimulatorHandler: HTTPHandler {
         }
         if let status = query["status"] {
             guard let code = Int(status), (100...599).contains(code) else { return nil }
-            fault.response = .status(code, retryAfterSeconds: query["retry_after"].flatMap { Int($0) })
+            // As given, so the simulator can play a hostile upstream (`1e19`, a date in the year 9999);
+            // a control character would end the header, so none is taken.
+            let retryAfter = query["retry_after"]
+            guard retryAfter?.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) ?? true else { return nil }
+            fault.response = .status(code, retryAfter: retryAfter)
         } else if let kind = query["malformed"] {
             guard let malformation = Fault.Malformation(rawValue: kind) else { return nil }
             fault.response = .malformed(malformation)

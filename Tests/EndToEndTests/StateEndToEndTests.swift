@@ -77,7 +77,7 @@ import Testing
     @Test func anHourOf429PauseSurvivesARestart() async throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        simulator.setFault(Fault(response: .status(429, retryAfterSeconds: 3600)))
+        simulator.setFault(Fault(response: .status(429, retryAfter: "3600")))
         let directory = Self.temporaryDirectory()
         defer { Self.removeAll(directory) }
         let arguments = ["--location", "Zocca=44.34,10.99"]

@@ -68,7 +68,7 @@ extension ExporterWebTests {
         case "tls": url = { "https://127.0.0.1:\($0.port)" }
         default:
             if let status = Int(kind) {
-                faults = [Fault(response: .status(status, retryAfterSeconds: status == 429 ? 30 : nil))]
+                faults = [Fault(response: .status(status, retryAfter: status == 429 ? "30" : nil))]
             } else {
                 faults = [Fault(response: .malformed(try #require(Fault.Malformation(rawValue: kind))))]
             }

@@ -34,7 +34,7 @@ final class FakeTransport: OpenWeatherTransport {
         state = Locked((answer, []))
     }
 
-    func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+    func get(_ request: APIRequest, resend: () -> Bool) throws(OpenWeatherError) -> [UInt8] {
         let answer = state.withLock { state in
             state.log.append((time.monotonic(), request))
             return state.answer
@@ -149,6 +149,19 @@ func configuration(_ locations: [Location], collectors: [String: Duration] = ["w
         if let interval = collectors[name] { configuration.collectors[index].interval = interval }
     }
     return configuration
+}
+
+extension Layout {
+    /// A layout by hand, for tests that render without a poller: configured intervals as planned, no daily limits.
+    init(
+        locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
+        thresholds: @escaping @Sendable (Location) -> AlertThresholds
+    ) {
+        self.init(
+            locations: locations,
+            planned: PlannedSource.plan(sources: sources, intervals: intervals, configured: intervals, maxStaleness: maxStaleness, dailyLimits: [:]),
+            thresholds: thresholds)
+    }
 }
 
 extension WeatherStore {

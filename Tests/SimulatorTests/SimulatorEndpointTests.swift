@@ -130,7 +130,7 @@ import Testing
         #expect(air.airQualityIndex == 5)
         #expect(air.gramsPerCubicMeter[6] == 9.15e-05)
 
-        simulator.setFault(Fault(response: .status(429, retryAfterSeconds: 60), path: "/geo/1.0/zip"))
+        simulator.setFault(Fault(response: .status(429, retryAfter: "60"), path: "/geo/1.0/zip"))
         Self.expectHTTP(429, "temporary blocked") { () throws(OpenWeatherError) in _ = try client.get(Geocoding.request(.zip("94040,US"))) }
         #expect(try !client.get(AirPollution.request(latitude: 1, longitude: 2)).isEmpty)
     }

@@ -14,7 +14,7 @@ extension Simulator {
         case .normal: break
         case .status(let code, let retryAfter):
             query["status"] = "\(code)"
-            query["retry_after"] = retryAfter.map(String.init)
+            query["retry_after"] = retryAfter
         case .malformed(let kind): query["malformed"] = kind.rawValue
         case .huge(let bytes): query["huge"] = "\(bytes)"
         case .trickle(let interval): query["trickle"] = Self.milliseconds(interval)

@@ -148,6 +148,58 @@ fi
 fi
 stop_exporter "$PID" || failed "wrk: no clean exit on SIGTERM"
 
+step "backfill against a hostile upstream: Retry-After 1e19, 1e300, the year 9999 (issue 27)"
+# The demo exporter's simulator plays the upstream: every timemachine call answers 429 with the header.
+if ! { start_exporter hostileup -- && wait_ready "$PORT"; }; then
+    failed "backfill against a hostile upstream: the simulator's exporter did not start"
+else
+    for retry in 1e19 1e300 'Fri,%2031%20Dec%209999%2023:59:59%20GMT'; do
+        clear_faults "$SIM"
+        fault "$SIM" "status=429&retry_after=$retry&path=/data/3.0/onecall/timemachine" || failed "backfill: cannot set the fault"
+        log="$WORK/backfill-$(echo "$retry" | tr -c 'a-z0-9' _).log"
+        OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" backfill --since=2h --output="$WORK/hostile.om" \
+            --location=Zocca=44.34,10.99 --openweather.url="http://127.0.0.1:$SIM" 2>"$log" &
+        backfill_pid=$!
+        STARTED+=("$backfill_pid")
+        for _ in $(seq 150); do grep -q 'trying again in' "$log" && break; kill -0 "$backfill_pid" 2>/dev/null || break; sleep 0.1; done
+        sed 's/^/  /' "$log" | tail -2
+        if kill -0 "$backfill_pid" 2>/dev/null && grep -q 'trying again in 1h$' "$log"; then
+            pass "backfill, Retry-After: $retry: no crash, the wait clamped to 1h and announced so"
+        else failed "backfill, Retry-After: $retry (status $(wait "$backfill_pid" 2>/dev/null; echo $?))"; fi
+        kill "$backfill_pid" 2>/dev/null; wait "$backfill_pid" 2>/dev/null
+        rm -rf "$WORK/hostile.om.partial"
+    done
+fi
+stop_exporter "$PID" || failed "backfill against a hostile upstream: the simulator's exporter did not exit cleanly"
+
+step "overlapping One Call 4.0 polls against a daily limit of 30, restarted mid-day (issue 27)"
+# Six places, answers delayed 200 ms, an alert in every record. A demo exporter's simulator is the
+# upstream, its faults set before the exporter under test starts; that one is restarted mid-day
+# (SIGTERM with polls in flight, the same --storage.path), which must not give the room back.
+if ! { start_exporter oc4upstream -- && wait_ready "$PORT"; }; then
+    failed "overlapping 4.0 polls: the simulator's exporter did not start"
+else
+    upstream=$PID upstream_sim=$SIM
+    curl -sf --max-time 5 -X POST "http://127.0.0.1:$upstream_sim/_simulator/onecall?alerts=always" >/dev/null
+    fault "$upstream_sim" "delay=200ms"
+    places=(); for i in 0 1 2 3 4 5; do places+=("--location=P$i=$((40 + i)),$((2 + i))"); done
+    mkdir -p "$WORK/oc4state"
+    for round in 1 2; do
+        OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --web.listen-address=127.0.0.1:0 "${places[@]}" \
+            --openweather.url="http://127.0.0.1:$upstream_sim" --collector.onecall4 --collector.onecall4.max-requests-per-day=30 \
+            --openweather.max-requests-per-minute=600 --storage.path="$WORK/oc4state" 2>"$WORK/oc4day$round.log" &
+        PID=$!; STARTED+=("$PID")
+        sleep $(( round == 1 ? 3 : 15 ))
+        stop_exporter "$PID" || failed "overlapping 4.0 polls: no clean exit on SIGTERM (run $round)"
+    done
+    calls=$(curl -sf --max-time 10 "http://127.0.0.1:$upstream_sim/_simulator/requests" | awk '$5 ~ /^\/data\/4\.0\// {n++} END {print n+0}')
+    echo "  One Call 4.0 calls in both runs: $calls (limit 30)"
+    if [ "$calls" -le 30 ] && [ "$calls" -ge 6 ]; then
+        pass "overlapping 4.0 polls, 200 ms answers, alerts, a restart: $calls calls against a daily limit of 30"
+    else failed "overlapping 4.0 polls: $calls calls against a daily limit of 30"; fi
+    stop_exporter "$upstream" || failed "overlapping 4.0 polls: the simulator's exporter did not exit cleanly"
+fi
+
 step "libFuzzer on the request parser for ${FUZZ_SECONDS:-60} s"
 if timeout 600 bash "$HERE/fuzz.sh" "${FUZZ_SECONDS:-60}"; then
     pass "request parser fuzzed for ${FUZZ_SECONDS:-60} s (libFuzzer + ASan): no crash, hang or broken invariant"

@@ -22,22 +22,47 @@ struct SystemBackfillTime: BackfillTime {
     }
 }
 
-/// The per-minute budget as an even pace: one request every `60 / perMinute` seconds, so no minute
-/// ever holds more than the budget, whatever the answers' speed.
-struct BackfillPace: Equatable {
-    let spacing: Double
-    private var next: Double?
-    /// Requests counted so far.
-    private(set) var taken = 0
+/// How a backfill's requests leave, by the exporter's rules: paced by its per-minute budget
+/// (`RequestBudget`), each counted against the day's allowances (`DailyBudget`) where it leaves, the
+/// client's resends included, within the room its location holds.
+struct BackfillRequests {
+    var budget: RequestBudget
+    var daily: DailyBudget
+    /// Room the location under way holds, by source name (`DailyBudget.reserve`).
+    var held: [String: Int] = [:]
+    /// Sent since they were last added to the shared day (`SharedDay`), by source name.
+    var unshared: [String: Int] = [:]
+    /// 429s in a row: the exporter's pause doubles with them.
+    var rateLimitStrikes = 0
 
-    init(perMinute: Int) { spacing = 60 / Double(max(perMinute, 1)) }
+    init(perMinute: Int, oneCallPerDay: Int?, keyPerDay: Int?, wall: Double) {
+        budget = RequestBudget(limitPerMinute: max(perMinute, 1))
+        daily = DailyBudget(wall: wall)
+        daily.configure(limits: oneCallPerDay.map { [OneCallSource.name: $0] } ?? [:], keyLimit: keyPerDay)
+    }
 
-    /// When the next request may go, asked at `now`; it is then counted as sent at that time.
-    mutating func take(now: Double) -> Double {
-        let start = max(now, next ?? now)
-        next = start + spacing
-        taken += 1
-        return start
+    /// Holds the day's room for a location's requests, by source name.
+    mutating func hold(_ requests: [String: Int]) {
+        for (source, count) in requests where count > 0 {
+            daily.reserve(source, count)
+            held[source, default: 0] += count
+        }
+    }
+
+    /// Gives back what the location held and did not send.
+    mutating func releaseHeld() {
+        for (source, count) in held { daily.release(source, count) }
+        held = [:]
+    }
+
+    /// One request of `source` leaves at `now`: counted. False when the day has no room for it.
+    mutating func send(_ source: String, now: Double) -> Bool {
+        var left = held[source, default: 0]
+        guard daily.take(source, held: &left) else { return false }
+        held[source] = left
+        budget.record(start: now)
+        unshared[source, default: 0] += 1
+        return true
     }
 }
 
@@ -60,12 +85,56 @@ struct Backfill {
     var time: any BackfillTime
     /// One line of progress or news (stderr in the command).
     var report: (String) -> Void
+    /// The exporter's day (`--storage.path`): its counts are read and added to; nil counts this run alone.
+    var sharedDay: SharedDay? = nil
     /// Tries of one request before the backfill stops (answers that may pass: 429, 5xx, transport).
     var attempts = 3
+
+    /// What a run goes through: the locations in label order, each one's block once it is complete.
+    private struct Work {
+        var plan: BackfillParts.Plan
+        var hours: [Double]
+        var ordered: [Location]
+        var blocks: [HistoryBlock?]
+        /// Nil once a key without One Call made the weather be skipped.
+        var weather: (any Source)?
+        var requests: BackfillRequests
+        var airPollution: Bool
+
+        var done: Int { blocks.count { $0 != nil } }
+
+        /// The calls `location` costs, by the source name each is counted under.
+        func calls(_ location: Location) -> [String: Int] {
+            [GeocodingSource.name: location.query != nil ? 1 : 0, OneCallSource.name: weather != nil ? hours.count : 0,
+             AirPollutionSource.name: airPollution ? 1 : 0]
+        }
+
+        func callsLeft() -> Int {
+            ordered.indices.filter { blocks[$0] == nil }.reduce(0) { $0 + calls(ordered[$1]).values.reduce(0, +) }
+        }
+    }
 
     /// The range `since` back from `until` (now when nil); an earlier interrupted run's range wins.
     func run(since: Duration, until: Double?) throws(BackfillError) {
         let parts = BackfillParts(output: output)
+        var work = try start(since: since, until: until, parts: parts)
+        for position in work.ordered.indices where work.blocks[position] == nil {
+            let location = work.ordered[position]
+            try holdRoom(for: location, in: &work)
+            let block = try history(of: location, in: &work)
+            work.requests.releaseHeld()
+            try share(&work.requests)
+            guard let block else { continue }
+            try parts.keep(block, of: location)
+            work.blocks[position] = block
+            progress(work, at: nil)
+        }
+        try finish(work, parts: parts)
+    }
+
+    /// The range (an interrupted run's, else a new one, kept for a resumed run), the day's counts so
+    /// far, and one line saying what is to be done.
+    private func start(since: Duration, until: Double?, parts: BackfillParts) throws(BackfillError) -> Work {
         try parts.checkOutput()
         // Whole seconds, as the range is kept for a resumed run.
         let now = time.now()
@@ -87,108 +156,120 @@ struct Backfill {
         } else {
             try parts.start(plan)
         }
-        let hours = Self.hours(from: plan.from, until: plan.until)
         let ordered = Location.labelOrder(locations).map { locations[$0] }
-        var blocks = ordered.map { parts.block(of: $0) }
-        var weatherSource = weather
-        var pace = BackfillPace(perMinute: perMinute)
-        func calls(_ location: Location) -> Int {
-            (location.query != nil ? 1 : 0) + (weatherSource != nil ? hours.count : 0) + (airPollution != nil ? 1 : 0)
-        }
-        let done = blocks.filter { $0 != nil }.count
-        report("backfill \(Clock.rfc3339(plan.from)) to \(Clock.rfc3339(plan.until)): \(ordered.count) locations (\(done) done before), "
-            + "\(ordered.indices.filter { blocks[$0] == nil }.reduce(0) { $0 + calls(ordered[$1]) }) calls at \(perMinute) a minute")
+        var requests = BackfillRequests(perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay, wall: time.now())
+        try sharedDay?.load(into: &requests.daily)
+        let work = Work(
+            plan: plan, hours: Self.hours(from: plan.from, until: plan.until), ordered: ordered, blocks: ordered.map { parts.block(of: $0) },
+            weather: weather, requests: requests, airPollution: airPollution != nil)
+        let counted = sharedDay.map { "the day's counts shared with the exporter in \($0.storage.path): \(requests.daily.total) sent today" }
+            ?? "the day's allowances counted for this run alone (give the exporter's --storage.path to share its counts)"
+        report("backfill \(Clock.rfc3339(plan.from)) to \(Clock.rfc3339(plan.until)): \(ordered.count) locations (\(work.done) done before), "
+            + "\(work.callsLeft()) calls at \(perMinute) a minute; \(counted)")
+        return work
+    }
 
-        var oneCallSpent = 0
-        for (position, location) in ordered.enumerated() where blocks[position] == nil {
-            // A location is asked whole or not at all: one that would go past a day's allowance waits for
-            // the next day's run, which goes on from here.
-            let oneCallNeeded = weatherSource != nil ? hours.count : 0
-            for (limit, spent, needed, flag) in [
-                (oneCallPerDay, oneCallSpent, oneCallNeeded, "--collector.onecall.max-requests-per-day"),
-                (keyPerDay, pace.taken, calls(location), "--openweather.max-requests-per-day"),
-            ] {
-                guard let limit, spent + needed > limit else { continue }
-                let done = blocks.filter { $0 != nil }.count
-                let hint = needed > limit
-                    ? "one location's range alone needs \(needed): backfill shorter ranges, one a day (--until)"
-                    : "what is done is kept: run the same command after 00:00 UTC to go on"
-                throw BackfillError(
-                    "\(done) of \(ordered.count) locations done; \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag)): \(hint)")
+    /// A location is asked whole or not at all: one that would go past a day's allowance waits for the
+    /// next day's run, which goes on from here. Its calls are held from the day's room until it is done.
+    private func holdRoom(for location: Location, in work: inout Work) throws(BackfillError) {
+        work.requests.daily.advance(to: time.now())
+        let calls = work.calls(location)
+        let daily = work.requests.daily
+        for (limit, spent, needed, flag) in [
+            (oneCallPerDay, daily.count(of: OneCallSource.name), calls[OneCallSource.name] ?? 0, "--collector.onecall.max-requests-per-day"),
+            (keyPerDay, daily.total, calls.values.reduce(0, +), "--openweather.max-requests-per-day"),
+        ] {
+            guard let limit, spent + needed > limit else { continue }
+            let hint = needed > limit
+                ? "one location's range alone needs \(needed): backfill shorter ranges, one a day (--until)"
+                : "what is done is kept: run the same command after 00:00 UTC to go on"
+            throw BackfillError(
+                "\(work.done) of \(work.ordered.count) locations done; \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag), \(spent) sent today): \(hint)")
+        }
+        work.requests.hold(calls)
+    }
+
+    /// One location's history, nil when there is none to ask for (a place the geocoder does not know).
+    private func history(of location: Location, in work: inout Work) throws(BackfillError) -> HistoryBlock? {
+        var block = HistoryBlock()
+        let sentBefore = work.requests.daily.total
+        var coordinates = location.coordinates
+        var resolved: ResolvedPlace?
+        if location.query != nil {
+            let geocoding = GeocodingSource()
+            let body = try fetch(geocoding.request(for: location, at: nil, language: language), as: GeocodingSource.name, &work.requests, what: "geocoding \(location.name)")
+            do throws(OpenWeatherError) {
+                guard let body else { throw .noMatch("the geocoder does not know it") }
+                resolved = try geocoding.decode(body, for: location)
+            } catch .noMatch(let reason) {
+                // As the exporter shows nothing for it: the others are still worth their history.
+                report("\(location.name) skipped: \(reason)")
+                return nil
+            } catch {
+                throw BackfillError("\(location.name): \(error)")
             }
-            var block = HistoryBlock()
-            let takenBefore = pace.taken
-            var coordinates = location.coordinates
-            var resolved: ResolvedPlace?
-            if location.query != nil {
-                let geocoding = GeocodingSource()
-                let body = try fetch(geocoding.request(for: location, at: nil, language: language), &pace, what: "geocoding \(location.name)")
-                do throws(OpenWeatherError) {
-                    guard let body else { throw .noMatch("the geocoder does not know it") }
-                    resolved = try geocoding.decode(body, for: location)
-                } catch .noMatch(let reason) {
-                    // As the exporter shows nothing for it: the others are still worth their history.
-                    report("\(location.name) skipped: \(reason)")
-                    continue
+            coordinates = resolved.map { Coordinates(latitude: $0.place.latitude, longitude: $0.place.longitude) }
+        }
+        guard let coordinates else { return nil }
+        if let source = work.weather {
+            var readings: [(time: Double, reading: any Sendable)] = []
+            for hour in work.hours {
+                let request = History.weatherRequest(latitude: coordinates.latitude, longitude: coordinates.longitude, at: hour, language: language)
+                let body: [UInt8]?
+                do {
+                    body = try fetch(request, as: OneCallSource.name, &work.requests, what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
+                } catch where error.subscriptionMissing {
+                    guard airPollution != nil else {
+                        throw BackfillError("\(error.description); nothing else to backfill: add --collector.air_pollution for the free air pollution history")
+                    }
+                    report("weather skipped: \(error.description); the air pollution history is free and goes on")
+                    work.weather = nil
+                    readings = []
+                    break
+                }
+                guard let body else { continue }
+                do {
+                    readings.append((hour, try TimemachineDecoder.decode(body)))
                 } catch {
-                    throw BackfillError("\(location.name): \(error)")
+                    throw BackfillError("\(location.name)'s weather at \(Clock.rfc3339(hour)): \(error)")
                 }
-                coordinates = resolved.map { Coordinates(latitude: $0.place.latitude, longitude: $0.place.longitude) }
+                if readings.count % 60 == 0 { progress(work, at: (location, work.requests.daily.total - sentBefore)) }
             }
-            guard let coordinates else { continue }
-            if let source = weatherSource {
-                var readings: [(time: Double, reading: any Sendable)] = []
-                for hour in hours {
-                    let request = History.weatherRequest(latitude: coordinates.latitude, longitude: coordinates.longitude, at: hour, language: language)
-                    let body: [UInt8]?
-                    do {
-                        body = try fetch(request, &pace, what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
-                    } catch where error.subscriptionMissing {
-                        guard airPollution != nil else {
-                            throw BackfillError("\(error.description); nothing else to backfill: add --collector.air_pollution for the free air pollution history")
-                        }
-                        report("weather skipped: \(error.description); the air pollution history is free and goes on")
-                        weatherSource = nil
-                        readings = []
-                        break
-                    }
-                    guard let body else { continue }
-                    do {
-                        readings.append((hour, try TimemachineDecoder.decode(body)))
-                    } catch {
-                        throw BackfillError("\(location.name)'s weather at \(Clock.rfc3339(hour)): \(error)")
-                    }
-                    if readings.count % 60 == 0 { progress(ordered, blocks, calls, pace, at: location, since: takenBefore) }
-                }
-                block.add(source, readings: readings, location: location, resolved: resolved)
-                oneCallSpent += oneCallNeeded
-            }
-            if let source = airPollution {
-                let request = History.airPollutionRequest(
-                    latitude: coordinates.latitude, longitude: coordinates.longitude, from: plan.from, to: plan.until)
-                if let body = try fetch(request, &pace, what: "\(location.name)'s air pollution") {
-                    let hours: [AirPollution]
-                    do {
-                        hours = try AirPollutionHistoryDecoder.decode(body)
-                    } catch {
-                        throw BackfillError("\(location.name)'s air pollution: \(error)")
-                    }
-                    let readings = hours.filter { $0.observationTime >= plan.from && $0.observationTime < plan.until }
-                        .map { (time: $0.observationTime, reading: $0 as any Sendable) }
-                    block.add(source, readings: readings, location: location, resolved: resolved)
-                }
-            }
-            try parts.keep(block, of: location)
-            blocks[position] = block
-            progress(ordered, blocks, calls, pace, at: nil, since: pace.taken)
+            if work.weather != nil { block.add(source, readings: readings, location: location, resolved: resolved) }
         }
+        if let source = airPollution {
+            let request = History.airPollutionRequest(
+                latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.plan.from, to: work.plan.until)
+            if let body = try fetch(request, as: AirPollutionSource.name, &work.requests, what: "\(location.name)'s air pollution") {
+                let hours: [AirPollution]
+                do {
+                    hours = try AirPollutionHistoryDecoder.decode(body)
+                } catch {
+                    throw BackfillError("\(location.name)'s air pollution: \(error)")
+                }
+                let readings = hours.filter { $0.observationTime >= work.plan.from && $0.observationTime < work.plan.until }
+                    .map { (time: $0.observationTime, reading: $0 as any Sendable) }
+                block.add(source, readings: readings, location: location, resolved: resolved)
+            }
+        }
+        return block
+    }
 
+    /// Adds what was sent to the exporter's day, when it is shared.
+    private func share(_ requests: inout BackfillRequests) throws(BackfillError) {
+        guard let sharedDay else { return }
+        try sharedDay.add(requests.unshared, day: requests.daily.day, now: time.now())
+        requests.unshared = [:]
+    }
+
+    /// Every family in name order over every block, then the work is removed.
+    private func finish(_ work: Work, parts: BackfillParts) throws(BackfillError) {
         var families = (weather?.families ?? []) + (airPollution?.families ?? [])
         families.removeAll { HistoryBlock.leftOut.contains($0.name) }
-        let written = blocks.compactMap { $0 }
+        let written = work.blocks.compactMap { $0 }
         try BackfillParts.write(HistoryBlock.merge(written, families: families, labels: labels), to: output)
         parts.remove()
-        report("wrote \(output): \(written.count) of \(ordered.count) locations; import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
+        report("wrote \(output): \(written.count) of \(work.ordered.count) locations; import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
     }
 
     /// Every whole hour in `from..<until`: the moments of the weather's history.
@@ -196,44 +277,54 @@ struct Backfill {
         Array(stride(from: (from / 3600).rounded(.up) * 3600, to: until, by: 3600))
     }
 
-    /// The body of a 200, paced; nil for a 404 (no data there: OpenWeather says not to ask again).
-    /// Answers that may pass (429, 5xx, transport) are tried `attempts` times, waiting as asked.
-    private func fetch(_ request: APIRequest, _ pace: inout BackfillPace, what: String) throws(BackfillError) -> [UInt8]? {
+    /// The body of a 200; nil for a 404 (no data there: OpenWeather says not to ask again). Paced and
+    /// counted under `source`'s name as the exporter's requests are; answers that may pass (429, 5xx,
+    /// transport) are tried `attempts` times, after the exporter's waits (a Retry-After held to
+    /// [1 min, 1 h], transient failures backing off from a minute).
+    private func fetch(_ request: APIRequest, as source: String, _ requests: inout BackfillRequests, what: String) throws(BackfillError) -> [UInt8]? {
         var attempt = 0
         while true {
             attempt += 1
-            time.sleep(until: pace.take(now: time.now()))
+            time.sleep(until: max(time.now(), requests.budget.nextAllowed()))
+            guard requests.send(source, now: time.now()) else {
+                throw BackfillError("\(what): the day's allowance has no room left; what is done is kept: run the same command after 00:00 UTC to go on")
+            }
+            let wait: Double
             do {
-                return try transport.get(request)
+                // The client's resend after a kept connection closed leaves too: counted, and only with room.
+                let body = try transport.get(request, resend: { requests.send(source, now: time.now()) })
+                requests.rateLimitStrikes = 0
+                return body
             } catch {
                 if OneCall.needsSubscription(error) {
                     throw BackfillError(
                         "the key has no One Call by Call subscription, which the weather's history (timemachine) needs", subscriptionMissing: true)
                 }
-                var wait = 2.0 * Double(attempt)
                 switch error {
                 case .http(404, _, _): return nil
-                case .http(let status, _, let retryAfter) where status == 429 || status >= 500: wait = retryAfter ?? wait
-                case .transport: break
+                case .http(429, _, let retryAfter):
+                    requests.rateLimitStrikes += 1
+                    wait = PollSchedule.rateLimitPause(retryAfter: retryAfter, backoff: PollSchedule.rateLimitBackoff(strikes: requests.rateLimitStrikes))
+                case .http(let status, _, _) where status >= 500:
+                    wait = PollSchedule.backoff(failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause, random: .random(in: 0..<1))
+                case .transport:
+                    wait = PollSchedule.backoff(failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause, random: .random(in: 0..<1))
                 default: throw BackfillError("\(what): \(error)")
                 }
                 guard attempt < attempts else {
                     throw BackfillError("\(what): \(error), \(attempts) times; what is done is kept: run the same command again to go on")
                 }
-                report("\(what): \(error); trying again in \(Int(wait.rounded(.up))) s")
-                time.sleep(until: time.now() + wait)
+                report("\(what): \(error); trying again in \(PrometheusDuration.format(seconds: wait.rounded(.up)))")
             }
+            time.sleep(until: time.now() + wait)
         }
     }
 
-    /// `location`: the one under way, which has sent the requests counted since `since`.
-    private func progress(
-        _ ordered: [Location], _ blocks: [HistoryBlock?], _ calls: (Location) -> Int, _ pace: BackfillPace, at location: Location?, since: Int
-    ) {
-        let done = blocks.filter { $0 != nil }.count
-        let left = max(0, ordered.indices.filter { blocks[$0] == nil }.reduce(0) { $0 + calls(ordered[$1]) } - (pace.taken - since))
-        let doing = location.map { ", now at \($0.name)" } ?? ""
-        report("\(done)/\(ordered.count) locations done\(doing), \(left) calls left, about \(PrometheusDuration.format(.seconds(Int64((Double(left) * pace.spacing).rounded(.up))))) left")
+    /// `location`: the one under way, with the requests it has sent so far.
+    private func progress(_ work: Work, at location: (Location, sent: Int)?) {
+        let left = max(0, work.callsLeft() - (location?.sent ?? 0))
+        let doing = location.map { ", now at \($0.0.name)" } ?? ""
+        report("\(work.done)/\(work.ordered.count) locations done\(doing), \(left) calls left, about \(PrometheusDuration.format(.seconds(Int64((Double(left) * work.requests.budget.spacing).rounded(.up))))) left")
     }
 }
 
@@ -264,12 +355,22 @@ public enum BackfillCommand {
             report(error.description)
             return 2
         }
+        // The exporter's state directory as the exporter uses it: the day's counts are its counts.
+        var sharedDay: SharedDay?
+        if let path = configuration.storagePath {
+            do throws(StateStorageError) {
+                sharedDay = SharedDay(storage: try StateStorage(directory: path))
+            } catch {
+                report(error.description)
+                return 2
+            }
+        }
         let backfill = Backfill(
             locations: configuration.locations, weather: weather, airPollution: enabled(AirPollutionSource.name),
             language: configuration.language, perMinute: configuration.maxRequestsPerMinute,
             oneCallPerDay: configuration.sources.first { $0.name == OneCallSource.name }?.maxRequestsPerDay,
             keyPerDay: configuration.maxRequestsPerDay, output: options.output, labels: options.labels,
-            transport: client, time: SystemBackfillTime(), report: report)
+            transport: client, time: SystemBackfillTime(), report: report, sharedDay: sharedDay)
         do {
             try backfill.run(since: options.since, until: options.until)
             return 0

@@ -1,3 +1,4 @@
+import Exposition
 import OpenWeather
 
 /// Places given by name or postal code, resolved to coordinates through `/geo/1.0/direct` or
@@ -13,6 +14,11 @@ struct GeocodingSource: Source {
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
         Geocoding.request(location.query ?? .name(location.name))
     }
+
+    /// None of its own: the place it finds is the location's coordinates, and `openweather_location_info`
+    /// (the weather's) shows its name.
+    var families: [MetricFamily] { [] }
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<ResolvedPlace>, to lines: CollectorLines) {}
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> ResolvedPlace {
         let query = location.query ?? .name(location.name)

@@ -47,6 +47,7 @@ protocol Source: Sendable {
     /// plan counts. One request (`[]`) unless `fetch` sends several.
     func requestsPerPoll(every interval: Duration) -> [(part: String, requests: Double)]
     /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
+    /// Required, as `appendSeries` is: a source that forgot them would export nothing, silently.
     var families: [MetricFamily] { get }
     /// Set when its lines depend on the render's `now` (a forecast read at now + H): a location with
     /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves.
@@ -77,9 +78,7 @@ extension Source {
     static var resolves: Bool { false }
     static var formerName: String? { nil }
     static var standsIn: [StandIn<Reading>] { [] }
-    var families: [MetricFamily] { [] }
     var timePeriod: Double? { nil }
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: CollectorLines) {}
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
     var unavailableHint: String { "" }
     func glance(at reading: Reading) -> String? { nil }

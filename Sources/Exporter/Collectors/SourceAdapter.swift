@@ -37,16 +37,13 @@ extension Source {
         appendSeries(of: shard, readings: ShardReadings(shard: shard, slot: slot), to: lines)
     }
 
-    /// A poll, from a stored reading of this source; the reading comes back erased, with its body.
-    func fetch(
-        _ location: Location, at coordinates: Coordinates?, language: String, previous: (any Sendable)?, now: Double, interval: Double,
-        stretch: Double, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
-    ) throws(OpenWeatherError) -> (reading: any Sendable, body: [UInt8]) {
-        let poll = Poll<Reading>(
-            location: location, coordinates: coordinates, language: language, previous: previous.flatMap(recovered), now: now,
-            interval: interval, stretch: stretch)
-        let fetched = try fetch(poll, get: get)
-        return (fetched.reading, fetched.body)
+    /// A poll from the engine's (its last reading as stored); the reading comes back erased, with its body.
+    func fetch(erased poll: Poll<any Sendable>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]) throws(OpenWeatherError) -> Fetched<any Sendable> {
+        let typed = Poll<Reading>(
+            location: poll.location, coordinates: poll.coordinates, language: poll.language, previous: poll.previous.flatMap(recovered),
+            now: poll.now, interval: poll.interval, stretch: poll.stretch)
+        let fetched = try fetch(typed, get: get)
+        return Fetched(reading: fetched.reading, body: fetched.body)
     }
 
     /// The landing page's glance at a stored reading of this source.

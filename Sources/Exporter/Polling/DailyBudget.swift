@@ -2,6 +2,10 @@
 /// limits they are held to. A source that reached its limit, or that OpenWeather said has spent the
 /// day's quota (`spend`), sends nothing more until 00:00 UTC; when the key's limit is reached, no
 /// source does. Counts are kept by source name, so a reload that changes the slots keeps them.
+///
+/// A poll holds the most it may send (`reserve`) from when it starts until it ends (`release`), so
+/// polls that overlap never pass a limit together: each is let start only with room for all of its
+/// requests beside what every poll in flight may still send.
 struct DailyBudget: Equatable {
     static let day = 86_400.0
 
@@ -15,6 +19,10 @@ struct DailyBudget: Equatable {
     private(set) var limits: [String: Int] = [:]
     /// The key's limit, all sources together.
     private(set) var keyLimit: Int?
+    /// Requests polls in flight may still send, per source and in all: not counted yet, but no room
+    /// for anyone else. They outlive a day's end (the polls send them on the new day).
+    private(set) var reserved: [String: Int] = [:]
+    private(set) var reservedTotal = 0
     /// Rises with every change, so the poller tells the store only when there is something new.
     private(set) var revision = 0
 
@@ -50,17 +58,63 @@ struct DailyBudget: Equatable {
 
     var keyExhausted: Bool { keyLimit.map { total >= $0 } ?? false }
 
-    /// `source` may send `requests` more today, under its own limit and the key's (it may send none
-    /// once OpenWeather said its day is spent).
+    /// `source` may send `requests` more today, under its own limit and the key's, beside what polls
+    /// in flight may still send (it may send none once OpenWeather said its day is spent).
     func allows(_ source: String, _ requests: Int) -> Bool {
-        !spent.contains(source) && (limits[source].map { count(of: source) + requests <= $0 } ?? true)
-            && (keyLimit.map { total + requests <= $0 } ?? true)
+        hasRoom(source, requests + reserved[source, default: 0], keyRequests: requests + reservedTotal)
     }
 
-    mutating func record(_ source: String) {
+    /// The day's counts alone leave `source` room for `requests` (polls in flight may still take it):
+    /// false means nothing more today.
+    func hasRoom(_ source: String, _ requests: Int) -> Bool {
+        hasRoom(source, requests, keyRequests: requests)
+    }
+
+    private func hasRoom(_ source: String, _ requests: Int, keyRequests: Int) -> Bool {
+        !spent.contains(source) && (limits[source].map { count(of: source) + requests <= $0 } ?? true)
+            && (keyLimit.map { total + keyRequests <= $0 } ?? true)
+    }
+
+    /// One request sent; `reserved`: one its poll held (`reserve`), which it now uses.
+    mutating func record(_ source: String, reserved fromReservation: Bool = false) {
+        if fromReservation { release(source, 1) }
         counts[source, default: 0] += 1
         total += 1
         revision += 1
+    }
+
+    /// One more request of `source` is about to leave: counted, out of the room its poll holds (`held`,
+    /// lowered) or, past that, only when the day has room. False: it may not go.
+    mutating func take(_ source: String, held: inout Int) -> Bool {
+        if held > 0 {
+            held -= 1
+            record(source, reserved: true)
+            return true
+        }
+        guard allows(source, 1) else { return false }
+        record(source)
+        return true
+    }
+
+    /// Holds room for `requests` a poll of `source` may send.
+    mutating func reserve(_ source: String, _ requests: Int) {
+        guard requests > 0 else { return }
+        reserved[source, default: 0] += requests
+        reservedTotal += requests
+    }
+
+    /// Gives back room a poll held and did not use.
+    mutating func release(_ source: String, _ requests: Int) {
+        let held = min(max(requests, 0), reserved[source, default: 0])
+        guard held > 0 else { return }
+        reserved[source] = reserved[source, default: 0] - held == 0 ? nil : reserved[source, default: 0] - held
+        reservedTotal -= held
+    }
+
+    /// The counts a restart must assume: what was sent, and what polls in flight may still send (a
+    /// stop does not wait for every answer, and OpenWeather bills what was sent).
+    var committed: (counts: [String: Int], total: Int) {
+        (counts.merging(reserved, uniquingKeysWith: +), total + reservedTotal)
     }
 
     /// OpenWeather says `source`'s quota for the day is used up.

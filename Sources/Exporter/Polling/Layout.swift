@@ -1,8 +1,10 @@
 /// What the store, the schedule and the renderer are laid out by: the locations, and per slot a
-/// source with its interval and staleness. Made once per plan; the poller's plan and the store's
-/// snapshot hold this same value, so none of it is copied from one to the other.
+/// planned source (its interval, stretch, staleness, daily limit, stand-ins). Made once per plan; the
+/// poller's plan and the store's snapshot hold this same value, so none of it is copied from one to the other.
 struct Layout: Sendable {
     let locations: [Location]
+    /// In slot order.
+    let planned: [PlannedSource]
     /// In slot order.
     let sources: [any Source]
     /// The `source` label of each slot.
@@ -16,15 +18,13 @@ struct Layout: Sendable {
     let labelOrder: [Int]
     let thresholds: @Sendable (Location) -> AlertThresholds
 
-    init(
-        locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
-        thresholds: @escaping @Sendable (Location) -> AlertThresholds
-    ) {
+    init(locations: [Location], planned: [PlannedSource], thresholds: @escaping @Sendable (Location) -> AlertThresholds) {
         self.locations = locations
-        self.sources = sources
-        self.names = sources.map(\.name)
-        self.intervals = intervals
-        self.maxStaleness = maxStaleness
+        self.planned = planned
+        self.sources = planned.map(\.source)
+        self.names = planned.map(\.name)
+        self.intervals = planned.map(\.interval)
+        self.maxStaleness = planned.map(\.maxStaleness)
         self.labelOrder = Location.labelOrder(locations)
         self.thresholds = thresholds
     }

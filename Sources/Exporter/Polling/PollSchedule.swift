@@ -64,6 +64,8 @@ struct PollSchedule {
         var done = false
         /// Switched off at runtime (`setSlot`): another source stands in for it.
         var off = false
+        /// Requests its poll in flight may still send: room the daily budget holds for it (`send`).
+        var held = 0
 
         /// Not waiting, not finished, not off: belongs in the due queue whenever it is not in flight.
         var schedulable: Bool { spec.kind != .none && !done && !spec.waiting && !off }
@@ -74,6 +76,8 @@ struct PollSchedule {
     /// Every schedulable job not in flight, by when it is due (ties: job order), so choosing the next
     /// costs O(log n) instead of a scan of every job.
     private var due = DueQueue()
+    /// Due jobs out of `due` because polls in flight hold the day's room they need (`release` puts them back).
+    private var waitingForRoom: [Int] = []
     private(set) var budget: RequestBudget
     /// Requests sent today, per source and in all, and the daily limits.
     var daily: DailyBudget
@@ -124,8 +128,10 @@ struct PollSchedule {
         var rank = [Int](repeating: 0, count: specs.count)
         var polling = [Int](repeating: 0, count: self.sourceCount)
         for location in phaseOrder ?? Array(0..<locations) where location < locations {
-            for source in 0..<self.sourceCount where specs[location * self.sourceCount + source].kind == .poll {
-                rank[location * self.sourceCount + source] = polling[source]
+            for source in 0..<self.sourceCount {
+                let index = JobID(location: location, slot: source).index(slots: self.sourceCount)
+                guard specs[index].kind == .poll else { continue }
+                rank[index] = polling[source]
                 polling[source] += 1
             }
         }
@@ -154,11 +160,18 @@ struct PollSchedule {
             if daily.keyExhausted { return .wait(until: midnight) }
             let slot = index % sourceCount
             let source = slot < slotNames.count ? slotNames[slot] : ""
-            // A poll of several requests starts only when the day has room for all of them.
-            if !daily.allows(source, slot < slotCosts.count ? slotCosts[slot] : 1) {
+            let cost = max(slot < slotCosts.count ? slotCosts[slot] : 1, 1)
+            // A poll of several requests starts only when the day has room for all of them, and holds
+            // that room until it ends (`release`), so polls in flight together never pass a limit.
+            if !daily.allows(source, cost) {
                 due.removeFirst()
-                jobs[index].nextDue = midnight
-                due.insert((midnight, index))
+                if daily.hasRoom(source, cost) {
+                    // The room is held by polls in flight: the job goes when one of them gives some back.
+                    waitingForRoom.append(index)
+                } else {
+                    jobs[index].nextDue = midnight
+                    due.insert((midnight, index))
+                }
                 continue
             }
             due.removeFirst()
@@ -166,18 +179,30 @@ struct PollSchedule {
             jobs[index].lastStart = now
             inFlightCount += 1
             budget.record(start: now)
-            daily.record(source)
+            daily.reserve(source, cost)
+            daily.record(source, reserved: true)
+            jobs[index].held = cost - 1
             return .fire(job: index)
         }
     }
 
-    /// A poll sent `count` requests beyond the one counted when it started (a source asking in parts):
-    /// each counts under the per-minute and daily budgets, as sent at `now`.
-    mutating func charge(extra count: Int, source: String, now: Double) {
-        for _ in 0..<max(count, 0) {
-            budget.record(start: now)
-            daily.record(source)
+    /// A poll in flight is about to send another request (a part of its answer, or the client's resend
+    /// of one): counted now, under the per-minute and daily budgets, out of the room the poll holds
+    /// (`held`, lowered) or, past that, only if the day has room. False: it may not go.
+    mutating func send(source: String, held: inout Int, now: Double) -> Bool {
+        guard daily.take(source, held: &held) else { return false }
+        budget.record(start: now)
+        return true
+    }
+
+    /// A poll ended (whatever became of its job: a reload may have removed it): the room it held and
+    /// did not use goes back, and the jobs that waited for room are due again.
+    mutating func release(source: String, held: Int) {
+        daily.release(source, held)
+        for index in waitingForRoom where jobs.indices.contains(index) && jobs[index].schedulable && !jobs[index].inFlight {
+            due.insert((jobs[index].nextDue, index))
         }
+        waitingForRoom = []
     }
 
     /// `random` in 0..<1 draws the jitter.
@@ -200,18 +225,27 @@ struct PollSchedule {
             jobs[index].nextDue = jobs[index].spec.kind == .resolve ? now + interval : nextPhase(of: jobs[index], after: now)
         case .transientFailure:
             jobs[index].failures += 1
-            let growth = pow2(jobs[index].failures - 1)
-            let delay = jobs[index].spec.kind == .resolve
-                ? min(Self.firstResolverRetry * growth, max(interval, Self.firstResolverRetry))
-                : min(interval * growth, max(interval, Self.maxRateLimitPause))
-            jobs[index].nextDue = now + delay * (0.8 + 0.4 * random)
+            let failures = jobs[index].failures
+            jobs[index].nextDue = now + (jobs[index].spec.kind == .resolve
+                ? Self.backoff(failures: failures, first: Self.firstResolverRetry, cap: max(interval, Self.firstResolverRetry), random: random)
+                : Self.backoff(failures: failures, first: interval, cap: max(interval, Self.maxRateLimitPause), random: random))
         case .rateLimited(let retryAfter):
             rateLimitStrikes += 1
-            let backoff = min(Self.firstRateLimitPause * pow2(rateLimitStrikes - 1), Self.maxRateLimitPause)
-            pausedUntil = now + Self.rateLimitPause(retryAfter: retryAfter, backoff: backoff)
+            pausedUntil = now + Self.rateLimitPause(retryAfter: retryAfter, backoff: Self.rateLimitBackoff(strikes: rateLimitStrikes))
             jobs[index].nextDue = now
         }
         if jobs[index].schedulable { due.insert((jobs[index].nextDue, index)) }
+    }
+
+    /// The wait before the next try after `failures` transient failures in a row: `first`, doubling up
+    /// to `cap`, spread ±20 % (`random` in 0..<1) so that jobs failing together do not retry together.
+    static func backoff(failures: Int, first: Double, cap: Double, random: Double) -> Double {
+        min(first * pow2(failures - 1), cap) * (0.8 + 0.4 * random)
+    }
+
+    /// The pause after `strikes` 429s in a row without a Retry-After: a minute, doubling up to an hour.
+    static func rateLimitBackoff(strikes: Int) -> Double {
+        min(firstRateLimitPause * pow2(strikes - 1), maxRateLimitPause)
     }
 
     /// The server's Retry-After held to [the first step, an hour]: a `0` must not let a blocked key
@@ -228,7 +262,7 @@ struct PollSchedule {
     /// stands in for others works, or has stopped working. A job switched on is due at once.
     mutating func setSlot(_ slot: Int, on: Bool, now: Double) {
         var changed = false
-        for index in stride(from: slot, to: jobs.count, by: sourceCount) where jobs[index].off == on {
+        for index in indices(ofSlot: slot) where jobs[index].off == on {
             jobs[index].off = !on
             if on { jobs[index].nextDue = now }
             changed = true
@@ -247,12 +281,13 @@ struct PollSchedule {
     }
 
     private mutating func rebuildQueue() {
+        waitingForRoom = []
         due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
     }
 
     /// `location`'s place is resolved: its polling jobs are due at once.
     mutating func unblock(location: Int, now: Double) {
-        for index in location * sourceCount..<min((location + 1) * sourceCount, jobs.count) where jobs[index].spec.waiting {
+        for index in indices(atLocation: location) where jobs[index].spec.waiting {
             jobs[index].spec.waiting = false
             jobs[index].nextDue = now
             if jobs[index].schedulable && !jobs[index].inFlight { due.insert((now, index)) }
@@ -290,7 +325,7 @@ struct PollSchedule {
         return due
     }
 
-    private func pow2(_ exponent: Int) -> Double {
+    private static func pow2(_ exponent: Int) -> Double {
         exponent >= 30 ? Double(1 << 30) : Double(1 << max(exponent, 0))
     }
 }

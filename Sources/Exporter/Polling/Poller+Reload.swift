@@ -50,7 +50,7 @@ extension Poller {
             phaseOrder: plan.layout.labelOrder)
         core.schedule.slotNames = plan.layout.names
         core.schedule.slotCosts = plan.sources.map(\.maxRequestsPerPoll)
-        core.schedule.daily.configure(limits: plan.dailyLimits, keyLimit: plan.requestsPerDay)
+        core.schedule.daily.configure(limits: plan.dailyLimitsByName, keyLimit: plan.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
         core.plan = plan
         core.epoch += 1
@@ -66,11 +66,11 @@ extension Poller {
         guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location.name }),
             core.plan.locations[location].identity == completion.location.identity,
             let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source }),
-            core.schedule.jobs[location * core.plan.sources.count + slot].inFlight
+            case let index = core.schedule.index(of: JobID(location: location, slot: slot)), core.schedule.jobs[index].inFlight
         else {
             core.schedule.orphanFinished()
             return nil
         }
-        return location * core.plan.sources.count + slot
+        return index
     }
 }

@@ -4,10 +4,12 @@ import OpenWeather
 /// resolved, a failure, a 429 pause), and told to the schedule with the outcome that sets the next try.
 extension Poller {
     func record(_ completion: Completion, in core: inout Core, now: Double) {
-        // Sent whatever became of the job (a reload may have removed it): billed all the same.
-        core.schedule.charge(extra: completion.requests - 1, source: completion.source, now: now)
+        // Whatever became of the job (a reload may have removed it), its requests were counted as they
+        // were sent; the room it held and did not use goes back.
+        core.schedule.release(source: completion.source, held: completion.held)
         guard let job = job(answering: completion, in: &core) else { return }
-        let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+        let id = core.schedule.id(of: job)
+        let (location, slot) = (id.location, id.slot)
         if recordAvailability(completion, job: job, location: location, slot: slot, in: &core, now: now) { return }
         recordStandIns(completion, location: location, slot: slot, in: &core)
         let outcome = classify(completion, location: location, slot: slot, in: &core)
@@ -74,14 +76,14 @@ extension Poller {
             }
             logger.warn("poll failed", labels + [("code", error.code), ("reason", error.description)])
             switch error {
-            case .http(429, _, _) where core.plan.dailyLimits[completion.source] != nil:
+            case .http(429, _, _) where core.plan.planned[slot].dailyLimit != nil:
                 // A source billed by the day (One Call) that answers 429 within the per-minute budget the
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
                 core.schedule.daily.spend(completion.source)
                 logger.error(
                     "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source) until 00:00 UTC",
                     [("source", completion.source), ("requests_today", String(core.schedule.daily.count(of: completion.source))),
-                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source).max-requests-per-day=\(core.plan.dailyLimits[completion.source] ?? 0); set it to the account's own daily limit")])
+                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source).max-requests-per-day=\(core.plan.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
                 return .steadyFailure
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
             case .http(400, _, _), .http(404, _, _), .noMatch: return .steadyFailure

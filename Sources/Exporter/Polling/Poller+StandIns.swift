@@ -7,13 +7,12 @@ extension Poller {
     /// Switches each source's jobs on or off: a source another one stands in for is off while that
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
     func switchStandIns(in core: inout Core, now: Double) {
-        let sources = core.plan.sources
-        let working = sources.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil && !core.spentForDay.contains($0.name) }
+        let working = core.plan.planned.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil && !core.spentForDay.contains($0.name) }
         let replaced = Set(working.flatMap(\.standsIn))
-        for (slot, source) in sources.enumerated() {
+        for (slot, source) in core.plan.sources.enumerated() {
             let retry = core.unavailable[source.name]
-            core.schedule.setSlot(slot, on: !replaced.contains(source.name) && retry == nil, now: now)
-            if let retry, let probe = stride(from: slot, to: core.schedule.jobs.count, by: sources.count).first(where: {
+            core.schedule.setSlot(slot, on: !replaced.contains(slot) && retry == nil, now: now)
+            if let retry, let probe = core.schedule.indices(ofSlot: slot).first(where: {
                 core.schedule.jobs[$0].spec.kind == .poll
             }) {
                 core.schedule.setRetry(job: probe, interval: Sources.unavailableRetry.seconds, due: retry)
@@ -24,7 +23,7 @@ extension Poller {
     /// A source that stands in for others and has spent its day (its daily limit, or a 429 for the
     /// day) hands them back their own endpoints until 00:00 UTC; its jobs wait for then in the schedule.
     func switchForDay(in core: inout Core, now: Double) {
-        let spent = Set(core.plan.sources.filter { !$0.standsIn.isEmpty && !core.schedule.daily.allows($0.name, $0.maxRequestsPerPoll) }.map(\.name))
+        let spent = Set(core.plan.sources.filter { !$0.standsIn.isEmpty && !core.schedule.daily.hasRoom($0.name, $0.maxRequestsPerPoll) }.map(\.name))
         guard spent != core.spentForDay else { return }
         for source in core.plan.sources where spent.contains(source.name) != core.spentForDay.contains(source.name) {
             let others = source.standsIn.joined(separator: " and ")
@@ -43,10 +42,11 @@ extension Poller {
 
     /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.
     func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
-        let source = core.plan.sources[slot]
+        let source = core.plan.planned[slot]
         guard !source.standsIn.isEmpty else { return }
-        let readings = (try? completion.result.get()).map(source.readings(standingIn:)) ?? [:]
-        for (other, name) in core.plan.sources.enumerated().map({ ($0, $1.name) }) where source.standsIn.contains(name) {
+        let readings = (try? completion.result.get()).map(source.source.readings(standingIn:)) ?? [:]
+        for other in source.standsIn {
+            let name = core.plan.planned[other].name
             let result: Result<any Sendable, OpenWeatherError>
             switch completion.result {
             case .success:

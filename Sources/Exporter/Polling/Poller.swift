@@ -24,8 +24,10 @@ final class Poller: Sendable {
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
         var body: [UInt8]
-        /// Requests the poll sent (a source asking in parts sends several), each billed, failed or not.
+        /// Requests the poll sent (a source asking in parts sends several), each counted as it was sent.
         var requests: Int
+        /// Room the poll held under the daily budgets and did not use, given back now.
+        var held: Int
         /// Monotonic seconds when the poller sent the request.
         var started: Double
         var duration: Double
@@ -166,19 +168,24 @@ final class Poller: Sendable {
                 var states: WeatherStore.LocationStates?
                 var decision = core.schedule.next(now: now, wall: wall)
                 while case .fire(let job) = decision {
-                    let (location, slot) = job.quotientAndRemainder(dividingBy: core.plan.sources.count)
+                    let id = core.schedule.id(of: job)
+                    let (location, slot) = (id.location, id.slot)
                     if states == nil { states = store.snapshot().locations }
                     let state = states![location]
+                    let planned = core.plan.planned[slot]
                     launches.append(Launch(
-                        job: job, source: core.plan.sources[slot], location: core.plan.locations[location], coordinates: state.coordinates,
-                        language: core.plan.language, previous: state.sources[slot].reading, interval: core.plan.intervals[slot].seconds, stretch: core.plan.stretches[slot]))
+                        job: job, source: planned.source,
+                        poll: Poll(
+                            location: core.plan.locations[location], coordinates: state.coordinates, language: core.plan.language,
+                            previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds, stretch: planned.stretch),
+                        held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
                 }
                 let dailyChanged = showDaily(in: &core)
                 return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision, dailyChanged)
             }
             if !completions.isEmpty || dailyChanged { onChange() }
-            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now, wall: wall) }
+            for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now) }
             let pending = core.withLock { !$0.completions.isEmpty }
             if !pending { return decision }
         }
@@ -196,28 +203,32 @@ final class Poller: Sendable {
     private struct Launch {
         var job: Int
         var source: any Source
-        var location: Location
-        var coordinates: Coordinates?
-        var language: String
-        var previous: (any Sendable)?
-        var interval: Double
-        var stretch: Double
+        /// Everything the poll starts from.
+        var poll: Poll<any Sendable>
+        /// Room the schedule holds for the poll's requests after the first (`PollSchedule.send`).
+        var held: Int
     }
 
-    private func fetch(_ launch: Launch, epoch: Int, transport: any OpenWeatherTransport, at sent: Double, wall: Double) {
+    private func fetch(_ launch: Launch, epoch: Int, transport: any OpenWeatherTransport, at sent: Double) {
         execute { [self] in
             let start = time.monotonic()
             let result: Result<any Sendable, OpenWeatherError>
             var body: [UInt8] = []
             var requests = 0
-            func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+            var held = launch.held
+            // Every request is counted where it leaves: the first when the job started, each other one
+            // (a part, the client's resend) right before it goes, within the room the poll holds.
+            func sending() -> Bool {
                 requests += 1
-                return try transport.get(request)
+                guard requests > 1 else { return true }
+                return core.withLock { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) }
+            }
+            func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
+                guard sending() else { throw Self.noRoomToday(launch.source.name) }
+                return try transport.get(request, resend: sending)
             }
             do throws(OpenWeatherError) {
-                let fetched = try launch.source.fetch(
-                    launch.location, at: launch.coordinates, language: launch.language, previous: launch.previous, now: wall,
-                    interval: launch.interval, stretch: launch.stretch, get: get)
+                let fetched = try launch.source.fetch(erased: launch.poll, get: get)
                 result = .success(fetched.reading)
                 body = fetched.body
             } catch {
@@ -225,8 +236,8 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.location, source: launch.source.name, result: result,
-                body: body, requests: requests, started: sent, duration: time.monotonic() - start)
+                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source.name, result: result,
+                body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
                 core.completions.append(completion)
@@ -234,5 +245,11 @@ final class Poller: Sendable {
             }
             if asleep { wake.signal() }
         }
+    }
+
+    /// A poll that would pass a daily limit with one more request: it sends nothing more. The poll's
+    /// start held room for its most (`Source.maxRequestsPerPoll`), so only a resend past that meets this.
+    static func noRoomToday(_ source: String) -> OpenWeatherError {
+        .transport(.connect("not sent: \(source)'s or the key's daily limit has no room left today"))
     }
 }

@@ -6,8 +6,6 @@ extension Poller {
     struct Plan: Sendable {
         var layout: Layout
         var requestsPerMinute: Int
-        /// Each source's own limit of requests a UTC day, by name; absent for none.
-        var dailyLimits: [String: Int]
         /// The key's limit of requests a UTC day, all sources together.
         var requestsPerDay: Int?
         var language: String
@@ -15,23 +13,31 @@ extension Poller {
 
         var locations: [Location] { layout.locations }
         /// In slot order.
+        var planned: [PlannedSource] { layout.planned }
+        /// In slot order.
         var sources: [any Source] { layout.sources }
         /// Per slot.
         var intervals: [Duration] { layout.intervals }
         /// Per slot, seconds.
         var maxStaleness: [Double] { layout.maxStaleness }
-        /// Per slot: how far the plan stretched the configured interval to fit the budgets (1 for not).
-        var stretches: [Double]
 
+        /// Each source's own daily limit by name, as the daily budget counts (and the state file keeps) them.
+        var dailyLimitsByName: [String: Int] {
+            Dictionary(planned.compactMap { source in source.dailyLimit.map { (source.name, $0) } }, uniquingKeysWith: { first, _ in first })
+        }
+
+        /// `intervals` as planned, `configured` as given; `dailyLimits` by source name, as configured.
         init(
-            locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double], stretches: [Double], requestsPerMinute: Int,
-            dailyLimits: [String: Int], requestsPerDay: Int?, language: String,
+            locations: [Location], sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double],
+            requestsPerMinute: Int, dailyLimits: [String: Int], requestsPerDay: Int?, language: String,
             transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> AlertThresholds
         ) {
-            self.layout = Layout(locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness, thresholds: thresholds)
-            self.stretches = stretches
+            self.layout = Layout(
+                locations: locations,
+                planned: PlannedSource.plan(
+                    sources: sources, intervals: intervals, configured: configured, maxStaleness: maxStaleness, dailyLimits: dailyLimits),
+                thresholds: thresholds)
             self.requestsPerMinute = requestsPerMinute
-            self.dailyLimits = dailyLimits
             self.requestsPerDay = requestsPerDay
             self.language = language
             self.transport = transport

@@ -159,9 +159,11 @@ final class StateKeeper: Sendable {
             saved.rateLimitStrikes = schedule.rateLimitStrikes
             saved.recentStarts = schedule.budget.recentStarts.map(wall)
             let daily = schedule.daily
+            // What polls in flight may still send is saved as sent: a restart cannot tell.
+            let committed = daily.committed
             saved.daily = SavedState.Daily(
-                day: daily.day, total: daily.total,
-                counts: daily.counts.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) },
+                day: daily.day, total: committed.total,
+                counts: committed.counts.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) },
                 spent: daily.spent.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
             saved.locations.reserveCapacity(snapshot.locations.count)
             let count = snapshot.sources.count
@@ -173,7 +175,7 @@ final class StateKeeper: Sendable {
                     var saved = SavedState.SourceEntry(
                         name: name, up: source.up, lastSuccess: source.lastSuccess, lastPollDuration: source.lastPollDuration,
                         lastError: source.lastError)
-                    let index = position * count + slot
+                    let index = schedule.index(of: JobID(location: position, slot: slot))
                     if schedule.jobs.indices.contains(index) {
                         let job = schedule.jobs[index]
                         saved.lastAttempt = job.lastStart.map(wall)

@@ -21,7 +21,7 @@ enum StateRestore {
         var resolved = Set<Int>()
         /// Jobs whose fresh reading could not be decoded again (a decoder made stricter by an upgrade):
         /// polled at once rather than left blank until their next due time.
-        var lost = Set<Int>()
+        var lost = Set<JobID>()
         var jobs: [(index: Int, nextDue: Double, failures: Int, lastStart: Double?, done: Bool)] = []
         poller.restore(
             store: { plan in
@@ -42,7 +42,7 @@ enum StateRestore {
                                 summary.bodies[Location.identity(location.identity, source: source.name)] = old.body
                                 summary.readings += 1
                             } else {
-                                lost.insert(position * plan.sources.count + slot)
+                                lost.insert(JobID(location: position, slot: slot))
                             }
                         }
                         states.append((slot, state))
@@ -75,7 +75,7 @@ enum StateRestore {
                     let sourceCount = plan.sources.count
                     for (slot, source) in plan.sources.enumerated() {
                         if source.resolves && resolved.contains(position) {
-                            jobs.append((position * sourceCount + slot, now, 0, nil, true))
+                            jobs.append((JobID(location: position, slot: slot).index(slots: sourceCount), now, 0, nil, true))
                             continue
                         }
                         guard let old = entry.sources.first(where: { $0.name == source.name }), let nextDue = old.nextDue, nextDue.isFinite else {
@@ -84,9 +84,9 @@ enum StateRestore {
                         let failures = min(max(old.failures, 0), 30)
                         // A shorter interval than last run's, or a clock set back, must not push a poll far out.
                         let longest = failures == 0 ? plan.intervals[slot].seconds : max(plan.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
-                        let index = position * sourceCount + slot
+                        let id = JobID(location: position, slot: slot)
                         jobs.append((
-                            index, lost.contains(index) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
+                            id.index(slots: sourceCount), lost.contains(id) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
                             old.lastAttempt.flatMap { $0.isFinite ? monotonic($0) : nil }, false
                         ))
                     }

@@ -1,0 +1,34 @@
+/// One source as a plan polls it, in its slot: made once per plan (`plan`), and what the schedule,
+/// the poller and the store read of it, so no one looks a fact up by name or works it out again.
+struct PlannedSource: Sendable {
+    let slot: Int
+    let source: any Source
+    /// How often it is polled: the configured interval, stretched to fit the budgets.
+    let interval: Duration
+    /// How far the plan stretched the configured interval (1 for not); a source that asks in parts
+    /// stretches their pace with it.
+    let stretch: Double
+    /// After this long without success its reading is no longer shown (seconds).
+    let maxStaleness: Double
+    /// Its own limit of requests a UTC day (this replica's share); nil for none.
+    let dailyLimit: Int?
+    /// The slots of the sources it stands in for (One Call for the weather and the forecast).
+    let standsIn: [Int]
+
+    /// Its `source` label, its name in flags, logs and the state file.
+    var name: String { source.name }
+
+    /// The records of `sources`, in slot order: `intervals` as planned, `configured` as given (the
+    /// stretch is their ratio), `dailyLimits` by source name as the configuration reads them.
+    static func plan(
+        sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double], dailyLimits: [String: Int]
+    ) -> [PlannedSource] {
+        let slots = Dictionary(sources.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        return sources.indices.map { slot in
+            PlannedSource(
+                slot: slot, source: sources[slot], interval: intervals[slot],
+                stretch: max(intervals[slot].seconds / configured[slot].seconds, 1), maxStaleness: maxStaleness[slot],
+                dailyLimit: dailyLimits[sources[slot].name], standsIn: sources[slot].standsIn.compactMap { slots[$0] }.sorted())
+        }
+    }
+}
