@@ -72,7 +72,7 @@ import Testing
             try LoopbackHTTP.request(port: port, path: "/metrics").text, try LoopbackHTTP.request(port: port, path: "/").text,
             try LoopbackHTTP.request(port: port, path: "/-/ready").text,
         ]
-        for (name, text) in [("the log", log)] + pages.map { ("a page", $0) } {
+        for (name, text) in [("the log", log)] + pages.map({ ("a page", $0) }) {
             #expect(Self.leak(in: text) == nil, "\(name) holds \(Self.leak(in: text) ?? ""): \(text.suffix(3000))")
         }
     }
