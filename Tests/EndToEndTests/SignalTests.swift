@@ -7,7 +7,7 @@ extension DemoModeTests {
     /// The exposition; throws when the scrape fails, so a failed scrape never reads as "no such line".
     static func metrics(_ port: UInt16) throws -> String {
         let response = try LoopbackHTTP.request(port: port, path: "/metrics")
-        guard response.status == 200 else { throw LoopbackHTTP.Failure(description: "/metrics answered \(response.status)") }
+        guard response.status == 200 else { throw TestFailure("/metrics answered \(response.status)") }
         return response.text
     }
 

@@ -6,19 +6,17 @@ import Testing
 
 /// `--config.file`: YAML (and JSON, which is YAML) with the table's snake_case keys.
 @Suite struct ConfigFileTests {
-    let key = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
+    let key = testKey
 
-    func load(_ text: String, _ arguments: [String] = []) throws -> Configuration {
+    /// The configuration a file of `text` gives, with `arguments` beside it.
+    func loadFile(_ text: String, _ arguments: [String] = []) throws -> Configuration {
         let file = temporaryFile(text, suffix: ".yml")
         defer { unlink(file) }
-        guard case .run(let configuration) = try ConfigurationLoader(arguments: ["--config.file", file] + arguments, environment: key).load() else {
-            throw ConfigError("not a run")
-        }
-        return configuration
+        return try load(["--config.file", file] + arguments)
     }
 
     @Test func commentsFlowAndBlockForms() throws {
-        let config = try load("""
+        let config = try loadFile("""
             %YAML 1.2
             ---
             # The exporter's settings.
@@ -81,7 +79,7 @@ import Testing
     }
 
     @Test func jsonWithTheSameKeysGivesTheSameConfiguration() throws {
-        let yaml = try load("""
+        let yaml = try loadFile("""
             web:
               listen_address: ":9001"
             collector:
@@ -89,7 +87,7 @@ import Testing
             locations:
               - {name: A, latitude: 1, longitude: 2, alerts: {temperature_above_celsius: 30}}
             """)
-        let json = try load("""
+        let json = try loadFile("""
             {"web": {"listen_address": ":9001"},
              "collector": {"air_pollution": {"enabled": true, "interval": "2h"}},
              "locations": [{"name": "A", "latitude": 1, "longitude": 2, "alerts": {"temperature_above_celsius": 30}}]}
@@ -101,7 +99,7 @@ import Testing
 
     /// A JSON file written for an older release (camelCase keys) keeps working, with one warning per old key.
     @Test func camelCaseKeysOfOlderReleasesWarnOnceEach() throws {
-        let config = try load("""
+        let config = try loadFile("""
             {"web": {"listenAddress": ":9001", "config.file": ""},
              "openweather": {"maxRequestsPerMinute": 120, "apiKeyFile": null},
              "alerts": {"temperatureAboveCelsius": 35},

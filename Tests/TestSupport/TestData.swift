@@ -19,7 +19,7 @@ public struct SeededGenerator: RandomNumberGenerator {
 /// The whole file; throws when it cannot be opened.
 public func readFile(_ path: String) throws -> [UInt8] {
     guard let file = fopen(path, "rb") else {
-        throw LoopbackHTTP.Failure(description: "cannot open \(path): \(errnoText(errno))")
+        throw TestFailure("cannot open \(path): \(errnoText(errno))")
     }
     defer { fclose(file) }
     var out: [UInt8] = []
@@ -37,12 +37,12 @@ public func readFile(_ path: String) throws -> [UInt8] {
 /// Replaces the file's contents (creating it with `mode`); throws when it cannot be written.
 public func writeFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-    guard fd >= 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(errnoText(errno))") }
+    guard fd >= 0 else { throw TestFailure("cannot write \(path): \(errnoText(errno))") }
     defer { close(fd) }
     var written = 0
     while written < bytes.count {
         let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(errnoText(errno))") }
+        guard count > 0 else { throw TestFailure("cannot write \(path): \(errnoText(errno))") }
         written += count
     }
 }
