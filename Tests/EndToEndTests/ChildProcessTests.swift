@@ -16,7 +16,7 @@ import Testing
     func parentOfAChild() throws {
         let child = Locked<ChildProcess?>(nil)
         let thread = try Threads.startJoinable {
-            child.withLock { $0 = try? ChildProcess("sleep", ["300"]) }
+            child.withLock { $0 = try? ChildProcess("sleep", ["120"]) }
         }.get()
         pthread_join(thread, nil)
         let process = try #require(child.withLock { $0 })
@@ -25,7 +25,7 @@ import Testing
         #expect(process.wait(seconds: 1) == nil)
         print("child pid=\(process.pid)")
         fflush(nil)
-        #expect(process.wait(seconds: 120) == nil)
+        #expect(process.wait(seconds: 90) == nil)
     }
 
     @Test func aChildDiesWithTheTestProcessEvenKilledBySIGKILL() throws {
