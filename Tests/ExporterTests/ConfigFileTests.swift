@@ -126,9 +126,9 @@ import Testing
 
     /// The example shipped in deploy/ is read by the exporter's own reader, as users will feed it.
     @Test func theDeployExampleLoads() throws {
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
+        let root = repositoryDirectory()
         guard case .run(let config) = try ConfigurationLoader(
-            arguments: ["--config.file", "/" + root + "/deploy/config/openweather-exporter.yml"], environment: key
+            arguments: ["--config.file", root + "/deploy/config/openweather-exporter.yml"], environment: key
         ).load() else { throw ConfigError("not a run") }
         #expect(config.locations.map(\.name) == ["London", "Seville", "Ocean", "Paris"])
         #expect(config.locations[1].alerts == .custom(.init(aboveCelsius: 40, belowCelsius: 0)))
@@ -169,8 +169,8 @@ import Testing
 
     /// deploy/README.md's flags table lists every flag, and a default it gives as one value is the table's.
     @Test func theReadmeFlagsTableAgreesWithTheTable() throws {
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
-        let readme = try #require(String(validating: try readFile("/" + root + "/deploy/README.md"), as: UTF8.self))
+        let root = repositoryDirectory()
+        let readme = try #require(String(validating: try readFile(root + "/deploy/README.md"), as: UTF8.self))
         var documented: [String: String] = [:]
         for line in readme.split(separator: "\n") where line.hasPrefix("| `--") {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { String($0).trimmed }
@@ -192,8 +192,8 @@ import Testing
     /// The configuration layer knows nothing of the renderer or the server: a reload can be checked, and
     /// the table read, without either.
     @Test func configKnowsNothingOfTheRendererOrTheServer() throws {
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
-        let folder = "/" + root + "/Sources/Exporter/Config/"
+        let root = repositoryDirectory()
+        let folder = root + "/Sources/Exporter/Config/"
         let names = ["CommandLineFlags", "ConfigError", "ConfigFile", "Configuration", "ConfigurationLoader", "DemoLocations", "Flags",
                      "ListenAddress", "Location", "LocationSpec", "PrometheusDuration", "Setting", "Shard"]
         guard let directory = opendir(folder) else { throw ConfigError("cannot list \(folder)") }

@@ -114,9 +114,9 @@ import Testing
 
     /// The example shipped in deploy/ is read by the exporter's own reader, as users will feed it.
     @Test func theDeployExampleLoads() throws {
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
-        let config = try WebConfig.load(path: "/" + root + "/deploy/config/web-config.yml")
-        #expect(config.tls?.certFile == "/" + root + "/deploy/config/server.crt")
+        let root = repositoryDirectory()
+        let config = try WebConfig.load(path: root + "/deploy/config/web-config.yml")
+        #expect(config.tls?.certFile == root + "/deploy/config/server.crt")
         #expect(config.tls?.minVersion == .tls12)
         #expect(config.headers.map(\.name) == ["Strict-Transport-Security"])
         let auth = BasicAuth(users: config.users)

@@ -71,6 +71,11 @@ public func testsDirectory(_ file: String = #filePath) -> String {
     return parts.joined(separator: "/")
 }
 
+/// The repository's top (the folder that holds `Tests/`), wherever the asking file sits under `Tests/`.
+public func repositoryDirectory(_ file: String = #filePath) -> String {
+    String(testsDirectory(file).dropLast("/Tests".count))
+}
+
 extension StringProtocol {
     /// True when one whole line is `line`: `} 2` does not match `} 20`.
     public func hasLine(_ line: String) -> Bool {
