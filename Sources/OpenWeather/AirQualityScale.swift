@@ -2,7 +2,7 @@
 /// only its own 1–5). Each scale takes a sub-index per pollutant it covers and reports the highest.
 /// Every scale here is fed hourly values where its definition averages over longer (8 h or 24 h
 /// means, the DAQI's 15 minutes for SO₂): an hour of rush-hour traffic reads worse than the
-/// official daily figure would. `deploy/README.md` lists what each scale simplifies.
+/// official daily figure would. `deploy/docs/sources.md` lists what each scale simplifies.
 public enum AirQualityScale: String, CaseIterable, Sendable {
     /// The European Common Air Quality Index (CAQI), hourly background grid: 0–100, above 100 "very high".
     case europeanCAQI = "eu_caqi"

@@ -55,7 +55,7 @@ import Testing
         #expect(landing.contains("no place matches"))
     }
 
-    /// deploy/README.md's promise: SIGTERM or SIGINT ends the process with status 0 within 2 s.
+    /// deploy/docs/operations.md's promise: SIGTERM or SIGINT ends the process with status 0 within 2 s.
     static func stopsWithinTwoSeconds(_ process: ChildProcess, signal: Int32 = SIGTERM, sourceLocation: SourceLocation = #_sourceLocation) {
         let start = monotonicSeconds()
         process.signal(signal)
@@ -120,7 +120,7 @@ import Testing
         Self.stopsWithinTwoSeconds(first)
     }
 
-    /// deploy/README.md's row for running out of descriptors: a warning, no exit, and accepting again once
+    /// deploy/docs/operations.md's row for running out of descriptors: a warning, no exit, and accepting again once
     /// descriptors are free. (That the pause does not spin is measured by Tests/reliability.)
     @Test(.enabled(if: executablePath("prlimit") != nil, "prlimit (util-linux) is not installed"))
     func outOfDescriptorsItWarnsStaysUpAndRecovers() async throws {
@@ -179,12 +179,12 @@ import Testing
         return ticks
     }
 
-    /// Every flag of deploy/README.md's tables is in `--help`, with its default where it gives one.
+    /// Every flag of the deploy reference's tables is in `--help`, with its default where it gives one.
     @Test func helpListsTheFlags() async throws {
         let process = try ChildProcess(Self.executable, ["--help"])
         #expect(await process.wait(seconds: 5) == 0)
         let help = process.standardOutput
-        let readme = String(decoding: try readFile(testsDirectory() + "/../deploy/README.md"), as: UTF8.self)
+        let readme = try deployReference()
         var rows = 0
         for row in readme.split(separator: "\n") where row.hasPrefix("| `--") {
             let cells = row.split(separator: "|").map { String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
@@ -200,10 +200,10 @@ import Testing
                 let defaultCell = cells.count > 1 ? cells[1] : ""
                 if defaultCell.hasPrefix("`"), defaultCell.hasSuffix("`"), defaultCell.filter({ $0 == "`" }).count == 2 {
                     let value = defaultCell.dropFirst().dropLast()
-                    #expect(block.contains("(default: \(value))"), "\(name): deploy/README.md default \(value), --help: \(block)")
+                    #expect(block.contains("(default: \(value))"), "\(name): deploy reference default \(value), --help: \(block)")
                 }
             }
         }
-        #expect(rows >= 20, "deploy/README.md's flag table was not found (\(rows) rows)")
+        #expect(rows >= 20, "the deploy reference's flag tables were not found (\(rows) rows)")
     }
 }

@@ -167,10 +167,9 @@ import Testing
         #expect(text.contains("--openweather.max-requests-per-minute=N\n      Request budget of your plan; the poll interval stretches to fit it. (default: 60)"))
     }
 
-    /// deploy/README.md's flags table lists every flag, and a default it gives as one value is the table's.
+    /// The deploy reference's flags tables list every flag, and a default it gives as one value is the table's.
     @Test func theReadmeFlagsTableAgreesWithTheTable() throws {
-        let root = repositoryDirectory()
-        let readme = try #require(String(validating: try readFile(root + "/deploy/README.md"), as: UTF8.self))
+        let readme = try deployReference()
         var documented: [String: String] = [:]
         for line in readme.split(separator: "\n") where line.hasPrefix("| `--") {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { String($0).trimmed }
@@ -180,11 +179,11 @@ import Testing
         // --poll.interval is documented in the row of its new name.
         for flag in Flag.all where !["help", "version", "poll.interval"].contains(flag.name) {
             guard let shown = documented[flag.name] else {
-                Issue.record("deploy/README.md's flags table has no row for --\(flag.name)")
+                Issue.record("the deploy reference (deploy/README.md, deploy/docs) has no flags table row for --\(flag.name)")
                 continue
             }
             if shown.hasPrefix("`"), shown.hasSuffix("`"), shown.filter({ $0 == "`" }).count == 2 {
-                #expect(shown.dropFirst().dropLast() == Substring(flag.defaultText), "--\(flag.name): deploy/README.md \(shown), --help \(flag.defaultText)")
+                #expect(shown.dropFirst().dropLast() == Substring(flag.defaultText), "--\(flag.name): deploy reference \(shown), --help \(flag.defaultText)")
             }
         }
     }

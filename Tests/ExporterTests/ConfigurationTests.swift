@@ -37,7 +37,7 @@ import Testing
         #expect(config.language == "en")
         #expect(config.openWeatherURL == "https://api.openweathermap.org")
         #expect(config.sourcePlan.maxStaleness == [10800, 1800])
-        // deploy/README.md's server limits table.
+        // deploy/docs/web.md's server limits table.
         #expect(config.maxConnections == 4096)
         #expect(config.readTimeout == .seconds(10))
         #expect(config.idleTimeout == .seconds(60))

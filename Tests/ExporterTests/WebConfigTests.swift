@@ -178,7 +178,7 @@ import Testing
         // 0.15 s a check in a debug build): the latest outcome is kept and at most 100 are.
         for k in 0..<300 { _ = auth.verify(user: "bob", password: "x\(k)") }
         #expect(auth.cached(user: "bob", password: "x299") == false)
-        #expect((0..<300).count { auth.cached(user: "bob", password: "x\($0)") != nil } <= 100, "deploy/README.md's 100 entries")
+        #expect((0..<300).count { auth.cached(user: "bob", password: "x\($0)") != nil } <= 100, "the deploy reference's 100 entries")
     }
 }
 

@@ -167,7 +167,7 @@ struct HTTPServerTests {
         #expect(client.waitForClose())
     }
 
-    /// The defaults of deploy/README.md's table of server limits.
+    /// The defaults of deploy/docs/web.md's table of server limits.
     @Test func defaultLimitsAreTheREADMEs() {
         let configuration = HTTPServerConfiguration(host: "", port: 0)
         #expect(configuration.maxRequestHeadBytes == 16 * 1024)
@@ -179,7 +179,7 @@ struct HTTPServerTests {
         #expect(configuration.maxConnections == 4096)
     }
 
-    /// deploy/README.md's row for running out of descriptors: accepting pauses 100 ms, doubling to 1 s.
+    /// deploy/docs/operations.md's row for running out of descriptors: accepting pauses 100 ms, doubling to 1 s.
     /// (That it pauses at all, warns and recovers is DemoModeTests' prlimit test.)
     @Test func outOfDescriptorsTheAcceptPauseDoublesFrom100msTo1s() {
         var pause: Int64 = 0
@@ -191,7 +191,7 @@ struct HTTPServerTests {
         #expect(pauses == [100, 200, 400, 800, 1000, 1000])
     }
 
-    /// deploy/README.md's limits, at the byte: a head of 16 KiB (request line, fields and the blank line),
+    /// deploy/docs/web.md's limits, at the byte: a head of 16 KiB (request line, fields and the blank line),
     /// 100 header fields and a 64 KiB body pass; one more of any is refused.
     @Test(arguments: [(0, 200), (1, 431)])
     func requestHeadLimitIs16KiB(over: Int, status: Int) throws {

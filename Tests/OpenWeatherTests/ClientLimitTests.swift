@@ -4,7 +4,7 @@ import Testing
 
 @testable import OpenWeather
 
-/// deploy/README.md's answer cap: a weather answer is about 1 KB and anything over 256 KiB is refused
+/// The deploy reference's answer cap (deploy/docs/web.md): a weather answer is about 1 KB and anything over 256 KiB is refused
 /// unread, so a broken or hostile upstream cannot make the exporter buffer megabytes.
 @Suite struct ClientLimitTests {
     /// Serves one fixed body for every request.

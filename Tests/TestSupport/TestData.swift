@@ -76,6 +76,25 @@ public func repositoryDirectory(_ file: String = #filePath) -> String {
     String(testsDirectory(file).dropLast("/Tests".count))
 }
 
+/// The deploy reference as one text: deploy/README.md (the index) and every deploy/docs/*.md after it,
+/// in name order, so a check over "the reference" covers a topic file added later.
+public func deployReference(_ file: String = #filePath) throws -> String {
+    let deploy = testsDirectory(file) + "/../deploy"
+    var names: [String] = []
+    if let dir = opendir(deploy + "/docs") {
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".md") { names.append(name) }
+        }
+    }
+    var text = String(decoding: try readFile(deploy + "/README.md"), as: UTF8.self)
+    for name in names.sorted() {
+        text += "\n" + String(decoding: try readFile(deploy + "/docs/" + name), as: UTF8.self)
+    }
+    return text
+}
+
 extension StringProtocol {
     /// True when one whole line is `line`: `} 2` does not match `} 20`.
     public func hasLine(_ line: String) -> Bool {

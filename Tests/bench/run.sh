@@ -477,7 +477,7 @@ mkdir -p "$(dirname "$OUT")"
         echo "## Basic auth under floods of wrong passwords (bcrypt cost 10, 10 locations)"
         echo
         echo "A right password seen once before, on a fresh connection every 0.1 s, while"
-        echo "\`Tests/reliability/clients.py auth-flood\` sends wrong ones (details in deploy/README.md, Security limits)."
+        echo "\`Tests/reliability/clients.py auth-flood\` sends wrong ones (details in deploy/docs/operations.md, Security limits)."
         echo
         echo "| flood | right password during the flood | right password after it |"
         echo "|---|---|---|"

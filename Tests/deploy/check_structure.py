@@ -458,12 +458,12 @@ def check_docs():
 
 
 def check_alert_table():
-    """deploy/README.md's alert table has a row for every alert of the rules, and no row for one
+    """deploy/docs/alerts.md's alert table has a row for every alert of the rules, and no row for one
     that does not exist; the example config does not name metrics the exporter does not have."""
     rules = yaml.safe_load((DEPLOY / "prometheus" / "rules" / "openweather.yml").read_text())
     names = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
-    rows = set(re.findall(r"^\| `(OpenWeather\w+)` \|", (DEPLOY / "README.md").read_text(), re.M))
-    check(rows == names, "deploy/README.md's alert table lists every rule"
+    rows = set(re.findall(r"^\| `(OpenWeather\w+)` \|", (DEPLOY / "docs" / "alerts.md").read_text(), re.M))
+    check(rows == names, "deploy/docs/alerts.md's alert table lists every rule"
           + (f" (missing {sorted(names - rows)}, unknown {sorted(rows - names)})" if rows != names else ""))
     example = (DEPLOY / "config" / "openweather-exporter.yml").read_text()
     unknown = set(re.findall(r"openweather_\w+", example)) - {"openweather_temperature_alert_threshold_celsius"}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the release artifacts for this machine's architecture:
-#   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, REFERENCE (deploy/README.md), example config, systemd unit
+#   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, REFERENCE (deploy/README.md and deploy/docs/), example config, systemd unit
 #   openweather-exporter_DEBVERSION_ARCH.deb         built with dpkg-deb
 #   sha256sums.txt
 # into $OUT (default .build/artifacts). The Swift runtime is linked statically; the binary
@@ -101,10 +101,11 @@ tardir="$NAME-$version.linux-$arch"
 mkdir -p "$work/$tardir"
 install -m 0755 "$work/$NAME" "$work/$tardir/$NAME"
 install -m 0644 LICENSE "$work/$tardir/"
-# README.md is the newcomer's path; every flag, limit and failure is in deploy/README.md, shipped
-# beside it as REFERENCE.md, so the links between the two are rewritten to match.
-sed 's#(deploy/README\.md#(REFERENCE.md#g' README.md > "$work/$tardir/README.md"
-sed 's#(\.\./README\.md#(README.md#g' deploy/README.md > "$work/$tardir/REFERENCE.md"
+# README.md is the newcomer's path; every flag, limit and failure is in the deploy reference
+# (deploy/README.md and deploy/docs/), shipped beside it as one REFERENCE.md, so the links between
+# them are rewritten to match.
+sed -E 's#\(deploy/(README|docs/[a-z0-9-]+)\.md#(REFERENCE.md#g' README.md > "$work/$tardir/README.md"
+python3 Tests/release/reference.py deploy > "$work/$tardir/REFERENCE.md"
 chmod 0644 "$work/$tardir/README.md" "$work/$tardir/REFERENCE.md"
 install -m 0644 deploy/config/openweather-exporter.yml "$work/$tardir/openweather-exporter.yml"
 install -m 0644 deploy/systemd/openweather-exporter.service "$work/$tardir/"

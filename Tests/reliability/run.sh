@@ -34,7 +34,7 @@ step "file descriptors exhausted (prlimit --nofile=64)"
 if ! { start_exporter fds prlimit --nofile=64:64 -- && wait_ready "$PORT"; }; then
     failed "out of descriptors: the exporter did not start"
 elif timeout 60 python3 "$HERE/clients.py" fd-flood "$PORT" 200 3 "$PID"; then
-    # deploy/README.md's row promises this warning: it is part of the proof, not decoration.
+    # deploy/docs/operations.md's row promises this warning: it is part of the proof, not decoration.
     warning='cannot accept connections: too many open files'
     notes=$(grep -c "$warning" "$WORK/fds.log" || true)
     echo "  log lines about it: $notes"; grep "$warning" "$WORK/fds.log" | head -3 | sed 's/^/  /'
