@@ -57,7 +57,8 @@ public final class Exporter: Sendable {
         let reloading = Reloading(
             configuration: configuration, reloader: reloader, web: web, store: store, publisher: publisher, poller: poller, logger: logger)
         let reloadAll: @Sendable () -> String? = { reloading.reload() }
-        let landingPage = LandingPage(telemetryPath: configuration.telemetryPath, demo: configuration.demo)
+        let landingPage = LandingPage(
+            telemetryPath: configuration.telemetryPath, demo: configuration.demo, simulator: configuration.demo ? configuration.openWeatherURL : nil)
         let routes = WebHandler(
             telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
             reload: configuration.enableLifecycle ? reloadAll : nil)

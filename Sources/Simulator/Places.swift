@@ -12,11 +12,14 @@ struct SimulatedPlace: Equatable {
     var longitude: Double
     /// How dirty the air is, compared with a typical mid-sized European city (1).
     var pollution: Double
+    /// Metres above the sea, which the weather model cools by the standard lapse rate.
+    var elevation: Double
 
     init(
         _ name: String, state: String? = nil, stateCode: String? = nil, country: String?,
-        _ latitude: Double, _ longitude: Double, pollution: Double
+        _ latitude: Double, _ longitude: Double, pollution: Double, elevation: Double = 0
     ) {
+        self.elevation = elevation
         self.name = name
         self.state = state
         self.stateCode = stateCode
@@ -52,6 +55,8 @@ enum Places {
         SimulatedPlace("Rome", state: "Lazio", country: "IT", 41.9028, 12.4964, pollution: 1.3),
         SimulatedPlace("Seville", state: "Andalusia", country: "ES", 37.3891, -5.9845, pollution: 1.1),
         SimulatedPlace("Mountain View", state: "California", stateCode: "CA", country: "US", 37.3861, -122.0839, pollution: 0.8),
+        // The highest town on Earth: below 0 °C within any 24 hours of the year, the demo's frost.
+        SimulatedPlace("La Rinconada", state: "Puno", country: "PE", -14.6306, -69.4456, pollution: 0.3, elevation: 5100),
     ]
 
     /// Postal codes `/geo/1.0/zip` knows, keyed `CODE,COUNTRY`; its answers carry the code's own centre.

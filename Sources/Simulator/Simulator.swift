@@ -15,12 +15,17 @@ import Locking
 ///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
 ///   `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
 ///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is
-///   served as the answer, to replay a captured response): add a fault, checked in the order added;
+///   served as the answer, to replay a captured response, with `status=` as that status's, to echo
+///   a request's key altered): add a fault, checked in the order added;
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call (3.0 and 4.0, every path) answers
 ///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an
-///   official alert everywhere; `rain=soon` (or `model`): the minute forecast has rain starting in
+///   official alert everywhere (`endless`: 4.0's current answers list 16 new alert IDs each time, each
+///   a 200 KB text until 2100, a hostile upstream); `rain=soon` (or `model`): the minute forecast has rain starting in
 ///   10 minutes everywhere;
+/// - `POST /_simulator/weather?lat=-14.63&shift=35` (`lat` left out: everywhere): that place's temperatures,
+///   now and forecast on every endpoint, shifted by `shift` °C (negative: colder), added to any earlier
+///   shift; `DELETE /_simulator/weather`: the model's own weather again;
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding or alert request; an alert's path ends in its ID).
 public final class Simulator: Sendable {
@@ -42,8 +47,13 @@ public final class Simulator: Sendable {
         var oneCallSubscribed = true
         /// True: every One Call answer has an official alert in force.
         var oneCallAlwaysAlert = false
+        /// `alerts=endless`: One Call 4.0 answers that list new alert IDs each time, with huge texts.
+        var oneCallEndlessAlerts = false
+        var endlessRound = 0
         /// True: every One Call minute forecast is dry for 10 minutes, then rains.
         var oneCallRainSoon = false
+        /// Places made hotter or colder (`POST /_simulator/weather`).
+        var shifts: [TemperatureShift] = []
     }
 
     /// Shared by the public API and the handler on the server's threads.
@@ -72,6 +82,27 @@ public final class Simulator: Sendable {
 
     /// `http://127.0.0.1:PORT`, the value for `--openweather.url`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// What `GET /_simulator/` answers: the controls, as a newcomer steering the demo needs them.
+    static func controls(base: String) -> String {
+        """
+        The OpenWeather simulator behind openweather-exporter --demo. Its controls (lat= picks the place
+        whose latitude is within 0.005° of it; without lat=, every place):
+
+          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=35'    temperatures 35 °C higher (now and forecast)
+          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-35'   ... or 35 °C lower
+          curl -X DELETE '\(base)/_simulator/weather'                     the model's own temperatures again
+          curl -X POST '\(base)/_simulator/fault?lat=51.51&status=500'   requests fail with this status (or 401, 429&retry_after=60)
+          curl -X POST '\(base)/_simulator/fault?delay=15s'              answers late (past --openweather.timeout)
+          curl -X POST '\(base)/_simulator/fault?malformed=truncated'    broken answers (notJSON, wrongTypes, missingFields, absurdNumbers, nan, empty)
+          curl -X POST '\(base)/_simulator/fault?path=/data/2.5/forecast&status=503'   one endpoint only
+          curl -X DELETE '\(base)/_simulator/fault'                       every fault cleared
+          curl -X POST '\(base)/_simulator/onecall?alerts=always&rain=soon'  One Call: an official alert and rain in 10 minutes everywhere
+          curl -X POST '\(base)/_simulator/onecall?subscribed=false'      One Call answers as for a key without its subscription
+          curl '\(base)/_simulator/requests'                              the API requests seen so far
+
+        """
+    }
 
     public func stop() { server.shutdown(gracePeriod: .milliseconds(200)) }
 

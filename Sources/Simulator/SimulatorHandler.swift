@@ -17,29 +17,51 @@ struct SimulatorHandler: HTTPHandler {
         switch (request.method, request.path) {
         case ("POST", "/_simulator/fault"):
             guard var fault = Self.fault(from: query) else {
-                responder.respond(Self.text(400, "unknown fault; see Simulator.swift for the parameters\n"))
+                responder.respond(Self.text(400, "unknown fault; GET /_simulator/ lists the parameters\n"))
                 return
             }
-            if !request.body.isEmpty { fault.response = .body(String(decoding: request.body, as: UTF8.self)) }
+            if !request.body.isEmpty {
+                let text = String(decoding: request.body, as: UTF8.self)
+                if case .status(let code, _) = fault.response { fault.response = .answer(status: code, body: text) } else { fault.response = .body(text) }
+            }
             state.withLock { $0.faults.append(fault) }
             responder.respond(Self.text(200, "fault added\n"))
         case ("POST", "/_simulator/onecall"):
             let subscribed = query["subscribed"].flatMap(Bool.init)
-            let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false][$0] }
+            let endless = query["alerts"] == "endless"
+            let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false, "endless": false][$0] }
             let rain = query["rain"].flatMap { ["soon": true, "model": false][$0] }
             guard subscribed != nil || alerts != nil || rain != nil, query["subscribed"] == nil || subscribed != nil,
                 query["alerts"] == nil || alerts != nil, query["rain"] == nil || rain != nil
             else {
-                responder.respond(Self.text(400, "give subscribed=true|false, alerts=always|sometimes and/or rain=soon|model\n"))
+                responder.respond(Self.text(400, "give subscribed=true|false, alerts=always|sometimes|endless and/or rain=soon|model\n"))
                 return
             }
             state.withLock { state in
                 if let subscribed { state.oneCallSubscribed = subscribed }
-                if let alerts { state.oneCallAlwaysAlert = alerts }
+                if let alerts {
+                    state.oneCallAlwaysAlert = alerts
+                    state.oneCallEndlessAlerts = endless
+                }
                 if let rain { state.oneCallRainSoon = rain }
             }
             responder.respond(Self.text(
                 200, "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n"))
+        case ("GET", "/_simulator/"), ("GET", "/_simulator"):
+            responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
+        case ("POST", "/_simulator/weather"):
+            guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
+                query["lat"] == nil || query["lat"].flatMap(Double.init) != nil
+            else {
+                responder.respond(Self.text(400, "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE\n"))
+                return
+            }
+            let latitude = query["lat"].flatMap(Double.init)
+            state.withLock { $0.shifts.append(TemperatureShift(latitude: latitude, celsius: shift)) }
+            responder.respond(Self.text(200, "temperatures \(latitude.map { "at latitude \($0)" } ?? "everywhere") shifted by \(shift) °C\n"))
+        case ("DELETE", "/_simulator/weather"):
+            state.withLock { $0.shifts = [] }
+            responder.respond(Self.text(200, "temperature shifts cleared\n"))
         case ("DELETE", "/_simulator/fault"):
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
@@ -58,12 +80,18 @@ struct SimulatorHandler: HTTPHandler {
         let now = Clock.monotonic()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
-        let (fault, accepted, subscribed, alwaysAlert, rainSoon) = state.withLock { state in
-            (state.faults.first {
+        let shifts = state.withLock { $0.shifts }
+        let (fault, accepted, subscribed, alwaysAlert, rainSoon, endlessRound) = state.withLock { state in
+            var round: Int?
+            if state.oneCallEndlessAlerts {
+                round = state.endlessRound
+                if endpoint == .oneCall4Current { state.endlessRound += 1 }
+            }
+            return (state.faults.first {
                 $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) || $0.matches(latitude: latitude ?? .nan, path: request.path)
              },
              state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty,
-             state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon)
+             state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon, round)
         }
         var response: Fault.Response
         var body: (contentType: String, text: String)
@@ -74,9 +102,11 @@ struct SimulatorHandler: HTTPHandler {
             response = .status(401)
             body = (ErrorBodies.json, ErrorBodies.oneCallNoSubscription)
         } else {
-            let answer = endpoint.answer(
-                query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
-                path: request.path, linkBase: Self.linkBase(host: request.header("host")))
+            let answer = WeatherModel.$shifts.withValue(shifts) {
+                endpoint.answer(
+                    query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
+                    path: request.path, linkBase: Self.linkBase(host: request.header("host")), endlessRound: endlessRound)
+            }
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
             // A fault's status gets OpenWeather's stock body for it; an answer's own error keeps its body.
@@ -133,6 +163,8 @@ struct SimulatorHandler: HTTPHandler {
             responder.respond(HTTPResponse(status: 200, body: [], closeConnection: true))
         case .body(let text):
             responder.respond(respondJSON(200, text))
+        case .answer(let code, let text):
+            responder.respond(respondJSON(code, text))
         }
     }
 

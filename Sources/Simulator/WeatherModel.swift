@@ -5,6 +5,14 @@ import Glibc
 /// wind that varies smoothly, clouds and rain in three-hour spells, and real
 /// sunrise and sunset times. Deterministic for a given place and time.
 struct WeatherModel {
+    /// Degrees added to the temperatures of the places they match (`POST /_simulator/weather`): bound
+    /// by the handler for the answer it is making, so every endpoint (current, forecast, One Call)
+    /// shows the same hotter or colder place.
+    @TaskLocal static var shifts: [TemperatureShift] = []
+
+    /// The standard atmosphere's cooling with height, °C per metre.
+    static let lapseRate = 0.0065
+
     struct Reading {
         var temperature, feelsLike, temperatureMin, temperatureMax: Double
         var pressure, groundLevel, humidity: Double
@@ -37,7 +45,8 @@ struct WeatherModel {
         let annualMean = 27 * pow(cos(absoluteLatitude * .pi / 180), 1.2) - 3
         let dayOfYear = SolarTimes.dayOfYear(time)
         let season = cos(2 * .pi * (dayOfYear - 200) / 365.25) * (latitude >= 0 ? 1 : -1)
-        let dailyMean = annualMean + 0.15 * absoluteLatitude * season
+        let shift = shifts.reduce(0) { $0 + ($1.matches(latitude: latitude) ? $1.celsius : 0) }
+        let dailyMean = annualMean + 0.15 * absoluteLatitude * season - lapseRate * place.elevation + shift
         let dailySwing = 3 + 4 * (1 - clouds / 100)
         let temperature = (dailyMean + dailySwing * cos(2 * .pi * (solarHour - 15) / 24) + 1.5 * wave(seed, time, 5400)).rounded(to: 2)
 
@@ -142,4 +151,13 @@ extension Double {
         let scale = pow(10, Double(places))
         return (self * scale).rounded() / scale
     }
+}
+
+/// A place made hotter or colder by hand, for demos and drills.
+struct TemperatureShift: Sendable, Equatable {
+    /// Only this latitude (to 0.01°, as faults match); nil: everywhere.
+    var latitude: Double?
+    var celsius: Double
+
+    func matches(latitude requested: Double) -> Bool { latitude.map { abs($0 - requested) < 0.005 } ?? true }
 }

@@ -317,7 +317,7 @@ struct YAMLParser {
             try skipToContent()
             if atEnd || atDocumentMarker() || column < indent { break }
             if column > indent {
-                throw error("unexpected indentation; indent this line like the keys of its mapping (column \(indent + 1))")
+                throw error(deeperThanItsKeys(after: value, keysColumn: indent + 1))
             }
             if byte() == dash && isBlank(1) {
                 throw error("a sequence item where a key was expected; indent the items under their key, or add the missing key")
@@ -337,6 +337,19 @@ struct YAMLParser {
         return YAMLNode(.mapping(entries), at: position(keyMark))
     }
 
+    /// The fix for a line deeper than its mapping's keys after `value`. A key at the column of the
+    /// `- ` of the list just ended most likely lost its item's indentation: the item's key column
+    /// keeps it in the item, where the mapping's own column would move it out.
+    private func deeperThanItsKeys(after value: YAMLNode, keysColumn: Int) -> String {
+        let here = position(mark).column
+        if case .sequence(let items) = value.content, value.position.column == here, let last = items.last, case .mapping = last.content {
+            return "this line is at the column of the '- ' above (column \(here)) but is not an item; to put it in the item above, "
+                + "indent it like that item's keys (column \(last.position.column)); to start a new item, begin it with '- '; "
+                + "for a key beside the list's own key, column \(keysColumn)"
+        }
+        return "unexpected indentation; indent this line like the keys of its mapping (column \(keysColumn))"
+    }
+
     private mutating func blockSequence(indent: Int) throws(YAMLError) -> YAMLNode {
         let start = mark
         var items: [YAMLNode] = []
@@ -347,6 +360,10 @@ struct YAMLParser {
             try skipToContent()
             if atEnd || atDocumentMarker() || column < indent { break }
             if column > indent {
+                if let last = items.last, case .mapping = last.content {
+                    throw error(
+                        "unexpected indentation; to put this line in the item above, indent it like that item's keys (column \(last.position.column)); to start a new item, align its '- ' with the others (column \(indent + 1))")
+                }
                 throw error("unexpected indentation; align this line with the '-' of its sequence (column \(indent + 1)) or with the keys of an item")
             }
             // At the sequence's column but not an item: the next key of the mapping that holds it.

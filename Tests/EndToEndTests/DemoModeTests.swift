@@ -12,7 +12,7 @@ import Testing
         return parts.joined(separator: "/") + "/openweather-exporter"
     }()
 
-    static let cities = ["London", "New York", "Tokyo", "Sydney"]
+    static let cities = ["London", "New York", "Tokyo", "Sydney", "La Rinconada"]
 
     static let weatherMetrics = [
         "temperature_celsius", "feels_like_celsius", "temperature_min_celsius", "temperature_max_celsius", "humidity_ratio",
@@ -25,7 +25,7 @@ import Testing
 
     /// Starts `--demo` on an ephemeral port and returns the process and its port. The request budget
     /// is raised (a real flag, as a paying user would) unless `budget` is nil: at the demo's default of
-    /// 60 a minute the first round of 4 cities and 3 sources takes about 12 s, which no test here is about.
+    /// 60 a minute the first round of 5 cities and 4 sources takes about 20 s, which no test here is about.
     static func startDemo(_ extra: [String] = [], environment: [String: String] = [:], budget: Int? = 6000) async throws -> (ChildProcess, UInt16) {
         let arguments = ["--demo", "--web.listen-address=127.0.0.1:0"] + (budget.map { ["--openweather.max-requests-per-minute=\($0)"] } ?? []) + extra
         let process = try ChildProcess(executable, arguments, environment: environment)
@@ -91,6 +91,25 @@ import Testing
         let landing = try LoopbackHTTP.request(port: port, path: "/")
         #expect(landing.text.contains("simulated"))
         #expect(landing.text.contains("New York"))
+
+        // Issue 29 §3: every demo place has thresholds, and La Rinconada's forecast is below its 0 °C.
+        for city in Self.cities {
+            #expect(response.text.contains("openweather_temperature_alert_threshold_celsius{location=\"\(city)\",bound=\"below\"} "), "\(city)")
+            #expect(response.text.contains("openweather_temperature_alert_threshold_celsius{location=\"\(city)\",bound=\"above\"} "), "\(city)")
+        }
+        #expect(response.text.hasLine("openweather_temperature_alert_threshold_celsius{location=\"La Rinconada\",bound=\"below\"} 0"))
+        let low = response.text.split(separator: "\n").first { $0.hasPrefix("openweather_forecast_temperature_min_celsius{location=\"La Rinconada\",window_hours=\"24\"} ") }
+        let lowValue = try #require(low.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }, "\(response.text)")
+        #expect(lowValue < 0, "La Rinconada's 24-hour forecast minimum \(lowValue) °C crosses its below=0")
+        // The simulator's address and controls: logged plainly and shown on the landing page.
+        let simulator = try #require(log.firstRange(of: "simulator=http://127.0.0.1:").map {
+            String(log[$0.lowerBound...].dropFirst("simulator=".count).prefix { $0 != " " && $0 != "\n" })
+        })
+        #expect(log.contains("demo simulator: make a place hot, cold or failing"))
+        #expect(landing.text.contains("\(simulator)/_simulator/weather?lat=51.51&amp;shift=35"), "\(landing.text)")
+        #expect(landing.text.contains("<a href=\"\(simulator)/_simulator/\">"))
+        let simulatorPort = try #require(UInt16(simulator.split(separator: ":").last!))
+        #expect(try LoopbackHTTP.request(port: simulatorPort, path: "/_simulator/").text.contains("/_simulator/fault?lat=51.51&status=500"))
 
         Self.stopsWithinTwoSeconds(process)
     }

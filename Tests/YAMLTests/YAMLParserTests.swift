@@ -103,6 +103,21 @@ import Testing
         }
     }
 
+    /// Issue 29 §9: a key that lost its item's indentation is told the item's key column, not the
+    /// column of the mapping that holds the list (which would make it a key of that mapping).
+    @Test func aKeyOutOfItsItemIsToldTheItemsKeyColumn() {
+        let atTheDash = failure("locations:\n  - name: Home\n    longitude: 2\n  latitude: 1\n")
+        #expect(atTheDash?.position == YAMLPosition(line: 4, column: 3))
+        #expect(atTheDash?.message.contains("indent it like that item's keys (column 5)") == true, "\(String(describing: atTheDash))")
+        #expect(atTheDash?.message.contains("column 1") == true, "the list's own key column is named as the other choice")
+        let between = failure("locations:\n  - name: Home\n   latitude: 1\n")
+        #expect(between?.position == YAMLPosition(line: 3, column: 4))
+        #expect(between?.message.contains("indent it like that item's keys (column 5)") == true, "\(String(describing: between))")
+        #expect(between?.message.contains("(column 3)") == true, "a new item's '- ' column")
+        // Not after a list of mappings: the mapping's own keys' column, as before.
+        #expect(failure("a:\n  b: 1\n c: 2\n")?.message.contains("(column 1)") == true)
+    }
+
     @Test func deepNestingIsAnErrorNotACrash() {
         #expect(failure(String(repeating: "[", count: 10_000))?.message.contains("nesting deeper") == true)
         #expect(failure(String(repeating: "- ", count: 10_000) + "x")?.message.contains("nesting deeper") == true)

@@ -316,6 +316,56 @@ def series_selectors(expr):
     return found
 
 
+def overlaps(panels):
+    """Pairs of panels whose gridPos rectangles share any cell (Grafana's 24-column grid)."""
+    found = []
+    for i, a in enumerate(panels):
+        for b in panels[i + 1:]:
+            ga, gb = a["gridPos"], b["gridPos"]
+            if (ga["x"] < gb["x"] + gb["w"] and gb["x"] < ga["x"] + ga["w"]
+                    and ga["y"] < gb["y"] + gb["h"] and gb["y"] < ga["y"] + ga["h"]):
+                found.append(f"{a['title']!r} and {b['title']!r}")
+    return found
+
+
+# The unit a family's name ends in (Prometheus' naming), longest first.
+FAMILY_UNITS = ["meters_per_second", "grams_per_cubic_meter", "celsius", "ratio", "meters", "pascals", "degrees",
+                "seconds_total", "seconds", "bytes", "index", "total", "info", "id"]
+
+
+def quantity(expr):
+    """What a query draws, as unit and scale: `openweather_rain_1h_meters * 1000` is ("meters", "*1000")."""
+    units = []
+    for name, _ in series_selectors(expr):
+        unit = next((u for u in FAMILY_UNITS if name.endswith("_" + u)), name)
+        units.append("seconds" if unit == "seconds" and name.endswith("timestamp_seconds") else unit)
+    scale = "".join(re.findall(r"[*/]\s*\d[\d.e]*\s*$", expr)).replace(" ", "")
+    return (units[0] if units else "", scale)
+
+
+def check_layout(panels):
+    """Issue 29 §6: no two panels overlap; the Forecast row comes right after the first ("Now") row;
+    every axis of a time series shows one quantity (a series on a second axis is one an override
+    gives a unit of its own)."""
+    found = overlaps(panels)
+    check(not found, f"dashboard: no two of {len(panels)} panels overlap" + (f" (overlapping: {'; '.join(found)})" if found else ""))
+    rows = sorted((p for p in panels if p["type"] == "row"), key=lambda p: p["gridPos"]["y"])
+    check([r["title"] for r in rows][:2] == ["Now", "Forecast"], f"dashboard: the Forecast row comes right after Now (rows: {[r['title'] for r in rows]})")
+    for p in panels:
+        if p["type"] not in ("timeseries", "barchart"):
+            continue
+        own_axis = [o["matcher"]["options"] for o in p.get("fieldConfig", {}).get("overrides", [])
+                    if o["matcher"]["id"] == "byRegexp" and any(pr["id"] == "unit" for pr in o["properties"])]
+        axes = {}
+        for t in p["targets"]:
+            legend = t.get("legendFormat") or ""
+            sample = re.sub(r"\{\{\s*\w+\s*\}\}", "x", legend)
+            axis = next((r for r in own_axis if re.fullmatch(r, sample)), "")
+            axes.setdefault(axis, set()).add(quantity(t["expr"]))
+        mixed = {axis or "left": sorted(q) for axis, q in axes.items() if len(q) > 1}
+        check(not mixed, f"panel {p['title']!r}: one unit per axis" + (f" (mixes {mixed})" if mixed else ""))
+
+
 def check_grafana():
     print("grafana:")
     gdir = DEPLOY / "grafana"
@@ -329,8 +379,12 @@ def check_grafana():
     variables = {v["name"]: v for v in dash["templating"]["list"]}
     check(variables.get("datasource", {}).get("type") == "datasource", "dashboard: datasource variable")
     loc = variables.get("location", {})
-    check(loc.get("multi") is True and re.match(r"label_values\(openweather_up\b.*, location\)", str(loc.get("query"))),
-          "dashboard: multi-select location variable from label_values(openweather_up, location)")
+    # Read from a family that a live scrape and a backfill (`openweather-exporter backfill`, which
+    # writes no openweather_up) both write, so backfilled history is selectable.
+    check(loc.get("multi") is True and re.match(r"label_values\(openweather_temperature_celsius\b.*, location\)", str(loc.get("query"))),
+          "dashboard: multi-select location variable from label_values(openweather_temperature_celsius, location)")
+    check(str(variables.get("job", {}).get("query")) == "label_values(openweather_temperature_celsius, job)",
+          "dashboard: job variable from label_values(openweather_temperature_celsius, job), which backfill writes too")
     panels = list(walk_panels(dash["panels"]))
     ids = [p["id"] for p in panels]
     check(len(ids) == len(set(ids)), "dashboard: panel ids are unique")
@@ -342,6 +396,7 @@ def check_grafana():
             ok &= p.get("datasource", {}).get("uid") == "${datasource}"
             ok &= all(t.get("datasource", {}).get("uid") == "${datasource}" and t.get("expr") for t in p["targets"])
     check(ok, "dashboard: every panel and query uses the ${datasource} variable, and fits the grid")
+    check_layout(panels)
     targets = [(p, t) for p in panels for t in p.get("targets", [])]
     exprs = " ".join(t["expr"] for _, t in targets)
     # Every family the exporter can write (the golden exposition of every
@@ -457,6 +512,24 @@ def check_docs():
         check(not bad, f"{name}: {len(links)} relative links resolve" + (": " + ", ".join(bad) if bad else ""))
 
 
+def check_prometheus_snippet():
+    """Issue 29 §2: the snippet to merge into an existing prometheus.yml has the whole file's job and
+    rule file (the job may add its own scrape_interval, which the whole file sets globally)."""
+    print("prometheus snippet:")
+    whole = yaml.safe_load((DEPLOY / "prometheus" / "prometheus.yml").read_text())
+    snippet = yaml.safe_load((DEPLOY / "prometheus" / "snippet.yml").read_text())
+    check(set(snippet) == {"rule_files", "scrape_configs"}, "snippet.yml holds rule_files and scrape_configs only (nothing of yours to overwrite)")
+    check(snippet["rule_files"] == whole["rule_files"], "snippet.yml names prometheus.yml's rule file")
+    (job,) = snippet["scrape_configs"]
+    (whole_job,) = [j for j in whole["scrape_configs"] if j["job_name"] == "openweather"]
+    check(job.get("scrape_interval") == whole["global"]["scrape_interval"], "snippet.yml's job scrapes at prometheus.yml's interval")
+    check({k: v for k, v in job.items() if k != "scrape_interval"} == whole_job, "snippet.yml's job is prometheus.yml's")
+    for doc in ["README.md", "deploy/README.md"] + [str(p.relative_to(ROOT)) for p in (DEPLOY / "docs").glob("*.md")]:
+        text = (ROOT / doc).read_text()
+        check("cp -r" not in text and "cp deploy/prometheus/prometheus.yml /etc/prometheus/prometheus.yml" not in text,
+              f"{doc}: no `cp -r` of the rules and no copy over an existing /etc/prometheus/prometheus.yml")
+
+
 def check_alert_table():
     """deploy/docs/alerts.md's alert table has a row for every alert of the rules, and no row for one
     that does not exist; the example config does not name metrics the exporter does not have."""
@@ -472,7 +545,7 @@ def check_alert_table():
 
 
 def main():
-    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_alert_table, check_docs]
+    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_docs]
     if shutil.which("kubectl") is None:
         # Tests/deploy/kubernetes.sh says so as a SKIP in the deploy suite's summary.
         print("kubernetes: SKIPPED, no kubectl to build the kustomizations with")

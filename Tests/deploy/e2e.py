@@ -438,6 +438,109 @@ def dashboard(a):
     finish()
 
 
+# --- a newcomer's journey: merge into an existing Prometheus, backfill, a demo alert ---------
+
+# What Debian's prometheus package ships as /etc/prometheus/prometheus.yml (its jobs, its rule_files
+# with nothing in it), for a machine without it: the "existing" config the snippet is merged into.
+STOCK_PROMETHEUS = """
+global:
+  scrape_interval:     15s
+  evaluation_interval: 15s
+  external_labels:
+      monitor: 'example'
+alerting:
+  alertmanagers:
+  - static_configs:
+    - targets: ['localhost:9093']
+rule_files:
+  # - "first_rules.yml"
+scrape_configs:
+  - job_name: 'prometheus'
+    scrape_interval: 5s
+    scrape_timeout: 5s
+    static_configs:
+      - targets: ['localhost:9090']
+  - job_name: node
+    static_configs:
+      - targets: ['localhost:9100']
+"""
+
+
+def merge(a):
+    """Does what deploy/docs/install.md tells a user with a Prometheus of their own: the snippet's
+    rule file under the existing `rule_files:` and its job under `scrape_configs:` (each list made
+    where the file has none), the rules installed into `rules/` beside the config, unchanged. Only
+    the job's target and interval are the test's (as genconfig's). Prints the jobs of the result."""
+    import yaml
+    existing_text = pathlib.Path(a.existing).read_text() if a.existing and pathlib.Path(a.existing).is_file() else STOCK_PROMETHEUS
+    config = yaml.safe_load(existing_text)
+    snippet = yaml.safe_load(pathlib.Path(a.snippet).read_text())
+    before = [j["job_name"] for j in config.get("scrape_configs") or []]
+    config["rule_files"] = (config.get("rule_files") or []) + snippet["rule_files"]
+    config["scrape_configs"] = (config.get("scrape_configs") or []) + snippet["scrape_configs"]
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "openweather"]
+    job["static_configs"] = [{"targets": [a.exporter]}]
+    job["scrape_interval"] = a.interval
+    job["scrape_timeout"] = a.interval
+    out = pathlib.Path(a.out)
+    (out / "rules").mkdir(parents=True, exist_ok=True)
+    (out / "prometheus.yml").write_text(yaml.safe_dump(config, sort_keys=False))
+    for src in snippet["rule_files"]:
+        (out / src).write_text((pathlib.Path(a.snippet).parent / src).read_text())
+    check(before and set(before) < {j["job_name"] for j in config["scrape_configs"]},
+          f"merged: the existing jobs {before} and openweather; rule files {config['rule_files']}")
+    finish()
+
+
+def journey(a):
+    """The merged Prometheus: the existing jobs still configured beside openweather, which is up;
+    the shipped rules loaded as shipped; the demo's cold place's forecast alert pending (or firing)
+    within the timeout; and the backfilled past read through the dashboard's own queries with its
+    $job variable taken from label_values over a range before the exporter started."""
+    dash = json.loads(pathlib.Path(a.dashboard).read_text())
+    pools = set()
+
+    def targets():
+        nonlocal pools
+        active = get_json(f"{a.prometheus}/api/v1/targets")["data"]["activeTargets"]
+        pools = {t["scrapePool"] for t in active}
+        return any(t["scrapePool"] == "openweather" and t["health"] == "up" for t in active)
+    check(poll(targets, 60), "openweather target up")
+    check(set(a.existing_jobs.split(",")) <= pools, f"the existing jobs are still scraped: {sorted(pools)}")
+    groups = {g["name"] for g in get_json(f"{a.prometheus}/api/v1/rules")["data"]["groups"]}
+    shipped = {g["name"] for g in __import__("yaml").safe_load(pathlib.Path(a.rules).read_text())["groups"]}
+    check(shipped <= groups, f"the shipped rule groups are loaded: {sorted(shipped)}")
+    state = {}
+
+    def pending():
+        for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"]:
+            if x["labels"]["alertname"] == "OpenWeatherForecastBelowThreshold" and x["labels"].get("location") == a.cold:
+                state["value"] = x["state"]
+                return True
+        return False
+    started = time.monotonic()
+    check(poll(pending, a.timeout), f"OpenWeatherForecastBelowThreshold for {a.cold} {state.get('value', 'not raised')} "
+          f"after {time.monotonic() - started:.0f} s (the shipped rules, for: 15m, so pending first)")
+
+    # The backfill: before the exporter started, only it wrote anything; its samples are on the hour
+    # (a query at another moment finds nothing within Prometheus' 5-minute lookback).
+    past_end = a.backfill_until - 3600
+    past_start = a.backfill_until - 3 * 3600
+    variable = next(v for v in dash["templating"]["list"] if v["name"] == "job")
+    m = re.fullmatch(r"label_values\((\w+),\s*job\)", variable["query"])
+    jobs = get_json(f"{a.prometheus}/api/v1/label/job/values?" + urllib.parse.urlencode(
+        {"match[]": m.group(1), "start": past_start, "end": past_end}))["data"]
+    check(jobs == ["openweather"], f"$job over the backfilled hours (label_values({m.group(1)}, job)): {jobs}")
+    panel = next(p for p in walk(dash["panels"]) if p.get("title", "").startswith("Temperature, feels like"))
+    expr = panel["targets"][0]["expr"].replace("$job", jobs[0] if jobs else "none").replace("$location", ".+")
+    body = get_json(f"{a.prometheus}/api/v1/query?" + urllib.parse.urlencode({"query": expr, "time": past_end}))
+    places = sorted(r["metric"]["location"] for r in body["data"]["result"])
+    check(a.cold in places and len(places) >= 5, f"the dashboard's {expr!r} {a.backfill_until - past_end} s before the exporter started: {places}")
+    instances = {r["metric"].get("instance") for r in body["data"]["result"]}
+    check(instances == {a.instance}, f"--label instance={a.instance} on every backfilled series: {instances}")
+    finish()
+
+
 # --- forecast and One Call ------------------------------------------------------
 
 def scrape(url):
@@ -775,6 +878,15 @@ def main():
         fb.add_argument("--" + k, required=True)
     fb.add_argument("--source", default="onecall")
     fb.add_argument("--timeout", type=float, default=90)
+    mg = sub.add_parser("merge")
+    for k in ("snippet", "out", "exporter", "interval"):
+        mg.add_argument("--" + k, required=True)
+    mg.add_argument("--existing", help="the prometheus.yml to merge into (Debian's stock one when missing)")
+    j = sub.add_parser("journey")
+    for k in ("prometheus", "dashboard", "rules", "cold", "instance", "existing_jobs"):
+        j.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
+    j.add_argument("--backfill-until", dest="backfill_until", type=int, required=True)
+    j.add_argument("--timeout", type=float, default=150)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)

@@ -40,6 +40,37 @@ while IFS= read -r kust; do
     built+=("$file")
 done < <(find "$ROOT/deploy/kubernetes" -name kustomization.yaml | sort)
 
+# The image is the kustomization's `images:` entry, and pointing it at a registry changes every pod
+# (issue 29 §10): a copy of deploy/kubernetes with the entry rewritten as `kustomize edit set image
+# openweather-exporter=registry.example.com/openweather-exporter:1.2.3` writes it (kustomize itself
+# when it is installed; this machine has only kubectl's), built again by kubectl kustomize.
+images_of() { grep -E '^ +image: ' "$1" | sed -E 's/^ +image: //' | sort -u | xargs; }
+for name in kubernetes kubernetes-sharded; do
+    got=$(images_of "$OUT/$name.yaml")
+    [ "$got" = "openweather-exporter:latest" ] || { echo "FAIL deploy/${name/-//}: the pods run $got, not the images: entry's openweather-exporter:latest"; exit 1; }
+done
+copy="$OUT/image-override"
+rm -rf "$copy" && cp -r "$ROOT/deploy/kubernetes" "$copy"
+want=registry.example.com/openweather-exporter:1.2.3
+for dir in "$copy" "$copy/sharded"; do
+    if command -v kustomize >/dev/null; then
+        (cd "$dir" && kustomize edit set image "openweather-exporter=$want")
+    else
+        python3 - "$dir/kustomization.yaml" "$want" <<'PY'
+import sys, yaml
+path, image = sys.argv[1], sys.argv[2]
+kust = yaml.safe_load(open(path))
+(entry,) = [i for i in kust["images"] if i["name"] == "openweather-exporter"]
+entry["newName"], entry["newTag"] = image.rsplit(":", 1)
+yaml.safe_dump(kust, open(path, "w"), sort_keys=False)
+PY
+    fi
+    kubectl kustomize "$dir" >"$dir.built.yaml" 2>"$dir.err" || { echo "FAIL kubectl kustomize of the edited copy:"; cat "$dir.err"; exit 1; }
+    got=$(images_of "$dir.built.yaml")
+    [ "$got" = "$want" ] || { echo "FAIL set image in ${dir#"$OUT"/}: the pods run $got, not $want"; exit 1; }
+    echo "ok   images: openweather-exporter=$want in ${dir#"$OUT"/}: every pod runs $got"
+done
+
 if ! PYTHONPATH="$TOOLS" python3 -c 'import kubernetes_validate' 2>/dev/null; then
     rm -rf "$TOOLS"
     timeout 300 python3 -m pip install --quiet --disable-pip-version-check --target "$TOOLS" \

@@ -16,7 +16,8 @@
 # DEPLOY_TEST_TIMEOUT bounds the whole run (seconds, default 600).
 # Installs prometheus, prometheus-alertmanager, python3-yaml and curl from
 # Debian when missing, and prometheus_client (for its OpenMetrics parser) from
-# PyPI into the work directory (Debian's python3-prometheus-client without pip).
+# PyPI into the work directory (Debian's python3-prometheus-client without pip);
+# Tests/deploy/spelling.sh installs codespell from PyPI, kubernetes.sh kubernetes-validate.
 # Exits non-zero when any check fails.
 
 set -uo pipefail
@@ -188,6 +189,8 @@ step "kubectl kustomize builds every kustomization; kubernetes-validate --strict
     bash "$HERE/kubernetes.sh" "$WORK/kubernetes"
 step "structure of deploy/ (kubernetes as kubectl kustomize builds it, docker, systemd, grafana) and the Markdown links" \
     "$PY" "$HERE/check_structure.py" "$ROOT"
+step "spelling of the Markdown, deploy/, Sources/ and .ci/ (codespell from PyPI; a word written twice)" \
+    bash "$HERE/spelling.sh"
 
 compose_config() {
     cd "$DEPLOY/docker" || return 1
@@ -276,11 +279,14 @@ else
         pass "exporter /-/healthy answers 200"
         step "exporter /-/ready answers 200 once every location was polled" \
             wait_for 90 http_ok "http://$EXPORTER/-/ready"
-        # The script finds the address in the process's own sockets (the image runs it with none given).
-        step "container health check script succeeds against the exporter (port $EXPORTER_PORT, found in its sockets)" \
-            env HEALTHCHECK_PID="$EXPORTER_PID" bash "$DEPLOY/docker/healthcheck.sh"
-        step "container health check script fails for a process that listens nowhere" \
-            bash -c 'sleep 30 & s=$!; ! env HEALTHCHECK_PID=$s bash "$1"; r=$?; kill $s; exit $r' _ "$DEPLOY/docker/healthcheck.sh"
+        # The image's health check finds the address in the exporter's own sockets (the image runs it
+        # with none given); given one, it asks that one.
+        step "health check subcommand succeeds against the exporter (port $EXPORTER_PORT, found in its sockets)" \
+            "$BIN" healthcheck
+        step "health check subcommand succeeds given the exporter's address" \
+            "$BIN" healthcheck --web.listen-address="$EXPORTER"
+        step "health check subcommand fails, with exit 1, where nothing listens" \
+            bash -c '"$1" healthcheck --web.listen-address=127.0.0.1:1; [ $? = 1 ]' _ "$BIN"
         # Lint findings count as failures, as in .ci/run; on a scrape with every
         # source's families (air pollution, health per source with geocoding).
         lint_metrics() {
@@ -418,7 +424,7 @@ backfill_history() {
     until=$(( $(date +%s) / 3600 * 3600 ))
     "$BIN" backfill --demo --since=24h --until="$until" --output="$dir/history.om" \
         --openweather.max-requests-per-minute=100000 2>"$dir/backfill.log" || { cat "$dir/backfill.log"; return 1; }
-    grep -q '4/4 locations done, 0 calls left' "$dir/backfill.log" || { echo "no progress on stderr:"; cat "$dir/backfill.log"; return 1; }
+    grep -q '5/5 locations done, 0 calls left' "$dir/backfill.log" || { echo "no progress on stderr:"; cat "$dir/backfill.log"; return 1; }
     [[ "$(tail -n 1 "$dir/history.om")" == "# EOF" ]] || { echo "the file does not end with # EOF"; return 1; }
     [[ ! -e "$dir/history.om.partial" ]] || { echo "the work directory was left behind"; return 1; }
     promtool tsdb create-blocks-from openmetrics "$dir/history.om" "$dir/data" || return 1
@@ -429,7 +435,7 @@ backfill_history() {
     BACKFILL_PIDS+=($!)
     wait_for 30 http_ok "http://127.0.0.1:$prom_port/-/ready" || { tail -n 20 "$dir/prometheus.log"; return 1; }
     for at in $((until - 20 * 3600)) $((until - 3600)); do
-        for metric in 'openweather_temperature_celsius{location="London"}' 'openweather_air_quality_index{location="Tokyo"}'; do
+        for metric in 'openweather_temperature_celsius{job="openweather",location="London"}' 'openweather_air_quality_index{job="openweather",location="Tokyo"}'; do
             line="$(grep -F "$metric " "$dir/history.om" | grep " $at\$")" || { echo "the file has no $metric at $at"; return 1; }
             expected="$(awk '{print $(NF-1)}' <<<"$line")"
             got="$(curl -fs --max-time 5 "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$metric" \
@@ -443,6 +449,46 @@ export -f backfill_history
 if [[ -x "$BIN" ]]; then
     echo "== backfill"
     step "backfill --demo 24 h: promtool tsdb create-blocks-from openmetrics accepts it; Prometheus on the blocks reads past values back" backfill_history
+fi
+
+# --- a newcomer's journey: an existing Prometheus plus the snippet, a backfill, the demo's alert ---
+
+# Issue 29 §1-3: plain --demo (its five places with thresholds); the last three hours of the same
+# places backfilled (--label instance= the exporter's address, job="openweather" by default) and made
+# into blocks; the stock prometheus.yml of Debian's package (or a copy of it) with the snippet merged
+# in as deploy/docs/install.md says, the shipped rules unchanged. Then: the existing jobs and the
+# exporter's, the rules loaded, La Rinconada's forecast alert pending within minutes, and the
+# dashboard's temperature query with $job from its variable reading the backfilled hours.
+newcomer_journey() {
+    local dir="$WORK/journey" port prom_port until log
+    JOURNEY_PIDS=()
+    trap 'kill "${JOURNEY_PIDS[@]}" 2>/dev/null' EXIT TERM
+    mkdir -p "$dir"
+    port="$(free_port)"; prom_port="$(free_port)"
+    until=$(( $(date +%s) / 3600 * 3600 ))
+    "$BIN" backfill --demo --since=3h --until="$until" --output="$dir/history.om" --label "instance=127.0.0.1:$port" \
+        --openweather.max-requests-per-minute=100000 2>"$dir/backfill.log" || { cat "$dir/backfill.log"; return 1; }
+    promtool tsdb create-blocks-from openmetrics "$dir/history.om" "$dir/data" >"$dir/promtool.log" 2>&1 \
+        || { cat "$dir/promtool.log"; return 1; }
+    "$BIN" --demo --web.listen-address="127.0.0.1:$port" >"$dir/exporter.log" 2>&1 &
+    JOURNEY_PIDS+=($!)
+    "$PY" "$HERE/e2e.py" merge --existing /etc/prometheus/prometheus.yml --snippet "$DEPLOY/prometheus/snippet.yml" \
+        --out "$dir/config" --exporter "127.0.0.1:$port" --interval 5s || return 1
+    log="$(promtool check config "$dir/config/prometheus.yml" 2>&1)" || { echo "$log"; return 1; }
+    grep -q 'SUCCESS: 1 rule files found' <<<"$log" || { echo "promtool found no rule file: $log"; return 1; }
+    prometheus --config.file="$dir/config/prometheus.yml" --storage.tsdb.path="$dir/data" \
+        --web.listen-address="127.0.0.1:$prom_port" >"$dir/prometheus.log" 2>&1 &
+    JOURNEY_PIDS+=($!)
+    wait_for 30 http_ok "http://127.0.0.1:$prom_port/-/ready" || { tail -n 20 "$dir/prometheus.log"; return 1; }
+    "$PY" "$HERE/e2e.py" journey --prometheus "http://127.0.0.1:$prom_port" --dashboard "$DEPLOY/grafana/dashboards/openweather.json" \
+        --rules "$DEPLOY/prometheus/rules/openweather.yml" --cold "La Rinconada" --instance "127.0.0.1:$port" \
+        --existing-jobs prometheus,node --backfill-until "$until" --timeout 120 \
+        || { tail -n 5 "$dir/exporter.log"; tail -n 5 "$dir/prometheus.log"; return 1; }
+}
+export -f newcomer_journey
+if [[ -x "$BIN" ]]; then
+    echo "== a newcomer's journey"
+    step "an existing prometheus.yml plus snippet.yml: its jobs and openweather scraped, the shipped rules loaded; --demo's La Rinconada forecast alert pending within 2 minutes; a backfill (job=openweather, --label instance) read through the dashboard's \$job" newcomer_journey
 fi
 
 # --- TLS and basic auth (--web.config.file) --------------------------------------

@@ -54,6 +54,8 @@ struct Backfill {
     var oneCallPerDay: Int? = nil
     var keyPerDay: Int? = nil
     var output: String
+    /// Put on every sample (`--label`, by default `job="openweather"`).
+    var labels: [BackfillOptions.Label] = BackfillOptions.defaultLabels
     var transport: any OpenWeatherTransport
     var time: any BackfillTime
     /// One line of progress or news (stderr in the command).
@@ -64,11 +66,16 @@ struct Backfill {
     /// The range `since` back from `until` (now when nil); an earlier interrupted run's range wins.
     func run(since: Duration, until: Double?) throws(BackfillError) {
         let parts = BackfillParts(output: output)
+        try parts.checkOutput()
         // Whole seconds, as the range is kept for a resumed run.
-        let end = (until ?? time.now()).rounded(.down)
-        let seconds = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-        var plan = BackfillParts.Plan(from: (end - seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
-        if let earlier = try parts.existingPlan() {
+        let now = time.now()
+        let end = (until ?? now).rounded(.down)
+        var plan = BackfillParts.Plan(from: (end - since.seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
+        // Before anything is sized by it: --since=31000y once made an array of 2.2 GB of hours.
+        if let problem = plan.problem(now: now) {
+            throw BackfillError("--since and --until give a range OpenWeather has no history for: \(problem); --since may reach back to 1979-01-01, --until at most four days ahead")
+        }
+        if let earlier = try parts.existingPlan(now: now) {
             guard earlier.weather == plan.weather, earlier.airPollution == plan.airPollution else {
                 throw BackfillError(
                     "\(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the directory to start afresh")
@@ -179,7 +186,7 @@ struct Backfill {
         var families = (weather?.families ?? []) + (airPollution?.families ?? [])
         families.removeAll { HistoryBlock.leftOut.contains($0.name) }
         let written = blocks.compactMap { $0 }
-        try BackfillParts.write(HistoryBlock.merge(written, families: families), to: output)
+        try BackfillParts.write(HistoryBlock.merge(written, families: families, labels: labels), to: output)
         parts.remove()
         report("wrote \(output): \(written.count) of \(ordered.count) locations; import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
     }
@@ -261,7 +268,7 @@ public enum BackfillCommand {
             locations: configuration.locations, weather: weather, airPollution: enabled(AirPollutionSource.name),
             language: configuration.language, perMinute: configuration.maxRequestsPerMinute,
             oneCallPerDay: configuration.sources.first { $0.name == OneCallSource.name }?.maxRequestsPerDay,
-            keyPerDay: configuration.maxRequestsPerDay, output: options.output,
+            keyPerDay: configuration.maxRequestsPerDay, output: options.output, labels: options.labels,
             transport: client, time: SystemBackfillTime(), report: report)
         do {
             try backfill.run(since: options.since, until: options.until)

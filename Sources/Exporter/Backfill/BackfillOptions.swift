@@ -10,12 +10,25 @@ public struct BackfillOptions: Sendable, Equatable {
     var until: Double?
     /// The OpenMetrics file written; its work in progress is kept beside it (`BackfillParts`).
     var output: String
+    /// Labels put on every sample, first in each series: by default the shipped scrape job's
+    /// `job="openweather"`, which the dashboard's `$job` and the rules filter on, so the history
+    /// lands in the same series as the live scrapes.
+    var labels: [Label] = BackfillOptions.defaultLabels
+
+    /// A label every backfilled sample gets (`--label NAME=VALUE`).
+    struct Label: Sendable, Equatable {
+        var name: String
+        var value: String
+    }
+
+    /// The shipped scrape job's name (deploy/prometheus/prometheus.yml).
+    static let defaultLabels = [Label(name: "job", value: "openweather")]
 
     /// The line `openweather-exporter --help` ends with.
     static let pointer = "History into Prometheus (weather and air quality of the past days):  openweather-exporter backfill --help"
 
     static let help = """
-        usage: openweather-exporter backfill --since=DURATION [--until=TIME] --output=FILE [flags]
+        usage: openweather-exporter backfill --since=DURATION [--until=TIME] --output=FILE [--label NAME=VALUE]... [flags]
 
         Writes the past of every configured location as OpenMetrics with timestamps, the same families \
         and labels as /metrics, for `promtool tsdb create-blocks-from openmetrics FILE DIR`:
@@ -30,6 +43,10 @@ public struct BackfillOptions: Sendable, Equatable {
           --since=DURATION  How far back, as Prometheus writes durations: 24h, 7d, 2w.
           --until=TIME      End of the range (default: now): RFC 3339 (2025-12-01T12:00:00Z) or Unix seconds.
           --output=FILE     The OpenMetrics file to write; FILE.partial/ holds the work until it is done.
+          --label NAME=VALUE  A label on every sample, repeatable (default: job=openweather, the shipped
+                            scrape job's name, so the dashboard and the rules find the history). Set it
+                            to your scrape job's labels: --label job=weather --label instance=host:9755;
+                            an empty VALUE (--label job=) writes no such label.
 
         The location, key, collector and --openweather.* flags, the config file and --demo work as for \
         the exporter (openweather-exporter --help): --collector.weather (or --collector.onecall) backfills \
@@ -38,15 +55,18 @@ public struct BackfillOptions: Sendable, Equatable {
 
     /// Takes the backfill's flags out of `arguments` (the subcommand's, without its name) as given,
     /// and leaves the exporter's: `--help` is answered before they are checked (`parse`).
-    static func extract(_ arguments: [String]) throws(ConfigError) -> (since: String?, until: String?, output: String?, rest: [String]) {
+    static func extract(_ arguments: [String]) throws(ConfigError) -> (
+        since: String?, until: String?, output: String?, labels: [String], rest: [String]
+    ) {
         var found: [String: String] = [:]
+        var labels: [String] = []
         var rest: [String] = []
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
             let name = argument.split(separator: "=", maxSplits: 1).first.map(String.init) ?? argument
-            guard ["--since", "--until", "--output"].contains(name) else {
+            guard ["--since", "--until", "--output", "--label"].contains(name) else {
                 rest.append(argument)
                 continue
             }
@@ -57,16 +77,21 @@ public struct BackfillOptions: Sendable, Equatable {
                 value = arguments[index]
                 index += 1
             } else {
-                throw ConfigError("\(name) needs a value, for example \(name)=\(name == "--output" ? "history.om" : name == "--since" ? "24h" : "2025-12-01T12:00:00Z")")
+                let example = ["--output": "history.om", "--since": "24h", "--label": "instance=home:9755"][name] ?? "2025-12-01T12:00:00Z"
+                throw ConfigError("\(name) needs a value, for example \(name)=\(example)")
+            }
+            if name == "--label" {
+                labels.append(value)
+                continue
             }
             if found[name] != nil { throw ConfigError("\(name) is given twice: give it once") }
             found[name] = value
         }
-        return (found["--since"], found["--until"], found["--output"], rest)
+        return (found["--since"], found["--until"], found["--output"], labels, rest)
     }
 
     /// The options from the extracted texts.
-    static func parse(since: String?, until: String?, output: String?) throws(ConfigError) -> BackfillOptions {
+    static func parse(since: String?, until: String?, output: String?, labels: [String] = []) throws(ConfigError) -> BackfillOptions {
         guard let since else { throw ConfigError("backfill needs --since=DURATION, how far back: for example --since=24h") }
         guard let duration = PrometheusDuration.parse(since), duration > .zero else {
             throw ConfigError("--since=\(since) is not a duration: use one like 24h, 7d or 2w")
@@ -79,7 +104,41 @@ public struct BackfillOptions: Sendable, Equatable {
             }
             end = parsed
         }
-        return BackfillOptions(since: duration, until: end, output: output)
+        return BackfillOptions(since: duration, until: end, output: output, labels: try parseLabels(labels))
+    }
+
+    /// The default job label with each `--label NAME=VALUE` set or added in turn; an empty value takes
+    /// the label away.
+    static func parseLabels(_ given: [String]) throws(ConfigError) -> [Label] {
+        var labels = defaultLabels
+        var seen: Set<String> = []
+        for text in given {
+            guard let equals = text.firstIndex(of: "=") else {
+                throw ConfigError("--label \(text) has no value: write it NAME=VALUE, for example --label instance=home:9755")
+            }
+            let name = String(text[..<equals])
+            let value = String(text[text.index(after: equals)...])
+            guard isValidLabelName(name) else {
+                throw ConfigError(
+                    "--label \(text): \"\(name)\" is not a label name: use letters, digits and underscores, not starting with a digit (e.g. instance, job, site)")
+            }
+            guard !name.hasPrefix("__") else {
+                throw ConfigError("--label \(text): names starting with __ are Prometheus' own: choose another name")
+            }
+            guard seen.insert(name).inserted else { throw ConfigError("--label \(name) is given twice: give it once") }
+            labels.removeAll { $0.name == name }
+            if !value.isEmpty { labels.append(Label(name: name, value: value)) }
+        }
+        return labels
+    }
+
+    /// `[a-zA-Z_][a-zA-Z0-9_]*`, Prometheus' label name grammar.
+    static func isValidLabelName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
+        return name.utf8.allSatisfy { byte in
+            let letter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
+            return letter || byte == UInt8(ascii: "_") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
     }
 
     /// Unix seconds, or RFC 3339 with `Z` or an offset (`2025-12-01T12:00:00Z`, `...+01:00`, fractions ignored).

@@ -50,6 +50,8 @@ enum ConfigFile {
 private struct Reader {
     let file: String
     var warnings: [String] = []
+    /// The keys of a location item (`location(_:at:)`).
+    static let locationKeys = ["name", "latitude", "longitude", "query", "zip", "alerts"]
 
     init(path: String) { file = path }
 
@@ -65,6 +67,12 @@ private struct Reader {
         if root.isNull { return }
         guard let entries = root.mapping else {
             throw fail(root.position, "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)")
+        }
+        // A location's key moved out of its item leaves the item incomplete too: name the cause first,
+        // with the column of the item's keys, which is what puts it back.
+        let column = root["locations"]?.sequence?.last(where: { $0.mapping != nil }).map { " (column \($0.position.column), like the item's other keys)" } ?? ""
+        for entry in entries where ConfigFile.KeyTree.root.children[entry.key] == nil && Self.locationKeys.contains(Settings.snakeCase(entry.key)) {
+            throw fail(entry.keyPosition, "`\(entry.key)` is a key of a location: indent it under its item in `locations:`\(column)")
         }
         try section(entries, tree: ConfigFile.KeyTree.root, path: [], into: &settings)
         settings.warnings += warnings
@@ -171,7 +179,7 @@ private struct Reader {
     mutating func location(_ item: YAMLNode, at key: String) throws(ConfigError) -> Location {
         let shape = "name and latitude and longitude, name and query (City,State,Country), or name and zip (94040,US)"
         guard let entries = item.mapping else { throw fail(item.position, "`\(key)` must be a mapping of \(shape), not \(item.kindDescription)") }
-        let known = ["name", "latitude", "longitude", "query", "zip", "alerts"]
+        let known = Self.locationKeys
         for entry in entries where !known.contains(entry.key) {
             let near = known.map { ($0, CommandLineFlags.editDistance($0, entry.key)) }.min { $0.1 < $1.1 }
             let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""

@@ -186,6 +186,6 @@ struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringCo
 
     init(_ value: String) { self.value = value }
 
-    var description: String { "<redacted>" }
-    var debugDescription: String { "<redacted>" }
+    var description: String { Redaction.marker }
+    var debugDescription: String { Redaction.marker }
 }

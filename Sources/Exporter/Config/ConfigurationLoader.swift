@@ -7,6 +7,8 @@ public enum Command: Sendable {
     case version(String)
     /// `openweather-exporter backfill ...`: the past, written to a file (`BackfillCommand`).
     case backfill(Configuration, BackfillOptions)
+    /// `openweather-exporter healthcheck ...`: asks a running exporter's `/-/healthy` (`HealthCheck`).
+    case healthcheck(HealthCheck)
 }
 
 /// Turns arguments, environment and the config file into a validated
@@ -28,22 +30,21 @@ public struct ConfigurationLoader: Sendable {
             switch try rest.load() {
             case .help: return .help(BackfillOptions.help)
             case .run(let configuration):
-                return .backfill(configuration, try BackfillOptions.parse(since: given.since, until: given.until, output: given.output))
+                return .backfill(configuration, try BackfillOptions.parse(since: given.since, until: given.until, output: given.output, labels: given.labels))
             case let other: return other
             }
         }
+        if arguments.first == "healthcheck" {
+            let given = try HealthCheck.extract(Array(arguments.dropFirst()))
+            let flags = try CommandLineFlags.parse(given.rest)
+            if flags.isSet(Settings.help) { return .help(HealthCheck.help) }
+            return .healthcheck(try HealthCheck(try layered(flags), timeout: given.timeout))
+        }
         let flags = try CommandLineFlags.parse(arguments)
-        if flags.isSet(Settings.help) { return .help(Flag.helpText + "\n" + BackfillOptions.pointer) }
+        if flags.isSet(Settings.help) { return .help(Flag.helpText + "\n" + BackfillOptions.pointer + "\n" + HealthCheck.pointer) }
         if flags.isSet(Settings.version) { return .version(BuildInfo.versionLine) }
 
-        var settings = RawSettings()
-        let configFile = Settings.configFile.flag
-        if let path = flags.settings.values[configFile.name]?.text ?? environment[configFile.environmentName] {
-            try ConfigFile.load(path: path, into: &settings)
-        }
-        settings.overlay(environmentSettings())
-        settings.overlay(flags)
-        settings.readFormerNames()
+        var settings = try layered(flags)
         let unknown = unknownEnvironmentVariables()
         settings.warnings += unknown
         do {
@@ -52,6 +53,19 @@ public struct ConfigurationLoader: Sendable {
             // A misspelled variable is the likely cause of a missing setting: say it with the error.
             throw unknown.isEmpty ? error : ConfigError("\(error.description); note: \(unknown.joined(separator: "; "))")
         }
+    }
+
+    /// The config file's settings, the environment's over them, the flags' over both.
+    private func layered(_ flags: CommandLineFlags) throws(ConfigError) -> RawSettings {
+        var settings = RawSettings()
+        let configFile = Settings.configFile.flag
+        if let path = flags.settings.values[configFile.name]?.text ?? environment[configFile.environmentName] {
+            try ConfigFile.load(path: path, into: &settings)
+        }
+        settings.overlay(environmentSettings())
+        settings.overlay(flags)
+        settings.readFormerNames()
+        return settings
     }
 
     private func environmentSettings() -> RawSettings {

@@ -14,6 +14,43 @@ struct Flag: Sendable {
     var key: String? = nil
     /// Set on a former name: the flag it is now (its value is read as that one's, with a warning).
     var renamedTo: String? = nil
+    /// Its heading in `--help`; nil for the one its name's namespace gives (`Group.of`).
+    var group: Group? = nil
+
+    /// The headings of `--help`, in the order shown: what a newcomer needs first, then by namespace.
+    enum Group: CaseIterable, Sendable {
+        case startHere, alerts, collectors, api, web, loggingAndState, sharding, other, formerNames
+
+        var heading: String {
+            switch self {
+            case .startHere: "Start here"
+            case .alerts: "Alert thresholds (per place: --location ...,above=C,below=C)"
+            case .collectors: "Collectors: what is polled, and how often"
+            case .api: "OpenWeather API: key, budget, network"
+            case .web: "Web server"
+            case .loggingAndState: "Logging and state"
+            case .sharding: "Sharding (one place list split among replicas)"
+            case .other: "Other"
+            case .formerNames: "Former names (still read, with a warning)"
+            }
+        }
+
+        /// A flag's group from its namespace: `web.read-timeout` is the web server's.
+        static func of(_ name: String) -> Group {
+            switch name.split(separator: ".").first.map(String.init) ?? name {
+            case "web": .web
+            case "alerts": .alerts
+            case "collector": .collectors
+            case "openweather": .api
+            case "log", "storage": .loggingAndState
+            case "total-shards", "shard", "pod": .sharding
+            default: .other
+            }
+        }
+    }
+
+    /// Where `--help` lists it.
+    var helpGroup: Group { renamedTo != nil ? .formerNames : group ?? .of(name) }
 
     /// `name`, the former name of `current`: read as it in flags, the environment and the config file
     /// (under `key`), listed last in `--help`, never offered as a spelling suggestion.
@@ -27,23 +64,24 @@ struct Flag: Sendable {
         "OPENWEATHER_EXPORTER_" + String(name.map { $0 == "." || $0 == "-" ? "_" : Character($0.uppercased()) })
     }
 
-    /// In `--help` order: the web server, the config, the places, the API, each collector with its own
-    /// settings (in `source` label order), logging and state, the demo and sharding; former names last.
+    /// The start-here flags first, then the web server, the alert defaults, the API, each collector with
+    /// its own settings (in `source` label order), logging and state, sharding; former names last.
+    /// `--help` shows them by `helpGroup`, in this order within each.
     static let all: [Flag] = {
         let flags = current + Sources.all.flatMap(\.settingFlags).filter { $0.renamedTo != nil }
         return flags.filter { $0.renamedTo == nil } + flags.filter { $0.renamedTo != nil }
     }()
 
     private static let current: [Flag] = [
-        Settings.listenAddress.flag, Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
-        Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.configFile.flag,
-        Settings.location, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.apiKeyFile.flag,
+        Settings.demo.flag, Settings.location, Settings.configFile.flag, Settings.listenAddress.flag,
+        Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
+        Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.apiKeyFile.flag,
         Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag, Settings.timeout.flag,
         Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxRequestsPerDay.flag, Settings.maxStaleness.flag,
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in
         [Settings.collector(source).flag, Settings.collectorInterval(source).flag] + source.settingFlags.filter { $0.renamedTo == nil }
     } + [
-        Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.demo.flag, Settings.totalShards.flag,
+        Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.totalShards.flag,
         Settings.shard.flag, Settings.pod.flag, Settings.help.flag, Settings.version.flag,
     ]
 
@@ -52,16 +90,20 @@ struct Flag: Sendable {
     static var helpText: String {
         var lines = [
             "usage: openweather-exporter [flags]",
+            "       openweather-exporter backfill --since=DURATION --output=FILE [flags]   (history for Prometheus; backfill --help)",
             "",
             "Prometheus exporter for OpenWeather: current weather, forecast, air quality, One Call, places by name.",
-            "",
-            "Flags:",
         ]
-        for flag in all {
-            let form = flag.kind == .boolean ? "--\(flag.name)" : "--\(flag.name)=\(flag.placeholder)"
-            let defaultNote = flag.defaultText.isEmpty ? "" : " (default: \(flag.defaultText))"
-            lines.append("  \(form)")
-            lines.append("      \(flag.help)\(defaultNote)")
+        for group in Group.allCases {
+            let flags = all.filter { $0.helpGroup == group }
+            guard !flags.isEmpty else { continue }
+            lines += ["", "\(group.heading):"]
+            for flag in flags {
+                let form = flag.kind == .boolean ? "--\(flag.name)" : "--\(flag.name)=\(flag.placeholder)"
+                let defaultNote = flag.defaultText.isEmpty ? "" : " (default: \(flag.defaultText))"
+                lines.append("  \(form)")
+                lines.append("      \(flag.help)\(defaultNote)")
+            }
         }
         lines += [
             "",

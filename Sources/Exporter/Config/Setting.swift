@@ -8,12 +8,14 @@ struct Setting<Value: Sendable>: Sendable {
     let defaultValue: Value
     let parse: @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
 
+    /// `group`: its heading in `--help` where its namespace's is not the one (`Flag.Group.of`).
     init(
         _ name: String, key: String?, kind: Flag.Kind = .value, placeholder: String, doc: String, default defaultValue: Value,
-        shown defaultText: String? = nil, parse: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
+        shown defaultText: String? = nil, group: Flag.Group? = nil, parse: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
     ) {
         // --help shows the default as written on the command line; `shown` where that is not its description.
-        flag = Flag(name: name, kind: kind, placeholder: placeholder, help: doc, defaultText: defaultText ?? "\(defaultValue)", key: key)
+        flag = Flag(
+            name: name, kind: kind, placeholder: placeholder, help: doc, defaultText: defaultText ?? "\(defaultValue)", key: key, group: group)
         self.defaultValue = defaultValue
         self.parse = parse
     }
@@ -40,8 +42,8 @@ extension Setting where Value == Duration {
 }
 
 extension Setting where Value == Bool {
-    static func boolean(_ name: String, key: String?, doc: String, shown: String = "") -> Setting {
-        Setting(name, key: key, kind: .boolean, placeholder: "", doc: doc, default: false, shown: shown, parse: Parse.boolean)
+    static func boolean(_ name: String, key: String?, doc: String, shown: String = "", group: Flag.Group? = nil) -> Setting {
+        Setting(name, key: key, kind: .boolean, placeholder: "", doc: doc, default: false, shown: shown, group: group, parse: Parse.boolean)
     }
 }
 
@@ -72,8 +74,8 @@ extension Setting where Value: RawRepresentable & CaseIterable, Value.RawValue =
 
 extension Setting where Value == String? {
     /// A setting that is off until given, such as a file path.
-    static func optional(_ name: String, key: String?, placeholder: String, doc: String, shown: String = "") -> Setting {
-        Setting(name, key: key, placeholder: placeholder, doc: doc, default: nil, shown: shown) { entry throws(ConfigError) in entry.text }
+    static func optional(_ name: String, key: String?, placeholder: String, doc: String, shown: String = "", group: Flag.Group? = nil) -> Setting {
+        Setting(name, key: key, placeholder: placeholder, doc: doc, default: nil, shown: shown, group: group) { entry throws(ConfigError) in entry.text }
     }
 }
 
@@ -94,7 +96,7 @@ extension Setting where Value == Double? {
 enum Settings {
     static let listenAddress = Setting<ListenAddress>(
         "web.listen-address", key: "web.listen_address", placeholder: "ADDRESS",
-        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755)
+        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755), group: .startHere
     ) { entry throws(ConfigError) in try ListenAddress.parse(entry.text, origin: entry.origin).get() }
 
     static let telemetryPath = Setting<String>.text(
@@ -127,13 +129,13 @@ enum Settings {
 
     static let configFile = Setting<String?>.optional(
         "config.file", key: nil, placeholder: "PATH",
-        doc: "YAML config file (JSON works too); flags win over it. Re-read on SIGHUP and POST /-/reload.")
+        doc: "YAML config file (JSON works too); flags win over it. Re-read on SIGHUP and POST /-/reload.", group: .startHere)
 
     /// Locations are a list: read by `LocationSpec` from a flag, or as structured items from the file's `locations`.
     static let location = Flag(
         name: "location", kind: .repeatable, placeholder: "PLACE[,above=C][,below=C][,alerts=off]",
         help: "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds in °C.",
-        defaultText: "", key: "locations")
+        defaultText: "", key: "locations", group: .startHere)
 
     static let temperatureAbove = Setting<Double?>.temperature(
         "alerts.temperature-above-celsius", key: "alerts.temperature_above_celsius",
@@ -225,7 +227,7 @@ enum Settings {
     }
 
     static let demo = Setting<Bool>.boolean(
-        "demo", key: nil, doc: "Serve simulated weather from a built-in server: no key, no network.")
+        "demo", key: nil, doc: "Serve simulated weather from a built-in server: no key, no network.", group: .startHere)
 
     static let totalShards = Setting<Int>.integer(
         "total-shards", key: nil,

@@ -19,6 +19,11 @@ extension Logger {
         }
         if configuration.demo {
             warn("DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data", [("simulator", simulator ?? "")])
+            if let simulator {
+                // Its port is random: said plainly, with what it is for, so a newcomer can steer it.
+                info("demo simulator: make a place hot, cold or failing; the controls are listed at \(simulator)/_simulator/ and on the landing page",
+                     [("simulator", simulator), ("example", "curl -X POST '\(simulator)/_simulator/weather?lat=51.51&shift=35'")])
+            }
         }
         for warning in configuration.warnings { warn(warning) }
     }

@@ -4,6 +4,8 @@ import OpenWeather
 struct LandingPage: Sendable {
     let telemetryPath: String
     let demo: Bool
+    /// The demo's simulator (`http://127.0.0.1:PORT`), whose controls the page shows; nil outside the demo.
+    var simulator: String? = nil
 
     func render(_ snapshot: WeatherStore.Snapshot) -> [UInt8] {
         // A reason is often the same for every location (a key without a subscription: ~400 characters):
@@ -46,9 +48,12 @@ struct LandingPage: Sendable {
             + reasons.enumerated().map { "<li id=\"reason-\($0.offset + 1)\">\(escape($0.element))</li>\n" }.joined() + "</ol>\n"
         let columns = snapshot.sources.map { "<th>\(escape($0))</th>" }.joined()
         let intervals = zip(snapshot.sources, snapshot.intervals).map { "\($0) every \(PrometheusDuration.format($1))" }
-        let banner = demo
+        var banner = demo
             ? "<p class=\"demo\"><strong>Demo mode:</strong> the weather below is simulated by a built-in server, not real data.</p>\n"
             : ""
+        if demo, let simulator {
+            banner += Self.simulatorControls(escape(simulator))
+        }
         let page = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>OpenWeather Exporter</title>
@@ -64,6 +69,22 @@ struct LandingPage: Sendable {
 
             """
         return Array(page.utf8)
+    }
+
+    /// The simulator's address and how to steer it; its full list is at `/_simulator/`, and in
+    /// deploy/docs/operations.md ("The demo's simulator").
+    private static func simulatorControls(_ base: String) -> String {
+        """
+        <p class="demo">The simulated API listens on <a href="\(base)/_simulator/">\(base)</a>; steer it to see alerts \
+        (<code>lat=</code> picks a place by its latitude, to 0.01°; the <a href="\(base)/_simulator/">full list of controls</a>):</p>
+        <pre>
+        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=35'      # London 35 °C hotter, now and forecast
+        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=-35'     # ... or colder
+        curl -X POST '\(base)/_simulator/fault?lat=51.51&amp;status=500'      # London's requests fail
+        curl -X DELETE '\(base)/_simulator/fault'; curl -X DELETE '\(base)/_simulator/weather'   # back to normal
+        </pre>
+
+        """
     }
 
     /// `[2]`, pointing to the second reason below the table.

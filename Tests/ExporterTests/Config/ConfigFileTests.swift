@@ -78,6 +78,24 @@ import Testing
         #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
 
+    /// Issue 29 §9: a location's key moved to the dash's column, or to the top level, is told the
+    /// column of its item's keys.
+    @Test func aLocationKeyOutOfItsItemIsToldTheItemsKeyColumn() throws {
+        for (text, says) in [
+            ("locations:\n  - name: Home\n    longitude: 2\n  latitude: 1\n", "line 4, column 3: this line is at the column of the '- ' above"),
+            ("locations:\n  - name: Home\n    longitude: 2\nlatitude: 1\n", "line 4, column 1: `latitude` is a key of a location"),
+        ] {
+            do {
+                _ = try load(text)
+                Issue.record("\(text.debugDescription) loaded")
+            } catch {
+                let message = "\(error)"
+                #expect(message.contains(says), "\(message)")
+                #expect(message.contains("column 5"), "\(message)")
+            }
+        }
+    }
+
     @Test func jsonWithTheSameKeysGivesTheSameConfiguration() throws {
         let yaml = try loadFile("""
             web:
@@ -167,24 +185,68 @@ import Testing
         #expect(text.contains("--openweather.max-requests-per-minute=N\n      Request budget of your plan; the poll interval stretches to fit it. (default: 60)"))
     }
 
+    /// Issue 29 §7: a short "start here" group first, then a heading per group; the usage names backfill.
+    @Test func helpStartsWithTheFourFlagsANewcomerNeedsThenGroupsWithHeadings() throws {
+        guard case .help(let text) = try ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else {
+            Issue.record("no help")
+            return
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines[0] == "usage: openweather-exporter [flags]")
+        #expect(lines[1].hasPrefix("       openweather-exporter backfill --since=DURATION --output=FILE"))
+        // Each heading is a line ending in ':' after a blank line; the flags under it until the next.
+        var groups: [(heading: String, flags: [String])] = []
+        for (index, line) in lines.enumerated() where index > 0 {
+            if lines[index - 1].isEmpty, line.hasSuffix(":"), !line.hasPrefix(" ") {
+                groups.append((line, []))
+            } else if line.hasPrefix("  --"), !groups.isEmpty {
+                groups[groups.count - 1].flags.append(String(line.dropFirst(4).prefix { $0 != "=" }))
+            }
+        }
+        #expect(groups.first?.heading == "Start here:")
+        #expect(groups.first?.flags == ["demo", "location", "config.file", "web.listen-address"])
+        let headings = Flag.Group.allCases.map { $0.heading + ":" }
+        let shown = groups.map(\.heading).filter { headings.contains($0) }
+        #expect(shown == headings, "every group, in order")
+        let listed = groups.flatMap(\.flags)
+        #expect(listed.sorted() == Flag.all.map(\.name).sorted(), "every flag once")
+        #expect(groups.first { $0.heading.hasPrefix("Web server") }?.flags.allSatisfy { $0.hasPrefix("web.") } == true)
+        #expect(groups.first { $0.heading.hasPrefix("Collectors") }?.flags.allSatisfy { $0.hasPrefix("collector.") } == true)
+    }
+
     /// The deploy reference's flags tables list every flag, and a default it gives as one value is the table's.
     @Test func theReadmeFlagsTableAgreesWithTheTable() throws {
-        let readme = try deployReference()
+        // Issue 29 §8: one table, deploy/docs/configuration.md's under "## Configuration", has a row for
+        // every flag of the settings table (a flag documented only elsewhere is a miss) and none for a
+        // flag that does not exist.
+        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
+        let text = String(decoding: try readFile("/" + root + "/deploy/docs/configuration.md"), as: UTF8.self)
+        let section = try #require(text.firstRange(of: "\n## Configuration\n").map { text[$0.upperBound...] })
+        let lines = section.split(separator: "\n", omittingEmptySubsequences: false)
+        let header = try #require(lines.firstIndex { $0.hasPrefix("| flag | default | meaning |") })
         var documented: [String: String] = [:]
-        for line in readme.split(separator: "\n") where line.hasPrefix("| `--") {
+        for line in lines[(header + 2)...].prefix(while: { $0.hasPrefix("| `--") }) {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { String($0).trimmed }
-            let name = String(cells[1].dropFirst(3).prefix { $0 != "`" && $0 != "=" && $0 != " " })
-            documented[name] = cells[2]
+            // `--version`, `--help` share a row.
+            for part in cells[1].split(separator: "`, `") {
+                let name = String(part.drop { $0 == "`" || $0 == "-" }.prefix { $0 != "`" && $0 != "=" && $0 != " " })
+                documented[name] = cells[2]
+            }
         }
-        // --poll.interval is documented in the row of its new name.
-        for flag in Flag.all where !["help", "version", "poll.interval"].contains(flag.name) {
+        // A former name (--poll.interval) is documented in the row of its new name.
+        let flags = Flag.all.filter { $0.renamedTo == nil }
+        #expect(documented.count >= flags.count, "\(documented.count) rows for \(flags.count) flags")
+        for flag in flags {
             guard let shown = documented[flag.name] else {
-                Issue.record("the deploy reference (deploy/README.md, deploy/docs) has no flags table row for --\(flag.name)")
+                Issue.record("deploy/docs/configuration.md's flags table has no row for --\(flag.name)")
                 continue
             }
             if shown.hasPrefix("`"), shown.hasSuffix("`"), shown.filter({ $0 == "`" }).count == 2 {
                 #expect(shown.dropFirst().dropLast() == Substring(flag.defaultText), "--\(flag.name): deploy reference \(shown), --help \(flag.defaultText)")
             }
+        }
+        for name in documented.keys where Flag.named(name) == nil {
+            Issue.record("deploy/docs/configuration.md's flags table has a row for --\(name), which is no flag")
         }
     }
 

@@ -1,0 +1,68 @@
+import OpenWeather
+import TestSupport
+import Testing
+
+@testable import Simulator
+
+/// Issue 29 §3: the demo's cold place is cold in every season, and a place can be made hotter or
+/// colder by hand on every endpoint alike.
+@Suite(.blocking) struct DemoSteeringTests {
+    static let rinconada = (latitude: -14.6306, longitude: -69.4456)
+
+    /// The 24-hour minimum of the simulated forecast is below 0 °C at La Rinconada on every day of the
+    /// year (sampled every 5 days at four times of day), so `below=0` is crossed by the forecast.
+    @Test func laRinconadasForecastGoesBelowZeroInEverySeason() throws {
+        let start = 1_767_225_600.0  // 2026-01-01T00:00:00Z
+        var warmest = -Double.infinity
+        for day in stride(from: 0.0, to: 365, by: 5) {
+            for hour in [0.0, 6, 12, 18] {
+                let now = start + day * 86_400 + hour * 3600
+                let forecast = try ForecastDecoder.decode(Array(ForecastJSON.render(
+                    latitude: Self.rinconada.latitude, longitude: Self.rinconada.longitude, at: now, units: "metric").utf8))
+                let low = forecast.steps.filter { $0.time > now && $0.time <= now + 86_400 }.map(\.temperatureCelsius).min()!
+                warmest = max(warmest, low)
+            }
+        }
+        #expect(warmest < -1, "the warmest 24-hour minimum of the year is \(warmest) °C")
+        // A place at the same latitude at sea level is far warmer: the height is what makes it cold.
+        let sea = WeatherModel.reading(latitude: -14.6306, longitude: -75, at: start)
+        let high = WeatherModel.reading(latitude: Self.rinconada.latitude, longitude: Self.rinconada.longitude, at: start)
+        #expect(sea.temperature - high.temperature > 25)
+    }
+
+    @Test func aPlaceIsMadeHotterOrColderOnEveryEndpointUntilCleared() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let london = "lat=51.51&lon=-0.13&units=metric"
+        func now() throws -> Double {
+            let body = try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?\(london)").text
+            return try WeatherDecoder.decode(Array(body.utf8)).temperatureCelsius
+        }
+        func forecastFirst() throws -> Double {
+            let body = try OneCall4EndpointTests.get(simulator, "/data/2.5/forecast?\(london)").text
+            return try ForecastDecoder.decode(Array(body.utf8)).steps[0].temperatureCelsius
+        }
+        func oneCall() throws -> Double {
+            let body = try OneCall4EndpointTests.get(simulator, "/data/3.0/onecall?\(london)").text
+            return try OneCallDecoder.decode(Array(body.utf8)).current.temperatureCelsius
+        }
+        let before = (try now(), try forecastFirst(), try oneCall())
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&shift=35")
+        let after = (try now(), try forecastFirst(), try oneCall())
+        // The model moves a little with the clock between requests (its 90-minute wave): within a degree.
+        #expect(abs(after.0 - before.0 - 35) < 1, "\(before.0) → \(after.0)")
+        #expect(abs(after.1 - before.1 - 35) < 1, "\(before.1) → \(after.1)")
+        #expect(abs(after.2 - before.2 - 35) < 1, "\(before.2) → \(after.2)")
+        // Another latitude is not touched.
+        let paris = try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?lat=48.8566&lon=2.3522&units=metric").text
+        let parisModel = WeatherModel.reading(latitude: 48.8566, longitude: 2.3522, at: Clock.wall()).temperature
+        #expect(abs(try WeatherDecoder.decode(Array(paris.utf8)).temperatureCelsius - parisModel) < 1)
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "DELETE", path: "/_simulator/weather").status == 200)
+        #expect(abs(try now() - before.0) < 1)
+        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/weather?shift=hot").status == 400)
+        let controls = try LoopbackHTTP.request(port: simulator.port, path: "/_simulator/")
+        #expect(controls.status == 200)
+        // At the address the caller used (its Host header), as One Call 4.0's links are.
+        #expect(controls.text.contains("curl -X POST 'http://localhost/_simulator/weather?lat=51.51&shift=35'"), "\(controls.text)")
+    }
+}
