@@ -219,8 +219,7 @@ import Testing
         // Issue 29 §8: one table, deploy/docs/configuration.md's under "## Configuration", has a row for
         // every flag of the settings table (a flag documented only elsewhere is a miss) and none for a
         // flag that does not exist.
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
-        let text = String(decoding: try readFile("/" + root + "/deploy/docs/configuration.md"), as: UTF8.self)
+        let text = String(decoding: try readFile(repositoryDirectory() + "/deploy/docs/configuration.md"), as: UTF8.self)
         let section = try #require(text.firstRange(of: "\n## Configuration\n").map { text[$0.upperBound...] })
         let lines = section.split(separator: "\n", omittingEmptySubsequences: false)
         let header = try #require(lines.firstIndex { $0.hasPrefix("| flag | default | meaning |") })
