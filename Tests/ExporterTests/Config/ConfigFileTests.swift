@@ -86,7 +86,7 @@ import Testing
             ("locations:\n  - name: Home\n    longitude: 2\nlatitude: 1\n", "line 4, column 1: `latitude` is a key of a location"),
         ] {
             do {
-                _ = try load(text)
+                _ = try loadFile(text)
                 Issue.record("\(text.debugDescription) loaded")
             } catch {
                 let message = "\(error)"
