@@ -49,10 +49,12 @@ let package = Package(
         .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "Platform", "YAML"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),
 
+        // fork and exec with PR_SET_PDEATHSIG for the tests' children (posix_spawn has no hook for it).
+        .target(name: "CChildProcess", path: "Tests/CChildProcess"),
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
-        .target(name: "TestSupport", dependencies: ["CZlib", "Gzip", "Locking", "Platform", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
+        .target(name: "TestSupport", dependencies: ["CChildProcess", "CZlib", "Gzip", "Locking", "Platform", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["CTLS", "HTTPServer", "Locking", "Platform", "TestSupport"]),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "TestSupport"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),

@@ -30,7 +30,7 @@ import Testing
         let arguments = ["--demo", "--web.listen-address=127.0.0.1:0"] + (budget.map { ["--openweather.max-requests-per-minute=\($0)"] } ?? []) + extra
         let process = try ChildProcess(executable, arguments, environment: environment)
         guard let port = await process.port(after: "address=127.0.0.1:") else {
-            throw LoopbackHTTP.Failure(description: "no startup line: \(process.standardError)")
+            throw TestFailure("no startup line: \(process.standardError)")
         }
         return (process, port)
     }

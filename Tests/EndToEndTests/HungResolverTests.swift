@@ -43,7 +43,7 @@ import Testing
     /// Builds the shim with the C compiler at hand (the Swift toolchain brings clang).
     static func buildShim() async throws -> String {
         var template = Array("/tmp/owe-resolver-XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw LoopbackHTTP.Failure(description: "mkdtemp failed") }
+        guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         let dir = String(cString: created)
         let source = "\(dir)/shim.c"
         let file = fopen(source, "w")
@@ -51,7 +51,7 @@ import Testing
         fclose(file)
         let build = try ChildProcess("/bin/sh", ["-c", "cc -shared -fPIC -o \(dir)/shim.so \(source) || clang -shared -fPIC -o \(dir)/shim.so \(source)"],
                                      environment: ["PATH": String(cString: getenv("PATH"))])
-        guard await build.wait(seconds: 60) == 0 else { throw LoopbackHTTP.Failure(description: "cannot build the shim: \(build.standardError)") }
+        guard await build.wait(seconds: 60) == 0 else { throw TestFailure("cannot build the shim: \(build.standardError)") }
         return "\(dir)/shim.so"
     }
 

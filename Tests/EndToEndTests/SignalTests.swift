@@ -7,7 +7,7 @@ extension DemoModeTests {
     /// The exposition; throws when the scrape fails, so a failed scrape never reads as "no such line".
     static func metrics(_ port: UInt16) throws -> String {
         let response = try LoopbackHTTP.request(port: port, path: "/metrics")
-        guard response.status == 200 else { throw LoopbackHTTP.Failure(description: "/metrics answered \(response.status)") }
+        guard response.status == 200 else { throw TestFailure("/metrics answered \(response.status)") }
         return response.text
     }
 
@@ -87,7 +87,7 @@ extension DemoModeTests {
         // 1,500 locations with long names: an exposition of about 6.4 MB, more than the kernel's
         // buffers of a loopback connection hold (about 4 MB here), so a client that stops reading
         // really holds its response in flight. (A small receive buffer would hold less, but then
-        // reading what did arrive takes minutes.) A debug build is ready in about 5 s.
+        // reading what did arrive takes minutes.) A debug build is ready in about 5 s on an idle machine.
         let locations = (0..<1500).map { i in
             #"{"name": "\#(String(repeating: "long-name-", count: 12))\#(i)", "latitude": \#(i % 140 - 70), "longitude": \#(i % 300 - 150)}"#
         }
@@ -96,7 +96,11 @@ extension DemoModeTests {
         // The weather alone: with the demo's forecast the exposition is 32 MB and takes 6 s of CPU to poll.
         let (process, port) = try await Self.startDemo(
             ["--config.file=\(file)", "--collector.weather.interval=1m", "--no-collector.air_pollution", "--no-collector.air_pollution_forecast", "--no-collector.forecast"], budget: 100_000)
-        #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        // Ready once every place has its first reading: 1,500 polls of the simulator, which took more
+        // than 30 s beside two CPU hogs on a loaded machine (then the exposition was not yet whole).
+        // The ceiling only guards against a hang.
+        try #require(await waitUntil(seconds: 240) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 },
+                     "not ready within 240 s: \(process.standardError.suffix(2000))")
         let full = try LoopbackHTTP.request(port: port, path: "/metrics", timeoutSeconds: 10)
         #expect(full.body.count > 6_000_000, "the exposition should be large: \(full.body.count) bytes")
 
@@ -113,9 +117,12 @@ extension DemoModeTests {
         let start = monotonicSeconds()
         process.signal(SIGTERM)
         received += LoopbackHTTP.readAll(reader)
-        let status = { process.wait(seconds: 2) }()  // blocking: the exit time is measured
+        // The ceiling only guards against a hang: after the grace the exit is CPU-bound (under
+        // AddressSanitizer, LeakSanitizer scans the heap at exit), and beside two CPU hogs it took
+        // more than the 2 s promised; that promise is stopsWithinTwoSeconds', measured in the demo.
+        let status = { process.wait(seconds: 30) }()  // blocking: the exit time is measured
         let exited = monotonicSeconds() - start
-        #expect(status == 0 && exited <= 2, "exit status \(status.map(String.init) ?? "none") after \(exited) s")
+        #expect(status == 0, "exit status \(status.map(String.init) ?? "none") after \(exited) s")
         // The staller's response could not finish: the process held it for the grace period, then cut it.
         #expect(exited >= 1.4, "the 1.5 s grace for a response in flight was not given: exited after \(exited) s")
         let whole = try LoopbackHTTP.parse(received)

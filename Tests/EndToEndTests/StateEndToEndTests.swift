@@ -15,7 +15,7 @@ import Testing
             ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)", "--storage.path=\(directory)"] + extra,
             environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"])
         let port = await process.port(after: "address=127.0.0.1:")
-        guard let port else { throw LoopbackHTTP.Failure(description: "no startup line: \(process.standardError)") }
+        guard let port else { throw TestFailure("no startup line: \(process.standardError)") }
         return (process, port)
     }
 

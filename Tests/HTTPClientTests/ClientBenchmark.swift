@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 @testable import HTTPClient
+import Platform
 import Synchronization
 import Testing
 
@@ -26,7 +27,7 @@ struct ClientBenchmark {
         let (_, full0, resumed0) = client.statistics
         for _ in 0..<16 {
             group.enter()
-            Thread.detach {
+            Threads.spawn(name: "test client") {
                 while case let index = next.add(1, ordering: .relaxed).oldValue, index < requests {
                     let location = index % 10_000
                     // As the OpenWeather client does: the base parsed once, each request only its target.

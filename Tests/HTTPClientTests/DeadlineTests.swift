@@ -1,5 +1,6 @@
 import Glibc
 import HTTPClient
+import TestSupport
 import Testing
 
 extension HTTPClientTests {
@@ -19,7 +20,7 @@ extension HTTPClientTests {
 
         @Test func peerThatNeverAccepts() throws {
             // The kernel completes the handshake on the backlog; nobody ever reads or writes.
-            let (listener, port) = try ScriptedServer.listen(backlog: 4)
+            let (listener, port) = try LoopbackHTTP.listen(backlog: 4)
             defer { _ = close(listener) }
             let error = failure(of: HTTPClientRequest(url: try url(port), timeout: .milliseconds(200)))
             #expect(error == .timeout)

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HTTPClient
 import Locking
+import TestSupport
 import Testing
 
 extension HTTPClientTests {
@@ -64,7 +65,7 @@ extension HTTPClientTests {
         }
 
         @Test func connectionRefused() throws {
-            let port = try ScriptedServer.closedPort()
+            let port = try LoopbackHTTP.closedPort()
             let error = failure(of: HTTPClientRequest(url: try url(port), timeout: .seconds(5)))
             guard case .connect(let reason) = error else {
                 Issue.record("expected .connect, got \(String(describing: error))")

@@ -1,4 +1,5 @@
 @testable import HTTPClient
+import TestSupport
 import Testing
 
 extension HTTPClientTests {
@@ -62,7 +63,7 @@ extension HTTPClientTests {
         }
 
         @Test func unreachableProxyIsCodeProxy() throws {
-            let port = try ScriptedServer.closedPort()
+            let port = try LoopbackHTTP.closedPort()
             let error = failure(of: HTTPClientRequest(url: try url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
                                 client: try client("http://127.0.0.1:\(port)"))
             #expect(error?.kind == "proxy")
@@ -93,7 +94,7 @@ extension HTTPClientTests {
         @Test func noProxyHostsGoDirect() throws {
             let server = try KeepAliveServer()
             defer { server.stop() }
-            let proxyPort = try ScriptedServer.closedPort()
+            let proxyPort = try LoopbackHTTP.closedPort()
             let settings = try ProxySettings(environment: ["HTTP_PROXY": "http://127.0.0.1:\(proxyPort)", "NO_PROXY": "example.com,127.0.0.0/8"])
             let client = HTTPClient(configuration: .init(proxy: settings))
             #expect(try client.get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5))).status == 200)

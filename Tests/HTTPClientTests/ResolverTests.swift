@@ -1,6 +1,7 @@
 import Dispatch
 @testable import HTTPClient
 import Locking
+import Platform
 import Synchronization
 import Testing
 
@@ -50,7 +51,7 @@ extension HTTPClientTests {
             // Threads of their own: Dispatch would run the 64 waits a few at a time.
             for _ in 0..<64 {
                 group.enter()
-                Thread.detach {
+                Threads.spawn(name: "test client") {
                     do throws(HTTPClientError) {
                         _ = try resolver.resolve("api.hang.test", deadline: Deadline(after: .milliseconds(300)))
                     } catch {

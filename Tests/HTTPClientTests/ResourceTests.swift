@@ -1,13 +1,14 @@
 import Glibc
 import HTTPClient
+import TestSupport
 import Testing
 
 extension HTTPClientTests {
     @Suite struct Resources {
         @Test func failingRequestsLeaveNoDescriptorsBehind() throws {
             let rounds = 40
-            let refusedPort = try ScriptedServer.closedPort()
-            let (silent, silentPort) = try ScriptedServer.listen(backlog: Int32(rounds + 8))
+            let refusedPort = try LoopbackHTTP.closedPort()
+            let (silent, silentPort) = try LoopbackHTTP.listen(backlog: Int32(rounds + 8))
             defer { _ = close(silent) }
             // Warm up once so lazily created process-wide state is not counted as a leak.
             _ = failure(of: HTTPClientRequest(url: try url(refusedPort, scheme: "https"), timeout: .seconds(2)))

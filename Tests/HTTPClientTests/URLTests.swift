@@ -1,4 +1,5 @@
 import HTTPClient
+import TestSupport
 import Testing
 
 extension HTTPClientTests {
@@ -78,7 +79,7 @@ extension HTTPClientTests {
             #expect(response.status == 200)
             #expect(server.receivedRequests.first?.contains("\r\nHost: localhost:\(server.port)\r\n") == true)
 
-            let refused = failure(of: HTTPClientRequest(url: try RequestURL(parsing: "http://[::1]:\(try ScriptedServer.closedPort())/?appid=\(secret)"), timeout: .seconds(2)))
+            let refused = failure(of: HTTPClientRequest(url: try RequestURL(parsing: "http://[::1]:\(try LoopbackHTTP.closedPort())/?appid=\(secret)"), timeout: .seconds(2)))
             #expect(refused?.kind == "connect")
         }
     }

@@ -3,6 +3,7 @@ import Glibc
 import HTTPClient
 import OpenWeather
 import Simulator
+import TestSupport
 import Testing
 
 /// The client over real sockets: the simulator for answers, a one-shot server for odd ones.
@@ -16,17 +17,7 @@ import Testing
 
     /// Answers one request on 127.0.0.1 with what `reply` makes of its head; returns the port.
     func oneShotServer(_ reply: @escaping @Sendable (String) -> String) throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && listen(fd, 4) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard ok else { close(fd); throw TestError("bind failed") }
+        let (fd, port) = try LoopbackHTTP.listen(backlog: 4)
         DispatchQueue.global().async {
             defer { close(fd) }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -41,7 +32,7 @@ import Testing
             let head = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
             _ = Array(reply(head).utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        return UInt16(bigEndian: address.sin_port)
+        return port
     }
 
     private func client(_ port: UInt16) throws -> OpenWeatherClient {
@@ -142,11 +133,6 @@ import Testing
         #expect(throws: OpenWeatherError.self) { try client.get(APIRequest(path: "/no/such/endpoint", query: [])) }
         for _ in 0..<5 { _ = try client.currentWeather(latitude: 1, longitude: 2) }
     }
-}
-
-struct TestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension String {

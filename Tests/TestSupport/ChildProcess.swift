@@ -1,10 +1,13 @@
+import CChildProcess
+import Dispatch
 import Glibc
 import Locking
 import Platform
 
-/// A spawned program with its stdout and stderr captured. Its stdin is a pipe this process holds
-/// open, so a helper written to exit on EOF dies with the test process even after a crash. Killed
-/// (SIGKILL) and reaped when released, so no test leaves a child behind.
+/// A spawned program with its stdout and stderr captured. It dies with the test process however
+/// that ends, a timeout's SIGKILL included (PR_SET_PDEATHSIG, see `Spawner`); while the test runs
+/// it is killed (SIGKILL) and reaped when released, so no test leaves a child behind. Its stdin is
+/// a pipe this process holds open.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let stdinWrite: Int32
@@ -28,20 +31,14 @@ public final class ChildProcess: Sendable {
         var pipes: [[Int32]] = []
         for _ in 0..<3 {
             var ends: [Int32] = [0, 0]
-            guard pipe(&ends) == 0 else {
+            // Close-on-exec from the start: only the child may hold the ends it uses (as its 0, 1
+            // and 2), or EOF never comes, and another test's child must not inherit them either.
+            guard child_process_pipe(&ends) == 0 else {
                 pipes.joined().forEach { _ = close($0) }
-                throw LoopbackHTTP.Failure(description: "pipe: \(errnoText(errno))")
+                throw TestFailure("pipe: \(errnoText(errno))")
             }
             pipes.append(ends)
         }
-        // Only the child may hold the ends it uses, or EOF never comes.
-        for fd in pipes.joined() { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pipes[0][0], 0)
-        posix_spawn_file_actions_adddup2(&actions, pipes[1][1], 1)
-        posix_spawn_file_actions_adddup2(&actions, pipes[2][1], 2)
         var variables = environment
         for name in ["PATH", "TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"] where variables[name] == nil {
             if let value = getenv(name) { variables[name] = String(cString: value) }
@@ -49,15 +46,18 @@ public final class ChildProcess: Sendable {
         // ThreadSanitizer sleeps a second before a process exits (for races with exit): the tests
         // time how fast their children stop, so a child's exit must be its own (later options win).
         variables["TSAN_OPTIONS"] = "atexit_sleep_ms=0" + (variables["TSAN_OPTIONS"].map { ":" + $0 } ?? "")
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child = pid_t()
-        let result = posix_spawnp(&child, path, &actions, nil, argv, envp)
+        let environment = variables.map { "\($0.key)=\($0.value)" }
+        let (input, output, error) = (pipes[0][0], pipes[1][1], pipes[2][1])
+        let child = Spawner.run {
+            let argv = ([path] + arguments).map { strdup($0) } + [nil]
+            let envp = environment.map { strdup($0) } + [nil]
+            defer { (argv + envp).forEach { free($0) } }
+            return child_process_spawn(argv, envp, input, output, error)
+        }
         for fd in [pipes[0][0], pipes[1][1], pipes[2][1]] { close(fd) }
-        guard result == 0 else {
+        guard child > 0 else {
             for fd in [pipes[0][1], pipes[1][0], pipes[2][0]] { close(fd) }
-            throw LoopbackHTTP.Failure(description: "cannot start \(path): \(errnoText(result))")
+            throw TestFailure("cannot start \(path): \(errnoText(-child))")
         }
         pid = child
         stdinWrite = pipes[0][1]
@@ -173,6 +173,36 @@ public final class ChildProcess: Sendable {
     /// WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift cannot import as macros.
     private static func exitCode(_ status: Int32) -> Int32 {
         status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+}
+
+/// The one thread every child is forked from. The kernel sends a child its PR_SET_PDEATHSIG signal
+/// when the *thread* that forked it ends, not the process: Swift Testing's and Dispatch's threads
+/// end when idle, which would kill a child in the middle of its test. This thread never ends.
+enum Spawner {
+    private static let jobs = Locked<[@Sendable () -> Void]>([])
+    private static let queued = DispatchSemaphore(value: 0)
+    private static let started: Void = Threads.spawn(name: "child spawner") {
+        while true {
+            queued.wait()
+            jobs.withLock { $0.removeFirst() }()
+        }
+    }
+
+    /// Runs `body` on the spawner thread and returns its result.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        _ = started
+        let result = Locked<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        jobs.withLock {
+            $0.append {
+                result.withLock { $0 = body() }
+                done.signal()
+            }
+        }
+        queued.signal()
+        done.wait()
+        return result.withLock { $0! }
     }
 }
 

@@ -19,7 +19,7 @@ public struct LoopbackResponse: Sendable {
     /// `head: true` for the answer to a HEAD request (no body whatever the headers say).
     public static func take(from buffer: inout [UInt8], head: Bool = false, atEndOfStream: Bool = false) throws -> LoopbackResponse? {
         guard let parsed = try parseHead(buffer) else {
-            if atEndOfStream && !buffer.isEmpty { throw LoopbackHTTP.Failure(description: "no complete response head in \(buffer.count) bytes") }
+            if atEndOfStream && !buffer.isEmpty { throw TestFailure("no complete response head in \(buffer.count) bytes") }
             return nil
         }
         let length: Int
@@ -45,16 +45,16 @@ public struct LoopbackResponse: Sendable {
         let lines = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\r\n")
         let statusLine = lines.first?.split(separator: " ") ?? []
         guard statusLine.count >= 2, statusLine[0].hasPrefix("HTTP/"), let status = Int(statusLine[1]) else {
-            throw LoopbackHTTP.Failure(description: "bad status line: \(lines.first ?? "")")
+            throw TestFailure("bad status line: \(lines.first ?? "")")
         }
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { throw LoopbackHTTP.Failure(description: "bad header line: \(line)") }
+            guard let colon = line.firstIndex(of: ":") else { throw TestFailure("bad header line: \(line)") }
             headers.append((line[..<colon].lowercased(), String(line[line.index(after: colon)...].drop { $0 == " " })))
         }
         var contentLength: Int?
         if let declared = headers.first(where: { $0.name == "content-length" }) {
-            guard let value = Int(declared.value), value >= 0 else { throw LoopbackHTTP.Failure(description: "bad Content-Length: \(declared.value)") }
+            guard let value = Int(declared.value), value >= 0 else { throw TestFailure("bad Content-Length: \(declared.value)") }
             contentLength = value
         }
         return (status, headers, contentLength, end + 4)
@@ -70,17 +70,12 @@ public struct LoopbackResponse: Sendable {
 /// A deliberately simple HTTP/1.1 client for tests over loopback, bounded by socket timeouts so no
 /// test can hang.
 public enum LoopbackHTTP {
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
-        public init(description: String) { self.description = description }
-    }
-
     /// Opens a TCP connection to `host` (`127.0.0.1` or `::1`) with a send and receive timeout; from the
     /// IPv4 address `source` (e.g. `127.0.0.2`, any of 127/8 is loopback) when given.
     public static func connect(port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Double = 5) throws -> Int32 {
         let v6 = host.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw Failure(description: "socket: \(errnoText(errno))") }
+        guard fd >= 0 else { throw TestFailure("socket: \(errnoText(errno))") }
         let whole = Int(timeoutSeconds)
         var timeout = timeval(tv_sec: whole, tv_usec: Int((timeoutSeconds - Double(whole)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -88,14 +83,14 @@ public enum LoopbackHTTP {
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
-            guard !v6, inet_pton(AF_INET, source, &local.sin_addr) == 1 else { close(fd); throw Failure(description: "bad source address \(source)") }
+            guard !v6, inet_pton(AF_INET, source, &local.sin_addr) == 1 else { close(fd); throw TestFailure("bad source address \(source)") }
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard bound == 0 else {
                 let reason = String(cString: strerror(errno))
                 close(fd)
-                throw Failure(description: "bind to \(source): \(reason)")
+                throw TestFailure("bind to \(source): \(reason)")
             }
         }
         let result: Int32
@@ -103,7 +98,7 @@ public enum LoopbackHTTP {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { close(fd); throw Failure(description: "bad address \(host)") }
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { close(fd); throw TestFailure("bad address \(host)") }
             result = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
             }
@@ -111,7 +106,7 @@ public enum LoopbackHTTP {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { close(fd); throw Failure(description: "bad address \(host)") }
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { close(fd); throw TestFailure("bad address \(host)") }
             result = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
@@ -119,9 +114,52 @@ public enum LoopbackHTTP {
         guard result == 0 else {
             let reason = errnoText(errno)
             close(fd)
-            throw Failure(description: "connect to [\(host)]:\(port): \(reason)")
+            throw TestFailure("connect to [\(host)]:\(port): \(reason)")
         }
         return fd
+    }
+
+    /// A bound, listening socket on 127.0.0.1 with a port of the kernel's choosing. Never accepting
+    /// on it gives a peer that completes the TCP handshake and then says nothing.
+    public static func listen(backlog: Int32) throws -> (fd: Int32, port: UInt16) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(errnoText(errno))") }
+        guard let port = bindLoopback(fd, listening: backlog) else {
+            let reason = errnoText(errno)
+            close(fd)
+            throw TestFailure("bind and listen on 127.0.0.1: \(reason)")
+        }
+        return (fd, port)
+    }
+
+    /// A port on 127.0.0.1 that nobody listens on, for "connection refused". The socket stays bound
+    /// (without listening) for the life of the process: a port that was merely closed could be
+    /// handed to another test's listener running in parallel.
+    public static func closedPort() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(errnoText(errno))") }
+        guard let port = bindLoopback(fd, listening: nil) else {
+            let reason = errnoText(errno)
+            close(fd)
+            throw TestFailure("bind on 127.0.0.1: \(reason)")
+        }
+        return port
+    }
+
+    /// Binds `fd` to 127.0.0.1 on a port of the kernel's choosing, listens when given a backlog,
+    /// and returns the port (nil with errno set on failure).
+    private static func bindLoopback(_ fd: Int32, listening backlog: Int32?) -> UInt16? {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && backlog.map { Glibc.listen(fd, $0) == 0 } != false
+                    && getsockname(fd, generic, &length) == 0
+            }
+        }
+        return bound ? UInt16(bigEndian: address.sin_port) : nil
     }
 
     /// True when this machine can listen and connect on `::1` (containers often have no IPv6).
@@ -145,7 +183,7 @@ public enum LoopbackHTTP {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { throw Failure(description: "send: \(errnoText(errno))") }
+            guard count > 0 else { throw TestFailure("send: \(errnoText(errno))") }
             sent += count
         }
     }
@@ -182,7 +220,7 @@ public enum LoopbackHTTP {
     public static func parse(_ bytes: [UInt8], method: String = "GET") throws -> LoopbackResponse {
         var buffer = bytes
         guard let response = try LoopbackResponse.take(from: &buffer, head: method == "HEAD", atEndOfStream: true) else {
-            throw Failure(description: "the connection closed in the middle of a response (\(bytes.count) bytes)")
+            throw TestFailure("the connection closed in the middle of a response (\(bytes.count) bytes)")
         }
         return response
     }

@@ -32,11 +32,11 @@ public struct TestCertificates: Sendable {
     public var strangerCert: String { directory + "/stranger.pem" }
     public var strangerKey: String { directory + "/stranger.key" }
 
-    public static let shared: Result<TestCertificates, LoopbackHTTP.Failure> = Result { () throws(LoopbackHTTP.Failure) in try TestCertificates() }
+    public static let shared: Result<TestCertificates, TestFailure> = Result { () throws(TestFailure) in try TestCertificates() }
 
-    private init() throws(LoopbackHTTP.Failure) {
+    private init() throws(TestFailure) {
         var template = Array("/tmp/owe-certs-XXXXXX".utf8CString)
-        guard let created = mkdtemp(&template) else { throw LoopbackHTTP.Failure(description: "mkdtemp failed") }
+        guard let created = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         directory = String(cString: created)
         let script = """
             set -e
@@ -58,6 +58,6 @@ public struct TestCertificates: Sendable {
             issue stranger stranger client.ext other-ca
             """
         let result = shell(script)
-        guard result.status == 0 else { throw LoopbackHTTP.Failure(description: "openssl failed: \(result.output)") }
+        guard result.status == 0 else { throw TestFailure("openssl failed: \(result.output)") }
     }
 }

@@ -19,7 +19,7 @@ public struct SeededGenerator: RandomNumberGenerator {
 /// The whole file; throws when it cannot be opened.
 public func readFile(_ path: String) throws -> [UInt8] {
     guard let file = fopen(path, "rb") else {
-        throw LoopbackHTTP.Failure(description: "cannot open \(path): \(errnoText(errno))")
+        throw TestFailure("cannot open \(path): \(errnoText(errno))")
     }
     defer { fclose(file) }
     var out: [UInt8] = []
@@ -37,12 +37,12 @@ public func readFile(_ path: String) throws -> [UInt8] {
 /// Replaces the file's contents (creating it with `mode`); throws when it cannot be written.
 public func writeFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o600) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-    guard fd >= 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(errnoText(errno))") }
+    guard fd >= 0 else { throw TestFailure("cannot write \(path): \(errnoText(errno))") }
     defer { close(fd) }
     var written = 0
     while written < bytes.count {
         let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard count > 0 else { throw LoopbackHTTP.Failure(description: "cannot write \(path): \(errnoText(errno))") }
+        guard count > 0 else { throw TestFailure("cannot write \(path): \(errnoText(errno))") }
         written += count
     }
 }
@@ -69,6 +69,11 @@ public func testsDirectory(_ file: String = #filePath) -> String {
     var parts = file.split(separator: "/", omittingEmptySubsequences: false)
     while let last = parts.last, last != "Tests" { parts.removeLast() }
     return parts.joined(separator: "/")
+}
+
+/// The repository's top (the folder that holds `Tests/`), wherever the asking file sits under `Tests/`.
+public func repositoryDirectory(_ file: String = #filePath) -> String {
+    String(testsDirectory(file).dropLast("/Tests".count))
 }
 
 /// The deploy reference as one text: deploy/README.md (the index) and every deploy/docs/*.md after it,

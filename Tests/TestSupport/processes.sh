@@ -2,6 +2,10 @@
 # port 0 and read its port from its log, wait for an HTTP answer with a deadline, and stop a process
 # this script started, with a bound. Nothing here touches a process it was not given.
 #
+# Every process a script starts in the background ends with the script (end_children): sourcing this
+# file sets that as the EXIT trap, and makes SIGTERM, SIGINT and SIGHUP (a timeout's, Ctrl-C's, a
+# closed terminal's) exit through it. A script with its own EXIT trap calls end_children in it.
+#
 # Bounds are measured on the monotonic clock (/proc/uptime), never with `date`: the wall clock of a
 # virtual machine can be stepped by tens of seconds mid-run, which made a stop of a few milliseconds
 # look like one that overran a 30 s bound.
@@ -108,3 +112,25 @@ window() {
     for pid in "$@"; do gone "$pid" && return 1; done
     return 0
 }
+
+# end_children: SIGTERM to every background job this shell started and has not reaped, SIGKILL to
+# those still there 2 s later. For the EXIT trap: a suite ended by a timeout leaves no exporter,
+# simulator or Prometheus behind holding ports and a core. Only this shell's own jobs, by pid.
+end_children() {
+    local pids pid deadline
+    pids=$(jobs -pr)
+    [ -n "$pids" ] || return 0
+    # shellcheck disable=SC2086
+    kill -TERM $pids 2>/dev/null
+    deadline=$(( $(now_ms) + 2000 ))
+    for pid in $pids; do
+        while ! gone "$pid" && [ "$(now_ms)" -lt "$deadline" ]; do sleep 0.05; done
+        gone "$pid" || kill -KILL "$pid" 2>/dev/null
+    done
+    return 0
+}
+
+trap end_children EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP

@@ -39,6 +39,7 @@ cleanup() {
     for pid in "${OWN_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${OWN_PIDS[@]}"; do timeout 10 tail --pid="$pid" -f /dev/null 2>/dev/null || kill -9 "$pid" 2>/dev/null || true; done
     rm -rf "$DIR"
+    end_children
 }
 trap cleanup EXIT
 

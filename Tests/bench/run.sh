@@ -57,6 +57,7 @@ PIDS=()
 cleanup() {
     for pid in "${PIDS[@]}"; do stop_process "$pid" 5 >/dev/null 2>&1 || true; done
     rm -rf "$WORK"
+    end_children
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

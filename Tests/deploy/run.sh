@@ -47,6 +47,7 @@ cleanup() {
     done
     [[ -n "${WATCHDOG:-}" ]] && kill "$WATCHDOG" 2>/dev/null
     if [[ "${KEEP_WORK:-0}" == 1 ]]; then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
+    end_children
 }
 trap cleanup EXIT
 trap 'echo "FAIL: deploy tests exceeded ${LIMIT}s (DEPLOY_TEST_TIMEOUT)"; exit 124' USR1

@@ -116,6 +116,7 @@ cleanup() {
     # Anything still mounted under the work directory (a dockerd that was killed) goes first.
     awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null
     rm -rf --one-file-system "$work" "$context_binary"
+    end_children
 }
 trap cleanup EXIT
 forwarding=$(cat /proc/sys/net/ipv4/ip_forward)

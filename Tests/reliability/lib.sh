@@ -12,6 +12,7 @@ SUMMARY=()
 cleanup() {
     for pid in "${STARTED[@]}"; do stop_process "$pid" 2 >/dev/null 2>&1; done
     rm -rf "$WORK"
+    end_children
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -14,7 +14,7 @@ seconds=${1:-${FUZZ_SECONDS:-60}}
 kills=${KILLS:-300}
 work=$(mktemp -d /tmp/owe-state.XXXXXX)
 writer=""
-trap '[ -n "$writer" ] && kill -KILL "$writer" 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -n "$writer" ] && kill -KILL "$writer" 2>/dev/null; rm -rf "$work"; end_children' EXIT
 
 state_sources=("$ROOT/Sources/Exporter/State/StateFile.swift" "$ROOT/Sources/Exporter/State/SavedState.swift")
 swiftc -sanitize=fuzzer,address -parse-as-library -O "$HERE/fuzz.swift" "${state_sources[@]}" \

@@ -1,7 +1,9 @@
 import Dispatch
 import Glibc
 import Locking
+import Platform
 import Synchronization
+import TestSupport
 
 /// A loopback HTTP/1.1 origin that keeps connections open, one thread per connection, and
 /// counts what it sees. Every wait is bounded, so a client bug fails a test instead of hanging it.
@@ -25,7 +27,7 @@ final class KeepAliveServer: Sendable {
 
     init(_ behaviour: Behaviour = Behaviour()) throws {
         self.behaviour = behaviour
-        (listener, port) = try ScriptedServer.listen(backlog: 64)
+        (listener, port) = try LoopbackHTTP.listen(backlog: 64)
         acceptConnections(
             on: listener, until: { [self] in stopped.load(ordering: .relaxed) },
             accepted: { [self] in stats.withLock { $0.connections += 1 } },
@@ -102,7 +104,8 @@ func acceptConnections(
             guard fd >= 0 else { continue }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             accepted()
-            Thread.detach {
+            // A thread of its own, so a blocking test server does not occupy a Dispatch worker.
+            Threads.spawn(name: "test server connection") {
                 serve(fd)
                 close(fd)
                 closed()
@@ -119,25 +122,4 @@ func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
         sent += n
     }
     return true
-}
-
-/// A detached thread, so a blocking test server does not occupy a Dispatch worker.
-enum Thread {
-    private final class Box {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-
-    static func detach(_ body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        var thread = pthread_t()
-        guard pthread_create(&thread, nil, { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, box) == 0 else {
-            Unmanaged<Box>.fromOpaque(box).release()
-            return
-        }
-        pthread_detach(thread)
-    }
 }

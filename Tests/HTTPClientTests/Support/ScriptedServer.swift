@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Locking
+import TestSupport
 
 /// A loopback TCP server that plays a fixed script to each connection it accepts.
 /// Every wait inside is bounded, so a client bug fails a test instead of hanging it.
@@ -32,7 +33,7 @@ final class ScriptedServer: Sendable {
     init(_ steps: [Step], connections: Int = 1) throws {
         self.steps = steps
         self.connections = connections
-        (listener, port) = try Self.listen(backlog: 64)
+        (listener, port) = try LoopbackHTTP.listen(backlog: 64)
         DispatchQueue.global().async { [self] in
             serve()
             done.signal()
@@ -45,45 +46,6 @@ final class ScriptedServer: Sendable {
     /// Waits for the script to end on every connection; bounded.
     func finish() {
         _ = done.wait(timeout: .now() + .seconds(10))
-    }
-
-    /// A bound, listening socket on 127.0.0.1 with an ephemeral port. Never accepting
-    /// on it gives a peer that completes the TCP handshake and then says nothing.
-    static func listen(backlog: Int32) throws -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(fd, generic, length) == 0 && Glibc.listen(fd, backlog) == 0 && getsockname(fd, generic, &length) == 0
-            }
-        }
-        guard ok else { close(fd); throw TestFailure("bind/listen: \(errno)") }
-        return (fd, UInt16(bigEndian: address.sin_port))
-    }
-
-    /// A port on 127.0.0.1 that nobody listens on, for "connection refused". The socket
-    /// stays bound (without listening) for the life of the process: a port that was
-    /// merely closed could be handed to another test's listener running in parallel.
-    static func closedPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
-            }
-        }
-        guard ok else { close(fd); throw TestFailure("bind: \(errno)") }
-        return UInt16(bigEndian: address.sin_port)
     }
 
     private func serve() {
@@ -141,11 +103,6 @@ func sleep(for duration: Duration) {
     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension Array where Element: Equatable {

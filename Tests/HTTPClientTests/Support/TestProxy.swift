@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Locking
 import Synchronization
+import TestSupport
 
 /// A forward proxy on loopback, written here rather than taken from Debian (tinyproxy, squid)
 /// so each test can make it misbehave on cue: refuse, demand credentials, die mid-tunnel.
@@ -27,7 +28,7 @@ final class TestProxy: Sendable {
     init(mode: Mode = .tunnel, requiredAuthorization: String? = nil) throws {
         self.mode = mode
         self.requiredAuthorization = requiredAuthorization
-        (listener, port) = try ScriptedServer.listen(backlog: 64)
+        (listener, port) = try LoopbackHTTP.listen(backlog: 64)
         acceptConnections(on: listener, until: { [self] in stopped.load(ordering: .relaxed) }) { [self] fd in handle(fd) }
     }
 
@@ -70,7 +71,7 @@ final class TestProxy: Sendable {
         }
         let target = requestLine.split(separator: " ")[1]
         guard let port = target.split(separator: ":").last.flatMap({ UInt16($0) }),
-              let origin = try? LoopbackConnect.to(port: port)
+              let origin = try? LoopbackHTTP.connect(port: port)
         else {
             _ = sendAll(client, Array("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n".utf8))
             return
@@ -101,22 +102,5 @@ final class TestProxy: Sendable {
                 if originBudget <= 0 { return }
             }
         }
-    }
-}
-
-enum LoopbackConnect {
-    /// A blocking connection to 127.0.0.1:`port`.
-    static func to(port: UInt16) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard result == 0 else { close(fd); throw TestFailure("connect: \(errno)") }
-        return fd
     }
 }

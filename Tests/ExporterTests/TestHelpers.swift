@@ -6,6 +6,27 @@ import Testing
 
 @testable import Exporter
 
+/// An environment with a key shaped like OpenWeather's (32 hexadecimal characters: no warning).
+let testKey = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
+
+/// The configuration the exporter loads from `arguments` and `environment` (a key unless told).
+func load(_ arguments: [String], environment: [String: String] = testKey) throws(ConfigError) -> Configuration {
+    switch try ConfigurationLoader(arguments: arguments, environment: environment).load() {
+    case .run(let configuration): return configuration
+    default: throw ConfigError("not a run: \(arguments)")
+    }
+}
+
+/// What loading `arguments` says is wrong, as the user reads it ("no error" when it loads).
+func loadError(_ arguments: [String], environment: [String: String] = testKey) -> String {
+    do {
+        _ = try load(arguments, environment: environment)
+        return "no error"
+    } catch {
+        return error.description
+    }
+}
+
 /// A clock the test moves by hand.
 final class ManualTime: TimeSource {
     private let now: Locked<Double>

@@ -451,13 +451,6 @@ extension StateStorage {
 }
 
 @Suite struct StateConfigurationTests {
-    private func load(_ arguments: [String], environment: [String: String] = ["OPENWEATHER_API_KEY": "k"]) throws -> Configuration {
-        guard case .run(let configuration) = try ConfigurationLoader(arguments: arguments, environment: environment).load() else {
-            throw ConfigError("not a run")
-        }
-        return configuration
-    }
-
     @Test func offByDefaultAlsoInTheDemo() throws {
         #expect(try load(["--location", "A=1,2"]).storagePath == nil)
         #expect(try load(["--demo"]).storagePath == nil)

@@ -5,23 +5,7 @@ import Testing
 @testable import Exporter
 
 @Suite struct ConfigurationTests {
-    let key = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
-
-    func load(_ arguments: [String], environment: [String: String]? = nil) throws(ConfigError) -> Configuration {
-        switch try ConfigurationLoader(arguments: arguments, environment: environment ?? key).load() {
-        case .run(let configuration): return configuration
-        default: throw ConfigError("not a run")
-        }
-    }
-
-    func error(_ arguments: [String], environment: [String: String]? = nil) -> String {
-        do {
-            _ = try load(arguments, environment: environment)
-            return "no error"
-        } catch {
-            return error.description
-        }
-    }
+    let key = testKey
 
     /// above -10 and below 40 fire both alerts at nearly any temperature: a warning names the place and the fix.
     @Test func invertedThresholdsAreWarnedAbout() throws {
@@ -96,7 +80,7 @@ import Testing
         #expect(old.warnings.contains { $0.contains("--collector.air-pollution is the old spelling of --collector.air_pollution") })
         let off = try load(["--location", "A=1,2", "--demo", "--no-collector.air-pollution"])
         #expect(!off.activeSources.contains { $0.name == "air_pollution" })
-        #expect(error(["--location", "A=1,2", "--collector.air-polution"]).contains("did you mean --collector.air_pollution?"))
+        #expect(loadError(["--location", "A=1,2", "--collector.air-polution"]).contains("did you mean --collector.air_pollution?"))
     }
 
     /// --help: each collector's flags together, in `source` label order; the deprecated flag last.
@@ -330,12 +314,12 @@ import Testing
         (["--location", "A=1,2", "--openweather.api-key-file=/nonexistent/key"], "cannot read the API key file"),
     ] as [([String], String)])
     func everyMistakeSaysWhatIsWrong(arguments: [String], expected: String) {
-        let message = error(arguments)
+        let message = loadError(arguments)
         #expect(message.contains(expected), "\(arguments) → \(message)")
     }
 
     @Test func missingKeySuggestsDemo() {
-        let message = error(["--location", "A=1,2"], environment: [:])
+        let message = loadError(["--location", "A=1,2"], environment: [:])
         #expect(message.contains("no OpenWeather API key"))
         #expect(message.contains("--demo"))
     }
@@ -379,14 +363,14 @@ import Testing
     func configFileMistakes(text: String, expected: String) {
         let file = temporaryFile(text)
         defer { unlink(file) }
-        let message = error(["--config.file", file])
+        let message = loadError(["--config.file", file])
         #expect(message.contains(expected), "\(text) → \(message)")
     }
 
     @Test func emptyKeyFile() {
         let file = temporaryFile("\n")
         defer { unlink(file) }
-        #expect(error(["--location", "A=1,2", "--openweather.api-key-file", file], environment: [:]).contains("is empty"))
+        #expect(loadError(["--location", "A=1,2", "--openweather.api-key-file", file], environment: [:]).contains("is empty"))
     }
 }
 
@@ -442,8 +426,8 @@ extension ConfigurationTests {
         #expect(config.forecastOptions?.windows == ForecastSource.Options().windows)
         let forecast = try #require(config.activeSources.first { $0.name == "forecast" } as? ForecastSource)
         #expect(forecast.horizons == config.forecastOptions?.horizons, "the renderer gets the configured source")
-        #expect(error(["--location", "A=1,2", "--collector.forecast.horizons=3h,200h"]).contains("\"200h\" is not a duration from 1m to 5d"))
-        #expect(error(["--location", "A=1,2", "--collector.forecast.windows=soon"]).contains("write a list like 3h,6h,24h"))
+        #expect(loadError(["--location", "A=1,2", "--collector.forecast.horizons=3h,200h"]).contains("\"200h\" is not a duration from 1m to 5d"))
+        #expect(loadError(["--location", "A=1,2", "--collector.forecast.windows=soon"]).contains("write a list like 3h,6h,24h"))
         let file = temporaryFile(#"{"collector": {"forecast": {"enabled": true, "windows": "12h,24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
         defer { unlink(file) }
         #expect(try load(["--config.file", file]).forecastOptions?.windows == [Duration.seconds(43_200), .seconds(86_400)])

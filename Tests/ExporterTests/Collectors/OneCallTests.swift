@@ -259,9 +259,8 @@ import Testing
     }
 
     @Test func excludeIsAnOptionOfTheSource() throws {
-        let tests = ConfigurationTests()
         func oneCall(_ arguments: [String]) throws -> OneCallSource {
-            let config = try tests.load(["--location", "A=1,2", "--collector.onecall"] + arguments)
+            let config = try load(["--location", "A=1,2", "--collector.onecall"] + arguments)
             return try #require(config.activeSources.first { $0.name == "onecall" } as? OneCallSource)
         }
         let whole = try oneCall([])
@@ -272,13 +271,13 @@ import Testing
         #expect(less.options.exclude == [.minutely, .alerts], "the answer's order, without repeats")
         #expect(less.request(for: OneCallStandInTests.texarkana, at: nil, language: "en").query.last == .init("exclude", "minutely,alerts"))
         #expect(try oneCall(["--collector.onecall.exclude="]).options.exclude.isEmpty)
-        #expect(tests.error(["--location", "A=1,2", "--collector.onecall.exclude=hourly"]).contains(
+        #expect(loadError(["--location", "A=1,2", "--collector.onecall.exclude=hourly"]).contains(
             "--collector.onecall.exclude \"hourly\": \"hourly\" cannot be left out: One Call stands in for the weather and the forecast"))
-        #expect(tests.error(["--location", "A=1,2", "--collector.onecall.exclude=minutely,rain"]).contains(
+        #expect(loadError(["--location", "A=1,2", "--collector.onecall.exclude=minutely,rain"]).contains(
             "\"rain\" is not a part of the One Call answer; use minutely, daily or alerts"))
         let file = temporaryFile("collector:\n  onecall:\n    enabled: true\n    exclude: [daily]\nlocations: [{name: A, latitude: 1, longitude: 2}]\n", suffix: ".yml")
         defer { unlink(file) }
-        let fromFile = try #require(try tests.load(["--config.file", file]).activeSources.first { $0.name == "onecall" } as? OneCallSource)
+        let fromFile = try #require(try load(["--config.file", file]).activeSources.first { $0.name == "onecall" } as? OneCallSource)
         #expect(fromFile.options.exclude == [.daily])
     }
 }

@@ -8,62 +8,61 @@ import Testing
 
 /// Proxy, trust and connection settings of the API client, as the loader reads them.
 @Suite struct TransportConfigurationTests {
-    let base = ConfigurationTests()
     let location = ["--location", "London=51.5074,-0.1278"]
 
     private func environment(_ extra: [String: String]) -> [String: String] {
-        base.key.merging(extra) { $1 }
+        testKey.merging(extra) { $1 }
     }
 
     @Test func proxiesComeFromTheEnvironment() throws {
-        let config = try base.load(location, environment: environment(["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"]))
+        let config = try load(location, environment: environment(["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"]))
         #expect(config.proxy == (try ProxySettings(environment: ["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"])))
         #expect(config.proxy != .direct)
     }
 
     @Test func theFlagWinsOverTheEnvironment() throws {
-        let config = try base.load(
+        let config = try load(
             location + ["--openweather.proxy-url=http://u:p@flag.corp:8080"],
             environment: environment(["HTTPS_PROXY": "http://env.corp:3128", "NO_PROXY": "*"]))
         #expect(config.proxy == ProxySettings(proxy: try ProxyServer(parsing: "http://u:p@flag.corp:8080", origin: "")))
     }
 
     @Test func demoIgnoresProxies() throws {
-        let config = try base.load(["--demo"], environment: ["HTTPS_PROXY": "http://env.corp:3128", "HTTP_PROXY": "http://env.corp:3128"])
+        let config = try load(["--demo"], environment: ["HTTPS_PROXY": "http://env.corp:3128", "HTTP_PROXY": "http://env.corp:3128"])
         #expect(config.proxy == .direct)
     }
 
     @Test func badProxySaysWhereItCameFromWithoutTheCredentials() {
-        let fromEnvironment = base.error(location, environment: environment(["HTTPS_PROXY": "socks5://me:TOPSECRET@h:1080"]))
+        let fromEnvironment = loadError(location, environment: environment(["HTTPS_PROXY": "socks5://me:TOPSECRET@h:1080"]))
         #expect(fromEnvironment.hasPrefix("$HTTPS_PROXY: socks5:// proxies are not supported"), "\(fromEnvironment)")
         #expect(!fromEnvironment.contains("TOPSECRET"))
-        let fromFlag = base.error(location + ["--openweather.proxy-url=http://me:TOPSECRET@h:0"])
+        let fromFlag = loadError(location + ["--openweather.proxy-url=http://me:TOPSECRET@h:0"])
         #expect(fromFlag.hasPrefix("--openweather.proxy-url"), "\(fromFlag)")
         #expect(!fromFlag.contains("TOPSECRET"))
     }
 
     @Test func caFileIsCheckedAtStartup() throws {
-        let missing = base.error(location + ["--openweather.tls-ca-file=/nonexistent/ca.pem"])
+        let missing = loadError(location + ["--openweather.tls-ca-file=/nonexistent/ca.pem"])
         #expect(missing.contains("cannot read the CA certificates \"/nonexistent/ca.pem\" (--openweather.tls-ca-file)"), "\(missing)")
         let notPEM = temporaryFile("hello")
-        #expect(base.error(location + ["--openweather.tls-ca-file=\(notPEM)"]).contains("holds no PEM certificate"))
+        #expect(loadError(location + ["--openweather.tls-ca-file=\(notPEM)"]).contains("holds no PEM certificate"))
         let pem = temporaryFile("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
-        #expect(try base.load(location + ["--openweather.tls-ca-file=\(pem)"]).tlsCAFile == pem)
-        let unreadableBundle = base.error(location, environment: environment(["SSL_CERT_FILE": "/nonexistent/bundle.pem"]))
+        #expect(try load(location + ["--openweather.tls-ca-file=\(pem)"]).tlsCAFile == pem)
+        let unreadableBundle = loadError(location, environment: environment(["SSL_CERT_FILE": "/nonexistent/bundle.pem"]))
         #expect(unreadableBundle.contains("($SSL_CERT_FILE)"), "\(unreadableBundle)")
     }
 
     @Test func idleConnections() throws {
-        #expect(try base.load(location).maxIdleConnections == 16)
-        #expect(try base.load(location + ["--openweather.max-idle-connections=0"]).maxIdleConnections == 0)
-        #expect(base.error(location + ["--openweather.max-idle-connections=-1"]) != "no error")
+        #expect(try load(location).maxIdleConnections == 16)
+        #expect(try load(location + ["--openweather.max-idle-connections=0"]).maxIdleConnections == 0)
+        #expect(loadError(location + ["--openweather.max-idle-connections=-1"]) != "no error")
     }
 
     @Test func plainHTTPOffLoopbackWarns() throws {
-        let remote = try base.load(location + ["--openweather.url=http://api.openweathermap.org"])
+        let remote = try load(location + ["--openweather.url=http://api.openweathermap.org"])
         #expect(remote.warnings.contains { $0.contains("travels unencrypted") })
         for url in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:80", "https://api.openweathermap.org"] {
-            #expect(!(try base.load(location + ["--openweather.url=\(url)"])).warnings.contains { $0.contains("unencrypted") }, "\(url)")
+            #expect(!(try load(location + ["--openweather.url=\(url)"])).warnings.contains { $0.contains("unencrypted") }, "\(url)")
         }
     }
 
@@ -71,9 +70,9 @@ import Testing
     /// client, which parses it once when it is made, is the judge of what is usable.
     @Test func aBaseURLTheClientCannotUseIsRefusedWhenRead() throws {
         #expect(throws: ConfigError("--openweather.url is not a usable base URL (invalid URL: port must be a number from 1 to 65535): give scheme and host, like https://api.openweathermap.org")) {
-            try base.load(location + ["--openweather.url=https://api.openweathermap.org:99999"])
+            try load(location + ["--openweather.url=https://api.openweathermap.org:99999"])
         }
-        #expect(throws: Never.self) { try base.load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient() }
+        #expect(throws: Never.self) { try load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient() }
     }
 
     /// A reload to such a URL is refused whole: the previous configuration and its client stay.
@@ -85,7 +84,7 @@ import Testing
         defer { unlink(configFile) }
         let loader = ConfigurationLoader(
             arguments: ["--web.listen-address=127.0.0.1:0", "--config.file", configFile] + location,
-            environment: base.key)
+            environment: testKey)
         guard case .run(let configuration) = try loader.load() else { throw ConfigError("no run") }
         let exporter = try Exporter(configuration: configuration, logger: Logger(level: .error, sink: { _ in })) { () throws(ConfigError) -> Configuration in
             guard case .run(let next) = try loader.load() else { throw ConfigError("no run") }

@@ -7,24 +7,7 @@ import Testing
 /// Mistakes that would otherwise pass without a word: a file value a flag or variable overrides,
 /// a misspelled variable, an API key that is an example's placeholder or unlike OpenWeather's.
 @Suite struct ConfigWarningTests {
-    static let realKey = "0123456789abcdef0123456789abcdef"
-    let key = ["OPENWEATHER_API_KEY": realKey]
-
-    func load(_ arguments: [String], environment: [String: String]? = nil) throws(ConfigError) -> Configuration {
-        switch try ConfigurationLoader(arguments: arguments, environment: environment ?? key).load() {
-        case .run(let configuration): return configuration
-        default: throw ConfigError("not a run")
-        }
-    }
-
-    func error(_ arguments: [String], environment: [String: String]) -> String {
-        do {
-            _ = try load(arguments, environment: environment)
-            return "no error"
-        } catch {
-            return error.description
-        }
-    }
+    let key = testKey
 
     // MARK: overrides
 
@@ -115,7 +98,7 @@ import Testing
 
     /// A misspelled variable that leaves a setting missing is named in the error, where it is read.
     @Test func theErrorAMisspelledVariableCausesNamesIt() {
-        let message = error([], environment: key.merging(["OPENWEATHER_EXPORTER_LOCATONS": "A=1,2"]) { $1 })
+        let message = loadError([], environment: key.merging(["OPENWEATHER_EXPORTER_LOCATONS": "A=1,2"]) { $1 })
         #expect(message.hasPrefix("no location configured"))
         #expect(message.contains("; note: $OPENWEATHER_EXPORTER_LOCATONS is not a setting and is ignored (did you mean $OPENWEATHER_EXPORTER_LOCATION?)"))
     }
@@ -128,12 +111,12 @@ import Testing
         "insert-key", "example-key",
     ])
     func aPlaceholderKeyIsRefusedWithoutBeingQuoted(placeholder: String) throws {
-        let fromVariable = error(["--location", "A=1,2"], environment: ["OPENWEATHER_API_KEY": placeholder])
+        let fromVariable = loadError(["--location", "A=1,2"], environment: ["OPENWEATHER_API_KEY": placeholder])
         #expect(fromVariable.hasPrefix("the API key in $OPENWEATHER_API_KEY is the placeholder of an example"), "\(fromVariable)")
         #expect(fromVariable.contains("put your own OpenWeather API key there"))
         let file = temporaryFile(placeholder + "\n")
         defer { unlink(file) }
-        let fromFile = error(["--location", "A=1,2", "--openweather.api-key-file", file], environment: [:])
+        let fromFile = loadError(["--location", "A=1,2", "--openweather.api-key-file", file], environment: [:])
         #expect(fromFile.hasPrefix("the API key in \"\(file)\" (--openweather.api-key-file) is the placeholder of an example"), "\(fromFile)")
         if placeholder != "REPLACE_WITH_YOUR_OPENWEATHER_API_KEY" {
             #expect(!fromVariable.contains(placeholder) && !fromFile.contains(placeholder))

@@ -14,13 +14,6 @@ import Testing
     static let now = 1_764_590_400.0
     static let windAdvisory = "4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31"
 
-    func load(_ arguments: [String]) throws(ConfigError) -> Configuration {
-        switch try ConfigurationLoader(arguments: arguments, environment: ["OPENWEATHER_API_KEY": "test-key-123"]).load() {
-        case .run(let configuration): return configuration
-        default: throw ConfigError("not a run")
-        }
-    }
-
     func oneCall4(_ configuration: Configuration) throws -> OneCall4Source {
         try #require(configuration.sources.first { $0.name == "onecall4" } as? OneCall4Source)
     }
@@ -55,12 +48,7 @@ import Testing
     }
 
     @Test func mistakesSayWhatIsWrong() {
-        func error(_ arguments: [String]) -> String {
-            do {
-                _ = try load(["--location=A=1,1"] + arguments)
-                return "no error"
-            } catch { return error.description }
-        }
+        func error(_ arguments: [String]) -> String { loadError(["--location=A=1,1"] + arguments) }
         #expect(error(["--collector.onecall", "--collector.onecall4"]).contains(
             "--collector.onecall and --collector.onecall4 both stand in for forecast and weather: switch one off"))
         #expect(error(["--collector.onecall4", "--collector.onecall4.exclude=1h"]).contains("\"1h\" cannot be left out"))

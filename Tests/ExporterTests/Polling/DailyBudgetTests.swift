@@ -8,13 +8,6 @@ import Testing
 /// The daily limits (issue 23 §1): the plan stretches intervals to fit them, and the schedule never
 /// sends more than a limit in a UTC day, starting again at 00:00 UTC.
 @Suite struct DailyBudgetTests {
-    func load(_ arguments: [String]) throws(ConfigError) -> Configuration {
-        switch try ConfigurationLoader(arguments: arguments, environment: ["OPENWEATHER_API_KEY": "test-key-123"]).load() {
-        case .run(let configuration): return configuration
-        default: throw ConfigError("not a run")
-        }
-    }
-
     /// 10 places every 10 minutes need 1,440 One Call requests a day: One Call alone stretches to
     /// 864 s to fit the free 1,000, the free sources keep their intervals, and the plan says so.
     @Test func aSourcesDailyLimitStretchesThatSourceOnly() throws {

@@ -6,19 +6,17 @@ import Testing
 
 /// `--config.file`: YAML (and JSON, which is YAML) with the table's snake_case keys.
 @Suite struct ConfigFileTests {
-    let key = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
+    let key = testKey
 
-    func load(_ text: String, _ arguments: [String] = []) throws -> Configuration {
+    /// The configuration a file of `text` gives, with `arguments` beside it.
+    func loadFile(_ text: String, _ arguments: [String] = []) throws -> Configuration {
         let file = temporaryFile(text, suffix: ".yml")
         defer { unlink(file) }
-        guard case .run(let configuration) = try ConfigurationLoader(arguments: ["--config.file", file] + arguments, environment: key).load() else {
-            throw ConfigError("not a run")
-        }
-        return configuration
+        return try load(["--config.file", file] + arguments)
     }
 
     @Test func commentsFlowAndBlockForms() throws {
-        let config = try load("""
+        let config = try loadFile("""
             %YAML 1.2
             ---
             # The exporter's settings.
@@ -88,7 +86,7 @@ import Testing
             ("locations:\n  - name: Home\n    longitude: 2\nlatitude: 1\n", "line 4, column 1: `latitude` is a key of a location"),
         ] {
             do {
-                _ = try load(text)
+                _ = try loadFile(text)
                 Issue.record("\(text.debugDescription) loaded")
             } catch {
                 let message = "\(error)"
@@ -99,7 +97,7 @@ import Testing
     }
 
     @Test func jsonWithTheSameKeysGivesTheSameConfiguration() throws {
-        let yaml = try load("""
+        let yaml = try loadFile("""
             web:
               listen_address: ":9001"
             collector:
@@ -107,7 +105,7 @@ import Testing
             locations:
               - {name: A, latitude: 1, longitude: 2, alerts: {temperature_above_celsius: 30}}
             """)
-        let json = try load("""
+        let json = try loadFile("""
             {"web": {"listen_address": ":9001"},
              "collector": {"air_pollution": {"enabled": true, "interval": "2h"}},
              "locations": [{"name": "A", "latitude": 1, "longitude": 2, "alerts": {"temperature_above_celsius": 30}}]}
@@ -119,7 +117,7 @@ import Testing
 
     /// A JSON file written for an older release (camelCase keys) keeps working, with one warning per old key.
     @Test func camelCaseKeysOfOlderReleasesWarnOnceEach() throws {
-        let config = try load("""
+        let config = try loadFile("""
             {"web": {"listenAddress": ":9001", "config.file": ""},
              "openweather": {"maxRequestsPerMinute": 120, "apiKeyFile": null},
              "alerts": {"temperatureAboveCelsius": 35},
@@ -146,9 +144,9 @@ import Testing
 
     /// The example shipped in deploy/ is read by the exporter's own reader, as users will feed it.
     @Test func theDeployExampleLoads() throws {
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
+        let root = repositoryDirectory()
         guard case .run(let config) = try ConfigurationLoader(
-            arguments: ["--config.file", "/" + root + "/deploy/config/openweather-exporter.yml"], environment: key
+            arguments: ["--config.file", root + "/deploy/config/openweather-exporter.yml"], environment: key
         ).load() else { throw ConfigError("not a run") }
         #expect(config.locations.map(\.name) == ["London", "Seville", "Ocean", "Paris"])
         #expect(config.locations[1].alerts == .custom(.init(aboveCelsius: 40, belowCelsius: 0)))
@@ -221,8 +219,7 @@ import Testing
         // Issue 29 §8: one table, deploy/docs/configuration.md's under "## Configuration", has a row for
         // every flag of the settings table (a flag documented only elsewhere is a miss) and none for a
         // flag that does not exist.
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
-        let text = String(decoding: try readFile("/" + root + "/deploy/docs/configuration.md"), as: UTF8.self)
+        let text = String(decoding: try readFile(repositoryDirectory() + "/deploy/docs/configuration.md"), as: UTF8.self)
         let section = try #require(text.firstRange(of: "\n## Configuration\n").map { text[$0.upperBound...] })
         let lines = section.split(separator: "\n", omittingEmptySubsequences: false)
         let header = try #require(lines.firstIndex { $0.hasPrefix("| flag | default | meaning |") })
@@ -255,8 +252,8 @@ import Testing
     /// The configuration layer knows nothing of the renderer or the server: a reload can be checked, and
     /// the table read, without either.
     @Test func configKnowsNothingOfTheRendererOrTheServer() throws {
-        let root = String(#filePath.split(separator: "/").dropLast(3).joined(separator: "/"))
-        let folder = "/" + root + "/Sources/Exporter/Config/"
+        let root = repositoryDirectory()
+        let folder = root + "/Sources/Exporter/Config/"
         let names = ["CommandLineFlags", "ConfigError", "ConfigFile", "Configuration", "ConfigurationLoader", "DemoLocations", "Flags",
                      "ListenAddress", "Location", "LocationSpec", "PrometheusDuration", "Setting", "Shard"]
         guard let directory = opendir(folder) else { throw ConfigError("cannot list \(folder)") }

@@ -66,22 +66,6 @@ import Testing
 @Suite struct ShardConfigurationTests {
     static let locations = (0..<60).map { "--location=L\($0)=\(Double($0) / 2),\(Double($0) / 3)" }
 
-    func load(_ arguments: [String], environment: [String: String] = ["OPENWEATHER_API_KEY": "0123456789abcdef"]) throws(ConfigError) -> Configuration {
-        switch try ConfigurationLoader(arguments: arguments, environment: environment).load() {
-        case .run(let configuration): return configuration
-        default: throw ConfigError("not a run")
-        }
-    }
-
-    func error(_ arguments: [String], environment: [String: String] = ["OPENWEATHER_API_KEY": "0123456789abcdef"]) -> String {
-        do {
-            _ = try load(arguments, environment: environment)
-            return "no error"
-        } catch {
-            return error.description
-        }
-    }
-
     @Test func unshardedKeepsEverything() throws {
         let config = try load(Self.locations + ["--total-shards=1", "--shard=0"])
         #expect(config.shard == .whole)
@@ -142,20 +126,20 @@ import Testing
     }
 
     @Test func badValuesSayHowToFixThem() {
-        #expect(error(Self.locations + ["--total-shards=3", "--shard=3"])
+        #expect(loadError(Self.locations + ["--total-shards=3", "--shard=3"])
             == "--shard=3 is not below --total-shards=3: shards are numbered from 0 to 2; set --total-shards to the number of replicas")
-        #expect(error(Self.locations + ["--shard=1"]).contains("is not below --total-shards=1"))
-        #expect(error(Self.locations + ["--total-shards=0"]) == "--total-shards \"0\" is not a whole number from 1 to 1000")
-        #expect(error(Self.locations + ["--total-shards=three"]).contains("is not a whole number from 1 to 1000"))
-        #expect(error(Self.locations + ["--total-shards=3", "--shard=-1"]).contains("is not a shard number: use 0 to 2"))
-        #expect(error(Self.locations + ["--total-shards=3", "--shard=1", "--pod=x-1"])
+        #expect(loadError(Self.locations + ["--shard=1"]).contains("is not below --total-shards=1"))
+        #expect(loadError(Self.locations + ["--total-shards=0"]) == "--total-shards \"0\" is not a whole number from 1 to 1000")
+        #expect(loadError(Self.locations + ["--total-shards=three"]).contains("is not a whole number from 1 to 1000"))
+        #expect(loadError(Self.locations + ["--total-shards=3", "--shard=-1"]).contains("is not a shard number: use 0 to 2"))
+        #expect(loadError(Self.locations + ["--total-shards=3", "--shard=1", "--pod=x-1"])
             == "--shard and --pod both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)")
-        #expect(error(Self.locations + ["--total-shards=3", "--pod=openweather-exporter"]).contains("does not end in a StatefulSet ordinal"))
-        #expect(error(Self.locations + ["--total-shards=3", "--pod=openweather-exporter-3"])
+        #expect(loadError(Self.locations + ["--total-shards=3", "--pod=openweather-exporter"]).contains("does not end in a StatefulSet ordinal"))
+        #expect(loadError(Self.locations + ["--total-shards=3", "--pod=openweather-exporter-3"])
             == "--pod \"openweather-exporter-3\" is shard 3, but --total-shards is 3: set --total-shards to the StatefulSet's replicas")
-        #expect(error(Self.locations + ["--total-shards=3", "--openweather.max-requests-per-minute=2"]).contains("cannot be split among --total-shards=3"))
+        #expect(loadError(Self.locations + ["--total-shards=3", "--openweather.max-requests-per-minute=2"]).contains("cannot be split among --total-shards=3"))
         let file = temporaryFile(#"{"totalShards": 3}"#)
         defer { unlink(file) }
-        #expect(error(["--config.file", file]).contains("`totalShards` cannot be set in the file; use the flag"))
+        #expect(loadError(["--config.file", file]).contains("`totalShards` cannot be set in the file; use the flag"))
     }
 }
