@@ -3,7 +3,12 @@
 
 #include <netinet/in.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 int clinux_accept4(int fd, int flags, uint64_t peer[2]) {
     struct sockaddr_storage address;
@@ -24,4 +29,27 @@ int clinux_accept4(int fd, int flags, uint64_t peer[2]) {
 
 int clinux_set_thread_name(pthread_t thread, const char *name) {
     return pthread_setname_np(thread, name);
+}
+
+int clinux_memfd(const char *name, size_t count) {
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    if (ftruncate(fd, (off_t)count) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int clinux_seal(int fd) {
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+}
+
+long clinux_sendfile(int out_fd, int in_fd, long *offset, size_t count) {
+    off_t position = (off_t)*offset;
+    ssize_t n = sendfile(out_fd, in_fd, &position, count);
+    *offset = (long)position;
+    return (long)n;
 }

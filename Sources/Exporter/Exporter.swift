@@ -28,7 +28,9 @@ public final class Exporter: Sendable {
     init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
         let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
         let store = WeatherStore(layout: plan.layout, now: time.wall())
-        let publisher = MetricsPublisher(store: store, time: time, gzipAbove: configuration.gzipAbove ?? WeatherRendering.gzipAbove)
+        let publisher = MetricsPublisher(
+            store: store, time: time, gzipAbove: configuration.gzipAbove ?? WeatherRendering.gzipAbove,
+            alsoGzipAbove: configuration.alsoGzipAbove ?? MetricsPublisher.alsoGzipAbove)
         let keeper: StateKeeper?
         if let path = configuration.storagePath {
             let storage = try StateStorage(directory: path)

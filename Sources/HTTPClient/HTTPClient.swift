@@ -18,16 +18,20 @@ public final class HTTPClient: Sendable {
         /// An idle connection older than this is closed rather than reused: servers close
         /// theirs after a while, and a request must not be the one to find out.
         public var idleTimeout: Duration
+        /// False only for a client that already knows which server it reaches (the health check, which
+        /// asks the exporter's own listening socket): TLS without checking the certificate or the name.
+        public var verifiesServer: Bool
 
         public init(
             userAgent: String = "openweather-exporter", proxy: ProxySettings = .direct, trustedCAFile: String? = nil,
-            maxIdleConnections: Int = 16, idleTimeout: Duration = .seconds(30)
+            maxIdleConnections: Int = 16, idleTimeout: Duration = .seconds(30), verifiesServer: Bool = true
         ) {
             self.userAgent = userAgent
             self.proxy = proxy
             self.trustedCAFile = trustedCAFile
             self.maxIdleConnections = maxIdleConnections
             self.idleTimeout = idleTimeout
+            self.verifiesServer = verifiesServer
         }
     }
 
@@ -55,8 +59,12 @@ public final class HTTPClient: Sendable {
 
     init(configuration: Configuration, resolver: Resolver) {
         self.configuration = configuration
-        self.tlsContext = configuration.trustedCAFile.map { file in
-            Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: file) }
+        if !configuration.verifiesServer {
+            self.tlsContext = Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: nil, verifyingServer: false) }
+        } else {
+            self.tlsContext = configuration.trustedCAFile.map { file in
+                Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: file) }
+            }
         }
         self.pool = ConnectionPool(maxIdle: configuration.maxIdleConnections, idleTimeout: configuration.idleTimeout)
         self.resolver = resolver

@@ -100,7 +100,7 @@ final class Resolver: Sendable {
         case .wait: break
         }
         let left = deadline.instant - ContinuousClock.now
-        let nanoseconds = left > .zero ? left.components.seconds * 1_000_000_000 + left.components.attoseconds / 1_000_000_000 : 0
+        let nanoseconds = left.clampedNanoseconds
         guard waiter.done.wait(timeout: .now() + .nanoseconds(Int(min(nanoseconds, Int64(Int.max))))) == .success else {
             throw .dns(host: host, "no answer before the request's deadline")
         }

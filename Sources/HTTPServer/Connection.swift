@@ -50,6 +50,9 @@ final class Connection {
     var pending: [[UInt8]] = []
     var pendingIndex = 0
     var pendingOffset = 0
+    /// Written after `pending`: a kept body, sent from its memfd (plain) or its mapping (TLS), and how far.
+    var kept: KeptBody?
+    var keptOffset = 0
 
     // Monotonic nanoseconds for the timeouts.
     var readStartedAt: Int64
@@ -71,7 +74,9 @@ final class Connection {
     }
 
     var bufferedCount: Int { end - start }
-    var hasPending: Bool { pendingIndex < pending.count }
+    var hasPending: Bool { pendingIndex < pending.count || kept != nil }
+    /// Chunks (the head among them) are still queued before the kept body.
+    var hasPendingChunks: Bool { pendingIndex < pending.count }
 
     var buffered: UnsafeRawBufferPointer {
         guard let storage else { return UnsafeRawBufferPointer(start: nil, count: 0) }
@@ -133,6 +138,13 @@ final class Connection {
             pendingIndex = 0
             pendingOffset = 0
         }
+        if remaining > 0, let body = kept {
+            keptOffset += remaining
+            if keptOffset >= body.count {
+                kept = nil
+                keptOffset = 0
+            }
+        }
     }
 
     /// The responder for a new request: the previous one is reused when the handler kept no reference to it.
@@ -152,6 +164,8 @@ final class Connection {
         pending.removeAll()
         pendingIndex = 0
         pendingOffset = 0
+        kept = nil
+        keptOffset = 0
         responder = nil
     }
 }

@@ -94,6 +94,12 @@ final class EventLoop {
     // MARK: - The loop
 
     func run() {
+        // sendfile(2) cannot be told MSG_NOSIGNAL: a client gone mid-body must be an EPIPE, not a signal
+        // that ends the process (the library's user may not ignore SIGPIPE). Blocked on this thread only.
+        var pipe = sigset_t()
+        sigemptyset(&pipe)
+        sigaddset(&pipe, SIGPIPE)
+        pthread_sigmask(SIG_BLOCK, &pipe, nil)
         pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(currentLoopKey, nil) }
         now = monotonicNow()
@@ -483,7 +489,7 @@ final class EventLoop {
         connection.version = .http11
         connection.lingerOnClose = true
         let body = Array(error.message.utf8) + [0x0A]
-        send(connection, status: error.status, headers: [("Content-Type", "text/plain; charset=utf-8")], contentLength: body.count, body: [body])
+        send(connection, status: error.status, headers: [("Content-Type", "text/plain; charset=utf-8")], contentLength: body.count, body: [body], kept: nil)
         finishResponse(connection)
     }
 
@@ -496,15 +502,15 @@ final class EventLoop {
         case .respond(let response):
             guard connection.state == .handling else { return }
             if response.closeConnection { connection.closeAfter = true }
-            var length = 0
+            var length = response.kept?.count ?? 0
             for chunk in response.body { length += chunk.count }
-            send(connection, status: response.status, headers: response.headers, contentLength: length, body: response.body)
+            send(connection, status: response.status, headers: response.headers, contentLength: length, body: response.body, kept: response.kept)
             finishResponse(connection)
         case .head(let status, let headers, let contentLength):
             guard connection.state == .handling else { return }
             connection.state = .streaming
             connection.streamRemaining = contentLength
-            send(connection, status: status, headers: headers, contentLength: contentLength, body: [])
+            send(connection, status: status, headers: headers, contentLength: contentLength, body: [], kept: nil)
         case .body(let bytes):
             guard connection.state == .streaming, !connection.isHead, !bytes.isEmpty else { return }
             var chunk = bytes
@@ -528,7 +534,10 @@ final class EventLoop {
         }
     }
 
-    private func send(_ connection: Connection, status: Int, headers: [(name: String, value: String)], contentLength: Int, body: [[UInt8]]) {
+    private func send(
+        _ connection: Connection, status: Int, headers: [(name: String, value: String)], contentLength: Int, body: [[UInt8]],
+        kept: KeptBody?
+    ) {
         let closing = connection.closeAfter || !connection.keepAlive || draining
         let header: ConnectionHeader = closing ? .close : (connection.version == .http10 ? .keepAlive : .omitted)
         head.build(
@@ -540,6 +549,10 @@ final class EventLoop {
             for chunk in body where !chunk.isEmpty {
                 connection.pending.append(chunk)
             }
+            if let kept, kept.count > 0 {
+                connection.kept = kept
+                connection.keptOffset = 0
+            }
         }
         connection.lastWriteProgress = now
         // The head stays in the loop's buffer unless the socket takes less than all of it. The state is not
@@ -547,15 +560,29 @@ final class EventLoop {
         head.bytes.withUnsafeBytes { flush(connection, prefix: $0) }
     }
 
-    /// Writes `prefix` then the queued chunks with gathered transport writes until done or the socket is full.
+    /// Writes `prefix`, the queued chunks, then the kept body, until done or the socket is full: the chunks
+    /// with gathered transport writes, the kept body with sendfile where `sendsFile` says so (else it is the
+    /// last iovec of the gathered write).
     private func flush(_ connection: Connection, prefix: UnsafeRawBufferPointer) {
         var prefixWritten = 0
+        let transport = connection.transport
         while prefixWritten < prefix.count || connection.hasPending {
-            let remainingPrefix = UnsafeRawBufferPointer(rebasing: prefix[prefixWritten...])
-            let (result, attempted) = gatherWrite(connection, prefix: remainingPrefix)
+            let result: Int
+            let attempted: Int
+            if prefixWritten == prefix.count && !connection.hasPendingChunks, let kept = connection.kept, Self.sendsFile(kept, transport) {
+                attempted = kept.count - connection.keptOffset
+                result = transport.sendFile(kept.fd, offset: connection.keptOffset, count: attempted)
+                // Nothing sent of a body that has bytes left: the memfd cannot end early, so it is an error.
+                if result == 0 {
+                    close(connection)
+                    return
+                }
+            } else {
+                (result, attempted) = gatherWrite(connection, prefix: UnsafeRawBufferPointer(rebasing: prefix[prefixWritten...]))
+            }
             if result >= 0 {
                 connection.lastWriteProgress = now
-                let fromPrefix = min(result, remainingPrefix.count)
+                let fromPrefix = min(result, prefix.count - prefixWritten)
                 prefixWritten += fromPrefix
                 connection.markWritten(result - fromPrefix)
                 // A short write means the socket buffer is full; EPOLLOUT reports when it drains.
@@ -578,7 +605,18 @@ final class EventLoop {
         }
     }
 
-    /// One transport write over the prefix and up to `iovCapacity` queued chunks, each pinned by a nested
+    /// Below this a kept body goes out with the head in one gathered write, read from its mapping: for a
+    /// small body the copy costs less than sendfile's second call and page handling (measured at 20 KB,
+    /// sendfile served 0.4–0.7x the requests of the copy; at 85 KB it served about twice as many).
+    static let sendFileFrom = 64 * 1024
+
+    /// A kept body goes out with sendfile: on a plain socket, from `sendFileFrom` bytes on.
+    private static func sendsFile(_ kept: KeptBody, _ transport: ConnectionTransport) -> Bool {
+        transport.sendsFiles && kept.count >= sendFileFrom
+    }
+
+    /// One transport write over the prefix, up to `iovCapacity` queued chunks and, when they all fit and the
+    /// kept body is not sent as a file, the kept body's mapping; each chunk is pinned by a nested
     /// `withUnsafeBytes` so no pointer outlives its array. Returns bytes written or -errno, and bytes attempted.
     private func gatherWrite(_ connection: Connection, prefix: UnsafeRawBufferPointer) -> (Int, Int) {
         var used = 0
@@ -589,16 +627,29 @@ final class EventLoop {
             attempted = prefix.count
         }
         let first = connection.pendingIndex
-        let last = min(connection.pending.count, first + iovCapacity - used)
+        let last = min(connection.pending.count, first + iovCapacity - 1 - used)
         let transport = connection.transport
         let iov = self.iov
         let firstOffset = connection.pendingOffset
+        // The kept body follows: as a file once these bytes are out, or read from its mapping in this write.
+        let kept = last == connection.pending.count ? connection.kept : nil
+        let viaFile = kept.map { Self.sendsFile($0, transport) } ?? false
+        let more = viaFile
 
         func pin(_ index: Int, _ used: Int, _ attempted: Int) -> (Int, Int) {
             if index == last {
+                var used = used
+                var attempted = attempted
+                // `connection.kept` holds the body (and so its mapping) until it is written.
+                if let kept, !viaFile, let bytes = kept.bytes {
+                    let skip = connection.keptOffset
+                    iov[used] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes + skip), iov_len: kept.count - skip)
+                    used += 1
+                    attempted += kept.count - skip
+                }
                 guard used > 0 else { return (0, 0) }
                 while true {
-                    let result = transport.write(iov, count: used, total: attempted)
+                    let result = transport.write(iov, count: used, total: attempted, more: more)
                     if result.written != -Int(EINTR) { return result }
                 }
             }

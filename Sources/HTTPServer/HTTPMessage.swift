@@ -42,6 +42,8 @@ public struct HTTPResponse: Sendable {
     public var headers: [(name: String, value: String)]
     /// Written in order with one gathered write and never copied, so a pre-rendered body can be shared.
     public var body: [[UInt8]]
+    /// Written after `body`: bytes kept for many responses, which a plain socket is sent without a copy.
+    public var kept: KeptBody?
     /// Close the connection once this response is written.
     public var closeConnection: Bool
 
@@ -50,5 +52,10 @@ public struct HTTPResponse: Sendable {
         self.headers = headers
         self.body = body
         self.closeConnection = closeConnection
+    }
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], kept: KeptBody, closeConnection: Bool = false) {
+        self.init(status: status, headers: headers, closeConnection: closeConnection)
+        self.kept = kept
     }
 }

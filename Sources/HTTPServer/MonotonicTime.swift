@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Nanoseconds on the monotonic clock: what every deadline in the server is measured in.
 func monotonicNow() -> Int64 {
@@ -7,7 +8,5 @@ func monotonicNow() -> Int64 {
     return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }
 
-func nanoseconds(_ duration: Duration) -> Int64 {
-    let (seconds, attoseconds) = duration.components
-    return max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-}
+/// An operator's timeout in nanoseconds, saturated (`Duration.clampedNanoseconds`): 300 years must not trap.
+func nanoseconds(_ duration: Duration) -> Int64 { duration.clampedNanoseconds }

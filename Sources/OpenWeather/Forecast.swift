@@ -74,6 +74,8 @@ public struct Forecast: Sendable, Equatable {
         /// Each step's volume in proportion to the part of it inside the window.
         public var rainMeters: Double
         public var snowMeters: Double
+        /// The strongest gust of the steps in the window; nil when none of them reports one.
+        public var windGustMaxMetersPerSecond: Double?
     }
 
     /// A continuous quantity at `time`: linear between the two steps around it; nil before the
@@ -107,6 +109,7 @@ public struct Forecast: Sendable, Equatable {
         var probability = 0.0
         var rain = 0.0
         var snow = 0.0
+        var gust: Double?
         for (index, step) in steps.enumerated() {
             let begins = index == 0 ? step.time - stepSeconds : steps[index - 1].time
             guard step.time > start && begins < end else { continue }
@@ -115,6 +118,7 @@ public struct Forecast: Sendable, Equatable {
                 temperatures.append(step.dayMaximumCelsius ?? step.temperatureCelsius)
             }
             probability = max(probability, step.precipitationProbability)
+            if let stepGust = step.windGustMetersPerSecond { gust = max(gust ?? stepGust, stepGust) }
             let inside = (min(step.time, end) - max(begins, start)) / (step.time - begins)
             rain += step.rainMeters * inside
             snow += step.snowMeters * inside
@@ -123,7 +127,7 @@ public struct Forecast: Sendable, Equatable {
         // To the micrometre, so a sum of millimetres reads 0.0024, not 0.0024000000000000002.
         return Window(
             temperatureMinCelsius: low, temperatureMaxCelsius: high, precipitationProbabilityMax: probability,
-            rainMeters: (rain * 1e9).rounded() / 1e9, snowMeters: (snow * 1e9).rounded() / 1e9)
+            rainMeters: (rain * 1e9).rounded() / 1e9, snowMeters: (snow * 1e9).rounded() / 1e9, windGustMaxMetersPerSecond: gust)
     }
 
     /// The first step at or after `time`, which must not be after the last step.

@@ -105,17 +105,42 @@ public enum OneCall4 {
         }
     }
 
+    /// Alert IDs read from one record, at most: an upstream listing 36,000 once cost 8.2 s a poll.
+    public static let alertIDsPerRecord = 64
+    /// An alert's text is kept up to this many bytes (cut at a code point): 200 KB texts, 16 new a
+    /// poll, once took the state file to 51 MB.
+    public static let alertTextLimit = 4096
+    /// Alert texts kept per place, at most: the first IDs listed (as many as a place shows).
+    public static let alertsKept = 16
+    /// A text kept this long (wall-clock seconds from when it was asked) is dropped and asked again if
+    /// still listed, even when its `end` is far away.
+    public static let alertMaxAge = 86_400.0
+
     /// One alert in full (`/alert/{id}`).
     public struct AlertDetail: Sendable, Equatable {
         public var id: String
         public var alert: OneCall.Alert
-        /// The agency's text, its lines joined by "\n"; "" when there is none.
+        /// The agency's text, its lines joined by "\n", at most `alertTextLimit` bytes; "" when there is none.
         public var description: String
+        /// When it was asked for (wall-clock Unix seconds), which its age is counted from; nil in an
+        /// answer, set when it is kept.
+        public var fetched: Double?
 
-        public init(id: String, alert: OneCall.Alert, description: String) {
+        public init(id: String, alert: OneCall.Alert, description: String, fetched: Double? = nil) {
             self.id = id
             self.alert = alert
             self.description = description
+            self.fetched = fetched
+        }
+
+        /// As a document keeps it: the fields read, already bounded (labels, the text), and `fetched`.
+        public func kept() -> [UInt8] {
+            var members: [(key: String, value: JSONValue)] = [
+                (key: "id", value: .string(id)), (key: "sender_name", value: .string(alert.sender)), (key: "event", value: .string(alert.event)),
+                (key: "start", value: .number(alert.start)), (key: "end", value: .number(alert.end)), (key: "description", value: .string(description)),
+            ]
+            if let fetched { members.append((key: "fetched", value: .number(fetched))) }
+            return JSONValue.object(members).encoded()
         }
     }
 
@@ -137,7 +162,7 @@ public enum OneCall4 {
         /// The fields of an answer the document keeps: what the decoders read, so never a `prev`/`next`
         /// link (those hold the key, and the document goes to a file).
         static let envelopeKeys: Set<String> = ["lat", "lon", "timezone", "timezone_offset", "data"]
-        static let detailKeys: Set<String> = ["id", "sender_name", "event", "start", "end", "description"]
+        static let detailKeys: Set<String> = ["id", "sender_name", "event", "start", "end", "description", "fetched"]
 
         /// Parts in `Part` order, then the alert details. A body is embedded with only the fields above
         /// (its records whole); one that is not a JSON object is left out (it could not have decoded),

@@ -42,19 +42,21 @@ public enum OneCall4Decoder {
         let data = try root.requireObject().list("data")
         let records = try decode(data)
         var ids: [String] = []
-        for entry in data { try alertIDs(entry, into: &ids) }
+        var seen: Set<String> = []
+        for entry in data { try alertIDs(entry, into: &ids, seen: &seen) }
         return OneCall4.Page(records: records, alertIDs: ids)
     }
 
-    /// A record's `alerts`: absent, null or `[]` for none, else a list of ID strings.
-    private static func alertIDs(_ record: Fields, into ids: inout [String]) throws(FieldError) {
+    /// A record's `alerts`: absent, null or `[]` for none, else a list of ID strings; the first
+    /// `alertIDsPerRecord` are read, each once (`seen` makes that linear in the IDs).
+    private static func alertIDs(_ record: Fields, into ids: inout [String], seen: inout Set<String>) throws(FieldError) {
         guard let found = record.value["alerts"], found != .null else { return }
         let path = "\(record.path).alerts"
         guard case .array(let items) = found else { throw FieldError(reason: "`\(path)` is \(found.typeName), not a list of alert IDs") }
-        for (index, item) in items.enumerated() {
+        for (index, item) in items.prefix(OneCall4.alertIDsPerRecord).enumerated() {
             guard case .string(let id) = item else { throw FieldError(reason: "`\(path)[\(index)]` is \(item.typeName), not an alert ID (a string)") }
             let cleaned = Fields.label(id)
-            if !ids.contains(cleaned) { ids.append(cleaned) }
+            if seen.insert(cleaned).inserted { ids.append(cleaned) }
         }
     }
 
@@ -99,7 +101,22 @@ public enum OneCall4Decoder {
 
     private static func alert(_ root: Fields) throws(FieldError) -> OneCall4.AlertDetail {
         let root = try root.requireObject()
-        return OneCall4.AlertDetail(id: try root.string("id"), alert: try OneCallDecoder.alert(root), description: try description(root))
+        return OneCall4.AlertDetail(
+            id: try root.string("id"), alert: try OneCallDecoder.alert(root), description: cut(try description(root), OneCall4.alertTextLimit),
+            fetched: try root.optionalNumber("fetched", 0...1e11))
+    }
+
+    /// The first `limit` bytes of `text` or fewer, cut at a code point (never inside one).
+    static func cut(_ text: String, _ limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var bytes = 0
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            bytes += scalar.utf8.count
+            guard bytes <= limit else { break }
+            out.append(scalar)
+        }
+        return String(out)
     }
 
     /// A string, as the docs give it, or a list (as two third-party clients read it) of strings or of
@@ -163,7 +180,8 @@ public enum OneCall4Decoder {
         }
         let now = try current(currentBodies[0])
         var alertIDs = now.alertIDs
-        func add(_ ids: [String]) { for id in ids where !alertIDs.contains(id) { alertIDs.append(id) } }
+        var seen = Set(alertIDs)
+        func add(_ ids: [String]) { for id in ids where seen.insert(id).inserted { alertIDs.append(id) } }
 
         var minutePages: [[OneCall.Minute]] = []
         for body in try bodies(.minute) {
@@ -188,10 +206,12 @@ public enum OneCall4Decoder {
 
         var details: [String: OneCall4.AlertDetail] = [:]
         var alerts: [OneCall.Alert] = []
-        for body in try root.optionalList("alerts") ?? [] {
+        // A document written by an older version (or planted) may hold more than a poll keeps: the
+        // first `OneCall4.alertsKept` are read, each as `kept()` bounds it.
+        for body in (try root.optionalList("alerts") ?? []).prefix(OneCall4.alertsKept) {
             let detail = try alert(body)
-            answers.alerts.append(body.value.encoded())
             guard details[detail.id] == nil else { continue }
+            answers.alerts.append(detail.kept())
             details[detail.id] = detail
             alerts.append(detail.alert)
         }

@@ -33,9 +33,10 @@ public enum RegularFile {
         return (fd, info.st_uid)
     }
 
-    /// The whole regular file at `path`, refusing anything larger than `limit` bytes.
-    public static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let (fd, _) = try open(path)
+    /// The whole regular file at `path`, refusing anything larger than `limit` bytes (and a link,
+    /// with `followLinks: false`).
+    public static func read(_ path: String, limit: Int, followLinks: Bool = true) throws(Failure) -> [UInt8] {
+        let (fd, _) = try open(path, followLinks: followLinks)
         defer { close(fd) }
         return try read(fd: fd, limit: limit)
     }

@@ -31,10 +31,11 @@ enum Endpoint: String, CaseIterable {
     /// The answer once the key is accepted: 200 with the data, or the endpoint's own 400 or 404.
     /// `alwaysAlert`: One Call has an official alert in force at every place; `rainSoon`: its minute
     /// forecast has rain starting in 10 minutes everywhere (both for end-to-end tests). `path`: the
-    /// request's (it holds an alert's ID); `linkBase`: where One Call 4.0's page links point.
+    /// request's (it holds an alert's ID); `linkBase`: where One Call 4.0's page links point;
+    /// `endlessRound`: the hostile alert mode is on, this many current answers given before.
     func answer(
         _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false,
-        path: String? = nil, linkBase: String = OneCall4JSON.realBase
+        path: String? = nil, linkBase: String = OneCall4JSON.realBase, endlessRound: Int? = nil
     ) -> (status: Int, body: String) {
         switch self {
         case .weather, .airPollution, .airPollutionForecast, .airPollutionHistory, .forecast, .oneCall, .oneCallTimemachine,
@@ -52,7 +53,7 @@ enum Endpoint: String, CaseIterable {
                     caller: .init(base: linkBase, key: query["appid"] ?? "")))
             }
             if self == .oneCall4Current {
-                return (200, OneCall4JSON.current(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert))
+                return (200, OneCall4JSON.current(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, endlessRound: endlessRound))
             }
             if self == .oneCall4Minutes {
                 return (200, OneCall4JSON.minutes(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon))
@@ -100,6 +101,7 @@ enum Endpoint: String, CaseIterable {
             return (200, GeocodingJSON.zip(found.code, found.place))
         case .oneCall4Alert:
             let id = String((path ?? "").dropFirst(rawValue.count + 1))
+            if endlessRound != nil, let detail = OneCall4JSON.endlessAlert(id: id, at: time) { return (200, detail) }
             guard let detail = OneCall4JSON.alert(id: id, alwaysAlert: alwaysAlert) else { return (404, ErrorBodies.oneCallAlertNotFound) }
             return (200, detail)
         }

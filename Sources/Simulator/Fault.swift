@@ -15,6 +15,9 @@ public struct Fault: Sendable, Equatable {
         case close
         /// A 200 with exactly this body (a captured real response, say).
         case body(String)
+        /// This status with exactly this body: an upstream (or a proxy) that echoes the request, the
+        /// key altered, in its error (the fault API: `status=` with a body).
+        case answer(status: Int, body: String)
     }
 
     public enum Malformation: String, Sendable, CaseIterable {

@@ -76,11 +76,15 @@ enum OneCall4JSON {
         return #","alerts":["\#(id)"]"#
     }
 
-    /// `/current`: 3.0's `current`.
-    static func current(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool) -> String {
+    /// `/current`: 3.0's `current`. `endlessRound`: the hostile alert mode's count of answers so far;
+    /// the record then lists `endlessPerAnswer` IDs never listed before instead of the model's alert.
+    static func current(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool, endlessRound: Int? = nil) -> String {
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
+        let listed = endlessRound.map { round in
+            #","alerts":["# + (0..<endlessPerAnswer).map { #""\#(endlessPrefix)\#(round)-\#($0)""# }.joined(separator: ",") + "]"
+        }
         let record = OneCallJSON.moment(now, latitude: latitude, at: now.observationTime)
-            + alerts(latitude: latitude, longitude: longitude, at: now.observationTime, always: alwaysAlert)
+            + (listed ?? alerts(latitude: latitude, longitude: longitude, at: now.observationTime, always: alwaysAlert))
         return envelope(latitude: latitude, longitude: longitude, ["{" + record + "}"])
     }
 
@@ -195,6 +199,20 @@ enum OneCall4JSON {
             """
         if day.rain > 0 { text += #","rain":\#(number(day.rain.rounded(to: 2)))"# }
         return text
+    }
+
+    /// The hostile alert mode (`alerts=endless`): new IDs in every current answer, each a 200 KB text
+    /// in force until 2100, as an upstream that meant harm could send (issue 27).
+    static let endlessPrefix = "ENDLESS-"
+    static let endlessPerAnswer = 16
+
+    static func endlessAlert(id: String, at time: Double) -> String? {
+        guard id.hasPrefix(endlessPrefix), id.utf8.count <= 64 else { return nil }
+        let text = String(repeating: "Flooding without end. ", count: 200_000 / 22)
+        return """
+            {"id":"\(id)","sender_name":"\(OneCallJSON.sender)","event":"Endless Warning","start":\(WeatherJSON.number(time.rounded(.down))),\
+            "end":4102444800,"description":"\(text)"}
+            """
     }
 
     /// `/alert/{id}`: the alert in full, or nil for an ID no alert has (now, in this alert mode).

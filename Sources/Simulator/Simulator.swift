@@ -15,11 +15,13 @@ import Locking
 ///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30`; `lat=51.51` to affect one place only,
 ///   `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
 ///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is
-///   served as the answer, to replay a captured response): add a fault, checked in the order added;
+///   served as the answer, to replay a captured response, with `status=` as that status's, to echo
+///   a request's key altered): add a fault, checked in the order added;
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call (3.0 and 4.0, every path) answers
 ///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an
-///   official alert everywhere; `rain=soon` (or `model`): the minute forecast has rain starting in
+///   official alert everywhere (`endless`: 4.0's current answers list 16 new alert IDs each time, each
+///   a 200 KB text until 2100, a hostile upstream); `rain=soon` (or `model`): the minute forecast has rain starting in
 ///   10 minutes everywhere;
 /// - `POST /_simulator/weather?lat=-14.63&shift=35` (`lat` left out: everywhere): that place's temperatures,
 ///   now and forecast on every endpoint, shifted by `shift` °C (negative: colder), added to any earlier
@@ -45,6 +47,9 @@ public final class Simulator: Sendable {
         var oneCallSubscribed = true
         /// True: every One Call answer has an official alert in force.
         var oneCallAlwaysAlert = false
+        /// `alerts=endless`: One Call 4.0 answers that list new alert IDs each time, with huge texts.
+        var oneCallEndlessAlerts = false
+        var endlessRound = 0
         /// True: every One Call minute forecast is dry for 10 minutes, then rains.
         var oneCallRainSoon = false
         /// Places made hotter or colder (`POST /_simulator/weather`).

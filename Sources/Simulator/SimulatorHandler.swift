@@ -20,22 +20,29 @@ struct SimulatorHandler: HTTPHandler {
                 responder.respond(Self.text(400, "unknown fault; GET /_simulator/ lists the parameters\n"))
                 return
             }
-            if !request.body.isEmpty { fault.response = .body(String(decoding: request.body, as: UTF8.self)) }
+            if !request.body.isEmpty {
+                let text = String(decoding: request.body, as: UTF8.self)
+                if case .status(let code, _) = fault.response { fault.response = .answer(status: code, body: text) } else { fault.response = .body(text) }
+            }
             state.withLock { $0.faults.append(fault) }
             responder.respond(Self.text(200, "fault added\n"))
         case ("POST", "/_simulator/onecall"):
             let subscribed = query["subscribed"].flatMap(Bool.init)
-            let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false][$0] }
+            let endless = query["alerts"] == "endless"
+            let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false, "endless": false][$0] }
             let rain = query["rain"].flatMap { ["soon": true, "model": false][$0] }
             guard subscribed != nil || alerts != nil || rain != nil, query["subscribed"] == nil || subscribed != nil,
                 query["alerts"] == nil || alerts != nil, query["rain"] == nil || rain != nil
             else {
-                responder.respond(Self.text(400, "give subscribed=true|false, alerts=always|sometimes and/or rain=soon|model\n"))
+                responder.respond(Self.text(400, "give subscribed=true|false, alerts=always|sometimes|endless and/or rain=soon|model\n"))
                 return
             }
             state.withLock { state in
                 if let subscribed { state.oneCallSubscribed = subscribed }
-                if let alerts { state.oneCallAlwaysAlert = alerts }
+                if let alerts {
+                    state.oneCallAlwaysAlert = alerts
+                    state.oneCallEndlessAlerts = endless
+                }
                 if let rain { state.oneCallRainSoon = rain }
             }
             responder.respond(Self.text(
@@ -74,12 +81,17 @@ struct SimulatorHandler: HTTPHandler {
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
         let shifts = state.withLock { $0.shifts }
-        let (fault, accepted, subscribed, alwaysAlert, rainSoon) = state.withLock { state in
-            (state.faults.first {
+        let (fault, accepted, subscribed, alwaysAlert, rainSoon, endlessRound) = state.withLock { state in
+            var round: Int?
+            if state.oneCallEndlessAlerts {
+                round = state.endlessRound
+                if endpoint == .oneCall4Current { state.endlessRound += 1 }
+            }
+            return (state.faults.first {
                 $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) || $0.matches(latitude: latitude ?? .nan, path: request.path)
              },
              state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty,
-             state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon)
+             state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon, round)
         }
         var response: Fault.Response
         var body: (contentType: String, text: String)
@@ -93,7 +105,7 @@ struct SimulatorHandler: HTTPHandler {
             let answer = WeatherModel.$shifts.withValue(shifts) {
                 endpoint.answer(
                     query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
-                    path: request.path, linkBase: Self.linkBase(host: request.header("host")))
+                    path: request.path, linkBase: Self.linkBase(host: request.header("host")), endlessRound: endlessRound)
             }
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
@@ -151,6 +163,8 @@ struct SimulatorHandler: HTTPHandler {
             responder.respond(HTTPResponse(status: 200, body: [], closeConnection: true))
         case .body(let text):
             responder.respond(respondJSON(200, text))
+        case .answer(let code, let text):
+            responder.respond(respondJSON(code, text))
         }
     }
 

@@ -84,9 +84,14 @@ do {
         let status = BackfillCommand.run(loaded, options)
         demo?.stop()
         exit(status)
+    case .healthcheck(let check):
+        let (status, line) = check.run()
+        print(line)
+        exit(status)
     }
 } catch {
-    fail(error.description)
+    // Docker reserves a health check's exit status 2; for it, a bad setting is unhealthy (1) with the reason.
+    fail(error.description, status: CommandLine.arguments.dropFirst().first == "healthcheck" ? 1 : 2)
 }
 
 let logger = Logger(for: configuration)

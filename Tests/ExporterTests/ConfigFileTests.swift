@@ -76,7 +76,7 @@ import Testing
             Location(name: "Paris", place: .query(.name("Paris,FR")), alerts: .off),
             Location(name: "Home Town", place: .query(.zip("94040,US")), alerts: .custom(.init(belowCelsius: -5))),
         ])
-        #expect(config.thresholds(for: config.locations[0]) == TemperatureThresholds(aboveCelsius: 35))
+        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 35).merged(over: .builtIn))
         #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
 
@@ -127,9 +127,9 @@ import Testing
              "locations": [{"name": "Seville", "latitude": 37.39, "longitude": -5.99, "alerts": {"temperatureBelowCelsius": 0}}]}
             """.replacing("\"apiKeyFile\": null", with: "\"maxIdleConnections\": 4"))
         #expect(config.listenAddress.port == 9001 && config.maxRequestsPerMinute == 120 && config.maxIdleConnections == 4)
-        #expect(config.alertDefaults == TemperatureThresholds(aboveCelsius: 35))
+        #expect(config.alertDefaults == AlertThresholds(aboveCelsius: 35).merged(over: .builtIn))
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
-        #expect(config.thresholds(for: config.locations[0]) == TemperatureThresholds(aboveCelsius: 35, belowCelsius: 0))
+        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 35, belowCelsius: 0).merged(over: .builtIn))
         let renames = [
             ("web.listenAddress", "web.listen_address"), ("web.config.file", "web.config_file"),
             ("openweather.maxRequestsPerMinute", "openweather.max_requests_per_minute"),
@@ -154,7 +154,7 @@ import Testing
         #expect(config.locations[1].alerts == .custom(.init(aboveCelsius: 40, belowCelsius: 0)))
         #expect(config.locations[2].alerts == .off)
         #expect(config.locations[3].place == .query(.name("Paris,FR")))
-        #expect(config.alertDefaults == TemperatureThresholds(aboveCelsius: 35, belowCelsius: -10))
+        #expect(config.alertDefaults == AlertThresholds(aboveCelsius: 35, belowCelsius: -10).merged(over: .builtIn))
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"], "the forecast alerts have their data")
         #expect(config.interval(of: "air_pollution") == .seconds(3600))
         #expect(config.interval(of: "forecast") == .seconds(3600))

@@ -143,9 +143,9 @@ import Testing
         #expect(config.logLevel == .debug)
         #expect(config.logFormat == .json)
         #expect(config.locations.map(\.name) == ["A", "B", "C"])
-        #expect(config.thresholds(for: config.locations[0]) == TemperatureThresholds(aboveCelsius: 35))
-        #expect(config.thresholds(for: config.locations[1]) == TemperatureThresholds(aboveCelsius: 30, belowCelsius: -5))
-        #expect(config.thresholds(for: config.locations[2]) == TemperatureThresholds())
+        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 35).merged(over: .builtIn))
+        #expect(config.thresholds(for: config.locations[1]) == AlertThresholds(aboveCelsius: 30, belowCelsius: -5).merged(over: .builtIn))
+        #expect(config.thresholds(for: config.locations[2]) == AlertThresholds())
     }
 
     @Test(arguments: [
@@ -177,8 +177,8 @@ import Testing
         #expect(config.language == "de")
         #expect(config.maxRequestsPerMinute == 120)
         #expect(config.locations.map(\.name) == ["Seville", "Ocean"])
-        #expect(config.thresholds(for: config.locations[0]) == TemperatureThresholds(aboveCelsius: 40, belowCelsius: -10))
-        #expect(config.thresholds(for: config.locations[1]) == TemperatureThresholds())
+        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 40, belowCelsius: -10).merged(over: .builtIn))
+        #expect(config.thresholds(for: config.locations[1]) == AlertThresholds())
         #expect(config.configFile == file)
 
         let overridden = try load(["--config.file", file, "--location", "Only=1,1"])

@@ -18,7 +18,7 @@ import Testing
 
         init(
             locations: [String] = ["London=51.5074,-0.1278", "Tokyo=35.6762,139.6503"], extra: [String] = [],
-            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false, gzipAbove: Int? = nil,
+            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false, gzipAbove: Int? = nil, alsoGzipAbove: Int? = nil,
             url makeURL: (Simulator) -> String = { $0.baseURL }, time: any TimeSource = SystemTime()
         ) throws {
             simulator = try Simulator()
@@ -34,6 +34,7 @@ import Testing
             guard case .run(var configuration) = try loader.load() else { throw ConfigError("no run") }
             configuration.openWeatherURL = url
             if let gzipAbove { configuration.gzipAbove = gzipAbove }
+            if let alsoGzipAbove { configuration.alsoGzipAbove = alsoGzipAbove }
             let logs = self.logs
             let reloader: Exporter.Reloader = { () throws(ConfigError) -> Configuration in
                 guard case .run(var next) = try loader.load() else { throw ConfigError("no run") }
@@ -140,6 +141,31 @@ import Testing
             }
             #expect(agreed, "HEAD and GET lengths, Accept-Encoding: \(accept ?? "none")")
         }
+    }
+
+    /// Kept plain and also gzipped (a threshold of 0 makes two locations enough): gzip to those who
+    /// take it, the kept plain text (sent with sendfile) to the others, the same text either way.
+    @Test func aPlainExpositionIsAlsoKeptGzipped() async throws {
+        let running = try Running(alsoGzipAbove: 0)
+        defer { running.stop() }
+        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
+        let plain = try running.scrape(acceptEncoding: nil)
+        #expect(plain.status == 200)
+        #expect(plain.header("content-encoding") == nil)
+        #expect(plain.header("vary") == "Accept, Accept-Encoding")
+        #expect(Int(plain.header("content-length") ?? "") == plain.body.count)
+        #expect(plain.text.contains("openweather_temperature_celsius{location=\"London\"}"))
+        for accept in [nil, Self.prometheusAccept] as [String?] {
+            let gzipped = try running.scrape(acceptEncoding: "gzip", accept: accept)
+            #expect(gzipped.header("content-encoding") == "gzip")
+            #expect(gzipped.header("vary") == "Accept, Accept-Encoding")
+            let inflated = try #require(Gzip.inflate([gzipped.body]))
+            #expect(Gzip.memberCount([gzipped.body]) == 1)
+            let again = try running.scrape(acceptEncoding: nil, accept: accept)
+            #expect(Self.weatherPart(inflated) == Self.weatherPart(again.body))
+        }
+        let head = try running.scrape(acceptEncoding: "gzip", method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty && head.header("content-encoding") == "gzip")
     }
 
     static let prometheusAccept =

@@ -19,16 +19,19 @@ import Testing
     /// Four places from the fixtures, one that never answered, one found by name and one not found,
     /// air quality at one of them, and the exporter's counters.
     static func snapshot() throws -> WeatherStore.Snapshot {
+        // Barcelona's bound in °F (95F, 35 °C) and a gust threshold; Zocca's own margin and rain.
+        var barcelona = AlertThresholds(gustMetersPerSecond: 20)
+        barcelona.above = TemperatureThreshold.parse("95F")
         let locations = [
-            Location(name: "Barcelona", latitude: 41.3888, longitude: 2.159, alerts: .custom(.init(aboveCelsius: 35))),
+            Location(name: "Barcelona", latitude: 41.3888, longitude: 2.159, alerts: .custom(barcelona)),
             Location(name: "Longyearbyen", latitude: 78.2232, longitude: 15.6356, alerts: .custom(.init(belowCelsius: -30))),
             Location(name: "South \"Pacific\"\nOcean", latitude: -45, longitude: -140, alerts: .off),
-            Location(name: "Zocca", latitude: 44.34, longitude: 10.99),
+            Location(name: "Zocca", latitude: 44.34, longitude: 10.99, alerts: .custom(.init(hysteresisCelsius: 0.5, rainMeters: 0.03))),
             Location(name: "Nowhere", latitude: 0, longitude: 0),
             Location(name: "Home", place: .query(.name("London"))),
             Location(name: "Atlantis", place: .query(.name("Atlantis"))),
         ]
-        let defaults = TemperatureThresholds(aboveCelsius: 30, belowCelsius: -5)
+        let defaults = AlertThresholds(aboveCelsius: 30, belowCelsius: -5).merged(over: .builtIn)
         let store = WeatherStore.allSources(locations, sources: WeatherStore.fixtureSources, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
         let fixtures = [
             "Barcelona": "current-barcelona-clouds.json", "Longyearbyen": "current-longyearbyen-polar-night-snow.json",
@@ -93,16 +96,20 @@ import Testing
             "sunrise_timestamp_seconds", "sunset_timestamp_seconds", "observation_timestamp_seconds", "timezone_offset_seconds",
             "condition_id", "condition_info", "location_info", "up", "last_success_timestamp_seconds", "poll_duration_seconds",
             "api_requests_total", "exporter_build_info", "temperature_alert_threshold_celsius",
+            "temperature_alert_threshold_info", "temperature_alert_hysteresis_celsius", "wind_gust_alert_threshold_meters_per_second",
+            "rain_alert_threshold_meters",
             "exporter_config_last_reload_successful", "exporter_config_last_reload_success_timestamp_seconds",
             "air_quality_index", "air_pollutant_grams_per_cubic_meter", "air_pollution_observation_timestamp_seconds",
             "air_quality_scale_index",
         ] {
             #expect(text.contains("\n# TYPE openweather_\(name) "), "openweather_\(name)")
         }
-        // A location that never succeeded shows only its health.
+        // A location that never succeeded shows only its health and its alert thresholds.
         let nowhere = text.split(separator: "\n").filter { $0.contains("location=\"Nowhere\"") }
         #expect(Set(nowhere.map { $0.prefix { $0 != "{" } }) == [
             "openweather_up", "openweather_poll_duration_seconds", "openweather_temperature_alert_threshold_celsius",
+            "openweather_temperature_alert_threshold_info", "openweather_temperature_alert_hysteresis_celsius",
+            "openweather_rain_alert_threshold_meters",
         ])
         // A place found by name: the geocoder's names and coordinates; one not found: only its health.
         #expect(text.contains(
@@ -110,8 +117,12 @@ import Testing
         let atlantis = text.split(separator: "\n").filter { $0.contains("location=\"Atlantis\"") }
         #expect(atlantis.sorted() == [
             "openweather_poll_duration_seconds{location=\"Atlantis\",source=\"geocoding\"} 0.25",
+            "openweather_rain_alert_threshold_meters{location=\"Atlantis\"} 0.02",
+            "openweather_temperature_alert_hysteresis_celsius{location=\"Atlantis\"} 1",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"above\"} 30",
             "openweather_temperature_alert_threshold_celsius{location=\"Atlantis\",bound=\"below\"} -5",
+            "openweather_temperature_alert_threshold_info{location=\"Atlantis\",bound=\"above\",unit=\"celsius\"} 1",
+            "openweather_temperature_alert_threshold_info{location=\"Atlantis\",bound=\"below\",unit=\"celsius\"} 1",
             "openweather_up{location=\"Atlantis\",source=\"air_pollution\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"air_pollution_forecast\"} 0",
             "openweather_up{location=\"Atlantis\",source=\"forecast\"} 0",
@@ -120,5 +131,7 @@ import Testing
             "openweather_up{location=\"Atlantis\",source=\"weather\"} 0",
         ])
         #expect(text.contains("\nopenweather_api_requests_total{code=\"200\",source=\"geocoding\"} 2\n"))
+        // alerts off: no threshold of any kind, so no weather rule can fire there (issue 29 §4).
+        #expect(!text.split(separator: "\n").contains { $0.contains("Pacific") && $0.contains("alert_") })
     }
 }

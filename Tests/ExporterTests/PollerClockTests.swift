@@ -1,3 +1,6 @@
+import Exposition
+import Gzip
+import HTTPServer
 import Locking
 import OpenWeather
 import TestSupport
@@ -315,6 +318,40 @@ import Testing
 @Suite struct PublisherClockTests {
     static func text(_ publisher: MetricsPublisher) -> String {
         String(decoding: publisher.body(.text).chunks.concatenated, as: UTF8.self)
+    }
+
+    /// A scrape is sent from the kept memfd: it must hold exactly the chunks, in each format, and be
+    /// replaced when the exposition changes; a gzipped exposition keeps none (its chunks are served).
+    @Test func thePlainBodyIsKeptInAMemfdPerFormat() throws {
+        let rig = Rig(configuration([PollerClockTests.london], collectors: PollerClockTests.weatherAndAir))
+        let publisher = MetricsPublisher(store: rig.store, time: rig.time)
+        rig.run(until: 1000 + 60)
+        publisher.refreshWeather()
+        for format in ExpositionFormat.allCases {
+            let body = publisher.body(format)
+            let kept = try #require(body.kept)
+            #expect(kept.contents == body.chunks.concatenated)
+            #expect(kept.count == body.plainCount)
+        }
+        let before = try #require(publisher.body(.text).kept)
+        rig.run(until: 1000 + 200)
+        publisher.refreshWeather()
+        let after = try #require(publisher.body(.text).kept)
+        #expect(after !== before)
+        #expect(after.contents == publisher.body(.text).chunks.concatenated)
+        let gzipped = MetricsPublisher(store: rig.store, time: rig.time, gzipAbove: 0)
+        #expect(gzipped.body(.text).gzipped && gzipped.body(.text).kept == nil && gzipped.body(.text).gzip == nil)
+        // Below `alsoGzipAbove` nothing is compressed; from it, the kept text is also one gzip member.
+        #expect(publisher.body(.text).gzip == nil)
+        let both = MetricsPublisher(store: rig.store, time: rig.time, alsoGzipAbove: 0)
+        for format in ExpositionFormat.allCases {
+            let body = both.body(format)
+            let gzip = try #require(body.gzip)
+            #expect(Gzip.inflate(gzip, expectedCount: body.plainCount) == body.kept?.contents)
+        }
+        both.refreshProcess()
+        let gzip = try #require(both.body(.openMetrics).gzip)
+        #expect(Gzip.inflate(gzip) == both.body(.openMetrics).kept?.contents)
     }
 
     @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {

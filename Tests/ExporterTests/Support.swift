@@ -160,7 +160,7 @@ extension WeatherStore {
     /// A store laid out by hand, for tests that render without a poller.
     convenience init(
         locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
-        thresholds: @escaping @Sendable (Location) -> TemperatureThresholds, now: Double
+        thresholds: @escaping @Sendable (Location) -> AlertThresholds, now: Double
     ) {
         self.init(
             layout: Layout(locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness, thresholds: thresholds),
@@ -170,7 +170,7 @@ extension WeatherStore {
     /// A store with a slot for each of `sources` (every source unless told), in that order.
     static func allSources(
         _ locations: [Location], sources: [any Source] = Sources.all,
-        thresholds: @escaping @Sendable (Location) -> TemperatureThresholds = { _ in .init() }, now: Double
+        thresholds: @escaping @Sendable (Location) -> AlertThresholds = { _ in .init() }, now: Double
     ) -> WeatherStore {
         WeatherStore(
             locations: locations, sources: sources,

@@ -72,6 +72,36 @@ struct TLSServerTests {
         #expect(post.output == "60000", "\(post.output)")
     }
 
+    /// TLS cannot sendfile: a kept body is read through its mapping, after the head and any chunks,
+    /// in 16 KiB records, also when a slow reader stops the writes part way; HEAD sends no body.
+    @Test func keptBodiesAreServedFromTheirMapping() throws {
+        let bytes = KeptBodyTests.pattern(10_000_000)
+        let kept = try #require(KeptBody([bytes]))
+        let server = try tlsServer(handler: { _, responder in
+            var response = HTTPResponse(status: 200, body: [Array("head".utf8)])
+            response.kept = kept
+            responder.respond(response)
+        })
+        defer { server.shutdown() }
+        let file = certificates.directory + "/kept.out"
+        let expected = Array("head".utf8) + bytes
+        for options in ["", "--limit-rate 20M"] {
+            let result = curl(server.port, "\(options) -o '\(file)'")
+            #expect(result.status == 0, "\(result.output)")
+            let equal = KeptBodyTests.same(try readFile(file), expected)
+            #expect(equal, "the body differs (\(options))")
+        }
+        // HEAD, then GET on the same connection: a body sent after the HEAD would break the GET's framing.
+        let ca = "--cacert '\(certificates.caFile)'"
+        let both = shell(
+            "curl -sS --max-time 10 \(ca) -I https://127.0.0.1:\(server.port)/h --next -sS --max-time 10 \(ca) -o '\(file)' -w '%{num_connects}' https://127.0.0.1:\(server.port)/g")
+        #expect(both.status == 0, "\(both.output)")
+        #expect(both.output.lowercased().contains("content-length: \(expected.count)"), "\(both.output)")
+        #expect(both.output.hasSuffix("0"), "the GET did not reuse the HEAD's connection: \(both.output)")
+        let equal = KeptBodyTests.same(try readFile(file), expected)
+        #expect(equal, "the body after a HEAD differs")
+    }
+
     @Test func refusesTLS11ByDefault() throws {
         let server = try tlsServer()
         defer { server.shutdown() }

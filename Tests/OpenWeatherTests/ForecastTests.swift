@@ -72,6 +72,23 @@ import Testing
         #expect(Self.simple.step(covering: 21_601) == nil)
     }
 
+    /// The gust alert's forecast: the strongest gust of the steps in the window, not the last one;
+    /// nil where no step in it reports a gust.
+    @Test func windowsTakeTheStrongestGust() throws {
+        let gusts: [Double?] = [5, nil, 12, 7]
+        let forecast = Forecast(
+            steps: gusts.enumerated().map { index, gust in
+                Forecast.Step(
+                    time: Double(index) * 10_800, temperatureCelsius: 10, feelsLikeCelsius: 10, humidityRatio: 0.5, pressurePascals: 100_000,
+                    windSpeedMetersPerSecond: 1, windGustMetersPerSecond: gust, cloudinessRatio: 0,
+                    precipitationProbability: 0, rainMeters: 0, snowMeters: 0, conditionID: 800)
+            },
+            stepSeconds: 10_800, issued: -10_800)
+        #expect(try #require(forecast.window(from: 0, to: 32_400)).windGustMaxMetersPerSecond == 12)
+        #expect(try #require(forecast.window(from: -5_400, to: 10_800)).windGustMaxMetersPerSecond == 5)
+        #expect(try #require(forecast.window(from: 0, to: 10_800)).windGustMaxMetersPerSecond == nil, "only the step without a gust")
+    }
+
     @Test func windowsTakeExtremesAndProportionalTotals() throws {
         // 1.5 h to 4.5 h: 7 °C at the start, the 4 °C step, 1 °C at the end; half of each of the last two steps' rain.
         let window = try #require(Self.simple.window(from: 5_400, to: 16_200))

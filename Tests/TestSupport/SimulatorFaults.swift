@@ -20,6 +20,9 @@ extension Simulator {
         case .trickle(let interval): query["trickle"] = Self.milliseconds(interval)
         case .close: query["close"] = "1"
         case .body(let text): body = text
+        case .answer(let code, let text):
+            query["status"] = "\(code)"
+            body = text
         }
         let parameters = query.compactMap { key, value in value.map { "\(key)=\($0)" } }.sorted().joined(separator: "&")
         send("POST", "/_simulator/fault?\(parameters)", body: body, sourceLocation: sourceLocation)

@@ -16,6 +16,8 @@
 #   BENCH_RENDER=1        0 skips the render benchmark (a release test build, slow the first time)
 #   BENCH_CLIENT=1        0 skips the API client over https (Tests/bench/client.sh, about 2 minutes)
 #   BENCH_AUTH=1          0 skips the basic-auth floods (about 1 minute)
+#   BENCH_SERVING=1       0 skips serving at four body sizes against nginx (Tests/bench/serving.sh,
+#                         about 4 minutes; BENCH_SERVE_ROUNDS rounds per size, 3 by default)
 #   BENCH_TLS_ROUNDS=5    alternating nginx/exporter rounds per TLS shape (each BENCH_DURATION)
 #   BENCH_OUT=path        results file
 set -euo pipefail
@@ -343,6 +345,12 @@ if [ "$RENDER" = 1 ]; then
     state_bench=$(grep -o 'STATE_BENCHMARK.*' "$WORK/render.txt" || true)
 fi
 
+serving_rows=""
+if [ "${BENCH_SERVING:-1}" = 1 ]; then
+    BIN=$BIN BENCH_DURATION=$DURATION BENCH_SERVING_OUT="$WORK/serving.md" bash Tests/bench/serving.sh >&2
+    serving_rows=$(cat "$WORK/serving.md")
+fi
+
 client_rows=""
 if [ "${BENCH_CLIENT:-1}" = 1 ]; then
     BIN=$BIN BENCH_CLIENT_OUT="$WORK/client.md" bash Tests/bench/client.sh >&2
@@ -417,6 +425,12 @@ mkdir -p "$(dirname "$OUT")"
         done
     done
     echo
+    if [ -n "$serving_rows" ]; then
+        echo "## Serving /metrics at four body sizes (Tests/bench/serving.sh)"
+        echo
+        printf '%s\n' "$serving_rows"
+        echo
+    fi
     echo "## Serving /metrics over TLS (10 locations, keep-alive, ${DURATION} s per run)"
     echo
     echo "Body: $tls_bytes bytes, the same for both (saved from the exporter). One certificate and key (ECDSA P-256) for"

@@ -288,7 +288,8 @@ def alerts(a):
     for x in firing:
         desc = x["annotations"].get("description", "")
         if x["labels"]["alertname"].startswith("OpenWeatherTemperature"):
-            check(re.search(r"has been -?\d+\.\d °C, (above|below) the threshold of -?[\d.]+ °C", desc) is not None,
+            check(re.search(r"went (above|below) its threshold of -?[\d.]+ °C at least 15 minutes ago and is now -?\d+\.\d °C\. "
+                            r"It ends when back to -?[\d.]+ °C or (below|above)\.", desc) is not None,
                   f"{x['labels']['location']}: description gives value and threshold: {desc!r}")
         if x["labels"]["alertname"] == "OpenWeatherAirQualityPoor":
             check(re.search(r"it is now [45] \((very )?poor\)", desc) is not None,
@@ -800,6 +801,77 @@ def gap(a):
     check(worst <= allowed, f"largest gap {worst:.1f} s <= the restart ({up - down:.1f} s) + 2 scrape intervals")
     finish()
 
+# --- per-place gust and rain thresholds (issue 30) --------------------------------
+
+def steer_wind_rain(a):
+    """Makes the simulator answer, at one place, gusts of `gust` m/s now (its weather) and in the
+    forecast 3 to 21 hours ahead, and `rain_mm` mm of certain rain in each of those forecast steps
+    (its fault API serving its own answers with those fields changed)."""
+    params = urllib.parse.urlencode({"lat": a.latitude, "lon": a.longitude, "appid": "demo-key", "units": "metric"})
+    changed = []
+    if a.gust is not None:
+        weather = get_json(f"{a.simulator}/data/2.5/weather?{params}")
+        weather.setdefault("wind", {})["gust"] = a.gust
+        changed.append(("/data/2.5/weather", weather))
+    forecast = get_json(f"{a.simulator}/data/2.5/forecast?{params}")
+    now = time.time()
+    steps = [step for step in forecast["list"] if now + 3 * 3600 <= step["dt"] <= now + 21 * 3600]
+    for step in steps:
+        if a.gust is not None:
+            step.setdefault("wind", {})["gust"] = a.gust
+        if a.rain_mm is not None:
+            step["rain"] = {"3h": a.rain_mm}
+            step["pop"] = 1
+    check(len(steps) >= 5, f"{len(steps)} forecast steps 3 to 21 hours ahead changed at lat {a.latitude}")
+    changed.append(("/data/2.5/forecast", forecast))
+    for path, body in changed:
+        url = f"{a.simulator}/_simulator/fault?" + urllib.parse.urlencode({"path": path, "lat": a.latitude})
+        req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            check(r.status == 200, f"simulator serves the changed {path} for lat {a.latitude}")
+    finish()
+
+
+def gust_alerts(a):
+    """A place with a gust threshold whose gusts (now and forecast) pass it: both gust rules fire in
+    Prometheus with the threshold in their text and a dashboard link; in Alertmanager the gusts now
+    are active and mute the forecast's; a place with alerts off, gusts and heavy rain alike, raises
+    nothing and exports no threshold."""
+    want = {("OpenWeatherWindGustAboveThreshold", a.place), ("OpenWeatherWindGustExpected", a.place)}
+    firing, got = [], set()
+
+    def fired():
+        nonlocal firing, got
+        firing = [x for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"]
+        got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
+        return want <= got
+    poll(fired, a.timeout)
+    check(want <= got, f"firing in Prometheus: {sorted(want)} (got {sorted(got)})")
+    now = [x for x in firing if x["labels"]["alertname"] == "OpenWeatherWindGustAboveThreshold" and x["labels"].get("location") == a.place]
+    text = now[0]["annotations"].get("description", "") if now else ""
+    check(f"its threshold is {a.threshold:g} m/s" in text, f"the description names the threshold: {text!r}")
+    link = now[0]["annotations"].get("dashboard", "") if now else ""
+    check(link.endswith(f"/d/openweather-exporter?var-job={a.job}&var-location={urllib.parse.quote_plus(a.place)}"),
+          f"the dashboard annotation links the place: {link!r}")
+    quiet = [x["labels"]["alertname"] for x in firing if x["labels"].get("location") == a.quiet]
+    check(not quiet, f"{a.quiet} (alerts off) raises no alert though it has gusts and heavy rain: {quiet}")
+    exported = query(a.prometheus, f'{{__name__=~"openweather_.*alert_threshold.*|openweather_temperature_alert_hysteresis_celsius",location="{a.quiet}"}}')
+    check(not exported, f"{a.quiet} exports no threshold of any kind: {[r['metric'] for r in exported]}")
+    rain = query(a.prometheus, f'openweather_forecast_window_rain_meters{{location="{a.quiet}",window_hours="24"}} * 1000')
+    check(bool(rain) and float(rain[0]["value"][1]) >= 20, f"{a.quiet} is forecast heavy rain (got {rain and rain[0]['value'][1]} mm)")
+
+    def in_alertmanager():
+        got = {x["labels"]["alertname"]: x["status"] for x in get_json(f"{a.alertmanager}/api/v2/alerts")
+               if x["labels"].get("location") == a.place and x["labels"]["alertname"].startswith("OpenWeatherWindGust")}
+        return got if len(got) == 2 else None
+    statuses = poll(in_alertmanager, a.timeout) or {}
+    check(statuses.get("OpenWeatherWindGustAboveThreshold", {}).get("state") == "active",
+          f"Alertmanager: OpenWeatherWindGustAboveThreshold active for {a.place} ({statuses})")
+    check(statuses.get("OpenWeatherWindGustExpected", {}).get("state") == "suppressed"
+          and statuses["OpenWeatherWindGustExpected"].get("inhibitedBy"),
+          f"Alertmanager: OpenWeatherWindGustExpected for {a.place} inhibited by the gusts now ({statuses})")
+    finish()
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -887,6 +959,17 @@ def main():
         j.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
     j.add_argument("--backfill-until", dest="backfill_until", type=int, required=True)
     j.add_argument("--timeout", type=float, default=150)
+    sw = sub.add_parser("steer_wind_rain")
+    sw.add_argument("--simulator", required=True)
+    sw.add_argument("--latitude", type=float, required=True)
+    sw.add_argument("--longitude", type=float, required=True)
+    sw.add_argument("--gust", type=float)
+    sw.add_argument("--rain-mm", dest="rain_mm", type=float)
+    ga = sub.add_parser("gust_alerts")
+    for k in ("prometheus", "alertmanager", "place", "quiet", "job"):
+        ga.add_argument("--" + k, required=True)
+    ga.add_argument("--threshold", type=float, required=True)
+    ga.add_argument("--timeout", type=float, default=150)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)

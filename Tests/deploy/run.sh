@@ -264,7 +264,7 @@ if [[ ! -x "$BIN" ]]; then
     fail "exporter binary $BIN exists (build it with: swift build -c release)"
 else
     "$BIN" --demo --web.listen-address="$EXPORTER" \
-        --location "Hot=38.0,23.7,above=-100" \
+        --location "Hot=38.0,23.7,above=-100,gust=100" \
         --location "Mild=51.51,-0.13,above=100,below=-100" \
         --location "Cold=64.15,-21.94,below=100" \
         --location "Plain=35.68,139.69,alerts=off" \
@@ -278,11 +278,14 @@ else
         pass "exporter /-/healthy answers 200"
         step "exporter /-/ready answers 200 once every location was polled" \
             wait_for 90 http_ok "http://$EXPORTER/-/ready"
-        # The script finds the address in the process's own sockets (the image runs it with none given).
-        step "container health check script succeeds against the exporter (port $EXPORTER_PORT, found in its sockets)" \
-            env HEALTHCHECK_PID="$EXPORTER_PID" bash "$DEPLOY/docker/healthcheck.sh"
-        step "container health check script fails for a process that listens nowhere" \
-            bash -c 'sleep 30 & s=$!; ! env HEALTHCHECK_PID=$s bash "$1"; r=$?; kill $s; exit $r' _ "$DEPLOY/docker/healthcheck.sh"
+        # The image's health check finds the address in the exporter's own sockets (the image runs it
+        # with none given); given one, it asks that one.
+        step "health check subcommand succeeds against the exporter (port $EXPORTER_PORT, found in its sockets)" \
+            "$BIN" healthcheck
+        step "health check subcommand succeeds given the exporter's address" \
+            "$BIN" healthcheck --web.listen-address="$EXPORTER"
+        step "health check subcommand fails, with exit 1, where nothing listens" \
+            bash -c '"$1" healthcheck --web.listen-address=127.0.0.1:1; [ $? = 1 ]' _ "$BIN"
         # Lint findings count as failures, as in .ci/run; on a scrape with every
         # source's families (air pollution, health per source with geocoding).
         lint_metrics() {
@@ -738,6 +741,46 @@ if [[ -x "$BIN" ]]; then
         start_with_args "$name" "$args_json"
     done < <("$PY" "$HERE/e2e.py" argsets --deploy "$DEPLOY" \
                 --config "$DEPLOY/config/openweather-exporter.yml" --key-file "$WORK/api-key")
+fi
+
+# --- per-place gust and rain thresholds (issue 30) ------------------------------------
+
+# An exporter polling the simulator of a demo exporter started for it, steered before its first
+# poll: Gusty (gust=20) has gusts of 30 m/s now and forecast, Quiet (alerts=off) the same gusts and
+# heavy rain. Both gust rules fire for Gusty in a real Prometheus with the shipped rules, the
+# forecast's is muted in Alertmanager by the gusts now, and Quiet raises nothing.
+gust_section() {
+    local simulated gusty prom4 sim
+    simulated="127.0.0.1:$(free_port)"
+    gusty="127.0.0.1:$(free_port)"
+    prom4="http://127.0.0.1:$(free_port)"
+    "$BIN" --demo --location "Elsewhere=0,0" --web.listen-address="$simulated" >"$WORK/exporter-gust-simulator.log" 2>&1 &
+    PIDS+=($!)
+    wait_for 30 http_ok "http://$simulated/-/healthy"
+    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-gust-simulator.log" | head -1 | cut -d= -f2)"
+    step "the simulator answers gusts of 30 m/s for Gusty, now and forecast (fault API)" \
+        "$PY" "$HERE/e2e.py" steer_wind_rain --simulator "${sim:-http://127.0.0.1:1}" --latitude 53.5 --longitude 8.5 --gust 30
+    step "the simulator answers gusts of 30 m/s and 10 mm of rain every 3 hours for Quiet (fault API)" \
+        "$PY" "$HERE/e2e.py" steer_wind_rain --simulator "${sim:-http://127.0.0.1:1}" --latitude 57.5 --longitude 9.5 --gust 30 --rain-mm 10
+    OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --openweather.url="${sim:-http://127.0.0.1:1}" \
+        --location "Gusty=53.5,8.5,gust=20" --location "Quiet=57.5,9.5,alerts=off" \
+        --web.listen-address="$gusty" >"$WORK/exporter-gust.log" 2>&1 &
+    PIDS+=($!)
+    if ! wait_for 30 http_ok "http://$gusty/-/healthy"; then
+        fail "exporter with gust thresholds starts"; tail -n 20 "$WORK/exporter-gust.log" | sed 's/^/      /'; return
+    fi
+    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config4" --exporter "$gusty" \
+        --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
+    prometheus --config.file="$WORK/config4/prometheus.yml" --storage.tsdb.path="$WORK/prometheus4" \
+        --web.listen-address="${prom4#http://}" >"$WORK/prometheus4.log" 2>&1 &
+    PIDS+=($!)
+    step "gusts: OpenWeatherWindGustAboveThreshold and OpenWeatherWindGustExpected fire for Gusty (threshold and dashboard link in the text), the forecast's muted in Alertmanager; Quiet (alerts off) raises nothing" \
+        "$PY" "$HERE/e2e.py" gust_alerts --prometheus "$prom4" --alertmanager "$AM" --place Gusty --quiet Quiet \
+        --job openweather --threshold 20 --timeout 150
+}
+if [[ -x "$BIN" ]] && http_ok "$AM/-/ready"; then
+    echo "== per-place gust and rain thresholds"
+    gust_section
 fi
 
 # --- summary ---------------------------------------------------------------------

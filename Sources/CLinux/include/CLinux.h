@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 
 /// epoll_event's data is a union and the struct is packed on x86_64: these keep Swift off both.
 static inline struct epoll_event clinux_epoll_event(uint32_t events, uint64_t data) {
@@ -32,5 +33,15 @@ int clinux_accept4(int fd, int flags, uint64_t peer[2]);
 
 /// pthread_setname_np; names longer than 15 bytes are refused by the kernel.
 int clinux_set_thread_name(pthread_t thread, const char *name);
+
+/// A new memfd, close-on-exec and sealable, of `count` zero bytes; -1 (errno set) on failure.
+int clinux_memfd(const char *name, size_t count);
+
+/// Seals a memfd against any write, growth or shrinking: pages the kernel still sends from can never
+/// change. 0, or -1 with errno set.
+int clinux_seal(int fd);
+
+/// sendfile(2): up to `count` bytes of `in_fd` from `*offset` to the socket `out_fd`; advances `*offset`.
+long clinux_sendfile(int out_fd, int in_fd, long *offset, size_t count);
 
 #endif

@@ -10,7 +10,7 @@
 /// when not NULL, no automatic retries so a non-blocking caller keeps control, and
 /// sessions the caller may keep for resumption.
 /// Returns 1 on success; 0 leaves the reason on the OpenSSL error queue (the caller frees the context).
-int ctls_client_configure(SSL_CTX *ctx, const char *extra_ca_file);
+int ctls_client_configure(SSL_CTX *ctx, const char *extra_ca_file, int verify_server);
 
 /// Attaches `fd` through a BIO that writes with MSG_NOSIGNAL: Linux has no
 /// SO_NOSIGPIPE, and OpenSSL's socket BIO uses write(), which raises SIGPIPE

@@ -66,11 +66,16 @@ struct Backfill {
     /// The range `since` back from `until` (now when nil); an earlier interrupted run's range wins.
     func run(since: Duration, until: Double?) throws(BackfillError) {
         let parts = BackfillParts(output: output)
+        try parts.checkOutput()
         // Whole seconds, as the range is kept for a resumed run.
-        let end = (until ?? time.now()).rounded(.down)
-        let seconds = Double(since.components.seconds) + Double(since.components.attoseconds) / 1e18
-        var plan = BackfillParts.Plan(from: (end - seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
-        if let earlier = try parts.existingPlan() {
+        let now = time.now()
+        let end = (until ?? now).rounded(.down)
+        var plan = BackfillParts.Plan(from: (end - since.seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
+        // Before anything is sized by it: --since=31000y once made an array of 2.2 GB of hours.
+        if let problem = plan.problem(now: now) {
+            throw BackfillError("--since and --until give a range OpenWeather has no history for: \(problem); --since may reach back to 1979-01-01, --until at most four days ahead")
+        }
+        if let earlier = try parts.existingPlan(now: now) {
             guard earlier.weather == plan.weather, earlier.airPollution == plan.airPollution else {
                 throw BackfillError(
                     "\(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the directory to start afresh")

@@ -79,7 +79,7 @@ struct ForecastSource: Source {
     struct OverWindow: Sendable {
         let name: String
         let help: String
-        let value: @Sendable (Forecast.Window) -> Double
+        let value: @Sendable (Forecast.Window) -> Double?
     }
 
     static let overWindows: [OverWindow] = [
@@ -88,6 +88,7 @@ struct ForecastSource: Source {
         .init(name: "openweather_forecast_temperature_min_celsius", help: "Lowest forecast temperature over the next window_hours.") { $0.temperatureMinCelsius },
         .init(name: "openweather_forecast_window_rain_meters", help: "Forecast rain over the next window_hours, each step's volume in proportion to its part inside.") { $0.rainMeters },
         .init(name: "openweather_forecast_window_snow_meters", help: "Forecast snow over the next window_hours, each step's volume in proportion to its part inside.") { $0.snowMeters },
+        .init(name: "openweather_forecast_wind_gust_max_meters_per_second", help: "Strongest forecast wind gust of the steps in the next window_hours, when reported.") { $0.windGustMaxMetersPerSecond },
     ]
 
     private static let issued: StaticString = "openweather_forecast_issued_timestamp_seconds"
@@ -129,11 +130,11 @@ struct ForecastSource: Source {
                 let name = Array(family.name.utf8)
                 for ((position, _), perWindow) in zip(shown, summaries) {
                     for (summary, (_, label)) in zip(perWindow, windows) {
-                        guard let summary else { continue }
+                        guard let summary, let value = family.value(summary) else { continue }
                         buffer.append(name)
                         buffer.append(openings[position])
                         buffer.appendLabel("window_hours", label)
-                        buffer.appendClosing(family.value(summary))
+                        buffer.appendClosing(value)
                     }
                 }
             }

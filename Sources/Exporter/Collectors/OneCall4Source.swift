@@ -7,7 +7,7 @@ import OpenWeather
 /// families from the same model. A poll asks only for the parts some family reads, each at its own
 /// pace: current, 1min and 15min every poll, 1h and 1day every few polls. Pages are placed with
 /// `start`, never by the links an answer carries (they hold the key); an alert's text is asked once
-/// per ID and kept until the alert ends. Without the subscription it answers 401 as 3.0 does: the
+/// per ID and kept while it is listed (bounded: `OneCall4.alertsKept`, `alertTextLimit`, `alertMaxAge`). Without the subscription it answers 401 as 3.0 does: the
 /// free endpoints then run and it is retried hourly.
 struct OneCall4Source: Source {
     static let name = "onecall4"
@@ -184,25 +184,30 @@ struct OneCall4Source: Source {
         guard !options.exclude.contains(.alerts), !(listed.alertIDs.isEmpty && (previous?.alerts.isEmpty ?? true)) else {
             return Fetched(reading: listed, body: withoutAlerts)
         }
-        // An alert's text is kept while the alert lasts or is listed (so it is never asked twice), and
-        // asked when a new ID comes; one whose call failed is asked again with each new 1h page, not
-        // at every poll.
-        let listedIDs = Set(listed.alertIDs)
+        // An alert's text is kept while the place lists it, among the first `alertsKept` it lists, for
+        // at most `alertMaxAge` (an upstream may list an alert forever, with an `end` far away), so what
+        // a place keeps is bounded whatever the upstream sends; it is asked when a new ID comes, and one
+        // whose call failed is asked again with each new 1h page, not at every poll.
+        let listedIDs = Array(listed.alertIDs.prefix(OneCall4.alertsKept))
+        let listedSet = Set(listedIDs)
         var known = Set<String>()
         for body in previous?.alerts ?? [] {
-            guard let detail = try? OneCall4Decoder.alert(body), detail.alert.end > poll.now || listedIDs.contains(detail.id),
-                  known.insert(detail.id).inserted else { continue }
-            answers.alerts.append(body)
+            guard var detail = try? OneCall4Decoder.alert(body), listedSet.contains(detail.id), known.count < OneCall4.alertsKept else { continue }
+            let fetched = detail.fetched ?? poll.now
+            guard poll.now - fetched < OneCall4.alertMaxAge, known.insert(detail.id).inserted else { continue }
+            detail.fetched = fetched
+            answers.alerts.append(detail.kept())
         }
         let hoursRenewed = answers.fetched[.hour] == poll.now
         let listedBefore = Set(poll.previous?.alertIDs ?? [])
         var asked = 0
-        for id in listed.alertIDs where !known.contains(id) && (hoursRenewed || !listedBefore.contains(id)) && asked < OneCallSource.maxAlerts {
+        for id in listedIDs where !known.contains(id) && (hoursRenewed || !listedBefore.contains(id)) && asked < OneCallSource.maxAlerts {
             guard let request = OneCall4.alertRequest(id: id) else { continue }
             asked += 1
-            guard let body = try? get(request), (try? OneCall4Decoder.alert(body)) != nil else { continue }
+            guard let body = try? get(request), var detail = try? OneCall4Decoder.alert(body) else { continue }
             known.insert(id)
-            answers.alerts.append(body)
+            detail.fetched = poll.now
+            answers.alerts.append(detail.kept())
         }
         let document = answers.document()
         return Fetched(reading: try OneCall4Decoder.decode(document: document), body: document)

@@ -222,10 +222,11 @@ private struct Reader {
         guard let node, !node.isNull else { return .inherit }
         if node.scalar?.bool == false { return .off }
         guard let entries = node.mapping else {
-            throw fail(node.position, "`\(key)` must be a mapping (temperature_above_celsius: 35, temperature_below_celsius: -10) or false to opt out")
+            throw fail(node.position, "`\(key)` must be a mapping (temperature_above_celsius: 35, temperature_below_celsius: 32F, wind_gust_meters_per_second: 20, ...) or false to opt out")
         }
-        var thresholds = TemperatureThresholds()
-        let known = ["temperature_above_celsius", "temperature_below_celsius"]
+        var thresholds = AlertThresholds()
+        let fields = AlertThresholds.Field.allCases
+        let known = fields.map(\.key)
         for entry in entries {
             var name = entry.key
             if !known.contains(name) {
@@ -233,17 +234,17 @@ private struct Reader {
                 guard known.contains(snake) else {
                     let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
                     let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
-                    throw fail(entry.keyPosition, "unknown key `\(key).\(entry.key)`\(hint); use temperature_above_celsius or temperature_below_celsius")
+                    throw fail(entry.keyPosition, "unknown key `\(key).\(entry.key)`\(hint); use \(known.dropLast().joined(separator: ", ")) or \(known.last!)")
                 }
                 warnings.append(
                     "config file \"\(file)\", \(entry.keyPosition): `\(key).\(name)` is the old name of `\(key).\(snake)`; it still works, but rename it to \(snake)")
                 name = snake
             }
+            let field = fields.first { $0.key == name }!
             let text = try number(entry.value, "\(key).\(name)")
-            guard let celsius = Double(text), celsius.isFinite, (-150...150).contains(celsius) else {
-                throw fail(entry.value.position, "`\(key).\(name)` is \"\(text)\": give a temperature in °C between -150 and 150")
+            guard field.read(text, into: &thresholds) else {
+                throw fail(entry.value.position, "`\(key).\(name)` is \"\(text)\": give \(field.expected)")
             }
-            if name == known[0] { thresholds.aboveCelsius = celsius } else { thresholds.belowCelsius = celsius }
         }
         return .custom(thresholds)
     }

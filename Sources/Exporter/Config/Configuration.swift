@@ -30,7 +30,7 @@ public struct Configuration: Sendable {
     /// The places to poll, in the order given: this shard's share of those configured.
     var locations: [Location] = []
     /// Thresholds for locations that set none of their own.
-    var alertDefaults = TemperatureThresholds()
+    var alertDefaults = AlertThresholds()
     /// The key; never printed (see `Secret`).
     var apiKey = Secret("")
     /// Where the key came from, for messages: an environment variable or a file path.
@@ -76,6 +76,9 @@ public struct Configuration: Sendable {
     /// From this many bytes of plain exposition on it is kept gzipped; not a flag, lowered by tests;
     /// nil: the renderer's own threshold (the configuration knows nothing of rendering).
     var gzipAbove: Int?
+    /// From this many bytes on a plain exposition is also kept gzipped for clients that take it; as
+    /// `gzipAbove`, lowered by tests, nil: the publisher's own.
+    var alsoGzipAbove: Int?
 
     init() {}
 
@@ -155,7 +158,7 @@ public struct Configuration: Sendable {
     }
 
     /// Each location's thresholds after the defaults are applied.
-    func thresholds(for location: Location) -> TemperatureThresholds {
+    func thresholds(for location: Location) -> AlertThresholds {
         location.alerts.resolved(defaults: alertDefaults)
     }
 }
@@ -186,6 +189,6 @@ struct Secret: Sendable, Equatable, CustomStringConvertible, CustomDebugStringCo
 
     init(_ value: String) { self.value = value }
 
-    var description: String { "<redacted>" }
-    var debugDescription: String { "<redacted>" }
+    var description: String { Redaction.marker }
+    var debugDescription: String { Redaction.marker }
 }

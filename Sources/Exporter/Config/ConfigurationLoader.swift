@@ -7,6 +7,8 @@ public enum Command: Sendable {
     case version(String)
     /// `openweather-exporter backfill ...`: the past, written to a file (`BackfillCommand`).
     case backfill(Configuration, BackfillOptions)
+    /// `openweather-exporter healthcheck ...`: asks a running exporter's `/-/healthy` (`HealthCheck`).
+    case healthcheck(HealthCheck)
 }
 
 /// Turns arguments, environment and the config file into a validated
@@ -32,18 +34,17 @@ public struct ConfigurationLoader: Sendable {
             case let other: return other
             }
         }
+        if arguments.first == "healthcheck" {
+            let given = try HealthCheck.extract(Array(arguments.dropFirst()))
+            let flags = try CommandLineFlags.parse(given.rest)
+            if flags.isSet(Settings.help) { return .help(HealthCheck.help) }
+            return .healthcheck(try HealthCheck(try layered(flags), timeout: given.timeout))
+        }
         let flags = try CommandLineFlags.parse(arguments)
-        if flags.isSet(Settings.help) { return .help(Flag.helpText + "\n" + BackfillOptions.pointer) }
+        if flags.isSet(Settings.help) { return .help(Flag.helpText + "\n" + BackfillOptions.pointer + "\n" + HealthCheck.pointer) }
         if flags.isSet(Settings.version) { return .version(BuildInfo.versionLine) }
 
-        var settings = RawSettings()
-        let configFile = Settings.configFile.flag
-        if let path = flags.settings.values[configFile.name]?.text ?? environment[configFile.environmentName] {
-            try ConfigFile.load(path: path, into: &settings)
-        }
-        settings.overlay(environmentSettings())
-        settings.overlay(flags)
-        settings.readFormerNames()
+        var settings = try layered(flags)
         let unknown = unknownEnvironmentVariables()
         settings.warnings += unknown
         do {
@@ -52,6 +53,19 @@ public struct ConfigurationLoader: Sendable {
             // A misspelled variable is the likely cause of a missing setting: say it with the error.
             throw unknown.isEmpty ? error : ConfigError("\(error.description); note: \(unknown.joined(separator: "; "))")
         }
+    }
+
+    /// The config file's settings, the environment's over them, the flags' over both.
+    private func layered(_ flags: CommandLineFlags) throws(ConfigError) -> RawSettings {
+        var settings = RawSettings()
+        let configFile = Settings.configFile.flag
+        if let path = flags.settings.values[configFile.name]?.text ?? environment[configFile.environmentName] {
+            try ConfigFile.load(path: path, into: &settings)
+        }
+        settings.overlay(environmentSettings())
+        settings.overlay(flags)
+        settings.readFormerNames()
+        return settings
     }
 
     private func environmentSettings() -> RawSettings {
@@ -111,9 +125,9 @@ public struct ConfigurationLoader: Sendable {
         config.webConfigFile = try settings.resolved(Settings.webConfigFile)
         config.enableLifecycle = try settings.resolved(Settings.enableLifecycle)
 
-        config.alertDefaults = TemperatureThresholds(
-            aboveCelsius: try settings.resolved(Settings.temperatureAbove),
-            belowCelsius: try settings.resolved(Settings.temperatureBelow))
+        for setting in Settings.alertDefaults {
+            config.alertDefaults = try settings.resolved(setting).merged(over: config.alertDefaults)
+        }
 
         config.openWeatherURL = try settings.resolved(Settings.url)
         config.requestTimeout = try settings.resolved(Settings.timeout)
@@ -169,7 +183,7 @@ public struct ConfigurationLoader: Sendable {
     /// Thresholds the wrong way round (above -10, below 40) make both alerts fire at nearly every
     /// temperature; likely a swap, so name where and how to fix it. Inherited defaults are named once.
     static func invertedThresholds(_ config: Configuration) -> [String] {
-        func inverted(_ thresholds: TemperatureThresholds) -> (above: Double, below: Double)? {
+        func inverted(_ thresholds: AlertThresholds) -> (above: Double, below: Double)? {
             guard let above = thresholds.aboveCelsius, let below = thresholds.belowCelsius, above < below else { return nil }
             return (above, below)
         }

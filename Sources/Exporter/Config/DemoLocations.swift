@@ -12,6 +12,6 @@ enum DemoLocations {
     ]
 
     private static func thresholds(above: Double, below: Double) -> AlertSetting {
-        .custom(TemperatureThresholds(aboveCelsius: above, belowCelsius: below))
+        .custom(AlertThresholds(aboveCelsius: above, belowCelsius: below))
     }
 }

@@ -24,7 +24,7 @@ struct Flag: Sendable {
         var heading: String {
             switch self {
             case .startHere: "Start here"
-            case .alerts: "Alert thresholds (per place: --location ...,above=C,below=C)"
+            case .alerts: "Alert thresholds (per place: --location ...,above=TEMP,below=TEMP,gust=M/S,rain=MM,alerts=off)"
             case .collectors: "Collectors: what is polled, and how often"
             case .api: "OpenWeather API: key, budget, network"
             case .web: "Web server"
@@ -75,7 +75,8 @@ struct Flag: Sendable {
     private static let current: [Flag] = [
         Settings.demo.flag, Settings.location, Settings.configFile.flag, Settings.listenAddress.flag,
         Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
-        Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.temperatureAbove.flag, Settings.temperatureBelow.flag, Settings.apiKeyFile.flag,
+        Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.temperatureAbove.flag,
+        Settings.temperatureBelow.flag, Settings.hysteresis.flag, Settings.gust.flag, Settings.rain.flag, Settings.apiKeyFile.flag,
         Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag, Settings.timeout.flag,
         Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxRequestsPerDay.flag, Settings.maxStaleness.flag,
     ] + Sources.all.filter { !$0.resolves }.flatMap { source in

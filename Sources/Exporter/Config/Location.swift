@@ -85,37 +85,3 @@ struct Coordinates: Sendable, Equatable {
         self.longitude = longitude
     }
 }
-
-/// Temperatures beyond which an alert should fire; exposed as gauges so that
-/// one generic rule serves every location with its own values.
-struct TemperatureThresholds: Sendable, Equatable {
-    var aboveCelsius: Double?
-    var belowCelsius: Double?
-
-    init(aboveCelsius: Double? = nil, belowCelsius: Double? = nil) {
-        self.aboveCelsius = aboveCelsius
-        self.belowCelsius = belowCelsius
-    }
-
-    /// Each bound set here wins; an unset one falls back to `defaults`.
-    func merged(over defaults: TemperatureThresholds) -> TemperatureThresholds {
-        TemperatureThresholds(aboveCelsius: aboveCelsius ?? defaults.aboveCelsius, belowCelsius: belowCelsius ?? defaults.belowCelsius)
-    }
-}
-
-enum AlertSetting: Sendable, Equatable {
-    /// Use the global defaults.
-    case inherit
-    /// Own bounds; an unset bound falls back to the default.
-    case custom(TemperatureThresholds)
-    /// No thresholds at all, whatever the defaults.
-    case off
-
-    func resolved(defaults: TemperatureThresholds) -> TemperatureThresholds {
-        switch self {
-        case .inherit: defaults
-        case .custom(let own): own.merged(over: defaults)
-        case .off: TemperatureThresholds()
-        }
-    }
-}

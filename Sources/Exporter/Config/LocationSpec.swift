@@ -2,7 +2,8 @@ import OpenWeather
 
 /// The flag form of a location, one of
 /// `NAME=LAT,LON`, `NAME=CITY[,STATE][,COUNTRY]`, `NAME=zip:CODE,COUNTRY` or a bare `CITY[,STATE][,COUNTRY]`
-/// (name and query the same), each followed by optional `,above=C`, `,below=C` or `,alerts=off`.
+/// (name and query the same), each followed by optional alert values (`,above=95F`, `,below=0`,
+/// `,hysteresis=1`, `,gust=20`, `,rain=30`: `AlertThresholds.Field`) or `,alerts=off`.
 enum LocationSpec {
     static func parse(_ text: String, origin: String) throws(ConfigError) -> Location {
         let example = "for example \(origin)=\"London=51.5074,-0.1278\", \(origin)=\"Paris\" or \(origin)=\"Office=zip:94040,US\""
@@ -52,29 +53,30 @@ enum LocationSpec {
         }
         let locationName = name ?? positional.joined(separator: ",")
 
-        var thresholds = TemperatureThresholds()
-        var alerts: AlertSetting = .inherit
+        var thresholds = AlertThresholds()
+        var off = false
+        let fields = AlertThresholds.Field.allCases
+        let accepted = fields.map { "\($0.option)=" }.joined(separator: ", ") + " or alerts=off"
         for option in options {
             let pair = option.split(separator: "=", maxSplits: 1).map { String($0).trimmed }
             guard pair.count == 2 else {
-                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use above=C, below=C or alerts=off after the place")
+                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
             }
-            switch pair[0] {
-            case "above", "below":
-                guard let value = Double(pair[1]), value.isFinite, (-150...150).contains(value) else {
-                    throw ConfigError("\(origin) \"\(text)\": \(pair[0])=\(pair[1]) is not a temperature in °C between -150 and 150")
-                }
-                if pair[0] == "above" { thresholds.aboveCelsius = value } else { thresholds.belowCelsius = value }
-                alerts = .custom(thresholds)
-            case "alerts" where pair[1] == "off":
-                alerts = .off
-            default:
-                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use above=C, below=C or alerts=off after the place")
+            if pair[0] == "alerts" && pair[1] == "off" {
+                off = true
+                continue
+            }
+            guard let field = fields.first(where: { $0.option == pair[0] }) else {
+                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
+            }
+            guard field.read(pair[1], into: &thresholds) else {
+                throw ConfigError("\(origin) \"\(text)\": \(pair[0])=\(pair[1]) is not \(field.expected)")
             }
         }
-        if case .off = alerts, thresholds != TemperatureThresholds() {
+        if off, thresholds != AlertThresholds() {
             throw ConfigError("\(origin) \"\(text)\" sets thresholds and alerts=off: keep one")
         }
+        let alerts: AlertSetting = off ? .off : thresholds == AlertThresholds() ? .inherit : .custom(thresholds)
         return Location(name: locationName, place: place, alerts: alerts)
     }
 

@@ -1,3 +1,5 @@
+import Platform
+
 /// Durations as Prometheus writes them: `30s`, `10m`, `1h30m`, `500ms`, `1d`.
 enum PrometheusDuration {
     private static let units: [(suffix: String, seconds: Double)] = [
@@ -47,25 +49,3 @@ enum PrometheusDuration {
         format(Duration(clampingSeconds: seconds))
     }
 }
-
-extension Duration {
-    /// `Duration.seconds(_: Double)` traps beyond ±2^63 s and on NaN; this saturates, and NaN is zero.
-    init(clampingSeconds seconds: Double) {
-        let limit = Double(Int64.max)  // 2^63: the first Double past what `Int64` holds
-        if seconds.isNaN {
-            self = .zero
-        } else if seconds >= limit {
-            self = .seconds(Int64.max)
-        } else if seconds <= -limit {
-            self = .seconds(Int64.min)
-        } else {
-            self = .seconds(seconds)
-        }
-    }
-
-    /// Seconds as a `Double`, for clocks and arithmetic.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}
-

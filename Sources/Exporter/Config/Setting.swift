@@ -79,15 +79,26 @@ extension Setting where Value == String? {
     }
 }
 
-extension Setting where Value == Double? {
-    static func temperature(_ name: String, key: String, doc: String) -> Setting {
-        Setting(name, key: key, placeholder: "C", doc: doc, default: nil, shown: "") { entry throws(ConfigError) in
-            guard let value = Double(entry.text), value.isFinite, (-150...150).contains(value) else {
-                throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a temperature in °C between -150 and 150")
+extension Setting where Value == AlertThresholds {
+    /// A default of one alert value, read as a location's own (`AlertThresholds.Field`); `value`
+    /// holds the built-in default of the field, if any.
+    static func alert(_ field: AlertThresholds.Field, placeholder: String, doc: String, default value: AlertThresholds, shown: String = "")
+        -> Setting
+    {
+        let name = "alerts." + field.key.replacingUnderscores
+        return Setting(name, key: "alerts." + field.key, placeholder: placeholder, doc: doc, default: value, shown: shown) {
+            entry throws(ConfigError) in
+            var read = AlertThresholds()
+            guard field.read(entry.text, into: &read) else {
+                throw ConfigError("\(entry.origin) \"\(entry.text)\" is not \(field.expected)")
             }
-            return value
+            return read
         }
     }
+}
+
+private extension String {
+    var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }) }
 }
 
 /// The table of settings. A key is the setting's path in the config file (`web.listen_address` is
@@ -133,17 +144,34 @@ enum Settings {
 
     /// Locations are a list: read by `LocationSpec` from a flag, or as structured items from the file's `locations`.
     static let location = Flag(
-        name: "location", kind: .repeatable, placeholder: "PLACE[,above=C][,below=C][,alerts=off]",
-        help: "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds in °C.",
+        name: "location", kind: .repeatable, placeholder: "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]",
+        help: "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds (TEMP: 35 or 35C in °C, 95F in °F).",
         defaultText: "", key: "locations", group: .startHere)
 
-    static let temperatureAbove = Setting<Double?>.temperature(
-        "alerts.temperature-above-celsius", key: "alerts.temperature_above_celsius",
-        doc: "Default upper temperature threshold for locations that set none.")
+    // The defaults of a location's alert values: each setting reads one field, the others stay nil.
+    static let temperatureAbove = Setting<AlertThresholds>.alert(
+        .above, placeholder: "TEMP", doc: "Default upper temperature threshold for locations that set none: 35 or 35C (°C), 95F (°F).",
+        default: AlertThresholds())
 
-    static let temperatureBelow = Setting<Double?>.temperature(
-        "alerts.temperature-below-celsius", key: "alerts.temperature_below_celsius",
-        doc: "Default lower temperature threshold for locations that set none.")
+    static let temperatureBelow = Setting<AlertThresholds>.alert(
+        .below, placeholder: "TEMP", doc: "Default lower temperature threshold for locations that set none: 0 or 0C (°C), 32F (°F).",
+        default: AlertThresholds())
+
+    static let hysteresis = Setting<AlertThresholds>.alert(
+        .hysteresis, placeholder: "C",
+        doc: "How far back past its threshold (°C) the temperature must come before a firing alert resolves, so a reading that wavers around it does not flap.",
+        default: AlertThresholds(hysteresisCelsius: AlertThresholds.builtIn.hysteresisCelsius), shown: "1")
+
+    static let gust = Setting<AlertThresholds>.alert(
+        .gust, placeholder: "M/S", doc: "Default wind gust threshold (m/s), now and in the 24-hour forecast; none unless given.",
+        default: AlertThresholds())
+
+    static let rain = Setting<AlertThresholds>.alert(
+        .rain, placeholder: "MM", doc: "Default heavy-rain threshold: the forecast's rain over the next 24 hours, in mm.",
+        default: AlertThresholds(rainMeters: AlertThresholds.builtIn.rainMeters), shown: "20")
+
+    /// Each sets one field of `Configuration.alertDefaults`.
+    static let alertDefaults = [temperatureAbove, temperatureBelow, hysteresis, gust, rain]
 
     static let apiKeyFile = Setting<String?>.optional(
         "openweather.api-key-file", key: "openweather.api_key_file", placeholder: "PATH",

@@ -49,10 +49,11 @@ public struct Logger: Sendable {
     func log(_ level: Level, _ message: String, _ fields: [(String, String)]) {
         guard level >= self.level else { return }
         // Before quoting, which would change a secret holding a quote or a backslash.
+        // The message and the values as one text: a secret split across two of them is found too.
         let secrets = self.secrets.list
-        func clean(_ text: String) -> String { secrets.isEmpty ? text : Redaction.redacted(text, secrets: secrets) }
-        let all = [("ts", Clock.rfc3339(Clock.wallSeconds())), ("level", level.rawValue), ("msg", clean(message))]
-            + fields.map { ($0.0, clean($0.1)) }
+        let values = secrets.isEmpty ? [message] + fields.map(\.1) : Redaction.redacted(pieces: [message] + fields.map(\.1), secrets: secrets)
+        let all = [("ts", Clock.rfc3339(Clock.wallSeconds())), ("level", level.rawValue), ("msg", values[0])]
+            + zip(fields, values.dropFirst()).map { ($0.0.0, $0.1) }
         sink(format == .json ? Self.json(all) : Self.logfmt(all))
     }
 

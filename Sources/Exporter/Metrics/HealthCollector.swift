@@ -1,7 +1,8 @@
 import Exposition
 
 /// The exporter's health per location and source: the last poll's result, when it last succeeded,
-/// how long it took; and the configured alert thresholds.
+/// how long it took; and the configured alert thresholds, which the shipped rules join by location
+/// (absent for a place with alerts off, so no weather rule can fire there).
 struct HealthCollector: Collector {
     /// The `source` label of each slot, in label order.
     let sources: [String]
@@ -10,6 +11,11 @@ struct HealthCollector: Collector {
     private static let lastSuccess: StaticString = "openweather_last_success_timestamp_seconds"
     private static let duration: StaticString = "openweather_poll_duration_seconds"
     private static let thresholds: StaticString = "openweather_temperature_alert_threshold_celsius"
+    private static let thresholdInfo: StaticString = "openweather_temperature_alert_threshold_info"
+    private static let hysteresis: StaticString = "openweather_temperature_alert_hysteresis_celsius"
+    private static let gust: StaticString = "openweather_wind_gust_alert_threshold_meters_per_second"
+    private static let rain: StaticString = "openweather_rain_alert_threshold_meters"
+    private static let names = [up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain]
 
     var families: [MetricFamily] {
         [
@@ -18,21 +24,31 @@ struct HealthCollector: Collector {
             MetricFamily(name: Self.duration.description, help: "How long the last poll of the location from the source took."),
             MetricFamily(
                 name: Self.thresholds.description, help: "Configured temperature alert threshold of the location; bound is above or below."),
+            MetricFamily(
+                name: Self.thresholdInfo.description,
+                help: "The unit a temperature alert threshold was given in (celsius or fahrenheit), for the alerts' text; always 1."),
+            MetricFamily(
+                name: Self.hysteresis.description,
+                help: "How far back past its threshold the temperature must come before a firing temperature alert resolves."),
+            MetricFamily(name: Self.gust.description, help: "Configured wind gust alert threshold of the location, now and forecast."),
+            MetricFamily(
+                name: Self.rain.description, help: "Configured heavy-rain alert threshold of the location: the forecast's rain over the next 24 hours."),
         ]
     }
 
     func appendSeries(of shard: ShardSeries, to lines: CollectorLines) {
         // In `families` order.
-        let targets = (0..<4).map { lines[family: $0] }
+        let targets = Self.names.indices.map { lines[family: $0] }
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 let opening = openings[position]
-                func line(_ family: Int, _ value: Double, source: String? = nil, bound: StaticString? = nil) {
+                func line(_ family: Int, _ value: Double, source: String? = nil, bound: StaticString? = nil, unit: String? = nil) {
                     guard let buffer = targets[family] else { return }
-                    buffer.append([Self.up, Self.lastSuccess, Self.duration, Self.thresholds][family])
+                    buffer.append(Self.names[family])
                     buffer.append(opening)
                     if let source { buffer.appendLabel("source", source) }
                     if let bound { buffer.appendLabel("bound", bound.description) }
+                    if let unit { buffer.appendLabel("unit", unit) }
                     buffer.appendClosing(value)
                 }
                 let state = shard.locations[position]
@@ -45,8 +61,15 @@ struct HealthCollector: Collector {
                 for (slot, source) in sources.enumerated() where state.sources[slot].applies {
                     if let seconds = state.sources[slot].lastPollDuration { line(2, seconds, source: source) }
                 }
-                if let above = state.thresholds.aboveCelsius { line(3, above, bound: "above") }
-                if let below = state.thresholds.belowCelsius { line(3, below, bound: "below") }
+                let alerts = state.thresholds
+                if let above = alerts.above { line(3, above.celsius, bound: "above") }
+                if let below = alerts.below { line(3, below.celsius, bound: "below") }
+                if let above = alerts.above { line(4, 1, bound: "above", unit: above.unit.rawValue) }
+                if let below = alerts.below { line(4, 1, bound: "below", unit: below.unit.rawValue) }
+                // Only beside a temperature bound, which is all it serves.
+                if let margin = alerts.hysteresisCelsius, alerts.above != nil || alerts.below != nil { line(5, margin) }
+                if let gust = alerts.gustMetersPerSecond { line(6, gust) }
+                if let rain = alerts.rainMeters { line(7, rain) }
             }
         }
     }

@@ -2,6 +2,7 @@ import Dispatch
 import Exposition
 import Glibc
 import Gzip
+import HTTPServer
 import Locking
 
 /// Keeps the exposition rendered in memory, in both formats a scrape may negotiate. The weather
@@ -36,7 +37,19 @@ final class MetricsPublisher: Sendable {
         var gzipped: Bool
         /// The length of the plain text, also when `chunks` are gzipped.
         var plainCount: Int
+        /// The plain text in a sealed memfd, which a scrape is sent without copying (`KeptBody`); nil
+        /// when gzipped (Prometheus scrapes it every few seconds, not thousands of times a second) or
+        /// when no memfd could be made (the chunks are served then).
+        var kept: KeptBody? = nil
+        /// The same text as one gzip member (header, segments, trailer) beside a plain body from
+        /// `alsoGzipAbove` on, for clients that take gzip.
+        var gzip: [[UInt8]]? = nil
     }
+
+    /// From this many plain bytes on, a plain exposition is also kept gzipped for the clients that take
+    /// gzip (Prometheus always does), so its scrapes stay a tenth of the size on the wire, as they
+    /// were when everything from here on was kept only gzipped (`WeatherRendering.gzipAbove`).
+    static let alsoGzipAbove = 256 << 10
 
     private struct Rendered {
         var weather = PerFormat { _ in WeatherRendering.Body(chunks: [], gzipped: false, plainCount: 0) }
@@ -46,6 +59,8 @@ final class MetricsPublisher: Sendable {
         var processSegment = PerFormat<(segment: [UInt8], crc: UInt32)?> { _ in nil }
         /// Made on first use: small exporters never gzip.
         var processCompressor: GzipCompressor?
+        /// A plain weather part from `alsoGzipAbove` on as one deflate segment and its CRC.
+        var weatherSegment = PerFormat<(segment: [UInt8], crc: UInt32)?> { _ in nil }
         /// `weather` then `process`, joined when either changes so a scrape only copies a reference.
         var body = PerFormat { _ in Body(chunks: [], gzipped: false, plainCount: 0) }
         /// Set by a weather refresh, cleared by the next tick's `malloc_trim`.
@@ -67,11 +82,17 @@ final class MetricsPublisher: Sendable {
     private let rendering: Locked<WeatherRendering>
     /// From this many plain bytes on the exposition is kept gzipped (lower in tests).
     let gzipAbove: Int
+    /// From this many plain bytes on a plain exposition is also kept gzipped (lower in tests).
+    let alsoGzipAbove: Int
 
-    init(store: WeatherStore, time: any TimeSource = SystemTime(), gzipAbove: Int = WeatherRendering.gzipAbove) {
+    init(
+        store: WeatherStore, time: any TimeSource = SystemTime(), gzipAbove: Int = WeatherRendering.gzipAbove,
+        alsoGzipAbove: Int = MetricsPublisher.alsoGzipAbove
+    ) {
         self.store = store
         self.time = time
         self.gzipAbove = gzipAbove
+        self.alsoGzipAbove = alsoGzipAbove
         rendering = Locked(WeatherRendering(gzipAbove: gzipAbove))
         refreshWeather()
         refreshProcess()
@@ -94,6 +115,8 @@ final class MetricsPublisher: Sendable {
             let snapshot = store.snapshot()
             let now = time.wall()
             let body = rendering.render(snapshot, now: now)
+            // Compressed here, outside the lock a scrape takes: at 2 MB of text it takes a few milliseconds.
+            let weatherSegment = PerFormat { format in Self.segment(body[format], from: alsoGzipAbove) }
             var nextStaleness = rendering.nextTimeChange
             // Fields read in place: copying each of 10,000 states costs a dozen reference counts apiece.
             for index in snapshot.locations.indices {
@@ -105,6 +128,7 @@ final class MetricsPublisher: Sendable {
             }
             rendered.withLock {
                 $0.weather = body
+                $0.weatherSegment = weatherSegment
                 Self.compose(&$0)
                 $0.refreshedSinceTrim = true
                 $0.nextStaleness = nextStaleness
@@ -125,26 +149,53 @@ final class MetricsPublisher: Sendable {
         }
     }
 
+    /// A plain weather part of at least `threshold` bytes as one deflate segment and its CRC.
+    private static func segment(_ weather: WeatherRendering.Body, from threshold: Int) -> (segment: [UInt8], crc: UInt32)? {
+        guard !weather.gzipped, weather.plainCount >= threshold, weather.plainCount > 0 else { return nil }
+        var text: [UInt8] = []
+        text.reserveCapacity(weather.plainCount)
+        for chunk in weather.chunks { text.append(contentsOf: chunk) }
+        return (GzipCompressor().segment(text), Gzip.crc32(text))
+    }
+
+    /// The process part of `format` as a deflate segment and its CRC, made once per process refresh.
+    private static func processSegment(_ state: inout Rendered, _ format: ExpositionFormat) -> (segment: [UInt8], crc: UInt32) {
+        if let made = state.processSegment[format] { return made }
+        if state.processCompressor == nil { state.processCompressor = GzipCompressor() }
+        let made = (state.processCompressor!.segment(state.process[format]), Gzip.crc32(state.process[format]))
+        state.processSegment[format] = made
+        return made
+    }
+
     /// Joins the weather and process parts of each format in the weather part's form.
     private static func compose(_ state: inout Rendered) {
         guard state.weather.text.gzipped else {
-            state.processSegment = PerFormat { _ in nil }
-            state.processCompressor = nil
+            if state.weatherSegment.text == nil && state.weatherSegment.openMetrics == nil {
+                state.processSegment = PerFormat { _ in nil }
+                state.processCompressor = nil
+            }
+            // A new memfd per change (about once a second, for the process part): a kept body is
+            // sealed, since responses still being sent read its pages.
             state.body = PerFormat { format in
-                Body(
-                    chunks: state.weather[format].chunks + [state.process[format]], gzipped: false,
-                    plainCount: state.weather[format].plainCount + state.process[format].count)
+                let chunks = state.weather[format].chunks + [state.process[format]]
+                return Body(
+                    chunks: chunks, gzipped: false, plainCount: state.weather[format].plainCount + state.process[format].count,
+                    kept: KeptBody(chunks))
+            }
+            for format in ExpositionFormat.allCases {
+                guard let weather = state.weatherSegment[format] else { continue }
+                let process = processSegment(&state, format)
+                let crc = Gzip.combine(weather.crc, process.crc, secondCount: state.process[format].count)
+                state.body[format].gzip = [
+                    Gzip.header, weather.segment, process.segment, Gzip.trailer(crc: crc, count: state.body[format].plainCount),
+                ]
             }
             return
         }
         for format in ExpositionFormat.allCases {
             let weather = state.weather[format]
             let plainCount = weather.plainCount + state.process[format].count
-            if state.processSegment[format] == nil {
-                if state.processCompressor == nil { state.processCompressor = GzipCompressor() }
-                state.processSegment[format] = (state.processCompressor!.segment(state.process[format]), Gzip.crc32(state.process[format]))
-            }
-            let process = state.processSegment[format]!
+            let process = processSegment(&state, format)
             let crc = Gzip.combine(weather.crc, process.crc, secondCount: state.process[format].count)
             state.body[format] = Body(
                 chunks: [Gzip.header] + weather.chunks + [process.segment, Gzip.trailer(crc: crc, count: plainCount)],

@@ -14,11 +14,11 @@ struct Layout: Sendable {
     /// The positions of `locations` in the exposition's order (`Location.labelOrder`): the renderer
     /// shards by it and the poller polls in it.
     let labelOrder: [Int]
-    let thresholds: @Sendable (Location) -> TemperatureThresholds
+    let thresholds: @Sendable (Location) -> AlertThresholds
 
     init(
         locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double],
-        thresholds: @escaping @Sendable (Location) -> TemperatureThresholds
+        thresholds: @escaping @Sendable (Location) -> AlertThresholds
     ) {
         self.locations = locations
         self.sources = sources

@@ -26,7 +26,7 @@ extension Poller {
         init(
             locations: [Location], sources: [any Source], intervals: [Duration], maxStaleness: [Double], stretches: [Double], requestsPerMinute: Int,
             dailyLimits: [String: Int], requestsPerDay: Int?, language: String,
-            transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> TemperatureThresholds
+            transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> AlertThresholds
         ) {
             self.layout = Layout(locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness, thresholds: thresholds)
             self.stretches = stretches

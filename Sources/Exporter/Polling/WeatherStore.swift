@@ -19,7 +19,7 @@ final class WeatherStore: Sendable {
 
     struct LocationState: Sendable {
         var location: Location
-        var thresholds: TemperatureThresholds
+        var thresholds: AlertThresholds
         /// By slot: the position of the source among the configuration's sources.
         var sources: [SourceState]
         /// Rises with every change to this state, so a renderer can tell what to redo without
@@ -103,7 +103,7 @@ final class WeatherStore: Sendable {
     }
 
     /// A resolver applies only to places given by name.
-    private static func fresh(_ location: Location, resolves: [Bool], thresholds: (Location) -> TemperatureThresholds) -> LocationState {
+    private static func fresh(_ location: Location, resolves: [Bool], thresholds: (Location) -> AlertThresholds) -> LocationState {
         LocationState(
             location: location, thresholds: thresholds(location),
             sources: resolves.map { SourceState(applies: !$0 || location.query != nil) })

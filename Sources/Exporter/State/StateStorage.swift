@@ -7,18 +7,14 @@ public struct StateStorageError: Error, CustomStringConvertible {
 }
 
 /// The state directory and its one file, on plain POSIX calls. A write replaces the file whole
-/// (temporary file, fsync, rename, fsync of the directory), so a crash at any moment leaves the
-/// previous file or the new one, never a mix.
+/// (`FileWriter`: a random temporary made with `O_EXCL|O_NOFOLLOW`, fsync, rename, fsync of the
+/// directory), so a crash at any moment leaves the previous file or the new one, never a mix.
 ///
-/// Whoever else can write the directory can plant names in it: every file is created with
-/// `O_EXCL|O_NOFOLLOW` (a link there is never followed, so never truncates its target), and the
-/// state is read only from a regular file, opened without blocking (a FIFO there would hang startup).
+/// Whoever else can write the directory can plant names in it: a link there is never followed, and
+/// the state is read only from a regular file, opened without blocking (a FIFO there would hang startup).
 struct StateStorage: Sendable {
     let directory: String
     var path: String { directory + "/" + Self.fileName }
-    /// Temporary files are this plus a random suffix, made afresh for each write: a fixed name could be
-    /// taken for good by a file someone else planted in a shared (sticky) directory.
-    private static let temporaryPrefix = fileName + ".tmp"
     /// What is unsafe about the directory, for the log: it works, but others can meddle with it.
     let warnings: [String]
 
@@ -63,30 +59,8 @@ struct StateStorage: Sendable {
         removeLeftovers()
     }
 
-    /// Temporary files a crashed write left: ours only (our prefix, our euid, regular files, looked at
-    /// without following links), so nothing another user planted is touched or followed.
-    private func removeLeftovers() {
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { return }
-        guard let stream = fdopendir(directoryFD) else {
-            close(directoryFD)
-            return
-        }
-        defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasPrefix(Self.temporaryPrefix) { names.append(name) }
-        }
-        for name in names {
-            var info = stat()
-            guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
-                info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { continue }
-            unlinkat(directoryFD, name, 0)
-        }
-    }
+    /// Temporary files a crashed write left (`FileWriter.removeLeftovers`: ours only, nothing followed).
+    private func removeLeftovers() { FileWriter.removeLeftovers(of: path) }
 
     /// The file's bytes; nil when there is none yet. Anything but a regular file (a link, a FIFO, a
     /// device) is an error, found without reading from it or waiting for it.
@@ -112,52 +86,16 @@ struct StateStorage: Sendable {
     /// header of `headerCount` bytes and returns that header, written last at the start. Nothing
     /// becomes visible under the file's name before all of it is on disk.
     func write(headerCount: Int, _ body: (_ emit: ([UInt8]) -> Void) -> [UInt8]) throws(StateStorageError) {
-        // A new name each time, created exclusively: nothing found there is ever opened, and a link
-        // planted there is never followed (so never truncates its target).
-        var temporaryPath = ""
-        var fd: Int32 = -1
-        for _ in 0..<8 {
-            temporaryPath = directory + "/" + Self.temporaryPrefix + "-" + String(UInt64.random(in: 0 ... .max), radix: 16)
-            fd = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            if fd >= 0 || errno != EEXIST { break }
-        }
-        guard fd >= 0 else { throw failure("cannot create \(temporaryPath)") }
-        defer { close(fd) }
-        var renamed = false
-        defer { if !renamed { unlink(temporaryPath) } }
-        // The umask may have taken bits away; the state is the owner's to read and write, and no one else's.
-        fchmod(fd, 0o600)
-        var offset = headerCount
-        var failed: StateStorageError?
-        func put(_ bytes: [UInt8], at start: Int) {
-            var written = 0
-            while failed == nil && written < bytes.count {
-                let count = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(start + written)) }
-                if count < 0 && errno == EINTR { continue }
-                guard count > 0 else {
-                    failed = failure("cannot write \(temporaryPath)")
-                    return
-                }
-                written += count
+        do {
+            // The state is the owner's to read and write, and no one else's; a FIFO or link planted at
+            // its name is replaced, not followed.
+            try FileWriter.replace(path, mode: 0o600, existing: .replaced) { output in
+                output.end = headerCount
+                let header = body { output.append($0) }
+                output.write(header, at: 0)
             }
+        } catch {
+            throw StateStorageError(description: error.description)
         }
-        let header = body { bytes in
-            put(bytes, at: offset)
-            offset += bytes.count
-        }
-        put(header, at: 0)
-        if let failed { throw failed }
-        guard fsync(fd) == 0 else { throw failure("cannot sync \(temporaryPath)") }
-        guard rename(temporaryPath, path) == 0 else { throw failure("cannot rename \(temporaryPath) to \(path)") }
-        renamed = true
-        // The rename is durable only once the directory is.
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directoryFD >= 0 else { throw failure("cannot open \(directory)") }
-        defer { close(directoryFD) }
-        guard fsync(directoryFD) == 0 else { throw failure("cannot sync \(directory)") }
-    }
-
-    private func failure(_ what: String) -> StateStorageError {
-        StateStorageError(description: "\(what): \(errnoText(errno))")
     }
 }

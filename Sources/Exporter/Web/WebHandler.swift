@@ -59,16 +59,30 @@ struct WebHandler: HTTPHandler {
     }
 
     /// The format is negotiated on `Accept` (`ExpositionFormat.negotiate`); both are kept rendered.
-    /// A small exposition is plain text for everyone. A large one is kept gzipped: sent as is to
-    /// clients that accept gzip (Prometheus always does), inflated for the others off the event loop
-    /// (an inflate, not a render). HEAD announces the length the GET would send.
+    /// A small exposition is plain text for everyone, sent from its kept memfd. From
+    /// `MetricsPublisher.alsoGzipAbove` on it is also kept gzipped, for the clients that take gzip
+    /// (Prometheus always does). A large one is kept only gzipped: sent as is to clients that accept
+    /// gzip, inflated for the others off the event loop (an inflate, not a render). HEAD announces the
+    /// length the GET would send.
     private func serveMetrics(_ request: HTTPRequest, _ responder: HTTPResponder) {
         let format = ExpositionFormat.negotiate(accept: request.headers.filter { $0.name == "accept" }.map(\.value))
         let body = publisher.body(format)
         // Vary: a cache must not hand one client's format, or encoding, to another.
         var headers = [(name: "Content-Type", value: format.contentType), (name: "Vary", value: "Accept")]
         guard body.gzipped else {
-            responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
+            if let gzip = body.gzip {
+                headers[1].value = "Accept, Accept-Encoding"
+                if Self.acceptsGzip(request) {
+                    headers.append((name: "Content-Encoding", value: "gzip"))
+                    responder.respond(HTTPResponse(status: 200, headers: headers, body: gzip))
+                    return
+                }
+            }
+            if let kept = body.kept {
+                responder.respond(HTTPResponse(status: 200, headers: headers, kept: kept))
+            } else {
+                responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))
+            }
             return
         }
         headers[1].value = "Accept, Accept-Encoding"

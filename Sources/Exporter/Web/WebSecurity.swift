@@ -117,7 +117,7 @@ final class WebSecurity: Sendable {
 
 /// In front of the routes when a web config is given: `rate_limit` (429 over it), then basic auth as the
 /// toolkit does it (401 with `WWW-Authenticate: Basic` for missing or wrong credentials, every path
-/// protected). Known credentials are answered on the event loop; new ones wait for a bcrypt check, which
+/// protected but `/-/healthy`). Known credentials are answered on the event loop; new ones wait for a bcrypt check, which
 /// is refused (401) when the queue is full or holds its share for the client's address, and skipped when
 /// the client has left meanwhile.
 struct AuthenticatingHandler: HTTPHandler {
@@ -135,7 +135,9 @@ struct AuthenticatingHandler: HTTPHandler {
             return
         }
         let auth = web.auth()
-        guard !auth.isEmpty else {
+        // Liveness needs no password, as Kubernetes' httpGet probes and the image's own health check
+        // have none to give; the answer ("OK") tells nothing about the weather or the exporter.
+        guard !auth.isEmpty, request.path != "/-/healthy" else {
             routes.handle(request, responder: responder)
             return
         }

@@ -1,3 +1,4 @@
+import CLinux
 import Glibc
 
 /// How an event loop moves one connection's bytes: plain socket calls, or TLS records over them.
@@ -9,8 +10,16 @@ protocol ConnectionTransport: AnyObject {
 
     /// Writes from `count` iovecs holding `total` bytes. Returns bytes written (or -errno) and bytes attempted:
     /// fewer written than attempted means the socket is full until the next readiness edge. A write that
-    /// returned -EAGAIN must be retried with the same bytes at the front.
-    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int) -> (written: Int, attempted: Int)
+    /// returned -EAGAIN must be retried with the same bytes at the front. `more`: a file follows at once
+    /// (`sendFile`), so a partly filled segment waits for it instead of going out alone.
+    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int, more: Bool) -> (written: Int, attempted: Int)
+
+    /// Whether `sendFile` works: on a plain socket; TLS encrypts in user space and reads the bytes instead.
+    var sendsFiles: Bool { get }
+
+    /// Up to `count` bytes of the file `source` from `offset`, sent from its pages without a copy: bytes
+    /// written (fewer than `count`: the socket is full until the next readiness edge) or -errno.
+    func sendFile(_ source: Int32, offset: Int, count: Int) -> Int
 
     /// The last read stopped because the socket must become writable first (TLS handshake output).
     var readWaitsForWritable: Bool { get }
@@ -24,7 +33,7 @@ protocol ConnectionTransport: AnyObject {
     func release()
 }
 
-/// Plain TCP: read(2) and sendmsg(2) straight on the socket.
+/// Plain TCP: read(2), sendmsg(2) and sendfile(2) straight on the socket.
 final class PlainTransport: ConnectionTransport {
     private let fd: Int32
 
@@ -40,12 +49,24 @@ final class PlainTransport: ConnectionTransport {
         }
     }
 
-    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int) -> (written: Int, attempted: Int) {
+    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int, more: Bool) -> (written: Int, attempted: Int) {
         var message = msghdr()
         message.msg_iov = iov
         message.msg_iovlen = count
-        let n = sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+        let n = sendmsg(fd, &message, Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0))
         return (n >= 0 ? n : -Int(errno), total)
+    }
+
+    var sendsFiles: Bool { true }
+
+    func sendFile(_ source: Int32, offset: Int, count: Int) -> Int {
+        // sendfile takes no MSG_NOSIGNAL: the loop's thread blocks SIGPIPE instead (EventLoop.run).
+        var position = offset
+        while true {
+            let n = clinux_sendfile(fd, source, &position, count)
+            if n >= 0 { return n }
+            if errno != EINTR { return -Int(errno) }
+        }
     }
 
     var readWaitsForWritable: Bool { false }

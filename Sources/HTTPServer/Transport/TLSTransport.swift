@@ -94,7 +94,7 @@ final class TLSTransport: ConnectionTransport {
 
     /// Writes every byte of the iovecs as records of at most 16 KiB, until done or the socket is full. A
     /// response of several records is corked, so the client is woken once for all of them, not per record.
-    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int) -> (written: Int, attempted: Int) {
+    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int, more: Bool) -> (written: Int, attempted: Int) {
         writeWaitsForReadable = false
         let corked = total > Self.recordSize && retryLength == 0
         if corked { setCork(true) }
@@ -156,6 +156,12 @@ final class TLSTransport: ConnectionTransport {
             }
         }
         return UnsafeRawPointer(scratch.baseAddress!)
+    }
+
+    var sendsFiles: Bool { false }
+
+    func sendFile(_ source: Int32, offset: Int, count: Int) -> Int {
+        -Int(EINVAL)
     }
 
     private func setCork(_ on: Bool) {

@@ -1,0 +1,153 @@
+/// What a place alerts on; exported as gauges so that one generic rule serves every location with
+/// its own values. nil: not set here (in a location's own settings, the default applies).
+struct AlertThresholds: Sendable, Equatable {
+    var above: TemperatureThreshold?
+    var below: TemperatureThreshold?
+    /// How far back past a bound the temperature must come before a firing alert resolves.
+    var hysteresisCelsius: Double?
+    /// Gusts above this alert, now and in the 24-hour forecast; no default.
+    var gustMetersPerSecond: Double?
+    /// The forecast's 24-hour rain at or above this alerts (with an even chance).
+    var rainMeters: Double?
+
+    /// Bounds given in °C; one given in °F is set through `above` or `below`.
+    init(aboveCelsius: Double? = nil, belowCelsius: Double? = nil, hysteresisCelsius: Double? = nil,
+         gustMetersPerSecond: Double? = nil, rainMeters: Double? = nil) {
+        above = aboveCelsius.map { TemperatureThreshold(celsius: $0) }
+        below = belowCelsius.map { TemperatureThreshold(celsius: $0) }
+        self.hysteresisCelsius = hysteresisCelsius
+        self.gustMetersPerSecond = gustMetersPerSecond
+        self.rainMeters = rainMeters
+    }
+
+    var aboveCelsius: Double? { above?.celsius }
+    var belowCelsius: Double? { below?.celsius }
+
+    /// Each value set here wins; an unset one falls back to `defaults`.
+    func merged(over defaults: AlertThresholds) -> AlertThresholds {
+        var merged = AlertThresholds(
+            hysteresisCelsius: hysteresisCelsius ?? defaults.hysteresisCelsius,
+            gustMetersPerSecond: gustMetersPerSecond ?? defaults.gustMetersPerSecond, rainMeters: rainMeters ?? defaults.rainMeters)
+        merged.above = above ?? defaults.above
+        merged.below = below ?? defaults.below
+        return merged
+    }
+
+    /// One value a place or the defaults can set: its `--location` option, its key in an `alerts:`
+    /// block of the file (the same keys as the defaults' settings), and how its text is read.
+    enum Field: CaseIterable, Sendable {
+        case above, below, hysteresis, gust, rain
+
+        var option: String {
+            switch self {
+            case .above: "above"
+            case .below: "below"
+            case .hysteresis: "hysteresis"
+            case .gust: "gust"
+            case .rain: "rain"
+            }
+        }
+
+        var key: String {
+            switch self {
+            case .above: "temperature_above_celsius"
+            case .below: "temperature_below_celsius"
+            case .hysteresis: "hysteresis_celsius"
+            case .gust: "wind_gust_meters_per_second"
+            case .rain: "rain_millimeters"
+            }
+        }
+
+        /// What the value must be, for the error that names a wrong one.
+        var expected: String {
+            switch self {
+            case .above, .below: "a temperature: \(TemperatureThreshold.forms), from -150 to 150 °C (-238 to 302 °F)"
+            case .hysteresis: "a margin in °C from 0 to 50, like 1 or 0.5 (0: resolve as soon as the bound is crossed back)"
+            case .gust: "a gust speed in m/s above 0 and at most 200, like 20 (72 km/h)"
+            case .rain: "a rain total in mm above 0 and at most 10000, like 20"
+            }
+        }
+
+        /// Reads `text` into this field of `thresholds`; false when it is not `expected`.
+        func read(_ text: String, into thresholds: inout AlertThresholds) -> Bool {
+            if self == .above || self == .below {
+                guard let temperature = TemperatureThreshold.parse(text) else { return false }
+                if self == .above { thresholds.above = temperature } else { thresholds.below = temperature }
+                return true
+            }
+            let trimmed = text.trimmed
+            guard trimmed.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(trimmed), value.isFinite else { return false }
+            switch self {
+            case .hysteresis:
+                guard (0...50).contains(value) else { return false }
+                thresholds.hysteresisCelsius = value
+            case .gust:
+                guard value > 0, value <= 200 else { return false }
+                thresholds.gustMetersPerSecond = value
+            default:
+                guard value > 0, value <= 10000 else { return false }
+                // To the micrometre, so 20 mm reads 0.02, not 0.020000000000000000416.
+                thresholds.rainMeters = (value * 1000).rounded() / 1e6
+            }
+            return true
+        }
+    }
+
+    /// What a place that sets nothing gets when the flags and the file set nothing either: a margin
+    /// of 1 °C, and heavy rain at 20 mm a day, what the shipped rule had fixed before it was per place.
+    static let builtIn = AlertThresholds(hysteresisCelsius: 1, rainMeters: 0.020)
+}
+
+/// A temperature bound as the user wrote it: in °C, which the metrics carry, and the unit it was
+/// given in, which the alerts' text repeats.
+struct TemperatureThreshold: Sendable, Equatable {
+    enum Unit: String, Sendable { case celsius, fahrenheit }
+
+    var celsius: Double
+    var unit: Unit
+
+    init(celsius: Double, unit: Unit = .celsius) {
+        self.celsius = celsius
+        self.unit = unit
+    }
+
+    /// The accepted forms, for error messages.
+    static let forms = "a number in °C (35, -5.5), or one with a unit: 35C or 95F"
+    /// What a thermometer on Earth can need, with room: -150 to 150 °C (-238 to 302 °F).
+    static let range: ClosedRange<Double> = -150...150
+
+    /// `35` and `35C` are °C, `95F` is °F (a `°` before the letter and either case are fine); nil
+    /// for anything else or a temperature outside `range`.
+    static func parse(_ text: String) -> TemperatureThreshold? {
+        var number = Substring(text.trimmed)
+        var unit = Unit.celsius
+        if let last = number.last, "CcFf".contains(last) {
+            unit = "Ff".contains(last) ? .fahrenheit : .celsius
+            number = number.dropLast()
+            if number.hasSuffix("°") { number = number.dropLast() }
+            number = Substring(String(number).trimmed)
+        }
+        // Decimal only: Double also reads "0x1F" (hex, whose F is no unit), "inf" and "nan".
+        guard number.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(number), value.isFinite else { return nil }
+        let celsius = unit == .fahrenheit ? (value - 32) * 5 / 9 : value
+        guard range.contains(celsius) else { return nil }
+        return TemperatureThreshold(celsius: celsius, unit: unit)
+    }
+}
+
+enum AlertSetting: Sendable, Equatable {
+    /// Use the global defaults.
+    case inherit
+    /// Own values; an unset one falls back to the default.
+    case custom(AlertThresholds)
+    /// No thresholds at all, whatever the defaults: no weather alert of any kind.
+    case off
+
+    func resolved(defaults: AlertThresholds) -> AlertThresholds {
+        switch self {
+        case .inherit: defaults
+        case .custom(let own): own.merged(over: defaults)
+        case .off: AlertThresholds()
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import HTTPClient
+
+/// `openweather-exporter healthcheck`: asks a running exporter's `/-/healthy` and says in one line
+/// whether it answered 200, for a container's HEALTHCHECK in an image without a shell or curl.
+public struct HealthCheck: Sendable {
+    /// The address given through the exporter's own settings (flag, variable, config file); nil: the
+    /// listening sockets of the exporter processes this user can see, from /proc.
+    var address: ListenAddress?
+    /// Whether the web config given says TLS; nil without a web config: plain HTTP first, then TLS
+    /// when the answer was not HTTP (an exporter started with a web config the check was not told of).
+    var tls: Bool?
+    /// For the whole check, every address and attempt included: below Docker's default 5 s timeout,
+    /// so the check says why it failed instead of being killed.
+    var timeout: Duration
+
+    static let defaultTimeout = Duration.seconds(4)
+
+    /// The line `openweather-exporter --help` ends with.
+    static let pointer = "Container health check (exit 0 when /-/healthy answers 200):  openweather-exporter healthcheck --help"
+
+    static let help = """
+        usage: openweather-exporter healthcheck [--timeout=DURATION] [flags]
+
+        Asks GET /-/healthy of a running exporter and exits 0 when it answers 200, 1 otherwise, with one \
+        line saying why: a container's HEALTHCHECK with no shell or curl in the image.
+
+        Where: the address of --web.listen-address (or its variable, or web.listen_address in \
+        --config.file), the wildcard host asked on 127.0.0.1; when none of them is given, the TCP sockets \
+        on which the processes running this same executable listen, read from /proc (so an exporter \
+        started with other flags than the check is found all the same), and :9755 when /proc shows none.
+
+        How: https when the --web.config.file given has a tls_server_config (the certificate is not \
+        checked: the check asks the exporter's own socket and sends no secret), plain HTTP when it has \
+        none; with no web config given, plain HTTP, then https when the answer was not HTTP. /-/healthy \
+        needs no password under basic_auth_users, so the check needs none either. A server that asks \
+        for a client certificate (client_auth_type Require*) cannot be checked this way.
+
+        Healthcheck flags:
+          --timeout=DURATION  For the whole check (default 4s, under Docker's 5 s).
+
+        Every other flag is the exporter's (openweather-exporter --help) and is accepted, so the check \
+        can be given the exporter's own command line; only the listen address, the web config and the \
+        config file are read.
+        """
+
+    init(_ settings: RawSettings, timeout: String?) throws(ConfigError) {
+        if let given = try settings.value(Settings.listenAddress), given.port != 0 {
+            address = given
+        }
+        if let path = try settings.resolved(Settings.webConfigFile) {
+            tls = try WebConfig.load(path: path).tls != nil
+        }
+        if let timeout {
+            guard let parsed = PrometheusDuration.parse(timeout), parsed > .zero else {
+                throw ConfigError("--timeout=\(timeout) is not a duration: use one like 4s or 500ms")
+            }
+            self.timeout = min(parsed, .seconds(3600))
+        } else {
+            self.timeout = Self.defaultTimeout
+        }
+    }
+
+    init(address: ListenAddress?, tls: Bool?, timeout: Duration) {
+        self.address = address
+        self.tls = tls
+        self.timeout = timeout
+    }
+
+    /// Takes `--timeout` out of the subcommand's arguments and leaves the exporter's.
+    static func extract(_ arguments: [String]) throws(ConfigError) -> (timeout: String?, rest: [String]) {
+        var timeout: String?
+        var rest: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard argument == "--timeout" || argument.hasPrefix("--timeout=") else {
+                rest.append(argument)
+                continue
+            }
+            if timeout != nil { throw ConfigError("--timeout is given twice: give it once") }
+            if argument == "--timeout" {
+                guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+                    throw ConfigError("--timeout needs a value, for example --timeout=4s")
+                }
+                timeout = arguments[index]
+                index += 1
+            } else {
+                timeout = String(argument.dropFirst("--timeout=".count))
+            }
+        }
+        return (timeout, rest)
+    }
+
+    /// The exit status (0 healthy, 1 not) and the line saying why.
+    public func run() -> (status: Int32, line: String) {
+        let started = ContinuousClock.now
+        let targets: [ListenAddress]
+        var source = ""
+        if let address {
+            targets = [Self.reachable(address)]
+        } else {
+            let processes = ListeningSockets.exporterProcesses()
+            let found = ListeningSockets.addresses(of: processes)
+            if found.isEmpty {
+                targets = [ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)]
+                source = processes.isEmpty
+                    ? " (no other openweather-exporter process in /proc, so the default address)"
+                    : " (process \(processes.map(String.init).joined(separator: ", ")) listens on no TCP port in /proc, so the default address)"
+            } else {
+                targets = found
+            }
+        }
+        let client = HTTPClient(configuration: .init(
+            userAgent: "openweather-exporter healthcheck", proxy: .direct, maxIdleConnections: 0, verifiesServer: false))
+        var failures: [String] = []
+        for (index, target) in targets.enumerated() {
+            // Each address gets its share of what is left: one that hangs (another exporter on the
+            // machine, stopped) leaves time to ask the next.
+            let share = (timeout - (ContinuousClock.now - started)) / (targets.count - index)
+            let targetStarted = ContinuousClock.now
+            for scheme in tls.map({ [$0 ? "https" : "http"] }) ?? ["http", "https"] {
+                let left = share - (ContinuousClock.now - targetStarted)
+                guard left > .zero else {
+                    failures.append("\(scheme)://\(target): no time left of its share of the \(PrometheusDuration.format(timeout)) timeout")
+                    break
+                }
+                let url = "\(scheme)://\(target)/-/healthy"
+                do {
+                    let request = HTTPClientRequest(url: try RequestURL(parsing: url), timeout: left, maxBodyBytes: 4096)
+                    let response = try client.get(request)
+                    if response.status == 200 {
+                        return (0, "healthcheck: GET \(url) answered 200")
+                    }
+                    failures.append("GET \(url) answered \(response.status)")
+                    // exporter-toolkit (and this exporter) answer plain HTTP on a TLS port with this 400.
+                    guard scheme == "http", response.status == 400,
+                          String(decoding: response.body, as: UTF8.self).contains("HTTPS server") else { break }
+                } catch {
+                    failures.append("GET \(url): \(error.description)")
+                    // Plain HTTP to a TLS server fails as a malformed answer or a closed connection; a
+                    // timeout would only repeat, and a refused connection is refused for TLS too.
+                    if case .timeout = error { break }
+                    if case .connect(let reason) = error, reason.contains("refused") { break }
+                }
+            }
+        }
+        return (1, "healthcheck: unhealthy\(source): \(failures.joined(separator: "; "))")
+    }
+
+    /// The wildcard hosts are every interface: ask the IPv4 loopback, which every container has.
+    static func reachable(_ address: ListenAddress) -> ListenAddress {
+        ["", "0.0.0.0", "::"].contains(address.host) ? ListenAddress(host: "127.0.0.1", port: address.port) : address
+    }
+}
