@@ -12,8 +12,8 @@ import Testing
 @Suite(.endToEnd) struct FlagFuzzTests {
     /// Placeholders of flags that take numbers or durations, and of those that take neither; a flag
     /// with a placeholder in neither fails the test until it is put in one.
-    static let numeric: Set<String> = ["N", "I", "C", "DURATION", "DURATIONS", "Nx|DURATION"]
-    static let other: Set<String> = ["ADDRESS", "CODE", "DIR", "FORMAT", "LEVEL", "NAME", "PARTS", "PATH", "URL", "PLACE[,above=C][,below=C][,alerts=off]"]
+    static let numeric: Set<String> = ["N", "I", "C", "TEMP", "M/S", "MM", "DURATION", "DURATIONS", "Nx|DURATION"]
+    static let other: Set<String> = ["ADDRESS", "CODE", "DIR", "FORMAT", "LEVEL", "NAME", "PARTS", "PATH", "URL", "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]"]
 
     static let values = [
         "0", "-1", "1e300", "nan", "300y", "31000y", "9223372036854775808", "99999999999999999999", "1ms", "2562047788015216h",
