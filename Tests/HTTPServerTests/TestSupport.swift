@@ -99,8 +99,13 @@ func seconds(since start: Int64) -> Double {
 }
 
 /// Runs `body` on another thread after `delay` seconds, the way a slow handler would answer.
+/// On a queue of its own: the global queue does not grow past the cores, so CPU-bound tests running
+/// beside (a sanitizer's run on two shared cores) can hold a 50 ms answer back past the client's 5 s
+/// timeout; a queue of its own gets a thread of its own.
+private let laterQueue = DispatchQueue(label: "HTTPServerTests.later")
+
 func later(_ delay: Double, _ body: @escaping @Sendable () -> Void) {
-    DispatchQueue.global().asyncAfter(deadline: .now() + delay, execute: body)
+    laterQueue.asyncAfter(deadline: .now() + delay, execute: body)
 }
 
 /// TCP states as /proc/net/tcp writes them.
