@@ -18,7 +18,13 @@ extra=()
 
 case "$target" in
 request-parser)
-    sources=("$ROOT/Sources/HTTPServer/RequestParser.swift" "$ROOT/Sources/HTTPServer/HTTPMessage.swift")
+    # A response may carry a KeptBody (a sealed memfd, made through the CLinux shim).
+    sources=("$ROOT/Sources/HTTPServer/RequestParser.swift" "$ROOT/Sources/HTTPServer/HTTPMessage.swift"
+             "$ROOT/Sources/HTTPServer/KeptBody.swift")
+    mkdir -p "$work/clinux"
+    printf 'module CLinux {\n    header "%s"\n    export *\n}\n' "$ROOT/Sources/CLinux/include/CLinux.h" > "$work/clinux/module.modulemap"
+    clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CLinux/include" "$ROOT/Sources/CLinux/shim.c" -o "$work/clinux/shim.o"
+    extra=(-I "$work/clinux" "$work/clinux/shim.o")
     max_len=8192
     printf 'GET /metrics HTTP/1.1\r\nHost: localhost:9755\r\nUser-Agent: Prometheus/2.51\r\nAccept: text/plain\r\n\r\n' > "$work/corpus/scrape"
     printf 'POST /-/reload HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello' > "$work/corpus/post"
