@@ -15,16 +15,36 @@ trap 'rm -rf "$work"' EXIT
 artifacts="$ROOT/.build/fuzz-artifacts"
 mkdir -p "$work/corpus" "$artifacts"
 extra=()
+includes=()
+
+# The CLinux shim as a module (built with clang and the same sanitizers), for sources that import it.
+add_clinux() {
+    mkdir -p "$work/clinux"
+    printf 'module CLinux {\n    header "%s"\n    export *\n}\n' "$ROOT/Sources/CLinux/include/CLinux.h" > "$work/clinux/module.modulemap"
+    clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CLinux/include" "$ROOT/Sources/CLinux/shim.c" -o "$work/clinux/shim.o"
+    extra+=(-I "$work/clinux" "$work/clinux/shim.o")
+    includes+=(-I "$work/clinux")
+}
+
+# Targets of the package the sources import, each built as a module of its own with the same sanitizers.
+add_modules() {
+    local module
+    for module in "$@"; do
+        mkdir -p "$work/$module"
+        swiftc -sanitize=fuzzer,address -parse-as-library -O -wmo -module-name "$module" -package-name fuzz -emit-module \
+            ${includes[@]+"${includes[@]}"} -emit-module-path "$work/$module/$module.swiftmodule" "$ROOT/Sources/$module"/*.swift \
+            -c -o "$work/$module/$module.o" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
+        extra+=(-I "$work/$module" "$work/$module/$module.o")
+        includes+=(-I "$work/$module")
+    done
+}
 
 case "$target" in
 request-parser)
     # A response may carry a KeptBody (a sealed memfd, made through the CLinux shim).
     sources=("$ROOT/Sources/HTTPServer/RequestParser.swift" "$ROOT/Sources/HTTPServer/HTTPMessage.swift"
              "$ROOT/Sources/HTTPServer/KeptBody.swift")
-    mkdir -p "$work/clinux"
-    printf 'module CLinux {\n    header "%s"\n    export *\n}\n' "$ROOT/Sources/CLinux/include/CLinux.h" > "$work/clinux/module.modulemap"
-    clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CLinux/include" "$ROOT/Sources/CLinux/shim.c" -o "$work/clinux/shim.o"
-    extra=(-I "$work/clinux" "$work/clinux/shim.o")
+    add_clinux
     max_len=8192
     printf 'GET /metrics HTTP/1.1\r\nHost: localhost:9755\r\nUser-Agent: Prometheus/2.51\r\nAccept: text/plain\r\n\r\n' > "$work/corpus/scrape"
     printf 'POST /-/reload HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello' > "$work/corpus/post"
@@ -56,15 +76,11 @@ tls)
     printf 'module CTLS {\n    header "%s"\n    link "ssl"\n    link "crypto"\n    export *\n}\n' "$ROOT/Sources/CTLS/include/CTLS.h" > "$work/ctls/module.modulemap"
     clang -c -O1 -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CTLS/include" "$ROOT/Sources/CTLS/shim.c" -o "$work/ctls/shim.o"
     extra=(-I "$work/ctls" "$work/ctls/shim.o" -lssl -lcrypto)
-    # TLSServerConfiguration imports Locking, Platform and TLS (the SSL_CTX owner, over CTLS): each built
-    # as a module of its own with the same sanitizers.
-    for module in Locking Platform TLS; do
-        mkdir -p "$work/$module"
-        swiftc -sanitize=fuzzer,address -parse-as-library -O -wmo -module-name "$module" -package-name fuzz -emit-module -I "$work/ctls" \
-            -emit-module-path "$work/$module/$module.swiftmodule" "$ROOT/Sources/$module"/*.swift \
-            -c -o "$work/$module/$module.o" 2> >(grep -v "Cannot export local symbol '__asan" >&2)
-        extra+=(-I "$work/$module" "$work/$module/$module.o")
-    done
+    includes=(-I "$work/ctls")
+    # The transports import CLinux; TLSServerConfiguration imports Locking, Platform and TLS (the
+    # SSL_CTX owner, over CTLS).
+    add_clinux
+    add_modules Locking Platform TLS
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$work/key.pem" -out "$work/cert.pem" \
         -days 2 -subj /CN=fuzz 2>/dev/null
     export FUZZ_TLS_CERT="$work/cert.pem" FUZZ_TLS_KEY="$work/key.pem"
@@ -95,7 +111,10 @@ PY
 upstream-headers)
     sources=("$ROOT/Sources/OpenWeather/RetryAfter.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule.swift"
              "$ROOT/Sources/Exporter/Polling/RequestBudget.swift" "$ROOT/Sources/Exporter/Polling/DueQueue.swift"
-             "$ROOT/Sources/Exporter/Polling/DailyBudget.swift" "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")
+             "$ROOT/Sources/Exporter/Polling/DailyBudget.swift" "$ROOT/Sources/Exporter/Polling/JobID.swift"
+             "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")
+    # The duration conversions live in Platform.
+    add_modules Platform
     max_len=128
     # A first byte with the low bit clear: no clock in the input, the rest is the header.
     for value in 120 0 1e18 1e300 1000000000000 -1 1.5 "Sun, 06 Nov 1994 08:49:37 GMT" "Sunday, 06-Nov-94 08:49:37 GMT" \
