@@ -1,6 +1,8 @@
+import Encoding
 import Glibc
 import HTTPClient
 import JSON
+import Platform
 
 /// The OpenWeather API over one HTTP client, whose keep-alive connections every endpoint shares:
 /// `get` for any `APIRequest`, `currentWeather` on top of it. Blocking: the poller runs it on worker
@@ -75,7 +77,7 @@ public struct OpenWeatherClient: OpenWeatherTransport {
             }
             throw .http(
                 status: response.status, message: message,
-                retryAfterSeconds: response.header("retry-after").flatMap { RetryAfter.seconds($0, now: Self.wallSeconds()) })
+                retryAfterSeconds: response.header("retry-after").flatMap { RetryAfter.seconds($0, now: SystemClock.wallSeconds()) })
         }
         return response.body
     }
@@ -96,7 +98,7 @@ public struct OpenWeatherClient: OpenWeatherTransport {
     func target(_ request: APIRequest) -> String {
         let items = request.query.map { ($0.name, $0.value) } + [("appid", settings.apiKey)]
         let path = request.path.hasPrefix("/") ? request.path : "/" + request.path
-        return pathPrefix + path + "?" + items.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
+        return pathPrefix + path + "?" + items.map { "\(PercentEncoding.encoded($0.0))=\(PercentEncoding.encoded($0.1))" }.joined(separator: "&")
     }
 
     /// OpenWeather's `message` (its longest is about 200 bytes), else the start of the body (an HTML
@@ -111,28 +113,5 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         }
         text = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
         return String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
-
-    /// An HTTP-date is the server's wall clock, so ours is what it is compared with.
-    private static func wallSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-
-    static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."),
-                UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
-            }
-        }
-        return out
     }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import OpenWeather
+import Platform
 
 /// Where a backfill reads the time and waits: the system's clock, or one a test moves by hand.
 protocol BackfillTime: Sendable {
@@ -10,7 +11,7 @@ protocol BackfillTime: Sendable {
 }
 
 struct SystemBackfillTime: BackfillTime {
-    func now() -> Double { Clock.wallSeconds() }
+    func now() -> Double { SystemClock.wallSeconds() }
 
     func sleep(until time: Double) {
         var left = time - now()
