@@ -193,7 +193,7 @@ extension Configuration {
     func openWeatherClient() throws(ConfigError) -> OpenWeatherClient {
         do {
             return try OpenWeatherClient(
-                settings: .init(
+                configuration: .init(
                     baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout,
                     http: .init(proxy: proxy, trustedCAFile: tlsCAFile, maxIdleConnections: maxIdleConnections)),
                 userAgent: "openweather-exporter/\(BuildInfo.version)")

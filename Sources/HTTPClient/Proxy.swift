@@ -79,13 +79,13 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
 /// Which proxy, if any, a request goes through: the way curl and Go read
 /// `https_proxy`/`HTTPS_PROXY`, `http_proxy`/`HTTP_PROXY`, `ALL_PROXY` and
 /// `no_proxy`/`NO_PROXY`, or one proxy for everything given explicitly.
-public struct ProxySettings: Sendable, Equatable {
+public struct ProxyConfiguration: Sendable, Equatable {
     let httpProxy: ProxyServer?
     let httpsProxy: ProxyServer?
     let bypass: NoProxy
 
     /// Every request goes straight to its host.
-    public static let direct = ProxySettings(httpProxy: nil, httpsProxy: nil, bypass: NoProxy(""))
+    public static let direct = ProxyConfiguration(httpProxy: nil, httpsProxy: nil, bypass: NoProxy(""))
 
     /// `proxy` for every request; NO_PROXY does not apply to a proxy named explicitly.
     public init(proxy: ProxyServer) {

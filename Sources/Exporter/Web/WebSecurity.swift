@@ -77,8 +77,8 @@ final class WebSecurity: Sendable {
         let config: WebConfig
         do {
             config = try WebConfig.load(path: path)
-            if let settings = config.tls, let tls, settings != tls.settings {
-                try tls.update(settings)
+            if let configuration = config.tls, let tls, configuration != tls.configuration {
+                try tls.update(configuration)
             }
         } catch let error as ConfigError {
             state.withLock { $0.stamp = stamp }
@@ -94,7 +94,7 @@ final class WebSecurity: Sendable {
         for note in config.notes { logger.warn(note) }
         state.withLock { state in
             // An unchanged rate_limit keeps its bucket: a fresh one would hand out a new burst.
-            let limiter = state.limiter?.settings == config.rateLimit ? state.limiter : RateLimiter(config.rateLimit)
+            let limiter = state.limiter?.configuration == config.rateLimit ? state.limiter : RateLimiter(config.rateLimit)
             state = State(
                 auth: BasicAuth(users: config.users, previous: state.auth), limiter: limiter, stamp: stamp,
                 checkedAt: state.checkedAt, failureLogged: false)

@@ -199,7 +199,7 @@ import Testing
     }
 
     @Test func theBucketIsFullAtStartAndRefillsOnePerInterval() throws {
-        let limiter = try #require(RateLimiter(RateLimitSettings(interval: 1_000_000_000, burst: 3)))
+        let limiter = try #require(RateLimiter(RateLimitConfiguration(interval: 1_000_000_000, burst: 3)))
         let t0: Int64 = 50_000_000_000
         #expect((0..<4).map { _ in limiter.allow(now: t0) } == [true, true, true, false])
         #expect(!limiter.allow(now: t0 + 999_999_999))
@@ -208,6 +208,6 @@ import Testing
         // A long quiet spell fills the bucket to its burst, no more.
         #expect((0..<4).map { _ in limiter.allow(now: t0 + 100_000_000_000) } == [true, true, true, false])
         #expect(RateLimiter(nil) == nil)
-        #expect(RateLimiter(RateLimitSettings(interval: Int64.max, burst: Int.max))?.allow(now: t0) == true)
+        #expect(RateLimiter(RateLimitConfiguration(interval: Int64.max, burst: Int.max))?.allow(now: t0) == true)
     }
 }
