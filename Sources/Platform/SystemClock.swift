@@ -10,6 +10,14 @@ public enum SystemClock {
     /// Seconds on a clock that never jumps, for intervals and deadlines.
     public static func monotonicSeconds() -> Double { seconds(CLOCK_MONOTONIC) }
 
+    /// Nanoseconds on the same clock, for the server's deadlines and the rate limiter's bucket,
+    /// which are kept as whole numbers.
+    public static func monotonicNanoseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
+    }
+
     private static func seconds(_ clock: clockid_t) -> Double {
         var spec = timespec()
         clock_gettime(clock, &spec)
