@@ -118,9 +118,7 @@ final class MetricsPublisher: Sendable {
             let now = time.wall()
             let body = rendering.render(snapshot, now: now)
             // Compressed here, outside the lock a scrape takes.
-            let weatherSegments = segmentCache.withLock { cache in
-                PerFormat { format in cache.segments(of: body[format], format, from: alsoGzipAbove) }
-            }
+            let weatherSegments = segmentCache.withLock { $0.segments(of: body, from: alsoGzipAbove) }
             var nextStaleness = rendering.nextTimeChange
             // Fields read in place: copying each of 10,000 states costs a dozen reference counts apiece.
             for index in snapshot.locations.indices {
@@ -156,7 +154,8 @@ final class MetricsPublisher: Sendable {
     /// The deflate segment of each chunk of the last plain weather part that was also kept gzipped,
     /// by its text's length and fingerprint: a poll changes a few of a shard's families, so a refresh
     /// compresses only the chunks whose text changed, as the gzipped-only form does (`ShardWorker`);
-    /// compressing the whole part again cost each refresh 2 to 6 times the rest at 40 places.
+    /// compressing the whole part again cost each refresh 2 to 6 times the rest at 40 places. One
+    /// table for both formats: their shard chunks are the same text.
     private struct SegmentCache {
         struct Key: Hashable {
             var count: Int
@@ -168,42 +167,42 @@ final class MetricsPublisher: Sendable {
             /// `Gzip.combineOperator` of the chunk's length.
             var combineOperator: UInt32
         }
-        var segments = PerFormat<[Key: Segment]> { _ in [:] }
+        var segments: [Key: Segment] = [:]
         /// Made on first use: small exporters never gzip.
         var compressor: GzipCompressor?
 
-        /// A plain weather part of at least `threshold` bytes as deflate segments and its CRC; nil
-        /// below (the segments kept are dropped then).
+        /// Each format's plain weather part of at least `threshold` bytes as deflate segments and its
+        /// CRC; nil below (the segments kept are dropped then).
         mutating func segments(
-            of weather: WeatherRendering.Body, _ format: ExpositionFormat, from threshold: Int
-        ) -> (segments: [[UInt8]], crc: UInt32)? {
-            guard !weather.gzipped, weather.plainCount >= threshold, weather.plainCount > 0 else {
-                segments[format] = [:]
-                if segments.text.isEmpty && segments.openMetrics.isEmpty { compressor = nil }
-                return nil
-            }
+            of weather: PerFormat<WeatherRendering.Body>, from threshold: Int
+        ) -> PerFormat<(segments: [[UInt8]], crc: UInt32)?> {
             var kept: [Key: Segment] = [:]
-            kept.reserveCapacity(weather.chunks.count)
-            var result: [[UInt8]] = []
-            result.reserveCapacity(weather.chunks.count)
-            var crc: UInt32 = 0
-            for chunk in weather.chunks where !chunk.isEmpty {
-                let key = chunk.withUnsafeBufferPointer { Key(count: $0.count, fingerprint: ShardWorker.fingerprint($0)) }
-                let segment: Segment
-                if let known = kept[key] ?? segments[format][key] {
-                    segment = known
-                } else {
-                    if compressor == nil { compressor = GzipCompressor() }
-                    segment = Segment(
-                        bytes: compressor!.segment(chunk), crc: Gzip.crc32(chunk),
-                        combineOperator: Gzip.combineOperator(secondCount: chunk.count))
+            let result = PerFormat { format -> (segments: [[UInt8]], crc: UInt32)? in
+                let body = weather[format]
+                guard !body.gzipped, body.plainCount >= threshold, body.plainCount > 0 else { return nil }
+                var result: [[UInt8]] = []
+                result.reserveCapacity(body.chunks.count)
+                var crc: UInt32 = 0
+                for chunk in body.chunks where !chunk.isEmpty {
+                    let key = chunk.withUnsafeBufferPointer { Key(count: $0.count, fingerprint: ShardWorker.fingerprint($0)) }
+                    let segment: Segment
+                    if let known = kept[key] ?? segments[key] {
+                        segment = known
+                    } else {
+                        if compressor == nil { compressor = GzipCompressor() }
+                        segment = Segment(
+                            bytes: compressor!.segment(chunk), crc: Gzip.crc32(chunk),
+                            combineOperator: Gzip.combineOperator(secondCount: chunk.count))
+                    }
+                    kept[key] = segment
+                    result.append(segment.bytes)
+                    crc = Gzip.combine(crc, segment.crc, using: segment.combineOperator)
                 }
-                kept[key] = segment
-                result.append(segment.bytes)
-                crc = Gzip.combine(crc, segment.crc, using: segment.combineOperator)
+                return (result, crc)
             }
-            segments[format] = kept
-            return (result, crc)
+            segments = kept
+            if kept.isEmpty { compressor = nil }
+            return result
         }
     }
 
