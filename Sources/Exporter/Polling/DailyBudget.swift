@@ -6,6 +6,10 @@
 /// A poll holds the most it may send (`reserve`) from when it starts until it ends (`release`), so
 /// polls that overlap never pass a limit together: each is let start only with room for all of its
 /// requests beside what every poll in flight may still send.
+///
+/// Other processes may share the day (a backfill with the exporter's `--storage.path`, `SharedDay`):
+/// what they counted is `others`, read from the shared file before each decision (`absorb`), and
+/// what this one holds is written back (`shared`) before a request of it leaves.
 struct DailyBudget: Equatable {
     static let day = 86_400.0
 
@@ -25,6 +29,13 @@ struct DailyBudget: Equatable {
     private(set) var reservedTotal = 0
     /// Rises with every change, so the poller tells the store only when there is something new.
     private(set) var revision = 0
+    /// What other processes sharing the day counted (`absorb`), per source and in all.
+    private(set) var others: [String: Int] = [:]
+    private(set) var othersTotal = 0
+    /// This process's part of the shared day as it last wrote it (`shared`): the shared file less it is
+    /// what the others counted.
+    private(set) var published: [String: Int] = [:]
+    private(set) var publishedTotal = 0
 
     /// No limits until `configure`.
     init(wall: Double) { day = Self.day(of: wall) }
@@ -51,12 +62,20 @@ struct DailyBudget: Equatable {
         counts = [:]
         total = 0
         spent = []
+        others = [:]
+        othersTotal = 0
+        published = [:]
+        publishedTotal = 0
         revision += 1
     }
 
-    func count(of source: String) -> Int { counts[source] ?? 0 }
+    /// Requests of `source` counted today, other processes' included.
+    func count(of source: String) -> Int { (counts[source] ?? 0) + (others[source] ?? 0) }
 
-    var keyExhausted: Bool { keyLimit.map { total >= $0 } ?? false }
+    /// Requests counted today, all sources and other processes' included.
+    var dayTotal: Int { total + othersTotal }
+
+    var keyExhausted: Bool { keyLimit.map { dayTotal >= $0 } ?? false }
 
     /// `source` may send `requests` more today, under its own limit and the key's, beside what polls
     /// in flight may still send (it may send none once OpenWeather said its day is spent).
@@ -72,7 +91,7 @@ struct DailyBudget: Equatable {
 
     private func hasRoom(_ source: String, _ requests: Int, keyRequests: Int) -> Bool {
         !spent.contains(source) && (limits[source].map { count(of: source) + requests <= $0 } ?? true)
-            && (keyLimit.map { total + keyRequests <= $0 } ?? true)
+            && (keyLimit.map { dayTotal + keyRequests <= $0 } ?? true)
     }
 
     /// One request sent; `reserved`: one its poll held (`reserve`), which it now uses.
@@ -122,12 +141,48 @@ struct DailyBudget: Equatable {
         if spent.insert(source).inserted { revision += 1 }
     }
 
-    /// What an earlier run counted (from the state file): kept only when it is of this same day.
+    /// What an earlier run counted (from the state file): kept only when it is of this same day. It
+    /// wrote that much to the shared day too, so it is this process's part there.
     mutating func restore(day saved: Int, counts savedCounts: [String: Int], total savedTotal: Int, spent savedSpent: Set<String>) {
         guard saved == day else { return }
         for (source, count) in savedCounts { counts[source] = max(counts[source] ?? 0, count) }
         total = max(total, savedTotal)
         spent.formUnion(savedSpent)
+        published = counts
+        publishedTotal = total
         revision += 1
+    }
+
+    /// The shared day as read (nil: none yet, or unreadable: the last known `others` stay): what it
+    /// holds beyond this process's part is the others'.
+    mutating func absorb(_ shared: SavedState.Daily?) {
+        guard let shared else { return }
+        // Another process saw 00:00 UTC first: the day it started is this one's too.
+        if shared.day > day { advance(to: Double(shared.day) * Self.day) }
+        guard shared.day == day else { return }
+        var others: [String: Int] = [:]
+        for (source, count) in shared.counts where count > published[source, default: 0] {
+            others[source] = count - published[source, default: 0]
+        }
+        let othersTotal = max(shared.total - publishedTotal, 0)
+        let newlySpent = Set(shared.spent).subtracting(spent)
+        guard others != self.others || othersTotal != self.othersTotal || !newlySpent.isEmpty else { return }
+        self.others = others
+        self.othersTotal = othersTotal
+        spent.formUnion(newlySpent)
+        revision += 1
+    }
+
+    /// The shared day to write back: the others' counts and this process's committed ones (held room as
+    /// spent), which become its part.
+    mutating func shared() -> SavedState.Daily {
+        let committed = committed
+        published = committed.counts
+        publishedTotal = committed.total
+        let all = committed.counts.merging(others, uniquingKeysWith: +)
+        return SavedState.Daily(
+            day: day, total: committed.total + othersTotal,
+            counts: all.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) },
+            spent: spent.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     }
 }

@@ -53,6 +53,8 @@ final class Poller: Sendable {
         var spentForDay: Set<String> = []
         /// The `daily.revision` the store was last told of.
         var dailyShown = -1
+        /// The shared day's file could not be used at the last try (logged once, until it works again).
+        var sharedDayFailing = false
         var random = SystemRandomNumberGenerator()
     }
 
@@ -62,6 +64,8 @@ final class Poller: Sendable {
     private let execute: Executor
     let onChange: @Sendable () -> Void
     let keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)?
+    /// The day's counts shared with backfills using the same state directory; nil: this process's alone.
+    let sharedDay: SharedDay?
     let wake = DispatchSemaphore(value: 0)
     /// An answer wakes the scheduler thread only when it would otherwise sleep longer than this
     /// (seconds): at hundreds of polls a second it is stored when the thread wakes for the next
@@ -76,11 +80,12 @@ final class Poller: Sendable {
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     init(
         plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
-        execute: Executor? = nil,
+        execute: Executor? = nil, sharedDay: SharedDay? = nil,
         keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)? = nil,
         onChange: @escaping @Sendable () -> Void
     ) {
         self.keepBody = keepBody
+        self.sharedDay = sharedDay
         self.store = store
         self.logger = logger
         self.time = time
@@ -157,7 +162,7 @@ final class Poller: Sendable {
         while true {
             let now = time.monotonic()
             let wall = time.wall()
-            let (completions, launches, decision, dailyChanged) = core.withLock { core in
+            let (completions, launches, decision, dailyChanged) = withSharedDay(wall: wall) { core in
                 core.sleepsUntil = 0
                 let completions = core.completions
                 core.completions = []
@@ -191,6 +196,42 @@ final class Poller: Sendable {
         }
     }
 
+    /// Runs `body` on the core with the day's counts as every process sharing them has them (`SharedDay`),
+    /// under the shared file's lock, then writes back what this process holds: a decision on the day's
+    /// room and the room it takes are one step for all of them. A file that cannot be used leaves the
+    /// decision to this process's counts, with one warning.
+    func withSharedDay<Result: Sendable>(wall: Double, _ body: (inout sending Core) -> sending Result) -> Result {
+        guard let sharedDay else { return core.withLock(body) }
+        var decided: Result?
+        let failure: SharedDay.Failure?
+        do throws(SharedDay.Failure) {
+            try sharedDay.update { shared in
+                core.withLock { core in
+                    core.schedule.daily.advance(to: wall)
+                    core.schedule.daily.absorb(shared)
+                    decided = body(&core)
+                    return ((), core.schedule.daily.shared())
+                }
+            }
+            failure = nil
+        } catch {
+            failure = error
+        }
+        let changed = core.withLock { core in
+            defer { core.sharedDayFailing = failure != nil }
+            return core.sharedDayFailing != (failure != nil)
+        }
+        if changed, let failure {
+            logger.warn(
+                "cannot share the day's request counts with backfills; counting this process's alone",
+                [("reason", failure.description), ("hint", "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path")])
+        } else if changed {
+            logger.info("the day's request counts are shared again", [("path", sharedDay.path)])
+        }
+        if let decided { return decided }
+        return core.withLock(body)
+    }
+
     /// Tells the store of the day's counts when they changed since it was last told; true then.
     func showDaily(in core: inout Core) -> Bool {
         guard core.schedule.daily.revision != core.dailyShown else { return false }
@@ -221,7 +262,9 @@ final class Poller: Sendable {
             func sending() -> Bool {
                 requests += 1
                 guard requests > 1 else { return true }
-                return core.withLock { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) }
+                // Past the room the poll holds (already written to the shared day), the day as shared decides.
+                if held > 0 { return core.withLock { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) } }
+                return withSharedDay(wall: time.wall()) { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) }
             }
             func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
                 guard sending() else { throw Self.noRoomToday(launch.source.name) }

@@ -44,7 +44,7 @@ import Testing
         let latency: Double
         private let pending = Locked<[(due: Double, work: @Sendable () -> Void)]>([])
 
-        init(_ configuration: Configuration, time: ManualTime, transport: FakeTransport, latency: Double = 0.2) {
+        init(_ configuration: Configuration, time: ManualTime, transport: FakeTransport, latency: Double = 0.2, sharedDay: SharedDay? = nil) {
             self.time = time
             self.transport = transport
             self.latency = latency
@@ -55,7 +55,7 @@ import Testing
             let pending = self.pending
             poller = Poller(
                 plan: plan, store: store, logger: logger, time: time,
-                execute: { work in pending.withLock { $0.append((time.monotonic() + latency, work)) } }, onChange: {})
+                execute: { work in pending.withLock { $0.append((time.monotonic() + latency, work)) } }, sharedDay: sharedDay, onChange: {})
         }
 
         /// Polls in flight, not answered yet.
@@ -246,18 +246,51 @@ import Testing
             if round == 0 { #expect(run.lines.withLock { $0 }.first?.contains("shared with the exporter") == true) }
         }
         #expect(sent == 4, "two hours of two locations would be 4, a third location passes 5")
-        let saved = try StateFile.decode(try #require(try storage.read()).bytes)
-        #expect(saved.daily?.total == 4)
-        #expect(saved.daily?.counts.first { $0.name == OneCallSource.name }?.count == 4)
+        let shared = try StateFile.decode(try readFile(directory + "/" + SharedDay.fileName)).daily
+        #expect(shared?.total == 4)
+        #expect(shared?.counts.first { $0.name == OneCallSource.name }?.count == 4)
 
         // The exporter after them: its key's day starts at 4.
         var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)])
         config.maxRequestsPerDay = 5
         let time = ManualTime(monotonic: 1000, epoch: BackfillTests.until + 60 - 1000)
-        let rig = Rig(config, time: time)
-        _ = StateRestore.apply(saved, to: rig.poller, store: rig.store, wallNow: time.wall(), now: time.monotonic())
+        let rig = SlowRig(config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
         rig.run(until: 1000 + 3600)
         #expect(rig.transport.log.count == 1, "one call left of the day's 5")
+    }
+
+    /// Issue 27: a backfill run while the exporter polls, both on one state directory and the key's
+    /// limit at 20. Before, the exporter kept its day in memory and wrote over what the backfill added:
+    /// each kept to 20 of its own. Each decides on room and writes what it holds under the shared
+    /// file's lock, so together they send 20, whichever asks when.
+    @Test func aBackfillAndTheExporterTogetherNeverPassTheDay() throws {
+        let directory = BackfillTests.temporaryDirectory()
+        let storage = try StateStorage(directory: directory)
+        var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)], collectors: ["weather": .seconds(60)])
+        config.maxRequestsPerDay = 20
+        let time = ManualTime(monotonic: 1000, epoch: BackfillTests.until + 60 - 1000)
+        let exporter = SlowRig(config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
+        // Its plan spreads the 20 over the day (a poll every 72 minutes): five hours of it first.
+        exporter.run(until: 1000 + 5 * 3600)
+        let before = exporter.transport.log.count
+        // Every backfill request lets the exporter run 90 s more of its clock: they interleave.
+        let run = BackfillTests.Run(output: BackfillTests.temporaryDirectory() + "/history.om") { request in
+            exporter.run(until: time.monotonic() + 90)
+            return BackfillTests.answers(request)
+        }
+        var backfill = run.backfill(Array(BackfillTests.locations.prefix(3)), air: false, keyPerDay: 20)
+        backfill.sharedDay = SharedDay(storage: storage)
+        #expect(throws: BackfillError.self, "the day runs out before its third location") {
+            try backfill.run(since: .seconds(6 * 3600), until: BackfillTests.until)
+        }
+        // The rest of the day.
+        exporter.run(until: 1000 + 10 * 3600)
+        let backfilled = run.transport.log.count, polled = exporter.transport.log.count
+        #expect(backfilled + polled == 20, "backfill \(backfilled), exporter \(polled)")
+        #expect(before == 5 && backfilled == 12, "two locations of 6 calls fit beside the exporter's first 5, not a third: \(before), \(backfilled)")
+        let shared = try StateFile.decode(try readFile(directory + "/" + SharedDay.fileName)).daily
+        #expect(shared?.total == 20)
+        #expect(exporter.poller.withState { _, schedule, _ in schedule.daily.dayTotal } == 20)
     }
 
     /// Backfill's requests leave through the same client: its resends count against the day too.
