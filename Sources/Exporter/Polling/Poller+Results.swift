@@ -86,7 +86,8 @@ extension Poller {
                      ("hint", "the account allows fewer calls a day than --collector.\(completion.source).max-requests-per-day=\(core.plan.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
                 return .steadyFailure
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
-            case .http(400, _, _), .http(404, _, _), .noMatch: return .steadyFailure
+            // A day's limit without room: the job's next start waits for room (or 00:00 UTC) anyway.
+            case .http(400, _, _), .http(404, _, _), .noMatch, .dailyLimit: return .steadyFailure
             default: return .transientFailure
             }
         }

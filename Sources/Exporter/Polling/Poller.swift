@@ -293,6 +293,6 @@ final class Poller: Sendable {
     /// A poll that would pass a daily limit with one more request: it sends nothing more. The poll's
     /// start held room for its most (`Source.maxRequestsPerPoll`), so only a resend past that meets this.
     static func noRoomToday(_ source: String) -> OpenWeatherError {
-        .transport(.connect("not sent: \(source)'s or the key's daily limit has no room left today"))
+        .dailyLimit("\(source)'s or the key's daily limit has no room left today")
     }
 }

@@ -162,12 +162,16 @@ import Testing
     /// closed under it (when the caller lets it): what leaves is in `sent`.
     final class ResendingTransport: OpenWeatherTransport {
         let inner: FakeTransport
+        let times: Int
         let sent = Locked(0)
-        init(_ inner: FakeTransport) { self.inner = inner }
+        init(_ inner: FakeTransport, times: Int = 1) {
+            self.inner = inner
+            self.times = times
+        }
 
         func get(_ request: APIRequest, resend: () -> Bool) throws(OpenWeatherError) -> [UInt8] {
             sent.withLock { $0 += 1 }
-            if resend() { sent.withLock { $0 += 1 } }
+            for _ in 0..<times where resend() { sent.withLock { $0 += 1 } }
             return try inner.get(request, resend: resend)
         }
     }
@@ -191,6 +195,28 @@ import Testing
         let sent = transport.sent.withLock { $0 }
         #expect(sent == 11, "sent \(sent)")
         #expect(poller.withState { _, schedule, _ in schedule.daily.total } == sent)
+    }
+
+    /// A request past the room its poll held, refused by the day's limit, is not sent and says so:
+    /// `code="daily_limit"`, not the `connect` it was labelled before. Every One Call 4.0 request is
+    /// resent here (as the client does after a kept connection closed), so the poll's 22 of room run
+    /// out before its last part.
+    @Test func aRequestPastItsPollsRoomFailsAsTheDailyLimit() throws {
+        let config = try load([Self.places[0], "--collector.onecall4", "--collector.onecall4.max-requests-per-day=22"])
+        let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
+        // Each request resent four times: the room runs out before the poll's sixth part.
+        let transport = ResendingTransport(FakeTransport(time: time, answer: Self.alertBursts()), times: 4)
+        let logs = LogCapture()
+        let plan = config.pollerPlan(transport: transport)
+        let store = WeatherStore(plan: plan, now: time.wall())
+        let poller = Poller(
+            plan: plan, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
+            onChange: {})
+        poller.step()
+        let failed = logs.all.filter { $0.contains("poll failed") && $0.contains("source=onecall4") }
+        #expect(failed.count == 1 && failed.first?.contains("code=daily_limit") == true && failed.first?.contains("not sent") == true, "\(failed)")
+        let sent = transport.sent.withLock { $0 }
+        #expect(sent == 22 && poller.withState { _, schedule, _ in schedule.daily.count(of: "onecall4") } == sent, "sent \(sent)")
     }
 
     // MARK: backfill
