@@ -104,9 +104,7 @@ enum StateRestore {
                 // The same UTC day goes on counting; a later day starts at 0.
                 if let daily = saved.daily {
                     schedule.daily.advance(to: wallNow)
-                    schedule.daily.restore(
-                        day: daily.day, counts: Dictionary(daily.counts.map { ($0.name, max($0.count, 0)) }, uniquingKeysWith: max),
-                        total: max(daily.total, 0), spent: Set(daily.spent))
+                    schedule.daily.restore(daily)
                 }
             })
         return summary
