@@ -20,7 +20,8 @@ final class Poller: Sendable {
         /// Which plan the job's position belongs to; an answer from before a reload is matched by identity.
         var epoch: Int
         var location: Location
-        var source: String
+        /// The polled source itself; its name is read only for the budget's counts, logs and the state file.
+        var source: any Source
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
         var body: [UInt8]
@@ -279,7 +280,7 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source.name, result: result,
+                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source, result: result,
                 body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
