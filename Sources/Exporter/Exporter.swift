@@ -32,15 +32,17 @@ public final class Exporter: Sendable {
             store: store, time: time, gzipAbove: configuration.gzipAbove ?? WeatherRendering.gzipAbove,
             alsoGzipAbove: configuration.alsoGzipAbove ?? MetricsPublisher.alsoGzipAbove)
         let keeper: StateKeeper?
+        var sharedDay: SharedDay?
         if let path = configuration.storagePath {
             let storage = try StateStorage(directory: path)
             keeper = StateKeeper(storage: storage, store: store, logger: logger, time: time) { publisher.weatherChanged() }
+            sharedDay = SharedDay(storage: storage)
         } else {
             keeper = nil
         }
         var keepBody: (@Sendable (Location, String, [UInt8]) -> Void)?
         if let keeper { keepBody = { location, source, body in keeper.keep(body: body, location: location, source: source) } }
-        let poller = Poller(plan: plan, store: store, logger: logger, time: time, keepBody: keepBody) {
+        let poller = Poller(plan: plan, store: store, logger: logger, time: time, sharedDay: sharedDay, keepBody: keepBody) {
             publisher.weatherChanged()
             keeper?.changed()
         }

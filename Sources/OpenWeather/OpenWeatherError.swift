@@ -11,6 +11,8 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
     case decode(String)
     /// A 200 that says there is nothing there: a place name the geocoder does not know.
     case noMatch(String)
+    /// Not sent: a day's allowance had no room for it (a request past the room its poll held).
+    case dailyLimit(String)
 
     /// The `code` label of `openweather_api_requests_total`.
     public var code: String {
@@ -19,6 +21,7 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
         case .transport(let error): error.kind
         case .decode: "decode"
         case .noMatch: "200"
+        case .dailyLimit: "daily_limit"
         }
     }
 
@@ -33,6 +36,8 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
             return "unusable response: \(reason)"
         case .noMatch(let reason):
             return reason
+        case .dailyLimit(let reason):
+            return "not sent: \(reason)"
         }
     }
 

@@ -31,8 +31,6 @@ struct BackfillRequests {
     var daily: DailyBudget
     /// Room the location under way holds, by source name (`DailyBudget.reserve`).
     var held: [String: Int] = [:]
-    /// Sent since they were last added to the shared day (`SharedDay`), by source name.
-    var unshared: [String: Int] = [:]
     /// 429s in a row: the exporter's pause doubles with them.
     var rateLimitStrikes = 0
 
@@ -62,7 +60,6 @@ struct BackfillRequests {
         guard daily.take(source, held: &left) else { return false }
         held[source] = left
         budget.record(start: now)
-        unshared[source, default: 0] += 1
         return true
     }
 }
@@ -86,7 +83,7 @@ struct Backfill {
     var time: any BackfillTime
     /// One line of progress or news (stderr in the command).
     var report: (String) -> Void
-    /// The exporter's day (`--storage.path`): its counts are read and added to; nil counts this run alone.
+    /// The exporter's day (`--storage.path`), shared with it and other backfills; nil counts this run alone.
     var sharedDay: SharedDay? = nil
     /// Tries of one request before the backfill stops (answers that may pass: 429, 5xx, transport).
     var attempts = 3
@@ -123,8 +120,7 @@ struct Backfill {
             let location = work.ordered[position]
             try holdRoom(for: location, in: &work)
             let block = try history(of: location, in: &work)
-            work.requests.releaseHeld()
-            try share(&work.requests)
+            try sharing(&work.requests) { $0.releaseHeld() }
             guard let block else { continue }
             try parts.keep(block, of: location)
             work.blocks[position] = block
@@ -159,11 +155,11 @@ struct Backfill {
         }
         let ordered = Location.labelOrder(locations).map { locations[$0] }
         var requests = BackfillRequests(perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay, wall: time.now())
-        try sharedDay?.load(into: &requests.daily)
+        try sharing(&requests) { _ in }
         let work = Work(
             plan: plan, hours: Self.hours(from: plan.from, until: plan.until), ordered: ordered, blocks: ordered.map { parts.block(of: $0) },
             weather: weather, requests: requests, airPollution: airPollution != nil)
-        let counted = sharedDay.map { "the day's counts shared with the exporter in \($0.storage.path): \(requests.daily.total) sent today" }
+        let counted = sharedDay.map { "the day's counts shared with the exporter in \($0.path): \(requests.daily.dayTotal) sent today" }
             ?? "the day's allowances counted for this run alone (give the exporter's --storage.path to share its counts)"
         report("backfill \(Clock.rfc3339(plan.from)) to \(Clock.rfc3339(plan.until)): \(ordered.count) locations (\(work.done) done before), "
             + "\(work.callsLeft()) calls at \(perMinute) a minute; \(counted)")
@@ -173,21 +169,27 @@ struct Backfill {
     /// A location is asked whole or not at all: one that would go past a day's allowance waits for the
     /// next day's run, which goes on from here. Its calls are held from the day's room until it is done.
     private func holdRoom(for location: Location, in work: inout Work) throws(BackfillError) {
-        work.requests.daily.advance(to: time.now())
         let calls = work.calls(location)
-        let daily = work.requests.daily
-        for (limit, spent, needed, flag) in [
-            (oneCallPerDay, daily.count(of: OneCallSource.name), calls[OneCallSource.name] ?? 0, "--collector.onecall.max-requests-per-day"),
-            (keyPerDay, daily.total, calls.values.reduce(0, +), "--openweather.max-requests-per-day"),
-        ] {
-            guard let limit, spent + needed > limit else { continue }
-            let hint = needed > limit
-                ? "one location's range alone needs \(needed): backfill shorter ranges, one a day (--until)"
-                : "what is done is kept: run the same command after 00:00 UTC to go on"
-            throw BackfillError(
-                "\(work.done) of \(work.ordered.count) locations done; \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag), \(spent) sent today): \(hint)")
+        let done = "\(work.done) of \(work.ordered.count) locations done"
+        let now = time.now()
+        let refused: BackfillError? = try sharing(&work.requests) { requests in
+            requests.daily.advance(to: now)
+            let daily = requests.daily
+            for (limit, spent, needed, flag) in [
+                (oneCallPerDay, daily.count(of: OneCallSource.name), calls[OneCallSource.name] ?? 0, "--collector.onecall.max-requests-per-day"),
+                (keyPerDay, daily.dayTotal, calls.values.reduce(0, +), "--openweather.max-requests-per-day"),
+            ] {
+                guard let limit, spent + needed > limit else { continue }
+                let hint = needed > limit
+                    ? "one location's range alone needs \(needed): backfill shorter ranges, one a day (--until)"
+                    : "what is done is kept: run the same command after 00:00 UTC to go on"
+                return BackfillError(
+                    "\(done); \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag), \(spent) sent today): \(hint)")
+            }
+            requests.hold(calls)
+            return nil
         }
-        work.requests.hold(calls)
+        if let refused { throw refused }
     }
 
     /// One location's history, nil when there is none to ask for (a place the geocoder does not know).
@@ -256,11 +258,31 @@ struct Backfill {
         return block
     }
 
-    /// Adds what was sent to the exporter's day, when it is shared.
-    private func share(_ requests: inout BackfillRequests) throws(BackfillError) {
-        guard let sharedDay else { return }
-        try sharedDay.add(requests.unshared, day: requests.daily.day, now: time.now())
-        requests.unshared = [:]
+    /// Runs `body` on the day as every process sharing it (`SharedDay`) has counted it, under its lock,
+    /// and writes back what this run holds; without a shared day, on this run's counts alone.
+    private func sharing<Result>(_ requests: inout BackfillRequests, _ body: (inout BackfillRequests) -> Result) throws(BackfillError) -> Result {
+        guard let sharedDay else { return body(&requests) }
+        var updated = requests
+        let result: Result
+        do throws(SharedDay.Failure) {
+            result = try sharedDay.update { shared in
+                updated.daily.absorb(shared)
+                let result = body(&updated)
+                return (result, updated.daily.shared())
+            }
+        } catch {
+            throw BackfillError("\(error.description); give another --storage.path, or none to count this run alone")
+        }
+        requests = updated
+        return result
+    }
+
+    /// One request of `source` leaves now, if the day has room: from the room its location holds, or
+    /// past that (a resend) only with room in the day as every process sharing it counted it.
+    private func send(_ source: String, _ requests: inout BackfillRequests) throws(BackfillError) -> Bool {
+        let now = time.now()
+        if requests.held[source, default: 0] > 0 { return requests.send(source, now: now) }
+        return try sharing(&requests) { $0.send(source, now: now) }
     }
 
     /// Every family in name order over every block, then the work is removed.
@@ -295,13 +317,13 @@ struct Backfill {
         while true {
             attempt += 1
             time.sleep(until: max(time.now(), requests.budget.nextAllowed()))
-            guard requests.send(source, now: time.now()) else {
+            guard try send(source, &requests) else {
                 throw BackfillError("\(what): the day's allowance has no room left; what is done is kept: run the same command after 00:00 UTC to go on")
             }
             let wait: Double
             do {
                 // The client's resend after a kept connection closed leaves too: counted, and only with room.
-                let body = try transport.get(request, resend: { requests.send(source, now: time.now()) })
+                let body = try transport.get(request, resend: { (try? send(source, &requests)) ?? false })
                 requests.rateLimitStrikes = 0
                 return body
             } catch {

@@ -88,7 +88,7 @@ enum ExporterCollector {
     /// written): the renderer keeps shards' lines by family position, which must not move.
     static func daily(_ snapshot: WeatherStore.Snapshot) -> [MetricFamily] {
         let daily = snapshot.daily ?? DailyBudget(wall: 0)
-        let names = Set(snapshot.sources).union(daily.counts.keys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let names = Set(snapshot.sources).union(daily.sent.sources).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var today = MetricFamily(
             name: "openweather_api_requests_today",
             help: "Requests sent to the OpenWeather API since 00:00 UTC (OpenWeather's day starts then), by source; kept across restarts by the state file.")

@@ -294,10 +294,13 @@ struct PollSchedule {
         }
     }
 
+    /// A job as an earlier run left it (`restore`).
+    typealias RestoredJob = (index: Int, nextDue: Double, failures: Int, lastStart: Double?, done: Bool)
+
     /// What an earlier run left (its times mapped onto this clock): each job's next due time, backoff
     /// step and last start, a resolver's success, the 429 pause and the budget's recent starts.
     mutating func restore(
-        jobs saved: [(index: Int, nextDue: Double, failures: Int, lastStart: Double?, done: Bool)], pausedUntil: Double, strikes: Int,
+        jobs saved: [RestoredJob], pausedUntil: Double, strikes: Int,
         recentStarts: [Double]
     ) {
         for entry in saved where jobs.indices.contains(entry.index) && !jobs[entry.index].inFlight {

@@ -65,7 +65,7 @@ extension Poller {
         // Names are unique: the name finds the location, its identity says whether it is still the same place.
         guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location.name }),
             core.plan.locations[location].identity == completion.location.identity,
-            let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source }),
+            let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source.name }),
             case let index = core.schedule.index(of: JobID(location: location, slot: slot)), core.schedule.jobs[index].inFlight
         else {
             core.schedule.orphanFinished()

@@ -6,7 +6,7 @@ extension Poller {
     func record(_ completion: Completion, in core: inout Core, now: Double) {
         // Whatever became of the job (a reload may have removed it), its requests were counted as they
         // were sent; the room it held and did not use goes back.
-        core.schedule.release(source: completion.source, held: completion.held)
+        core.schedule.release(source: completion.source.name, held: completion.held)
         guard let job = job(answering: completion, in: &core) else { return }
         let id = core.schedule.id(of: job)
         let (location, slot) = (id.location, id.slot)
@@ -23,7 +23,7 @@ extension Poller {
         if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
             logger.error(
                 "OpenWeather rate limit hit (429): pausing all requests",
-                [("source", completion.source), ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
+                [("source", completion.source.name), ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
                  ("hint", "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals")])
         }
     }
@@ -39,11 +39,11 @@ extension Poller {
     }
 
     private func classify(_ completion: Completion, location: Int, slot: Int, in core: inout Core) -> PollSchedule.Outcome {
-        let labels = [("location", completion.location.name), ("source", completion.source)]
+        let labels = [("location", completion.location.name), ("source", completion.source.name)]
         switch completion.result {
         case .success(let reading):
             store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
-            keepBody?(core.plan.locations[location], completion.source, completion.body)
+            keepBody?(core.plan.locations[location], completion.source.name, completion.body)
             if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }
@@ -79,14 +79,15 @@ extension Poller {
             case .http(429, _, _) where core.plan.planned[slot].dailyLimit != nil:
                 // A source billed by the day (One Call) that answers 429 within the per-minute budget the
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
-                core.schedule.daily.spend(completion.source)
+                core.schedule.daily.spend(completion.source.name)
                 logger.error(
-                    "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source) until 00:00 UTC",
-                    [("source", completion.source), ("requests_today", String(core.schedule.daily.count(of: completion.source))),
-                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source).max-requests-per-day=\(core.plan.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
+                    "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source.name) until 00:00 UTC",
+                    [("source", completion.source.name), ("requests_today", String(core.schedule.daily.count(of: completion.source.name))),
+                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.plan.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
                 return .steadyFailure
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
-            case .http(400, _, _), .http(404, _, _), .noMatch: return .steadyFailure
+            // A day's limit without room: the job's next start waits for room (or 00:00 UTC) anyway.
+            case .http(400, _, _), .http(404, _, _), .noMatch, .dailyLimit: return .steadyFailure
             default: return .transientFailure
             }
         }

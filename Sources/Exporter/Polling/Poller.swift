@@ -20,7 +20,8 @@ final class Poller: Sendable {
         /// Which plan the job's position belongs to; an answer from before a reload is matched by identity.
         var epoch: Int
         var location: Location
-        var source: String
+        /// The polled source itself; its name is read only for the budget's counts, logs and the state file.
+        var source: any Source
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
         var body: [UInt8]
@@ -53,6 +54,8 @@ final class Poller: Sendable {
         var spentForDay: Set<String> = []
         /// The `daily.revision` the store was last told of.
         var dailyShown = -1
+        /// The shared day's file could not be used at the last try (logged once, until it works again).
+        var sharedDayFailing = false
         var random = SystemRandomNumberGenerator()
     }
 
@@ -62,6 +65,8 @@ final class Poller: Sendable {
     private let execute: Executor
     let onChange: @Sendable () -> Void
     let keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)?
+    /// The day's counts shared with backfills using the same state directory; nil: this process's alone.
+    let sharedDay: SharedDay?
     let wake = DispatchSemaphore(value: 0)
     /// An answer wakes the scheduler thread only when it would otherwise sleep longer than this
     /// (seconds): at hundreds of polls a second it is stored when the thread wakes for the next
@@ -76,11 +81,12 @@ final class Poller: Sendable {
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     init(
         plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
-        execute: Executor? = nil,
+        execute: Executor? = nil, sharedDay: SharedDay? = nil,
         keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)? = nil,
         onChange: @escaping @Sendable () -> Void
     ) {
         self.keepBody = keepBody
+        self.sharedDay = sharedDay
         self.store = store
         self.logger = logger
         self.time = time
@@ -157,7 +163,7 @@ final class Poller: Sendable {
         while true {
             let now = time.monotonic()
             let wall = time.wall()
-            let (completions, launches, decision, dailyChanged) = core.withLock { core in
+            let (completions, launches, decision, dailyChanged) = withSharedDay(wall: wall) { core in
                 core.sleepsUntil = 0
                 let completions = core.completions
                 core.completions = []
@@ -191,6 +197,42 @@ final class Poller: Sendable {
         }
     }
 
+    /// Runs `body` on the core with the day's counts as every process sharing them has them (`SharedDay`),
+    /// under the shared file's lock, then writes back what this process holds: a decision on the day's
+    /// room and the room it takes are one step for all of them. A file that cannot be used leaves the
+    /// decision to this process's counts, with one warning.
+    func withSharedDay<Result: Sendable>(wall: Double, _ body: (inout sending Core) -> sending Result) -> Result {
+        guard let sharedDay else { return core.withLock(body) }
+        var decided: Result?
+        let failure: SharedDay.Failure?
+        do throws(SharedDay.Failure) {
+            try sharedDay.update { shared in
+                core.withLock { core in
+                    core.schedule.daily.advance(to: wall)
+                    core.schedule.daily.absorb(shared)
+                    decided = body(&core)
+                    return ((), core.schedule.daily.shared())
+                }
+            }
+            failure = nil
+        } catch {
+            failure = error
+        }
+        let changed = core.withLock { core in
+            defer { core.sharedDayFailing = failure != nil }
+            return core.sharedDayFailing != (failure != nil)
+        }
+        if changed, let failure {
+            logger.warn(
+                "cannot share the day's request counts with backfills; counting this process's alone",
+                [("reason", failure.description), ("hint", "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path")])
+        } else if changed {
+            logger.info("the day's request counts are shared again", [("path", sharedDay.path)])
+        }
+        if let decided { return decided }
+        return core.withLock(body)
+    }
+
     /// Tells the store of the day's counts when they changed since it was last told; true then.
     func showDaily(in core: inout Core) -> Bool {
         guard core.schedule.daily.revision != core.dailyShown else { return false }
@@ -221,7 +263,9 @@ final class Poller: Sendable {
             func sending() -> Bool {
                 requests += 1
                 guard requests > 1 else { return true }
-                return core.withLock { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) }
+                // Past the room the poll holds (already written to the shared day), the day as shared decides.
+                if held > 0 { return core.withLock { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) } }
+                return withSharedDay(wall: time.wall()) { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) }
             }
             func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
                 guard sending() else { throw Self.noRoomToday(launch.source.name) }
@@ -236,7 +280,7 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source.name, result: result,
+                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source, result: result,
                 body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
@@ -250,6 +294,6 @@ final class Poller: Sendable {
     /// A poll that would pass a daily limit with one more request: it sends nothing more. The poll's
     /// start held room for its most (`Source.maxRequestsPerPoll`), so only a resend past that meets this.
     static func noRoomToday(_ source: String) -> OpenWeatherError {
-        .transport(.connect("not sent: \(source)'s or the key's daily limit has no room left today"))
+        .dailyLimit("\(source)'s or the key's daily limit has no room left today")
     }
 }

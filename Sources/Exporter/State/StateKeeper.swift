@@ -160,11 +160,7 @@ final class StateKeeper: Sendable {
             saved.recentStarts = schedule.budget.recentStarts.map(wall)
             let daily = schedule.daily
             // What polls in flight may still send is saved as sent: a restart cannot tell.
-            let committed = daily.committed
-            saved.daily = SavedState.Daily(
-                day: daily.day, total: committed.total,
-                counts: committed.counts.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) },
-                spent: daily.spent.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            saved.daily = daily.committed.saved(day: daily.day, spent: daily.spent)
             saved.locations.reserveCapacity(snapshot.locations.count)
             let count = snapshot.sources.count
             for (position, location) in snapshot.locations.enumerated() {

@@ -14,101 +14,139 @@ enum StateRestore {
         var bodies: [String: [UInt8]] = [:]
     }
 
+    /// The algorithm: the store first (each kept location's readings, then what stand-ins give the
+    /// slots they filled), then which places are resolved and when each job is due, then the schedule
+    /// (jobs, the 429 pause, the last minute's starts, the day's counts).
     static func apply(_ saved: SavedState, to poller: Poller, store: WeatherStore, wallNow: Double, now: Double) -> Summary {
-        func monotonic(_ wall: Double) -> Double { now + (wall - wallNow) }
-        let byIdentity = Dictionary(saved.locations.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
-        var summary = Summary()
-        var resolved = Set<Int>()
-        /// Jobs whose fresh reading could not be decoded again (a decoder made stricter by an upgrade):
-        /// polled at once rather than left blank until their next due time.
-        var lost = Set<JobID>()
-        var jobs: [(index: Int, nextDue: Double, failures: Int, lastStart: Double?, done: Bool)] = []
+        var restoring = Restoring(saved: saved, wallNow: wallNow, now: now)
+        var jobs: [PollSchedule.RestoredJob] = []
         poller.restore(
             store: { plan in
                 for (position, location) in plan.locations.enumerated() {
-                    guard let entry = byIdentity[location.identity] else { continue }
-                    var states: [(slot: Int, state: WeatherStore.SourceState)] = []
-                    for (slot, source) in plan.sources.enumerated() {
-                        guard let old = entry.sources.first(where: { $0.name == source.name }) else { continue }
-                        var state = WeatherStore.SourceState(applies: !source.resolves || location.query != nil)
-                        guard state.applies else { continue }
-                        state.up = old.up
-                        state.lastError = old.lastError
-                        state.lastPollDuration = old.lastPollDuration.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
-                        state.lastSuccess = old.lastSuccess.flatMap { $0.isFinite && $0 > 0 && $0 <= wallNow + 60 ? $0 : nil }
-                        if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= plan.maxStaleness[slot] {
-                            if let reading = try? source.decode(old.body, for: location) {
-                                state.reading = reading
-                                summary.bodies[Location.identity(location.identity, source: source.name)] = old.body
-                                summary.readings += 1
-                            } else {
-                                lost.insert(JobID(location: position, slot: slot))
-                            }
-                        }
-                        states.append((slot, state))
-                    }
-                    // A slot filled from a stand-in's answer (weather from One Call) was saved without a body
-                    // of its own: its reading comes from the stand-in's restored one, as it came at the time.
-                    for (slot, state) in states {
-                        let standIn = plan.sources[slot]
-                        guard !standIn.standsIn.isEmpty, let reading = state.reading else { continue }
-                        let derived = standIn.readings(standingIn: reading)
-                        for index in states.indices where states[index].state.reading == nil {
-                            let other = states[index].slot
-                            guard let value = derived[plan.sources[other].name], let success = states[index].state.lastSuccess,
-                                wallNow - success <= plan.maxStaleness[other],
-                                entry.sources.first(where: { $0.name == plan.sources[other].name })?.body.isEmpty == true
-                            else { continue }
-                            states[index].state.reading = value
-                            summary.readings += 1
-                        }
-                    }
+                    guard let entry = restoring.entry(of: location) else { continue }
+                    var states = restoring.readings(of: entry, at: position, plan: plan)
+                    restoring.deriveStandIns(&states, entry: entry, plan: plan)
                     for (slot, state) in states { store.restore(location: position, source: slot, state) }
                 }
-                let states = store.snapshot().locations
-                for (position, location) in plan.locations.enumerated() {
-                    guard let entry = byIdentity[location.identity] else { continue }
-                    if location.query != nil, states[position].resolved != nil {
-                        resolved.insert(position)
-                        summary.places += 1
-                    }
-                    let sourceCount = plan.sources.count
-                    for (slot, source) in plan.sources.enumerated() {
-                        if source.resolves && resolved.contains(position) {
-                            jobs.append((JobID(location: position, slot: slot).index(slots: sourceCount), now, 0, nil, true))
-                            continue
-                        }
-                        guard let old = entry.sources.first(where: { $0.name == source.name }), let nextDue = old.nextDue, nextDue.isFinite else {
-                            continue
-                        }
-                        let failures = min(max(old.failures, 0), 30)
-                        // A shorter interval than last run's, or a clock set back, must not push a poll far out.
-                        let longest = failures == 0 ? plan.intervals[slot].seconds : max(plan.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
-                        let id = JobID(location: position, slot: slot)
-                        jobs.append((
-                            id.index(slots: sourceCount), lost.contains(id) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
-                            old.lastAttempt.flatMap { $0.isFinite ? monotonic($0) : nil }, false
-                        ))
-                    }
-                }
+                jobs = restoring.jobs(plan: plan, locations: store.snapshot().locations)
             },
-            schedule: { plan, schedule in
-                var pausedUntil = -Double.infinity
-                if let until = saved.pausedUntil, until.isFinite, until > wallNow {
-                    pausedUntil = now + min(until - wallNow, PollSchedule.maxRateLimitPause)
-                    summary.pause = pausedUntil - now
+            schedule: { _, schedule in restoring.restore(&schedule, jobs: jobs) })
+        return restoring.summary
+    }
+
+    /// One restore's inputs and what it has taken back so far.
+    private struct Restoring {
+        let saved: SavedState
+        let wallNow: Double
+        let now: Double
+        let byIdentity: [String: SavedState.LocationEntry]
+        var summary = Summary()
+        /// Jobs whose fresh reading could not be decoded again (a decoder made stricter by an upgrade):
+        /// polled at once rather than left blank until their next due time.
+        var lost = Set<JobID>()
+
+        init(saved: SavedState, wallNow: Double, now: Double) {
+            self.saved = saved
+            self.wallNow = wallNow
+            self.now = now
+            byIdentity = Dictionary(saved.locations.map { ($0.identity, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+
+        func monotonic(_ wall: Double) -> Double { now + (wall - wallNow) }
+
+        /// The saved location of the same name and place, if any.
+        func entry(of location: Location) -> SavedState.LocationEntry? { byIdentity[location.identity] }
+
+        /// Each slot the location still has, as saved: its outcome, and its reading when its source
+        /// decodes the kept body and it is fresh enough (a resolved place whatever its age).
+        mutating func readings(of entry: SavedState.LocationEntry, at position: Int, plan: Poller.Plan) -> [(slot: Int, state: WeatherStore.SourceState)] {
+            let location = plan.locations[position]
+            var states: [(slot: Int, state: WeatherStore.SourceState)] = []
+            for (slot, source) in plan.sources.enumerated() {
+                guard let old = entry.sources.first(where: { $0.name == source.name }) else { continue }
+                var state = WeatherStore.SourceState(applies: !source.resolves || location.query != nil)
+                guard state.applies else { continue }
+                state.up = old.up
+                state.lastError = old.lastError
+                state.lastPollDuration = old.lastPollDuration.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+                state.lastSuccess = old.lastSuccess.flatMap { $0.isFinite && $0 > 0 && $0 <= wallNow + 60 ? $0 : nil }
+                if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= plan.maxStaleness[slot] {
+                    if let reading = try? source.decode(old.body, for: location) {
+                        state.reading = reading
+                        summary.bodies[Location.identity(location.identity, source: source.name)] = old.body
+                        summary.readings += 1
+                    } else {
+                        lost.insert(JobID(location: position, slot: slot))
+                    }
                 }
-                let recent = saved.recentStarts.filter { $0.isFinite && $0 <= wallNow && $0 > wallNow - 60 }.map(monotonic)
-                schedule.restore(
-                    jobs: jobs, pausedUntil: pausedUntil, strikes: min(max(saved.rateLimitStrikes, 0), 30), recentStarts: recent)
-                // The same UTC day goes on counting; a later day starts at 0.
-                if let daily = saved.daily {
-                    schedule.daily.advance(to: wallNow)
-                    schedule.daily.restore(
-                        day: daily.day, counts: Dictionary(daily.counts.map { ($0.name, max($0.count, 0)) }, uniquingKeysWith: max),
-                        total: max(daily.total, 0), spent: Set(daily.spent))
+                states.append((slot, state))
+            }
+            return states
+        }
+
+        /// A slot filled from a stand-in's answer (weather from One Call) was saved without a body of
+        /// its own: its reading comes from the stand-in's restored one, as it came at the time.
+        mutating func deriveStandIns(_ states: inout [(slot: Int, state: WeatherStore.SourceState)], entry: SavedState.LocationEntry, plan: Poller.Plan) {
+            for (slot, state) in states {
+                let standIn = plan.sources[slot]
+                guard !standIn.standsIn.isEmpty, let reading = state.reading else { continue }
+                let derived = standIn.readings(standingIn: reading)
+                for index in states.indices where states[index].state.reading == nil {
+                    let other = states[index].slot
+                    guard let value = derived[plan.sources[other].name], let success = states[index].state.lastSuccess,
+                        wallNow - success <= plan.maxStaleness[other],
+                        entry.sources.first(where: { $0.name == plan.sources[other].name })?.body.isEmpty == true
+                    else { continue }
+                    states[index].state.reading = value
+                    summary.readings += 1
                 }
-            })
-        return summary
+            }
+        }
+
+        /// When each kept job is due: a resolver whose place came back is done; the others keep their
+        /// saved due time and backoff, bounded (a shorter interval than last run's, or a clock set back,
+        /// must not push a poll far out), and a job whose reading was lost is due at once.
+        mutating func jobs(plan: Poller.Plan, locations: WeatherStore.LocationStates) -> [PollSchedule.RestoredJob] {
+            var jobs: [PollSchedule.RestoredJob] = []
+            let sourceCount = plan.sources.count
+            for (position, location) in plan.locations.enumerated() {
+                guard let entry = entry(of: location) else { continue }
+                let resolved = location.query != nil && locations[position].resolved != nil
+                if resolved { summary.places += 1 }
+                for (slot, source) in plan.sources.enumerated() {
+                    let id = JobID(location: position, slot: slot)
+                    if source.resolves && resolved {
+                        jobs.append((id.index(slots: sourceCount), now, 0, nil, true))
+                        continue
+                    }
+                    guard let old = entry.sources.first(where: { $0.name == source.name }), let nextDue = old.nextDue, nextDue.isFinite else {
+                        continue
+                    }
+                    let failures = min(max(old.failures, 0), 30)
+                    let longest = failures == 0 ? plan.intervals[slot].seconds : max(plan.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
+                    jobs.append((
+                        id.index(slots: sourceCount), lost.contains(id) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
+                        old.lastAttempt.flatMap { $0.isFinite ? monotonic($0) : nil }, false
+                    ))
+                }
+            }
+            return jobs
+        }
+
+        /// The jobs, a 429 pause still running (at most the longest pause), the last minute's starts,
+        /// and the day's counts when the same UTC day goes on (a later day starts at 0).
+        mutating func restore(_ schedule: inout PollSchedule, jobs: [PollSchedule.RestoredJob]) {
+            var pausedUntil = -Double.infinity
+            if let until = saved.pausedUntil, until.isFinite, until > wallNow {
+                pausedUntil = now + min(until - wallNow, PollSchedule.maxRateLimitPause)
+                summary.pause = pausedUntil - now
+            }
+            let recent = saved.recentStarts.filter { $0.isFinite && $0 <= wallNow && $0 > wallNow - 60 }.map(monotonic)
+            schedule.restore(jobs: jobs, pausedUntil: pausedUntil, strikes: min(max(saved.rateLimitStrikes, 0), 30), recentStarts: recent)
+            if let daily = saved.daily {
+                schedule.daily.advance(to: wallNow)
+                schedule.daily.restore(daily)
+            }
+        }
     }
 }

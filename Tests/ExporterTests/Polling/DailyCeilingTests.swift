@@ -44,7 +44,7 @@ import Testing
         let latency: Double
         private let pending = Locked<[(due: Double, work: @Sendable () -> Void)]>([])
 
-        init(_ configuration: Configuration, time: ManualTime, transport: FakeTransport, latency: Double = 0.2) {
+        init(_ configuration: Configuration, time: ManualTime, transport: FakeTransport, latency: Double = 0.2, sharedDay: SharedDay? = nil) {
             self.time = time
             self.transport = transport
             self.latency = latency
@@ -55,7 +55,7 @@ import Testing
             let pending = self.pending
             poller = Poller(
                 plan: plan, store: store, logger: logger, time: time,
-                execute: { work in pending.withLock { $0.append((time.monotonic() + latency, work)) } }, onChange: {})
+                execute: { work in pending.withLock { $0.append((time.monotonic() + latency, work)) } }, sharedDay: sharedDay, onChange: {})
         }
 
         /// Polls in flight, not answered yet.
@@ -101,37 +101,31 @@ import Testing
             transport.log.filter { $0.request.path.hasPrefix("/data/4.0/") }.map { (Int(($0.time + epoch) / 86_400), 1) }, uniquingKeysWith: +)
     }
 
-    /// Six places, One Call 4.0 limited to 30 calls a day, answers taking 0.2 s, 16 new alert IDs a
-    /// poll: measured before the room was held, 132 calls in the day; now never more than 30, each
-    /// counted, and the free endpoints stand in once One Call 4.0's day is spent.
-    @Test func overlappingPollsNeverPassASourcesDailyLimit() throws {
-        let config = try load(Self.places + [
-            "--collector.onecall4", "--collector.onecall4.max-requests-per-day=30", "--openweather.max-requests-per-minute=600",
-        ])
+    /// Six places, One Call 4.0 polled, answers taking 0.2 s, 16 new alert IDs a poll, and a limit of
+    /// 30 calls a day on the source (`--collector.onecall4.max-requests-per-day`) or on the key
+    /// (`--openweather.max-requests-per-day`, every source together): measured before the room was
+    /// held, 132 calls in the day; now never more than 30, each counted.
+    @Test(arguments: [
+        ("--collector.onecall4.max-requests-per-day=30", "onecall4"),
+        ("--openweather.max-requests-per-day=30", nil),
+    ] as [(String, String?)])
+    func overlappingPollsNeverPassADailyLimit(limit: String, source: String?) throws {
+        let config = try load(Self.places + ["--collector.onecall4", limit, "--openweather.max-requests-per-minute=600"])
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight - 1000)
         let rig = SlowRig(config, time: time, transport: FakeTransport(time: time, answer: Self.alertBursts()))
         rig.run(until: 1000 + 2 * 86_400 - 1)
-        let perDay = Self.fourPerDay(rig.transport, epoch: time.epoch)
-        #expect(perDay.values.allSatisfy { $0 <= 30 } && perDay.count == 2, "\(perDay)")
+        // The calls the limit holds, per UTC day of the test's clock.
+        let perDay = source == nil
+            ? Dictionary(rig.transport.log.map { (Int(($0.time + time.epoch) / 86_400), 1) }, uniquingKeysWith: +)
+            : Self.fourPerDay(rig.transport, epoch: time.epoch)
+        #expect(perDay.count == 2 && perDay.values.allSatisfy { $0 <= 30 }, "\(perDay)")
         #expect(perDay.values.allSatisfy { $0 >= 18 }, "a whole poll fits in 30 (22 with every page, 18 with the pages kept): \(perDay)")
-        let counted = rig.poller.withState { _, schedule, _ in schedule.daily.count(of: "onecall4") }
-        #expect(counted == perDay[Int((time.wall()) / 86_400)], "every call sent today is counted")
-        #expect(rig.transport.log.contains { $0.request.path == "/data/2.5/weather" }, "the free endpoints stood in")
-        #expect(!rig.logs.all.contains { $0.contains("not sent") }, "no poll ran out of room midway")
-    }
-
-    /// The key's limit (`--openweather.max-requests-per-day`) holds the same way, every source together.
-    @Test func overlappingPollsNeverPassTheKeysDailyLimit() throws {
-        let config = try load(Self.places + [
-            "--collector.onecall4", "--openweather.max-requests-per-day=30", "--openweather.max-requests-per-minute=600",
-        ])
-        let time = ManualTime(monotonic: 1000, epoch: Self.midnight - 1000)
-        let rig = SlowRig(config, time: time, transport: FakeTransport(time: time, answer: Self.alertBursts()))
-        rig.run(until: 1000 + 2 * 86_400 - 1)
-        let perDay = Dictionary(rig.transport.log.map { (Int(($0.time + time.epoch) / 86_400), 1) }, uniquingKeysWith: +)
-        #expect(perDay.count == 2 && perDay.values.allSatisfy { $0 <= 30 && $0 >= 18 }, "\(perDay)")
-        let counted = rig.poller.withState { _, schedule, _ in schedule.daily.total }
-        #expect(counted == perDay[Int(time.wall() / 86_400)])
+        let counted = rig.poller.withState { _, schedule, _ in source.map(schedule.daily.count(of:)) ?? schedule.daily.total }
+        #expect(counted == perDay[Int(time.wall() / 86_400)], "every call sent today is counted")
+        if source != nil {
+            #expect(rig.transport.log.contains { $0.request.path == "/data/2.5/weather" }, "the free endpoints stood in")
+            #expect(!rig.logs.all.contains { $0.contains("not sent") }, "no poll ran out of room midway")
+        }
     }
 
     /// A restart while a poll is in flight: the state saved says what that poll may still send, so the
@@ -162,12 +156,16 @@ import Testing
     /// closed under it (when the caller lets it): what leaves is in `sent`.
     final class ResendingTransport: OpenWeatherTransport {
         let inner: FakeTransport
+        let times: Int
         let sent = Locked(0)
-        init(_ inner: FakeTransport) { self.inner = inner }
+        init(_ inner: FakeTransport, times: Int = 1) {
+            self.inner = inner
+            self.times = times
+        }
 
         func get(_ request: APIRequest, resend: () -> Bool) throws(OpenWeatherError) -> [UInt8] {
             sent.withLock { $0 += 1 }
-            if resend() { sent.withLock { $0 += 1 } }
+            for _ in 0..<times where resend() { sent.withLock { $0 += 1 } }
             return try inner.get(request, resend: resend)
         }
     }
@@ -191,6 +189,28 @@ import Testing
         let sent = transport.sent.withLock { $0 }
         #expect(sent == 11, "sent \(sent)")
         #expect(poller.withState { _, schedule, _ in schedule.daily.total } == sent)
+    }
+
+    /// A request past the room its poll held, refused by the day's limit, is not sent and says so:
+    /// `code="daily_limit"`, not the `connect` it was labelled before. Every One Call 4.0 request is
+    /// resent here (as the client does after a kept connection closed), so the poll's 22 of room run
+    /// out before its last part.
+    @Test func aRequestPastItsPollsRoomFailsAsTheDailyLimit() throws {
+        let config = try load([Self.places[0], "--collector.onecall4", "--collector.onecall4.max-requests-per-day=22"])
+        let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
+        // Each request resent four times: the room runs out before the poll's sixth part.
+        let transport = ResendingTransport(FakeTransport(time: time, answer: Self.alertBursts()), times: 4)
+        let logs = LogCapture()
+        let plan = config.pollerPlan(transport: transport)
+        let store = WeatherStore(plan: plan, now: time.wall())
+        let poller = Poller(
+            plan: plan, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
+            onChange: {})
+        poller.step()
+        let failed = logs.all.filter { $0.contains("poll failed") && $0.contains("source=onecall4") }
+        #expect(failed.count == 1 && failed.first?.contains("code=daily_limit") == true && failed.first?.contains("not sent") == true, "\(failed)")
+        let sent = transport.sent.withLock { $0 }
+        #expect(sent == 22 && poller.withState { _, schedule, _ in schedule.daily.count(of: "onecall4") } == sent, "sent \(sent)")
     }
 
     // MARK: backfill
@@ -246,18 +266,51 @@ import Testing
             if round == 0 { #expect(run.lines.withLock { $0 }.first?.contains("shared with the exporter") == true) }
         }
         #expect(sent == 4, "two hours of two locations would be 4, a third location passes 5")
-        let saved = try StateFile.decode(try #require(try storage.read()).bytes)
-        #expect(saved.daily?.total == 4)
-        #expect(saved.daily?.counts.first { $0.name == OneCallSource.name }?.count == 4)
+        let shared = try StateFile.decode(try readFile(directory + "/" + SharedDay.fileName)).daily
+        #expect(shared?.total == 4)
+        #expect(shared?.counts.first { $0.name == OneCallSource.name }?.count == 4)
 
         // The exporter after them: its key's day starts at 4.
         var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)])
         config.maxRequestsPerDay = 5
         let time = ManualTime(monotonic: 1000, epoch: BackfillTests.until + 60 - 1000)
-        let rig = Rig(config, time: time)
-        _ = StateRestore.apply(saved, to: rig.poller, store: rig.store, wallNow: time.wall(), now: time.monotonic())
+        let rig = SlowRig(config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
         rig.run(until: 1000 + 3600)
         #expect(rig.transport.log.count == 1, "one call left of the day's 5")
+    }
+
+    /// Issue 27: a backfill run while the exporter polls, both on one state directory and the key's
+    /// limit at 20. Before, the exporter kept its day in memory and wrote over what the backfill added:
+    /// each kept to 20 of its own. Each decides on room and writes what it holds under the shared
+    /// file's lock, so together they send 20, whichever asks when.
+    @Test func aBackfillAndTheExporterTogetherNeverPassTheDay() throws {
+        let directory = BackfillTests.temporaryDirectory()
+        let storage = try StateStorage(directory: directory)
+        var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)], collectors: ["weather": .seconds(60)])
+        config.maxRequestsPerDay = 20
+        let time = ManualTime(monotonic: 1000, epoch: BackfillTests.until + 60 - 1000)
+        let exporter = SlowRig(config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
+        // Its plan spreads the 20 over the day (a poll every 72 minutes): five hours of it first.
+        exporter.run(until: 1000 + 5 * 3600)
+        let before = exporter.transport.log.count
+        // Every backfill request lets the exporter run 90 s more of its clock: they interleave.
+        let run = BackfillTests.Run(output: BackfillTests.temporaryDirectory() + "/history.om") { request in
+            exporter.run(until: time.monotonic() + 90)
+            return BackfillTests.answers(request)
+        }
+        var backfill = run.backfill(Array(BackfillTests.locations.prefix(3)), air: false, keyPerDay: 20)
+        backfill.sharedDay = SharedDay(storage: storage)
+        #expect(throws: BackfillError.self, "the day runs out before its third location") {
+            try backfill.run(since: .seconds(6 * 3600), until: BackfillTests.until)
+        }
+        // The rest of the day.
+        exporter.run(until: 1000 + 10 * 3600)
+        let backfilled = run.transport.log.count, polled = exporter.transport.log.count
+        #expect(backfilled + polled == 20, "backfill \(backfilled), exporter \(polled)")
+        #expect(before == 5 && backfilled == 12, "two locations of 6 calls fit beside the exporter's first 5, not a third: \(before), \(backfilled)")
+        let shared = try StateFile.decode(try readFile(directory + "/" + SharedDay.fileName)).daily
+        #expect(shared?.total == 20)
+        #expect(exporter.poller.withState { _, schedule, _ in schedule.daily.dayTotal } == 20)
     }
 
     /// Backfill's requests leave through the same client: its resends count against the day too.
