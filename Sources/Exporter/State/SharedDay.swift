@@ -13,6 +13,8 @@ struct SharedDay: Sendable {
     let path: String
 
     static let fileName = "openweather-exporter.day"
+    /// How long a process waits for the others' lock before it decides on its own counts.
+    static let lockWaitMilliseconds = 2000
 
     init(storage: StateStorage) { path = storage.directory + "/" + Self.fileName }
 
@@ -31,8 +33,16 @@ struct SharedDay: Sendable {
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
             throw fail("it is not a regular file: remove it, it is written afresh")
         }
-        while flock(fd, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw fail("cannot lock it: \(errnoText(errno))") }
+        // Held for microseconds by each process; a wait without end would stop polling behind a
+        // process that holds the file locked (a stopped backfill, anyone who can write the directory).
+        var waited = 0
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw fail("cannot lock it: \(errnoText(errno))") }
+            guard waited < Self.lockWaitMilliseconds else {
+                throw fail("another process has held it locked for \(Self.lockWaitMilliseconds / 1000) s: is a backfill stopped (SIGSTOP)?")
+            }
+            usleep(1000)
+            waited += 1
         }
         let bytes: [UInt8]
         do throws(RegularFile.Failure) {

@@ -250,6 +250,31 @@ import Testing
         #expect((96...144).contains(times[2] - times[1]), "second wait \(times[2] - times[1])")
     }
 
+    /// A process that holds the shared file locked and never lets go (a backfill stopped with SIGSTOP)
+    /// costs the others a bounded wait, then a decision on their own counts: never a poller stuck.
+    @Test func aLockHeldForeverIsWaitedForABoundedTime() throws {
+        let directory = BackfillTests.temporaryDirectory()
+        let shared = SharedDay(storage: try StateStorage(directory: directory))
+        let holder = open(shared.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(holder >= 0)
+        defer { close(holder) }
+        try #require(flock(holder, LOCK_EX) == 0)
+        var decided = false
+        #expect(throws: SharedDay.Failure.self) {
+            try shared.update { day in
+                decided = true
+                return ((), day ?? SavedState.Daily(day: 0, total: 0, counts: []))
+            }
+        }
+        #expect(!decided)
+        flock(holder, LOCK_UN)
+        try shared.update { _ in
+            decided = true
+            return ((), SavedState.Daily(day: 0, total: 0, counts: []))
+        }
+        #expect(decided)
+    }
+
     /// Three runs with the key's limit at 5 and the exporter's state directory sent 9 calls when each
     /// counted its own day; sharing the directory's day they send 5 in all, the file says so, and the
     /// exporter started afterwards counts them.
