@@ -64,7 +64,7 @@ let package = Package(
         .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Locking", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["openweather-exporter", "Simulator", "TestSupport"]
+            dependencies: ["Exporter", "openweather-exporter", "Simulator", "TestSupport"]
         ),
     ]
 )
