@@ -509,8 +509,15 @@ struct HTTPServerTests {
 struct HTTPServerLimitTests {
     @Test func aClientThatStopsReadingIsClosedAtTheWriteTimeout() throws {
         let big = [UInt8](repeating: 0x62, count: 16 * 1024 * 1024)
+        try Self.checkClosedAtTheWriteTimeout { HTTPResponse(status: 200, body: [big]) }
+    }
+
+    /// A client that takes one byte of a 16 MiB `response` and stops reading is closed once the
+    /// 600 ms write timeout passes without progress, not before; whatever the body's kind (copied
+    /// from memory, or a kept body sent with sendfile: KeptBodyTests).
+    static func checkClosedAtTheWriteTimeout(_ response: @escaping @Sendable () -> HTTPResponse) throws {
         let server = try startServer({ $0.writeTimeout = .milliseconds(600) }, handler: { _, responder in
-            responder.respond(HTTPResponse(status: 200, body: [big]))
+            responder.respond(response())
         })
         defer { server.shutdown() }
         let client = try TestClient(port: server.port)
