@@ -25,12 +25,14 @@ let package = Package(
         .target(name: "Locking"),
         // Threads over pthread_create and the C library's error text: the POSIX helpers every layer shares.
         .target(name: "Platform"),
+        // Percent-encoding, base64 and hex digits, once for every module that reads or writes them.
+        .target(name: "Encoding"),
         // Gzip: chunks compressed apart and served as one member, and inflating; nothing of HTTP or Prometheus.
         .target(name: "Gzip", dependencies: ["CZlib"]),
         // One OpenSSL context type for both roles (lifetime, error text); each side configures its own.
         .target(name: "TLS", dependencies: ["CTLS"]),
         // A blocking HTTP/1.1 client with deadlines and size caps (http and https).
-        .target(name: "HTTPClient", dependencies: ["CTLS", "Locking", "Platform", "TLS"]),
+        .target(name: "HTTPClient", dependencies: ["CTLS", "Encoding", "Locking", "Platform", "TLS"]),
         // epoll, eventfd and accept4 from the real headers (Swift's Glibc module leaves them out).
         .target(name: "CLinux"),
         // Our own HTTP/1.1 server on POSIX sockets and epoll, plain or TLS; knows nothing of weather.
@@ -42,11 +44,11 @@ let package = Package(
         // The Prometheus text format encoder; knows nothing of HTTP or weather.
         .target(name: "Exposition"),
         // The OpenWeather API: request, response models, unit conversion, error mapping.
-        .target(name: "OpenWeather", dependencies: ["HTTPClient", "JSON"]),
+        .target(name: "OpenWeather", dependencies: ["Encoding", "HTTPClient", "JSON", "Platform"]),
         // An OpenWeather-compatible server with simulated weather and switchable faults.
-        .target(name: "Simulator", dependencies: ["HTTPServer", "Locking"]),
+        .target(name: "Simulator", dependencies: ["Encoding", "HTTPServer", "Locking", "Platform"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "Platform", "YAML"]),
+        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "Encoding", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "Platform", "YAML"]),
         .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),
 
         // fork and exec with PR_SET_PDEATHSIG for the tests' children (posix_spawn has no hook for it).
@@ -55,16 +57,17 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CChildProcess", "CZlib", "Gzip", "Locking", "Platform", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["CTLS", "HTTPServer", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "Platform", "TestSupport"]),
+        .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "TestSupport"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "JSON", "Simulator", "TestSupport"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "JSON", "OpenWeather", "TestSupport"]),
-        .testTarget(name: "ExporterTests", dependencies: ["Exporter", "Gzip", "HTTPServer", "Locking", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "JSON", "OpenWeather", "Platform", "TestSupport"]),
+        .testTarget(name: "ExporterTests", dependencies: ["Encoding", "Exporter", "Gzip", "HTTPServer", "Locking", "Platform", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Exporter", "openweather-exporter", "Simulator", "TestSupport"]
+            dependencies: ["Encoding", "Exporter", "openweather-exporter", "Simulator", "TestSupport"]
         ),
     ]
 )

@@ -170,7 +170,7 @@ private final class Reloading: Sendable {
         ] where changed {
             logger.warn("a changed setting needs a restart to take effect", [("setting", name)])
         }
-        store.recordReload(successful: true, now: Clock.wallSeconds())
+        store.recordReload(successful: true, now: SystemClock.wallSeconds())
         poller.apply(plan)
         // A scrape right after the reload must show it succeeded, not wait for the next poll's refresh.
         publisher.refreshWeather()
@@ -182,7 +182,7 @@ private final class Reloading: Sendable {
     private func refuse(_ problem: String) -> String {
         // The reason is in the log before a scrape can show the failure, so whoever sees the metric finds why.
         logger.error("reload refused; the previous configuration stays in force", [("reason", problem)])
-        store.recordReload(successful: false, now: Clock.wallSeconds())
+        store.recordReload(successful: false, now: SystemClock.wallSeconds())
         publisher.refreshWeather()
         return problem
     }
@@ -193,7 +193,7 @@ extension Configuration {
     func openWeatherClient() throws(ConfigError) -> OpenWeatherClient {
         do {
             return try OpenWeatherClient(
-                settings: .init(
+                configuration: .init(
                     baseURL: openWeatherURL, apiKey: apiKey.value, language: language, timeout: requestTimeout,
                     http: .init(proxy: proxy, trustedCAFile: tlsCAFile, maxIdleConnections: maxIdleConnections)),
                 userAgent: "openweather-exporter/\(BuildInfo.version)")

@@ -9,7 +9,7 @@ public final class HTTPClient: Sendable {
     public struct Configuration: Sendable {
         public var userAgent: String
         /// Which proxy each request goes through, if any.
-        public var proxy: ProxySettings
+        public var proxy: ProxyConfiguration
         /// A PEM file of roots trusted besides the system bundle (SSL_CERT_FILE / SSL_CERT_DIR honoured).
         public var trustedCAFile: String?
         /// Idle keep-alive connections kept per origin; 0 turns reuse off: a connection and a full
@@ -23,7 +23,7 @@ public final class HTTPClient: Sendable {
         public var verifiesServer: Bool
 
         public init(
-            userAgent: String = "openweather-exporter", proxy: ProxySettings = .direct, trustedCAFile: String? = nil,
+            userAgent: String = "openweather-exporter", proxy: ProxyConfiguration = .direct, trustedCAFile: String? = nil,
             maxIdleConnections: Int = 16, idleTimeout: Duration = .seconds(30), verifiesServer: Bool = true
         ) {
             self.userAgent = userAgent

@@ -1,3 +1,4 @@
+import Encoding
 import Glibc
 
 /// A forward proxy: `http://[user:password@]host[:port]` (port 80 by default). Only its host and
@@ -38,12 +39,12 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
             let userInfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
             let parts = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
-            guard let user = Self.percentDecoded(String(parts[0])),
-                  let password = parts.count > 1 ? Self.percentDecoded(String(parts[1])) : ""
+            guard let user = PercentEncoding.decoded(parts[0]),
+                  let password = parts.count > 1 ? PercentEncoding.decoded(parts[1]) : ""
             else {
                 throw .invalidURL("\(origin): the proxy credentials have a bad %-escape")
             }
-            authorization = "Basic " + Self.base64(Array("\(user):\(password)".utf8))
+            authorization = "Basic " + Base64.encoded("\(user):\(password)".utf8)
             secrets = Self.secrets(user: user, password: password)
         }
         // The rest is an authority like a request URL's; its parser checks host and port.
@@ -67,59 +68,24 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
     /// common letters in every line; its other forms are still cut.
     static func secrets(user: String, password: String) -> [String] {
         let pair = "\(user):\(password)"
-        return [pair, base64(Array(pair.utf8))] + (password.utf8.count >= Redaction.shortestPiece ? [password] : [])
+        return [pair, Base64.encoded(pair.utf8)] + (password.utf8.count >= Redaction.shortestPiece ? [password] : [])
     }
 
     public static func == (lhs: ProxyServer, rhs: ProxyServer) -> Bool {
         lhs.host == rhs.host && lhs.port == rhs.port && lhs.authorization == rhs.authorization
-    }
-
-    static func percentDecoded(_ text: String) -> String? {
-        var out: [UInt8] = []
-        var bytes = text.utf8.makeIterator()
-        while let byte = bytes.next() {
-            guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
-            guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
-            out.append(high << 4 | low)
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
-    static func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        var index = 0
-        while index < bytes.count {
-            let chunk = bytes[index..<min(index + 3, bytes.count)]
-            let value = chunk.enumerated().reduce(UInt32(0)) { $0 | UInt32($1.element) << (16 - 8 * UInt32($1.offset)) }
-            for position in 0..<4 {
-                out.append(position <= chunk.count ? alphabet[Int(value >> (18 - 6 * UInt32(position)) & 63)] : UInt8(ascii: "="))
-            }
-            index += 3
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
 /// Which proxy, if any, a request goes through: the way curl and Go read
 /// `https_proxy`/`HTTPS_PROXY`, `http_proxy`/`HTTP_PROXY`, `ALL_PROXY` and
 /// `no_proxy`/`NO_PROXY`, or one proxy for everything given explicitly.
-public struct ProxySettings: Sendable, Equatable {
+public struct ProxyConfiguration: Sendable, Equatable {
     let httpProxy: ProxyServer?
     let httpsProxy: ProxyServer?
     let bypass: NoProxy
 
     /// Every request goes straight to its host.
-    public static let direct = ProxySettings(httpProxy: nil, httpsProxy: nil, bypass: NoProxy(""))
+    public static let direct = ProxyConfiguration(httpProxy: nil, httpsProxy: nil, bypass: NoProxy(""))
 
     /// `proxy` for every request; NO_PROXY does not apply to a proxy named explicitly.
     public init(proxy: ProxyServer) {

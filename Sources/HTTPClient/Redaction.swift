@@ -1,3 +1,5 @@
+import Encoding
+
 /// Cuts secrets (the API key, a proxy's credentials) out of text that came from elsewhere: an error
 /// body, a redirect's `Location`, a log line.
 ///
@@ -99,15 +101,9 @@ public enum Redaction {
         func percentDecoded() -> View? {
             guard bytes.contains(UInt8(ascii: "%")) || bytes.contains(UInt8(ascii: "+")) else { return nil }
             var out = View()
-            var index = 0
-            while index < bytes.count {
-                if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) {
-                    out.append(high << 4 | low, from: starts[index], to: ends[index + 2])
-                    index += 3
-                } else {
-                    out.append(bytes[index] == UInt8(ascii: "+") ? UInt8(ascii: " ") : bytes[index], from: starts[index], to: ends[index])
-                    index += 1
-                }
+            out.bytes.reserveCapacity(bytes.count)
+            PercentEncoding.decode(bytes, plusAsSpace: true, broken: .keep) { byte, from in
+                out.append(byte, from: starts[from.lowerBound], to: ends[from.upperBound - 1])
             }
             return out
         }
@@ -118,12 +114,12 @@ public enum Redaction {
             var out = View()
             var index = 0
             while index < bytes.count {
-                guard sextet(bytes[index]) != nil else {
+                guard Base64.sextet(bytes[index]) != nil else {
                     index += 1
                     continue
                 }
                 var end = index
-                while end < bytes.count, sextet(bytes[end]) != nil { end += 1 }
+                while end < bytes.count, Base64.sextet(bytes[end]) != nil { end += 1 }
                 // Shorter runs (most words) cannot hold a window: not decoded at all.
                 guard end - index >= shortest else {
                     index = end
@@ -132,7 +128,7 @@ public enum Redaction {
                 var group = index + skip
                 while group + 4 <= end {
                     var value: UInt32 = 0
-                    for offset in 0..<4 { value = value << 6 | UInt32(sextet(bytes[group + offset])!) }
+                    for offset in 0..<4 { value = value << 6 | UInt32(Base64.sextet(bytes[group + offset])!) }
                     for shift in [16, 8, 0] as [UInt32] {
                         out.append(UInt8(truncatingIfNeeded: value >> shift), from: starts[group], to: ends[group + 3])
                     }
@@ -142,7 +138,7 @@ public enum Redaction {
                 let left = end - group
                 if left >= 2 {
                     var value: UInt32 = 0
-                    for offset in 0..<left { value = value << 6 | UInt32(sextet(bytes[group + offset])!) }
+                    for offset in 0..<left { value = value << 6 | UInt32(Base64.sextet(bytes[group + offset])!) }
                     value <<= UInt32(6 * (4 - left))
                     for shift in ([16, 8] as [UInt32]).prefix(left - 1) {
                         out.append(UInt8(truncatingIfNeeded: value >> shift), from: starts[group], to: ends[end - 1])
@@ -234,7 +230,7 @@ public enum Redaction {
             var end = view.bytes.count
             if end > 0, view.bytes[end - 1] == UInt8(ascii: "%") {
                 end -= 1
-            } else if end > 1, view.bytes[end - 2] == UInt8(ascii: "%"), hex(view.bytes[end - 1]) != nil {
+            } else if end > 1, view.bytes[end - 2] == UInt8(ascii: "%"), Hex.value(of: view.bytes[end - 1]) != nil {
                 end -= 2
             }
             for secret in secrets {
@@ -258,27 +254,4 @@ public enum Redaction {
     private static let lowerCase: [UInt8] = (0...255).map { (65...90).contains($0) ? UInt8($0 + 32) : UInt8($0) }
 
     private static func folded(_ byte: UInt8) -> UInt8 { lowerCase[Int(byte)] }
-
-    private static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
-    /// A base64 character's value, in the standard and the URL alphabets; 255 for none.
-    private static let sextets: [UInt8] = {
-        var table = [UInt8](repeating: 255, count: 256)
-        for (value, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() { table[Int(character)] = UInt8(value) }
-        table[Int(UInt8(ascii: "-"))] = 62
-        table[Int(UInt8(ascii: "_"))] = 63
-        return table
-    }()
-
-    private static func sextet(_ byte: UInt8) -> UInt8? {
-        let value = sextets[Int(byte)]
-        return value == 255 ? nil : value
-    }
 }

@@ -6,7 +6,7 @@ import TLS
 
 /// What the server's TLS side is built from. Client-auth and version names are the Go crypto/tls ones that
 /// Prometheus' exporter-toolkit uses, so a web config file maps onto this field by field.
-public struct TLSServerSettings: Sendable, Equatable {
+public struct TLSServerConfiguration: Sendable, Equatable {
     public enum ClientAuth: String, Sendable, CaseIterable {
         case noClientCert = "NoClientCert"
         case requestClientCert = "RequestClientCert"
@@ -64,7 +64,7 @@ public struct TLSSetupError: Error, CustomStringConvertible, Sendable, Equatable
 /// the previous context and is reported once through `onError` until it loads.
 public final class TLSContextSource: Sendable {
     private struct State {
-        var settings: TLSServerSettings
+        var configuration: TLSServerConfiguration
         var context: TLSContext
         var stamps: [FileStamp]
         var checkedAt: Int64
@@ -77,25 +77,25 @@ public final class TLSContextSource: Sendable {
     private static let checkInterval: Int64 = 1_000_000_000
 
     /// Loads everything now, so a bad file fails at start.
-    public init(_ settings: TLSServerSettings, onError: (@Sendable (String) -> Void)? = nil) throws(TLSSetupError) {
-        let stamps = Self.stamps(settings)
-        let context = try Self.build(settings)
-        state = Locked(State(settings: settings, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false))
+    public init(_ configuration: TLSServerConfiguration, onError: (@Sendable (String) -> Void)? = nil) throws(TLSSetupError) {
+        let stamps = Self.stamps(configuration)
+        let context = try Self.build(configuration)
+        state = Locked(State(configuration: configuration, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false))
         self.onError = onError
     }
 
-    /// New settings (a reloaded web config); on failure the current context stays.
-    public func update(_ settings: TLSServerSettings) throws(TLSSetupError) {
-        let stamps = Self.stamps(settings)
-        let context = try Self.build(settings)
+    /// A new configuration (a reloaded web config); on failure the current context stays.
+    public func update(_ configuration: TLSServerConfiguration) throws(TLSSetupError) {
+        let stamps = Self.stamps(configuration)
+        let context = try Self.build(configuration)
         state.withLock { state in
-            state = State(settings: settings, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false)
+            state = State(configuration: configuration, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false)
         }
     }
 
-    public var settings: TLSServerSettings { state.withLock { $0.settings } }
+    public var configuration: TLSServerConfiguration { state.withLock { $0.configuration } }
 
-    /// Called (off the lock) before each once-a-second file check, so the owner can re-read its own settings
+    /// Called (off the lock) before each once-a-second file check, so the owner can re-read its own configuration
     /// file and `update` first: a change that makes handshakes succeed again must not wait for a request.
     public func setRefresh(_ refresh: @escaping @Sendable () -> Void) {
         self.refresh.withLock { $0 = refresh }
@@ -110,10 +110,10 @@ public final class TLSContextSource: Sendable {
         if due, let refresh = refresh.withLock({ $0 }) { refresh() }
         let (context, report): (TLSContext, String?) = state.withLock { state in
             guard due else { return (state.context, nil) }
-            let stamps = Self.stamps(state.settings)
+            let stamps = Self.stamps(state.configuration)
             guard stamps != state.stamps else { return (state.context, nil) }
             do throws(TLSSetupError) {
-                state.context = try Self.build(state.settings)
+                state.context = try Self.build(state.configuration)
                 state.stamps = stamps
                 state.failureReported = false
                 return (state.context, "TLS certificate files changed; new connections use the reloaded certificate")
@@ -131,32 +131,32 @@ public final class TLSContextSource: Sendable {
 
     /// The server's side of a `TLSContext`: its certificate and key, which clients it asks for a certificate
     /// and trusts, and the versions, suites and curves of the web config.
-    static func build(_ settings: TLSServerSettings) throws(TLSSetupError) -> TLSContext {
-        guard settings.minVersion <= settings.maxVersion else {
-            throw TLSSetupError("min_version \(settings.minVersion.rawValue) is above max_version \(settings.maxVersion.rawValue); lower one or raise the other")
+    static func build(_ configuration: TLSServerConfiguration) throws(TLSSetupError) -> TLSContext {
+        guard configuration.minVersion <= configuration.maxVersion else {
+            throw TLSSetupError("min_version \(configuration.minVersion.rawValue) is above max_version \(configuration.maxVersion.rawValue); lower one or raise the other")
         }
-        try readable(settings.certFile, "certificate")
-        try readable(settings.keyFile, "key")
+        try readable(configuration.certFile, "certificate")
+        try readable(configuration.keyFile, "key")
         guard let context = TLSContext(.server) else {
             throw TLSSetupError("cannot create a TLS context: \(openSSLErrorQueueText())")
         }
         let pointer = context.pointer
-        guard ctls_server_configure(pointer, settings.minVersion.openSSL, settings.maxVersion.openSSL) == 1 else {
+        guard ctls_server_configure(pointer, configuration.minVersion.openSSL, configuration.maxVersion.openSSL) == 1 else {
             throw TLSSetupError("cannot create a TLS context: \(openSSLErrorQueueText())")
         }
-        guard SSL_CTX_use_certificate_chain_file(pointer, settings.certFile) == 1 else {
-            throw TLSSetupError("cannot load the certificate from \(settings.certFile): \(openSSLErrorQueueText()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first")
+        guard SSL_CTX_use_certificate_chain_file(pointer, configuration.certFile) == 1 else {
+            throw TLSSetupError("cannot load the certificate from \(configuration.certFile): \(openSSLErrorQueueText()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first")
         }
-        guard SSL_CTX_use_PrivateKey_file(pointer, settings.keyFile, SSL_FILETYPE_PEM) == 1 else {
+        guard SSL_CTX_use_PrivateKey_file(pointer, configuration.keyFile, SSL_FILETYPE_PEM) == 1 else {
             let reason = openSSLErrorQueueText()
-            if reason.contains("key values mismatch") { throw mismatch(settings) }
-            throw TLSSetupError("cannot load the private key from \(settings.keyFile): \(reason); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)")
+            if reason.contains("key values mismatch") { throw mismatch(configuration) }
+            throw TLSSetupError("cannot load the private key from \(configuration.keyFile): \(reason); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)")
         }
         guard SSL_CTX_check_private_key(pointer) == 1 else {
             ERR_clear_error()
-            throw mismatch(settings)
+            throw mismatch(configuration)
         }
-        if let caFile = settings.clientCAFile {
+        if let caFile = configuration.clientCAFile {
             try readable(caFile, "client CA")
             guard SSL_CTX_load_verify_locations(pointer, caFile, nil) == 1 else {
                 throw TLSSetupError("cannot load client CA certificates from \(caFile): \(openSSLErrorQueueText()); it must hold PEM certificates")
@@ -164,29 +164,29 @@ public final class TLSContextSource: Sendable {
             if let names = SSL_load_client_CA_file(caFile) {
                 SSL_CTX_set_client_CA_list(pointer, names)
             }
-        } else if settings.clientAuth == .verifyClientCertIfGiven || settings.clientAuth == .requireAndVerifyClientCert {
+        } else if configuration.clientAuth == .verifyClientCertIfGiven || configuration.clientAuth == .requireAndVerifyClientCert {
             // As Go does without ClientCAs: verify against the system's roots.
             SSL_CTX_set_default_verify_paths(pointer)
         }
-        ctls_server_set_client_auth(pointer, settings.clientAuth.mode)
-        if !settings.cipherSuites.isEmpty {
+        ctls_server_set_client_auth(pointer, configuration.clientAuth.mode)
+        if !configuration.cipherSuites.isEmpty {
             var names: [String] = []
-            for suite in settings.cipherSuites {
+            for suite in configuration.cipherSuites {
                 guard let name = OPENSSL_cipher_name(suite), String(cString: name) != "(NONE)" else {
                     throw TLSSetupError("unknown cipher suite \(suite); use IANA names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
                 }
                 names.append(String(cString: name))
             }
             guard SSL_CTX_set_cipher_list(pointer, names.joined(separator: ":")) == 1 else {
-                throw TLSSetupError("none of the cipher suites \(settings.cipherSuites) is available: \(openSSLErrorQueueText())")
+                throw TLSSetupError("none of the cipher suites \(configuration.cipherSuites) is available: \(openSSLErrorQueueText())")
             }
         }
-        if settings.preferServerCipherSuites {
+        if configuration.preferServerCipherSuites {
             ctls_prefer_server_ciphers(pointer)
         }
-        if !settings.curves.isEmpty {
-            guard ctls_set_groups(pointer, settings.curves.joined(separator: ":")) == 1 else {
-                throw TLSSetupError("cannot use the curves \(settings.curves): \(openSSLErrorQueueText())")
+        if !configuration.curves.isEmpty {
+            guard ctls_set_groups(pointer, configuration.curves.joined(separator: ":")) == 1 else {
+                throw TLSSetupError("cannot use the curves \(configuration.curves): \(openSSLErrorQueueText())")
             }
         }
         ERR_clear_error()
@@ -203,8 +203,8 @@ public final class TLSContextSource: Sendable {
         }
     }
 
-    private static func mismatch(_ settings: TLSServerSettings) -> TLSSetupError {
-        TLSSetupError("the key in \(settings.keyFile) does not belong to the certificate in \(settings.certFile); use the key the certificate was issued for")
+    private static func mismatch(_ configuration: TLSServerConfiguration) -> TLSSetupError {
+        TLSSetupError("the key in \(configuration.keyFile) does not belong to the certificate in \(configuration.certFile); use the key the certificate was issued for")
     }
 
     // MARK: - Change detection
@@ -219,8 +219,8 @@ public final class TLSContextSource: Sendable {
 
     /// Inode, size and times: a rename over the file (how most tools rotate) changes the inode even when the
     /// times are coarse.
-    static func stamps(_ settings: TLSServerSettings) -> [FileStamp] {
-        [settings.certFile, settings.keyFile, settings.clientCAFile].map { path in
+    static func stamps(_ configuration: TLSServerConfiguration) -> [FileStamp] {
+        [configuration.certFile, configuration.keyFile, configuration.clientCAFile].map { path in
             guard let path else { return FileStamp() }
             var info = stat()
             guard stat(path, &info) == 0 else { return FileStamp() }

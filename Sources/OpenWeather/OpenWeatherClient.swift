@@ -1,12 +1,14 @@
+import Encoding
 import Glibc
 import HTTPClient
 import JSON
+import Platform
 
 /// The OpenWeather API over one HTTP client, whose keep-alive connections every endpoint shares:
 /// `get` for any `APIRequest`, `currentWeather` on top of it. Blocking: the poller runs it on worker
 /// threads.
 public struct OpenWeatherClient: OpenWeatherTransport {
-    public struct Settings: Sendable {
+    public struct Configuration: Sendable {
         /// Scheme, host, optional port and path prefix, without a trailing slash.
         public var baseURL: String
         public var apiKey: String
@@ -33,7 +35,7 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         }
     }
 
-    public let settings: Settings
+    public let configuration: Configuration
     private let http: HTTPClient
     /// The base URL, parsed once; each request only puts its own target on it.
     private let base: RequestURL
@@ -41,21 +43,21 @@ public struct OpenWeatherClient: OpenWeatherTransport {
     private let pathPrefix: String
 
     /// Throws `.invalidURL` for a base URL that is not one (the reason, not the URL, which could hold credentials).
-    public init(settings: Settings, userAgent: String) throws(HTTPClientError) {
-        let base = try RequestURL(parsing: settings.baseURL)
+    public init(configuration: Configuration, userAgent: String) throws(HTTPClientError) {
+        let base = try RequestURL(parsing: configuration.baseURL)
         guard !base.target.contains("?") else {
             throw .invalidURL("a base URL takes no query (?)")
         }
         self.base = base
         self.pathPrefix = String(base.target.reversed().drop { $0 == "/" }.reversed())
-        self.settings = settings
-        var configuration = settings.http
-        configuration.userAgent = userAgent
-        self.http = HTTPClient(configuration: configuration)
+        self.configuration = configuration
+        var http = configuration.http
+        http.userAgent = userAgent
+        self.http = HTTPClient(configuration: http)
     }
 
     public func currentWeather(latitude: Double, longitude: Double) throws(OpenWeatherError) -> CurrentWeather {
-        try WeatherDecoder.decode(get(CurrentWeather.request(latitude: latitude, longitude: longitude, language: settings.language)))
+        try WeatherDecoder.decode(get(CurrentWeather.request(latitude: latitude, longitude: longitude, language: configuration.language)))
     }
 
     /// `GET` the request with the key added: the body of a 2xx answer. Any other status is `.http`
@@ -69,13 +71,13 @@ public struct OpenWeatherClient: OpenWeatherTransport {
             throw .transport(error)
         }
         guard (200...299).contains(response.status) else {
-            var message = Self.errorMessage(response.body, redacting: settings.secrets)
+            var message = Self.errorMessage(response.body, redacting: configuration.secrets)
             if (300...399).contains(response.status), let location = response.header("location") {
-                message = "redirect to \(Redaction.excerpt(location, maxBytes: 300, secrets: settings.secrets)), not followed: check --openweather.url"
+                message = "redirect to \(Redaction.excerpt(location, maxBytes: 300, secrets: configuration.secrets)), not followed: check --openweather.url"
             }
             throw .http(
                 status: response.status, message: message,
-                retryAfterSeconds: response.header("retry-after").flatMap { RetryAfter.seconds($0, now: Self.wallSeconds()) })
+                retryAfterSeconds: response.header("retry-after").flatMap { RetryAfter.seconds($0, now: SystemClock.wallSeconds()) })
         }
         return response.body
     }
@@ -86,17 +88,17 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         HTTPClientRequest(
             url: try base.with(target: target(request)),
             headers: [(name: "Accept", value: "application/json")],
-            timeout: settings.timeout,
-            maxBodyBytes: settings.maxBodyBytes
+            timeout: configuration.timeout,
+            maxBodyBytes: configuration.maxBodyBytes
         )
     }
 
     /// Path and query as sent on the request line: the base URL's path, the request's, and its query
     /// with the key, percent-encoded. It carries the key: never log it.
     func target(_ request: APIRequest) -> String {
-        let items = request.query.map { ($0.name, $0.value) } + [("appid", settings.apiKey)]
+        let items = request.query.map { ($0.name, $0.value) } + [("appid", configuration.apiKey)]
         let path = request.path.hasPrefix("/") ? request.path : "/" + request.path
-        return pathPrefix + path + "?" + items.map { "\(Self.percentEncoded($0.0))=\(Self.percentEncoded($0.1))" }.joined(separator: "&")
+        return pathPrefix + path + "?" + items.map { "\(PercentEncoding.encoded($0.0))=\(PercentEncoding.encoded($0.1))" }.joined(separator: "&")
     }
 
     /// OpenWeather's `message` (its longest is about 200 bytes), else the start of the body (an HTML
@@ -111,28 +113,5 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         }
         text = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 })
         return String(text.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
-
-    /// An HTTP-date is the server's wall clock, so ours is what it is compared with.
-    private static func wallSeconds() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-
-    static func percentEncoded(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."),
-                UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
-            }
-        }
-        return out
     }
 }

@@ -1,3 +1,5 @@
+import Encoding
+
 /// The simulated One Call 4.0 (`/data/4.0/onecall/...`): 3.0's answer (`OneCallJSON`) cut into
 /// parts, each its own call, with the same values at the same times. `current`; the next 60 minutes
 /// of precipitation; hours from 1979 (observed) through 3.0's 48-hour forecast; quarter hours from
@@ -125,7 +127,7 @@ enum OneCall4JSON {
     private static func link(_ timeline: Timeline, _ latitude: Double, _ longitude: Double, start: Double, _ caller: Caller) -> String {
         let count = timeline == .quarterHour ? "" : "cnt=\(timeline.count)&"
         return "\(caller.base)\(timeline.path)?\(count)lat=\(fixed4(latitude))&lon=\(fixed4(longitude))"
-            + "&start=\(WeatherJSON.number(start))&appid=\(percentEncoded(caller.key))"
+            + "&start=\(WeatherJSON.number(start))&appid=\(PercentEncoding.encoded(caller.key))"
     }
 
     /// `36.1540`.
@@ -133,18 +135,6 @@ enum OneCall4JSON {
         let units = Int64((abs(value) * 10_000).rounded())
         let fraction = String(units % 10_000)
         return (value < 0 && units > 0 ? "-" : "") + "\(units / 10_000)." + String(repeating: "0", count: 4 - fraction.count) + fraction
-    }
-
-    private static func percentEncoded(_ text: String) -> String {
-        text.utf8.map { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
-                String(UnicodeScalar(byte))
-            default:
-                "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
-            }
-        }.joined()
     }
 
     /// On the hour, the hour's record; between, the smooth values drawn straight between the hours

@@ -1,6 +1,8 @@
 import Dispatch
+import Encoding
 import Glibc
 import HTTPServer
+import Platform
 
 /// Answers the simulated API and the `/_simulator/` control paths.
 struct SimulatorHandler: HTTPHandler {
@@ -77,7 +79,7 @@ struct SimulatorHandler: HTTPHandler {
 
     /// Every endpoint alike: the key check, the faults, the request log; then the endpoint's own answer.
     private func api(_ endpoint: Endpoint, _ query: [String: String], request: HTTPRequest, responder: HTTPResponder) {
-        let now = Clock.monotonic()
+        let now = SystemClock.monotonicSeconds()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
         let shifts = state.withLock { $0.shifts }
@@ -104,7 +106,7 @@ struct SimulatorHandler: HTTPHandler {
         } else {
             let answer = WeatherModel.$shifts.withValue(shifts) {
                 endpoint.answer(
-                    query, latitude: latitude, longitude: longitude, at: Clock.wall(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
+                    query, latitude: latitude, longitude: longitude, at: SystemClock.wallSeconds(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
                     path: request.path, linkBase: Self.linkBase(host: request.header("host")), endlessRound: endlessRound)
             }
             body = (ErrorBodies.json, answer.body)
@@ -247,28 +249,14 @@ struct SimulatorHandler: HTTPHandler {
         var result: [String: String] = [:]
         for pair in query.split(separator: "&") {
             let parts = pair.split(separator: "=", maxSplits: 1)
-            result[percentDecoded(parts[0])] = parts.count > 1 ? percentDecoded(parts[1]) : ""
+            result[formDecoded(parts[0])] = parts.count > 1 ? formDecoded(parts[1]) : ""
         }
         return result
     }
 
     /// `%2C` and `+` as a form sends them; a broken escape stays as written.
-    static func percentDecoded(_ text: Substring) -> String {
-        var bytes: [UInt8] = []
-        var rest = Array(text.utf8)[...]
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "+") {
-                bytes.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%"), rest.count >= 2,
-                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
-            {
-                bytes.append(value)
-                rest = rest.dropFirst(2)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+    private static func formDecoded(_ text: Substring) -> String {
+        PercentEncoding.decoded(text, plusAsSpace: true, broken: .keep)!
     }
 
     private static func respondJSON(_ status: Int, _ body: String) -> HTTPResponse {
@@ -277,16 +265,5 @@ struct SimulatorHandler: HTTPHandler {
 
     private static func text(_ status: Int, _ body: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")], body: [Array(body.utf8)])
-    }
-}
-
-enum Clock {
-    static func monotonic() -> Double { now(CLOCK_MONOTONIC) }
-    static func wall() -> Double { now(CLOCK_REALTIME) }
-
-    private static func now(_ clock: clockid_t) -> Double {
-        var spec = timespec()
-        clock_gettime(clock, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }

@@ -1,3 +1,4 @@
+import Encoding
 import Glibc
 import Simulator
 import TestSupport
@@ -9,25 +10,13 @@ import Testing
 @Suite(.endToEnd) struct RedactionEndToEndTests {
     static let key = "9f86d081884c7d659a2feaa0c55ad015"
 
-    static func base64(_ text: String) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-        let bytes = Array(text.utf8)
-        var out = ""
-        for start in stride(from: 0, to: bytes.count, by: 3) {
-            let chunk = Array(bytes[start..<min(start + 3, bytes.count)]) + [0, 0]
-            let value = Int(chunk[0]) << 16 | Int(chunk[1]) << 8 | Int(chunk[2])
-            for position in 0..<4 { out.append(position <= bytes.count - start ? alphabet[value >> (18 - 6 * position) & 63] : "=") }
-        }
-        return out
-    }
-
     /// Each place's upstream error text, as a JSON string's content (escapes as JSON writes them).
     static let echoes: [String] = {
         let key = Array(Self.key)
         let doublePercent = key.map { "%25" + String(String($0).utf8.first!, radix: 16) }.joined()
         return [
             "Invalid API key \(String(key[..<22]))...", "Invalid API key \(String(key[..<23]))…", "appid=\\\"\(String(key[..<24]))\\\" is wrong",
-            "\(String(key[10...])) is not a key", "KEY \(String(key).uppercased()) REFUSED", "auth \(base64("appid=" + String(key))) refused",
+            "\(String(key[10...])) is not a key", "KEY \(String(key).uppercased()) REFUSED", "auth \(Base64.encoded(("appid=" + String(key)).utf8)) refused",
             "GET /data/2.5/weather?appid=\(doublePercent)", "key \(String(key[..<9]))\\n\(String(key[9...])) refused",
         ]
     }()
@@ -41,7 +30,7 @@ import Testing
         for window in windows where plain.contains(window) || decoded.contains(window.map { "%" + String(String($0).utf8.first!, radix: 16) }.joined()) {
             return window
         }
-        let encoded = base64("appid=" + key)
+        let encoded = Base64.encoded(("appid=" + key).utf8)
         for start in stride(from: 0, to: encoded.count - 12, by: 4) where text.contains(String(Array(encoded)[start..<(start + 12)])) {
             return "base64 \(String(Array(encoded)[start..<(start + 12)]))"
         }

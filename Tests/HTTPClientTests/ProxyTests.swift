@@ -6,7 +6,7 @@ extension HTTPClientTests {
     @Suite struct Proxies {
         private func client(_ proxy: String, caFile: String? = nil) throws -> HTTPClient {
             HTTPClient(configuration: .init(
-                proxy: ProxySettings(proxy: try ProxyServer(parsing: proxy, origin: "test")), trustedCAFile: caFile))
+                proxy: ProxyConfiguration(proxy: try ProxyServer(parsing: proxy, origin: "test")), trustedCAFile: caFile))
         }
 
         @Test func httpsGoesThroughAConnectTunnelWithTLSToTheOrigin() throws {
@@ -95,7 +95,7 @@ extension HTTPClientTests {
             let server = try KeepAliveServer()
             defer { server.stop() }
             let proxyPort = try LoopbackHTTP.closedPort()
-            let settings = try ProxySettings(environment: ["HTTP_PROXY": "http://127.0.0.1:\(proxyPort)", "NO_PROXY": "example.com,127.0.0.0/8"])
+            let settings = try ProxyConfiguration(environment: ["HTTP_PROXY": "http://127.0.0.1:\(proxyPort)", "NO_PROXY": "example.com,127.0.0.0/8"])
             let client = HTTPClient(configuration: .init(proxy: settings))
             #expect(try client.get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5))).status == 200)
             #expect(failure(of: HTTPClientRequest(url: try RequestURL(parsing: "http://api.other:1/?appid=\(secret)"), timeout: .seconds(5)), client: client)?.kind == "proxy")
@@ -104,18 +104,18 @@ extension HTTPClientTests {
         @Test func environmentPrecedence() throws {
             let api = try RequestURL(parsing: "https://api.openweathermap.org/data")
             let plain = try RequestURL(parsing: "http://api.openweathermap.org/data")
-            var settings = try ProxySettings(environment: ["https_proxy": "http://lower:1", "HTTPS_PROXY": "http://upper:2", "ALL_PROXY": "all:3"])
+            var settings = try ProxyConfiguration(environment: ["https_proxy": "http://lower:1", "HTTPS_PROXY": "http://upper:2", "ALL_PROXY": "all:3"])
             #expect(settings.proxy(for: api)?.description == "lower:1")
             #expect(settings.proxy(for: plain)?.description == "all:3")
-            settings = try ProxySettings(environment: ["HTTPS_PROXY": "http://upper:2", "http_proxy": "h:4"])
+            settings = try ProxyConfiguration(environment: ["HTTPS_PROXY": "http://upper:2", "http_proxy": "h:4"])
             #expect(settings.proxy(for: api)?.description == "upper:2")
             #expect(settings.proxy(for: plain)?.description == "h:4")
-            settings = try ProxySettings(environment: ["HTTPS_PROXY": "proxy.corp", "NO_PROXY": "*"])
+            settings = try ProxyConfiguration(environment: ["HTTPS_PROXY": "proxy.corp", "NO_PROXY": "*"])
             #expect(settings.proxy(for: api) == nil)
-            settings = try ProxySettings(environment: ["HTTPS_PROXY": ""])
+            settings = try ProxyConfiguration(environment: ["HTTPS_PROXY": ""])
             #expect(settings.proxy(for: api) == nil)
             // An explicit proxy ignores NO_PROXY.
-            #expect(ProxySettings(proxy: try ProxyServer(parsing: "p:1", origin: "x")).proxy(for: api)?.description == "p:1")
+            #expect(ProxyConfiguration(proxy: try ProxyServer(parsing: "p:1", origin: "x")).proxy(for: api)?.description == "p:1")
         }
 
         @Test func badProxyURLsSayWhatIsWrongWithoutQuotingThem() throws {
@@ -126,7 +126,7 @@ extension HTTPClientTests {
                 ("http://TOPSECRET%zz@h:1", "bad %-escape"),
             ] {
                 do {
-                    _ = try ProxySettings(environment: ["HTTPS_PROXY": text])
+                    _ = try ProxyConfiguration(environment: ["HTTPS_PROXY": text])
                     Issue.record("\(expected): accepted")
                 } catch {
                     #expect(error.description.contains("$HTTPS_PROXY"))
@@ -138,9 +138,9 @@ extension HTTPClientTests {
             #expect(server.description == "[::1]:3128")
             #expect("\(server)".contains("TOPSECRET") == false)
             var dumped = ""
-            dump(ProxySettings(proxy: server), to: &dumped)
+            dump(ProxyConfiguration(proxy: server), to: &dumped)
             #expect(!dumped.contains("TOPSECRET") && !dumped.contains("Basic"), "\(dumped)")
-            #expect(!String(reflecting: ProxySettings(proxy: server)).contains("Basic"))
+            #expect(!String(reflecting: ProxyConfiguration(proxy: server)).contains("Basic"))
             #expect(try ProxyServer(parsing: "proxy.corp", origin: "x").description == "proxy.corp:80")
         }
 

@@ -35,7 +35,7 @@ import Testing
     /// A proxy's credentials, in every form an echo can take, are secrets like the key.
     @Test func proxyCredentialsInEveryForm() throws {
         let proxy = try ProxyServer(parsing: "http://alice:pa%40ss%2Fw0rd@proxy.example:3128", origin: "test")
-        let secrets = ProxySettings(proxy: proxy).secrets
+        let secrets = ProxyConfiguration(proxy: proxy).secrets
         for echo in [
             "alice:pa@ss/w0rd", "alice:pa%40ss%2Fw0rd", "alice%3Apa%40ss%2fw0rd", "Proxy-Authorization: Basic YWxpY2U6cGFAc3MvdzByZA==",
             "password pa@ss/w0rd", "pa%40ss%2Fw0rd",
@@ -47,8 +47,8 @@ import Testing
         #expect(Redaction.redacted("user alice", secrets: secrets) == "user <redacted>", "but may be the start of `alice:password`, cut short")
         // A password too short to look for alone is still cut in its other forms.
         let short = try ProxyServer(parsing: "http://bob:abc@proxy.example", origin: "test")
-        #expect(ProxySettings(proxy: short).secrets == ["bob:abc", "Ym9iOmFiYw=="])
-        #expect(ProxySettings.direct.secrets.isEmpty)
+        #expect(ProxyConfiguration(proxy: short).secrets == ["bob:abc", "Ym9iOmFiYw=="])
+        #expect(ProxyConfiguration.direct.secrets.isEmpty)
     }
 }
 
@@ -76,7 +76,7 @@ import Testing
     /// A proxy password cut and followed by `...` (10 of 16 characters once stayed).
     @Test func aProxyPasswordCutShortIsCut() throws {
         let proxy = try ProxyServer(parsing: "http://alice:Tr0ub4dor%263xyzQ@proxy.example:3128", origin: "test")
-        let secrets = ProxySettings(proxy: proxy).secrets
+        let secrets = ProxyConfiguration(proxy: proxy).secrets
         for echo in ["password Tr0ub4dor&3...", "\"Tr0ub4dor&3x\"", "tr0ub4dor&3xyzq", "VHIwdWI0ZG9yJjN4eXpR"] {
             let shown = Redaction.redacted("proxy said: \(echo)", secrets: secrets)
             #expect(Oracle.leak(in: shown, of: "Tr0ub4dor&3xyzQ") == nil, "\(echo) → \(shown)")

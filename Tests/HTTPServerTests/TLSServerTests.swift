@@ -15,10 +15,10 @@ struct TLSServerTests {
     }
 
     func tlsServer(
-        _ adjust: (inout TLSServerSettings) -> Void = { _ in },
+        _ adjust: (inout TLSServerConfiguration) -> Void = { _ in },
         handler: @escaping @Sendable (HTTPRequest, HTTPResponder) -> Void = echo
     ) throws -> HTTPServer {
-        var settings = TLSServerSettings(certFile: certificates.serverCert, keyFile: certificates.serverKey)
+        var settings = TLSServerConfiguration(certFile: certificates.serverCert, keyFile: certificates.serverKey)
         adjust(&settings)
         let source = try TLSContextSource(settings)
         return try startServer({ $0.tls = source }, handler: handler)
@@ -215,7 +215,7 @@ struct TLSServerTests {
         #expect(shell("mkdir -p '\(directory)' && cp '\(certificates.serverCert)' '\(directory)/cert.pem' && cp '\(certificates.serverKey)' '\(directory)/key.pem'").status == 0)
         let reports = ReportLog()
         let source = try TLSContextSource(
-            TLSServerSettings(certFile: directory + "/cert.pem", keyFile: directory + "/key.pem"), onError: { reports.add($0) })
+            TLSServerConfiguration(certFile: directory + "/cert.pem", keyFile: directory + "/key.pem"), onError: { reports.add($0) })
         let server = try startServer { $0.tls = source }
         defer { server.shutdown() }
         let subject = "echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>/dev/null | grep -m1 '^subject='"
@@ -233,7 +233,7 @@ struct TLSServerTests {
     /// Each failure also leaves this thread's OpenSSL error queue empty: a reason left there would be
     /// reported as the cause of the next TLS failure on the same thread.
     @Test func setupErrorsNameTheFileAndTheFix() {
-        func failure(_ settings: TLSServerSettings, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        func failure(_ settings: TLSServerConfiguration, sourceLocation: SourceLocation = #_sourceLocation) -> String? {
             do {
                 _ = try TLSContextSource(settings)
                 return nil
@@ -242,13 +242,13 @@ struct TLSServerTests {
                 return error.description
             }
         }
-        let missing = failure(TLSServerSettings(certFile: "/nonexistent/cert.pem", keyFile: certificates.serverKey))
+        let missing = failure(TLSServerConfiguration(certFile: "/nonexistent/cert.pem", keyFile: certificates.serverKey))
         #expect(missing == "cannot read the certificate file /nonexistent/cert.pem: no such file or directory")
-        let mismatched = failure(TLSServerSettings(certFile: certificates.serverCert, keyFile: certificates.rotatedKey))
+        let mismatched = failure(TLSServerConfiguration(certFile: certificates.serverCert, keyFile: certificates.rotatedKey))
         #expect(mismatched?.contains("does not belong to the certificate") == true)
-        let notPEM = failure(TLSServerSettings(certFile: certificates.serverKey, keyFile: certificates.serverKey))
+        let notPEM = failure(TLSServerConfiguration(certFile: certificates.serverKey, keyFile: certificates.serverKey))
         #expect(notPEM?.contains("cannot load the certificate from") == true)
-        var inverted = TLSServerSettings(certFile: certificates.serverCert, keyFile: certificates.serverKey)
+        var inverted = TLSServerConfiguration(certFile: certificates.serverCert, keyFile: certificates.serverKey)
         inverted.minVersion = .tls13
         inverted.maxVersion = .tls12
         #expect(failure(inverted)?.contains("min_version TLS13 is above max_version TLS12") == true)

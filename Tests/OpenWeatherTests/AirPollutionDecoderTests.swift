@@ -29,7 +29,7 @@ import Testing
         let request = AirPollution.request(latitude: 41.3851, longitude: 2.1734)
         #expect(request.path == "/data/2.5/air_pollution")
         #expect(request.query == [.init("lat", "41.3851"), .init("lon", "2.1734")])
-        let client = try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
+        let client = try OpenWeatherClient(configuration: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
         #expect(client.target(request) == "/data/2.5/air_pollution?lat=41.3851&lon=2.1734&appid=k")
     }
 

@@ -28,13 +28,13 @@ import Testing
         server.start()
         defer { server.shutdown() }
         let client = try OpenWeatherClient(
-            settings: .init(baseURL: "http://127.0.0.1:\(server.port)", apiKey: "k", timeout: .seconds(5)),
+            configuration: .init(baseURL: "http://127.0.0.1:\(server.port)", apiKey: "k", timeout: .seconds(5)),
             userAgent: "test")
         return Result { () throws(OpenWeatherError) in try client.currentWeather(latitude: 41.39, longitude: 2.16) }
     }
 
     @Test func theDefaultCapIs256KiB() {
-        #expect(OpenWeatherClient.Settings(baseURL: "http://x", apiKey: "k").maxBodyBytes == 256 * 1024)
+        #expect(OpenWeatherClient.Configuration(baseURL: "http://x", apiKey: "k").maxBodyBytes == 256 * 1024)
     }
 
     @Test func anAnswerOfExactlyTheCapIsRead() throws {

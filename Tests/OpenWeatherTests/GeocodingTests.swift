@@ -39,7 +39,7 @@ import Testing
         let zip = Geocoding.request(.zip("94040,US"))
         #expect(zip.path == "/geo/1.0/zip")
         #expect(zip.query == [.init("zip", "94040,US")])
-        let client = try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
+        let client = try OpenWeatherClient(configuration: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
         #expect(client.target(Geocoding.request(.name("São Paulo,BR"))) == "/geo/1.0/direct?q=S%C3%A3o%20Paulo%2CBR&limit=5&appid=k")
     }
 

@@ -36,7 +36,7 @@ import Testing
     }
 
     private func client(_ port: UInt16) throws -> OpenWeatherClient {
-        try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: Self.key, timeout: .seconds(5)), userAgent: "test")
+        try OpenWeatherClient(configuration: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: Self.key, timeout: .seconds(5)), userAgent: "test")
     }
 
     @Test func redirectIsNotFollowedAndNamesItsLocationWithoutTheKey() throws {
@@ -87,7 +87,7 @@ import Testing
         let key = "held-out-secret-key-0123456789abcdef"
         let body = String(repeating: "x", count: 140) + key + " was not accepted"
         let port = try oneShotServer("HTTP/1.1 500 Internal Server Error\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        let client = try OpenWeatherClient(settings: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: key, timeout: .seconds(5)), userAgent: "test")
+        let client = try OpenWeatherClient(configuration: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: key, timeout: .seconds(5)), userAgent: "test")
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
             Issue.record("expected an error")
@@ -108,7 +108,7 @@ import Testing
         }
         let proxy = try ProxyServer(parsing: "http://alice:pa%40ss%2Fw0rd@127.0.0.1:\(port)", origin: "test")
         let client = try OpenWeatherClient(
-            settings: .init(baseURL: "http://api.example", apiKey: Self.key, timeout: .seconds(5), http: .init(proxy: ProxySettings(proxy: proxy))),
+            configuration: .init(baseURL: "http://api.example", apiKey: Self.key, timeout: .seconds(5), http: .init(proxy: ProxyConfiguration(proxy: proxy))),
             userAgent: "test")
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
@@ -125,7 +125,7 @@ import Testing
     @Test func anyEndpointGoesThroughGet() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let client = try OpenWeatherClient(settings: .init(baseURL: simulator.baseURL, apiKey: "key", timeout: .seconds(5)), userAgent: "test")
+        let client = try OpenWeatherClient(configuration: .init(baseURL: simulator.baseURL, apiKey: "key", timeout: .seconds(5)), userAgent: "test")
         let body = try client.get(APIRequest(path: "/data/2.5/weather", query: [.init("lat", "10.5"), .init("lon", "20.25"), .init("units", "metric")]))
         #expect(try WeatherDecoder.decode(body).latitude == 10.5)
         #expect(simulator.requests.last?.latitude == 10.5)

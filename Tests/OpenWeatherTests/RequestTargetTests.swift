@@ -10,7 +10,7 @@ import Testing
     static let key = "k3y/with+odd&chars=1"
 
     private func client(_ baseURL: String) throws -> OpenWeatherClient {
-        try OpenWeatherClient(settings: .init(baseURL: baseURL, apiKey: Self.key, language: "pt_br"), userAgent: "test")
+        try OpenWeatherClient(configuration: .init(baseURL: baseURL, apiKey: Self.key, language: "pt_br"), userAgent: "test")
     }
 
     @Test func eachRequestIsTheParsedBaseWithItsOwnTarget() throws {
@@ -37,7 +37,7 @@ import Testing
     @Test(arguments: ["api.openweathermap.org", "https://user:SECRET9@api.example", "https://api.example:99999", "https://api.example/?appid=SECRET9"])
     func aBadBaseURLFailsWhenTheClientIsMade(_ baseURL: String) {
         do throws(HTTPClientError) {
-            _ = try OpenWeatherClient(settings: .init(baseURL: baseURL, apiKey: Self.key), userAgent: "test")
+            _ = try OpenWeatherClient(configuration: .init(baseURL: baseURL, apiKey: Self.key), userAgent: "test")
             Issue.record("\(baseURL) was taken")
         } catch {
             #expect(error.kind == "invalid_url")

@@ -102,7 +102,7 @@ import Testing
 
     @Test func targetAsksForMetricUnitsAndEncodesTheKey() throws {
         let client = try OpenWeatherClient(
-            settings: .init(baseURL: "http://127.0.0.1:1/", apiKey: "a b&c", language: "zh_cn"), userAgent: "test")
+            configuration: .init(baseURL: "http://127.0.0.1:1/", apiKey: "a b&c", language: "zh_cn"), userAgent: "test")
         #expect(client.target(CurrentWeather.request(latitude: 51.5, longitude: -0.12, language: "zh_cn"))
             == "/data/2.5/weather?lat=51.5&lon=-0.12&units=metric&lang=zh_cn&appid=a%20b%26c")
     }

@@ -1,4 +1,5 @@
 import OpenWeather
+import Platform
 import TestSupport
 import Testing
 
@@ -55,7 +56,7 @@ import Testing
         #expect(abs(after.2 - before.2 - 35) < 1, "\(before.2) → \(after.2)")
         // Another latitude is not touched.
         let paris = try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?lat=48.8566&lon=2.3522&units=metric").text
-        let parisModel = WeatherModel.reading(latitude: 48.8566, longitude: 2.3522, at: Clock.wall()).temperature
+        let parisModel = WeatherModel.reading(latitude: 48.8566, longitude: 2.3522, at: SystemClock.wallSeconds()).temperature
         #expect(abs(try WeatherDecoder.decode(Array(paris.utf8)).temperatureCelsius - parisModel) < 1)
         #expect(try LoopbackHTTP.request(port: simulator.port, method: "DELETE", path: "/_simulator/weather").status == 200)
         #expect(abs(try now() - before.0) < 1)

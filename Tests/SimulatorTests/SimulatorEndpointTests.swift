@@ -7,7 +7,7 @@ import Testing
 /// The new endpoints as the exporter sees them: through the real client and decoders.
 @Suite(.blocking) struct SimulatorEndpointTests {
     static func client(_ simulator: Simulator, key: String = "test-key") throws -> OpenWeatherClient {
-        try OpenWeatherClient(settings: .init(baseURL: simulator.baseURL, apiKey: key, timeout: .seconds(5)), userAgent: "test")
+        try OpenWeatherClient(configuration: .init(baseURL: simulator.baseURL, apiKey: key, timeout: .seconds(5)), userAgent: "test")
     }
 
     static func expectHTTP(_ status: Int, _ message: String, _ call: () throws(OpenWeatherError) -> Void) {

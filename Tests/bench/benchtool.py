@@ -11,6 +11,10 @@ Subcommands:
   cpu PID                           user and system CPU seconds of PID so far
   metric URL NAME                   the value of an unlabelled series on URL
   wrk FILE                          parse wrk --latency output: rps p50_ms p99_ms requests
+  nginx-conf DIR PORT [TLS_PORT CERT KEY]
+                                    write DIR/nginx.conf: DIR/root served on PORT as nginx serves a
+                                    file at its best (sendfile, tcp_nopush, open_file_cache), and over
+                                    TLS on TLS_PORT when given
 """
 import gzip
 import json
@@ -171,6 +175,32 @@ def wrk(path):
     print(f"{rps:.0f} {p50:.3f} {p99:.3f} {requests} {'errors' if errors else 'ok'}")
 
 
+def nginx_conf(directory, port, tls_port=None, cert=None, key=None):
+    tls = ""
+    if tls_port:
+        tls = f"""
+    server {{
+        listen 127.0.0.1:{tls_port} ssl; root {directory}/root; open_file_cache max=16;
+        ssl_certificate {cert}; ssl_certificate_key {key};
+        ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:SSL:1m;
+    }}"""
+    with open(os.path.join(directory, "nginx.conf"), "w") as f:
+        f.write(f"""worker_processes auto;
+pid {directory}/nginx.pid;
+error_log {directory}/error.log;
+daemon off;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    default_type "text/plain; version=0.0.4; charset=utf-8";
+    keepalive_requests 1000000000;
+    client_body_temp_path {directory}; proxy_temp_path {directory}; fastcgi_temp_path {directory};
+    uwsgi_temp_path {directory}; scgi_temp_path {directory};
+    server {{ listen 127.0.0.1:{port}; root {directory}/root; sendfile on; tcp_nopush on; open_file_cache max=16; }}{tls}
+}}
+""")
+
+
 if __name__ == "__main__":
     command, rest = sys.argv[1], sys.argv[2:]
     if command == "free-port":
@@ -195,5 +225,7 @@ if __name__ == "__main__":
         metric(rest[0], rest[1])
     elif command == "wrk":
         wrk(rest[0])
+    elif command == "nginx-conf":
+        nginx_conf(*rest)
     else:
         raise SystemExit(__doc__)

@@ -120,26 +120,7 @@ printf 'tls_server_config:\n  cert_file: server.pem\n  key_file: server.key\nbas
 AUTH="Authorization: Basic $(printf 'bench:bench-secret' | base64)"
 mkdir -p "$WORK/nginx/root"
 cp "$WORK/metrics.prom" "$WORK/nginx/root/metrics"
-cat >"$WORK/nginx/nginx.conf" <<EOF
-worker_processes auto;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log;
-daemon off;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    default_type "text/plain; version=0.0.4; charset=utf-8";
-    keepalive_requests 1000000000;
-    client_body_temp_path $WORK/nginx; proxy_temp_path $WORK/nginx; fastcgi_temp_path $WORK/nginx;
-    uwsgi_temp_path $WORK/nginx; scgi_temp_path $WORK/nginx;
-    server { listen 127.0.0.1:$NGX_PORT; root $WORK/nginx/root; sendfile on; tcp_nopush on; open_file_cache max=16; }
-    server {
-        listen 127.0.0.1:$NGX_TLS_PORT ssl; root $WORK/nginx/root; open_file_cache max=16;
-        ssl_certificate $WORK/tls/server.pem; ssl_certificate_key $WORK/tls/server.key;
-        ssl_protocols TLSv1.2 TLSv1.3; ssl_session_cache shared:SSL:1m;
-    }
-}
-EOF
+$TOOL nginx-conf "$WORK/nginx" "$NGX_PORT" "$NGX_TLS_PORT" "$WORK/tls/server.pem" "$WORK/tls/server.key"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
 NGX_PID=$!
 PIDS+=($NGX_PID)

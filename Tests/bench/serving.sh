@@ -43,21 +43,7 @@ trap 'exit 130' INT TERM
 
 NGX_PORT=$($TOOL free-port)
 mkdir -p "$WORK/nginx/root"
-cat >"$WORK/nginx/nginx.conf" <<EOF
-worker_processes auto;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log;
-daemon off;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    default_type "text/plain; version=0.0.4; charset=utf-8";
-    keepalive_requests 1000000000;
-    client_body_temp_path $WORK/nginx; proxy_temp_path $WORK/nginx; fastcgi_temp_path $WORK/nginx;
-    uwsgi_temp_path $WORK/nginx; scgi_temp_path $WORK/nginx;
-    server { listen 127.0.0.1:$NGX_PORT; root $WORK/nginx/root; sendfile on; tcp_nopush on; open_file_cache max=16; }
-}
-EOF
+$TOOL nginx-conf "$WORK/nginx" "$NGX_PORT"
 nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
 NGX_PID=$!
 PIDS+=($NGX_PID)

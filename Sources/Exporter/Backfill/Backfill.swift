@@ -1,5 +1,6 @@
 import Glibc
 import OpenWeather
+import Platform
 
 /// Where a backfill reads the time and waits: the system's clock, or one a test moves by hand.
 protocol BackfillTime: Sendable {
@@ -10,7 +11,7 @@ protocol BackfillTime: Sendable {
 }
 
 struct SystemBackfillTime: BackfillTime {
-    func now() -> Double { Clock.wallSeconds() }
+    func now() -> Double { SystemClock.wallSeconds() }
 
     func sleep(until time: Double) {
         var left = time - now()
@@ -267,9 +268,17 @@ struct Backfill {
         var families = (weather?.families ?? []) + (airPollution?.families ?? [])
         families.removeAll { HistoryBlock.leftOut.contains($0.name) }
         let written = work.blocks.compactMap { $0 }
-        try BackfillParts.write(HistoryBlock.merge(written, families: families, labels: labels), to: output)
+        let file = try HistoryBlock.merge(written, families: families, labels: labels)
+        try BackfillParts.write(file, to: output)
         parts.remove()
-        report("wrote \(output): \(written.count) of \(work.ordered.count) locations; import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
+        let locations = "\(written.count) of \(work.ordered.count) locations"
+        if output == BackfillParts.standardOutput {
+            // Standard output has no name to import, and the data is all that went there: say what it held.
+            let samples = file.split(separator: UInt8(ascii: "\n")).count { $0.first != UInt8(ascii: "#") }
+            report("wrote \(samples) samples (\(locations)) to standard output; save it as FILE and import it with promtool tsdb create-blocks-from openmetrics FILE DIR")
+        } else {
+            report("wrote \(output): \(locations); import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
+        }
     }
 
     /// Every whole hour in `from..<until`: the moments of the weather's history.

@@ -56,6 +56,11 @@ struct AirPollutionForecastSource: Source {
     private static let maxIndex: StaticString = "openweather_forecast_air_quality_max_index"
     private static let scaleMaxIndex: StaticString = "openweather_forecast_air_quality_scale_max_index"
 
+    /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
+    private enum Family: Int, FamilyPosition {
+        case index, scaleIndex, pollutant, maxIndex, scaleMaxIndex
+    }
+
     var families: [MetricFamily] {
         [
             MetricFamily(name: Self.index.description, help: "Forecast air quality index (OpenWeather's 1 to 5) of the hour covering hours_ahead."),
@@ -87,13 +92,13 @@ struct AirPollutionForecastSource: Source {
         let now = shard.now
         let horizons = Spans.labelled(options.horizons)
         let windows = Spans.labelled(options.windows)
-        // In `families` order.
-        let targets = (0..<5).map { lines[family: $0] }
+        let indexLines = lines[family: Family.index], scaleIndexLines = lines[family: Family.scaleIndex], pollutantLines = lines[family: Family.pollutant]
+        let maxIndexLines = lines[family: Family.maxIndex], scaleMaxIndexLines = lines[family: Family.scaleMaxIndex]
         shard.withOpenings { openings in
             for (position, forecast) in shown {
                 let covering = horizons.map { forecast.step(covering: now + $0.0.seconds) }
                 let spans = windows.map { forecast.steps(from: now, to: now + $0.0.seconds) }
-                if let buffer = targets[0] {
+                if let buffer = indexLines {
                     for (step, (_, label)) in zip(covering, horizons) {
                         guard let step else { continue }
                         buffer.append(Self.index)
@@ -102,7 +107,7 @@ struct AirPollutionForecastSource: Source {
                         buffer.appendClosing(Double(forecast.steps[step].airQualityIndex))
                     }
                 }
-                if let buffer = targets[1] {
+                if let buffer = scaleIndexLines {
                     for scale in Self.scales {
                         for (step, (_, label)) in zip(covering, horizons) {
                             guard let step, let value = Self.value(forecast, step: step, column: scale.column) else { continue }
@@ -114,7 +119,7 @@ struct AirPollutionForecastSource: Source {
                         }
                     }
                 }
-                if let buffer = targets[2] {
+                if let buffer = pollutantLines {
                     let concentrations = horizons.map { forecast.gramsPerCubicMeter(at: now + $0.0.seconds) }
                     for (index, pollutant) in AirPollution.pollutants.enumerated() {
                         for (values, (_, label)) in zip(concentrations, horizons) {
@@ -127,7 +132,7 @@ struct AirPollutionForecastSource: Source {
                         }
                     }
                 }
-                if let buffer = targets[3] {
+                if let buffer = maxIndexLines {
                     for (span, (_, label)) in zip(spans, windows) {
                         guard let span, let highest = span.map({ forecast.steps[$0].airQualityIndex }).max() else { continue }
                         buffer.append(Self.maxIndex)
@@ -136,7 +141,7 @@ struct AirPollutionForecastSource: Source {
                         buffer.appendClosing(Double(highest))
                     }
                 }
-                if let buffer = targets[4] {
+                if let buffer = scaleMaxIndexLines {
                     for scale in Self.scales {
                         for (span, (_, label)) in zip(spans, windows) {
                             guard let span, let highest = span.compactMap({ Self.value(forecast, step: $0, column: scale.column) }).max() else { continue }

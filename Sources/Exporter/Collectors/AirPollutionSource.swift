@@ -24,6 +24,11 @@ struct AirPollutionSource: Source {
     private static let observation: StaticString = "openweather_air_pollution_observation_timestamp_seconds"
     private static let scaleIndex: StaticString = "openweather_air_quality_scale_index"
 
+    /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
+    private enum Family: Int, FamilyPosition {
+        case index, pollutant, observation, scaleIndex
+    }
+
     var families: [MetricFamily] {
         [
             MetricFamily(name: Self.index.description, help: "Air quality index (main.aqi): 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor."),
@@ -38,17 +43,17 @@ struct AirPollutionSource: Source {
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollution>, to lines: CollectorLines) {
-        // In `families` order.
-        let targets = (0..<4).map { lines[family: $0] }
+        let indexLines = lines[family: Family.index], pollutantLines = lines[family: Family.pollutant]
+        let observationLines = lines[family: Family.observation], scaleIndexLines = lines[family: Family.scaleIndex]
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 guard let reading = readings[position] else { continue }
-                if let buffer = targets[0] {
+                if let buffer = indexLines {
                     buffer.append(Self.index)
                     buffer.append(openings[position])
                     buffer.appendClosing(Double(reading.airQualityIndex))
                 }
-                if let buffer = targets[1] {
+                if let buffer = pollutantLines {
                     for (pollutant, value) in zip(AirPollution.pollutants, reading.gramsPerCubicMeter) {
                         guard let value else { continue }
                         buffer.append(Self.pollutant)
@@ -57,12 +62,12 @@ struct AirPollutionSource: Source {
                         buffer.appendClosing(value)
                     }
                 }
-                if let buffer = targets[2] {
+                if let buffer = observationLines {
                     buffer.append(Self.observation)
                     buffer.append(openings[position])
                     buffer.appendClosing(reading.observationTime)
                 }
-                if let buffer = targets[3] {
+                if let buffer = scaleIndexLines {
                     for (scale, value) in Self.scales(of: reading) {
                         buffer.append(Self.scaleIndex)
                         buffer.append(openings[position])

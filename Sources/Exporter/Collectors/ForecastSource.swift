@@ -93,6 +93,20 @@ struct ForecastSource: Source {
 
     private static let issued: StaticString = "openweather_forecast_issued_timestamp_seconds"
 
+    /// Positions in `families`, where each family's buffer is in the lines a shard is written to:
+    /// the horizon families, the window families, then the issue time.
+    private enum Family: FamilyPosition {
+        case atHorizon(Int), overWindow(Int), issued
+
+        var position: Int {
+            switch self {
+            case .atHorizon(let number): number
+            case .overWindow(let number): ForecastSource.atHorizons.count + number
+            case .issued: ForecastSource.atHorizons.count + ForecastSource.overWindows.count
+            }
+        }
+    }
+
     var families: [MetricFamily] {
         Self.atHorizons.map { MetricFamily(name: $0.name, help: $0.help) }
             + Self.overWindows.map { MetricFamily(name: $0.name, help: $0.help) }
@@ -108,9 +122,8 @@ struct ForecastSource: Source {
         let horizons = Spans.labelled(horizons)
         let windows = Spans.labelled(windows)
         shard.withOpenings { openings in
-            // Positions in `families`: the horizon families, the window families, then the issue time.
             for (number, family) in Self.atHorizons.enumerated() {
-                guard let buffer = lines[family: number] else { continue }
+                guard let buffer = lines[family: Family.atHorizon(number)] else { continue }
                 let name = Array(family.name.utf8)
                 for (position, forecast) in shown {
                     for (horizon, label) in horizons {
@@ -126,7 +139,7 @@ struct ForecastSource: Source {
             }
             let summaries = shown.map { _, forecast in windows.map { forecast.window(from: now, to: now + $0.0.seconds) } }
             for (number, family) in Self.overWindows.enumerated() {
-                guard let buffer = lines[family: Self.atHorizons.count + number] else { continue }
+                guard let buffer = lines[family: Family.overWindow(number)] else { continue }
                 let name = Array(family.name.utf8)
                 for ((position, _), perWindow) in zip(shown, summaries) {
                     for (summary, (_, label)) in zip(perWindow, windows) {
@@ -138,7 +151,7 @@ struct ForecastSource: Source {
                     }
                 }
             }
-            if let buffer = lines[family: Self.atHorizons.count + Self.overWindows.count] {
+            if let buffer = lines[family: Family.issued] {
                 for (position, forecast) in shown {
                     buffer.append(Self.issued)
                     buffer.append(openings[position])

@@ -97,7 +97,7 @@ struct OneCallSource: Source {
     private static let nextHour: StaticString = "openweather_precipitation_next_hour_meters"
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
-    private enum Family: Int {
+    private enum Family: Int, FamilyPosition {
         case uvIndex, dewPoint, dailyMin, dailyMax, alertInfo, alertEnd, nextStart, nextHour
     }
 

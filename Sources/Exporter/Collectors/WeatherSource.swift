@@ -114,9 +114,20 @@ struct WeatherSource: Source {
         ]
     }
 
-    /// Their positions in `families`: after the fields.
-    private static let conditionFamily = Field.allCases.count
-    private static let locationFamily = Field.allCases.count + 1
+    /// Positions in `families`, where each family's buffer is in the lines a shard is written to:
+    /// the fields' in their order, then the condition's and the location's.
+    private enum Family: FamilyPosition {
+        case field(Field), condition, location
+
+        var position: Int {
+            switch self {
+            case .field(let field): field.rawValue
+            case .condition: Field.allCases.count
+            case .location: Field.allCases.count + 1
+            }
+        }
+    }
+
     private static let conditionInfo: StaticString = "openweather_condition_info"
     private static let locationInfo: StaticString = "openweather_location_info"
     private static let fieldNames = Field.allCases.map { Array($0.name.utf8) }
@@ -136,7 +147,7 @@ struct WeatherSource: Source {
         guard !shown.isEmpty else { return }
         shard.withOpenings { openings in
             for field in Field.allCases {
-                guard let buffer = lines[family: field] else { continue }
+                guard let buffer = lines[family: Family.field(field)] else { continue }
                 Self.fieldNames[field.rawValue].withUnsafeBufferPointer { name in
                     for (position, _) in shown {
                         guard let value = values[field.rawValue * count + position] else { continue }
@@ -144,7 +155,7 @@ struct WeatherSource: Source {
                     }
                 }
             }
-            if let buffer = lines[family: Self.conditionFamily] {
+            if let buffer = lines[family: Family.condition] {
                 for (position, reading) in shown {
                     guard let primary = reading.primaryCondition else { continue }
                     buffer.append(Self.conditionInfo)
@@ -155,7 +166,7 @@ struct WeatherSource: Source {
                     buffer.appendClosing(1)
                 }
             }
-            if let buffer = lines[family: Self.locationFamily] {
+            if let buffer = lines[family: Family.location] {
                 for (position, reading) in shown {
                     buffer.append(Self.locationInfo)
                     buffer.append(openings[position])

@@ -38,7 +38,7 @@ public struct Configuration: Sendable {
     /// Base URL of the OpenWeather API (or a proxy, or the simulator).
     public var openWeatherURL = Settings.url.defaultValue
     /// Which proxy API requests go through: --openweather.proxy-url, else the *_PROXY variables.
-    var proxy = ProxySettings.direct
+    var proxy = ProxyConfiguration.direct
     /// What no log line may show: the key and the proxies' credentials, in each form they are echoed.
     var secrets: [String] { [apiKey.value] + proxy.secrets }
     /// CA certificates trusted besides the system bundle.

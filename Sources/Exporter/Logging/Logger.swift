@@ -1,6 +1,7 @@
 import Glibc
 import HTTPClient
 import Locking
+import Platform
 
 /// One line per event, logfmt or JSON, to stderr. Every line passes through a
 /// redaction of the secrets it was given: the key cannot leak even if a
@@ -52,7 +53,7 @@ public struct Logger: Sendable {
         // The message and the values as one text: a secret split across two of them is found too.
         let secrets = self.secrets.list
         let values = secrets.isEmpty ? [message] + fields.map(\.1) : Redaction.redacted(pieces: [message] + fields.map(\.1), secrets: secrets)
-        let all = [("ts", Clock.rfc3339(Clock.wallSeconds())), ("level", level.rawValue), ("msg", values[0])]
+        let all = [("ts", Clock.rfc3339(SystemClock.wallSeconds())), ("level", level.rawValue), ("msg", values[0])]
             + zip(fields, values.dropFirst()).map { ($0.0.0, $0.1) }
         sink(format == .json ? Self.json(all) : Self.logfmt(all))
     }

@@ -6,7 +6,7 @@ import Exposition
 protocol Collector: Sendable {
     /// Every family it writes, each series with `location` as its first label.
     var families: [MetricFamily] { get }
-    /// `shard`'s lines of `families`, appended to their buffers: `lines[k]` is the buffer of `families[k]`.
+    /// `shard`'s lines of `families`, appended to their buffers, each reached as `lines[family: Family.x]`.
     func appendSeries(of shard: ShardSeries, to lines: CollectorLines)
 }
 
@@ -108,10 +108,21 @@ struct FamilyLines {
 }
 
 /// The buffers one collector writes, by the position of the family in its own `families`: where a
-/// family's lines go is found once per layout, not by name in every shard.
+/// family's lines go is found once per layout, not by name in every shard. A collector reaches them
+/// one way only, through its own `Family` type, which names each position once; no bare numbers.
 struct CollectorLines {
     let buffers: [ByteBuffer?]
 
-    subscript(family family: Int) -> ByteBuffer? { buffers[family] }
-    subscript<Family: RawRepresentable>(family family: Family) -> ByteBuffer? where Family.RawValue == Int { buffers[family.rawValue] }
+    subscript(family family: some FamilyPosition) -> ByteBuffer? { buffers[family.position] }
+}
+
+/// One of a collector's families, by its position in the collector's `families` (nil buffer: the
+/// family is not in this exposition).
+protocol FamilyPosition {
+    var position: Int { get }
+}
+
+/// The usual form: an enum whose cases are the families in `families` order.
+extension FamilyPosition where Self: RawRepresentable, RawValue == Int {
+    var position: Int { rawValue }
 }

@@ -17,6 +17,11 @@ struct HealthCollector: Collector {
     private static let rain: StaticString = "openweather_rain_alert_threshold_meters"
     private static let names = [up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain]
 
+    /// Positions in `families` (and `names`), where each family's buffer is in the lines a shard is written to.
+    private enum Family: Int, CaseIterable, FamilyPosition {
+        case up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain
+    }
+
     var families: [MetricFamily] {
         [
             MetricFamily(name: Self.up.description, help: "1 when the last poll of the location from the source succeeded, else 0."),
@@ -37,14 +42,13 @@ struct HealthCollector: Collector {
     }
 
     func appendSeries(of shard: ShardSeries, to lines: CollectorLines) {
-        // In `families` order.
-        let targets = Self.names.indices.map { lines[family: $0] }
+        let buffers = Family.allCases.map { lines[family: $0] }
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 let opening = openings[position]
-                func line(_ family: Int, _ value: Double, source: String? = nil, bound: StaticString? = nil, unit: String? = nil) {
-                    guard let buffer = targets[family] else { return }
-                    buffer.append(Self.names[family])
+                func line(_ family: Family, _ value: Double, source: String? = nil, bound: StaticString? = nil, unit: String? = nil) {
+                    guard let buffer = buffers[family.position] else { return }
+                    buffer.append(Self.names[family.position])
                     buffer.append(opening)
                     if let source { buffer.appendLabel("source", source) }
                     if let bound { buffer.appendLabel("bound", bound.description) }
@@ -53,23 +57,23 @@ struct HealthCollector: Collector {
                 }
                 let state = shard.locations[position]
                 for (slot, source) in sources.enumerated() where state.sources[slot].applies {
-                    line(0, state.sources[slot].up == true ? 1 : 0, source: source)
+                    line(.up, state.sources[slot].up == true ? 1 : 0, source: source)
                 }
                 for (slot, source) in sources.enumerated() where state.sources[slot].applies {
-                    if let success = state.sources[slot].lastSuccess { line(1, success, source: source) }
+                    if let success = state.sources[slot].lastSuccess { line(.lastSuccess, success, source: source) }
                 }
                 for (slot, source) in sources.enumerated() where state.sources[slot].applies {
-                    if let seconds = state.sources[slot].lastPollDuration { line(2, seconds, source: source) }
+                    if let seconds = state.sources[slot].lastPollDuration { line(.duration, seconds, source: source) }
                 }
                 let alerts = state.thresholds
-                if let above = alerts.above { line(3, above.celsius, bound: "above") }
-                if let below = alerts.below { line(3, below.celsius, bound: "below") }
-                if let above = alerts.above { line(4, 1, bound: "above", unit: above.unit.rawValue) }
-                if let below = alerts.below { line(4, 1, bound: "below", unit: below.unit.rawValue) }
+                if let above = alerts.above { line(.thresholds, above.celsius, bound: "above") }
+                if let below = alerts.below { line(.thresholds, below.celsius, bound: "below") }
+                if let above = alerts.above { line(.thresholdInfo, 1, bound: "above", unit: above.unit.rawValue) }
+                if let below = alerts.below { line(.thresholdInfo, 1, bound: "below", unit: below.unit.rawValue) }
                 // Only beside a temperature bound, which is all it serves.
-                if let margin = alerts.hysteresisCelsius, alerts.above != nil || alerts.below != nil { line(5, margin) }
-                if let gust = alerts.gustMetersPerSecond { line(6, gust) }
-                if let rain = alerts.rainMeters { line(7, rain) }
+                if let margin = alerts.hysteresisCelsius, alerts.above != nil || alerts.below != nil { line(.hysteresis, margin) }
+                if let gust = alerts.gustMetersPerSecond { line(.gust, gust) }
+                if let rain = alerts.rainMeters { line(.rain, rain) }
             }
         }
     }

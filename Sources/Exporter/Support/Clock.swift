@@ -1,19 +1,8 @@
 import Glibc
+import Platform
 
-/// Wall and monotonic time as `Double` seconds, from `clock_gettime`.
+/// Time as users read it. The clocks themselves are `Platform.SystemClock`'s.
 enum Clock {
-    /// Seconds since the epoch, for timestamps users see.
-    static func wallSeconds() -> Double { now(CLOCK_REALTIME) }
-
-    /// Seconds on a clock that never jumps, for intervals and deadlines.
-    static func monotonicSeconds() -> Double { now(CLOCK_MONOTONIC) }
-
-    private static func now(_ clock: clockid_t) -> Double {
-        var spec = timespec()
-        clock_gettime(clock, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-
     /// `2026-11-29T16:00:00.123Z`. A time outside years 1...9999 (a state file's, say) is shown as
     /// the nearest end of that range, and NaN as the epoch: converting them to `time_t` would trap.
     static func rfc3339(_ seconds: Double) -> String {
@@ -42,6 +31,6 @@ protocol TimeSource: Sendable {
 /// The system's clocks.
 struct SystemTime: TimeSource {
     init() {}
-    func monotonic() -> Double { Clock.monotonicSeconds() }
-    func wall() -> Double { Clock.wallSeconds() }
+    func monotonic() -> Double { SystemClock.monotonicSeconds() }
+    func wall() -> Double { SystemClock.wallSeconds() }
 }

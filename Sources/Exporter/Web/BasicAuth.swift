@@ -1,5 +1,6 @@
 import CCrypt
 import Dispatch
+import Encoding
 import Locking
 import HTTPServer
 
@@ -85,46 +86,11 @@ final class BasicAuth: Sendable {
     static func credentials(_ header: String?) -> (user: String, password: String)? {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = base64Decode(parts[1].utf8) else { return nil }
+        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Base64.decoded(parts[1].utf8) else { return nil }
         guard let colon = decoded.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         guard let user = String(validating: decoded[..<colon], as: UTF8.self),
               let password = String(validating: decoded[(colon + 1)...], as: UTF8.self) else { return nil }
         return (user, password)
-    }
-
-    /// Standard base64 with padding, strictly (as Go's StdEncoding).
-    static func base64Decode<Bytes: Collection<UInt8>>(_ text: Bytes) -> [UInt8]? {
-        let input = Array(text)
-        guard input.count % 4 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(input.count / 4 * 3)
-        var k = 0
-        while k < input.count {
-            var quad: UInt32 = 0
-            var padding = 0
-            for j in 0..<4 {
-                let c = input[k + j]
-                let value: UInt32
-                switch c {
-                case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = UInt32(c - UInt8(ascii: "A"))
-                case UInt8(ascii: "a")...UInt8(ascii: "z"): value = UInt32(c - UInt8(ascii: "a") + 26)
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = UInt32(c - UInt8(ascii: "0") + 52)
-                case UInt8(ascii: "+"): value = 62
-                case UInt8(ascii: "/"): value = 63
-                case UInt8(ascii: "=") where k + 4 == input.count && j >= 2:
-                    padding += 1
-                    value = 0
-                default: return nil
-                }
-                if padding > 0 && c != UInt8(ascii: "=") { return nil }
-                quad = quad << 6 | value
-            }
-            out.append(UInt8(truncatingIfNeeded: quad >> 16))
-            if padding < 2 { out.append(UInt8(truncatingIfNeeded: quad >> 8)) }
-            if padding < 1 { out.append(UInt8(truncatingIfNeeded: quad)) }
-            k += 4
-        }
-        return out
     }
 }
 

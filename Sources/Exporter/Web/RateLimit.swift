@@ -2,7 +2,7 @@ import Synchronization
 
 /// `rate_limit` of the web config, as exporter-toolkit reads it: one request per `interval` on average, up
 /// to `burst` at once.
-struct RateLimitSettings: Equatable, Sendable {
+struct RateLimitConfiguration: Equatable, Sendable {
     /// Nanoseconds between two requests; more than 0.
     var interval: Int64
     /// Requests let through at once after a quiet spell; at least 1.
@@ -34,26 +34,26 @@ struct RateLimitSettings: Equatable, Sendable {
 /// back every `interval`. Kept as the time at which the bucket would be full again (GCRA), so a check is
 /// one compare-and-swap.
 final class RateLimiter: Sendable {
-    let settings: RateLimitSettings
+    let configuration: RateLimitConfiguration
     /// Monotonic nanoseconds at which every token is back; 0: full.
     private let fullAt = Atomic<Int64>(0)
 
     /// Nil without a limit.
-    init?(_ settings: RateLimitSettings?) {
-        guard let settings, settings.interval > 0, settings.burst > 0 else { return nil }
-        self.settings = settings
+    init?(_ configuration: RateLimitConfiguration?) {
+        guard let configuration, configuration.interval > 0, configuration.burst > 0 else { return nil }
+        self.configuration = configuration
     }
 
     /// Takes a token at `now` (monotonic nanoseconds) if there is one.
     func allow(now: Int64) -> Bool {
-        let (span, spanOverflow) = settings.interval.multipliedReportingOverflow(by: Int64(settings.burst - 1))
+        let (span, spanOverflow) = configuration.interval.multipliedReportingOverflow(by: Int64(configuration.burst - 1))
         let capacity = spanOverflow ? Int64.max : span
         var current = fullAt.load(ordering: .relaxed)
         while true {
             let from = max(current, now)
             // Full again more than `burst - 1` intervals from now: no token left.
             guard from - now <= capacity else { return false }
-            let (next, overflow) = from.addingReportingOverflow(settings.interval)
+            let (next, overflow) = from.addingReportingOverflow(configuration.interval)
             let (exchanged, original) = fullAt.compareExchange(
                 expected: current, desired: overflow ? Int64.max : next, ordering: .relaxed)
             if exchanged { return true }

@@ -6,12 +6,12 @@ import YAML
 /// https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md
 struct WebConfig: Sendable {
     /// Nil when `tls_server_config` sets none of cert_file, key_file, client_ca_file, client_auth_type (plain HTTP).
-    var tls: TLSServerSettings?
+    var tls: TLSServerConfiguration?
     /// User name to bcrypt hash; empty: no authentication.
     var users: [String: String] = [:]
     var headers: [(name: String, value: String)] = []
     /// Nil without `rate_limit` or with `interval: 0` (the toolkit's way to switch it off).
-    var rateLimit: RateLimitSettings?
+    var rateLimit: RateLimitConfiguration?
     /// Accepted as the toolkit accepts them, but worth a warning line each time the file loads.
     var notes: [String] = []
 
@@ -124,14 +124,14 @@ private struct Reader {
         return config
     }
 
-    mutating func tls(_ node: YAMLNode) throws(ConfigError) -> TLSServerSettings? {
+    mutating func tls(_ node: YAMLNode) throws(ConfigError) -> TLSServerConfiguration? {
         let known = [
             "cert_file", "key_file", "client_auth_type", "client_ca_file", "min_version", "max_version",
             "cipher_suites", "curve_preferences", "prefer_server_cipher_suites", "cert", "key", "client_ca",
             "client_allowed_sans",
         ]
         var values: [String: (YAMLNode, String)] = [:]
-        var settings = TLSServerSettings(certFile: "", keyFile: "")
+        var tls = TLSServerConfiguration(certFile: "", keyFile: "")
         for entry in try entries(node, "tls_server_config", known: known) {
             switch entry.key {
             case "cert", "key", "client_ca":
@@ -141,9 +141,9 @@ private struct Reader {
             case "cipher_suites":
                 let suites = try strings(entry.value, entry.key)
                 let tls13 = suites.filter(WebConfig.tls13CipherSuites.contains)
-                settings.cipherSuites = suites.filter { !tls13.contains($0) }
+                tls.cipherSuites = suites.filter { !tls13.contains($0) }
                 if !tls13.isEmpty {
-                    let rest = settings.cipherSuites.isEmpty ? "; TLS 1.2 keeps its default suites" : ""
+                    let rest = tls.cipherSuites.isEmpty ? "; TLS 1.2 keeps its default suites" : ""
                     notes.append("\(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence this")
                 }
             case "curve_preferences":
@@ -152,20 +152,20 @@ private struct Reader {
                     guard let name = names[curve] else {
                         throw fail(entry.value, "unknown curve: \(curve); use CurveP256, CurveP384, CurveP521 or X25519")
                     }
-                    settings.curves.append(name)
+                    tls.curves.append(name)
                 }
             case "prefer_server_cipher_suites":
-                settings.preferServerCipherSuites = try bool(entry.value, entry.key)
+                tls.preferServerCipherSuites = try bool(entry.value, entry.key)
             default:
                 values[entry.key] = (entry.value, try string(entry.value, entry.key))
             }
         }
         for key in ["min_version", "max_version"] {
             guard let (node, text) = values[key] else { continue }
-            guard let version = TLSServerSettings.Version(rawValue: text) else {
+            guard let version = TLSServerConfiguration.Version(rawValue: text) else {
                 throw fail(node, "unknown TLS version: \(text); use TLS10, TLS11, TLS12 or TLS13")
             }
-            if key == "min_version" { settings.minVersion = version } else { settings.maxVersion = version }
+            if key == "min_version" { tls.minVersion = version } else { tls.maxVersion = version }
             if key == "min_version" && version < .tls12 {
                 notes.append("\(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and SHA-1 signatures accepted); use TLS12 unless a client cannot")
             }
@@ -178,26 +178,26 @@ private struct Reader {
         guard !certFile.isEmpty || !keyFile.isEmpty || !caFile.isEmpty || !clientAuth.isEmpty else { return nil }
         guard !certFile.isEmpty else { throw fail(node, "missing one of cert or cert_file in tls_server_config; add cert_file: server.crt") }
         guard !keyFile.isEmpty else { throw fail(node, "missing one of key or key_file in tls_server_config; add key_file: server.key") }
-        settings.certFile = path(certFile)
-        settings.keyFile = path(keyFile)
+        tls.certFile = path(certFile)
+        tls.keyFile = path(keyFile)
         switch clientAuth {
-        case "", "NoClientCert": settings.clientAuth = .noClientCert
-        case "RequireClientCert": settings.clientAuth = .requireAnyClientCert  // the toolkit's old spelling
+        case "", "NoClientCert": tls.clientAuth = .noClientCert
+        case "RequireClientCert": tls.clientAuth = .requireAnyClientCert  // the toolkit's old spelling
         default:
-            guard let mode = TLSServerSettings.ClientAuth(rawValue: clientAuth) else {
+            guard let mode = TLSServerConfiguration.ClientAuth(rawValue: clientAuth) else {
                 let (node, _) = values["client_auth_type"]!
-                let choices = TLSServerSettings.ClientAuth.allCases.map(\.rawValue).joined(separator: ", ")
+                let choices = TLSServerConfiguration.ClientAuth.allCases.map(\.rawValue).joined(separator: ", ")
                 throw fail(node, "invalid ClientAuth: \(clientAuth); use one of \(choices)")
             }
-            settings.clientAuth = mode
+            tls.clientAuth = mode
         }
         if !caFile.isEmpty {
-            guard settings.clientAuth != .noClientCert else {
+            guard tls.clientAuth != .noClientCert else {
                 throw fail(values["client_ca_file"]!.0, "client CA's have been configured without a Client Auth Policy; set client_auth_type: RequireAndVerifyClientCert")
             }
-            settings.clientCAFile = path(caFile)
+            tls.clientCAFile = path(caFile)
         }
-        return settings
+        return tls
     }
 
     func http(_ node: YAMLNode) throws(ConfigError) -> [(name: String, value: String)] {
@@ -228,13 +228,13 @@ private struct Reader {
         return headers
     }
 
-    func rateLimit(_ node: YAMLNode) throws(ConfigError) -> RateLimitSettings? {
+    func rateLimit(_ node: YAMLNode) throws(ConfigError) -> RateLimitConfiguration? {
         var interval: (node: YAMLNode, nanoseconds: Int64)?
         var burst: (node: YAMLNode, count: Int)?
         for entry in try entries(node, "rate_limit", known: ["interval", "burst"]) {
             let text = try string(entry.value, entry.key)
             if entry.key == "interval" {
-                guard let nanoseconds = RateLimitSettings.goDuration(text) else {
+                guard let nanoseconds = RateLimitConfiguration.goDuration(text) else {
                     throw fail(entry.value, "interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"\(text)\"")
                 }
                 interval = (entry.value, nanoseconds)
@@ -250,7 +250,7 @@ private struct Reader {
         guard let burst, burst.count > 0 else {
             throw fail(burst?.node ?? node, "rate_limit needs a burst of at least 1 (with 0 every request would be refused with 429); add burst: 10")
         }
-        return RateLimitSettings(interval: interval.nanoseconds, burst: burst.count)
+        return RateLimitConfiguration(interval: interval.nanoseconds, burst: burst.count)
     }
 
     func users(_ node: YAMLNode) throws(ConfigError) -> [String: String] {

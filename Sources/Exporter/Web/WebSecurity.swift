@@ -1,6 +1,7 @@
 import Glibc
 import HTTPServer
 import Locking
+import Platform
 
 /// The `--web.config.file` in force. Like exporter-toolkit, which reads the file on every request, changes
 /// apply without a restart: the file is checked at most once a second (on requests) and on reload; a file
@@ -39,7 +40,7 @@ final class WebSecurity: Sendable {
         for note in config.notes { logger.warn(note) }
         state = Locked(State(
             auth: BasicAuth(users: config.users), limiter: RateLimiter(config.rateLimit), stamp: Self.stamp(path),
-            checkedAt: Self.monotonic(), failureLogged: false))
+            checkedAt: SystemClock.monotonicNanoseconds(), failureLogged: false))
         tls?.setRefresh { [weak self] in self?.refreshIfChanged() }
     }
 
@@ -52,13 +53,13 @@ final class WebSecurity: Sendable {
     /// Whether `rate_limit` lets one more request through now (always, without one).
     func admit() -> Bool {
         guard let limiter = state.withLock({ $0.limiter }) else { return true }
-        return limiter.allow(now: Self.monotonic())
+        return limiter.allow(now: SystemClock.monotonicNanoseconds())
     }
 
     /// At most once a second: re-read the file if it changed. Requests call it, and so do TLS accepts (a
     /// change to client_auth_type may be what lets the next handshake, and so the next request, through).
     private func refreshIfChanged() {
-        let now = Self.monotonic()
+        let now = SystemClock.monotonicNanoseconds()
         let due: Bool = state.withLock { state in
             guard now - state.checkedAt >= 1_000_000_000 else { return false }
             state.checkedAt = now
@@ -77,8 +78,8 @@ final class WebSecurity: Sendable {
         let config: WebConfig
         do {
             config = try WebConfig.load(path: path)
-            if let settings = config.tls, let tls, settings != tls.settings {
-                try tls.update(settings)
+            if let configuration = config.tls, let tls, configuration != tls.configuration {
+                try tls.update(configuration)
             }
         } catch let error as ConfigError {
             state.withLock { $0.stamp = stamp }
@@ -94,7 +95,7 @@ final class WebSecurity: Sendable {
         for note in config.notes { logger.warn(note) }
         state.withLock { state in
             // An unchanged rate_limit keeps its bucket: a fresh one would hand out a new burst.
-            let limiter = state.limiter?.settings == config.rateLimit ? state.limiter : RateLimiter(config.rateLimit)
+            let limiter = state.limiter?.configuration == config.rateLimit ? state.limiter : RateLimiter(config.rateLimit)
             state = State(
                 auth: BasicAuth(users: config.users, previous: state.auth), limiter: limiter, stamp: stamp,
                 checkedAt: state.checkedAt, failureLogged: false)
@@ -106,12 +107,6 @@ final class WebSecurity: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { return [] }
         return [Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec)]
-    }
-
-    private static func monotonic() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }
 

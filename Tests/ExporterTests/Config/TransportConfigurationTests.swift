@@ -16,7 +16,7 @@ import Testing
 
     @Test func proxiesComeFromTheEnvironment() throws {
         let config = try load(location, environment: environment(["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"]))
-        #expect(config.proxy == (try ProxySettings(environment: ["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"])))
+        #expect(config.proxy == (try ProxyConfiguration(environment: ["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"])))
         #expect(config.proxy != .direct)
     }
 
@@ -24,7 +24,7 @@ import Testing
         let config = try load(
             location + ["--openweather.proxy-url=http://u:p@flag.corp:8080"],
             environment: environment(["HTTPS_PROXY": "http://env.corp:3128", "NO_PROXY": "*"]))
-        #expect(config.proxy == ProxySettings(proxy: try ProxyServer(parsing: "http://u:p@flag.corp:8080", origin: "")))
+        #expect(config.proxy == ProxyConfiguration(proxy: try ProxyServer(parsing: "http://u:p@flag.corp:8080", origin: "")))
     }
 
     @Test func demoIgnoresProxies() throws {

@@ -352,6 +352,17 @@ import Testing
         both.refreshProcess()
         let gzip = try #require(both.body(.openMetrics).gzip)
         #expect(Gzip.inflate(gzip) == both.body(.openMetrics).kept?.contents)
+        // Segments are kept by their chunk's text: after polls change some chunks and not others,
+        // the member is still the new text.
+        let old = try #require(both.body(.text).kept?.contents)
+        rig.run(until: 1000 + 1300)
+        both.refreshWeather()
+        for format in ExpositionFormat.allCases {
+            let body = both.body(format)
+            let kept = try #require(body.kept)
+            #expect(Gzip.inflate(try #require(body.gzip), expectedCount: body.plainCount) == kept.contents)
+        }
+        #expect(both.body(.text).kept?.contents != old)
     }
 
     @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {

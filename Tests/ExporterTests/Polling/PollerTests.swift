@@ -1,5 +1,6 @@
 import Glibc
 import OpenWeather
+import Platform
 import Simulator
 import Synchronization
 import TestSupport
@@ -27,7 +28,7 @@ import Testing
             configuration.openWeatherURL = baseURL ?? "\(scheme)://127.0.0.1:\(simulator.port)"
             configuration.requestTimeout = timeout
             let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
-            store = WeatherStore(plan: plan, now: Clock.wallSeconds())
+            store = WeatherStore(plan: plan, now: SystemClock.wallSeconds())
             let logs = LogCapture()
             self.logs = logs
             poller = Poller(plan: plan, store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }), onChange: {})

@@ -1,6 +1,7 @@
 import Glibc
 import Gzip
 import OpenWeather
+import Platform
 import Testing
 
 @testable import Exporter
@@ -95,7 +96,7 @@ struct RenderBenchmark {
     @Test(arguments: [["weather"], ["air_pollution", "weather"], ["forecast", "weather"], ["air_pollution_forecast", "weather"]])
     func renderTimes(sources: [String]) throws {
         let count = Self.locationCount
-        let now = Clock.wallSeconds()
+        let now = SystemClock.wallSeconds()
         let store = try Self.store(count: count, now: now, sources: sources)
         let publisher = MetricsPublisher(store: store)
         let snapshot = store.snapshot()

@@ -1,4 +1,5 @@
 import Dispatch
+import Encoding
 import Glibc
 import Synchronization
 import TestSupport
@@ -42,7 +43,7 @@ import Testing
     func send(_ port: UInt16, user: String, password: String, from source: String = "127.0.0.1", timeout: Double = 1) throws -> Int32 {
         let fd = try LoopbackHTTP.connect(port: port, source: source, timeoutSeconds: timeout)
         let credentials = Array("\(user):\(password)".utf8)
-        try LoopbackHTTP.send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(base64(credentials))\r\n\r\n")
+        try LoopbackHTTP.send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(Base64.encoded(credentials))\r\n\r\n")
         return fd
     }
 
@@ -53,19 +54,6 @@ import Testing
             if let response = try? LoopbackResponse.take(from: &buffer) { return response.status }
         }
         return nil
-    }
-
-    func base64(_ bytes: [UInt8]) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        var out: [UInt8] = []
-        for start in stride(from: 0, to: bytes.count, by: 3) {
-            let chunk = Array(bytes[start..<min(start + 3, bytes.count)]) + [0, 0]
-            let value = UInt32(chunk[0]) << 16 | UInt32(chunk[1]) << 8 | UInt32(chunk[2])
-            for k in 0..<4 {
-                out.append(k <= bytes.count - start ? alphabet[Int(value >> (18 - 6 * UInt32(k)) & 63)] : UInt8(ascii: "="))
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// 127.0.0.1 as the server names it.
@@ -211,7 +199,7 @@ import Testing
     }
 
     @Test func theBucketIsFullAtStartAndRefillsOnePerInterval() throws {
-        let limiter = try #require(RateLimiter(RateLimitSettings(interval: 1_000_000_000, burst: 3)))
+        let limiter = try #require(RateLimiter(RateLimitConfiguration(interval: 1_000_000_000, burst: 3)))
         let t0: Int64 = 50_000_000_000
         #expect((0..<4).map { _ in limiter.allow(now: t0) } == [true, true, true, false])
         #expect(!limiter.allow(now: t0 + 999_999_999))
@@ -220,6 +208,6 @@ import Testing
         // A long quiet spell fills the bucket to its burst, no more.
         #expect((0..<4).map { _ in limiter.allow(now: t0 + 100_000_000_000) } == [true, true, true, false])
         #expect(RateLimiter(nil) == nil)
-        #expect(RateLimiter(RateLimitSettings(interval: Int64.max, burst: Int.max))?.allow(now: t0) == true)
+        #expect(RateLimiter(RateLimitConfiguration(interval: Int64.max, burst: Int.max))?.allow(now: t0) == true)
     }
 }

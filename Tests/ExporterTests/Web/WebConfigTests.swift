@@ -98,17 +98,17 @@ import Testing
 
     /// `rate_limit` with Go's durations, as the toolkit reads it; an interval of 0 (or none) is no limit.
     @Test func readsTheRateLimit() throws {
-        #expect(try parse("rate_limit:\n  interval: 1s\n  burst: 10\n").rateLimit == RateLimitSettings(interval: 1_000_000_000, burst: 10))
+        #expect(try parse("rate_limit:\n  interval: 1s\n  burst: 10\n").rateLimit == RateLimitConfiguration(interval: 1_000_000_000, burst: 10))
         #expect(try parse("rate_limit:\n  interval: 1m30.5s\n  burst: 1\n").rateLimit?.interval == 90_500_000_000)
         #expect(try parse("rate_limit:\n  interval: 250ms\n  burst: 1\n").rateLimit?.interval == 250_000_000)
         #expect(try parse("rate_limit:\n  interval: 100us\n  burst: 1\n").rateLimit?.interval == 100_000)
         #expect(try parse("rate_limit:\n  interval: 0\n  burst: 0\n").rateLimit == nil)
         #expect(try parse("rate_limit:\n  burst: 5\n").rateLimit == nil)
         #expect(try parse("rate_limit:\n").rateLimit == nil)
-        #expect(RateLimitSettings.goDuration("1h") == 3_600_000_000_000)
-        #expect(RateLimitSettings.goDuration("300h") == 1_080_000_000_000_000)
+        #expect(RateLimitConfiguration.goDuration("1h") == 3_600_000_000_000)
+        #expect(RateLimitConfiguration.goDuration("300h") == 1_080_000_000_000_000)
         for bad in ["", "1", "s", "1.s2", "1..5s", "1e3s", "3000000h", " 1s"] {
-            #expect(RateLimitSettings.goDuration(bad) == nil, "\(bad)")
+            #expect(RateLimitConfiguration.goDuration(bad) == nil, "\(bad)")
         }
     }
 

@@ -12,7 +12,7 @@ private let source: TLSContextSource = {
         fatalError("set FUZZ_TLS_CERT and FUZZ_TLS_KEY (fuzz.sh tls does)")
     }
     do {
-        return try TLSContextSource(TLSServerSettings(certFile: cert, keyFile: key))
+        return try TLSContextSource(TLSServerConfiguration(certFile: cert, keyFile: key))
     } catch {
         fatalError("\(error)")
     }

@@ -7,9 +7,9 @@ extension ConfigurationLoader {
     func loadTransport(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
         do {
             if let proxy = settings.values[Settings.proxyURL.flag.name] {
-                config.proxy = ProxySettings(proxy: try ProxyServer(parsing: proxy.text, origin: proxy.origin))
+                config.proxy = ProxyConfiguration(proxy: try ProxyServer(parsing: proxy.text, origin: proxy.origin))
             } else {
-                config.proxy = try ProxySettings(environment: environment)
+                config.proxy = try ProxyConfiguration(environment: environment)
             }
         } catch .invalidURL(let reason) {
             // The reason already names the flag or variable and the fix; "invalid URL" would repeat it.
