@@ -61,13 +61,13 @@ let package = Package(
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
-        .testTarget(name: "YAMLTests", dependencies: ["YAML"]),
+        .testTarget(name: "YAMLTests", dependencies: ["YAML", "TestSupport"]),
         .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "JSON", "Simulator", "TestSupport"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "JSON", "OpenWeather", "Platform", "TestSupport"]),
         .testTarget(name: "ExporterTests", dependencies: ["Encoding", "Exporter", "Gzip", "HTTPServer", "Locking", "Platform", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Encoding", "openweather-exporter", "Simulator", "TestSupport"]
+            dependencies: ["Encoding", "Exporter", "openweather-exporter", "Simulator", "TestSupport"]
         ),
     ]
 )

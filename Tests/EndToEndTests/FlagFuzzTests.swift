@@ -1,65 +1,125 @@
+@testable import Exporter
 import Glibc
 import TestSupport
 import Testing
 
 /// No value from outside traps, an operator's included (issue 27): `--web.read-timeout=300y` and
 /// `--web.idle-timeout=300y` once killed the exporter at start (SIGILL in a nanoseconds conversion).
-/// The real binary is started with every flag that takes a number or a duration, read from its own
-/// `--help` (which lists `Flag.all`, so a new flag is covered without an edit here), and extreme
-/// values: each start ends in exit 2 with a message, or starts cleanly and stops on SIGTERM with 0.
-/// Never a signal. The starts go through the whole path (parse, the server, the poller), not only the
-/// parser, since the trap was in the server's start.
+/// The real binary is started with every setting that takes a number or a duration (from `Flag.all`,
+/// so a new flag is covered without an edit here) set to extreme values through each door an operator
+/// has: the flag, its environment variable and its config-file key (the `Setting` table gives each).
+/// Every start ends in exit 2 with a message naming where the value came from, or starts cleanly and
+/// stops on SIGTERM with 0. Never a signal, never a hang. The starts go through the whole path
+/// (parse, the server, the poller), not only the parser, since the trap was in the server's start.
 @Suite(.endToEnd) struct FlagFuzzTests {
     /// Placeholders of flags that take numbers or durations, and of those that take neither; a flag
     /// with a placeholder in neither fails the test until it is put in one.
     static let numeric: Set<String> = ["N", "I", "C", "TEMP", "M/S", "MM", "DURATION", "DURATIONS", "Nx|DURATION"]
-    static let other: Set<String> = ["ADDRESS", "CODE", "DIR", "FORMAT", "LEVEL", "NAME", "PARTS", "PATH", "URL", "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]"]
+    static let other: Set<String> = ["", "ADDRESS", "CODE", "DIR", "FORMAT", "LEVEL", "NAME", "PARTS", "PATH", "URL", "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]"]
 
     static let values = [
         "0", "-1", "1e300", "nan", "300y", "31000y", "9223372036854775808", "99999999999999999999", "1ms", "2562047788015216h",
     ]
 
-    /// `--name=PLACEHOLDER` for each flag `--help` lists that takes a value.
-    static func flags() throws -> [(name: String, placeholder: String)] {
-        let help = try ChildProcess(DemoModeTests.executable, ["--help"])
-        #expect(help.wait(seconds: 30) == 0)
-        return help.standardOutput.split(separator: "\n").compactMap { line in
-            guard line.hasPrefix("  --"), let equals = line.firstIndex(of: "=") else { return nil }
-            return (String(line[line.index(line.startIndex, offsetBy: 4)..<equals]), String(line[line.index(after: equals)...]))
+    /// How an operator gives a setting a value.
+    enum Door: String, CaseIterable, Sendable {
+        case flag, environment, file
+    }
+
+    /// One start: a setting, a value, a door.
+    struct Case: Sendable, CustomStringConvertible {
+        let flag: Flag
+        let value: String
+        let door: Door
+
+        var description: String {
+            switch door {
+            case .flag: "--\(flag.name)=\(value)"
+            case .environment: "\(flag.environmentName)=\(value)"
+            case .file: "config file `\(flag.key!): \(value)`"
+            }
+        }
+
+        /// What the door's error message must name: the flag, the variable or the file's key.
+        var origin: String {
+            switch door {
+            case .flag: "--\(flag.name)"
+            case .environment: "$\(flag.environmentName)"
+            case .file: "`\(flag.key!)`"
+            }
+        }
+
+        /// The file's key path as nested YAML mappings: `web.read_timeout` is `read_timeout` under `web`.
+        var yaml: String {
+            let parts = flag.key!.split(separator: ".")
+            return parts.enumerated().map { index, part in
+                String(repeating: "  ", count: index) + part + ":" + (index == parts.count - 1 ? " \(value)" : "")
+            }.joined(separator: "\n") + "\n"
         }
     }
 
-    @Test func everyNumberOrDurationFlagExitsTwoOrStartsNeverTraps() async throws {
-        let flags = try Self.flags()
-        #expect(flags.count > 30, "\(flags)")
-        let unknown = flags.filter { !Self.numeric.contains($0.placeholder) && !Self.other.contains($0.placeholder) }
-        #expect(unknown.isEmpty, "put these placeholders in FlagFuzzTests.numeric or .other: \(unknown)")
-        let numeric = flags.filter { Self.numeric.contains($0.placeholder) }.map(\.name)
-        #expect(numeric.contains("web.read-timeout") && numeric.contains("collector.weather.interval"))
-        let cases = numeric.flatMap { name in Self.values.map { (name, $0) } }
-        var outcomes: [String: Int] = [:]
-        // Four at a time: a clean start waits for its listening line and a SIGTERM.
-        for batch in stride(from: 0, to: cases.count, by: 4) {
-            let results = await withTaskGroup(of: (String, String, String?).self) { group in
-                for (name, value) in cases[batch..<min(batch + 4, cases.count)] {
-                    group.addTask { (name, value, await Self.start(name, value)) }
-                }
-                var results: [(String, String, String?)] = []
-                for await result in group { results.append(result) }
-                return results
-            }
-            for (name, value, problem) in results {
-                if let problem { Issue.record("--\(name)=\(value): \(problem)") } else { outcomes[name, default: 0] += 1 }
+    /// Every numeric setting × every value × every door that can set it (a flag-only setting has no file key).
+    static func cases() -> [Case] {
+        Flag.all.filter { numeric.contains($0.placeholder) }.flatMap { flag in
+            values.flatMap { value in
+                Door.allCases.filter { $0 != .file || flag.key != nil }.map { Case(flag: flag, value: value, door: $0) }
             }
         }
-        #expect(outcomes.values.reduce(0, +) == cases.count)
     }
 
-    /// Nil when the start ended well: exit 2 with a message, or a clean start that SIGTERM stops with 0.
-    static func start(_ name: String, _ value: String) async -> String? {
-        let arguments = ["--web.listen-address=127.0.0.1:0", "--location", "A=1,2", "--openweather.url=http://127.0.0.1:1", "--\(name)=\(value)"]
-        guard let process = try? ChildProcess(DemoModeTests.executable, arguments, environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"])
+    @Test func everyNumberOrDurationSettingThroughEveryDoorExitsTwoOrStartsNeverTraps() async throws {
+        let unknown = Flag.all.filter { !Self.numeric.contains($0.placeholder) && !Self.other.contains($0.placeholder) }
+        #expect(unknown.isEmpty, "put these placeholders in FlagFuzzTests.numeric or .other: \(unknown.map { "--\($0.name)=\($0.placeholder)" })")
+        let cases = Self.cases()
+        let names = Set(cases.map(\.flag.name))
+        #expect(names.contains("web.read-timeout") && names.contains("collector.weather.interval") && names.count > 15, "\(names.sorted())")
+        for door in Door.allCases {
+            #expect(cases.filter { $0.door == door }.count >= 10 * 12, "too few starts through the \(door)")
+        }
+        let started = ContinuousClock.now
+        // Eight at a time, each slot refilled as it frees: a start mostly waits (for its listening
+        // line, then its exit after SIGTERM), so the cores are not the limit.
+        var problems: [String] = []
+        var done = 0
+        await withTaskGroup(of: String?.self) { group in
+            var next = cases.makeIterator()
+            for _ in 0..<8 {
+                guard let start = next.next() else { break }
+                group.addTask { await Self.run(start) }
+            }
+            for await problem in group {
+                done += 1
+                if let problem { problems.append(problem) }
+                if let start = next.next() { group.addTask { await Self.run(start) } }
+            }
+        }
+        #expect(done == cases.count)
+        for problem in problems.sorted() { Issue.record(Comment(rawValue: problem)) }
+        print("FlagFuzzTests: \(cases.count) starts (\(names.count) settings, \(Self.values.count) values, \(Door.allCases.count) doors) in \(ContinuousClock.now - started)")
+    }
+
+    /// Nil when the start ended well, else what went wrong, naming the case.
+    static func run(_ start: Case) async -> String? {
+        var arguments = ["--web.listen-address=127.0.0.1:0", "--location", "A=1,2", "--openweather.url=http://127.0.0.1:1"]
+        var environment = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
+        var file: String?
+        switch start.door {
+        case .flag: arguments.append("--\(start.flag.name)=\(start.value)")
+        case .environment: environment[start.flag.environmentName] = start.value
+        case .file:
+            file = temporaryFile(start.yaml, suffix: ".yml")
+            arguments.append("--config.file=\(file!)")
+        }
+        defer { if let file { unlink(file) } }
+        return await outcome(arguments, environment, origin: start.origin).map { "\(start): \($0)" }
+    }
+
+    /// Nil when the process ended well: exit 2 with a message naming `origin`, or a clean start that
+    /// SIGTERM stops with 0.
+    static func outcome(_ arguments: [String], _ environment: [String: String], origin: String) async -> String? {
+        guard let process = try? ChildProcess(DemoModeTests.executable, arguments, environment: environment)
         else { return "could not be started" }
+        // Generous: this is about hangs, and a sanitized build on a busy machine starts slowly.
         let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if process.standardError.contains("address=127.0.0.1:") {
@@ -72,8 +132,11 @@ import Testing
                 return code == 0 ? nil : "started, then exit \(code) on SIGTERM: \(process.standardError.suffix(400))"
             }
             if let code = await process.wait(seconds: 0.05) {
-                if code >= 128 { return "killed by signal \(code - 128): \(process.standardError.suffix(400))" }
-                guard code == 2, !process.standardError.isEmpty else { return "exit \(code) (not 2, or no message): \(process.standardError.suffix(400))" }
+                let message = process.standardError
+                if code >= 128 { return "killed by signal \(code - 128): \(message.suffix(400))" }
+                guard code == 2, message.contains(origin) else {
+                    return "exit \(code) (not 2, or a message not naming \(origin)): \(message.suffix(400))"
+                }
                 return nil
             }
         }

@@ -13,7 +13,7 @@ import Testing
 
     static func simulatorURL(of process: ChildProcess) async -> String? {
         var url: String?
-        _ = await waitUntil(seconds: 10) {
+        _ = await waitUntil(seconds: 60) {
             guard let range = process.standardError.firstRange(of: "simulator=http://127.0.0.1:") else { return false }
             url = String(process.standardError[range.lowerBound...].dropFirst("simulator=".count).prefix { $0 != " " && $0 != "\n" })
             return true

@@ -4,7 +4,8 @@ import TestSupport
 import Testing
 
 extension HTTPClientTests {
-    /// The upper bounds here check that the deadline is honoured at all, with a wide margin; they are not speed targets.
+    /// The upper bounds here check that the deadline is honoured at all, with a wide margin (a busy
+    /// machine under ThreadSanitizer); they are not speed targets.
     @Suite struct Deadlines {
         @Test func serverThatNeverAnswers() throws {
             let server = try ScriptedServer([.readRequest, .holdOpen])
@@ -15,7 +16,7 @@ extension HTTPClientTests {
             #expect(error == .timeout)
             #expect(error?.kind == "timeout")
             #expect(elapsed >= .milliseconds(300))
-            #expect(elapsed < .seconds(3))
+            #expect(elapsed < .seconds(10))
         }
 
         @Test func peerThatNeverAccepts() throws {
@@ -37,7 +38,7 @@ extension HTTPClientTests {
             let elapsed = ContinuousClock.now - start
             server.finish()
             #expect(error == .timeout)
-            #expect(elapsed < .seconds(3))
+            #expect(elapsed < .seconds(10))
         }
 
         @Test func headerTrickledPastTheDeadline() throws {

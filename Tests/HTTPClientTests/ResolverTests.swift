@@ -39,7 +39,8 @@ extension HTTPClientTests {
                 try resolver.resolve("api.hang.test", deadline: Deadline(after: .milliseconds(200)))
             }
             let took = ContinuousClock.now - start
-            #expect(took >= .milliseconds(190) && took < .seconds(2), "\(took)")
+            // At the deadline, not before; the ceiling only says it does not hang (a busy machine's room).
+            #expect(took >= .milliseconds(190) && took < .seconds(10), "\(took)")
         }
 
         @Test func manyRequestsForAHungNameCostOneThreadAndOneLookup() throws {
@@ -89,10 +90,12 @@ extension HTTPClientTests {
             let resolver = Resolver(lookup: dns.lookup, ttl: .zero, staleFor: .seconds(600))
             #expect(try resolver.resolve("api.example", deadline: Deadline(after: .seconds(5))) == [Resolver.literal("127.0.0.1")!])
             dns.hanging.withLock { _ = $0.insert("api.example") }
+            // The stale answer at once, never a wait for the hung refresh: well under the 30 s deadline
+            // whatever the machine's load.
             for _ in 0..<20 {
                 let start = ContinuousClock.now
-                #expect(try resolver.resolve("api.example", deadline: Deadline(after: .seconds(5))).count == 1)
-                #expect(ContinuousClock.now - start < .seconds(1))
+                #expect(try resolver.resolve("api.example", deadline: Deadline(after: .seconds(30))).count == 1)
+                #expect(ContinuousClock.now - start < .seconds(10))
             }
             #expect(resolver.threadCount == 1)
         }
@@ -113,7 +116,7 @@ extension HTTPClientTests {
             let start = ContinuousClock.now
             let error = failure(of: HTTPClientRequest(url: try url(server.port, host: "api.hang.test"), timeout: .milliseconds(300)), client: client)
             #expect(error?.kind == "dns")
-            #expect(ContinuousClock.now - start < .seconds(2))
+            #expect(ContinuousClock.now - start < .seconds(10))
             // The same client reaches a name that resolves.
             #expect(try client.get(HTTPClientRequest(url: try url(server.port, host: "api.example"), timeout: .seconds(5))).status == 200)
         }

@@ -119,15 +119,17 @@ public final class ChildProcess: Sendable {
     }
 
     /// The port in the first `marker` followed by digits on stderr (`address=127.0.0.1:` of a
-    /// server started on port 0), or nil when none appears within `seconds`.
-    public func port(after marker: String, seconds: Double = 10) -> UInt16? {
+    /// server started on port 0), or nil when none appears within `seconds`. The default is a
+    /// ceiling, not a timing: a sanitized build reading a large config beside two CPU hogs printed
+    /// nothing within 10 s.
+    public func port(after marker: String, seconds: Double = 60) -> UInt16? {
         var port: UInt16?
         _ = waitUntil(seconds: seconds) { port = portInLog(after: marker); return port != nil }
         return port
     }
 
     /// The same, suspending instead of blocking a thread while the child starts.
-    public func port(after marker: String, seconds: Double = 10) async -> UInt16? {
+    public func port(after marker: String, seconds: Double = 60) async -> UInt16? {
         var port: UInt16?
         _ = await waitUntil(seconds: seconds) { port = portInLog(after: marker); return port != nil }
         return port

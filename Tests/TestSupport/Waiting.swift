@@ -7,6 +7,15 @@ public func monotonicSeconds() -> Double {
     return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
 }
 
+/// Seconds of CPU the calling thread has used: what a bound on the cost of a computation reads.
+/// Unlike the wall clock it does not grow while other processes hold the cores (a busy CI machine),
+/// so such a bound races nothing.
+public func threadCPUSeconds() -> Double {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+}
+
 /// Polls `condition` every 5 ms until it holds (true) or `seconds` pass (false). The one way tests
 /// wait for an event: never a fixed sleep.
 public func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {

@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+import TestSupport
 @testable import YAML
 
 @Suite struct YAMLParserTests {
@@ -28,17 +29,12 @@ import Testing
         #expect(node["locations"]?.sequence?[2]["latitude"]?.position == YAMLPosition(line: 1, column: 123))
         // The thread's own CPU time, not the wall clock: other processes on a shared machine stretch
         // the wall time of one measurement and not the other's, and made the ratio cross the bound.
-        func cpuSeconds() -> Double {
-            var spec = timespec()
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-            return Double(spec.tv_sec) + Double(spec.tv_nsec) * 1e-9
-        }
         func seconds(_ text: String) throws -> Double {
             var best = Double.infinity
             for _ in 0..<3 {
-                let start = cpuSeconds()
+                let start = threadCPUSeconds()
                 _ = try YAML.parse(text)
-                best = min(best, cpuSeconds() - start)
+                best = min(best, threadCPUSeconds() - start)
             }
             return best
         }

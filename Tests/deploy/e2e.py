@@ -91,6 +91,26 @@ def query(prom, expr):
     return body["data"]["result"]
 
 
+def firing_alerts(prom):
+    """The alerts firing in Prometheus, and their (alertname, location) pairs."""
+    alerts = [x for x in get_json(f"{prom}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"]
+    return alerts, {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in alerts}
+
+
+def wait_firing(prom, want, timeout):
+    """Waits up to `timeout` for every (alertname, location) of `want` to fire in Prometheus (rules
+    need an evaluation), checks that they do, and returns what fires then, as `firing_alerts` does."""
+    seen = [], set()
+
+    def fired():
+        nonlocal seen
+        seen = firing_alerts(prom)
+        return want <= seen[1]
+    poll(fired, timeout)
+    check(want <= seen[1], f"firing in Prometheus: {sorted(want)} (got {sorted(seen[1])})")
+    return seen
+
+
 # --- genconfig -----------------------------------------------------------------
 
 def genconfig(a):
@@ -277,8 +297,7 @@ def alerts(a):
         poor = {("OpenWeatherAirQualityPoor", r["metric"]["location"])
                 for r in query(a.prometheus, 'openweather_air_quality_index{job="openweather"} >= 4')}
         want = expected | poor
-        body = get_json(f"{a.prometheus}/api/v1/alerts")
-        firing = [x for x in body["data"]["alerts"] if x["state"] == "firing"]
+        firing = firing_alerts(a.prometheus)[0]
         if a.ignore:
             firing = [x for x in firing if not re.fullmatch(a.ignore, x["labels"]["alertname"])]
         got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
@@ -613,20 +632,12 @@ def forecast_alerts(a):
     rain_soon = [p for p in a.rain_soon.split(",") if p]
     want = ({("OpenWeatherForecastBelowThreshold", a.place)} | {("OpenWeatherOfficialAlert", p) for p in official}
             | {("OpenWeatherRainStartingSoon", p) for p in rain_soon})
-    firing, got = [], set()
-
-    def fired():
-        nonlocal firing, got
-        firing = [x for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"]
-        got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
-        return want <= got
-    poll(fired, a.timeout)
-    check(want <= got, f"firing in Prometheus: {sorted(want)} (got {sorted(got)})")
+    alerts, got = wait_firing(a.prometheus, want, a.timeout)
     check(("OpenWeatherTemperatureBelowThreshold", a.place) not in got, f"{a.place} is not below its threshold now")
     now = query(a.prometheus, f'openweather_temperature_celsius{{location="{a.place}"}} > ignoring(bound) '
                               f'openweather_temperature_alert_threshold_celsius{{location="{a.place}",bound="below"}}')
     check(bool(now), f"{a.place}: the temperature now is above the lower threshold")
-    official = [x for x in firing if x["labels"]["alertname"] == "OpenWeatherOfficialAlert"]
+    official = [x for x in alerts if x["labels"]["alertname"] == "OpenWeatherOfficialAlert"]
     check(all(x["labels"].get("event") and x["labels"].get("sender") for x in official), "official alerts carry event and sender")
     am = poll(lambda: [x for x in get_json(f"{a.alertmanager}/api/v2/alerts") if x["labels"].get("location") == a.place
                        and x["labels"]["alertname"] == "OpenWeatherForecastBelowThreshold"], a.timeout)
@@ -644,11 +655,11 @@ def forecast_alerts(a):
         def unwanted():
             return [(x["labels"]["alertname"], x["labels"].get("location")) for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"]
                     if x["state"] == "firing" and re.fullmatch(a.not_firing, x["labels"]["alertname"])]
-        firing = unwanted()
-        if firing:
+        left = unwanted()
+        if left:
             poll(lambda: not unwanted(), a.timeout)
-            firing = unwanted()
-        check(not firing, f"once every location was polled, nothing matching {a.not_firing} fires: {firing}")
+            left = unwanted()
+        check(not left, f"once every location was polled, nothing matching {a.not_firing} fires: {left}")
     finish()
 
 
@@ -838,22 +849,14 @@ def gust_alerts(a):
     are active and mute the forecast's; a place with alerts off, gusts and heavy rain alike, raises
     nothing and exports no threshold."""
     want = {("OpenWeatherWindGustAboveThreshold", a.place), ("OpenWeatherWindGustExpected", a.place)}
-    firing, got = [], set()
-
-    def fired():
-        nonlocal firing, got
-        firing = [x for x in get_json(f"{a.prometheus}/api/v1/alerts")["data"]["alerts"] if x["state"] == "firing"]
-        got = {(x["labels"]["alertname"], x["labels"].get("location", "")) for x in firing}
-        return want <= got
-    poll(fired, a.timeout)
-    check(want <= got, f"firing in Prometheus: {sorted(want)} (got {sorted(got)})")
-    now = [x for x in firing if x["labels"]["alertname"] == "OpenWeatherWindGustAboveThreshold" and x["labels"].get("location") == a.place]
+    alerts, _ = wait_firing(a.prometheus, want, a.timeout)
+    now = [x for x in alerts if x["labels"]["alertname"] == "OpenWeatherWindGustAboveThreshold" and x["labels"].get("location") == a.place]
     text = now[0]["annotations"].get("description", "") if now else ""
     check(f"its threshold is {a.threshold:g} m/s" in text, f"the description names the threshold: {text!r}")
     link = now[0]["annotations"].get("dashboard", "") if now else ""
     check(link.endswith(f"/d/openweather-exporter?var-job={a.job}&var-location={urllib.parse.quote_plus(a.place)}"),
           f"the dashboard annotation links the place: {link!r}")
-    quiet = [x["labels"]["alertname"] for x in firing if x["labels"].get("location") == a.quiet]
+    quiet = [x["labels"]["alertname"] for x in alerts if x["labels"].get("location") == a.quiet]
     check(not quiet, f"{a.quiet} (alerts off) raises no alert though it has gusts and heavy rain: {quiet}")
     exported = query(a.prometheus, f'{{__name__=~"openweather_.*alert_threshold.*|openweather_temperature_alert_hysteresis_celsius",location="{a.quiet}"}}')
     check(not exported, f"{a.quiet} exports no threshold of any kind: {[r['metric'] for r in exported]}")

@@ -597,6 +597,41 @@ if [[ -x "$BIN" ]]; then
     fi
 fi
 
+# --- the shape of the sections below ---------------------------------------------------
+
+# An exporter on a free port (its address in STARTED, its log $WORK/exporter-NAME.log), waited for
+# until /-/healthy answers; else `fail WHAT` with the log's tail, and status 1.
+start_exporter() {
+    local name=$1 what=$2
+    shift 2
+    STARTED="127.0.0.1:$(free_port)"
+    "$@" --web.listen-address="$STARTED" >"$WORK/exporter-$name.log" 2>&1 &
+    PIDS+=($!)
+    if ! wait_for 30 http_ok "http://$STARTED/-/healthy"; then
+        fail "$what"; tail -n 20 "$WORK/exporter-$name.log" | sed 's/^/      /'; return 1
+    fi
+}
+
+# The simulator of a demo exporter started for it (its URL in SIMULATED), steered by a section
+# before its own exporter's first poll.
+start_simulator() {
+    local name=$1
+    start_exporter "$name" "a demo exporter starts for its simulator ($name)" "$BIN" --demo --location "Elsewhere=0,0" || return 1
+    SIMULATED="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-$name.log" | head -1 | cut -d= -f2)"
+}
+
+# A Prometheus (its URL in PROMETHEUS_URL) with the shipped configuration and rules, scraping
+# EXPORTER and sending to the shared Alertmanager and webhook.
+start_prometheus() {
+    local name=$1 exporter=$2
+    PROMETHEUS_URL="http://127.0.0.1:$(free_port)"
+    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config-$name" --exporter "$exporter" \
+        --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
+    prometheus --config.file="$WORK/config-$name/prometheus.yml" --storage.tsdb.path="$WORK/prometheus-$name" \
+        --web.listen-address="${PROMETHEUS_URL#http://}" >"$WORK/prometheus-$name.log" 2>&1 &
+    PIDS+=($!)
+}
+
 # --- forecast and One Call ----------------------------------------------------------
 
 # A second demo exporter with One Call (an official alert and rain 10 minutes ahead everywhere) and a place whose lower
@@ -611,26 +646,17 @@ forecast_section() {
     place="$("$PY" "$HERE/e2e.py" frost_place --metrics "http://$EXPORTER/metrics")" \
         || { fail "a demo place whose forecast dips 2 °C below now"; return; }
     pass "a demo place whose forecast dips 2 °C below now: $place (LAT,LON,threshold)"
-    exporter2="127.0.0.1:$(free_port)"
-    prom2="http://127.0.0.1:$(free_port)"
-    "$BIN" --demo --collector."$collector" "${extra[@]}" --web.listen-address="$exporter2" \
-        --location "Frosty=${place%,*},below=${place##*,}" --location "Texarkana=33.44,-94.04,alerts=off" \
-        >"$WORK/exporter-$collector.log" 2>&1 &
-    PIDS+=($!)
-    if ! wait_for 30 http_ok "http://$exporter2/-/healthy"; then
-        fail "second exporter ($collector) starts"; tail -n 20 "$WORK/exporter-$collector.log" | sed 's/^/      /'; return
-    fi
+    start_exporter "$collector" "second exporter ($collector) starts" "$BIN" --demo --collector."$collector" "${extra[@]}" \
+        --location "Frosty=${place%,*},below=${place##*,}" --location "Texarkana=33.44,-94.04,alerts=off" || return
+    exporter2=$STARTED
     sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-$collector.log" | head -1 | cut -d= -f2)"
     if curl -fs --max-time 5 -X POST "$sim/_simulator/onecall?alerts=always&rain=soon" >/dev/null; then
         pass "$collector: the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"
     else
         fail "$collector: the second exporter's simulator puts an official alert everywhere, and rain 10 minutes ahead"; return
     fi
-    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config-$collector" --exporter "$exporter2" \
-        --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
-    prometheus --config.file="$WORK/config-$collector/prometheus.yml" --storage.tsdb.path="$WORK/prometheus-$collector" \
-        --web.listen-address="${prom2#http://}" >"$WORK/prometheus-$collector.log" 2>&1 &
-    PIDS+=($!)
+    start_prometheus "$collector" "$exporter2"
+    prom2=$PROMETHEUS_URL
     step "$collector: Frosty's forecast raises \"forecast below threshold\" while it is above its threshold; official and rain-soon alerts fire" \
         "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom2" --alertmanager "$AM" --place Frosty --official Frosty,Texarkana \
         --rain-soon Frosty,Texarkana
@@ -664,30 +690,20 @@ fi
 # steered before the first poll to forecast -3 °C there tomorrow) must reach Alertmanager, with no
 # alert saying a location lacks its forecast.
 shipped_config_section() {
-    local simulated shipped prom3 sim
-    simulated="127.0.0.1:$(free_port)"
-    shipped="127.0.0.1:$(free_port)"
-    prom3="http://127.0.0.1:$(free_port)"
-    "$BIN" --demo --location "Elsewhere=0,0" --web.listen-address="$simulated" >"$WORK/exporter-simulator.log" 2>&1 &
-    PIDS+=($!)
-    wait_for 30 http_ok "http://$simulated/-/healthy"
-    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-simulator.log" | head -1 | cut -d= -f2)"
+    local shipped prom3 sim
+    start_simulator shipped-simulator || return
+    sim=$SIMULATED
     step "the simulator forecasts -3 °C for Seville 6 to 18 hours ahead (fault API)" \
         "$PY" "$HERE/e2e.py" steer_forecast --simulator "${sim:-http://127.0.0.1:1}" --latitude 37.39 --longitude -5.99 --celsius -3
-    OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --config.file="$DEPLOY/config/openweather-exporter.yml" \
-        --openweather.url="${sim:-http://127.0.0.1:1}" --web.listen-address="$shipped" >"$WORK/exporter-shipped.log" 2>&1 &
-    PIDS+=($!)
-    if ! wait_for 30 http_ok "http://$shipped/-/healthy"; then
-        fail "exporter starts on the example config as shipped"; tail -n 20 "$WORK/exporter-shipped.log" | sed 's/^/      /'; return
-    fi
+    start_exporter shipped "exporter starts on the example config as shipped" \
+        env OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --config.file="$DEPLOY/config/openweather-exporter.yml" \
+        --openweather.url="${sim:-http://127.0.0.1:1}" || return
+    shipped=$STARTED
     pass "exporter starts on the example config as shipped"
     step "its request plan polls the forecast: one request per location every 1h" \
         grep -E 'msg="request plan" .*forecast="[0-9.]+/min \(1 request per location every 1h\)"' "$WORK/exporter-shipped.log"
-    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config3" --exporter "$shipped" \
-        --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
-    prometheus --config.file="$WORK/config3/prometheus.yml" --storage.tsdb.path="$WORK/prometheus3" \
-        --web.listen-address="${prom3#http://}" >"$WORK/prometheus3.log" 2>&1 &
-    PIDS+=($!)
+    start_prometheus shipped "$shipped"
+    prom3=$PROMETHEUS_URL
     step "example config as shipped: Seville's forecast raises OpenWeatherForecastBelowThreshold, which reaches Alertmanager and the webhook; no OpenWeatherForecastMissing" \
         "$PY" "$HERE/e2e.py" forecast_alerts --prometheus "$prom3" --alertmanager "$AM" --place Seville \
         --webhook-log "$HOOK_LOG" --not-firing OpenWeatherForecastMissing --timeout 150
@@ -751,30 +767,19 @@ fi
 # heavy rain. Both gust rules fire for Gusty in a real Prometheus with the shipped rules, the
 # forecast's is muted in Alertmanager by the gusts now, and Quiet raises nothing.
 gust_section() {
-    local simulated gusty prom4 sim
-    simulated="127.0.0.1:$(free_port)"
-    gusty="127.0.0.1:$(free_port)"
-    prom4="http://127.0.0.1:$(free_port)"
-    "$BIN" --demo --location "Elsewhere=0,0" --web.listen-address="$simulated" >"$WORK/exporter-gust-simulator.log" 2>&1 &
-    PIDS+=($!)
-    wait_for 30 http_ok "http://$simulated/-/healthy"
-    sim="$(grep -o 'simulator=http://[0-9.:]*' "$WORK/exporter-gust-simulator.log" | head -1 | cut -d= -f2)"
+    local gusty prom4 sim
+    start_simulator gust-simulator || return
+    sim=$SIMULATED
     step "the simulator answers gusts of 30 m/s for Gusty, now and forecast (fault API)" \
         "$PY" "$HERE/e2e.py" steer_wind_rain --simulator "${sim:-http://127.0.0.1:1}" --latitude 53.5 --longitude 8.5 --gust 30
     step "the simulator answers gusts of 30 m/s and 10 mm of rain every 3 hours for Quiet (fault API)" \
         "$PY" "$HERE/e2e.py" steer_wind_rain --simulator "${sim:-http://127.0.0.1:1}" --latitude 57.5 --longitude 9.5 --gust 30 --rain-mm 10
-    OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --openweather.url="${sim:-http://127.0.0.1:1}" \
-        --location "Gusty=53.5,8.5,gust=20" --location "Quiet=57.5,9.5,alerts=off" \
-        --web.listen-address="$gusty" >"$WORK/exporter-gust.log" 2>&1 &
-    PIDS+=($!)
-    if ! wait_for 30 http_ok "http://$gusty/-/healthy"; then
-        fail "exporter with gust thresholds starts"; tail -n 20 "$WORK/exporter-gust.log" | sed 's/^/      /'; return
-    fi
-    "$PY" "$HERE/e2e.py" genconfig --deploy "$DEPLOY" --out "$WORK/config4" --exporter "$gusty" \
-        --alertmanager "127.0.0.1:$AM_PORT" --webhook "http://127.0.0.1:$HOOK_PORT" --interval "$INTERVAL" --rule-for 0s >/dev/null
-    prometheus --config.file="$WORK/config4/prometheus.yml" --storage.tsdb.path="$WORK/prometheus4" \
-        --web.listen-address="${prom4#http://}" >"$WORK/prometheus4.log" 2>&1 &
-    PIDS+=($!)
+    start_exporter gust "exporter with gust thresholds starts" \
+        env OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --openweather.url="${sim:-http://127.0.0.1:1}" \
+        --location "Gusty=53.5,8.5,gust=20" --location "Quiet=57.5,9.5,alerts=off" || return
+    gusty=$STARTED
+    start_prometheus gust "$gusty"
+    prom4=$PROMETHEUS_URL
     step "gusts: OpenWeatherWindGustAboveThreshold and OpenWeatherWindGustExpected fire for Gusty (threshold and dashboard link in the text), the forecast's muted in Alertmanager; Quiet (alerts off) raises nothing" \
         "$PY" "$HERE/e2e.py" gust_alerts --prometheus "$prom4" --alertmanager "$AM" --place Gusty --quiet Quiet \
         --job openweather --threshold 20 --timeout 150

@@ -92,10 +92,11 @@ import Testing
     @Test func manyIDsInOneRecordAreCappedAndReadInLinearTime() throws {
         let ids = (0..<36_000).map { "ID-\($0 % 30_000)" }
         let body = Self.current(listing: ids)
-        let started = ContinuousClock.now
+        // The thread's CPU time: a busy machine stretches the wall clock, not the work.
+        let started = threadCPUSeconds()
         let page = try OneCall4Decoder.current(body)
         #expect(page.alertIDs == (0..<64).map { "ID-\($0)" })
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(threadCPUSeconds() - started < 5)
         // Read back from a document, the same 64.
         let document = try OneCall4Decoder.decode(document: OneCall4.Answers(pages: [.current: [body]], fetched: [.current: Self.now]).document())
         #expect(document.alertIDs.count == 64)

@@ -96,6 +96,22 @@ import Testing
     @Test func aGzippedExpositionIsNegotiated() async throws {
         let running = try Running(gzipAbove: 0)
         defer { running.stop() }
+        try await Self.checkNegotiation(running)
+    }
+
+    /// Kept plain and also gzipped (a threshold of 0 makes two locations enough): the same
+    /// negotiation, the plain text sent from its kept copy (sendfile).
+    @Test func aPlainExpositionIsAlsoKeptGzipped() async throws {
+        let running = try Running(alsoGzipAbove: 0)
+        defer { running.stop() }
+        try await Self.checkNegotiation(running)
+    }
+
+    /// What a scrape gets, whichever way the exposition is kept (gzipped only, or plain and gzipped):
+    /// gzip (one member, the same text) to those who take it, in the text format and in OpenMetrics
+    /// (ending in `# EOF`), plain text to those who refuse it or do not ask, and HEAD announcing
+    /// GET's type, encoding and length.
+    static func checkNegotiation(_ running: Running) async throws {
         #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
         let plain = try running.scrape(acceptEncoding: nil)
         #expect(plain.status == 200)
@@ -106,66 +122,56 @@ import Testing
         #expect(plain.text.contains("openweather_temperature_celsius{location=\"London\"}"))
         #expect(plain.text.contains("process_resident_memory_bytes "))
 
-        for accept in ["gzip", "gzip, deflate, br", "deflate;q=1, GZIP;q=0.5", "*", "identity, *;q=0.1", "x-gzip"] {
-            let gzipped = try running.scrape(acceptEncoding: accept)
-            #expect(gzipped.status == 200)
-            #expect(gzipped.header("content-encoding") == "gzip", "Accept-Encoding: \(accept)")
-            #expect(gzipped.header("vary") == "Accept, Accept-Encoding")
-            #expect(Int(gzipped.header("content-length") ?? "") == gzipped.body.count)
-            let inflated = try #require(Gzip.inflate([gzipped.body]))
-            #expect(Self.weatherPart(inflated) == Self.weatherPart(plain.body))
-            // One member: curl and browsers stop after the first.
-            #expect(Gzip.memberCount([gzipped.body]) == 1)
-            #expect(inflated.count > 1000)
+        let openMetrics = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        for accept in [nil, prometheusAccept] as [String?] {
+            // The same format uncompressed, to compare with (OpenMetrics' text is not the text format's).
+            let uncompressed = accept == nil ? plain : try running.scrape(acceptEncoding: nil, accept: accept)
+            let contentType = accept == nil ? plain.header("content-type") : openMetrics
+            #expect(uncompressed.header("content-type") == contentType)
+            #expect(uncompressed.header("content-encoding") == nil)
+            #expect(accept == nil || uncompressed.text.hasSuffix("\n# EOF\n"))
+            for encoding in ["gzip", "gzip, deflate, br", "deflate;q=1, GZIP;q=0.5", "*", "identity, *;q=0.1", "x-gzip"] {
+                let gzipped = try running.scrape(acceptEncoding: encoding, accept: accept)
+                let asked = "Accept-Encoding: \(encoding), Accept: \(accept ?? "none")"
+                #expect(gzipped.status == 200)
+                #expect(gzipped.header("content-encoding") == "gzip", "\(asked)")
+                #expect(gzipped.header("content-type") == contentType, "\(asked)")
+                #expect(gzipped.header("vary") == "Accept, Accept-Encoding")
+                #expect(Int(gzipped.header("content-length") ?? "") == gzipped.body.count)
+                let inflated = try #require(Gzip.inflate([gzipped.body]))
+                #expect(accept == nil || String(decoding: inflated, as: UTF8.self).hasSuffix("\n# EOF\n"), "\(asked)")
+                #expect(weatherPart(inflated) == weatherPart(uncompressed.body), "\(asked)")
+                // One member: curl and browsers stop after the first.
+                #expect(Gzip.memberCount([gzipped.body]) == 1)
+                #expect(inflated.count > 1000)
+            }
         }
         // An explicit gzip;q=0 wins over "*".
-        for accept in ["gzip;q=0", "identity", "deflate, br", "gzip;q=0.000, identity", "*;q=0", "", "gzip ; q=0 , *"] {
-            let response = try running.scrape(acceptEncoding: accept)
+        for encoding in ["gzip;q=0", "identity", "deflate, br", "gzip;q=0.000, identity", "*;q=0", "", "gzip ; q=0 , *"] {
+            let response = try running.scrape(acceptEncoding: encoding)
             #expect(response.status == 200)
-            #expect(response.header("content-encoding") == nil, "Accept-Encoding: \(accept)")
-            #expect(Self.weatherPart(response.body) == Self.weatherPart(plain.body))
+            #expect(response.header("content-encoding") == nil, "Accept-Encoding: \(encoding)")
+            #expect(weatherPart(response.body) == weatherPart(plain.body))
         }
 
-        // HEAD gives GET's length for the same Accept-Encoding; the process part may change between
-        // the requests (once a second), so one of a few tries must see the three agree.
-        for accept in [nil, "gzip"] as [String?] {
+        // HEAD gives GET's type, encoding and length for the same Accept and Accept-Encoding; the
+        // process part may change between the requests (once a second), so one of a few tries must
+        // see the three agree.
+        for (accept, encoding) in [(nil, nil), (nil, "gzip"), (prometheusAccept, "gzip")] as [(String?, String?)] {
             var agreed = false
             for _ in 0..<10 where !agreed {
-                let before = try running.scrape(acceptEncoding: accept, method: "HEAD")
-                let get = try running.scrape(acceptEncoding: accept)
-                let after = try running.scrape(acceptEncoding: accept, method: "HEAD")
+                let before = try running.scrape(acceptEncoding: encoding, accept: accept, method: "HEAD")
+                let get = try running.scrape(acceptEncoding: encoding, accept: accept)
+                let after = try running.scrape(acceptEncoding: encoding, accept: accept, method: "HEAD")
                 #expect(before.status == 200 && before.body.isEmpty)
+                #expect(before.header("content-encoding") == (encoding == nil ? nil : "gzip"))
                 #expect(before.header("content-encoding") == get.header("content-encoding"))
+                #expect(before.header("content-type") == get.header("content-type"))
                 #expect(before.header("vary") == "Accept, Accept-Encoding")
                 agreed = [before, after].allSatisfy { Int($0.header("content-length") ?? "") == get.body.count }
             }
-            #expect(agreed, "HEAD and GET lengths, Accept-Encoding: \(accept ?? "none")")
+            #expect(agreed, "HEAD and GET lengths, Accept-Encoding: \(encoding ?? "none"), Accept: \(accept ?? "none")")
         }
-    }
-
-    /// Kept plain and also gzipped (a threshold of 0 makes two locations enough): gzip to those who
-    /// take it, the kept plain text (sent with sendfile) to the others, the same text either way.
-    @Test func aPlainExpositionIsAlsoKeptGzipped() async throws {
-        let running = try Running(alsoGzipAbove: 0)
-        defer { running.stop() }
-        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
-        let plain = try running.scrape(acceptEncoding: nil)
-        #expect(plain.status == 200)
-        #expect(plain.header("content-encoding") == nil)
-        #expect(plain.header("vary") == "Accept, Accept-Encoding")
-        #expect(Int(plain.header("content-length") ?? "") == plain.body.count)
-        #expect(plain.text.contains("openweather_temperature_celsius{location=\"London\"}"))
-        for accept in [nil, Self.prometheusAccept] as [String?] {
-            let gzipped = try running.scrape(acceptEncoding: "gzip", accept: accept)
-            #expect(gzipped.header("content-encoding") == "gzip")
-            #expect(gzipped.header("vary") == "Accept, Accept-Encoding")
-            let inflated = try #require(Gzip.inflate([gzipped.body]))
-            #expect(Gzip.memberCount([gzipped.body]) == 1)
-            let again = try running.scrape(acceptEncoding: nil, accept: accept)
-            #expect(Self.weatherPart(inflated) == Self.weatherPart(again.body))
-        }
-        let head = try running.scrape(acceptEncoding: "gzip", method: "HEAD")
-        #expect(head.status == 200 && head.body.isEmpty && head.header("content-encoding") == "gzip")
     }
 
     static let prometheusAccept =
@@ -196,34 +202,6 @@ import Testing
             #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8", "Accept: \(accept)")
             #expect(!response.text.contains("# EOF"))
         }
-    }
-
-    /// Kept gzipped, OpenMetrics is gzipped too: one member that inflates to the OpenMetrics text,
-    /// inflated for a client without gzip, and HEAD announces the length.
-    @Test func aGzippedExpositionInOpenMetrics() async throws {
-        let running = try Running(gzipAbove: 0)
-        defer { running.stop() }
-        #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
-        let plain = try running.scrape(acceptEncoding: nil, accept: Self.prometheusAccept)
-        #expect(plain.header("content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8")
-        #expect(plain.header("content-encoding") == nil)
-        #expect(plain.text.hasSuffix("\n# EOF\n"))
-        let gzipped = try running.scrape(acceptEncoding: "gzip", accept: Self.prometheusAccept)
-        #expect(gzipped.header("content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8")
-        #expect(gzipped.header("content-encoding") == "gzip")
-        #expect(gzipped.header("vary") == "Accept, Accept-Encoding")
-        #expect(Gzip.memberCount([gzipped.body]) == 1)
-        let inflated = try #require(Gzip.inflate([gzipped.body]))
-        #expect(String(decoding: inflated, as: UTF8.self).hasSuffix("\n# EOF\n"))
-        #expect(Self.weatherPart(inflated) == Self.weatherPart(plain.body))
-        var agreed = false
-        for _ in 0..<10 where !agreed {
-            let head = try running.scrape(acceptEncoding: "gzip", accept: Self.prometheusAccept, method: "HEAD")
-            let get = try running.scrape(acceptEncoding: "gzip", accept: Self.prometheusAccept)
-            #expect(head.header("content-type") == get.header("content-type"))
-            agreed = Int(head.header("content-length") ?? "") == get.body.count
-        }
-        #expect(agreed, "HEAD and GET lengths in OpenMetrics")
     }
 
     /// The handler alone: which Accept-Encoding values take gzip.
