@@ -60,7 +60,7 @@ final class WeatherStore: Sendable {
 
     struct Snapshot: Sendable {
         var locations: LocationStates
-        /// What `locations` are laid out by: the plan's, the same value the poller holds.
+        /// What `locations` are laid out by: the setup's, the same value the poller holds.
         var laidOut: Layout
         /// Rises with a new `laidOut` (a reload), so renderers lay out anew.
         var layout: UInt64 = 0
@@ -92,7 +92,7 @@ final class WeatherStore: Sendable {
 
     private let state: Locked<Snapshot>
 
-    /// Laid out for the plan the poller starts with: the poller lays it out again only for a reload.
+    /// Laid out for the setup the poller starts with: the poller lays it out again only for a reload.
     init(layout: Layout, now: Double) {
         let resolves = layout.sources.map(\.resolves)
         var snapshot = Snapshot(

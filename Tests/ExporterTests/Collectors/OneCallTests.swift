@@ -96,7 +96,7 @@ import Testing
         }
         rig.run(until: 1000 + 1800)
         let before = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
-        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.poller.apply(config.pollerSetup(transport: rig.transport))
         rig.run(until: 1000 + 3600 + 120)
         let tries = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
         #expect(!before.isEmpty && before.allSatisfy { $0 < 1000 + 60 })
