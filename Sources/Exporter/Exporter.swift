@@ -207,10 +207,10 @@ extension Configuration {
     /// What the poller runs: the locations, the active sources with their intervals and staleness,
     /// the budget, and the client (`openWeatherClient()`, or a fake in tests).
     func pollerSetup(transport client: any OpenWeatherTransport) -> Poller.Setup {
-        let plan = sourcePlan
+        let active = sourcePolling
         return Poller.Setup(
-            locations: locations, sources: plan.sources, intervals: plan.intervals, configured: plan.sources.map { interval(of: $0.name) },
-            maxStaleness: plan.maxStaleness,
+            locations: locations, sources: active.sources, intervals: active.intervals, configured: active.sources.map { interval(of: $0.name) },
+            maxStaleness: active.maxStaleness,
             requestsPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, requestsPerDay: maxRequestsPerDay, language: language,
             transport: client,
             thresholds: { [self] in thresholds(for: $0) })

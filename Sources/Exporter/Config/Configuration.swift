@@ -94,8 +94,8 @@ public struct Configuration: Sendable {
         }
     }
 
-    /// What the active sources ask and how often, worked out together once (a poller plan reads it all).
-    struct SourcePlan {
+    /// How the active sources are polled: what they ask and how often, worked out together once (the poller setup reads it all).
+    struct SourcePolling {
         /// `activeSources`.
         let sources: [any Source]
         /// Requests a minute each polling source needs, and the intervals stretched to fit the budget.
@@ -111,7 +111,7 @@ public struct Configuration: Sendable {
         let maxStaleness: [Double]
     }
 
-    var sourcePlan: SourcePlan {
+    var sourcePolling: SourcePolling {
         let sources = activeSources
         let readFrom = Dictionary(sources.flatMap { source in source.standsIn.map { ($0, source.name) } }, uniquingKeysWith: { first, _ in first })
         let requests = RequestPlan(
@@ -132,7 +132,7 @@ public struct Configuration: Sendable {
             case .duration(let duration): duration.seconds
             }
         }
-        return SourcePlan(sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness)
+        return SourcePolling(sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness)
     }
 
     /// The requests a poll of each source that asks in parts sends, by part, at its configured interval.
@@ -149,8 +149,8 @@ public struct Configuration: Sendable {
         Dictionary(activeSources.compactMap { source in source.maxRequestsPerDay.map { (source.name, max($0 / shard.total, 1)) } }, uniquingKeysWith: { $1 })
     }
 
-    var requestPlan: RequestPlan { sourcePlan.requests }
-    var fallbackRequestPlan: RequestPlan? { sourcePlan.fallback }
+    var requestPlan: RequestPlan { sourcePolling.requests }
+    var fallbackRequestPlan: RequestPlan? { sourcePolling.fallback }
 
     /// The configured interval of a source (not stretched).
     func interval(of source: String) -> Duration {

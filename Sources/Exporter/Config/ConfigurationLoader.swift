@@ -154,8 +154,8 @@ public struct ConfigurationLoader: Sendable {
         try loadKey(settings, into: &config)
         try shard(settings, into: &config)
         config.warnings += Self.invertedThresholds(config)
-        let sourcePlan = config.sourcePlan
-        let plan = sourcePlan.requests
+        let active = config.sourcePolling
+        let plan = active.requests
         if plan.stretched {
             let budget = config.shard.total == 1
                 ? "\(config.maxRequestsPerMinute)" : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
@@ -172,7 +172,7 @@ public struct ConfigurationLoader: Sendable {
                 "the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows more, or poll fewer locations")
         }
         if case .duration(let duration) = config.maxStaleness {
-            for (source, interval) in zip(sourcePlan.sources, sourcePlan.intervals) where !source.resolves && interval >= duration {
+            for (source, interval) in zip(active.sources, active.intervals) where !source.resolves && interval >= duration {
                 config.warnings.append(
                     "--openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics between polls; use a multiple of the intervals instead, like 3x")
             }

@@ -124,7 +124,7 @@ import Testing
         // are planned for that case, stretched alike.
         let fallback = try #require(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).fallbackRequestPlan)
         #expect(fallback.stretched && fallback.configuredRequestsPerMinute == 80)
-        let intervals = Self.unlimited(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)])).sourcePlan.intervals
+        let intervals = Self.unlimited(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)])).sourcePolling.intervals
         #expect(intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!], "forecast, onecall, weather")
     }
 
