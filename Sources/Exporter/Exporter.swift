@@ -209,7 +209,7 @@ extension Configuration {
     func pollerSetup(transport client: any OpenWeatherTransport) -> Poller.Setup {
         let active = sourcePolling
         return Poller.Setup(
-            locations: locations, sources: active.sources, intervals: active.intervals, configured: active.sources.map { interval(of: $0.name) },
+            locations: locations, sources: active.sources, intervals: active.intervals, configured: active.configured,
             maxStaleness: active.maxStaleness,
             requestsPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, requestsPerDay: maxRequestsPerDay, language: language,
             transport: client,

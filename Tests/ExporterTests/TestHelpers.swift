@@ -158,6 +158,11 @@ struct Rig {
     }
 }
 
+extension Configuration {
+    /// A source's configured interval (not stretched), by its collector word; nil for no such source.
+    func interval(of name: String) -> Duration? { collectors.first { $0.name == name }?.interval }
+}
+
 /// A configuration for tests: a key, these locations, the given collectors on (others off).
 func configuration(_ locations: [Location], collectors: [String: Duration] = ["weather": .seconds(600)], budget: Int = 60) -> Configuration {
     var configuration = Configuration()

@@ -364,8 +364,7 @@ public enum BackfillCommand {
     /// Runs it against `configuration`'s API (the simulator's with `--demo`); the exit status.
     public static func run(_ configuration: Configuration, _ options: BackfillOptions) -> Int32 {
         func enabled(_ name: String) -> (any Source)? {
-            guard let index = configuration.sources.firstIndex(where: { $0.name == name }), configuration.collectors[index].enabled else { return nil }
-            return configuration.sources[index]
+            configuration.collectors.first { $0.name == name && $0.enabled }?.source
         }
         // One Call (3.0 or 4.0, one subscription) stands in for the weather: its past is timemachine's.
         let weather = enabled(WeatherSource.name) ?? (enabled(OneCallSource.name) ?? enabled(OneCall4Source.name)).flatMap { _ in

@@ -251,8 +251,11 @@ public struct ConfigurationLoader: Sendable {
 
     /// `--collector.NAME`, `--collector.NAME.interval` and each source's own settings.
     private func collectors(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
-        config.sources = try config.sources.map { source throws(ConfigError) in try source.configured(by: settings) }
-        for (index, source) in config.sources.enumerated() where !source.resolves {
+        for index in config.collectors.indices {
+            config.collectors[index].source = try config.collectors[index].source.configured(by: settings)
+        }
+        for index in config.collectors.indices where !config.collectors[index].source.resolves {
+            let source = config.collectors[index].source
             let name = source.name
             if let enabled = try settings.value(Settings.collector(source)) {
                 config.collectors[index].enabled = enabled
@@ -270,11 +273,11 @@ public struct ConfigurationLoader: Sendable {
                     "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data")
             }
         }
-        guard zip(config.collectors, config.sources).contains(where: { $0.enabled && !$1.resolves }) else {
+        guard config.collectors.contains(where: { $0.enabled && !$0.source.resolves }) else {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
         }
         // Two sources filling the same families (One Call 3.0 and 4.0) would each write them.
-        let standing = zip(config.collectors, config.sources).filter { $0.enabled && !$1.standsIn.isEmpty }.map(\.1)
+        let standing = config.collectors.filter { $0.enabled && !$0.source.standsIn.isEmpty }.map(\.source)
         for (index, first) in standing.enumerated() {
             for second in standing[(index + 1)...] where !Set(first.standsIn).isDisjoint(with: second.standsIn) {
                 throw ConfigError(

@@ -121,10 +121,10 @@ import Testing
 /// `configuration` with `--collector.onecall.max-requests-per-day=perDay`.
 func withOneCallLimit(_ configuration: Configuration, perDay: Int) -> Configuration {
     var configuration = configuration
-    configuration.sources = configuration.sources.map { source in
-        guard var onecall = source as? OneCallSource else { return source }
+    for index in configuration.collectors.indices {
+        guard var onecall = configuration.collectors[index].source as? OneCallSource else { continue }
         onecall.options.maxRequestsPerDay = perDay
-        return onecall
+        configuration.collectors[index].source = onecall
     }
     return configuration
 }
