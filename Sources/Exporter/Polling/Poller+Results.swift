@@ -47,7 +47,7 @@ extension Poller {
             if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }
-            if let resolved = reading as? ResolvedPlace {
+            if let resolved = completion.source.resolvedPlace(ofStored: reading) {
                 let place = resolved.place
                 logger.info(
                     "place resolved", labels + [
