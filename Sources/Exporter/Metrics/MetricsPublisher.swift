@@ -37,10 +37,15 @@ final class MetricsPublisher: Sendable {
         var gzipped: Bool
         /// The length of the plain text, also when `chunks` are gzipped.
         var plainCount: Int
-        /// The plain text in a sealed memfd, which a scrape is sent without copying (`KeptBody`); nil
-        /// when gzipped (Prometheus scrapes it every few seconds, not thousands of times a second) or
-        /// when no memfd could be made (the chunks are served then).
+        /// The plain text in a sealed memfd, which a scrape is sent without copying (`KeptBody`), once
+        /// `MetricsPublisher.kept(_:of:)` made it; nil when gzipped (Prometheus scrapes it every few
+        /// seconds, not thousands of times a second) or when no memfd could be made (the chunks are
+        /// served then).
         var kept: KeptBody? = nil
+        /// `kept` was made, or could not be, for this version of the body.
+        var keptTried = false
+        /// Which refresh this body is of.
+        var version = 0
         /// The same text as one gzip member (header, segments, trailer) beside a plain body from
         /// `alsoGzipAbove` on, for clients that take gzip.
         var gzip: [[UInt8]]? = nil
@@ -63,6 +68,8 @@ final class MetricsPublisher: Sendable {
         var weatherSegments = PerFormat<(segments: [[UInt8]], crc: UInt32)?> { _ in nil }
         /// `weather` then `process`, joined when either changes so a scrape only copies a reference.
         var body = PerFormat { _ in Body(chunks: [], gzipped: false, plainCount: 0) }
+        /// Counts the bodies composed.
+        var version = 0
         /// Set by a weather refresh, cleared by the next tick's `malloc_trim`.
         var refreshedSinceTrim = false
         /// When the next fresh location turns stale, or a reading that depends on `now` moves to its
@@ -104,6 +111,25 @@ final class MetricsPublisher: Sendable {
     /// because every `openweather_*` name sorts before `process_*`.
     func body(_ format: ExpositionFormat) -> Body {
         rendered.withLock { $0.body[format] }
+    }
+
+    /// `body`'s plain text in a sealed memfd, made by the first scrape that sends this version plain
+    /// rather than at each change: the process part changes every second, and most versions are never
+    /// sent plain (Prometheus scrapes every 15 s or more, and takes gzip from `alsoGzipAbove` on). Nil
+    /// when gzipped or when no memfd could be made (the chunks are sent then).
+    func kept(_ format: ExpositionFormat, of body: Body) -> KeptBody? {
+        guard !body.gzipped else { return nil }
+        if body.keptTried { return body.kept }
+        // Copied outside the lock other scrapes take; scrapes that meet at a change may each copy,
+        // and one copy is kept.
+        let made = KeptBody(body.chunks)
+        return rendered.withLock { state in
+            guard state.body[format].version == body.version else { return made }
+            if state.body[format].keptTried { return state.body[format].kept }
+            state.body[format].kept = made
+            state.body[format].keptTried = true
+            return made
+        }
     }
 
     /// Readiness follows what is published, not the store, so a scrape right after
@@ -222,13 +248,14 @@ final class MetricsPublisher: Sendable {
                 state.processSegment = PerFormat { _ in nil }
                 state.processCompressor = nil
             }
-            // A new memfd per change (about once a second, for the process part): a kept body is
-            // sealed, since responses still being sent read its pages.
+            // Each version gets a new memfd when it is first sent plain (`kept(_:of:)`): a kept body
+            // is sealed, since responses still being sent read its pages.
+            state.version += 1
+            let version = state.version
             state.body = PerFormat { format in
-                let chunks = state.weather[format].chunks + [state.process[format]]
-                return Body(
-                    chunks: chunks, gzipped: false, plainCount: state.weather[format].plainCount + state.process[format].count,
-                    kept: KeptBody(chunks))
+                Body(
+                    chunks: state.weather[format].chunks + [state.process[format]], gzipped: false,
+                    plainCount: state.weather[format].plainCount + state.process[format].count, version: version)
             }
             for format in ExpositionFormat.allCases {
                 guard let weather = state.weatherSegments[format] else { continue }

@@ -78,7 +78,7 @@ struct WebHandler: HTTPHandler {
                     return
                 }
             }
-            if let kept = body.kept {
+            if let kept = publisher.kept(format, of: body) {
                 responder.respond(HTTPResponse(status: 200, headers: headers, kept: kept))
             } else {
                 responder.respond(HTTPResponse(status: 200, headers: headers, body: body.chunks))

@@ -320,8 +320,9 @@ import Testing
         String(decoding: publisher.body(.text).chunks.concatenated, as: UTF8.self)
     }
 
-    /// A scrape is sent from the kept memfd: it must hold exactly the chunks, in each format, and be
-    /// replaced when the exposition changes; a gzipped exposition keeps none (its chunks are served).
+    /// A scrape is sent from the kept memfd: it must hold exactly the chunks, in each format, be made
+    /// once per version by the first scrape that sends it plain (not at each change), and be replaced
+    /// when the exposition changes; a gzipped exposition keeps none (its chunks are served).
     @Test func thePlainBodyIsKeptInAMemfdPerFormat() throws {
         let rig = Rig(configuration([PollerClockTests.london], collectors: PollerClockTests.weatherAndAir))
         let publisher = MetricsPublisher(store: rig.store, time: rig.time)
@@ -329,40 +330,42 @@ import Testing
         publisher.refreshWeather()
         for format in ExpositionFormat.allCases {
             let body = publisher.body(format)
-            let kept = try #require(body.kept)
+            #expect(body.kept == nil, "made at the change, before any scrape asked for it")
+            let kept = try #require(publisher.kept(format, of: body))
             #expect(kept.contents == body.chunks.concatenated)
             #expect(kept.count == body.plainCount)
+            #expect(publisher.kept(format, of: publisher.body(format)) === kept, "made again for the same version")
         }
-        let before = try #require(publisher.body(.text).kept)
+        let before = try #require(publisher.kept(.text, of: publisher.body(.text)))
         rig.run(until: 1000 + 200)
         publisher.refreshWeather()
-        let after = try #require(publisher.body(.text).kept)
+        let after = try #require(publisher.kept(.text, of: publisher.body(.text)))
         #expect(after !== before)
         #expect(after.contents == publisher.body(.text).chunks.concatenated)
         let gzipped = MetricsPublisher(store: rig.store, time: rig.time, gzipAbove: 0)
-        #expect(gzipped.body(.text).gzipped && gzipped.body(.text).kept == nil && gzipped.body(.text).gzip == nil)
+        #expect(gzipped.body(.text).gzipped && gzipped.kept(.text, of: gzipped.body(.text)) == nil && gzipped.body(.text).gzip == nil)
         // Below `alsoGzipAbove` nothing is compressed; from it, the kept text is also one gzip member.
         #expect(publisher.body(.text).gzip == nil)
         let both = MetricsPublisher(store: rig.store, time: rig.time, alsoGzipAbove: 0)
+        func plain(_ format: ExpositionFormat) -> [UInt8]? { both.kept(format, of: both.body(format))?.contents }
         for format in ExpositionFormat.allCases {
             let body = both.body(format)
             let gzip = try #require(body.gzip)
-            #expect(Gzip.inflate(gzip, expectedCount: body.plainCount) == body.kept?.contents)
+            #expect(Gzip.inflate(gzip, expectedCount: body.plainCount) == plain(format))
         }
         both.refreshProcess()
         let gzip = try #require(both.body(.openMetrics).gzip)
-        #expect(Gzip.inflate(gzip) == both.body(.openMetrics).kept?.contents)
+        #expect(Gzip.inflate(gzip) == plain(.openMetrics))
         // Segments are kept by their chunk's text: after polls change some chunks and not others,
         // the member is still the new text.
-        let old = try #require(both.body(.text).kept?.contents)
+        let old = try #require(plain(.text))
         rig.run(until: 1000 + 1300)
         both.refreshWeather()
         for format in ExpositionFormat.allCases {
             let body = both.body(format)
-            let kept = try #require(body.kept)
-            #expect(Gzip.inflate(try #require(body.gzip), expectedCount: body.plainCount) == kept.contents)
+            #expect(Gzip.inflate(try #require(body.gzip), expectedCount: body.plainCount) == plain(format))
         }
-        #expect(both.body(.text).kept?.contents != old)
+        #expect(plain(.text) != old)
     }
 
     @Test func eachSourceGoesStaleAfterThreeOfItsOwnIntervals() {
