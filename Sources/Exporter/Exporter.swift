@@ -26,8 +26,8 @@ public final class Exporter: Sendable {
     }
 
     init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
-        let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
-        let store = WeatherStore(layout: plan.layout, now: time.wall())
+        let setup = configuration.pollerSetup(transport: try configuration.openWeatherClient())
+        let store = WeatherStore(layout: setup.layout, now: time.wall())
         let publisher = MetricsPublisher(
             store: store, time: time, gzipAbove: configuration.gzipAbove ?? WeatherRendering.gzipAbove,
             alsoGzipAbove: configuration.alsoGzipAbove ?? MetricsPublisher.alsoGzipAbove)
@@ -42,7 +42,7 @@ public final class Exporter: Sendable {
         }
         var keepBody: (@Sendable (Location, String, [UInt8]) -> Void)?
         if let keeper { keepBody = { location, source, body in keeper.keep(body: body, location: location, source: source) } }
-        let poller = Poller(plan: plan, store: store, logger: logger, time: time, sharedDay: sharedDay, keepBody: keepBody) {
+        let poller = Poller(setup: setup, store: store, logger: logger, time: time, sharedDay: sharedDay, keepBody: keepBody) {
             publisher.weatherChanged()
             keeper?.changed()
         }
@@ -151,9 +151,9 @@ private final class Reloading: Sendable {
         let sameClient = previous.openWeatherURL == next.openWeatherURL && previous.apiKey == next.apiKey
             && previous.language == next.language && previous.requestTimeout == next.requestTimeout && previous.proxy == next.proxy
             && previous.tlsCAFile == next.tlsCAFile && previous.maxIdleConnections == next.maxIdleConnections
-        let plan: Poller.Plan
+        let setup: Poller.Setup
         do {
-            plan = next.pollerPlan(transport: sameClient ? poller.transport : try next.openWeatherClient())
+            setup = next.pollerSetup(transport: sameClient ? poller.transport : try next.openWeatherClient())
         } catch {
             return refuse(error.description)
         }
@@ -173,7 +173,7 @@ private final class Reloading: Sendable {
             logger.warn("a changed setting needs a restart to take effect", [("setting", name)])
         }
         store.recordReload(successful: true, now: SystemClock.wallSeconds())
-        poller.apply(plan)
+        poller.apply(setup)
         // A scrape right after the reload must show it succeeded, not wait for the next poll's refresh.
         publisher.refreshWeather()
         for warning in next.warnings { logger.warn(warning) }
@@ -206,11 +206,11 @@ extension Configuration {
 
     /// What the poller runs: the locations, the active sources with their intervals and staleness,
     /// the budget, and the client (`openWeatherClient()`, or a fake in tests).
-    func pollerPlan(transport client: any OpenWeatherTransport) -> Poller.Plan {
-        let plan = sourcePlan
-        return Poller.Plan(
-            locations: locations, sources: plan.sources, intervals: plan.intervals, configured: plan.sources.map { interval(of: $0.name) },
-            maxStaleness: plan.maxStaleness,
+    func pollerSetup(transport client: any OpenWeatherTransport) -> Poller.Setup {
+        let active = sourcePolling
+        return Poller.Setup(
+            locations: locations, sources: active.sources, intervals: active.intervals, configured: active.configured,
+            maxStaleness: active.maxStaleness,
             requestsPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, requestsPerDay: maxRequestsPerDay, language: language,
             transport: client,
             thresholds: { [self] in thresholds(for: $0) })

@@ -133,9 +133,9 @@ struct Rig {
         let logs = LogCapture()
         self.logs = logs
         logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
-        let plan = configuration.pollerPlan(transport: transport)
-        store = WeatherStore(plan: plan, now: time.wall())
-        poller = Poller(plan: plan, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
+        let setup = configuration.pollerSetup(transport: transport)
+        store = WeatherStore(setup: setup, now: time.wall())
+        poller = Poller(setup: setup, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
     }
 
     /// Runs the poller until `end` on the virtual clock, jumping from one due time to the next.
@@ -156,6 +156,11 @@ struct Rig {
         else { return nil }
         return state.sources[slot]
     }
+}
+
+extension Configuration {
+    /// A source's configured interval (not stretched), by its collector word; nil for no such source.
+    func interval(of name: String) -> Duration? { collectors.first { $0.name == name }?.interval }
 }
 
 /// A configuration for tests: a key, these locations, the given collectors on (others off).
@@ -186,9 +191,9 @@ extension Layout {
 }
 
 extension WeatherStore {
-    /// The store a poller plan needs, as the exporter makes it.
-    convenience init(plan: Poller.Plan, now: Double) {
-        self.init(layout: plan.layout, now: now)
+    /// The store a poller setup needs, as the exporter makes it.
+    convenience init(setup: Poller.Setup, now: Double) {
+        self.init(layout: setup.layout, now: now)
     }
 
     /// A store laid out by hand, for tests that render without a poller.

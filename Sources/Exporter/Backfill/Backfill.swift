@@ -90,7 +90,7 @@ struct Backfill {
 
     /// What a run goes through: the locations in label order, each one's block once it is complete.
     private struct Work {
-        var plan: BackfillParts.Plan
+        var range: BackfillParts.HistoryRange
         var hours: [Double]
         var ordered: [Location]
         var blocks: [HistoryBlock?]
@@ -136,32 +136,32 @@ struct Backfill {
         // Whole seconds, as the range is kept for a resumed run.
         let now = time.now()
         let end = (until ?? now).rounded(.down)
-        var plan = BackfillParts.Plan(from: (end - since.seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
+        var range = BackfillParts.HistoryRange(from: (end - since.seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
         // Before anything is sized by it: --since=31000y once made an array of 2.2 GB of hours.
-        if let problem = plan.problem(now: now) {
+        if let problem = range.problem(now: now) {
             throw BackfillError("--since and --until give a range OpenWeather has no history for: \(problem); --since may reach back to 1979-01-01, --until at most four days ahead")
         }
-        if let earlier = try parts.existingPlan(now: now) {
-            guard earlier.weather == plan.weather, earlier.airPollution == plan.airPollution else {
+        if let earlier = try parts.existingRange(now: now) {
+            guard earlier.weather == range.weather, earlier.airPollution == range.airPollution else {
                 throw BackfillError(
                     "\(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the directory to start afresh")
             }
-            if earlier != plan {
+            if earlier != range {
                 report("resuming \(parts.directory): the range is the first run's, \(Clock.rfc3339(earlier.from)) to \(Clock.rfc3339(earlier.until))")
             }
-            plan = earlier
+            range = earlier
         } else {
-            try parts.start(plan)
+            try parts.start(range)
         }
         let ordered = Location.labelOrder(locations).map { locations[$0] }
         var requests = BackfillRequests(perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay, wall: time.now())
         try sharing(&requests) { _ in }
         let work = Work(
-            plan: plan, hours: Self.hours(from: plan.from, until: plan.until), ordered: ordered, blocks: ordered.map { parts.block(of: $0) },
+            range: range, hours: Self.hours(from: range.from, until: range.until), ordered: ordered, blocks: ordered.map { parts.block(of: $0) },
             weather: weather, requests: requests, airPollution: airPollution != nil)
         let counted = sharedDay.map { "the day's counts shared with the exporter in \($0.path): \(requests.daily.dayTotal) sent today" }
             ?? "the day's allowances counted for this run alone (give the exporter's --storage.path to share its counts)"
-        report("backfill \(Clock.rfc3339(plan.from)) to \(Clock.rfc3339(plan.until)): \(ordered.count) locations (\(work.done) done before), "
+        report("backfill \(Clock.rfc3339(range.from)) to \(Clock.rfc3339(range.until)): \(ordered.count) locations (\(work.done) done before), "
             + "\(work.callsLeft()) calls at \(perMinute) a minute; \(counted)")
         return work
     }
@@ -242,7 +242,7 @@ struct Backfill {
         }
         if let source = airPollution {
             let request = History.airPollutionRequest(
-                latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.plan.from, to: work.plan.until)
+                latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.range.from, to: work.range.until)
             if let body = try fetch(request, as: AirPollutionSource.name, &work.requests, what: "\(location.name)'s air pollution") {
                 let hours: [AirPollution]
                 do {
@@ -250,7 +250,7 @@ struct Backfill {
                 } catch {
                     throw BackfillError("\(location.name)'s air pollution: \(error)")
                 }
-                let readings = hours.filter { $0.observationTime >= work.plan.from && $0.observationTime < work.plan.until }
+                let readings = hours.filter { $0.observationTime >= work.range.from && $0.observationTime < work.range.until }
                     .map { (time: $0.observationTime, reading: $0 as any Sendable) }
                 block.add(source, readings: readings, location: location, resolved: resolved)
             }
@@ -364,8 +364,7 @@ public enum BackfillCommand {
     /// Runs it against `configuration`'s API (the simulator's with `--demo`); the exit status.
     public static func run(_ configuration: Configuration, _ options: BackfillOptions) -> Int32 {
         func enabled(_ name: String) -> (any Source)? {
-            guard let index = configuration.sources.firstIndex(where: { $0.name == name }), configuration.collectors[index].enabled else { return nil }
-            return configuration.sources[index]
+            configuration.collectors.first { $0.name == name && $0.enabled }?.source
         }
         // One Call (3.0 or 4.0, one subscription) stands in for the weather: its past is timemachine's.
         let weather = enabled(WeatherSource.name) ?? (enabled(OneCallSource.name) ?? enabled(OneCall4Source.name)).flatMap { _ in

@@ -28,7 +28,7 @@ struct HistoryBlock: Equatable {
             // Slot 0 holds the reading; slot 1 the geocoder's answer, which `LocationState.resolved` reads.
             let state = WeatherStore.LocationState(
                 location: location, thresholds: AlertThresholds(),
-                sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)])
+                sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)], definitions: [source, GeocodingSource()])
             let shard = ShardSeries(WeatherStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
             lines.clear()
             source.appendSeries(of: shard, slot: 0, to: lines.collectors[0])
@@ -181,7 +181,7 @@ struct BackfillParts {
     }
 
     /// What a run is: its range and which histories it asks for.
-    struct Plan: Equatable {
+    struct HistoryRange: Equatable {
         var from: Double
         var until: Double
         var weather: Bool
@@ -210,7 +210,7 @@ struct BackfillParts {
             return nil
         }
 
-        static func parse(_ text: String) -> Plan? {
+        static func parse(_ text: String) -> HistoryRange? {
             var fields: [String: String] = [:]
             for pair in text.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
                 let parts = pair.split(separator: "=", maxSplits: 1)
@@ -221,7 +221,7 @@ struct BackfillParts {
             guard let from = fields["from"].flatMap({ Int64($0) }), let until = fields["until"].flatMap({ Int64($0) }),
                 let weather = fields["weather"].flatMap(Bool.init), let air = fields["air_pollution"].flatMap(Bool.init)
             else { return nil }
-            return Plan(from: Double(from), until: Double(until), weather: weather, airPollution: air)
+            return HistoryRange(from: Double(from), until: Double(until), weather: weather, airPollution: air)
         }
     }
 
@@ -236,9 +236,9 @@ struct BackfillParts {
         }
     }
 
-    /// The plan of an earlier run of this output, if one was interrupted; refused when it is not one
+    /// The range of an earlier run of this output, if one was interrupted; refused when it is not one
     /// this program could have made at `now`.
-    func existingPlan(now: Double) throws(BackfillError) -> Plan? {
+    func existingRange(now: Double) throws(BackfillError) -> HistoryRange? {
         guard kept else { return nil }
         var info = stat()
         guard lstat(directory, &info) == 0 else {
@@ -254,21 +254,21 @@ struct BackfillParts {
         } catch {
             throw BackfillError("\(directory) holds an earlier backfill's work but no readable range (\(error)): remove the directory to start afresh")
         }
-        guard let plan = Plan.parse(String(decoding: bytes, as: UTF8.self)) else {
+        guard let range = HistoryRange.parse(String(decoding: bytes, as: UTF8.self)) else {
             throw BackfillError("\(directory)/range is not a backfill's range: remove \(directory) to start afresh")
         }
-        if let problem = plan.problem(now: now) {
+        if let problem = range.problem(now: now) {
             throw BackfillError("\(directory)/range is not a range a backfill makes (\(problem)): remove \(directory) to start afresh")
         }
-        return plan
+        return range
     }
 
-    func start(_ plan: Plan) throws(BackfillError) {
+    func start(_ range: HistoryRange) throws(BackfillError) {
         guard kept else { return }
         guard mkdir(directory, 0o700) == 0 else {
             throw BackfillError("cannot create \(directory): \(errnoText(errno)); --output must be in a directory you can write")
         }
-        try Self.keepFile(Array(plan.line.utf8), at: directory + "/range")
+        try Self.keepFile(Array(range.line.utf8), at: directory + "/range")
     }
 
     /// Where a location's block is kept: named by a hash of its identity (name and place), so a

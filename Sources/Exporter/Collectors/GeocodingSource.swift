@@ -29,6 +29,8 @@ struct GeocodingSource: Source {
         }
         return ResolvedPlace(place: first, others: places.count - 1)
     }
+
+    func resolvedPlace(of reading: ResolvedPlace) -> ResolvedPlace? { reading }
 }
 
 /// What the geocoder made of a location: its best match, and how many others it offered.

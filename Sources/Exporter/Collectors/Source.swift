@@ -61,6 +61,9 @@ protocol Source: Sendable {
     var unavailableHint: String { get }
     /// The landing page's glance at a location (its temperature), from a reading; nil for none.
     func glance(at reading: Reading) -> String?
+    /// A resolver's answer read as the place it found (where the location is polled, what the poller
+    /// logs); nil for a source that does not resolve. The engine asks this instead of casting readings.
+    func resolvedPlace(of reading: Reading) -> ResolvedPlace?
     /// Requests it may send in a UTC day (an endpoint billed or capped per day, One Call); nil for no limit.
     var maxRequestsPerDay: Int? { get }
     /// The most requests one poll can send: a poll starts only while the day's allowances have room
@@ -82,6 +85,7 @@ extension Source {
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
     var unavailableHint: String { "" }
     func glance(at reading: Reading) -> String? { nil }
+    func resolvedPlace(of reading: Reading) -> ResolvedPlace? { nil }
     var maxRequestsPerDay: Int? { nil }
     var maxRequestsPerPoll: Int { 1 }
 }

@@ -48,6 +48,9 @@ extension Source {
 
     /// The landing page's glance at a stored reading of this source.
     func glance(atStored stored: any Sendable) -> String? { (recovered(stored) as Reading?).flatMap(glance(at:)) }
+
+    /// The place a stored reading of this source found; nil unless the source resolves.
+    func resolvedPlace(ofStored stored: any Sendable) -> ResolvedPlace? { (recovered(stored) as Reading?).flatMap(resolvedPlace(of:)) }
 }
 
 /// A stored reading with its type given back. It cannot miss (see above); if a change made it miss,

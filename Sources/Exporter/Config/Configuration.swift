@@ -49,12 +49,11 @@ public struct Configuration: Sendable {
     var requestTimeout = Settings.timeout.defaultValue
     /// Language of the condition description.
     var language = Settings.language.defaultValue
-    /// Each source's switch and interval, in `Sources.all` order.
-    var collectors: [CollectorSetting] = Sources.all.map {
-        CollectorSetting(name: $0.name, enabled: $0.enabledByDefault || $0.resolves, interval: $0.defaultInterval)
-    }
+    /// Every source as configured, in `Sources.all` order: one record each, so a source, its switch
+    /// and its interval cannot fall out of step.
+    var collectors: [ConfiguredSource] = Sources.all.map(ConfiguredSource.init(defaultsOf:))
     /// Every source with its own settings applied (a forecast's horizons), in `Sources.all` order.
-    var sources = Sources.all
+    var sources: [any Source] { collectors.map(\.source) }
     /// This replica's request budget: the key's, divided by `shard.total` (the key's budget is shared).
     var maxRequestsPerMinute = Settings.maxRequestsPerMinute.defaultValue
     /// This replica's share of the key's requests a UTC day (`--openweather.max-requests-per-day`); nil for no limit.
@@ -85,17 +84,19 @@ public struct Configuration: Sendable {
     /// The sources that run, in slot order: the switched-on ones, those a switched-on one stands in
     /// for (their families are filled from it, and they run themselves when it cannot), and the
     /// resolver when a place is given by name.
-    var activeSources: [any Source] {
+    var activeCollectors: [ConfiguredSource] {
         let needsResolver = locations.contains { $0.query != nil }
-        let enabled = Set(collectors.filter(\.enabled).map(\.name))
-        let stoodIn = Set(sources.filter { enabled.contains($0.name) }.flatMap(\.standsIn))
-        return sources.filter { source in
-            source.resolves ? needsResolver : enabled.contains(source.name) || stoodIn.contains(source.name)
+        let stoodIn = Set(collectors.filter(\.enabled).flatMap(\.source.standsIn))
+        return collectors.filter { collector in
+            collector.source.resolves ? needsResolver : collector.enabled || stoodIn.contains(collector.name)
         }
     }
 
-    /// What the active sources ask and how often, worked out together once (a poller plan reads it all).
-    struct SourcePlan {
+    /// `activeCollectors`' sources.
+    var activeSources: [any Source] { activeCollectors.map(\.source) }
+
+    /// How the active sources are polled: what they ask and how often, worked out together once (the poller setup reads it all).
+    struct SourcePolling {
         /// `activeSources`.
         let sources: [any Source]
         /// Requests a minute each polling source needs, and the intervals stretched to fit the budget.
@@ -109,22 +110,26 @@ public struct Configuration: Sendable {
         let intervals: [Duration]
         /// Per source, seconds without success after which its readings are not shown.
         let maxStaleness: [Double]
+        /// Per source: the interval as configured (`--collector.NAME.interval`), before any stretch.
+        let configured: [Duration]
     }
 
-    var sourcePlan: SourcePlan {
-        let sources = activeSources
+    var sourcePolling: SourcePolling {
+        let active = activeCollectors
+        let sources = active.map(\.source)
         let readFrom = Dictionary(sources.flatMap { source in source.standsIn.map { ($0, source.name) } }, uniquingKeysWith: { first, _ in first })
         let requests = RequestPlan(
-            sources: sources.filter { !$0.resolves }.map { source in
-                (source.name, interval(of: source.name), readFrom[source.name] == nil ? locations.count : 0)
+            sources: active.filter { !$0.source.resolves }.map { collector in
+                (collector.name, collector.interval, readFrom[collector.name] == nil ? locations.count : 0)
             },
-            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: sources))
+            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: active))
         let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
         let fallback = standIns.isEmpty ? nil : RequestPlan(
-            sources: sources.filter { !$0.resolves && !standIns.contains($0.name) }.map { ($0.name, interval(of: $0.name), locations.count) },
-            budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: sources))
-        let intervals = sources.map { source in
-            (readFrom[source.name] != nil ? fallback?.interval(of: source.name) : nil) ?? requests.interval(of: source.name) ?? interval(of: source.name)
+            sources: active.filter { !$0.source.resolves && !standIns.contains($0.name) }.map { ($0.name, $0.interval, locations.count) },
+            budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: active))
+        // A resolver is in neither request plan: it retries at its configured interval.
+        let intervals = active.map { collector in
+            (readFrom[collector.name] != nil ? fallback?.interval(of: collector.name) : nil) ?? requests.interval(of: collector.name) ?? collector.interval
         }
         let maxStaleness = intervals.map { interval in
             switch self.maxStaleness {
@@ -132,14 +137,15 @@ public struct Configuration: Sendable {
             case .duration(let duration): duration.seconds
             }
         }
-        return SourcePlan(sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness)
+        return SourcePolling(
+            sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness, configured: active.map(\.interval))
     }
 
     /// The requests a poll of each source that asks in parts sends, by part, at its configured interval.
-    private func parts(of sources: [any Source]) -> [String: [RequestPlan.Part]] {
-        Dictionary(uniqueKeysWithValues: sources.compactMap { source in
-            let parts = source.requestsPerPoll(every: interval(of: source.name))
-            return parts.isEmpty ? nil : (source.name, parts.map { RequestPlan.Part(name: $0.part, perPoll: $0.requests) })
+    private func parts(of collectors: [ConfiguredSource]) -> [String: [RequestPlan.Part]] {
+        Dictionary(uniqueKeysWithValues: collectors.compactMap { collector in
+            let parts = collector.source.requestsPerPoll(every: collector.interval)
+            return parts.isEmpty ? nil : (collector.name, parts.map { RequestPlan.Part(name: $0.part, perPoll: $0.requests) })
         })
     }
 
@@ -149,13 +155,8 @@ public struct Configuration: Sendable {
         Dictionary(activeSources.compactMap { source in source.maxRequestsPerDay.map { (source.name, max($0 / shard.total, 1)) } }, uniquingKeysWith: { $1 })
     }
 
-    var requestPlan: RequestPlan { sourcePlan.requests }
-    var fallbackRequestPlan: RequestPlan? { sourcePlan.fallback }
-
-    /// The configured interval of a source (not stretched).
-    func interval(of source: String) -> Duration {
-        collectors.first { $0.name == source }?.interval ?? .seconds(600)
-    }
+    var requestPlan: RequestPlan { sourcePolling.requests }
+    var fallbackRequestPlan: RequestPlan? { sourcePolling.fallback }
 
     /// Each location's thresholds after the defaults are applied.
     func thresholds(for location: Location) -> AlertThresholds {
@@ -163,11 +164,21 @@ public struct Configuration: Sendable {
     }
 }
 
-/// A source's switch (`--collector.NAME`) and interval (`--collector.NAME.interval`).
-struct CollectorSetting: Sendable, Equatable {
-    var name: String
+/// A source as configured: itself with its own settings applied, its switch (`--collector.NAME`) and
+/// its interval (`--collector.NAME.interval`).
+struct ConfiguredSource: Sendable {
+    var source: any Source
     var enabled: Bool
     var interval: Duration
+
+    var name: String { source.name }
+
+    /// As shipped: a resolver is always on (it runs only for places given by name).
+    init(defaultsOf source: any Source) {
+        self.source = source
+        enabled = source.enabledByDefault || source.resolves
+        interval = source.defaultInterval
+    }
 }
 
 /// How long a source's reading is shown without a newer success: a multiple of its interval, or a duration.

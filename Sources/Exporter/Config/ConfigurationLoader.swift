@@ -154,8 +154,8 @@ public struct ConfigurationLoader: Sendable {
         try loadKey(settings, into: &config)
         try shard(settings, into: &config)
         config.warnings += Self.invertedThresholds(config)
-        let sourcePlan = config.sourcePlan
-        let plan = sourcePlan.requests
+        let active = config.sourcePolling
+        let plan = active.requests
         if plan.stretched {
             let budget = config.shard.total == 1
                 ? "\(config.maxRequestsPerMinute)" : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
@@ -172,7 +172,7 @@ public struct ConfigurationLoader: Sendable {
                 "the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows more, or poll fewer locations")
         }
         if case .duration(let duration) = config.maxStaleness {
-            for (source, interval) in zip(sourcePlan.sources, sourcePlan.intervals) where !source.resolves && interval >= duration {
+            for (source, interval) in zip(active.sources, active.intervals) where !source.resolves && interval >= duration {
                 config.warnings.append(
                     "--openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics between polls; use a multiple of the intervals instead, like 3x")
             }
@@ -251,8 +251,11 @@ public struct ConfigurationLoader: Sendable {
 
     /// `--collector.NAME`, `--collector.NAME.interval` and each source's own settings.
     private func collectors(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
-        config.sources = try config.sources.map { source throws(ConfigError) in try source.configured(by: settings) }
-        for (index, source) in config.sources.enumerated() where !source.resolves {
+        for index in config.collectors.indices {
+            config.collectors[index].source = try config.collectors[index].source.configured(by: settings)
+        }
+        for index in config.collectors.indices where !config.collectors[index].source.resolves {
+            let source = config.collectors[index].source
             let name = source.name
             if let enabled = try settings.value(Settings.collector(source)) {
                 config.collectors[index].enabled = enabled
@@ -270,11 +273,11 @@ public struct ConfigurationLoader: Sendable {
                     "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data")
             }
         }
-        guard zip(config.collectors, config.sources).contains(where: { $0.enabled && !$1.resolves }) else {
+        guard config.collectors.contains(where: { $0.enabled && !$0.source.resolves }) else {
             throw ConfigError("every collector is switched off: keep at least one, for example --collector.weather")
         }
         // Two sources filling the same families (One Call 3.0 and 4.0) would each write them.
-        let standing = zip(config.collectors, config.sources).filter { $0.enabled && !$1.standsIn.isEmpty }.map(\.1)
+        let standing = config.collectors.filter { $0.enabled && !$0.source.standsIn.isEmpty }.map(\.source)
         for (index, first) in standing.enumerated() {
             for second in standing[(index + 1)...] where !Set(first.standsIn).isDisjoint(with: second.standsIn) {
                 throw ConfigError(

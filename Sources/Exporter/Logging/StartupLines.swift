@@ -2,7 +2,7 @@
 /// every warning the configuration earned.
 extension Logger {
     public func announceStart(_ configuration: Configuration, port: UInt16, simulator: String?) {
-        let plan = configuration.sourcePlan
+        let active = configuration.sourcePolling
         let shard = configuration.shard
         info("starting openweather-exporter", [
             ("version", BuildInfo.version),
@@ -10,11 +10,11 @@ extension Logger {
             ("telemetry_path", configuration.telemetryPath),
             ("locations", String(configuration.locations.count)),
         ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [
-            ("collectors", plan.requests.entries.map(\.source).joined(separator: ",")),
+            ("collectors", active.requests.entries.map(\.source).joined(separator: ",")),
             ("api_key", configuration.apiKeySource),
         ])
-        info("request plan", plan.requests.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])
-        if let fallback = plan.fallback {
+        info("request plan", active.requests.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])
+        if let fallback = active.fallback {
             info("request plan when the sources standing in for others cannot be used (One Call without its subscription)", fallback.logFields)
         }
         if configuration.demo {

@@ -1,4 +1,4 @@
-/// One source as a plan polls it, in its slot: made once per plan (`plan`), and what the schedule,
+/// One source as the request plan polls it, in its slot: made once per poller setup (`plan`), and what the schedule,
 /// the poller and the store read of it, so no one looks a fact up by name or works it out again.
 struct PlannedSource: Sendable {
     let slot: Int

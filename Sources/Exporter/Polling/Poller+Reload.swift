@@ -1,71 +1,71 @@
 import OpenWeather
 
-/// A plan taking effect: at startup and after a restore the schedule is laid out for it (the store
+/// A setup taking effect: at startup and after a restore the schedule is laid out for it (the store
 /// was made for it), on a reload the store and the schedule together; an answer to a request sent
-/// under an older plan is matched to its job in the new one.
+/// under an older setup is matched to its job in the new one.
 extension Poller {
     /// Before `start`: `store` puts an earlier run's readings into the store, then the schedule is laid
     /// out again (a place resolved before is not waited for) and `schedule` restores the jobs' state.
-    func restore(store restoreStore: (Plan) -> Void, schedule restoreSchedule: (Plan, inout PollSchedule) -> Void) {
+    func restore(store restoreStore: (Setup) -> Void, schedule restoreSchedule: (Setup, inout PollSchedule) -> Void) {
         let now = time.monotonic()
         core.withLock { core in
-            restoreStore(core.plan)
-            schedule(core.plan, in: &core, now: now)
-            restoreSchedule(core.plan, &core.schedule)
+            restoreStore(core.setup)
+            schedule(core.setup, in: &core, now: now)
+            restoreSchedule(core.setup, &core.schedule)
             _ = showDaily(in: &core)
         }
     }
 
     /// Takes effect at once: the store is laid out for the new locations, and new jobs run as soon as
     /// the budget allows.
-    func apply(_ plan: Plan) {
+    func apply(_ setup: Setup) {
         let now = time.monotonic()
         core.withLock { core in
-            store.replaceLocations(plan.layout)
-            schedule(plan, in: &core, now: now)
+            store.replaceLocations(setup.layout)
+            schedule(setup, in: &core, now: now)
         }
         onChange()
         wake.signal()
     }
 
-    /// Lays the schedule out for `plan`, whose layout the store has: a location whose place is
+    /// Lays the schedule out for `setup`, whose layout the store has: a location whose place is
     /// known (given, resolved, or restored) is polled at once, the others wait for their resolver.
-    func schedule(_ plan: Plan, in core: inout Core, now: Double) {
+    func schedule(_ setup: Setup, in core: inout Core, now: Double) {
         let states = store.snapshot().locations
         var specs: [PollSchedule.Spec] = []
-        specs.reserveCapacity(plan.locations.count * plan.sources.count)
-        for (position, location) in plan.locations.enumerated() {
+        specs.reserveCapacity(setup.locations.count * setup.sources.count)
+        for (position, location) in setup.locations.enumerated() {
             let identity = location.identity
             let resolved = states[position].coordinates != nil
-            for (slot, source) in plan.sources.enumerated() {
+            for (slot, source) in setup.sources.enumerated() {
                 let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
                 specs.append(PollSchedule.Spec(
-                    key: Location.identity(identity, source: source.name), kind: kind, interval: plan.intervals[slot].seconds, waiting: kind == .poll && !resolved))
+                    key: Location.identity(identity, source: source.name), kind: kind, interval: setup.intervals[slot].seconds, waiting: kind == .poll && !resolved))
             }
         }
         // Polls follow the exposition's order, so the series a second of polls changes sit together
         // and a refresh re-renders a few shards instead of most of them.
         core.schedule.reconfigure(
-            specs: specs, sourceCount: plan.sources.count, requestsPerMinute: plan.requestsPerMinute, now: now,
-            phaseOrder: plan.layout.labelOrder)
-        core.schedule.slotNames = plan.layout.names
-        core.schedule.slotCosts = plan.sources.map(\.maxRequestsPerPoll)
-        core.schedule.daily.configure(limits: plan.dailyLimitsByName, keyLimit: plan.requestsPerDay)
+            specs: specs, sourceCount: setup.sources.count, requestsPerMinute: setup.requestsPerMinute, now: now,
+            phaseOrder: setup.layout.labelOrder)
+        core.schedule.slotNames = setup.layout.names
+        core.schedule.slotCosts = setup.sources.map(\.maxRequestsPerPoll)
+        core.schedule.daily.configure(limits: setup.dailyLimitsByName, keyLimit: setup.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
-        core.plan = plan
+        core.setup = setup
         core.epoch += 1
         switchStandIns(in: &core, now: now)
     }
 
     /// The job `completion` answers: its own position when no reload came between, else the same job
-    /// found by its location's identity and its source's name in the new plan; nil (and the request
+    /// found by its location's identity and its source's name in the new setup; nil (and the request
     /// let go of) for a job the reload removed, or moved: an answer for the old place is not the new one's.
     func job(answering completion: Completion, in core: inout Core) -> Int? {
         guard completion.epoch != core.epoch else { return completion.job }
         // Names are unique: the name finds the location, its identity says whether it is still the same place.
-        guard let location = core.plan.locations.firstIndex(where: { $0.name == completion.location.name }),
-            core.plan.locations[location].identity == completion.location.identity,
-            let slot = core.plan.sources.firstIndex(where: { $0.name == completion.source.name }),
+        guard let location = core.setup.locations.firstIndex(where: { $0.name == completion.location.name }),
+            core.setup.locations[location].identity == completion.location.identity,
+            let slot = core.setup.sources.firstIndex(where: { $0.name == completion.source.name }),
             case let index = core.schedule.index(of: JobID(location: location, slot: slot)), core.schedule.jobs[index].inFlight
         else {
             core.schedule.orphanFinished()

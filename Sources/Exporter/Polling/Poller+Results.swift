@@ -17,7 +17,7 @@ extension Poller {
         var jitter = 0.0
         if case .transientFailure = outcome { jitter = Double.random(in: 0..<1, using: &core.random) }
         core.schedule.finished(job: job, outcome: outcome, now: now, random: jitter)
-        if case .success = outcome, core.plan.sources[slot].resolves {
+        if case .success = outcome, core.setup.sources[slot].resolves {
             core.schedule.unblock(location: location, now: now)
         }
         if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
@@ -43,15 +43,15 @@ extension Poller {
         switch completion.result {
         case .success(let reading):
             store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
-            keepBody?(core.plan.locations[location], completion.source.name, completion.body)
+            keepBody?(core.setup.locations[location], completion.source.name, completion.body)
             if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }
-            if let resolved = reading as? ResolvedPlace {
+            if let resolved = completion.source.resolvedPlace(ofStored: reading) {
                 let place = resolved.place
                 logger.info(
                     "place resolved", labels + [
-                        ("query", core.plan.locations[location].query?.description ?? ""), ("name", place.name),
+                        ("query", core.setup.locations[location].query?.description ?? ""), ("name", place.name),
                         ("state", place.state ?? ""), ("country", place.country),
                         ("latitude", String(place.latitude)), ("longitude", String(place.longitude)),
                         ("other_matches", String(resolved.others)),
@@ -76,14 +76,14 @@ extension Poller {
             }
             logger.warn("poll failed", labels + [("code", error.code), ("reason", error.description)])
             switch error {
-            case .http(429, _, _) where core.plan.planned[slot].dailyLimit != nil:
+            case .http(429, _, _) where core.setup.planned[slot].dailyLimit != nil:
                 // A source billed by the day (One Call) that answers 429 within the per-minute budget the
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
                 core.schedule.daily.spend(completion.source.name)
                 logger.error(
                     "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source.name) until 00:00 UTC",
                     [("source", completion.source.name), ("requests_today", String(core.schedule.daily.count(of: completion.source.name))),
-                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.plan.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
+                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.setup.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
                 return .steadyFailure
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
             // A day's limit without room: the job's next start waits for room (or 00:00 UTC) anyway.

@@ -7,9 +7,9 @@ extension Poller {
     /// Switches each source's jobs on or off: a source another one stands in for is off while that
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
     func switchStandIns(in core: inout Core, now: Double) {
-        let working = core.plan.planned.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil && !core.spentForDay.contains($0.name) }
+        let working = core.setup.planned.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil && !core.spentForDay.contains($0.name) }
         let replaced = Set(working.flatMap(\.standsIn))
-        for (slot, source) in core.plan.sources.enumerated() {
+        for (slot, source) in core.setup.sources.enumerated() {
             let retry = core.unavailable[source.name]
             core.schedule.setSlot(slot, on: !replaced.contains(slot) && retry == nil, now: now)
             if let retry, let probe = core.schedule.indices(ofSlot: slot).first(where: {
@@ -23,9 +23,9 @@ extension Poller {
     /// A source that stands in for others and has spent its day (its daily limit, or a 429 for the
     /// day) hands them back their own endpoints until 00:00 UTC; its jobs wait for then in the schedule.
     func switchForDay(in core: inout Core, now: Double) {
-        let spent = Set(core.plan.sources.filter { !$0.standsIn.isEmpty && !core.schedule.daily.hasRoom($0.name, $0.maxRequestsPerPoll) }.map(\.name))
+        let spent = Set(core.setup.sources.filter { !$0.standsIn.isEmpty && !core.schedule.daily.hasRoom($0.name, $0.maxRequestsPerPoll) }.map(\.name))
         guard spent != core.spentForDay else { return }
-        for source in core.plan.sources where spent.contains(source.name) != core.spentForDay.contains(source.name) {
+        for source in core.setup.sources where spent.contains(source.name) != core.spentForDay.contains(source.name) {
             let others = source.standsIn.joined(separator: " and ")
             if spent.contains(source.name) {
                 logger.warn(
@@ -42,18 +42,18 @@ extension Poller {
 
     /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.
     func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
-        let source = core.plan.planned[slot]
+        let source = core.setup.planned[slot]
         guard !source.standsIn.isEmpty else { return }
         let readings = (try? completion.result.get()).map(source.source.readings(standingIn:)) ?? [:]
         for other in source.standsIn {
-            let name = core.plan.planned[other].name
+            let name = core.setup.planned[other].name
             let result: Result<any Sendable, OpenWeatherError>
             switch completion.result {
             case .success:
                 guard let reading = readings[name] else { continue }
                 result = .success(reading)
                 // No body of its own: the state file restores it from the stand-in's.
-                keepBody?(core.plan.locations[location], name, [])
+                keepBody?(core.setup.locations[location], name, [])
             case .failure(let error): result = .failure(error)
             }
             store.recordStandIn(location: location, source: other, result: result, duration: completion.duration, now: time.wall())
@@ -63,7 +63,7 @@ extension Poller {
     /// Notes what `completion` says of its source's availability to this key. Returns true for an
     /// answer that says the key cannot use it: recorded here, with nothing left to do.
     func recordAvailability(_ completion: Completion, job: Int, location: Int, slot: Int, in core: inout Core, now: Double) -> Bool {
-        let source = core.plan.sources[slot]
+        let source = core.setup.sources[slot]
         if case .failure(let error) = completion.result, source.isUnavailable(error) {
             store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
             core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
@@ -76,7 +76,7 @@ extension Poller {
                     [("source", source.name), ("reason", error.description),
                      ("hint", "\(source.unavailableHint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))")])
                 // The key, not the place, lacks it: every location's try has its answer (and readiness too).
-                for other in core.plan.locations.indices where other != location {
+                for other in core.setup.locations.indices where other != location {
                     store.recordStandIn(location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
                 }
                 switchStandIns(in: &core, now: now)
@@ -86,7 +86,7 @@ extension Poller {
         if case .success = completion.result, core.unavailable.removeValue(forKey: source.name) != nil {
             store.recordUnavailable(source: source.name, reason: nil)
             logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
-            core.schedule.setRetry(job: job, interval: core.plan.intervals[slot].seconds, due: now)
+            core.schedule.setRetry(job: job, interval: core.setup.intervals[slot].seconds, due: now)
             switchStandIns(in: &core, now: now)
         }
         return false

@@ -6,10 +6,10 @@ import Synchronization
 
 /// The background loop: one scheduler thread decides, per `PollSchedule`, which job (a source at a
 /// location) runs next; requests run on worker threads and report back. A scrape never triggers a
-/// request. The store is made for the poller's first plan, and the poller is the only writer of poll
+/// request. The store is made for the poller's first setup, and the poller is the only writer of poll
 /// results and of the store's layout after that, so positions in the store always match the schedule's.
 ///
-/// This file schedules and launches requests. What a plan's arrival does is in `Poller+Reload`,
+/// This file schedules and launches requests. What a setup's arrival does is in `Poller+Reload`,
 /// how an answer is recorded and logged in `Poller+Results`, the stand-in policy in `Poller+StandIns`.
 final class Poller: Sendable {
     /// Runs a request's work somewhere; the poller passes each request as one closure.
@@ -17,7 +17,7 @@ final class Poller: Sendable {
 
     struct Completion {
         var job: Int
-        /// Which plan the job's position belongs to; an answer from before a reload is matched by identity.
+        /// Which setup the job's position belongs to; an answer from before a reload is matched by identity.
         var epoch: Int
         var location: Location
         /// The polled source itself; its name is read only for the budget's counts, logs and the state file.
@@ -35,7 +35,7 @@ final class Poller: Sendable {
     }
 
     struct Core {
-        var plan: Poller.Plan
+        var setup: Poller.Setup
         var schedule: PollSchedule
         var epoch = 0
         var completions: [Completion] = []
@@ -76,11 +76,11 @@ final class Poller: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
-    /// `store` is made for `plan` (`WeatherStore(layout: plan.layout, now:)`).
+    /// `store` is made for `setup` (`WeatherStore(layout: setup.layout, now:)`).
     /// `onChange` runs on the scheduler thread after results are stored; `keepBody` there too, with
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     init(
-        plan: Plan, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
+        setup: Setup, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
         execute: Executor? = nil, sharedDay: SharedDay? = nil,
         keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)? = nil,
         onChange: @escaping @Sendable () -> Void
@@ -94,8 +94,8 @@ final class Poller: Sendable {
         self.execute = execute ?? ThreadPool(limit: PollSchedule.requestLimit).run
         self.onChange = onChange
         let now = time.monotonic()
-        core = Locked(Core(plan: plan, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: plan.requestsPerMinute, now: now)))
-        core.withLock { schedule(plan, in: &$0, now: now) }
+        core = Locked(Core(setup: setup, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now)))
+        core.withLock { schedule(setup, in: &$0, now: now) }
     }
 
     func start() {
@@ -130,8 +130,8 @@ final class Poller: Sendable {
         finished.wait()
     }
 
-    /// What the current plan's requests go through.
-    var transport: any OpenWeatherTransport { core.withLock { $0.plan.transport } }
+    /// What the current setup's requests go through.
+    var transport: any OpenWeatherTransport { core.withLock { $0.setup.transport } }
 
     /// After `stop`: waits up to `grace` seconds for the requests in flight and stores their answers,
     /// so the state saved next has them and the next run does not ask again.
@@ -151,9 +151,9 @@ final class Poller: Sendable {
         }
     }
 
-    /// Lets the state keeper read the plan, the schedule and the store as one consistent picture.
-    func withState<Result>(_ body: (Plan, PollSchedule, WeatherStore.Snapshot) -> Result) -> Result {
-        core.withLock { body($0.plan, $0.schedule, store.snapshot()) }
+    /// Lets the state keeper read the setup, the schedule and the store as one consistent picture.
+    func withState<Result>(_ body: (Setup, PollSchedule, WeatherStore.Snapshot) -> Result) -> Result {
+        core.withLock { body($0.setup, $0.schedule, store.snapshot()) }
     }
 
     /// Stores what has come back, then starts every request that is due. Returns what the schedule
@@ -178,17 +178,17 @@ final class Poller: Sendable {
                     let (location, slot) = (id.location, id.slot)
                     if states == nil { states = store.snapshot().locations }
                     let state = states![location]
-                    let planned = core.plan.planned[slot]
+                    let planned = core.setup.planned[slot]
                     launches.append(Launch(
                         job: job, source: planned.source,
                         poll: Poll(
-                            location: core.plan.locations[location], coordinates: state.coordinates, language: core.plan.language,
+                            location: core.setup.locations[location], coordinates: state.coordinates, language: core.setup.language,
                             previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds, stretch: planned.stretch),
                         held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
                 }
                 let dailyChanged = showDaily(in: &core)
-                return (completions, launches.map { ($0, core.epoch, core.plan.transport) }, decision, dailyChanged)
+                return (completions, launches.map { ($0, core.epoch, core.setup.transport) }, decision, dailyChanged)
             }
             if !completions.isEmpty || dailyChanged { onChange() }
             for (launch, epoch, transport) in launches { fetch(launch, epoch: epoch, transport: transport, at: now) }

@@ -22,6 +22,8 @@ final class WeatherStore: Sendable {
         var thresholds: AlertThresholds
         /// By slot: the position of the source among the configuration's sources.
         var sources: [SourceState]
+        /// By slot, the sources themselves (the layout's, shared): what reads a slot's erased reading.
+        var definitions: [any Source]
         /// Rises with every change to this state, so a renderer can tell what to redo without
         /// comparing fields (and without a list of fields to keep in step).
         var generation: UInt64 = 0
@@ -30,7 +32,9 @@ final class WeatherStore: Sendable {
         /// only as its resolver's reading, which the state file saves and a reload keeps like any other.
         var resolved: Place? {
             guard location.query != nil else { return nil }
-            for source in sources { if let place = source.reading as? ResolvedPlace { return place.place } }
+            for (definition, source) in zip(definitions, sources) where definition.resolves {
+                if let reading = source.reading, let resolved = definition.resolvedPlace(ofStored: reading) { return resolved.place }
+            }
             return nil
         }
 
@@ -60,7 +64,7 @@ final class WeatherStore: Sendable {
 
     struct Snapshot: Sendable {
         var locations: LocationStates
-        /// What `locations` are laid out by: the plan's, the same value the poller holds.
+        /// What `locations` are laid out by: the setup's, the same value the poller holds.
         var laidOut: Layout
         /// Rises with a new `laidOut` (a reload), so renderers lay out anew.
         var layout: UInt64 = 0
@@ -92,21 +96,20 @@ final class WeatherStore: Sendable {
 
     private let state: Locked<Snapshot>
 
-    /// Laid out for the plan the poller starts with: the poller lays it out again only for a reload.
+    /// Laid out for the setup the poller starts with: the poller lays it out again only for a reload.
     init(layout: Layout, now: Double) {
-        let resolves = layout.sources.map(\.resolves)
         var snapshot = Snapshot(
-            locations: LocationStates(layout.locations.map { Self.fresh($0, resolves: resolves, thresholds: layout.thresholds) }),
+            locations: LocationStates(layout.locations.map { Self.fresh($0, definitions: layout.sources, thresholds: layout.thresholds) }),
             laidOut: layout)
         snapshot.reloadSuccessTimestamp = now
         self.state = Locked(snapshot)
     }
 
     /// A resolver applies only to places given by name.
-    private static func fresh(_ location: Location, resolves: [Bool], thresholds: (Location) -> AlertThresholds) -> LocationState {
+    private static func fresh(_ location: Location, definitions: [any Source], thresholds: (Location) -> AlertThresholds) -> LocationState {
         LocationState(
             location: location, thresholds: thresholds(location),
-            sources: resolves.map { SourceState(applies: !$0 || location.query != nil) })
+            sources: definitions.map { SourceState(applies: !$0.resolves || location.query != nil) }, definitions: definitions)
     }
 
     func snapshot() -> Snapshot { state.withLock { $0 } }
@@ -188,13 +191,12 @@ final class WeatherStore: Sendable {
     /// it still has; a new or moved one starts empty.
     func replaceLocations(_ layout: Layout) {
         let sources = layout.names
-        let resolves = layout.sources.map(\.resolves)
         let identities = layout.locations.map(\.identity)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
             snapshot.locations = LocationStates(zip(layout.locations, identities).map { location, identity in
-                var entry = Self.fresh(location, resolves: resolves, thresholds: layout.thresholds)
+                var entry = Self.fresh(location, definitions: layout.sources, thresholds: layout.thresholds)
                 guard let previous = old[identity] else { return entry }
                 for (slot, name) in sources.enumerated() {
                     if let before = oldSlots[name] { entry.sources[slot] = previous.sources[before] }

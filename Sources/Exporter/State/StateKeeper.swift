@@ -153,7 +153,7 @@ final class StateKeeper: Sendable {
         func wall(_ monotonic: Double) -> Double { wallNow + (monotonic - now) }
         /// Every location and source of the layout, so bodies of ones a reload removed can go.
         var kept = Set<String>()
-        let saved = poller.withState { plan, schedule, snapshot in
+        let saved = poller.withState { setup, schedule, snapshot in
             var saved = SavedState(savedAt: wallNow)
             saved.pausedUntil = schedule.pause(now: now).map { wallNow + $0 }
             saved.rateLimitStrikes = schedule.rateLimitStrikes

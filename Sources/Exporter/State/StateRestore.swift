@@ -21,14 +21,14 @@ enum StateRestore {
         var restoring = Restoring(saved: saved, wallNow: wallNow, now: now)
         var jobs: [PollSchedule.RestoredJob] = []
         poller.restore(
-            store: { plan in
-                for (position, location) in plan.locations.enumerated() {
+            store: { setup in
+                for (position, location) in setup.locations.enumerated() {
                     guard let entry = restoring.entry(of: location) else { continue }
-                    var states = restoring.readings(of: entry, at: position, plan: plan)
-                    restoring.deriveStandIns(&states, entry: entry, plan: plan)
+                    var states = restoring.readings(of: entry, at: position, setup: setup)
+                    restoring.deriveStandIns(&states, entry: entry, setup: setup)
                     for (slot, state) in states { store.restore(location: position, source: slot, state) }
                 }
-                jobs = restoring.jobs(plan: plan, locations: store.snapshot().locations)
+                jobs = restoring.jobs(setup: setup, locations: store.snapshot().locations)
             },
             schedule: { _, schedule in restoring.restore(&schedule, jobs: jobs) })
         return restoring.summary
@@ -59,10 +59,10 @@ enum StateRestore {
 
         /// Each slot the location still has, as saved: its outcome, and its reading when its source
         /// decodes the kept body and it is fresh enough (a resolved place whatever its age).
-        mutating func readings(of entry: SavedState.LocationEntry, at position: Int, plan: Poller.Plan) -> [(slot: Int, state: WeatherStore.SourceState)] {
-            let location = plan.locations[position]
+        mutating func readings(of entry: SavedState.LocationEntry, at position: Int, setup: Poller.Setup) -> [(slot: Int, state: WeatherStore.SourceState)] {
+            let location = setup.locations[position]
             var states: [(slot: Int, state: WeatherStore.SourceState)] = []
-            for (slot, source) in plan.sources.enumerated() {
+            for (slot, source) in setup.sources.enumerated() {
                 guard let old = entry.sources.first(where: { $0.name == source.name }) else { continue }
                 var state = WeatherStore.SourceState(applies: !source.resolves || location.query != nil)
                 guard state.applies else { continue }
@@ -70,7 +70,7 @@ enum StateRestore {
                 state.lastError = old.lastError
                 state.lastPollDuration = old.lastPollDuration.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
                 state.lastSuccess = old.lastSuccess.flatMap { $0.isFinite && $0 > 0 && $0 <= wallNow + 60 ? $0 : nil }
-                if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= plan.maxStaleness[slot] {
+                if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= setup.maxStaleness[slot] {
                     if let reading = try? source.decode(old.body, for: location) {
                         state.reading = reading
                         summary.bodies[Location.identity(location.identity, source: source.name)] = old.body
@@ -86,16 +86,16 @@ enum StateRestore {
 
         /// A slot filled from a stand-in's answer (weather from One Call) was saved without a body of
         /// its own: its reading comes from the stand-in's restored one, as it came at the time.
-        mutating func deriveStandIns(_ states: inout [(slot: Int, state: WeatherStore.SourceState)], entry: SavedState.LocationEntry, plan: Poller.Plan) {
+        mutating func deriveStandIns(_ states: inout [(slot: Int, state: WeatherStore.SourceState)], entry: SavedState.LocationEntry, setup: Poller.Setup) {
             for (slot, state) in states {
-                let standIn = plan.sources[slot]
+                let standIn = setup.sources[slot]
                 guard !standIn.standsIn.isEmpty, let reading = state.reading else { continue }
                 let derived = standIn.readings(standingIn: reading)
                 for index in states.indices where states[index].state.reading == nil {
                     let other = states[index].slot
-                    guard let value = derived[plan.sources[other].name], let success = states[index].state.lastSuccess,
-                        wallNow - success <= plan.maxStaleness[other],
-                        entry.sources.first(where: { $0.name == plan.sources[other].name })?.body.isEmpty == true
+                    guard let value = derived[setup.sources[other].name], let success = states[index].state.lastSuccess,
+                        wallNow - success <= setup.maxStaleness[other],
+                        entry.sources.first(where: { $0.name == setup.sources[other].name })?.body.isEmpty == true
                     else { continue }
                     states[index].state.reading = value
                     summary.readings += 1
@@ -106,14 +106,14 @@ enum StateRestore {
         /// When each kept job is due: a resolver whose place came back is done; the others keep their
         /// saved due time and backoff, bounded (a shorter interval than last run's, or a clock set back,
         /// must not push a poll far out), and a job whose reading was lost is due at once.
-        mutating func jobs(plan: Poller.Plan, locations: WeatherStore.LocationStates) -> [PollSchedule.RestoredJob] {
+        mutating func jobs(setup: Poller.Setup, locations: WeatherStore.LocationStates) -> [PollSchedule.RestoredJob] {
             var jobs: [PollSchedule.RestoredJob] = []
-            let sourceCount = plan.sources.count
-            for (position, location) in plan.locations.enumerated() {
+            let sourceCount = setup.sources.count
+            for (position, location) in setup.locations.enumerated() {
                 guard let entry = entry(of: location) else { continue }
                 let resolved = location.query != nil && locations[position].resolved != nil
                 if resolved { summary.places += 1 }
-                for (slot, source) in plan.sources.enumerated() {
+                for (slot, source) in setup.sources.enumerated() {
                     let id = JobID(location: position, slot: slot)
                     if source.resolves && resolved {
                         jobs.append((id.index(slots: sourceCount), now, 0, nil, true))
@@ -123,7 +123,7 @@ enum StateRestore {
                         continue
                     }
                     let failures = min(max(old.failures, 0), 30)
-                    let longest = failures == 0 ? plan.intervals[slot].seconds : max(plan.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
+                    let longest = failures == 0 ? setup.intervals[slot].seconds : max(setup.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
                     jobs.append((
                         id.index(slots: sourceCount), lost.contains(id) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
                         old.lastAttempt.flatMap { $0.isFinite ? monotonic($0) : nil }, false

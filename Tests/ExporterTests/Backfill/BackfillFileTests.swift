@@ -75,7 +75,7 @@ import Testing
     @Test func standardOutputKeepsNoWork() throws {
         let parts = BackfillParts(output: "-")
         #expect(!parts.kept)
-        #expect(try parts.existingPlan(now: BackfillTests.until) == nil)
+        #expect(try parts.existingRange(now: BackfillTests.until) == nil)
         try parts.checkOutput()
         #expect(throws: Never.self) { try parts.start(.init(from: 0, until: 1, weather: true, airPollution: true)) }
         #expect(access("-.partial", F_OK) != 0)
@@ -106,7 +106,7 @@ import Testing
     @Test func theRangeCheckSaysWhatIsWrong() {
         let now = BackfillTests.until
         func problem(_ from: Double, _ until: Double) -> String? {
-            BackfillParts.Plan(from: from, until: until, weather: true, airPollution: false).problem(now: now)
+            BackfillParts.HistoryRange(from: from, until: until, weather: true, airPollution: false).problem(now: now)
         }
         #expect(problem(now - 86_400, now) == nil)
         #expect(problem(283_996_800, now + 4 * 86_400) == nil, "from 1979 to four days ahead")
@@ -133,14 +133,14 @@ import Testing
         defer { unlink(secret) }
         let linked = BackfillTests.temporaryDirectory() + "/linked.om"
         #expect(mkdir(linked + ".partial", 0o700) == 0 && symlink(secret, linked + ".partial/range") == 0)
-        #expect(throws: BackfillError.self) { try BackfillParts(output: linked).existingPlan(now: BackfillTests.until) }
+        #expect(throws: BackfillError.self) { try BackfillParts(output: linked).existingRange(now: BackfillTests.until) }
 
         // A link as the directory: refused, and what it points to is never emptied.
         let victimDirectory = BackfillTests.temporaryDirectory()
         try writeFile(victimDirectory + "/range", "keep me")
         let elsewhere = BackfillTests.temporaryDirectory() + "/elsewhere.om"
         #expect(symlink(victimDirectory, elsewhere + ".partial") == 0)
-        #expect(throws: BackfillError.self) { try BackfillParts(output: elsewhere).existingPlan(now: BackfillTests.until) }
+        #expect(throws: BackfillError.self) { try BackfillParts(output: elsewhere).existingRange(now: BackfillTests.until) }
         BackfillParts(output: elsewhere).remove()
         #expect(Self.contents(victimDirectory + "/range") == "keep me")
     }

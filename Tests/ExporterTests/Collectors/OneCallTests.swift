@@ -96,7 +96,7 @@ import Testing
         }
         rig.run(until: 1000 + 1800)
         let before = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
-        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.poller.apply(config.pollerSetup(transport: rig.transport))
         rig.run(until: 1000 + 3600 + 120)
         let tries = rig.transport.requests(to: "/data/3.0/onecall").map(\.time)
         #expect(!before.isEmpty && before.allSatisfy { $0 < 1000 + 60 })
@@ -124,7 +124,7 @@ import Testing
         // are planned for that case, stretched alike.
         let fallback = try #require(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).fallbackRequestPlan)
         #expect(fallback.stretched && fallback.configuredRequestsPerMinute == 80)
-        let intervals = Self.unlimited(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)])).sourcePlan.intervals
+        let intervals = Self.unlimited(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)])).sourcePolling.intervals
         #expect(intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!], "forecast, onecall, weather")
     }
 

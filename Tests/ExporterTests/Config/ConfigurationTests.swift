@@ -36,7 +36,7 @@ import Testing
         #expect(config.requestTimeout == .seconds(10))
         #expect(config.language == "en")
         #expect(config.openWeatherURL == "https://api.openweathermap.org")
-        #expect(config.sourcePlan.maxStaleness == [10800, 1800])
+        #expect(config.sourcePolling.maxStaleness == [10800, 1800])
         // deploy/docs/web.md's server limits table.
         #expect(config.maxConnections == 4096)
         #expect(config.readTimeout == .seconds(10))
@@ -107,8 +107,8 @@ import Testing
     }
 
     @Test func stalenessDefaultsToThreePollIntervals() throws {
-        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m"]).sourcePlan.maxStaleness == [10800, 360])
-        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m", "--openweather.max-staleness=1m"]).sourcePlan.maxStaleness == [60, 60])
+        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m"]).sourcePolling.maxStaleness == [10800, 360])
+        #expect(try load(["--location", "A=1,2", "--collector.weather.interval=2m", "--openweather.max-staleness=1m"]).sourcePolling.maxStaleness == [60, 60])
     }
 
     @Test func flagForms() throws {
@@ -122,7 +122,7 @@ import Testing
         #expect(config.telemetryPath == "/weather")
         #expect(config.interval(of: "weather") == .seconds(5400))
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
-        #expect(config.sourcePlan.intervals == [.seconds(3600), .seconds(3600), .seconds(5400)])
+        #expect(config.sourcePolling.intervals == [.seconds(3600), .seconds(3600), .seconds(5400)])
         #expect(config.requestTimeout == .seconds(2))
         #expect(config.logLevel == .debug)
         #expect(config.logFormat == .json)
@@ -202,11 +202,11 @@ import Testing
         #expect(short.warnings.contains { $0.contains("shorter than 10m") })
         let many = (0..<1200).map { "--location=L\($0)=1,\($0 % 180)" }
         let stretched = try load(many + ["--openweather.max-requests-per-minute=60", "--no-collector.forecast"])
-        #expect(stretched.sourcePlan.intervals == [.seconds(1220)])
+        #expect(stretched.sourcePolling.intervals == [.seconds(1220)])
         #expect(stretched.warnings.contains { $0.contains("1200 locations need 120 requests a minute") && $0.contains("stretched") })
         // Two sources: stretched by one factor, each keeping its share.
         let both = try load(many + ["--collector.air_pollution", "--no-collector.forecast"])
-        let intervals = both.sourcePlan.intervals.map(\.seconds)
+        let intervals = both.sourcePolling.intervals.map(\.seconds)
         #expect(abs(intervals[0] - 8540) < 0.01 && abs(intervals[1] - 1423.334) < 0.01, "\(intervals)")
         #expect(both.requestPlan.requestsPerMinute <= 60 * 60 / 61 + 0.01)
     }
@@ -246,15 +246,15 @@ import Testing
         let config = try load(["--config.file", file], environment: key)
         #expect(config.locations.map(\.place) == [.query(.name("Springfield,IL,US")), .query(.zip("94040,US"))])
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"])
-        #expect(config.sourcePlan.intervals == [.seconds(7200), .seconds(3600), .seconds(3600), .seconds(900)])
-        #expect(config.sourcePlan.maxStaleness == [14400, 7200, 7200, 1800])
+        #expect(config.sourcePolling.intervals == [.seconds(7200), .seconds(3600), .seconds(3600), .seconds(900)])
+        #expect(config.sourcePolling.maxStaleness == [14400, 7200, 7200, 1800])
         let off = try load(["--config.file", file, "--no-collector.air_pollution", "--no-collector.forecast"], environment: key)
         #expect(off.activeSources.map(\.name) == ["geocoding", "weather"])
     }
 
     @Test func stalenessAsADurationAppliesToEverySourceAndWarnsWhenShorterThanAnInterval() throws {
         let config = try load(["--location", "A=1,2", "--collector.air_pollution", "--openweather.max-staleness=45m"])
-        #expect(config.sourcePlan.maxStaleness == [2700, 2700, 2700])
+        #expect(config.sourcePolling.maxStaleness == [2700, 2700, 2700])
         #expect(config.warnings.contains { $0.contains("air_pollution interval (1h)") && $0.contains("3x") })
     }
 

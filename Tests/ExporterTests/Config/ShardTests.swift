@@ -81,7 +81,7 @@ import Testing
             #expect(config.shard == Shard(index: index, total: 3))
             #expect(config.maxRequestsPerMinute == 33)
             #expect(config.requestPlan.budgetPerMinute == 33)
-            #expect(config.pollerPlan(transport: try config.openWeatherClient()).requestsPerMinute == 33)
+            #expect(config.pollerSetup(transport: try config.openWeatherClient()).requestsPerMinute == 33)
             #expect(!config.locations.isEmpty)
             // Kept in the configured order, each with its own settings.
             #expect(config.locations == all.filter { config.locations.contains($0) })

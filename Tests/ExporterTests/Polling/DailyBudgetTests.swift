@@ -121,10 +121,10 @@ import Testing
 /// `configuration` with `--collector.onecall.max-requests-per-day=perDay`.
 func withOneCallLimit(_ configuration: Configuration, perDay: Int) -> Configuration {
     var configuration = configuration
-    configuration.sources = configuration.sources.map { source in
-        guard var onecall = source as? OneCallSource else { return source }
+    for index in configuration.collectors.indices {
+        guard var onecall = configuration.collectors[index].source as? OneCallSource else { continue }
         onecall.options.maxRequestsPerDay = perDay
-        return onecall
+        configuration.collectors[index].source = onecall
     }
     return configuration
 }
@@ -167,7 +167,7 @@ extension DailyBudgetTests {
         let plain = ExporterCollector.daily(free.store.snapshot()).filter { !$0.samples.isEmpty }.map(\.name)
         #expect(plain == ["openweather_api_requests_today"])
         // Before the poller's first count: no samples, but the same families (the renderer's positions).
-        let before = ExporterCollector.daily(WeatherStore(plan: config.pollerPlan(transport: rig.transport), now: 0).snapshot())
+        let before = ExporterCollector.daily(WeatherStore(setup: config.pollerSetup(transport: rig.transport), now: 0).snapshot())
         #expect(before.map(\.name) == ExporterCollector.daily(rig.store.snapshot()).map(\.name) && before.allSatisfy(\.samples.isEmpty))
     }
 }
@@ -261,7 +261,7 @@ extension DailyBudgetTests {
         #expect(counted.contains("\nopenweather_api_requests_today{source=\"weather\"} \(weather)\n"))
         var limited = withOneCallLimit(configuration(places, collectors: ["onecall": .seconds(600)]), perDay: 100)
         limited.maxRequestsPerDay = 1000
-        rig.poller.apply(limited.pollerPlan(transport: rig.transport))
+        rig.poller.apply(limited.pollerSetup(transport: rig.transport))
         rig.run(until: 1000 + 6)
         let text = String(decoding: rendering.render(rig.store.snapshot(), now: wall + 6).text.chunks.concatenated, as: UTF8.self)
         #expect(text.contains("\nopenweather_api_daily_request_limit{source=\"onecall\"} 100\n"))

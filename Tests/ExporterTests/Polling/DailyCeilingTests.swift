@@ -50,11 +50,11 @@ import Testing
             self.latency = latency
             let logs = self.logs
             let logger = Logger(level: .debug, format: .logfmt, secrets: [], sink: { logs.append($0) })
-            let plan = configuration.pollerPlan(transport: transport)
-            store = WeatherStore(plan: plan, now: time.wall())
+            let setup = configuration.pollerSetup(transport: transport)
+            store = WeatherStore(setup: setup, now: time.wall())
             let pending = self.pending
             poller = Poller(
-                plan: plan, store: store, logger: logger, time: time,
+                setup: setup, store: store, logger: logger, time: time,
                 execute: { work in pending.withLock { $0.append((time.monotonic() + latency, work)) } }, sharedDay: sharedDay, onChange: {})
         }
 
@@ -179,10 +179,10 @@ import Testing
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
         let transport = ResendingTransport(FakeTransport(time: time))
         let logs = LogCapture()
-        let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(plan: plan, now: time.wall())
+        let setup = config.pollerSetup(transport: transport)
+        let store = WeatherStore(setup: setup, now: time.wall())
         let poller = Poller(
-            plan: plan, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
+            setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
             onChange: {})
         // The day's last hour left out: the counts are of one UTC day.
         while case .wait(let until) = poller.step(), until < 1000 + 82_000 { time.set(max(until, time.monotonic())) }
@@ -201,10 +201,10 @@ import Testing
         // Each request resent four times: the room runs out before the poll's sixth part.
         let transport = ResendingTransport(FakeTransport(time: time, answer: Self.alertBursts()), times: 4)
         let logs = LogCapture()
-        let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(plan: plan, now: time.wall())
+        let setup = config.pollerSetup(transport: transport)
+        let store = WeatherStore(setup: setup, now: time.wall())
         let poller = Poller(
-            plan: plan, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
+            setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
             onChange: {})
         poller.step()
         let failed = logs.all.filter { $0.contains("poll failed") && $0.contains("source=onecall4") }

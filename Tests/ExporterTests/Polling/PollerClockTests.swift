@@ -150,11 +150,11 @@ import Testing
         transport.answer { request in
             works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
-        let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(plan: plan, now: time.wall())
+        let setup = config.pollerSetup(transport: transport)
+        let store = WeatherStore(setup: setup, now: time.wall())
         let logs = LogCapture()
         let poller = Poller(
-            plan: plan, store: store, logger: Logger(level: .debug, sink: { logs.append($0) }), time: time,
+            setup: setup, store: store, logger: Logger(level: .debug, sink: { logs.append($0) }), time: time,
             execute: { work in held.withLock { $0.append(work) } }, onChange: {})
         // Both requests sent while the key does not work (the budget spaces them); held in flight.
         poller.step()
@@ -246,7 +246,7 @@ import Testing
         #expect(rig.store.snapshot().allAttempted)
         #expect(rig.logs.all.contains { $0.contains("level=warn") && $0.contains("location=Atlantis") && $0.contains("source=geocoding") })
         #expect(rig.store.snapshot().requestCounts[.init(source: "geocoding", code: "200")] == 3)
-        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.poller.apply(config.pollerSetup(transport: rig.transport))
         rig.run(until: rig.time.monotonic() + 1)
         #expect(rig.transport.requests(to: "/geo/1.0/direct").count == 4, "a reload tries again at once")
     }
@@ -270,12 +270,12 @@ import Testing
         var config = configuration([Location(name: "Home", place: .query(.name("London")))])
         let rig = Rig(config)
         rig.run(until: 1000 + 60)
-        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.poller.apply(config.pollerSetup(transport: rig.transport))
         rig.run(until: 1000 + 120)
         #expect(rig.transport.requests(to: "/geo/1.0/direct").count == 1)
         #expect(rig.state("Home", "weather")?.up == true)
         config.locations = [Location(name: "Home", place: .query(.name("London,CA")))]
-        rig.poller.apply(config.pollerPlan(transport: rig.transport))
+        rig.poller.apply(config.pollerSetup(transport: rig.transport))
         rig.run(until: 1000 + 180)
         #expect(rig.transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
     }
@@ -287,17 +287,17 @@ import Testing
         let held = Locked<[@Sendable () -> Void]>([])
         var config = configuration([Location(name: "Home", place: .query(.name("London")))])
         let transport = FakeTransport(time: time)
-        let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(plan: plan, now: time.wall())
+        let setup = config.pollerSetup(transport: transport)
+        let store = WeatherStore(setup: setup, now: time.wall())
         let poller = Poller(
-            plan: plan, store: store, logger: Logger(level: .debug, sink: { _ in }), time: time,
+            setup: setup, store: store, logger: Logger(level: .debug, sink: { _ in }), time: time,
             execute: { work in held.withLock { $0.append(work) } }, onChange: {})
         func sent() -> [@Sendable () -> Void] { held.withLock { list in defer { list = [] }; return list } }
         poller.step()
         let london = sent()
         try #require(london.count == 1)
         config.locations = [Location(name: "Home", place: .query(.name("London,CA")))]
-        poller.apply(config.pollerPlan(transport: transport))
+        poller.apply(config.pollerSetup(transport: transport))
         time.advance(2)
         poller.step()
         let canada = sent()

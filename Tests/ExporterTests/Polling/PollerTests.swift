@@ -27,11 +27,11 @@ import Testing
             configuration.apiKey = Secret(key)
             configuration.openWeatherURL = baseURL ?? "\(scheme)://127.0.0.1:\(simulator.port)"
             configuration.requestTimeout = timeout
-            let plan = configuration.pollerPlan(transport: try configuration.openWeatherClient())
-            store = WeatherStore(plan: plan, now: SystemClock.wallSeconds())
+            let setup = configuration.pollerSetup(transport: try configuration.openWeatherClient())
+            store = WeatherStore(setup: setup, now: SystemClock.wallSeconds())
             let logs = LogCapture()
             self.logs = logs
-            poller = Poller(plan: plan, store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }), onChange: {})
+            poller = Poller(setup: setup, store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }), onChange: {})
             poller.start()
         }
 

@@ -22,11 +22,11 @@ struct StateBenchmark {
         func rig(time: ManualTime) throws -> (Poller, StateKeeper, FakeTransport) {
             let transport = FakeTransport(time: time)
             let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
-            let plan = config.pollerPlan(transport: transport)
-            let store = WeatherStore(plan: plan, now: time.wall())
+            let setup = config.pollerSetup(transport: transport)
+            let store = WeatherStore(setup: setup, now: time.wall())
             let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
             let poller = Poller(
-                plan: plan, store: store, logger: logger, time: time, execute: { $0() },
+                setup: setup, store: store, logger: logger, time: time, execute: { $0() },
                 keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
             return (poller, keeper, transport)
         }

@@ -32,13 +32,13 @@ private struct StateRig {
         let logs = LogCapture()
         self.logs = logs
         let logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
-        let plan = configuration.pollerPlan(transport: transport)
-        let store = WeatherStore(plan: plan, now: time.wall())
+        let setup = configuration.pollerSetup(transport: transport)
+        let store = WeatherStore(setup: setup, now: time.wall())
         self.store = store
         let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
         self.keeper = keeper
         poller = Poller(
-            plan: plan, store: store, logger: logger, time: time, execute: { $0() },
+            setup: setup, store: store, logger: logger, time: time, execute: { $0() },
             keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
         keeper.load(into: poller)
     }
@@ -383,7 +383,7 @@ extension StateStorage {
         #expect(rmdir(directory) == 0)
         rig.run(until: 1001)
         rig.time.advance(StateKeeper.spacing)
-        rig.poller.apply(configuration([places[0]]).pollerPlan(transport: rig.transport))
+        rig.poller.apply(configuration([places[0]]).pollerSetup(transport: rig.transport))
         rig.keeper.step(rig.poller)
         let writes = try #require(rig.store.snapshot().stateWrites)
         #expect(writes.failures == 2 && writes.lastSuccess == 0)
@@ -407,11 +407,11 @@ extension StateStorage {
         let config = configuration([places[0]])
         let transport = FakeTransport(time: time)
         let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
-        let plan = config.pollerPlan(transport: transport)
-        let store = WeatherStore(plan: plan, now: time.wall())
+        let setup = config.pollerSetup(transport: transport)
+        let store = WeatherStore(setup: setup, now: time.wall())
         let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
         let poller = Poller(
-            plan: plan, store: store, logger: logger, time: time, execute: { work in held.withLock { $0.append(work) } },
+            setup: setup, store: store, logger: logger, time: time, execute: { work in held.withLock { $0.append(work) } },
             keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
         poller.step()
         #expect(transport.log.isEmpty && held.withLock { $0.count } == 1, "sent, not answered")

@@ -3,7 +3,7 @@ import OpenWeather
 extension Poller {
     /// What the poller runs: the layout (locations, sources, their intervals and staleness), the
     /// budget, and the client (or a fake in tests).
-    struct Plan: Sendable {
+    struct Setup: Sendable {
         var layout: Layout
         var requestsPerMinute: Int
         /// The key's limit of requests a UTC day, all sources together.
