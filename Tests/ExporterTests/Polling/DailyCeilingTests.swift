@@ -170,6 +170,17 @@ import Testing
         }
     }
 
+    /// A poller over `transport` on `time` that runs its jobs inline, and what it logs at debug.
+    static func loggedPoller(_ config: Configuration, transport: any OpenWeatherTransport, time: ManualTime) -> (Poller, LogCapture) {
+        let logs = LogCapture()
+        let setup = config.pollerSetup(transport: transport)
+        let store = WeatherStore(setup: setup, now: time.wall())
+        let poller = Poller(
+            setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
+            onChange: {})
+        return (poller, logs)
+    }
+
     /// Before, 19 sent and 10 counted: the resend after a keep-alive close was not counted. Now each is
     /// counted as it leaves and goes only with room, so the key's 11 a day are 11 sent (the last poll's
     /// resend finds no room and stays unsent).
@@ -178,12 +189,7 @@ import Testing
         config.maxRequestsPerDay = 11
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
         let transport = ResendingTransport(FakeTransport(time: time))
-        let logs = LogCapture()
-        let setup = config.pollerSetup(transport: transport)
-        let store = WeatherStore(setup: setup, now: time.wall())
-        let poller = Poller(
-            setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
-            onChange: {})
+        let (poller, _) = Self.loggedPoller(config, transport: transport, time: time)
         // The day's last hour left out: the counts are of one UTC day.
         while case .wait(let until) = poller.step(), until < 1000 + 82_000 { time.set(max(until, time.monotonic())) }
         let sent = transport.sent.withLock { $0 }
@@ -200,12 +206,7 @@ import Testing
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
         // Each request resent four times: the room runs out before the poll's sixth part.
         let transport = ResendingTransport(FakeTransport(time: time, answer: Self.alertBursts()), times: 4)
-        let logs = LogCapture()
-        let setup = config.pollerSetup(transport: transport)
-        let store = WeatherStore(setup: setup, now: time.wall())
-        let poller = Poller(
-            setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
-            onChange: {})
+        let (poller, logs) = Self.loggedPoller(config, transport: transport, time: time)
         poller.step()
         let failed = logs.all.filter { $0.contains("poll failed") && $0.contains("source=onecall4") }
         #expect(failed.count == 1 && failed.first?.contains("code=daily_limit") == true && failed.first?.contains("not sent") == true, "\(failed)")
