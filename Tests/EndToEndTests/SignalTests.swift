@@ -180,14 +180,18 @@ extension DemoModeTests {
         #expect(await waitUntil { process.standardError.contains("rejects the API key") && process.standardError.contains("code=500") })
 
         process.signal(SIGSEGV)
-        let reported = await waitUntil(seconds: 60) { ["Backtrace took", "==ABORTING"].contains { process.standardError.contains($0) } }
+        let began = await waitUntil(seconds: 60) { ["Program crashed", "Sanitizer: SEGV on"].contains { process.standardError.contains($0) } }
+        let ended = await waitUntil(seconds: 60) { ["Backtrace took", "==ABORTING"].contains { process.standardError.contains($0) } }
         let output = process.standardError
-        #expect(reported, "no crash report; the end of the output: \(output.suffix(1500))")
+        #expect(began, "no crash report; the end of the output: \(output.suffix(1500))")
         if output.contains("Sanitizer: SEGV on") {
+            // A sanitizer's report can stall midway here (seen once under ThreadSanitizer on a loaded
+            // machine): the SIGSEGV comes from kill(2), not a fault, and may land on a thread holding
+            // the sanitizer's own lock. What it wrote is checked; the product's own report is Swift's.
             #expect(!output.contains("Register values"), "registers are dumped")
             #expect(!output.contains("WARNING: ThreadSanitizer"), "a race report (this process's reports come here, not to log_path)")
         } else {
-            #expect(output.contains("Program crashed"))
+            #expect(ended, "Swift's crash report did not end; the end of the output: \(output.suffix(1500))")
             #expect(!output.contains("Registers:") && !output.contains("rip 0x"), "registers are dumped")
         }
         #expect(!output.contains(key))
