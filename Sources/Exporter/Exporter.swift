@@ -40,7 +40,7 @@ public final class Exporter: Sendable {
         } else {
             keeper = nil
         }
-        var keepBody: (@Sendable (Location, String, [UInt8]) -> Void)?
+        var keepBody: (@Sendable (Location, any Source, [UInt8]) -> Void)?
         if let keeper { keepBody = { location, source, body in keeper.keep(body: body, location: location, source: source) } }
         let poller = Poller(setup: setup, store: store, logger: logger, time: time, sharedDay: sharedDay, keepBody: keepBody) {
             publisher.weatherChanged()
@@ -211,7 +211,7 @@ extension Configuration {
         return Poller.Setup(
             locations: locations, sources: active.sources, intervals: active.intervals, configured: active.configured,
             maxStaleness: active.maxStaleness,
-            requestsPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, requestsPerDay: maxRequestsPerDay, language: language,
+            requestsPerMinute: maxRequestsPerMinute, dailyLimits: active.sources.map(dailyLimit(of:)), requestsPerDay: maxRequestsPerDay, language: language,
             transport: client,
             thresholds: { [self] in thresholds(for: $0) })
     }

@@ -185,7 +185,7 @@ extension Layout {
     ) {
         self.init(
             locations: locations,
-            planned: PlannedSource.plan(sources: sources, intervals: intervals, configured: intervals, maxStaleness: maxStaleness, dailyLimits: [:]),
+            planned: PlannedSource.plan(sources: sources, intervals: intervals, configured: intervals, maxStaleness: maxStaleness, dailyLimits: sources.map { _ in nil }),
             thresholds: thresholds)
     }
 }

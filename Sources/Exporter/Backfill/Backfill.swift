@@ -27,38 +27,51 @@ struct SystemBackfillTime: BackfillTime {
 /// (`RequestBudget`), each counted against the day's allowances (`DailyBudget`) where it leaves, the
 /// client's resends included, within the room its location holds.
 struct BackfillRequests {
+    /// What a backfill's requests are counted as: the source the exporter counts the same endpoint's
+    /// requests under (timemachine is billed as One Call). Its raw value is its slot in `daily`.
+    enum Counted: Int, CaseIterable {
+        case geocoding, oneCall, airPollution
+
+        var name: String {
+            switch self {
+            case .geocoding: GeocodingSource.name
+            case .oneCall: OneCallSource.name
+            case .airPollution: AirPollutionSource.name
+            }
+        }
+    }
+
     var budget: RequestBudget
     var daily: DailyBudget
-    /// Room the location under way holds, by source name (`DailyBudget.reserve`).
-    var held: [String: Int] = [:]
+    /// Room the location under way holds, by `Counted` (`DailyBudget.reserve`).
+    var held = [Int](repeating: 0, count: Counted.allCases.count)
     /// 429s in a row: the exporter's pause doubles with them.
     var rateLimitStrikes = 0
 
     init(perMinute: Int, oneCallPerDay: Int?, keyPerDay: Int?, wall: Double) {
         budget = RequestBudget(limitPerMinute: max(perMinute, 1))
         daily = DailyBudget(wall: wall)
-        daily.configure(limits: oneCallPerDay.map { [OneCallSource.name: $0] } ?? [:], keyLimit: keyPerDay)
+        daily.configure(
+            sources: Counted.allCases.map(\.name), limits: Counted.allCases.map { $0 == .oneCall ? oneCallPerDay : nil }, keyLimit: keyPerDay)
     }
 
-    /// Holds the day's room for a location's requests, by source name.
-    mutating func hold(_ requests: [String: Int]) {
-        for (source, count) in requests where count > 0 {
-            daily.reserve(source, count)
-            held[source, default: 0] += count
+    /// Holds the day's room for a location's requests, by `Counted`.
+    mutating func hold(_ requests: [Int]) {
+        for (slot, count) in requests.enumerated() where count > 0 {
+            daily.reserve(slot, count)
+            held[slot] += count
         }
     }
 
     /// Gives back what the location held and did not send.
     mutating func releaseHeld() {
-        for (source, count) in held { daily.release(source, count) }
-        held = [:]
+        for (slot, count) in held.enumerated() { daily.release(slot, count) }
+        held = held.map { _ in 0 }
     }
 
-    /// One request of `source` leaves at `now`: counted. False when the day has no room for it.
-    mutating func send(_ source: String, now: Double) -> Bool {
-        var left = held[source, default: 0]
-        guard daily.take(source, held: &left) else { return false }
-        held[source] = left
+    /// One request counted as `counted` leaves at `now`: counted. False when the day has no room for it.
+    mutating func send(_ counted: Counted, now: Double) -> Bool {
+        guard daily.take(counted.rawValue, held: &held[counted.rawValue]) else { return false }
         budget.record(start: now)
         return true
     }
@@ -101,14 +114,19 @@ struct Backfill {
 
         var done: Int { blocks.count { $0 != nil } }
 
-        /// The calls `location` costs, by the source name each is counted under.
-        func calls(_ location: Location) -> [String: Int] {
-            [GeocodingSource.name: location.query != nil ? 1 : 0, OneCallSource.name: weather != nil ? hours.count : 0,
-             AirPollutionSource.name: airPollution ? 1 : 0]
+        /// The calls `location` costs, by what each is counted as (`BackfillRequests.Counted`).
+        func calls(_ location: Location) -> [Int] {
+            BackfillRequests.Counted.allCases.map { counted in
+                switch counted {
+                case .geocoding: location.query != nil ? 1 : 0
+                case .oneCall: weather != nil ? hours.count : 0
+                case .airPollution: airPollution ? 1 : 0
+                }
+            }
         }
 
         func callsLeft() -> Int {
-            ordered.indices.filter { blocks[$0] == nil }.reduce(0) { $0 + calls(ordered[$1]).values.reduce(0, +) }
+            ordered.indices.filter { blocks[$0] == nil }.reduce(0) { $0 + calls(ordered[$1]).reduce(0, +) }
         }
     }
 
@@ -176,8 +194,9 @@ struct Backfill {
             requests.daily.advance(to: now)
             let daily = requests.daily
             for (limit, spent, needed, flag) in [
-                (oneCallPerDay, daily.count(of: OneCallSource.name), calls[OneCallSource.name] ?? 0, "--collector.onecall.max-requests-per-day"),
-                (keyPerDay, daily.dayTotal, calls.values.reduce(0, +), "--openweather.max-requests-per-day"),
+                (oneCallPerDay, daily.count(of: BackfillRequests.Counted.oneCall.rawValue), calls[BackfillRequests.Counted.oneCall.rawValue],
+                 "--collector.onecall.max-requests-per-day"),
+                (keyPerDay, daily.dayTotal, calls.reduce(0, +), "--openweather.max-requests-per-day"),
             ] {
                 guard let limit, spent + needed > limit else { continue }
                 let hint = needed > limit
@@ -200,7 +219,7 @@ struct Backfill {
         var resolved: ResolvedPlace?
         if location.query != nil {
             let geocoding = GeocodingSource()
-            let body = try fetch(geocoding.request(for: location, at: nil, language: language), as: GeocodingSource.name, &work.requests, what: "geocoding \(location.name)")
+            let body = try fetch(geocoding.request(for: location, at: nil, language: language), as: .geocoding, &work.requests, what: "geocoding \(location.name)")
             do throws(OpenWeatherError) {
                 guard let body else { throw .noMatch("the geocoder does not know it") }
                 resolved = try geocoding.decode(body, for: location)
@@ -220,7 +239,7 @@ struct Backfill {
                 let request = History.weatherRequest(latitude: coordinates.latitude, longitude: coordinates.longitude, at: hour, language: language)
                 let body: [UInt8]?
                 do {
-                    body = try fetch(request, as: OneCallSource.name, &work.requests, what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
+                    body = try fetch(request, as: .oneCall, &work.requests, what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
                 } catch where error.subscriptionMissing {
                     guard airPollution != nil else {
                         throw BackfillError("\(error.description); nothing else to backfill: add --collector.air_pollution for the free air pollution history")
@@ -243,7 +262,7 @@ struct Backfill {
         if let source = airPollution {
             let request = History.airPollutionRequest(
                 latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.range.from, to: work.range.until)
-            if let body = try fetch(request, as: AirPollutionSource.name, &work.requests, what: "\(location.name)'s air pollution") {
+            if let body = try fetch(request, as: .airPollution, &work.requests, what: "\(location.name)'s air pollution") {
                 let hours: [AirPollution]
                 do {
                     hours = try AirPollutionHistoryDecoder.decode(body)
@@ -277,12 +296,12 @@ struct Backfill {
         return result
     }
 
-    /// One request of `source` leaves now, if the day has room: from the room its location holds, or
-    /// past that (a resend) only with room in the day as every process sharing it counted it.
-    private func send(_ source: String, _ requests: inout BackfillRequests) throws(BackfillError) -> Bool {
+    /// One request counted as `counted` leaves now, if the day has room: from the room its location
+    /// holds, or past that (a resend) only with room in the day as every process sharing it counted it.
+    private func send(_ counted: BackfillRequests.Counted, _ requests: inout BackfillRequests) throws(BackfillError) -> Bool {
         let now = time.now()
-        if requests.held[source, default: 0] > 0 { return requests.send(source, now: now) }
-        return try sharing(&requests) { $0.send(source, now: now) }
+        if requests.held[counted.rawValue] > 0 { return requests.send(counted, now: now) }
+        return try sharing(&requests) { $0.send(counted, now: now) }
     }
 
     /// Every family in name order over every block, then the work is removed.
@@ -309,21 +328,21 @@ struct Backfill {
     }
 
     /// The body of a 200; nil for a 404 (no data there: OpenWeather says not to ask again). Paced and
-    /// counted under `source`'s name as the exporter's requests are; answers that may pass (429, 5xx,
+    /// counted as `counted`, as the exporter's requests of that endpoint are; answers that may pass (429, 5xx,
     /// transport) are tried `attempts` times, after the exporter's waits (a Retry-After held to
     /// [1 min, 1 h], transient failures backing off from a minute).
-    private func fetch(_ request: APIRequest, as source: String, _ requests: inout BackfillRequests, what: String) throws(BackfillError) -> [UInt8]? {
+    private func fetch(_ request: APIRequest, as counted: BackfillRequests.Counted, _ requests: inout BackfillRequests, what: String) throws(BackfillError) -> [UInt8]? {
         var attempt = 0
         while true {
             attempt += 1
             time.sleep(until: max(time.now(), requests.budget.nextAllowed()))
-            guard try send(source, &requests) else {
+            guard try send(counted, &requests) else {
                 throw BackfillError("\(what): the day's allowance has no room left; what is done is kept: run the same command after 00:00 UTC to go on")
             }
             let wait: Double
             do {
                 // The client's resend after a kept connection closed leaves too: counted, and only with room.
-                let body = try transport.get(request, resend: { (try? send(source, &requests)) ?? false })
+                let body = try transport.get(request, resend: { (try? send(counted, &requests)) ?? false })
                 requests.rateLimitStrikes = 0
                 return body
             } catch {

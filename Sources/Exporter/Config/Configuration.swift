@@ -119,14 +119,12 @@ public struct Configuration: Sendable {
         let sources = active.map(\.source)
         let readFrom = Dictionary(sources.flatMap { source in source.standsIn.map { ($0, source.name) } }, uniquingKeysWith: { first, _ in first })
         let requests = RequestPlan(
-            sources: active.filter { !$0.source.resolves }.map { collector in
-                (collector.name, collector.interval, readFrom[collector.name] == nil ? locations.count : 0)
-            },
-            readFrom: readFrom, budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: active))
+            sources: active.filter { !$0.source.resolves }.map { demand(of: $0, readFrom: readFrom[$0.name]) },
+            budgetPerMinute: maxRequestsPerMinute, budgetPerDay: maxRequestsPerDay)
         let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
         let fallback = standIns.isEmpty ? nil : RequestPlan(
-            sources: active.filter { !$0.source.resolves && !standIns.contains($0.name) }.map { ($0.name, $0.interval, locations.count) },
-            budgetPerMinute: maxRequestsPerMinute, dailyLimits: dailyLimits, budgetPerDay: maxRequestsPerDay, parts: parts(of: active))
+            sources: active.filter { !$0.source.resolves && !standIns.contains($0.name) }.map { demand(of: $0, readFrom: nil) },
+            budgetPerMinute: maxRequestsPerMinute, budgetPerDay: maxRequestsPerDay)
         // A resolver is in neither request plan: it retries at its configured interval.
         let intervals = active.map { collector in
             (readFrom[collector.name] != nil ? fallback?.interval(of: collector.name) : nil) ?? requests.interval(of: collector.name) ?? collector.interval
@@ -141,19 +139,17 @@ public struct Configuration: Sendable {
             sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness, configured: active.map(\.interval))
     }
 
-    /// The requests a poll of each source that asks in parts sends, by part, at its configured interval.
-    private func parts(of collectors: [ConfiguredSource]) -> [String: [RequestPlan.Part]] {
-        Dictionary(uniqueKeysWithValues: collectors.compactMap { collector in
-            let parts = collector.source.requestsPerPoll(every: collector.interval)
-            return parts.isEmpty ? nil : (collector.name, parts.map { RequestPlan.Part(name: $0.part, perPoll: $0.requests) })
-        })
+    /// What `collector` asks of the budgets: every location, or none when `readFrom` stands in for it.
+    private func demand(of collector: ConfiguredSource, readFrom: String?) -> RequestPlan.Demand {
+        RequestPlan.Demand(
+            name: collector.name, interval: collector.interval, locations: readFrom == nil ? locations.count : 0, readFrom: readFrom,
+            dailyLimit: dailyLimit(of: collector.source),
+            parts: collector.source.requestsPerPoll(every: collector.interval).map { RequestPlan.Part(name: $0.part, perPoll: $0.requests) })
     }
 
-    /// This replica's share of each active source's own limit of requests a UTC day (the key's, split
-    /// among the shards as the per-minute budget is); a source without one is absent.
-    var dailyLimits: [String: Int] {
-        Dictionary(activeSources.compactMap { source in source.maxRequestsPerDay.map { (source.name, max($0 / shard.total, 1)) } }, uniquingKeysWith: { $1 })
-    }
+    /// This replica's share of `source`'s own limit of requests a UTC day (the key's, split among the
+    /// shards as the per-minute budget is); nil for none.
+    func dailyLimit(of source: any Source) -> Int? { source.maxRequestsPerDay.map { max($0 / shard.total, 1) } }
 
     var requestPlan: RequestPlan { sourcePolling.requests }
     var fallbackRequestPlan: RequestPlan? { sourcePolling.fallback }

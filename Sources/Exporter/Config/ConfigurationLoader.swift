@@ -163,9 +163,9 @@ public struct ConfigurationLoader: Sendable {
                 "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more")
         }
         if !plan.stretchedForDay.isEmpty {
-            let limits = plan.entries.filter { plan.stretchedForDay.contains($0.source) }.map { entry in
-                "\(entry.source) needs \(RequestPlan.count(entry.neededPerDay)) a day at its configured interval"
-                    + (entry.dailyLimit.map { ", \($0) allowed (--collector.\(entry.source).max-requests-per-day)" } ?? "")
+            let limits = plan.entries.filter { plan.stretchedForDay.contains($0.name) }.map { entry in
+                "\(entry.name) needs \(RequestPlan.count(entry.neededPerDay)) a day at its configured interval"
+                    + (entry.dailyLimit.map { ", \($0) allowed (--collector.\(entry.name).max-requests-per-day)" } ?? "")
             }
             let key = config.maxRequestsPerDay.map { "; the key allows \($0) a day in all (--openweather.max-requests-per-day)" } ?? ""
             config.warnings.append(

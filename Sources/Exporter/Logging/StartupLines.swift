@@ -10,7 +10,7 @@ extension Logger {
             ("telemetry_path", configuration.telemetryPath),
             ("locations", String(configuration.locations.count)),
         ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [
-            ("collectors", active.requests.entries.map(\.source).joined(separator: ",")),
+            ("collectors", active.requests.entries.map(\.name).joined(separator: ",")),
             ("api_key", configuration.apiKeySource),
         ])
         info("request plan", active.requests.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])

@@ -88,15 +88,15 @@ enum ExporterCollector {
     /// written): the renderer keeps shards' lines by family position, which must not move.
     static func daily(_ snapshot: WeatherStore.Snapshot) -> [MetricFamily] {
         let daily = snapshot.daily ?? DailyBudget(wall: 0)
-        let names = Set(snapshot.sources).union(daily.sent.sources).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let names = Set(snapshot.sources).union(daily.namesSent).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var today = MetricFamily(
             name: "openweather_api_requests_today",
             help: "Requests sent to the OpenWeather API since 00:00 UTC (OpenWeather's day starts then), by source; kept across restarts by the state file.")
-        if snapshot.daily != nil { for name in names { today.add([("source", name)], Double(daily.count(of: name))) } }
+        if snapshot.daily != nil { for name in names { today.add([("source", name)], Double(daily.count(named: name))) } }
         var limits = MetricFamily(
             name: "openweather_api_daily_request_limit",
             help: "Requests a source may send in a UTC day (--collector.NAME.max-requests-per-day; this replica's share); absent for a source without one.")
-        for name in names { if let limit = daily.limits[name] { limits.add([("source", name)], Double(limit)) } }
+        for name in names { if let limit = daily.limit(named: name) { limits.add([("source", name)], Double(limit)) } }
         let key = MetricFamily(
             name: "openweather_api_key_daily_request_limit",
             help: "Requests the key may send in a UTC day, all sources together (--openweather.max-requests-per-day; this replica's share); absent without one.",

@@ -1,7 +1,8 @@
 /// Requests sent since 00:00 UTC (OpenWeather's day), per source and for the key, and the daily
 /// limits they are held to. A source that reached its limit, or that OpenWeather said has spent the
 /// day's quota (`spend`), sends nothing more until 00:00 UTC; when the key's limit is reached, no
-/// source does. Counts are kept by source name (`Tally`), so a reload that changes the slots keeps them.
+/// source does. Sources are counted by slot, the poller's own (`configure`); their names are read
+/// and written only where the counts leave or enter: the state file, the shared day, a reload.
 ///
 /// A poll holds the most it may send (`reserve`) from when it starts until it ends (`release`), so
 /// polls that overlap never pass a limit together: each is let start only with room for all of its
@@ -17,10 +18,14 @@ struct DailyBudget: Equatable {
     private(set) var day: Int
     /// Requests this process sent today.
     private(set) var sent = Tally()
-    /// Sources OpenWeather refused for the rest of `day` (a 429 that says the day's quota is spent).
-    private(set) var spent: Set<String> = []
-    /// Per source name; a source absent has no limit of its own.
-    private(set) var limits: [String: Int] = [:]
+    /// Each slot's source name, as the state file and the shared day keep the counts: first the
+    /// sources configured, in their slots; after them any other a saved or shared day counted, or a
+    /// reload dropped, so its counts are kept and written back.
+    private(set) var names: [String] = []
+    /// Slots OpenWeather refused for the rest of `day` (a 429 that says the day's quota is spent).
+    private(set) var spent: Set<Int> = []
+    /// Per slot; nil, or a slot past the end, has no limit of its own.
+    private(set) var limits: [Int?] = []
     /// The key's limit, all sources together.
     private(set) var keyLimit: Int?
     /// Requests polls in flight may still send: not counted yet, but no room for anyone else. They
@@ -37,12 +42,51 @@ struct DailyBudget: Equatable {
     /// No limits until `configure`.
     init(wall: Double) { day = Self.day(of: wall) }
 
-    /// A plan's limits (a reload may change them); the counts stay.
-    mutating func configure(limits: [String: Int], keyLimit: Int?) {
+    /// The sources counted, by name in slot order, and their limits (a reload may change either): each
+    /// source's counts move with it to its new slot.
+    mutating func configure(sources: [String], limits: [Int?], keyLimit: Int?) {
+        if !names.starts(with: sources) {
+            let kept = names.filter { !sources.contains($0) }
+            let order = (sources + kept).map { names.firstIndex(of: $0) }
+            names = sources + kept
+            sent = sent.reordered(order)
+            reserved = reserved.reordered(order)
+            others = others.reordered(order)
+            published = published.reordered(order)
+            spent = Set(order.indices.filter { order[$0].map(spent.contains) ?? false })
+            revision += 1
+        }
         guard limits != self.limits || keyLimit != self.keyLimit else { return }
         self.limits = limits
         self.keyLimit = keyLimit
         revision += 1
+    }
+
+    /// The slot counting `name`: a new one after the others when no slot does yet.
+    mutating func slot(named name: String) -> Int {
+        if let slot = names.firstIndex(of: name) { return slot }
+        names.append(name)
+        return names.count - 1
+    }
+
+    /// A saved day's counts (the state file's or the shared one) in this budget's slots, none below zero.
+    private mutating func tally(_ saved: SavedState.Daily) -> Tally {
+        var tally = Tally()
+        for (name, count) in saved.counts {
+            let slot = slot(named: name)
+            if count > tally[slot] { tally.add(slot, count - tally[slot]) }
+        }
+        tally.set(total: saved.total)
+        return tally
+    }
+
+    /// `tally` as a state file keeps a day: by name, in name order.
+    private func saved(_ tally: Tally) -> SavedState.Daily {
+        SavedState.Daily(
+            day: day, total: tally.total,
+            counts: names.indices.filter { tally[$0] > 0 }.map { (names[$0], tally[$0]) }
+                .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) },
+            spent: spent.map { names[$0] }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
     }
 
     static func day(of wall: Double) -> Int { Int((wall / Self.day).rounded(.down)) }
@@ -66,77 +110,87 @@ struct DailyBudget: Equatable {
     /// Requests this process sent today, all sources together.
     var total: Int { sent.total }
 
-    /// Requests of `source` counted today, other processes' included.
-    func count(of source: String) -> Int { sent[source] + others[source] }
+    /// Requests of the source in `slot` counted today, other processes' included.
+    func count(of slot: Int) -> Int { sent[slot] + others[slot] }
+
+    /// Its own limit of requests today; nil for none.
+    func limit(of slot: Int) -> Int? { slot < limits.count ? limits[slot] : nil }
+
+    /// By name, for the metrics (a reload may have moved the slots since the labels were laid out).
+    func count(named name: String) -> Int { names.firstIndex(of: name).map(count(of:)) ?? 0 }
+    func limit(named name: String) -> Int? { names.firstIndex(of: name).flatMap(limit(of:)) }
+
+    /// The sources this process sent requests of today, by name.
+    var namesSent: [String] { names.indices.filter { sent[$0] > 0 }.map { names[$0] } }
 
     /// Requests counted today, all sources and other processes' included.
     var dayTotal: Int { sent.total + others.total }
 
     var keyExhausted: Bool { keyLimit.map { dayTotal >= $0 } ?? false }
 
-    /// `source` may send `requests` more today, under its own limit and the key's, beside what polls
+    /// The source in `slot` may send `requests` more today, under its own limit and the key's, beside what polls
     /// in flight may still send (it may send none once OpenWeather said its day is spent).
-    func allows(_ source: String, _ requests: Int) -> Bool {
-        hasRoom(source, requests + reserved[source], keyRequests: requests + reserved.total)
+    func allows(_ slot: Int, _ requests: Int) -> Bool {
+        hasRoom(slot, requests + reserved[slot], keyRequests: requests + reserved.total)
     }
 
-    /// The day's counts alone leave `source` room for `requests` (polls in flight may still take it):
+    /// The day's counts alone leave the source in `slot` room for `requests` (polls in flight may still take it):
     /// false means nothing more today.
-    func hasRoom(_ source: String, _ requests: Int) -> Bool {
-        hasRoom(source, requests, keyRequests: requests)
+    func hasRoom(_ slot: Int, _ requests: Int) -> Bool {
+        hasRoom(slot, requests, keyRequests: requests)
     }
 
-    private func hasRoom(_ source: String, _ requests: Int, keyRequests: Int) -> Bool {
-        !spent.contains(source) && (limits[source].map { count(of: source) + requests <= $0 } ?? true)
+    private func hasRoom(_ slot: Int, _ requests: Int, keyRequests: Int) -> Bool {
+        !spent.contains(slot) && (limit(of: slot).map { count(of: slot) + requests <= $0 } ?? true)
             && (keyLimit.map { dayTotal + keyRequests <= $0 } ?? true)
     }
 
     /// One request sent; `reserved`: one its poll held (`reserve`), which it now uses.
-    mutating func record(_ source: String, reserved fromReservation: Bool = false) {
-        if fromReservation { release(source, 1) }
-        sent.add(source, 1)
+    mutating func record(_ slot: Int, reserved fromReservation: Bool = false) {
+        if fromReservation { release(slot, 1) }
+        sent.add(slot, 1)
         revision += 1
     }
 
-    /// One more request of `source` is about to leave: counted, out of the room its poll holds (`held`,
+    /// One more request of the source in `slot` is about to leave: counted, out of the room its poll holds (`held`,
     /// lowered) or, past that, only when the day has room. False: it may not go.
-    mutating func take(_ source: String, held: inout Int) -> Bool {
+    mutating func take(_ slot: Int, held: inout Int) -> Bool {
         if held > 0 {
             held -= 1
-            record(source, reserved: true)
+            record(slot, reserved: true)
             return true
         }
-        guard allows(source, 1) else { return false }
-        record(source)
+        guard allows(slot, 1) else { return false }
+        record(slot)
         return true
     }
 
-    /// Holds room for `requests` a poll of `source` may send.
-    mutating func reserve(_ source: String, _ requests: Int) {
+    /// Holds room for `requests` a poll of the source in `slot` may send.
+    mutating func reserve(_ slot: Int, _ requests: Int) {
         guard requests > 0 else { return }
-        reserved.add(source, requests)
+        reserved.add(slot, requests)
     }
 
     /// Gives back room a poll held and did not use.
-    mutating func release(_ source: String, _ requests: Int) {
-        reserved.remove(source, upTo: requests)
+    mutating func release(_ slot: Int, _ requests: Int) {
+        reserved.remove(slot, upTo: requests)
     }
 
     /// The counts a restart must assume: what was sent, and what polls in flight may still send (a
     /// stop does not wait for every answer, and OpenWeather bills what was sent).
     var committed: Tally { sent + reserved }
 
-    /// OpenWeather says `source`'s quota for the day is used up.
-    mutating func spend(_ source: String) {
-        if spent.insert(source).inserted { revision += 1 }
+    /// OpenWeather says the quota of the source in `slot` for the day is used up.
+    mutating func spend(_ slot: Int) {
+        if spent.insert(slot).inserted { revision += 1 }
     }
 
     /// What an earlier run counted (from the state file): kept only when it is of this same day. It
     /// wrote that much to the shared day too, so it is this process's part there.
     mutating func restore(_ saved: SavedState.Daily) {
         guard saved.day == day else { return }
-        sent.raise(to: Tally(saved))
-        spent.formUnion(saved.spent)
+        sent.raise(to: tally(saved))
+        spent.formUnion(saved.spent.map { slot(named: $0) })
         published = sent
         revision += 1
     }
@@ -148,8 +202,8 @@ struct DailyBudget: Equatable {
         // Another process saw 00:00 UTC first: the day it started is this one's too.
         if shared.day > day { advance(to: Double(shared.day) * Self.day) }
         guard shared.day == day else { return }
-        let others = Tally(shared).beyond(published)
-        let newlySpent = Set(shared.spent).subtracting(spent)
+        let others = tally(shared).beyond(published)
+        let newlySpent = Set(shared.spent.map { slot(named: $0) }).subtracting(spent)
         guard others != self.others || !newlySpent.isEmpty else { return }
         self.others = others
         spent.formUnion(newlySpent)
@@ -160,6 +214,9 @@ struct DailyBudget: Equatable {
     /// spent), which become its part.
     mutating func shared() -> SavedState.Daily {
         published = committed
-        return (published + others).saved(day: day, spent: spent)
+        return saved(published + others)
     }
+
+    /// What a restart must assume (`committed`), as the state file keeps it.
+    var savedDay: SavedState.Daily { saved(committed) }
 }

@@ -28,4 +28,8 @@ struct Layout: Sendable {
         self.labelOrder = Location.labelOrder(locations)
         self.thresholds = thresholds
     }
+
+    /// For each slot, the slot the same source had in `old` (nil: a new one). A reload matches sources
+    /// by name: what is kept by slot moves with its source.
+    func slots(from old: Layout) -> [Int?] { names.map { old.names.firstIndex(of: $0) } }
 }

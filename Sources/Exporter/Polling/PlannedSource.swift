@@ -19,16 +19,16 @@ struct PlannedSource: Sendable {
     var name: String { source.name }
 
     /// The records of `sources`, in slot order: `intervals` as planned, `configured` as given (the
-    /// stretch is their ratio), `dailyLimits` by source name as the configuration reads them.
+    /// stretch is their ratio), the rest per slot too. A source names those it stands in for: their slots are found here, once.
     static func plan(
-        sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double], dailyLimits: [String: Int]
+        sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double], dailyLimits: [Int?]
     ) -> [PlannedSource] {
-        let slots = Dictionary(sources.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        return sources.indices.map { slot in
+        sources.indices.map { slot in
             PlannedSource(
                 slot: slot, source: sources[slot], interval: intervals[slot],
                 stretch: max(intervals[slot].seconds / configured[slot].seconds, 1), maxStaleness: maxStaleness[slot],
-                dailyLimit: dailyLimits[sources[slot].name], standsIn: sources[slot].standsIn.compactMap { slots[$0] }.sorted())
+                dailyLimit: dailyLimits[slot],
+                standsIn: sources[slot].standsIn.compactMap { name in sources.firstIndex { $0.name == name } }.sorted())
         }
     }
 }

@@ -50,6 +50,8 @@ struct PollSchedule {
         var interval: Double
         /// A polling job whose location is not resolved yet.
         var waiting = false
+        /// The most requests one run sends (`Source.maxRequestsPerPoll`): the day's room its start holds.
+        var cost = 1
     }
 
     struct Job {
@@ -79,12 +81,8 @@ struct PollSchedule {
     /// Due jobs out of `due` because polls in flight hold the day's room they need (`release` puts them back).
     private var waitingForRoom: [Int] = []
     private(set) var budget: RequestBudget
-    /// Requests sent today, per source and in all, and the daily limits.
+    /// Requests sent today, per slot and in all, and the daily limits.
     var daily: DailyBudget
-    /// Each slot's source name, which `daily` counts by.
-    var slotNames: [String] = []
-    /// Each slot's source's most requests in one poll (`Source.maxRequestsPerPoll`).
-    var slotCosts: [Int] = []
     private(set) var pausedUntil = -Double.infinity
     private(set) var rateLimitStrikes = 0
     private(set) var inFlightCount = 0
@@ -158,14 +156,13 @@ struct PollSchedule {
             // 00:00 UTC on this clock.
             let midnight = now + DailyBudget.nextMidnight(after: wall) - wall
             if daily.keyExhausted { return .wait(until: midnight) }
-            let slot = index % sourceCount
-            let source = slot < slotNames.count ? slotNames[slot] : ""
-            let cost = max(slot < slotCosts.count ? slotCosts[slot] : 1, 1)
+            let slot = id(of: index).slot
+            let cost = max(jobs[index].spec.cost, 1)
             // A poll of several requests starts only when the day has room for all of them, and holds
             // that room until it ends (`release`), so polls in flight together never pass a limit.
-            if !daily.allows(source, cost) {
+            if !daily.allows(slot, cost) {
                 due.removeFirst()
-                if daily.hasRoom(source, cost) {
+                if daily.hasRoom(slot, cost) {
                     // The room is held by polls in flight: the job goes when one of them gives some back.
                     waitingForRoom.append(index)
                 } else {
@@ -179,8 +176,8 @@ struct PollSchedule {
             jobs[index].lastStart = now
             inFlightCount += 1
             budget.record(start: now)
-            daily.reserve(source, cost)
-            daily.record(source, reserved: true)
+            daily.reserve(slot, cost)
+            daily.record(slot, reserved: true)
             jobs[index].held = cost - 1
             return .fire(job: index)
         }
@@ -189,16 +186,16 @@ struct PollSchedule {
     /// A poll in flight is about to send another request (a part of its answer, or the client's resend
     /// of one): counted now, under the per-minute and daily budgets, out of the room the poll holds
     /// (`held`, lowered) or, past that, only if the day has room. False: it may not go.
-    mutating func send(source: String, held: inout Int, now: Double) -> Bool {
-        guard daily.take(source, held: &held) else { return false }
+    mutating func send(slot: Int, held: inout Int, now: Double) -> Bool {
+        guard daily.take(slot, held: &held) else { return false }
         budget.record(start: now)
         return true
     }
 
     /// A poll ended (whatever became of its job: a reload may have removed it): the room it held and
     /// did not use goes back, and the jobs that waited for room are due again.
-    mutating func release(source: String, held: Int) {
-        daily.release(source, held)
+    mutating func release(slot: Int, held: Int) {
+        daily.release(slot, held)
         for index in waitingForRoom where jobs.indices.contains(index) && jobs[index].schedulable && !jobs[index].inFlight {
             due.insert((jobs[index].nextDue, index))
         }

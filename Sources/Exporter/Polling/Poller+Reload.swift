@@ -40,7 +40,8 @@ extension Poller {
             for (slot, source) in setup.sources.enumerated() {
                 let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
                 specs.append(PollSchedule.Spec(
-                    key: Location.identity(identity, source: source.name), kind: kind, interval: setup.intervals[slot].seconds, waiting: kind == .poll && !resolved))
+                    key: Location.identity(identity, source: source.name), kind: kind, interval: setup.intervals[slot].seconds,
+                    waiting: kind == .poll && !resolved, cost: source.maxRequestsPerPoll))
             }
         }
         // Polls follow the exposition's order, so the series a second of polls changes sit together
@@ -48,10 +49,12 @@ extension Poller {
         core.schedule.reconfigure(
             specs: specs, sourceCount: setup.sources.count, requestsPerMinute: setup.requestsPerMinute, now: now,
             phaseOrder: setup.layout.labelOrder)
-        core.schedule.slotNames = setup.layout.names
-        core.schedule.slotCosts = setup.sources.map(\.maxRequestsPerPoll)
-        core.schedule.daily.configure(limits: setup.dailyLimitsByName, keyLimit: setup.requestsPerDay)
+        core.schedule.daily.configure(sources: setup.layout.names, limits: setup.planned.map(\.dailyLimit), keyLimit: setup.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
+        // What the poller keeps by slot moves with its source.
+        let moved = setup.layout.slots(from: core.setup.layout)
+        core.unavailable = moved.map { $0.flatMap { core.unavailable[$0] } }
+        core.spentForDay = Set(moved.indices.filter { moved[$0].map(core.spentForDay.contains) ?? false })
         core.setup = setup
         core.epoch += 1
         switchStandIns(in: &core, now: now)

@@ -6,7 +6,7 @@ extension Poller {
     func record(_ completion: Completion, in core: inout Core, now: Double) {
         // Whatever became of the job (a reload may have removed it), its requests were counted as they
         // were sent; the room it held and did not use goes back.
-        core.schedule.release(source: completion.source.name, held: completion.held)
+        core.schedule.release(slot: core.dailySlot(completion.slot, of: completion.source, since: completion.epoch), held: completion.held)
         guard let job = job(answering: completion, in: &core) else { return }
         let id = core.schedule.id(of: job)
         let (location, slot) = (id.location, id.slot)
@@ -43,7 +43,7 @@ extension Poller {
         switch completion.result {
         case .success(let reading):
             store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
-            keepBody?(core.setup.locations[location], completion.source.name, completion.body)
+            keepBody?(core.setup.locations[location], completion.source, completion.body)
             if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }
@@ -79,10 +79,10 @@ extension Poller {
             case .http(429, _, _) where core.setup.planned[slot].dailyLimit != nil:
                 // A source billed by the day (One Call) that answers 429 within the per-minute budget the
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
-                core.schedule.daily.spend(completion.source.name)
+                core.schedule.daily.spend(slot)
                 logger.error(
                     "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source.name) until 00:00 UTC",
-                    [("source", completion.source.name), ("requests_today", String(core.schedule.daily.count(of: completion.source.name))),
+                    [("source", completion.source.name), ("requests_today", String(core.schedule.daily.count(of: slot))),
                      ("hint", "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.setup.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
                 return .steadyFailure
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)

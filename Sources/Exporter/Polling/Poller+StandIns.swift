@@ -7,10 +7,10 @@ extension Poller {
     /// Switches each source's jobs on or off: a source another one stands in for is off while that
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
     func switchStandIns(in core: inout Core, now: Double) {
-        let working = core.setup.planned.filter { !$0.standsIn.isEmpty && core.unavailable[$0.name] == nil && !core.spentForDay.contains($0.name) }
+        let working = core.setup.planned.filter { !$0.standsIn.isEmpty && core.unavailable[$0.slot] == nil && !core.spentForDay.contains($0.slot) }
         let replaced = Set(working.flatMap(\.standsIn))
-        for (slot, source) in core.setup.sources.enumerated() {
-            let retry = core.unavailable[source.name]
+        for slot in core.setup.sources.indices {
+            let retry = core.unavailable[slot]
             core.schedule.setSlot(slot, on: !replaced.contains(slot) && retry == nil, now: now)
             if let retry, let probe = core.schedule.indices(ofSlot: slot).first(where: {
                 core.schedule.jobs[$0].spec.kind == .poll
@@ -23,15 +23,18 @@ extension Poller {
     /// A source that stands in for others and has spent its day (its daily limit, or a 429 for the
     /// day) hands them back their own endpoints until 00:00 UTC; its jobs wait for then in the schedule.
     func switchForDay(in core: inout Core, now: Double) {
-        let spent = Set(core.setup.sources.filter { !$0.standsIn.isEmpty && !core.schedule.daily.hasRoom($0.name, $0.maxRequestsPerPoll) }.map(\.name))
+        let spent = Set(core.setup.sources.indices.filter { slot in
+            let source = core.setup.sources[slot]
+            return !source.standsIn.isEmpty && !core.schedule.daily.hasRoom(slot, source.maxRequestsPerPoll)
+        })
         guard spent != core.spentForDay else { return }
-        for source in core.setup.sources where spent.contains(source.name) != core.spentForDay.contains(source.name) {
+        for (slot, source) in core.setup.sources.enumerated() where spent.contains(slot) != core.spentForDay.contains(slot) {
             let others = source.standsIn.joined(separator: " and ")
-            if spent.contains(source.name) {
+            if spent.contains(slot) {
                 logger.warn(
                     "\(source.name) may send no more requests today; polling \(others) from their own endpoints until 00:00 UTC",
-                    [("source", source.name), ("requests_today", String(core.schedule.daily.count(of: source.name))),
-                     ("limit", core.schedule.daily.limits[source.name].map(String.init) ?? "none")])
+                    [("source", source.name), ("requests_today", String(core.schedule.daily.count(of: slot))),
+                     ("limit", core.schedule.daily.limit(of: slot).map(String.init) ?? "none")])
             } else {
                 logger.info("a new UTC day: \(source.name) stands in for \(others) again", [("source", source.name)])
             }
@@ -53,7 +56,7 @@ extension Poller {
                 guard let reading = readings[name] else { continue }
                 result = .success(reading)
                 // No body of its own: the state file restores it from the stand-in's.
-                keepBody?(core.setup.locations[location], name, [])
+                keepBody?(core.setup.locations[location], core.setup.planned[other].source, [])
             case .failure(let error): result = .failure(error)
             }
             store.recordStandIn(location: location, source: other, result: result, duration: completion.duration, now: time.wall())
@@ -67,10 +70,10 @@ extension Poller {
         if case .failure(let error) = completion.result, source.isUnavailable(error) {
             store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
             core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
-            let first = core.unavailable[source.name] == nil
-            core.unavailable[source.name] = now + Sources.unavailableRetry.seconds
+            let first = core.unavailable[slot] == nil
+            core.unavailable[slot] = now + Sources.unavailableRetry.seconds
             if first {
-                store.recordUnavailable(source: source.name, reason: error.description)
+                store.recordUnavailable(slot: slot, reason: error.description)
                 logger.error(
                     "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
                     [("source", source.name), ("reason", error.description),
@@ -83,8 +86,9 @@ extension Poller {
             }
             return true
         }
-        if case .success = completion.result, core.unavailable.removeValue(forKey: source.name) != nil {
-            store.recordUnavailable(source: source.name, reason: nil)
+        if case .success = completion.result, core.unavailable[slot] != nil {
+            core.unavailable[slot] = nil
+            store.recordUnavailable(slot: slot, reason: nil)
             logger.info("\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again", [("source", source.name)])
             core.schedule.setRetry(job: job, interval: core.setup.intervals[slot].seconds, due: now)
             switchStandIns(in: &core, now: now)

@@ -20,8 +20,10 @@ final class Poller: Sendable {
         /// Which setup the job's position belongs to; an answer from before a reload is matched by identity.
         var epoch: Int
         var location: Location
-        /// The polled source itself; its name is read only for the budget's counts, logs and the state file.
+        /// The polled source itself; its name is read only to find its slot after a reload, for logs and the state file.
         var source: any Source
+        /// Its slot when the job started (in `epoch`'s setup).
+        var slot: Int
         var result: Result<any Sendable, OpenWeatherError>
         /// The answer's body, for the state file (empty after a failure).
         var body: [UInt8]
@@ -46,12 +48,12 @@ final class Poller: Sendable {
         /// When the request that set `keyRejected` was sent: an answer to an older request is old
         /// news (sent before the key changed) and changes nothing.
         var keyStateSince = -Double.infinity
-        /// Sources that said the key cannot use them (One Call without its subscription), with when each
-        /// is tried next; kept across reloads, so a reload does not put the next try off.
-        var unavailable: [String: Double] = [:]
-        /// Sources that stand in for others and may send nothing more today (their daily limit, or a
-        /// 429 for the day): the sources they stand in for poll their own endpoints until 00:00 UTC.
-        var spentForDay: Set<String> = []
+        /// By slot: for a source that said the key cannot use it (One Call without its subscription),
+        /// when it is tried next; a reload moves it with its source, so the next try is not put off.
+        var unavailable: [Double?] = []
+        /// Slots of sources that stand in for others and may send nothing more today (their daily limit,
+        /// or a 429 for the day): the sources they stand in for poll their own endpoints until 00:00 UTC.
+        var spentForDay: Set<Int> = []
         /// The `daily.revision` the store was last told of.
         var dailyShown = -1
         /// The shared day's file could not be used at the last try (logged once, until it works again).
@@ -64,7 +66,7 @@ final class Poller: Sendable {
     let time: any TimeSource
     private let execute: Executor
     let onChange: @Sendable () -> Void
-    let keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)?
+    let keepBody: (@Sendable (_ location: Location, _ source: any Source, _ body: [UInt8]) -> Void)?
     /// The day's counts shared with backfills using the same state directory; nil: this process's alone.
     let sharedDay: SharedDay?
     let wake = DispatchSemaphore(value: 0)
@@ -82,7 +84,7 @@ final class Poller: Sendable {
     init(
         setup: Setup, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
         execute: Executor? = nil, sharedDay: SharedDay? = nil,
-        keepBody: (@Sendable (_ location: Location, _ source: String, _ body: [UInt8]) -> Void)? = nil,
+        keepBody: (@Sendable (_ location: Location, _ source: any Source, _ body: [UInt8]) -> Void)? = nil,
         onChange: @escaping @Sendable () -> Void
     ) {
         self.keepBody = keepBody
@@ -94,7 +96,9 @@ final class Poller: Sendable {
         self.execute = execute ?? ThreadPool(limit: PollSchedule.requestLimit).run
         self.onChange = onChange
         let now = time.monotonic()
-        core = Locked(Core(setup: setup, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now)))
+        core = Locked(Core(
+            setup: setup, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now),
+            unavailable: setup.sources.map { _ in nil }))
         core.withLock { schedule(setup, in: &$0, now: now) }
     }
 
@@ -180,7 +184,7 @@ final class Poller: Sendable {
                     let state = states![location]
                     let planned = core.setup.planned[slot]
                     launches.append(Launch(
-                        job: job, source: planned.source,
+                        job: job, slot: slot, source: planned.source,
                         poll: Poll(
                             location: core.setup.locations[location], coordinates: state.coordinates, language: core.setup.language,
                             previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds, stretch: planned.stretch),
@@ -244,6 +248,7 @@ final class Poller: Sendable {
     /// A job started: what its poll starts from.
     private struct Launch {
         var job: Int
+        var slot: Int
         var source: any Source
         /// Everything the poll starts from.
         var poll: Poll<any Sendable>
@@ -264,11 +269,11 @@ final class Poller: Sendable {
                 requests += 1
                 guard requests > 1 else { return true }
                 // Past the room the poll holds (already written to the shared day), the day as shared decides.
-                if held > 0 { return core.withLock { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) } }
-                return withSharedDay(wall: time.wall()) { $0.schedule.send(source: launch.source.name, held: &held, now: time.monotonic()) }
+                if held > 0 { return core.withLock { $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic()) } }
+                return withSharedDay(wall: time.wall()) { $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic()) }
             }
             func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
-                guard sending() else { throw Self.noRoomToday(launch.source.name) }
+                guard sending() else { throw Self.noRoomToday(launch.source) }
                 return try transport.get(request, resend: sending)
             }
             do throws(OpenWeatherError) {
@@ -280,7 +285,7 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source, result: result,
+                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source, slot: launch.slot, result: result,
                 body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in
@@ -293,7 +298,20 @@ final class Poller: Sendable {
 
     /// A poll that would pass a daily limit with one more request: it sends nothing more. The poll's
     /// start held room for its most (`Source.maxRequestsPerPoll`), so only a resend past that meets this.
-    static func noRoomToday(_ source: String) -> OpenWeatherError {
-        .dailyLimit("\(source)'s or the key's daily limit has no room left today")
+    static func noRoomToday(_ source: any Source) -> OpenWeatherError {
+        .dailyLimit("\(source.name)'s or the key's daily limit has no room left today")
+    }
+}
+
+extension Poller.Core {
+    /// The daily budget's slot for a poll that started in `slot` under the setup of `epoch`: the same
+    /// one, or after a reload the one its source's counts moved to (a reload matches sources by name).
+    mutating func dailySlot(_ slot: Int, of source: any Source, since epoch: Int) -> Int {
+        epoch == self.epoch ? slot : schedule.daily.slot(named: source.name)
+    }
+
+    /// A poll in flight is about to send another request: `PollSchedule.send` in its daily slot.
+    mutating func send(_ slot: Int, of source: any Source, since epoch: Int, held: inout Int, now: Double) -> Bool {
+        schedule.send(slot: dailySlot(slot, of: source, since: epoch), held: &held, now: now)
     }
 }

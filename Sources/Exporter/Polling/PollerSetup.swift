@@ -21,15 +21,10 @@ extension Poller {
         /// Per slot, seconds.
         var maxStaleness: [Double] { layout.maxStaleness }
 
-        /// Each source's own daily limit by name, as the daily budget counts (and the state file keeps) them.
-        var dailyLimitsByName: [String: Int] {
-            Dictionary(planned.compactMap { source in source.dailyLimit.map { (source.name, $0) } }, uniquingKeysWith: { first, _ in first })
-        }
-
-        /// `intervals` as planned, `configured` as given; `dailyLimits` by source name, as configured.
+        /// Per slot: `intervals` as planned, `configured` as given, each source's own daily limit.
         init(
             locations: [Location], sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double],
-            requestsPerMinute: Int, dailyLimits: [String: Int], requestsPerDay: Int?, language: String,
+            requestsPerMinute: Int, dailyLimits: [Int?], requestsPerDay: Int?, language: String,
             transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> AlertThresholds
         ) {
             self.layout = Layout(

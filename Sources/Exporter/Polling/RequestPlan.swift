@@ -7,8 +7,27 @@ import Exposition
 /// all of them need more than the key's daily budget, every interval is stretched again alike.
 /// A UTC day is 86,400 s (OpenWeather's day starts at 00:00 UTC).
 struct RequestPlan: Sendable, Equatable {
+    /// What one source asks of the budgets, as configured.
+    struct Demand: Sendable, Equatable {
+        /// Its `source` label, as the plan's lines print it.
+        var name: String
+        var interval: Duration
+        /// How many locations it polls (0 for a source another stands in for).
+        var locations: Int
+        /// The source whose answers fill this one's (One Call for the weather).
+        var readFrom: String? = nil
+        /// Its own limit of requests a UTC day, if any.
+        var dailyLimit: Int? = nil
+        /// Requests a poll sends, by part, for a source that asks in parts; empty for one.
+        var parts: [Part] = []
+
+        /// Requests a poll sends on average.
+        var weight: Double { RequestPlan.weight(of: parts) }
+    }
+
     struct Entry: Sendable, Equatable {
-        var source: String
+        /// Its `source` label.
+        var name: String
         var locations: Int
         var configured: Duration
         /// `configured`, stretched when a budget is short.
@@ -73,26 +92,20 @@ struct RequestPlan: Sendable, Equatable {
     /// Requests a minute the poller can start: it spaces them 61 s / budget apart.
     static func capacity(_ budget: Int) -> Double { 60 * Double(budget) / 61 }
 
-    /// `sources`: each polled source with its configured interval and how many locations it polls;
-    /// `readFrom`: the sources another one stands in for, by name, with that one's name;
-    /// `dailyLimits`: each source's own limit of requests a day; `budgetPerDay`: the key's.
-    init(
-        sources: [(name: String, interval: Duration, locations: Int)], readFrom: [String: String] = [:], budgetPerMinute: Int,
-        dailyLimits: [String: Int] = [:], budgetPerDay: Int? = nil, parts: [String: [Part]] = [:]
-    ) {
+    /// `sources`: what each polled source asks; `budgetPerDay`: the key's limit of requests a day.
+    init(sources: [Demand], budgetPerMinute: Int, budgetPerDay: Int? = nil) {
         self.budgetPerMinute = budgetPerMinute
         self.budgetPerDay = budgetPerDay
-        func weight(_ name: String) -> Double { Self.weight(of: parts[name] ?? []) }
-        let need = sources.reduce(0.0) { $0 + Double($1.locations) * weight($1.name) * 60 / $1.interval.seconds }
+        let need = sources.reduce(0.0) { $0 + Double($1.locations) * $1.weight * 60 / $1.interval.seconds }
         let factor = max(1, need / Self.capacity(budgetPerMinute))
         let stretched = factor > 1
         self.stretched = stretched
-        func perDay(_ index: Int, _ seconds: Double) -> Double { Double(sources[index].locations) * weight(sources[index].name) * Self.day / seconds }
+        func perDay(_ index: Int, _ seconds: Double) -> Double { Double(sources[index].locations) * sources[index].weight * Self.day / seconds }
         // Seconds, per source.
         var seconds = sources.map { $0.interval.seconds * factor }
         var forDay = [Bool](repeating: false, count: sources.count)
         for (index, source) in sources.enumerated() {
-            guard let limit = dailyLimits[source.name], source.locations > 0 else { continue }
+            guard let limit = source.dailyLimit, source.locations > 0 else { continue }
             let needed = perDay(index, seconds[index])
             if needed > Double(limit) {
                 seconds[index] *= needed / Double(max(limit, 1))
@@ -114,9 +127,9 @@ struct RequestPlan: Sendable, Equatable {
             let interval = seconds[index] > source.interval.seconds
                 ? Duration.milliseconds(Int64((seconds[index] * 1000).rounded(.up))) : source.interval
             return Entry(
-                source: source.name, locations: source.locations, configured: source.interval, interval: interval,
-                requestsPerMinute: Double(source.locations) * weight(source.name) * 60 / interval.seconds, readFrom: readFrom[source.name],
-                dailyLimit: dailyLimits[source.name], keyDailyLimit: budgetPerDay != nil, parts: parts[source.name] ?? [])
+                name: source.name, locations: source.locations, configured: source.interval, interval: interval,
+                requestsPerMinute: Double(source.locations) * source.weight * 60 / interval.seconds, readFrom: source.readFrom,
+                dailyLimit: source.dailyLimit, keyDailyLimit: budgetPerDay != nil, parts: source.parts)
         }
     }
 
@@ -127,16 +140,17 @@ struct RequestPlan: Sendable, Equatable {
         entries.reduce(0) { $0 + Double($1.locations) * $1.weight * 60 / $1.configured.seconds }
     }
 
-    func interval(of source: String) -> Duration? { entries.first { $0.source == source }?.interval }
+    /// The planned interval of the source named `name`; nil for one the plan does not poll.
+    func interval(of name: String) -> Duration? { entries.first { $0.name == name }?.interval }
 
     /// `weather=6/min (1 request per location every 10m), forecast=1/min (...)`, for log lines.
     var summary: String {
-        entries.map { "\($0.source)=\($0.text)" }.joined(separator: ", ")
+        entries.map { "\($0.name)=\($0.text)" }.joined(separator: ", ")
     }
 
     /// The startup line's fields: each source's rate and interval, the total and the budget.
     var logFields: [(String, String)] {
-        entries.map { ($0.source, $0.text) }
+        entries.map { ($0.name, $0.text) }
             + [("total_per_minute", Self.rate(requestsPerMinute)), ("budget_per_minute", String(budgetPerMinute)),
                ("stretched", String(stretched)), ("total_per_day", Self.count(requestsPerDay))]
             + (budgetPerDay.map { [("budget_per_day", String($0))] } ?? [])

@@ -1,64 +1,67 @@
-/// Requests by source name and in all (the key's count, kept on its own: a restore or the shared day
-/// may hold a total beyond the sources listed). The daily budget keeps four: sent, held, the other
-/// processes', and its own part of the shared day. Names, as the state file and the shared day keep
-/// them, so a reload that changes the slots keeps the counts.
+/// Requests by source and in all. By source as the daily budget's slots (`DailyBudget.names`), so
+/// counting is an array's add; the total is kept on its own (a restore or the shared day may hold a
+/// total beyond the sources counted). The daily budget keeps four: sent, held, the other processes',
+/// and its own part of the shared day.
 struct Tally: Equatable {
-    private(set) var bySource: [String: Int] = [:]
+    /// By slot; a slot past the end counts 0 (slots come with names the budget learns).
+    private(set) var bySlot: [Int] = []
     private(set) var total = 0
 
     init() {}
 
-    /// The counts of a saved day (the state file's or the shared one), none below zero.
-    init(_ saved: SavedState.Daily) {
-        for (source, count) in saved.counts { bySource[source] = max(bySource[source] ?? 0, max(count, 0)) }
-        total = max(saved.total, 0)
-    }
+    subscript(slot: Int) -> Int { slot < bySlot.count ? bySlot[slot] : 0 }
 
-    subscript(source: String) -> Int { bySource[source] ?? 0 }
-
-    var sources: Dictionary<String, Int>.Keys { bySource.keys }
-
-    mutating func add(_ source: String, _ count: Int) {
-        bySource[source, default: 0] += count
+    mutating func add(_ slot: Int, _ count: Int) {
+        if slot >= bySlot.count { bySlot += repeatElement(0, count: slot + 1 - bySlot.count) }
+        bySlot[slot] += count
         total += count
     }
 
-    /// Takes off up to `count` of `source`'s (none below zero); returns how many it took.
+    /// Takes off up to `count` of `slot`'s (none below zero); returns how many it took.
     @discardableResult
-    mutating func remove(_ source: String, upTo count: Int) -> Int {
-        let taken = min(max(count, 0), self[source])
+    mutating func remove(_ slot: Int, upTo count: Int) -> Int {
+        let taken = min(max(count, 0), self[slot])
         guard taken > 0 else { return 0 }
-        bySource[source] = self[source] == taken ? nil : self[source] - taken
+        bySlot[slot] -= taken
         total -= taken
         return taken
     }
 
+    /// The total as a saved day gives it (none below zero), whatever the slots add up to.
+    mutating func set(total: Int) { self.total = max(total, 0) }
+
     /// The larger of each count.
     mutating func raise(to other: Tally) {
-        for (source, count) in other.bySource { bySource[source] = max(self[source], count) }
-        total = max(total, other.total)
+        let total = max(self.total, other.total)
+        for slot in other.bySlot.indices where other[slot] > self[slot] { add(slot, other[slot] - self[slot]) }
+        self.total = total
     }
 
     static func + (lhs: Tally, rhs: Tally) -> Tally {
         var sum = lhs
-        sum.bySource.merge(rhs.bySource, uniquingKeysWith: +)
-        sum.total += rhs.total
+        for slot in rhs.bySlot.indices { sum.add(slot, rhs[slot]) }
+        sum.total = lhs.total + rhs.total
         return sum
     }
 
-    /// What `self` holds beyond `other`, per source and in all (none below zero).
+    /// What `self` holds beyond `other`, per slot and in all (none below zero).
     func beyond(_ other: Tally) -> Tally {
         var rest = Tally()
-        for (source, count) in bySource where count > other[source] { rest.bySource[source] = count - other[source] }
+        for slot in bySlot.indices where self[slot] > other[slot] { rest.add(slot, self[slot] - other[slot]) }
         rest.total = max(total - other.total, 0)
         return rest
     }
 
-    /// As a state file keeps a day: sources in name order.
-    func saved(day: Int, spent: Set<String>) -> SavedState.Daily {
-        SavedState.Daily(
-            day: day, total: total,
-            counts: bySource.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { ($0.key, $0.value) },
-            spent: spent.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+    /// The same counts with the slots renumbered: `order[new]` is the old slot (nil: a new one, 0).
+    func reordered(_ order: [Int?]) -> Tally {
+        var moved = Tally()
+        for (slot, old) in order.enumerated() { if let old, self[old] > 0 { moved.add(slot, self[old]) } }
+        moved.total = total
+        return moved
+    }
+
+    /// Equal counts: a slot past the end is 0, so the arrays' lengths do not matter.
+    static func == (lhs: Tally, rhs: Tally) -> Bool {
+        lhs.total == rhs.total && (0..<max(lhs.bySlot.count, rhs.bySlot.count)).allSatisfy { lhs[$0] == rhs[$0] }
     }
 }

@@ -73,9 +73,9 @@ final class WeatherStore: Sendable {
         var reloadSuccessTimestamp = 0.0
         /// The state file's writes; nil without `--storage.path`.
         var stateWrites: StateWrites?
-        /// Sources the key cannot use (One Call without its subscription), with the reason: the sources
-        /// they stand in for poll from their own endpoints meanwhile.
-        var unavailable: [String: String] = [:]
+        /// By slot, for a source the key cannot use (One Call without its subscription), the reason: the
+        /// sources it stands in for poll from their own endpoints meanwhile.
+        var unavailable: [String?]
         /// Requests sent today and the daily limits, as the poller last counted them.
         var daily: DailyBudget?
 
@@ -100,7 +100,7 @@ final class WeatherStore: Sendable {
     init(layout: Layout, now: Double) {
         var snapshot = Snapshot(
             locations: LocationStates(layout.locations.map { Self.fresh($0, definitions: layout.sources, thresholds: layout.thresholds) }),
-            laidOut: layout)
+            laidOut: layout, unavailable: layout.names.map { _ in nil })
         snapshot.reloadSuccessTimestamp = now
         self.state = Locked(snapshot)
     }
@@ -167,8 +167,8 @@ final class WeatherStore: Sendable {
     }
 
     /// `reason` nil: the source works with this key again.
-    func recordUnavailable(source: String, reason: String?) {
-        state.withLock { $0.unavailable[source] = reason }
+    func recordUnavailable(slot: Int, reason: String?) {
+        state.withLock { $0.unavailable[slot] = reason }
     }
 
     func recordFailure(location: Int, source: Int, code: String, reason: String, duration: Double) {
@@ -194,16 +194,17 @@ final class WeatherStore: Sendable {
         let identities = layout.locations.map(\.identity)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
-            let oldSlots = Dictionary(snapshot.sources.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+            let oldSlots = layout.slots(from: snapshot.laidOut)
             snapshot.locations = LocationStates(zip(layout.locations, identities).map { location, identity in
                 var entry = Self.fresh(location, definitions: layout.sources, thresholds: layout.thresholds)
                 guard let previous = old[identity] else { return entry }
-                for (slot, name) in sources.enumerated() {
-                    if let before = oldSlots[name] { entry.sources[slot] = previous.sources[before] }
+                for (slot, before) in oldSlots.enumerated() {
+                    if let before { entry.sources[slot] = previous.sources[before] }
                 }
                 entry.generation = previous.generation &+ 1
                 return entry
             })
+            snapshot.unavailable = oldSlots.map { $0.flatMap { snapshot.unavailable[$0] } }
             snapshot.laidOut = layout
             snapshot.layout &+= 1
         }

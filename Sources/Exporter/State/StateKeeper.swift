@@ -59,8 +59,8 @@ final class StateKeeper: Sendable {
     }
 
     /// The poller's hook for each good answer.
-    func keep(body: [UInt8], location: Location, source: String) {
-        state.withLock { $0.bodies[Location.identity(location.identity, source: source)] = body }
+    func keep(body: [UInt8], location: Location, source: any Source) {
+        state.withLock { $0.bodies[Location.identity(location.identity, source: source.name)] = body }
     }
 
     /// Something worth saving changed.
@@ -158,9 +158,8 @@ final class StateKeeper: Sendable {
             saved.pausedUntil = schedule.pause(now: now).map { wallNow + $0 }
             saved.rateLimitStrikes = schedule.rateLimitStrikes
             saved.recentStarts = schedule.budget.recentStarts.map(wall)
-            let daily = schedule.daily
             // What polls in flight may still send is saved as sent: a restart cannot tell.
-            saved.daily = daily.committed.saved(day: daily.day, spent: daily.spent)
+            saved.daily = schedule.daily.savedDay
             saved.locations.reserveCapacity(snapshot.locations.count)
             let count = snapshot.sources.count
             for (position, location) in snapshot.locations.enumerated() {

@@ -17,8 +17,9 @@ struct LandingPage: Sendable {
             return reasons.count
         }
         var fallbacks = ""
-        for name in snapshot.sources {
-            guard let reason = snapshot.unavailable[name], let source = Sources.named(name) else { continue }
+        for (source, reason) in zip(snapshot.definitions, snapshot.unavailable) {
+            guard let reason else { continue }
+            let name = source.name
             let replaced = source.standsIn.filter(snapshot.sources.contains).joined(separator: " and ")
             fallbacks += "<p class=\"note\"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): "
                 + "\(escape(replaced)) are polled from their own free endpoints instead; \(escape(name)) is tried again every "

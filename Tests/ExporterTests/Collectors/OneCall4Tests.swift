@@ -23,15 +23,15 @@ import Testing
     /// share said; three places need 1,092 and stretch to the free 1,000.
     @Test func thePlanCountsEachPartsCallsADay() throws {
         let config = try load(["--location=Tulsa=36.154,-95.9928", "--collector.onecall4"])
-        let entry = try #require(config.requestPlan.entries.first { $0.source == "onecall4" })
+        let entry = try #require(config.requestPlan.entries.first { $0.name == "onecall4" })
         #expect(entry.parts.map(\.name) == ["current", "1min", "1h", "1day"])
         #expect(entry.parts.map(\.perPoll) == [1, 1, 0.5, 1.0 / 36])
         #expect(entry.text == "0.25/min (1 poll per location every 10m, per location current 144/day, 1min 144/day, 1h 72/day, 1day 4/day; 364/day needed, 1000/day allowed)")
-        #expect(config.requestPlan.entries.filter { $0.readFrom == "onecall4" }.map(\.source) == ["forecast", "weather"])
+        #expect(config.requestPlan.entries.filter { $0.readFrom == "onecall4" }.map(\.name) == ["forecast", "weather"])
         #expect(config.requestPlan.stretchedForDay.isEmpty)
 
         let three = try load(["--location=A=1,1", "--location=B=2,2", "--location=C=3,3", "--collector.onecall4"])
-        let stretched = try #require(three.requestPlan.entries.first { $0.source == "onecall4" })
+        let stretched = try #require(three.requestPlan.entries.first { $0.name == "onecall4" })
         #expect(three.requestPlan.stretchedForDay == ["onecall4"])
         #expect(stretched.requestsPerDay <= 1000 && stretched.requestsPerDay > 999.9)
         #expect(stretched.text.hasSuffix("; 1092/day needed, 1000/day allowed)"), "\(stretched.text)")
@@ -40,11 +40,11 @@ import Testing
         let quarter = try load(["--location=A=1,1", "--collector.onecall4", "--collector.forecast.horizons=15m,45m,3h,24h"])
         #expect(try oneCall4(quarter).options.pages == [.current: 1, .minute: 1, .quarterHour: 1, .hour: 3, .day: 1])
         let lean = try load(["--location=A=1,1", "--collector.onecall4", "--collector.onecall4.exclude=1min,1day,alerts", "--collector.forecast.windows=24h"])
-        let leanEntry = try #require(lean.requestPlan.entries.first { $0.source == "onecall4" })
+        let leanEntry = try #require(lean.requestPlan.entries.first { $0.name == "onecall4" })
         #expect(leanEntry.parts.map(\.name) == ["current", "1h"])
         #expect(try oneCall4(lean).options.pages[.hour] == 3, "the 48-hour horizon")
         let slow = try load(["--location=A=1,1", "--collector.onecall4", "--collector.onecall4.hourly-interval=3h", "--collector.onecall4.daily-interval=1d"])
-        #expect(try #require(slow.requestPlan.entries.first { $0.source == "onecall4" }).parts.map(\.perPoll) == [1, 1, 3.0 / 18, 1.0 / 144])
+        #expect(try #require(slow.requestPlan.entries.first { $0.name == "onecall4" }).parts.map(\.perPoll) == [1, 1, 3.0 / 18, 1.0 / 144])
     }
 
     @Test func mistakesSayWhatIsWrong() {
@@ -78,7 +78,7 @@ import Testing
         let starts = rig.transport.requests(to: "/data/4.0/onecall/timeline/1h").prefix(3).map { $0.request.query.first { $0.name == "start" }?.value }
         #expect(starts == [nil, "1764662400", "1764734400"], "first dt + 20 h and + 40 h")
         #expect(!rig.transport.log.contains { request in request.request.query.contains { $0.value.contains("deadbeef") } }, "a link's key was followed")
-        #expect(rig.store.snapshot().daily?.count(of: "onecall4") == rig.transport.log.count)
+        #expect(rig.store.snapshot().daily?.count(named: "onecall4") == rig.transport.log.count)
 
         #expect(rig.state("Tulsa", "weather")?.up == true)
         #expect((rig.state("Tulsa", "weather")?.reading as? CurrentWeather)?.temperatureCelsius == 8.2)

@@ -52,11 +52,11 @@ import Testing
     @Test func theForecastIsOnByDefaultAndThePlanSaysItsCost() throws {
         let config = try load(["--location", "A=1,2", "--location", "B=3,4"])
         #expect(config.activeSources.map(\.name) == ["forecast", "weather"])
-        let forecast = try #require(config.requestPlan.entries.first { $0.source == "forecast" })
+        let forecast = try #require(config.requestPlan.entries.first { $0.name == "forecast" })
         #expect(forecast.text == "0.03/min (1 request per location every 1h)")
         #expect(try load(["--location", "A=1,2", "--no-collector.forecast"]).activeSources.map(\.name) == ["weather"])
         // A daily poll of one place is 1/1440 a minute: two significant digits, never "0/min".
-        let daily = try load(["--location", "A=1,2", "--collector.forecast.interval=1d"]).requestPlan.entries.first { $0.source == "forecast" }
+        let daily = try load(["--location", "A=1,2", "--collector.forecast.interval=1d"]).requestPlan.entries.first { $0.name == "forecast" }
         #expect(daily?.text == "0.00069/min (1 request per location every 1d)")
     }
 
@@ -225,7 +225,7 @@ import Testing
         ])
         #expect(config.activeSources.map(\.name) == ["forecast", "geocoding", "weather"])
         // Resolving is once per place, not a rate: the plan counts the polled sources alone.
-        #expect(config.requestPlan.entries.map(\.source) == ["forecast", "weather"])
+        #expect(config.requestPlan.entries.map(\.name) == ["forecast", "weather"])
     }
 
     @Test func locationsInTheFileByQueryOrZipAndCollectors() throws {

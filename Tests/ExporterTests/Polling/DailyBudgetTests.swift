@@ -14,7 +14,7 @@ import Testing
         let places = (0..<10).map { "--location=P\($0)=\($0),1" }
         let config = try load(places + ["--collector.onecall", "--collector.air_pollution"])
         let plan = config.requestPlan
-        let onecall = try #require(plan.entries.first { $0.source == "onecall" })
+        let onecall = try #require(plan.entries.first { $0.name == "onecall" })
         #expect(onecall.interval == .seconds(864))
         #expect(onecall.requestsPerDay <= 1000 && onecall.requestsPerDay > 999.9)
         #expect(plan.interval(of: "air_pollution") == .seconds(3600))
@@ -46,7 +46,7 @@ import Testing
                                        "--collector.onecall", "--collector.onecall.max-requests-per-day=1000"])
         #expect(shard.maxRequestsPerDay == 420 && shard.dailyLimits == ["onecall": 500])
         // One Call's own limit, then the key's share over both: both shown.
-        let onecall = try #require(shard.requestPlan.entries.first { $0.source == "onecall" })
+        let onecall = try #require(shard.requestPlan.entries.first { $0.name == "onecall" })
         #expect(onecall.text.hasSuffix("/day needed, 500/day allowed, \(RequestPlan.count(onecall.requestsPerDay))/day planned)"), "\(onecall.text)")
         #expect(shard.requestPlan.requestsPerDay <= 420)
         #expect(!shard.warnings.isEmpty)
@@ -72,8 +72,7 @@ import Testing
         let day = 86_400.0
         let start = 20_000 * day + 20 * 3600
         var schedule = PollSchedule(names: ["a", "b", "c"], interval: 60, requestsPerMinute: 60, now: start)
-        schedule.slotNames = ["onecall"]
-        schedule.daily.configure(limits: ["onecall": 100], keyLimit: nil)
+        schedule.daily.configure(sources: ["onecall"], limits: [100], keyLimit: nil)
         var poller = VirtualPoller(schedule: schedule, now: start)
         poller.run(until: start + 4 * day)
         let byDay = Dictionary(grouping: poller.starts.map(\.time)) { Int(($0 / day).rounded(.down)) }
@@ -83,7 +82,7 @@ import Testing
             if number > 20_000 { #expect(starts.min()! - Double(number) * day < 1, "day \(number) starts at \(starts.min()!)") }
         }
         #expect(byDay[20_001]!.count == 100)
-        #expect(poller.schedule.daily.count(of: "onecall") == byDay[20_004]!.count)
+        #expect(poller.schedule.daily.count(of: 0) == byDay[20_004]!.count)
     }
 
     /// The key's limit holds every source; a source's own holds only that source.
@@ -92,8 +91,7 @@ import Testing
         let start = 30_000 * day
         var schedule = PollSchedule(
             specs: PollSchedule.specs(locations: 2, intervals: [60, 60]), sourceCount: 2, requestsPerMinute: 60, now: start)
-        schedule.slotNames = ["onecall", "air_pollution"]
-        schedule.daily.configure(limits: ["onecall": 10], keyLimit: 50)
+        schedule.daily.configure(sources: ["onecall", "air_pollution"], limits: [10, nil], keyLimit: 50)
         var poller = VirtualPoller(schedule: schedule, now: start)
         poller.run(until: start + 2 * day)
         for number in [30_000, 30_001] {
@@ -106,15 +104,64 @@ import Testing
 
     @Test func countsStartAgainOnlyOnALaterDay() {
         var budget = DailyBudget(wall: 100 * 86_400 + 5)
-        budget.configure(limits: ["onecall": 2], keyLimit: nil)
-        budget.record("onecall")
-        budget.record("onecall")
-        #expect(!budget.allows("onecall", 1) && budget.allows("weather", 1))
+        budget.configure(sources: ["onecall", "weather"], limits: [2, nil], keyLimit: nil)
+        budget.record(0)
+        budget.record(0)
+        #expect(!budget.allows(0, 1) && budget.allows(1, 1))
         budget.advance(to: 100 * 86_400 - 1)
-        #expect(budget.count(of: "onecall") == 2, "a clock set back starts no other day")
+        #expect(budget.count(of: 0) == 2, "a clock set back starts no other day")
         budget.advance(to: 101 * 86_400)
-        #expect(budget.count(of: "onecall") == 0 && budget.allows("onecall", 1) && budget.total == 0)
+        #expect(budget.count(of: 0) == 0 && budget.allows(0, 1) && budget.total == 0)
         #expect(DailyBudget.nextMidnight(after: 101 * 86_400) == 102 * 86_400)
+    }
+
+    /// Counted by slot, named at the edges: a reload that moves, drops and brings back sources keeps
+    /// each one's counts, room held and limit in its new slot, and the state file names them.
+    @Test func aReloadMovesEachSourcesCountsWithIt() {
+        var budget = DailyBudget(wall: 100 * 86_400 + 5)
+        budget.configure(sources: ["onecall", "weather"], limits: [3, nil], keyLimit: nil)
+        budget.record(0)
+        budget.record(0)
+        budget.record(1)
+        budget.reserve(0, 1)
+        budget.spend(1)
+        budget.configure(sources: ["air_pollution", "weather", "onecall"], limits: [nil, nil, 3], keyLimit: nil)
+        #expect(budget.count(of: 2) == 2 && budget.count(of: 1) == 1 && budget.count(of: 0) == 0)
+        #expect(!budget.allows(2, 1), "2 sent and 1 held of onecall's 3")
+        #expect(!budget.hasRoom(1, 1) && budget.hasRoom(0, 1), "weather's day is still spent, air pollution's is not")
+        budget.release(2, 1)
+        #expect(budget.allows(2, 1) && budget.limit(of: 2) == 3)
+        // Dropped, its counts stay for the state file and for a reload that brings it back.
+        budget.configure(sources: ["weather"], limits: [nil], keyLimit: nil)
+        #expect(budget.count(named: "onecall") == 2 && budget.total == 3)
+        #expect(budget.savedDay.counts.map(\.name) == ["onecall", "weather"] && budget.savedDay.counts.map(\.count) == [2, 1])
+        #expect(budget.savedDay.spent == ["weather"])
+        budget.configure(sources: ["onecall"], limits: [2], keyLimit: nil)
+        #expect(budget.count(of: 0) == 2 && !budget.allows(0, 1))
+    }
+
+    /// The shared day may count sources this process does not poll (a backfill's One Call beside an
+    /// exporter of the weather): they are kept and written back, never dropped.
+    @Test func aSharedDayKeepsTheSourcesThisProcessDoesNotPoll() {
+        let day = 100
+        var budget = DailyBudget(wall: Double(day) * 86_400 + 5)
+        budget.configure(sources: ["weather"], limits: [nil], keyLimit: 10)
+        budget.record(0)
+        budget.absorb(SavedState.Daily(day: day, total: 4, counts: [("geocoding", 1), ("onecall", 3)], spent: ["onecall"]))
+        #expect(budget.dayTotal == 5 && budget.count(named: "onecall") == 3)
+        let written = budget.shared()
+        #expect(written.counts.map(\.name) == ["geocoding", "onecall", "weather"] && written.counts.map(\.count) == [1, 3, 1])
+        #expect(written.total == 5 && written.spent == ["onecall"])
+        // Read back as the next step does: the others' part is the same, nothing counted twice.
+        budget.absorb(written)
+        #expect(budget.dayTotal == 5 && budget.count(of: 0) == 1)
+    }
+}
+
+extension Configuration {
+    /// Each active source's own daily limit (this replica's share), by name.
+    var dailyLimits: [String: Int] {
+        Dictionary(uniqueKeysWithValues: activeSources.compactMap { source in dailyLimit(of: source).map { (source.name, $0) } })
     }
 }
 

@@ -120,7 +120,7 @@ import Testing
             : Self.fourPerDay(rig.transport, epoch: time.epoch)
         #expect(perDay.count == 2 && perDay.values.allSatisfy { $0 <= 30 }, "\(perDay)")
         #expect(perDay.values.allSatisfy { $0 >= 18 }, "a whole poll fits in 30 (22 with every page, 18 with the pages kept): \(perDay)")
-        let counted = rig.poller.withState { _, schedule, _ in source.map(schedule.daily.count(of:)) ?? schedule.daily.total }
+        let counted = rig.poller.withState { _, schedule, _ in source.map(schedule.daily.count(named:)) ?? schedule.daily.total }
         #expect(counted == perDay[Int(time.wall() / 86_400)], "every call sent today is counted")
         if source != nil {
             #expect(rig.transport.log.contains { $0.request.path == "/data/2.5/weather" }, "the free endpoints stood in")
@@ -150,6 +150,31 @@ import Testing
         second.run(until: 1000 + 3600)
         let perDay = Self.fourPerDay(transport, epoch: time.epoch)
         #expect(perDay.values.allSatisfy { $0 <= 30 }, "\(perDay)")
+    }
+
+    /// A reload that moves One Call 4.0 to another slot (air quality switched on before it) while a poll
+    /// of it is in flight: the poll's later requests are counted as One Call 4.0's, and the room it held
+    /// goes back to One Call 4.0, in its new slot.
+    @Test func aReloadWithAPollInFlightCountsItUnderItsSourcesNewSlot() throws {
+        let flags = ["--collector.onecall4", "--collector.onecall4.max-requests-per-day=30", "--openweather.max-requests-per-minute=600"]
+        let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
+        let transport = FakeTransport(time: time, answer: Self.alertBursts())
+        let rig = SlowRig(try load([Self.places[0]] + flags), time: time, transport: transport)
+        rig.run(until: 1000.05, answering: false)
+        #expect(rig.inFlight == 1)
+        let before = rig.poller.withState { setup, _, _ in setup.layout.names.firstIndex(of: "onecall4") }
+        rig.poller.apply(try load([Self.places[0]] + flags + ["--collector.air_pollution"]).pollerSetup(transport: transport))
+        let after = rig.poller.withState { setup, _, _ in setup.layout.names.firstIndex(of: "onecall4") }
+        #expect(before != nil && after != nil && before != after, "the reload moved it: \(String(describing: before)) → \(String(describing: after))")
+        rig.answerAll()
+        rig.poller.step()
+        let sent = Self.fourPerDay(transport, epoch: time.epoch).values.reduce(0, +)
+        #expect(sent > 1, "the poll asked for its parts after the reload")
+        rig.poller.withState { setup, schedule, _ in
+            #expect(schedule.daily.count(named: "onecall4") == sent, "every call of the poll counted as One Call 4.0's")
+            #expect(schedule.daily.count(named: "air_pollution") == transport.requests(to: "/data/2.5/air_pollution").count)
+            #expect(schedule.daily.reserved[after ?? 0] == schedule.jobs.filter(\.inFlight).map(\.held).reduce(0, +), "the poll's room went back")
+        }
     }
 
     /// Answers every request, and sends it a second time as the client does after a kept connection
@@ -211,7 +236,7 @@ import Testing
         let failed = logs.all.filter { $0.contains("poll failed") && $0.contains("source=onecall4") }
         #expect(failed.count == 1 && failed.first?.contains("code=daily_limit") == true && failed.first?.contains("not sent") == true, "\(failed)")
         let sent = transport.sent.withLock { $0 }
-        #expect(sent == 22 && poller.withState { _, schedule, _ in schedule.daily.count(of: "onecall4") } == sent, "sent \(sent)")
+        #expect(sent == 22 && poller.withState { _, schedule, _ in schedule.daily.count(named: "onecall4") } == sent, "sent \(sent)")
     }
 
     // MARK: backfill

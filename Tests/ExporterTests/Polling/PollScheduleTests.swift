@@ -102,7 +102,7 @@ struct VirtualPoller {
 
     @Test func twoThousandLocationsNeverExceedTheBudget() {
         let names = (0..<2000).map { "L\($0)" }
-        let interval = RequestPlan(sources: [("weather", .seconds(600), 2000)], budgetPerMinute: 60).entries[0].interval.seconds
+        let interval = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 2000)], budgetPerMinute: 60).entries[0].interval.seconds
         var poller = VirtualPoller(names: names, interval: interval, requestsPerMinute: 60)
         poller.run(until: 1000 + interval * 2.5)
         #expect(poller.maxInAnyWindow(60) <= 60)
@@ -115,7 +115,7 @@ struct VirtualPoller {
     /// Weather every 10 minutes and air pollution every hour for 600 locations (70 requests a minute):
     /// one budget for both, stretched.
     @Test func twoSourcesShareOneBudget() {
-        let plan = RequestPlan(sources: [("weather", .seconds(600), 600), ("air_pollution", .seconds(3600), 600)], budgetPerMinute: 60)
+        let plan = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 600), .init(name: "air_pollution", interval: .seconds(3600), locations: 600)], budgetPerMinute: 60)
         #expect(plan.stretched)
         #expect(plan.requestsPerMinute <= RequestPlan.capacity(60) + 1e-9)
         // Stretched by one factor: each keeps its share.
@@ -158,7 +158,7 @@ struct VirtualPoller {
     }
 
     @Test func aPlanThatFitsIsNotStretched() {
-        let plan = RequestPlan(sources: [("weather", .seconds(600), 10), ("air_pollution", .seconds(3600), 10)], budgetPerMinute: 60)
+        let plan = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 10), .init(name: "air_pollution", interval: .seconds(3600), locations: 10)], budgetPerMinute: 60)
         #expect(!plan.stretched)
         #expect(plan.entries.map(\.interval) == [.seconds(600), .seconds(3600)])
         #expect(abs(plan.requestsPerMinute - (1 + 10.0 / 60)) < 1e-9)

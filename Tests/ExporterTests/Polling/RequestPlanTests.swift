@@ -10,7 +10,7 @@ import Testing
     func seconds(_ entry: RequestPlan.Entry) -> Double { entry.interval.seconds }
 
     @Test func withinTheBudgetNothingIsStretched() {
-        let plan = RequestPlan(sources: [("weather", .seconds(600), 10), ("air_pollution", .seconds(3600), 10)], budgetPerMinute: 60)
+        let plan = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 10), .init(name: "air_pollution", interval: .seconds(3600), locations: 10)], budgetPerMinute: 60)
         #expect(plan.entries.map(\.interval) == [.seconds(600), .seconds(3600)])
         #expect(!plan.stretched && plan.stretchedForDay.isEmpty)
         #expect(plan.entries.map(\.requestsPerMinute) == [1, 10.0 / 60])
@@ -21,7 +21,7 @@ import Testing
 
     /// 70 requests a minute wanted, 59 (60 spaced 61 s / 60 apart) possible: both intervals grow by 70/59.02.
     @Test func overTheMinuteBudgetEveryIntervalStretchesByTheSameFactor() throws {
-        let plan = RequestPlan(sources: [("weather", .seconds(600), 600), ("air_pollution", .seconds(3600), 600)], budgetPerMinute: 60)
+        let plan = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 600), .init(name: "air_pollution", interval: .seconds(3600), locations: 600)], budgetPerMinute: 60)
         #expect(RequestPlan.capacity(60) == 3600.0 / 61)
         let factor = 70 / RequestPlan.capacity(60)
         #expect(plan.stretched && plan.stretchedForDay.isEmpty)
@@ -37,7 +37,8 @@ import Testing
     /// One Call's own 1,000 a day: 10 places every 10 minutes need 1,440, so One Call alone waits 864 s.
     @Test func aSourcesOwnDailyLimitStretchesThatSourceAlone() throws {
         let plan = RequestPlan(
-            sources: [("onecall", .seconds(600), 10), ("weather", .seconds(600), 10)], budgetPerMinute: 600, dailyLimits: ["onecall": 1000])
+            sources: [.init(name: "onecall", interval: .seconds(600), locations: 10, dailyLimit: 1000), .init(name: "weather", interval: .seconds(600), locations: 10)],
+            budgetPerMinute: 600)
         let onecall = plan.entries[0], weather = plan.entries[1]
         #expect(seconds(onecall) >= 864 && seconds(onecall) <= 864.001, "\(onecall.interval)")
         #expect(weather.interval == .seconds(600))
@@ -52,7 +53,8 @@ import Testing
     /// The key's 1,000 a day against 1,440 + 240 wanted: every polling source waits 1.68 times longer.
     @Test func theKeysDailyLimitStretchesEverySourceAlike() {
         let plan = RequestPlan(
-            sources: [("weather", .seconds(600), 10), ("air_pollution", .seconds(3600), 10)], budgetPerMinute: 60, budgetPerDay: 1000)
+            sources: [.init(name: "weather", interval: .seconds(600), locations: 10), .init(name: "air_pollution", interval: .seconds(3600), locations: 10)],
+            budgetPerMinute: 60, budgetPerDay: 1000)
         #expect(plan.stretchedForDay == ["weather", "air_pollution"])
         for (entry, configured) in zip(plan.entries, [600.0, 3600.0]) {
             #expect(seconds(entry) >= configured * 1.68 - 1e-9 && seconds(entry) <= configured * 1.68 + 0.001, "\(entry.interval)")
@@ -65,8 +67,8 @@ import Testing
     /// A source's own limit is met first; the key's then stretches whatever is still over, all alike.
     @Test func bothDailyLimitsTogether() {
         let plan = RequestPlan(
-            sources: [("onecall", .seconds(600), 10), ("weather", .seconds(600), 10)], budgetPerMinute: 600,
-            dailyLimits: ["onecall": 1000], budgetPerDay: 1220)
+            sources: [.init(name: "onecall", interval: .seconds(600), locations: 10, dailyLimit: 1000), .init(name: "weather", interval: .seconds(600), locations: 10)],
+            budgetPerMinute: 600, budgetPerDay: 1220)
         // onecall at its limit (1,000) + weather 1,440 = 2,440: twice the key's 1,220.
         #expect(seconds(plan.entries[0]) >= 1728 && seconds(plan.entries[0]) <= 1728.001)
         #expect(seconds(plan.entries[1]) >= 1200 && seconds(plan.entries[1]) <= 1200.001)
@@ -78,16 +80,16 @@ import Testing
         let parts = [RequestPlan.Part(name: "current", perPoll: 1), .init(name: "1h", perPoll: 1.0 / 3), .init(name: "1day", perPoll: 1.0 / 6)]
         #expect(RequestPlan.weight(of: []) == 1)
         #expect(abs(RequestPlan.weight(of: parts) - 1.5) < 1e-12)
-        let plan = RequestPlan(sources: [("onecall4", .seconds(600), 10)], budgetPerMinute: 60, parts: ["onecall4": parts])
+        let plan = RequestPlan(sources: [.init(name: "onecall4", interval: .seconds(600), locations: 10, parts: parts)], budgetPerMinute: 60)
         let entry = plan.entries[0]
         #expect(abs(entry.weight - 1.5) < 1e-12 && abs(entry.requestsPerMinute - 1.5) < 1e-12)
         #expect(entry.text == "1.5/min (1 poll per location every 10m, per location current 144/day, 1h 48/day, 1day 24/day)")
         // The weight counts against the budgets: 1.5 a minute does not fit 1 (0.98 spaced).
-        let tight = RequestPlan(sources: [("onecall4", .seconds(600), 10)], budgetPerMinute: 1, parts: ["onecall4": parts])
+        let tight = RequestPlan(sources: [.init(name: "onecall4", interval: .seconds(600), locations: 10, parts: parts)], budgetPerMinute: 1)
         #expect(tight.stretched && seconds(tight.entries[0]) >= 600 * 1.5 / RequestPlan.capacity(1))
         // And against a daily limit: 2,160 a day wanted, 1,000 allowed.
         let limited = RequestPlan(
-            sources: [("onecall4", .seconds(600), 10)], budgetPerMinute: 60, dailyLimits: ["onecall4": 1000], parts: ["onecall4": parts])
+            sources: [.init(name: "onecall4", interval: .seconds(600), locations: 10, dailyLimit: 1000, parts: parts)], budgetPerMinute: 60)
         #expect(seconds(limited.entries[0]) >= 1296 && seconds(limited.entries[0]) <= 1296.001)
         #expect(limited.entries[0].neededPerDay == 2160)
     }
@@ -95,8 +97,11 @@ import Testing
     /// A source another stands in for sends nothing, so no limit stretches it.
     @Test func aSourceReadFromAnotherNeedsNothing() {
         let plan = RequestPlan(
-            sources: [("weather", .seconds(600), 0), ("onecall", .seconds(600), 10)], readFrom: ["weather": "onecall"],
-            budgetPerMinute: 60, dailyLimits: ["weather": 1, "onecall": 1000])
+            sources: [
+                .init(name: "weather", interval: .seconds(600), locations: 0, readFrom: "onecall", dailyLimit: 1),
+                .init(name: "onecall", interval: .seconds(600), locations: 10, dailyLimit: 1000),
+            ],
+            budgetPerMinute: 60)
         #expect(plan.entries[0].text == "read from onecall (no requests of its own)")
         #expect(plan.entries[0].requestsPerMinute == 0 && plan.entries[0].neededPerDay == 0)
         #expect(plan.entries[0].interval == .seconds(600))

@@ -653,10 +653,10 @@ extension StateStorage {
         #expect(first.transport.requests(to: "/data/3.0/onecall").count == 5)
         let config = withOneCallLimit(configuration(Self.ten, collectors: ["onecall": .seconds(600)]), perDay: 8)
         let second = try first.restarted(config, after: 60)
-        #expect(second.store.snapshot().daily?.count(of: "onecall") == 5, "restored, shown before the first step")
+        #expect(second.store.snapshot().daily?.count(named: "onecall") == 5, "restored, shown before the first step")
         second.run(until: 50 + 3600)
         #expect(second.transport.requests(to: "/data/3.0/onecall").count == 3, "5 sent before the restart, 8 allowed")
-        #expect(second.store.snapshot().daily?.count(of: "onecall") == 8)
+        #expect(second.store.snapshot().daily?.count(named: "onecall") == 8)
         // 00:00 UTC is 14h - 2m away: the two held back go then, with any place due since.
         let midnight = 50 + 14 * 3600 - 120.0
         second.run(until: midnight - 1)
@@ -664,7 +664,7 @@ extension StateStorage {
         second.run(until: midnight + 30)
         let today = second.transport.requests(to: "/data/3.0/onecall").filter { $0.time >= midnight }
         #expect(today.count >= 2 && today.allSatisfy { $0.time < midnight + 15 }, "\(today.map(\.time))")
-        #expect(second.store.snapshot().daily?.count(of: "onecall") == today.count)
+        #expect(second.store.snapshot().daily?.count(named: "onecall") == today.count)
     }
 
     @Test func aRestartOnALaterDayStartsAtZero() throws {
@@ -674,7 +674,7 @@ extension StateStorage {
         let second = try first.restarted(config, after: 3600)
         second.run(until: 51)
         #expect(second.store.snapshot().daily?.day == 20_201)
-        #expect(second.store.snapshot().daily?.count(of: "onecall") == second.transport.requests(to: "/data/3.0/onecall").count)
+        #expect(second.store.snapshot().daily?.count(named: "onecall") == second.transport.requests(to: "/data/3.0/onecall").count)
     }
 
     /// A version 1 file (before the counts): its readings load, the counts start at 0.
@@ -700,7 +700,7 @@ extension StateStorage {
         let second = try StateRig(config, scratch: scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
         #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
         #expect(second.logs.all.contains { $0.contains("state restored") })
-        #expect(second.store.snapshot().daily?.count(of: "weather") == 0)
+        #expect(second.store.snapshot().daily?.count(named: "weather") == 0)
     }
 }
 
