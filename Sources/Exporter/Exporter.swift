@@ -27,9 +27,9 @@ public final class Exporter: Sendable {
 
     init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
         let setup = configuration.pollerSetup(transport: try configuration.openWeatherClient())
-        let store = WeatherStore(layout: setup.layout, now: time.wall())
+        let store = ReadingStore(layout: setup.layout, now: time.wall())
         let publisher = MetricsPublisher(
-            store: store, time: time, gzipAbove: configuration.gzipAbove ?? WeatherRendering.gzipAbove,
+            store: store, time: time, gzipAbove: configuration.gzipAbove ?? MetricsRendering.gzipAbove,
             alsoGzipAbove: configuration.alsoGzipAbove ?? MetricsPublisher.alsoGzipAbove)
         let keeper: StateKeeper?
         var sharedDay: SharedDay?
@@ -113,7 +113,7 @@ public final class Exporter: Sendable {
 private final class Reloading: Sendable {
     private let reloader: Exporter.Reloader?
     private let web: WebSecurity?
-    private let store: WeatherStore
+    private let store: ReadingStore
     private let publisher: MetricsPublisher
     private let poller: Poller
     private let logger: Logger
@@ -122,7 +122,7 @@ private final class Reloading: Sendable {
     private let inProgress = Locked(())
 
     init(
-        configuration: Configuration, reloader: Exporter.Reloader?, web: WebSecurity?, store: WeatherStore,
+        configuration: Configuration, reloader: Exporter.Reloader?, web: WebSecurity?, store: ReadingStore,
         publisher: MetricsPublisher, poller: Poller, logger: Logger
     ) {
         self.current = Locked(configuration)

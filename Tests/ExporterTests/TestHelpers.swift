@@ -122,7 +122,7 @@ enum Fixture {
 struct Rig {
     let time: ManualTime
     let transport: FakeTransport
-    let store: WeatherStore
+    let store: ReadingStore
     let poller: Poller
     let logger: Logger
     let logs: LogCapture
@@ -134,7 +134,7 @@ struct Rig {
         self.logs = logs
         logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let setup = configuration.pollerSetup(transport: transport)
-        store = WeatherStore(setup: setup, now: time.wall())
+        store = ReadingStore(setup: setup, now: time.wall())
         poller = Poller(setup: setup, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
     }
 
@@ -149,7 +149,7 @@ struct Rig {
     }
 
     /// The state of `location` (by name) for `source`.
-    func state(_ location: String, _ source: String) -> WeatherStore.SourceState? {
+    func state(_ location: String, _ source: String) -> ReadingStore.SourceState? {
         let snapshot = store.snapshot()
         guard let slot = snapshot.sources.firstIndex(of: source),
             let state = snapshot.locations.first(where: { $0.location.name == location })
@@ -190,7 +190,7 @@ extension Layout {
     }
 }
 
-extension WeatherStore {
+extension ReadingStore {
     /// The store a poller setup needs, as the exporter makes it.
     convenience init(setup: Poller.Setup, now: Double) {
         self.init(layout: setup.layout, now: now)
@@ -210,8 +210,8 @@ extension WeatherStore {
     static func allSources(
         _ locations: [Location], sources: [any Source] = Sources.all,
         thresholds: @escaping @Sendable (Location) -> AlertThresholds = { _ in .init() }, now: Double
-    ) -> WeatherStore {
-        WeatherStore(
+    ) -> ReadingStore {
+        ReadingStore(
             locations: locations, sources: sources,
             intervals: sources.map(\.defaultInterval), maxStaleness: sources.map { $0.defaultInterval.seconds * 3 },
             thresholds: thresholds, now: now)
@@ -292,15 +292,15 @@ enum ExpositionText {
 }
 
 /// The `openweather_*` part of the exposition for `snapshot` at `now`, rendered from scratch, as plain text.
-func renderPlain(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
-    var rendering = WeatherRendering(gzipAbove: .max)
+func renderPlain(_ snapshot: ReadingStore.Snapshot, now: Double) -> [UInt8] {
+    var rendering = MetricsRendering(gzipAbove: .max)
     return rendering.render(snapshot, now: now).text.chunks.concatenated
 }
 
 /// The same in OpenMetrics, ended by `# EOF` as the process part ends it in a scrape; the counters'
 /// `_created` fixed at a day before `now`.
-func renderOpenMetrics(_ snapshot: WeatherStore.Snapshot, now: Double) -> [UInt8] {
-    var rendering = WeatherRendering(gzipAbove: .max, countersCreated: now - 86400)
+func renderOpenMetrics(_ snapshot: ReadingStore.Snapshot, now: Double) -> [UInt8] {
+    var rendering = MetricsRendering(gzipAbove: .max, countersCreated: now - 86400)
     return rendering.render(snapshot, now: now).openMetrics.chunks.concatenated + Exposition.trailer(.openMetrics)
 }
 

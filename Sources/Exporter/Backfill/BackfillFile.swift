@@ -26,10 +26,10 @@ struct HistoryBlock: Equatable {
         var seen = [[[UInt8]: Int]](repeating: [:], count: families.count)
         for (time, reading) in readings {
             // Slot 0 holds the reading; slot 1 the geocoder's answer, which `LocationState.resolved` reads.
-            let state = WeatherStore.LocationState(
+            let state = ReadingStore.LocationState(
                 location: location, thresholds: AlertThresholds(),
                 sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)], definitions: [source, GeocodingSource()])
-            let shard = ShardSeries(WeatherStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
+            let shard = ShardSeries(ReadingStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
             lines.clear()
             source.appendSeries(of: shard, slot: 0, to: lines.collectors[0])
             let stamp = Array(" \(Int64(time.rounded(.down)))".utf8)

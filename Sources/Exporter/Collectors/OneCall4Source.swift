@@ -158,7 +158,7 @@ struct OneCall4Source: Source {
             let pages = options.pages[part] ?? 0
             guard pages > 0 else { continue }
             if let previous, let fetched = previous.fetched[part], let kept = previous.pages[part], kept.count == pages,
-               poll.now - fetched < (Double(every(part, polledEvery: poll.interval / poll.stretch)) - 0.5) * poll.interval {
+               poll.now - fetched < (Double(every(part, polledEvery: poll.configured)) - 0.5) * poll.interval {
                 answers.pages[part] = kept
                 answers.fetched[part] = fetched
                 continue

@@ -102,9 +102,9 @@ struct Poll<Reading: Sendable>: Sendable {
     var now: Double
     /// Seconds between polls of the source as planned (its interval, stretched to the budgets).
     var interval: Double
-    /// How far the plan stretched the source's interval to fit the budgets (1 when it did not): parts
-    /// with a pace of their own stretch alike, so a poll keeps sending what the plan counted.
-    var stretch: Double
+    /// Seconds between polls as configured, before the plan stretched `interval`: parts with a pace of
+    /// their own count it in polls of this, as the plan counted them, so they stretch alike.
+    var configured: Double
 }
 
 /// A poll's reading, and the body the state file keeps for it.

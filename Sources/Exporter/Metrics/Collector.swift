@@ -36,20 +36,20 @@ struct ShardSeries {
 
     /// The shard's locations, read in place from the snapshot's states: no state is copied.
     struct Members: RandomAccessCollection {
-        let states: WeatherStore.LocationStates
+        let states: ReadingStore.LocationStates
         /// Positions in `states`, in label order.
         let positions: ArraySlice<Int>
 
         var startIndex: Int { 0 }
         var endIndex: Int { positions.count }
 
-        subscript(position: Int) -> WeatherStore.LocationState {
+        subscript(position: Int) -> ReadingStore.LocationState {
             _read { yield states[positions[positions.startIndex + position]] }
         }
     }
 
     /// `positions` (in label order) of `states`; `fresh` in the same order.
-    init(_ states: WeatherStore.LocationStates, positions: ArraySlice<Int>, fresh: [UInt64], now: Double) {
+    init(_ states: ReadingStore.LocationStates, positions: ArraySlice<Int>, fresh: [UInt64], now: Double) {
         let locations = Members(states: states, positions: positions)
         self.locations = locations
         self.fresh = fresh

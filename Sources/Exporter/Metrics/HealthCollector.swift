@@ -86,7 +86,7 @@ enum ExporterCollector {
     /// holds all sources together, so it is matched against their sum. The three families are always
     /// there, without samples when there is nothing to say (a family without samples is not
     /// written): the renderer keeps shards' lines by family position, which must not move.
-    static func daily(_ snapshot: WeatherStore.Snapshot) -> [MetricFamily] {
+    static func daily(_ snapshot: ReadingStore.Snapshot) -> [MetricFamily] {
         let daily = snapshot.daily ?? DailyBudget(wall: 0)
         let names = Set(snapshot.sources).union(daily.namesSent).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var today = MetricFamily(
@@ -104,7 +104,7 @@ enum ExporterCollector {
         return [today, limits, key]
     }
 
-    static func collect(_ snapshot: WeatherStore.Snapshot) -> [MetricFamily] {
+    static func collect(_ snapshot: ReadingStore.Snapshot) -> [MetricFamily] {
         var requests = MetricFamily(
             name: "openweather_api_requests_total",
             help: "Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, connect, dns, tls, proxy, decode).",

@@ -31,7 +31,7 @@ final class MetricsPublisher: Sendable {
     }
 
     /// What a scrape serves: the chunks in order, plain text or one gzip member (header, deflate
-    /// segments, trailer; see `WeatherRendering`).
+    /// segments, trailer; see `MetricsRendering`).
     struct Body: Sendable {
         var chunks: [[UInt8]]
         var gzipped: Bool
@@ -53,11 +53,11 @@ final class MetricsPublisher: Sendable {
 
     /// From this many plain bytes on, a plain exposition is also kept gzipped for the clients that take
     /// gzip (Prometheus always does), so its scrapes stay a tenth of the size on the wire, as they
-    /// were when everything from here on was kept only gzipped (`WeatherRendering.gzipAbove`).
+    /// were when everything from here on was kept only gzipped (`MetricsRendering.gzipAbove`).
     static let alsoGzipAbove = 256 << 10
 
     private struct Rendered {
-        var weather = PerFormat { _ in WeatherRendering.Body(chunks: [], gzipped: false, plainCount: 0) }
+        var weather = PerFormat { _ in MetricsRendering.Body(chunks: [], gzipped: false, plainCount: 0) }
         /// The process part; in OpenMetrics followed by `# EOF`, as it ends the exposition.
         var process = PerFormat<[UInt8]> { _ in [] }
         /// `process` as a deflate segment and its CRC, made when the weather part is gzipped.
@@ -79,14 +79,14 @@ final class MetricsPublisher: Sendable {
         var allAttempted = false
     }
 
-    private let store: WeatherStore
+    private let store: ReadingStore
     private let time: any TimeSource
     private let process = ProcessCollector()
     private let rendered = Locked(Rendered())
     private let pacing = Locked(Pacing())
     private let wake = DispatchSemaphore(value: 0)
     /// Held while rendering, so two refreshes never interleave their chunk updates.
-    private let rendering: Locked<WeatherRendering>
+    private let rendering: Locked<MetricsRendering>
     /// Taken inside `rendering`'s lock only.
     private let segmentCache = Locked(SegmentCache())
     /// From this many plain bytes on the exposition is kept gzipped (lower in tests).
@@ -95,14 +95,14 @@ final class MetricsPublisher: Sendable {
     let alsoGzipAbove: Int
 
     init(
-        store: WeatherStore, time: any TimeSource = SystemTime(), gzipAbove: Int = WeatherRendering.gzipAbove,
+        store: ReadingStore, time: any TimeSource = SystemTime(), gzipAbove: Int = MetricsRendering.gzipAbove,
         alsoGzipAbove: Int = MetricsPublisher.alsoGzipAbove
     ) {
         self.store = store
         self.time = time
         self.gzipAbove = gzipAbove
         self.alsoGzipAbove = alsoGzipAbove
-        rendering = Locked(WeatherRendering(gzipAbove: gzipAbove))
+        rendering = Locked(MetricsRendering(gzipAbove: gzipAbove))
         refreshWeather()
         refreshProcess()
     }
@@ -200,7 +200,7 @@ final class MetricsPublisher: Sendable {
         /// Each format's plain weather part of at least `threshold` bytes as deflate segments and its
         /// CRC; nil below (the segments kept are dropped then).
         mutating func segments(
-            of weather: PerFormat<WeatherRendering.Body>, from threshold: Int
+            of weather: PerFormat<MetricsRendering.Body>, from threshold: Int
         ) -> PerFormat<(segments: [[UInt8]], crc: UInt32)?> {
             var kept: [Key: Segment] = [:]
             let result = PerFormat { format -> (segments: [[UInt8]], crc: UInt32)? in

@@ -1,4 +1,4 @@
-extension WeatherStore {
+extension ReadingStore {
     /// Every location's state, in the configured order, kept in chunks of `chunkSize`.
     ///
     /// A snapshot shares the chunks with the store. While a renderer holds one, a poll's write copies

@@ -5,9 +5,9 @@ struct PlannedSource: Sendable {
     let source: any Source
     /// How often it is polled: the configured interval, stretched to fit the budgets.
     let interval: Duration
-    /// How far the plan stretched the configured interval (1 for not); a source that asks in parts
-    /// stretches their pace with it.
-    let stretch: Double
+    /// The interval as configured, before the plan stretched it: a source that asks in parts paces
+    /// them in polls of this, so they stretch with the interval.
+    let configured: Duration
     /// After this long without success its reading is no longer shown (seconds).
     let maxStaleness: Double
     /// Its own limit of requests a UTC day (this replica's share); nil for none.
@@ -18,15 +18,14 @@ struct PlannedSource: Sendable {
     /// Its `source` label, its name in flags, logs and the state file.
     var name: String { source.name }
 
-    /// The records of `sources`, in slot order: `intervals` as planned, `configured` as given (the
-    /// stretch is their ratio), the rest per slot too. A source names those it stands in for: their slots are found here, once.
+    /// The records of `sources`, in slot order: `intervals` as planned, `configured` as given, the rest per slot too. A source names those it stands in for: their slots are found here, once.
     static func plan(
         sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double], dailyLimits: [Int?]
     ) -> [PlannedSource] {
         sources.indices.map { slot in
             PlannedSource(
                 slot: slot, source: sources[slot], interval: intervals[slot],
-                stretch: max(intervals[slot].seconds / configured[slot].seconds, 1), maxStaleness: maxStaleness[slot],
+                configured: configured[slot], maxStaleness: maxStaleness[slot],
                 dailyLimit: dailyLimits[slot],
                 standsIn: sources[slot].standsIn.compactMap { name in sources.firstIndex { $0.name == name } }.sorted())
         }

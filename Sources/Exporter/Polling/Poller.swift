@@ -61,7 +61,7 @@ final class Poller: Sendable {
         var random = SystemRandomNumberGenerator()
     }
 
-    let store: WeatherStore
+    let store: ReadingStore
     let logger: Logger
     let time: any TimeSource
     private let execute: Executor
@@ -78,11 +78,11 @@ final class Poller: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
 
-    /// `store` is made for `setup` (`WeatherStore(layout: setup.layout, now:)`).
+    /// `store` is made for `setup` (`ReadingStore(layout: setup.layout, now:)`).
     /// `onChange` runs on the scheduler thread after results are stored; `keepBody` there too, with
     /// the body of each good answer (for the state file), empty for a reading a stand-in's answer made.
     init(
-        setup: Setup, store: WeatherStore, logger: Logger, time: any TimeSource = SystemTime(),
+        setup: Setup, store: ReadingStore, logger: Logger, time: any TimeSource = SystemTime(),
         execute: Executor? = nil, sharedDay: SharedDay? = nil,
         keepBody: (@Sendable (_ location: Location, _ source: any Source, _ body: [UInt8]) -> Void)? = nil,
         onChange: @escaping @Sendable () -> Void
@@ -156,7 +156,7 @@ final class Poller: Sendable {
     }
 
     /// Lets the state keeper read the setup, the schedule and the store as one consistent picture.
-    func withState<Result>(_ body: (Setup, PollSchedule, WeatherStore.Snapshot) -> Result) -> Result {
+    func withState<Result>(_ body: (Setup, PollSchedule, ReadingStore.Snapshot) -> Result) -> Result {
         core.withLock { body($0.setup, $0.schedule, store.snapshot()) }
     }
 
@@ -175,7 +175,7 @@ final class Poller: Sendable {
                 core.schedule.daily.advance(to: wall)
                 switchForDay(in: &core, now: now)
                 var launches: [Launch] = []
-                var states: WeatherStore.LocationStates?
+                var states: ReadingStore.LocationStates?
                 var decision = core.schedule.next(now: now, wall: wall)
                 while case .fire(let job) = decision {
                     let id = core.schedule.id(of: job)
@@ -187,7 +187,7 @@ final class Poller: Sendable {
                         job: job, slot: slot, source: planned.source,
                         poll: Poll(
                             location: core.setup.locations[location], coordinates: state.coordinates, language: core.setup.language,
-                            previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds, stretch: planned.stretch),
+                            previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds, configured: planned.configured.seconds),
                         held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
                 }

@@ -46,14 +46,14 @@ struct ShardKeys {
     func fresh(at index: Int) -> UInt64 { keys[index].fresh }
 
     /// Every key anew, for a snapshot of another layout than the last: every shard is to be redone.
-    mutating func reset(_ snapshot: WeatherStore.Snapshot, now: Double) {
+    mutating func reset(_ snapshot: ReadingStore.Snapshot, now: Double) {
         nextTimeChange = .infinity
         keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
         order = snapshot.labelOrder
     }
 
     /// Takes `snapshot`'s keys and returns the shards with a location whose key changed, in order.
-    mutating func changedShards(_ snapshot: WeatherStore.Snapshot, now: Double) -> [Int] {
+    mutating func changedShards(_ snapshot: ReadingStore.Snapshot, now: Double) -> [Int] {
         nextTimeChange = .infinity
         var dirty: [Int] = []
         // Updated in place: a new array of keys would be another megabyte at 10,000 locations.
@@ -71,7 +71,7 @@ struct ShardKeys {
     }
 
     /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
-    private mutating func key(of snapshot: WeatherStore.Snapshot, at index: Int, now: Double) -> Key {
+    private mutating func key(of snapshot: ReadingStore.Snapshot, at index: Int, now: Double) -> Key {
         var fresh: UInt64 = 0
         for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
             guard let success = snapshot.locations[index].sources[slot].lastSuccess, now - success <= snapshot.maxStaleness[slot]

@@ -24,8 +24,8 @@ struct ShardThreads {
     /// Replaces each listed shard with `make(worker, shard, its chunks until now)`: on this thread for a
     /// few shards, else spread over `parallelism` threads, each with its own worker, taking shards in turn.
     mutating func forEachShard(
-        _ list: [Int], of shards: inout [WeatherRendering.ShardChunks],
-        _ make: @Sendable (ShardWorker, Int, WeatherRendering.ShardChunks) -> WeatherRendering.ShardChunks
+        _ list: [Int], of shards: inout [MetricsRendering.ShardChunks],
+        _ make: @Sendable (ShardWorker, Int, MetricsRendering.ShardChunks) -> MetricsRendering.ShardChunks
     ) {
         let threads = min(parallelism, (list.count + 7) / 8)
         while workers.count < max(threads, 1) { workers.append(ShardWorker()) }

@@ -18,15 +18,15 @@ final class ShardWorker: @unchecked Sendable {
     /// families do not change when one of its locations is polled, and compressing is most of the cost.
     func render(
         _ part: ShardSeries, collectors: [any Collector], positions: [[Int?]], families: Int, gzip: Bool,
-        previous: WeatherRendering.ShardChunks = .init()
-    ) -> WeatherRendering.ShardChunks {
+        previous: MetricsRendering.ShardChunks = .init()
+    ) -> MetricsRendering.ShardChunks {
         if self.positions != positions || lines.buffers.count != families {
             lines = FamilyLines(count: families, positions: positions)
             self.positions = positions
         }
         lines.clear()
         for (collector, own) in zip(collectors, lines.collectors) { collector.appendSeries(of: part, to: own) }
-        var result = WeatherRendering.ShardChunks()
+        var result = MetricsRendering.ShardChunks()
         result.plainCounts = lines.buffers.map(\.count)
         result.gzipped = gzip
         if gzip {
@@ -55,7 +55,7 @@ final class ShardWorker: @unchecked Sendable {
     }
 
     /// `shard` in the other form.
-    func convert(_ shard: WeatherRendering.ShardChunks, gzip: Bool) -> WeatherRendering.ShardChunks {
+    func convert(_ shard: MetricsRendering.ShardChunks, gzip: Bool) -> MetricsRendering.ShardChunks {
         guard shard.gzipped != gzip else { return shard }
         var result = shard
         result.gzipped = gzip
@@ -101,7 +101,7 @@ final class ShardWorker: @unchecked Sendable {
     }
 }
 
-extension WeatherRendering {
+extension MetricsRendering {
     /// One shard's part of every per-location family (in `families` order).
     struct ShardChunks {
         /// Plain text, or deflate segments when `gzipped` (empty chunks stay empty).

@@ -31,7 +31,7 @@ final class StateKeeper: Sendable {
     }
 
     private let storage: StateStorage
-    private let store: WeatherStore
+    private let store: ReadingStore
     private let time: any TimeSource
     private let logger: Logger
     private let onWrite: @Sendable () -> Void
@@ -45,7 +45,7 @@ final class StateKeeper: Sendable {
 
     /// `onWrite` runs after every write attempt (the metrics change).
     init(
-        storage: StateStorage, store: WeatherStore, logger: Logger, time: any TimeSource, spacing: Double = StateKeeper.spacing,
+        storage: StateStorage, store: ReadingStore, logger: Logger, time: any TimeSource, spacing: Double = StateKeeper.spacing,
         onWrite: @escaping @Sendable () -> Void
     ) {
         self.storage = storage

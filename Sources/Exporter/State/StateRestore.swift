@@ -17,7 +17,7 @@ enum StateRestore {
     /// The algorithm: the store first (each kept location's readings, then what stand-ins give the
     /// slots they filled), then which places are resolved and when each job is due, then the schedule
     /// (jobs, the 429 pause, the last minute's starts, the day's counts).
-    static func apply(_ saved: SavedState, to poller: Poller, store: WeatherStore, wallNow: Double, now: Double) -> Summary {
+    static func apply(_ saved: SavedState, to poller: Poller, store: ReadingStore, wallNow: Double, now: Double) -> Summary {
         var restoring = Restoring(saved: saved, wallNow: wallNow, now: now)
         var jobs: [PollSchedule.RestoredJob] = []
         poller.restore(
@@ -59,12 +59,12 @@ enum StateRestore {
 
         /// Each slot the location still has, as saved: its outcome, and its reading when its source
         /// decodes the kept body and it is fresh enough (a resolved place whatever its age).
-        mutating func readings(of entry: SavedState.LocationEntry, at position: Int, setup: Poller.Setup) -> [(slot: Int, state: WeatherStore.SourceState)] {
+        mutating func readings(of entry: SavedState.LocationEntry, at position: Int, setup: Poller.Setup) -> [(slot: Int, state: ReadingStore.SourceState)] {
             let location = setup.locations[position]
-            var states: [(slot: Int, state: WeatherStore.SourceState)] = []
+            var states: [(slot: Int, state: ReadingStore.SourceState)] = []
             for (slot, source) in setup.sources.enumerated() {
                 guard let old = entry.sources.first(where: { $0.name == source.name }) else { continue }
-                var state = WeatherStore.SourceState(applies: !source.resolves || location.query != nil)
+                var state = ReadingStore.SourceState(applies: !source.resolves || location.query != nil)
                 guard state.applies else { continue }
                 state.up = old.up
                 state.lastError = old.lastError
@@ -86,7 +86,7 @@ enum StateRestore {
 
         /// A slot filled from a stand-in's answer (weather from One Call) was saved without a body of
         /// its own: its reading comes from the stand-in's restored one, as it came at the time.
-        mutating func deriveStandIns(_ states: inout [(slot: Int, state: WeatherStore.SourceState)], entry: SavedState.LocationEntry, setup: Poller.Setup) {
+        mutating func deriveStandIns(_ states: inout [(slot: Int, state: ReadingStore.SourceState)], entry: SavedState.LocationEntry, setup: Poller.Setup) {
             for (slot, state) in states {
                 let standIn = setup.sources[slot]
                 guard !standIn.standsIn.isEmpty, let reading = state.reading else { continue }
@@ -106,7 +106,7 @@ enum StateRestore {
         /// When each kept job is due: a resolver whose place came back is done; the others keep their
         /// saved due time and backoff, bounded (a shorter interval than last run's, or a clock set back,
         /// must not push a poll far out), and a job whose reading was lost is due at once.
-        mutating func jobs(setup: Poller.Setup, locations: WeatherStore.LocationStates) -> [PollSchedule.RestoredJob] {
+        mutating func jobs(setup: Poller.Setup, locations: ReadingStore.LocationStates) -> [PollSchedule.RestoredJob] {
             var jobs: [PollSchedule.RestoredJob] = []
             let sourceCount = setup.sources.count
             for (position, location) in setup.locations.enumerated() {

@@ -7,7 +7,7 @@ struct LandingPage: Sendable {
     /// The demo's simulator (`http://127.0.0.1:PORT`), whose controls the page shows; nil outside the demo.
     var simulator: String? = nil
 
-    func render(_ snapshot: WeatherStore.Snapshot) -> [UInt8] {
+    func render(_ snapshot: ReadingStore.Snapshot) -> [UInt8] {
         // A reason is often the same for every location (a key without a subscription: ~400 characters):
         // each is written once, below the table, and the cells point to it.
         var reasons: [String] = []

@@ -7,7 +7,7 @@ import HTTPServer
 struct WebHandler: HTTPHandler {
     let telemetryPath: String
     let publisher: MetricsPublisher
-    let store: WeatherStore
+    let store: ReadingStore
     let landingPage: LandingPage
     /// Runs off the event loop; returns nil on success, else what was wrong. Nil without --web.enable-lifecycle.
     let reload: (@Sendable () -> String?)?

@@ -18,8 +18,8 @@ import Testing
         return source
     }()
 
-    static func store(polledAt polled: Double) throws -> WeatherStore {
-        let store = WeatherStore(
+    static func store(polledAt polled: Double) throws -> ReadingStore {
+        let store = ReadingStore(
             locations: [Location(name: "Barcelona", latitude: 41.3851, longitude: 2.1734), Location(name: "Nowhere", latitude: 0, longitude: 0)],
             sources: [source], intervals: [.seconds(3600)], maxStaleness: [96 * 3600], thresholds: { _ in .init() }, now: polled - 3600)
         store.success(
@@ -57,7 +57,7 @@ import Testing
     /// starts in hour 20 (index 3), 33.5 h in it holds only hours of 2 or less.
     @Test func windowsMoveWithTimeWithoutAPoll() throws {
         let snapshot = try Self.store(polledAt: Self.now - 600).snapshot()
-        var rendering = WeatherRendering(gzipAbove: .max)
+        var rendering = MetricsRendering(gzipAbove: .max)
         let series = #"openweather_forecast_air_quality_max_index{location="Barcelona",window_hours="24"}"#
         _ = rendering.render(snapshot, now: Self.now)
         #expect(rendering.nextTimeChange == Self.now + 60)

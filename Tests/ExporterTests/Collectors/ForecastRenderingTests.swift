@@ -14,8 +14,8 @@ import Testing
     static let source = ForecastSource(
         horizons: [3, 6, 12, 24, 48, 120].map { .seconds($0 * 3600) }, windows: [24, 72, 120].map { .seconds($0 * 3600) })
 
-    static func store(polledAt polled: Double) throws -> WeatherStore {
-        let store = WeatherStore(
+    static func store(polledAt polled: Double) throws -> ReadingStore {
+        let store = ReadingStore(
             locations: [Location(name: "Zocca", latitude: 44.34, longitude: 10.99), Location(name: "Nowhere", latitude: 0, longitude: 0)],
             sources: [source], intervals: [.seconds(3600)], maxStaleness: [3 * 3600], thresholds: { _ in .init(belowCelsius: 13) },
             now: polled - 3600)
@@ -63,7 +63,7 @@ import Testing
     /// The forecast families move once a minute without a poll; the renderer says when the next move is.
     @Test func linesMoveWithTimeWithoutAPoll() throws {
         let snapshot = try Self.store(polledAt: Self.now - 600).snapshot()
-        var rendering = WeatherRendering(gzipAbove: .max)
+        var rendering = MetricsRendering(gzipAbove: .max)
         let first = rendering.render(snapshot, now: Self.now).text.chunks.concatenated
         #expect(rendering.nextTimeChange == Self.now + 60)
         let sameMinute = rendering.render(snapshot, now: Self.now + 59).text.chunks.concatenated

@@ -151,11 +151,11 @@ import Testing
             asked.withLock { $0.append(request.path) }
             return try FakeTransport.fixtures(request).get()
         }
-        func poll(after seconds: Double, previous: OneCall4.Reading?, interval: Double = 600, stretch: Double = 1) throws -> (Fetched<OneCall4.Reading>, [String]) {
+        func poll(after seconds: Double, previous: OneCall4.Reading?, interval: Double = 600, configured: Double = 600) throws -> (Fetched<OneCall4.Reading>, [String]) {
             asked.withLock { $0 = [] }
             let fetched = try source.fetch(
                 Poll(location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928), language: "en", previous: previous,
-                     now: Self.now + seconds, interval: interval, stretch: stretch), get: get)
+                     now: Self.now + seconds, interval: interval, configured: configured), get: get)
             return (fetched, asked.withLock { $0 })
         }
         let (first, all) = try poll(after: 0, previous: nil)
@@ -164,7 +164,7 @@ import Testing
         #expect(restored.answers == first.reading.answers, "the state file's body gives the same reading back")
         let current = ["/data/4.0/onecall/current", "/data/4.0/onecall/timeline/1min"]
         #expect(try poll(after: 1200, previous: restored).1 == current, "20 minutes on: only what every poll asks")
-        #expect(try poll(after: 3600, previous: restored, interval: 1200, stretch: 2).1 == current, "stretched twice: the hours every 2 h")
+        #expect(try poll(after: 3600, previous: restored, interval: 1200, configured: 600).1 == current, "stretched twice: the hours every 2 h")
         let (_, later) = try poll(after: 3600, previous: restored)
         #expect(later.filter { $0.hasSuffix("/1h") }.count == 3 && !later.contains { $0.hasSuffix("/1day") })
         #expect(later.contains { $0.hasSuffix("/alert/A7F03D6C-18E2-4B95-9C4D-6E2F1A8B3C07") }, "the failed text again with the new hours")
@@ -189,7 +189,7 @@ import Testing
         let three = try OneCallDecoder.decode(Fixture.bytes("onecall-tulsa-from-4.0.json"))
 
         func rendered(_ source: any Source, _ reading: any Sendable) -> String {
-            let store = WeatherStore(
+            let store = ReadingStore(
                 locations: [Self.tulsa], sources: [ForecastSource(), source, WeatherSource()],
                 intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
                 thresholds: { _ in .init(aboveCelsius: 25, belowCelsius: 0) }, now: Self.now)

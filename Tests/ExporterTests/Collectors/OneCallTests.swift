@@ -153,13 +153,13 @@ import Testing
     /// Between the fixture's two alerts' starts: only the heat advisory is in force.
     static let now = 1_684_945_000.0
 
-    static func snapshot(polledAt polled: Double) throws -> WeatherStore.Snapshot {
+    static func snapshot(polledAt polled: Double) throws -> ReadingStore.Snapshot {
         var reading = try OneCallDecoder.decode(Fixture.bytes("onecall-texarkana-alerts.json"))
         // A second heat advisory of the same sender, ending later: one series, the latest end.
         var longer = reading.alerts[0]
         longer.end += 3600
         reading.alerts.append(longer)
-        let store = WeatherStore(
+        let store = ReadingStore(
             locations: [OneCallStandInTests.texarkana], sources: [ForecastSource(), OneCallSource(), WeatherSource()],
             intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
             thresholds: { _ in .init(aboveCelsius: 25) }, now: polled)
@@ -203,14 +203,14 @@ import Testing
     static let excluded = Location(name: "Excluded", latitude: 3, longitude: 4)
 
     /// Texarkana as sent; Dry with a minute forecast of no rain; Excluded without one (as with `exclude=minutely`).
-    static func snapshot(polledAt polled: Double) throws -> WeatherStore.Snapshot {
+    static func snapshot(polledAt polled: Double) throws -> ReadingStore.Snapshot {
         let texarkana = try OneCallDecoder.decode(Fixture.bytes("onecall-texarkana-alerts.json"))
         var dry = texarkana
         dry.minutely = dry.minutely.map { .init(time: $0.time, precipitationMetersPerSecond: 0) }
         var excluded = texarkana
         excluded.minutely = []
         let places = [Self.dry, Self.excluded, OneCallStandInTests.texarkana]
-        let store = WeatherStore(
+        let store = ReadingStore(
             locations: places, sources: [ForecastSource(), OneCallSource(), WeatherSource()],
             intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
             thresholds: { _ in .init() }, now: polled)

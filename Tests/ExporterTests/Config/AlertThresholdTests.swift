@@ -152,7 +152,7 @@ import Testing
         phoenix.below = TemperatureThreshold.parse("0")
         let thresholds = ["Phoenix": phoenix, "Plain": AlertThresholds.builtIn, "Quiet": AlertThresholds()]
         let locations = ["Phoenix", "Plain", "Quiet"].enumerated().map { Location(name: $1, latitude: Double($0), longitude: 0) }
-        let store = WeatherStore.allSources(locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
+        let store = ReadingStore.allSources(locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
         let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
         let lines = text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
         #expect(lines == [

@@ -267,7 +267,7 @@ import Testing
         #expect(Set(files).isSuperset(of: names), "\(files)")
         for file in files {
             let text = String(decoding: try readFile(folder + file + ".swift"), as: UTF8.self)
-            for word in ["import HTTPServer", "import Exposition", "import Gzip", "WeatherRendering", "MetricsPublisher", "WebHandler",
+            for word in ["import HTTPServer", "import Exposition", "import Gzip", "MetricsRendering", "MetricsPublisher", "WebHandler",
                          "HTTPServerConfiguration", "Exposition."] {
                 #expect(!text.contains(word), "Config/\(file).swift uses \(word)")
             }

@@ -214,7 +214,7 @@ extension DailyBudgetTests {
         let plain = ExporterCollector.daily(free.store.snapshot()).filter { !$0.samples.isEmpty }.map(\.name)
         #expect(plain == ["openweather_api_requests_today"])
         // Before the poller's first count: no samples, but the same families (the renderer's positions).
-        let before = ExporterCollector.daily(WeatherStore(setup: config.pollerSetup(transport: rig.transport), now: 0).snapshot())
+        let before = ExporterCollector.daily(ReadingStore(setup: config.pollerSetup(transport: rig.transport), now: 0).snapshot())
         #expect(before.map(\.name) == ExporterCollector.daily(rig.store.snapshot()).map(\.name) && before.allSatisfy(\.samples.isEmpty))
     }
 }
@@ -297,7 +297,7 @@ extension DailyBudgetTests {
     @Test func oneRenderingAcrossTheFirstCountAndNewLimits() {
         let places = (0..<70).map { Location(name: "P\($0)", latitude: Double($0 % 80), longitude: 1) }
         let rig = Rig(configuration(places), time: manualTime(day: 20_400, hours: 12))
-        var rendering = WeatherRendering(gzipAbove: .max)
+        var rendering = MetricsRendering(gzipAbove: .max)
         let wall = rig.time.wall()
         let empty = String(decoding: rendering.render(rig.store.snapshot(), now: wall).text.chunks.concatenated, as: UTF8.self)
         #expect(!empty.contains("requests_today"))

@@ -38,7 +38,7 @@ import Testing
     final class SlowRig: Sendable {
         let time: ManualTime
         let transport: FakeTransport
-        let store: WeatherStore
+        let store: ReadingStore
         let poller: Poller
         let logs = LogCapture()
         let latency: Double
@@ -51,7 +51,7 @@ import Testing
             let logs = self.logs
             let logger = Logger(level: .debug, format: .logfmt, secrets: [], sink: { logs.append($0) })
             let setup = configuration.pollerSetup(transport: transport)
-            store = WeatherStore(setup: setup, now: time.wall())
+            store = ReadingStore(setup: setup, now: time.wall())
             let pending = self.pending
             poller = Poller(
                 setup: setup, store: store, logger: logger, time: time,
@@ -199,7 +199,7 @@ import Testing
     static func loggedPoller(_ config: Configuration, transport: any OpenWeatherTransport, time: ManualTime) -> (Poller, LogCapture) {
         let logs = LogCapture()
         let setup = config.pollerSetup(transport: transport)
-        let store = WeatherStore(setup: setup, now: time.wall())
+        let store = ReadingStore(setup: setup, now: time.wall())
         let poller = Poller(
             setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
             onChange: {})

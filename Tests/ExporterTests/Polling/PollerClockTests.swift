@@ -151,7 +151,7 @@ import Testing
             works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
         let setup = config.pollerSetup(transport: transport)
-        let store = WeatherStore(setup: setup, now: time.wall())
+        let store = ReadingStore(setup: setup, now: time.wall())
         let logs = LogCapture()
         let poller = Poller(
             setup: setup, store: store, logger: Logger(level: .debug, sink: { logs.append($0) }), time: time,
@@ -288,7 +288,7 @@ import Testing
         var config = configuration([Location(name: "Home", place: .query(.name("London")))])
         let transport = FakeTransport(time: time)
         let setup = config.pollerSetup(transport: transport)
-        let store = WeatherStore(setup: setup, now: time.wall())
+        let store = ReadingStore(setup: setup, now: time.wall())
         let poller = Poller(
             setup: setup, store: store, logger: Logger(level: .debug, sink: { _ in }), time: time,
             execute: { work in held.withLock { $0.append(work) } }, onChange: {})

@@ -12,7 +12,7 @@ import Testing
 @Suite(.blocking) struct PollerTests {
     struct Harness {
         let simulator: Simulator
-        let store: WeatherStore
+        let store: ReadingStore
         let poller: Poller
         let logs: LogCapture
 
@@ -28,7 +28,7 @@ import Testing
             configuration.openWeatherURL = baseURL ?? "\(scheme)://127.0.0.1:\(simulator.port)"
             configuration.requestTimeout = timeout
             let setup = configuration.pollerSetup(transport: try configuration.openWeatherClient())
-            store = WeatherStore(setup: setup, now: SystemClock.wallSeconds())
+            store = ReadingStore(setup: setup, now: SystemClock.wallSeconds())
             let logs = LogCapture()
             self.logs = logs
             poller = Poller(setup: setup, store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }), onChange: {})
@@ -36,7 +36,7 @@ import Testing
         }
 
         /// `name`'s state for `source`.
-        func state(_ name: String = "London", _ source: String = "weather") -> WeatherStore.SourceState {
+        func state(_ name: String = "London", _ source: String = "weather") -> ReadingStore.SourceState {
             let snapshot = store.snapshot()
             return snapshot.locations.first { $0.location.name == name }!.sources[snapshot.sources.firstIndex(of: source)!]
         }

@@ -18,7 +18,7 @@ import Testing
 
     /// Four places from the fixtures, one that never answered, one found by name and one not found,
     /// air quality at one of them, and the exporter's counters.
-    static func snapshot() throws -> WeatherStore.Snapshot {
+    static func snapshot() throws -> ReadingStore.Snapshot {
         // Barcelona's bound in °F (95F, 35 °C) and a gust threshold; Zocca's own margin and rain.
         var barcelona = AlertThresholds(gustMetersPerSecond: 20)
         barcelona.above = TemperatureThreshold.parse("95F")
@@ -32,7 +32,7 @@ import Testing
             Location(name: "Atlantis", place: .query(.name("Atlantis"))),
         ]
         let defaults = AlertThresholds(aboveCelsius: 30, belowCelsius: -5).merged(over: .builtIn)
-        let store = WeatherStore.allSources(locations, sources: WeatherStore.fixtureSources, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
+        let store = ReadingStore.allSources(locations, sources: ReadingStore.fixtureSources, thresholds: { $0.alerts.resolved(defaults: defaults) }, now: now - 3600)
         let fixtures = [
             "Barcelona": "current-barcelona-clouds.json", "Longyearbyen": "current-longyearbyen-polar-night-snow.json",
             "South \"Pacific\"\nOcean": "current-ocean-no-name.json", "Zocca": "current-zocca-rain.json",

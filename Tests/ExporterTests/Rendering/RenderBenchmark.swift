@@ -21,7 +21,7 @@ struct RenderBenchmark {
     }
 
     /// `count` locations, every one with a fresh reading of each source, as after a poll round.
-    static func store(count: Int, now: Double, sources: [String] = ["weather"]) throws -> WeatherStore {
+    static func store(count: Int, now: Double, sources: [String] = ["weather"]) throws -> ReadingStore {
         let readings = try fixtures.map(ExpositionGoldenTests.fixture)
         let air = try AirPollutionDecoder.decode(Fixture.bytes("air-pollution-barcelona.json"))
         // The fixture moved so that its first step is an hour before now: every horizon and window shows.
@@ -45,7 +45,7 @@ struct RenderBenchmark {
         let locations = (0..<count).map { index in
             Location(name: "Place \(index)", latitude: Double(index % 180) - 89.5, longitude: Double(index % 360) - 179.75)
         }
-        let store = WeatherStore(
+        let store = ReadingStore(
             locations: locations, sources: sources.compactMap(Sources.named), intervals: sources.map { _ in .seconds(600) },
             maxStaleness: sources.map { _ in 3600 }, thresholds: { _ in AlertThresholds(aboveCelsius: 35) }, now: now)
         for position in locations.indices {
@@ -100,13 +100,13 @@ struct RenderBenchmark {
         let store = try Self.store(count: count, now: now, sources: sources)
         let publisher = MetricsPublisher(store: store)
         let snapshot = store.snapshot()
-        func fresh(gzipAbove: Int = WeatherRendering.gzipAbove) -> WeatherRendering {
-            WeatherRendering(gzipAbove: gzipAbove)
+        func fresh(gzipAbove: Int = MetricsRendering.gzipAbove) -> MetricsRendering {
+            MetricsRendering(gzipAbove: gzipAbove)
         }
         var text: [UInt8] = []
         var servedBytes = 0
         // From scratch, as at start and after a reload: every shard rendered, as plain text, and as
-        // served (kept gzipped above `WeatherRendering.gzipAbove`).
+        // served (kept gzipped above `MetricsRendering.gzipAbove`).
         // The plain chunks are what the publisher copies into the kept body: the copy is not timed.
         var chunks: [[UInt8]] = []
         var report = Self.measure("full_plain", runs: getenv("BENCH_PLAIN_RUNS").map { Int(atoi($0)) } ?? 7) {

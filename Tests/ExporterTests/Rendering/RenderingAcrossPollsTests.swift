@@ -8,9 +8,9 @@ import Gzip
 /// rendering everything from scratch gives.
 @Suite struct RenderingAcrossPollsTests {
     @Test func everyRenderAfterAPollEqualsAFreshOne() throws {
-        let now = WeatherRenderingTests.now
-        let store = try WeatherRenderingTests.store()
-        var rendering = WeatherRendering(gzipAbove: .max)
+        let now = MetricsRenderingTests.now
+        let store = try MetricsRenderingTests.store()
+        var rendering = MetricsRendering(gzipAbove: .max)
         let first = rendering.render(store.snapshot(), now: now).text
         #expect(first.chunks.concatenated == renderPlain(store.snapshot(), now: now))
 
@@ -38,9 +38,9 @@ import Gzip
 /// the body must still inflate to what rendering everything from scratch gives, poll after poll.
 @Suite struct GzippedRenderingAcrossPollsTests {
     @Test func unchangedChunksKeepTheirSegmentsAndTheBodyStaysExact() throws {
-        let now = WeatherRenderingTests.now
-        let store = try WeatherRenderingTests.store()
-        var rendering = WeatherRendering(gzipAbove: 0)
+        let now = MetricsRenderingTests.now
+        let store = try MetricsRenderingTests.store()
+        var rendering = MetricsRendering(gzipAbove: 0)
         var previous = rendering.render(store.snapshot(), now: now).text
         #expect(previous.gzipped)
         #expect(Self.inflate(previous) == renderPlain(store.snapshot(), now: now))
@@ -84,7 +84,7 @@ import Gzip
         #expect(seen.count == count)
     }
 
-    static func inflate(_ body: WeatherRendering.Body) -> [UInt8]? {
+    static func inflate(_ body: MetricsRendering.Body) -> [UInt8]? {
         Gzip.inflate([Gzip.header] + body.chunks + [Gzip.trailer(crc: body.crc, count: body.plainCount)], expectedCount: body.plainCount)
     }
 

@@ -23,7 +23,7 @@ struct StateBenchmark {
             let transport = FakeTransport(time: time)
             let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
             let setup = config.pollerSetup(transport: transport)
-            let store = WeatherStore(setup: setup, now: time.wall())
+            let store = ReadingStore(setup: setup, now: time.wall())
             let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
             let poller = Poller(
                 setup: setup, store: store, logger: logger, time: time, execute: { $0() },

@@ -13,7 +13,7 @@ import Testing
 private struct StateRig {
     let time: ManualTime
     let transport: FakeTransport
-    let store: WeatherStore
+    let store: ReadingStore
     let poller: Poller
     let keeper: StateKeeper
     let logs: LogCapture
@@ -33,7 +33,7 @@ private struct StateRig {
         self.logs = logs
         let logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let setup = configuration.pollerSetup(transport: transport)
-        let store = WeatherStore(setup: setup, now: time.wall())
+        let store = ReadingStore(setup: setup, now: time.wall())
         self.store = store
         let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
         self.keeper = keeper
@@ -61,7 +61,7 @@ private struct StateRig {
         return try StateRig(configuration, scratch: scratch, time: ManualTime(monotonic: 50, epoch: wall - 50), answer: answer)
     }
 
-    func state(_ location: String, _ source: String) -> WeatherStore.SourceState? {
+    func state(_ location: String, _ source: String) -> ReadingStore.SourceState? {
         let snapshot = store.snapshot()
         guard let slot = snapshot.sources.firstIndex(of: source), let state = snapshot.locations.first(where: { $0.location.name == location })
         else { return nil }
@@ -408,7 +408,7 @@ extension StateStorage {
         let transport = FakeTransport(time: time)
         let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
         let setup = config.pollerSetup(transport: transport)
-        let store = WeatherStore(setup: setup, now: time.wall())
+        let store = ReadingStore(setup: setup, now: time.wall())
         let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
         let poller = Poller(
             setup: setup, store: store, logger: logger, time: time, execute: { work in held.withLock { $0.append(work) } },

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Exporter
 
-@Suite struct WeatherStoreTests {
+@Suite struct ReadingStoreTests {
     static let weather = Sources.all.firstIndex { $0.name == "weather" }!
 
     static func locations(_ count: Int) -> [Location] {
@@ -13,7 +13,7 @@ import Testing
     /// generation of what changed, and nothing else.
     @Test func aSnapshotKeepsItsValuesAndAWriteBumpsOnlyItsLocation() {
         let locations = Self.locations(1_000)
-        let store = WeatherStore.allSources(locations, now: 0)
+        let store = ReadingStore.allSources(locations, now: 0)
         let before = store.snapshot()
         store.failure("Place 500", "weather", code: "500", reason: "server error", duration: 1.5)
         let after = store.snapshot()
@@ -28,10 +28,10 @@ import Testing
     }
 
     @Test func statesKeepTheirOrderAcrossChunks() {
-        let size = WeatherStore.LocationStates.chunkSize
+        let size = ReadingStore.LocationStates.chunkSize
         for count in [0, 1, size - 1, size, size + 1, 3 * size + 2] {
             let locations = Self.locations(count)
-            let store = WeatherStore.allSources(locations, now: 0)
+            let store = ReadingStore.allSources(locations, now: 0)
             for location in locations where location.name.hasSuffix("1") {
                 store.failure(location.name, "weather", code: "timeout", reason: "timed out", duration: 10)
             }
@@ -46,7 +46,7 @@ import Testing
     /// moved location starts afresh.
     @Test func replacingLocationsKeepsTheirStateInTheNewOrder() {
         let locations = Self.locations(40)
-        let store = WeatherStore.allSources(locations, now: 0)
+        let store = ReadingStore.allSources(locations, now: 0)
         store.failure("Place 3", "weather", code: "500", reason: "server error", duration: 1)
         store.failure("Place 3", "air_pollution", code: "500", reason: "server error", duration: 1)
         store.failure("Place 4", "weather", code: "500", reason: "server error", duration: 1)
@@ -66,9 +66,9 @@ import Testing
     /// The state file's families appear when the keeper starts, after the first render: the renderer
     /// lays out anew rather than keep its shards' lines by family positions that moved (it crashed).
     @Test func theStateFamiliesAppearingAfterARenderAreRendered() {
-        let store = WeatherStore.allSources(Self.locations(3), now: 0)
+        let store = ReadingStore.allSources(Self.locations(3), now: 0)
         store.failure("Place 1", "weather", code: "500", reason: "server error")
-        var rendering = WeatherRendering(gzipAbove: .max)
+        var rendering = MetricsRendering(gzipAbove: .max)
         let before = String(decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
         store.recordStateWrite(successful: nil, now: 10)
         let after = String(decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
@@ -79,9 +79,9 @@ import Testing
 
     /// Ready once every source that can run has been tried; a place with no match counts as tried.
     @Test func readinessCountsEverySourceAndAnUnresolvablePlace() {
-        let store = WeatherStore.allSources(
+        let store = ReadingStore.allSources(
             [Location(name: "A", latitude: 1, longitude: 2), Location(name: "B", place: .query(.name("Atlantis")))],
-            sources: WeatherStore.fixtureSources, now: 0)
+            sources: ReadingStore.fixtureSources, now: 0)
         #expect(!store.snapshot().allAttempted)
         store.failure("A", "weather", code: "500", reason: "x")
         store.failure("B", "geocoding", code: "200", reason: "no place matches")

@@ -25,7 +25,7 @@ import Gzip
 /// same in both and shared (every per-location family is a gauge; a counter among them would lack
 /// only its optional `_created` lines); only the HELP, TYPE and UNIT lines and the families rendered
 /// whole differ, a few kilobytes.
-struct WeatherRendering {
+struct MetricsRendering {
     /// From this many plain bytes on the chunks are kept gzipped: a couple of hundred locations with
     /// the forecast (8 KB each), a thousand without. Below it a scrape is sent from a kept memfd at
     /// nginx's speed (`KeptBody`); 256 KiB, the threshold before the forecast was on by default,
@@ -52,8 +52,8 @@ struct WeatherRendering {
     /// Every per-location family, sorted by name.
     private var locationFamilies: [MetricFamily] = []
     private var keys = ShardKeys()
-    /// The store's layout the keys and shards were made for.
-    private var layout: UInt64?
+    /// The revision of the store's layout the keys and shards were made for.
+    private var layoutRevision: UInt64?
     /// The exposition's families the shards' chunks are kept for, by position: a family appearing
     /// (the state file's, after its first write) moves the others, so every shard is redone.
     private var familyNames: [String] = []
@@ -68,7 +68,7 @@ struct WeatherRendering {
     let countersCreated: Double
 
     init(
-        gzipAbove: Int = WeatherRendering.gzipAbove, parallelism: Int = ShardThreads.defaultParallelism,
+        gzipAbove: Int = MetricsRendering.gzipAbove, parallelism: Int = ShardThreads.defaultParallelism,
         countersCreated: Double = ProcessCollector.startTime ?? 0
     ) {
         self.gzipAbove = gzipAbove
@@ -84,13 +84,13 @@ struct WeatherRendering {
         locationFamilies = collectors.flatMap(\.families).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         keys = ShardKeys(timePeriods: definitions.map(\.timePeriod))
         self.sources = sources
-        layout = nil
+        layoutRevision = nil
     }
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve in each format.
-    mutating func render(_ snapshot: WeatherStore.Snapshot, now: Double) -> PerFormat<Body> {
+    mutating func render(_ snapshot: ReadingStore.Snapshot, now: Double) -> PerFormat<Body> {
         // A reload (a new layout) may change a source's settings under the same name.
-        if sources != snapshot.sources || layout != snapshot.layout { configure(for: snapshot.definitions) }
+        if sources != snapshot.sources || layoutRevision != snapshot.layoutRevision { configure(for: snapshot.definitions) }
         // Families without a location rendered whole, among the per-location ones, by name.
         var families = locationFamilies
         let global = ExporterCollector.collect(snapshot).map { family in
@@ -104,8 +104,8 @@ struct WeatherRendering {
         let dirty: [Int]
         threads.threadsUsed = 1
         let names = families.map(\.name)
-        if layout != snapshot.layout || snapshot.locations.count != keys.count || names != familyNames {
-            layout = snapshot.layout
+        if layoutRevision != snapshot.layoutRevision || snapshot.locations.count != keys.count || names != familyNames {
+            layoutRevision = snapshot.layoutRevision
             familyNames = names
             keys.reset(snapshot, now: now)
             shards = Array(repeating: ShardChunks(), count: keys.shardCount)

@@ -3,7 +3,7 @@ import OpenWeather
 
 /// The latest reading and health of every location and source, plus the exporter's own counters:
 /// written by the poller, read by the metrics renderer and the web pages.
-final class WeatherStore: Sendable {
+final class ReadingStore: Sendable {
     /// One source's part of a location.
     struct SourceState: Sendable {
         /// False where the source has nothing to do (a resolver for a place given by coordinates).
@@ -65,9 +65,9 @@ final class WeatherStore: Sendable {
     struct Snapshot: Sendable {
         var locations: LocationStates
         /// What `locations` are laid out by: the setup's, the same value the poller holds.
-        var laidOut: Layout
-        /// Rises with a new `laidOut` (a reload), so renderers lay out anew.
-        var layout: UInt64 = 0
+        var layout: Layout
+        /// Rises with a new `layout` (a reload), so renderers lay out anew.
+        var layoutRevision: UInt64 = 0
         var requestCounts: [RequestKey: Double] = [:]
         var reloadSuccessful = true
         var reloadSuccessTimestamp = 0.0
@@ -83,15 +83,15 @@ final class WeatherStore: Sendable {
         var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
 
         /// The `source` label of each slot.
-        var sources: [String] { laidOut.names }
+        var sources: [String] { layout.names }
         /// The source of each slot as configured (a forecast's horizons), for the renderer.
-        var definitions: [any Source] { laidOut.sources }
+        var definitions: [any Source] { layout.sources }
         /// Per slot: after this long without success a source's reading is no longer shown (seconds).
-        var maxStaleness: [Double] { laidOut.maxStaleness }
+        var maxStaleness: [Double] { layout.maxStaleness }
         /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
-        var intervals: [Duration] { laidOut.intervals }
+        var intervals: [Duration] { layout.intervals }
         /// The positions of `locations` in the exposition's order.
-        var labelOrder: [Int] { laidOut.labelOrder }
+        var labelOrder: [Int] { layout.labelOrder }
     }
 
     private let state: Locked<Snapshot>
@@ -100,7 +100,7 @@ final class WeatherStore: Sendable {
     init(layout: Layout, now: Double) {
         var snapshot = Snapshot(
             locations: LocationStates(layout.locations.map { Self.fresh($0, definitions: layout.sources, thresholds: layout.thresholds) }),
-            laidOut: layout, unavailable: layout.names.map { _ in nil })
+            layout: layout, unavailable: layout.names.map { _ in nil })
         snapshot.reloadSuccessTimestamp = now
         self.state = Locked(snapshot)
     }
@@ -181,7 +181,7 @@ final class WeatherStore: Sendable {
 
     private func update(_ location: Int, _ source: Int, code: String?, _ body: (inout LocationState) -> Void) {
         state.withLock { snapshot in
-            if let code { snapshot.requestCounts[RequestKey(source: snapshot.laidOut.names[source], code: code), default: 0] += 1 }
+            if let code { snapshot.requestCounts[RequestKey(source: snapshot.layout.names[source], code: code), default: 0] += 1 }
             body(&snapshot.locations[location])
             snapshot.locations[location].generation &+= 1
         }
@@ -194,7 +194,7 @@ final class WeatherStore: Sendable {
         let identities = layout.locations.map(\.identity)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
-            let oldSlots = layout.slots(from: snapshot.laidOut)
+            let oldSlots = layout.slots(from: snapshot.layout)
             snapshot.locations = LocationStates(zip(layout.locations, identities).map { location, identity in
                 var entry = Self.fresh(location, definitions: layout.sources, thresholds: layout.thresholds)
                 guard let previous = old[identity] else { return entry }
@@ -205,8 +205,8 @@ final class WeatherStore: Sendable {
                 return entry
             })
             snapshot.unavailable = oldSlots.map { $0.flatMap { snapshot.unavailable[$0] } }
-            snapshot.laidOut = layout
-            snapshot.layout &+= 1
+            snapshot.layout = layout
+            snapshot.layoutRevision &+= 1
         }
     }
 

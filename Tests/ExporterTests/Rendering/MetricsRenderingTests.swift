@@ -6,18 +6,18 @@ import Testing
 @testable import Exporter
 
 /// The chunked rendering must give exactly what rendering every family at once gives.
-@Suite struct WeatherRenderingTests {
+@Suite struct MetricsRenderingTests {
     static let now = 1_700_000_000.0
 
     /// What the chunks must give: the same families rendered in one piece by `Exposition.render`,
     /// which sorts and escapes on its own.
     static func direct(_ bytes: [UInt8]) -> [UInt8] { ExpositionText.reRendered(bytes) }
 
-    static func rendering(gzipAbove: Int = .max) -> WeatherRendering { WeatherRendering(gzipAbove: gzipAbove) }
+    static func rendering(gzipAbove: Int = .max) -> MetricsRendering { MetricsRendering(gzipAbove: gzipAbove) }
 
     /// More locations than a few shards, listed out of label order, with names that need escaping
     /// or sort by their bytes ("Z" before "a", "é" after "z").
-    static func store() throws -> WeatherStore {
+    static func store() throws -> ReadingStore {
         let names = (0..<150).map { index in
             ["Zürich \(index)", "a\"quoted\" \(index)", "back\\slash \(index)", "new\nline \(index)", "été \(index)", "B\(149 - index)"][index % 6]
         }
@@ -25,7 +25,7 @@ import Testing
             Location(name: name, latitude: Double(index) / 2 - 30, longitude: Double(index) - 70.125,
                      alerts: index % 3 == 0 ? .off : .custom(.init(aboveCelsius: 30, belowCelsius: index % 2 == 0 ? -5 : nil)))
         }
-        let store = WeatherStore(
+        let store = ReadingStore(
             locations: locations, sources: [AirPollutionSource(), WeatherSource()],
             intervals: [.seconds(3600), .seconds(600)], maxStaleness: [3 * 3600, 1800],
             thresholds: { $0.alerts.resolved(defaults: .init()) }, now: now - 7200)
@@ -71,7 +71,7 @@ import Testing
     }
 
     /// A reload: the first `count` locations go, one comes, thresholds change; air pollution is switched off.
-    static func reload(_ store: WeatherStore, dropping count: Int) {
+    static func reload(_ store: ReadingStore, dropping count: Int) {
         store.replaceLocations(Layout(
             locations: Array(store.snapshot().locations.map(\.location).dropFirst(count)) + [Location(name: "Zz new", latitude: 1, longitude: 2)],
             sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
@@ -80,7 +80,7 @@ import Testing
 
     @Test func largeExpositionsAreServedAsChunks() throws {
         let snapshot = try RenderBenchmark.store(count: 500, now: Self.now).snapshot()
-        var rendering = WeatherRendering(gzipAbove: .max)
+        var rendering = MetricsRendering(gzipAbove: .max)
         let body = rendering.render(snapshot, now: Self.now).text
         #expect(!body.gzipped)
         #expect(body.chunks.count > 1)
@@ -100,14 +100,14 @@ import Testing
         var rendering = Self.rendering(gzipAbove: threshold)
         func check(_ at: Double, gzipped: Bool) {
             let bodies = rendering.render(store.snapshot(), now: at)
-            var direct = WeatherRendering(gzipAbove: .max, countersCreated: rendering.countersCreated)
+            var direct = MetricsRendering(gzipAbove: .max, countersCreated: rendering.countersCreated)
             let plain = direct.render(store.snapshot(), now: at)
             // Both formats, sharing the shards' segments.
             for format in ExpositionFormat.allCases {
                 check(bodies[format], expected: plain[format].chunks.concatenated, gzipped: gzipped)
             }
         }
-        func check(_ body: WeatherRendering.Body, expected: [UInt8], gzipped: Bool) {
+        func check(_ body: MetricsRendering.Body, expected: [UInt8], gzipped: Bool) {
             #expect(body.gzipped == gzipped)
             #expect(body.plainCount == expected.count)
             if gzipped {
