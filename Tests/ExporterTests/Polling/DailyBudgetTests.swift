@@ -181,44 +181,6 @@ func manualTime(day: Int, hours: Double, monotonic: Double = 1000) -> ManualTime
     ManualTime(monotonic: monotonic, epoch: Double(day) * 86_400 + hours * 3600 - monotonic)
 }
 
-extension DailyBudgetTests {
-    /// The metrics: today's requests per source (0 for a source that sent none), the limits in force,
-    /// the key's in a family of its own; none of them without a poller's count.
-    @Test func theMetricsSayTodaysCountAndTheLimits() throws {
-        let places = (0..<3).map { Location(name: "P\($0)", latitude: Double($0), longitude: 1) }
-        var config = withOneCallLimit(configuration(places, collectors: ["onecall": .seconds(600), "air_pollution": .seconds(3600)]), perDay: 100)
-        config.maxRequestsPerDay = 500
-        let rig = Rig(config, time: manualTime(day: 20_100, hours: 23.5))
-        rig.run(until: 1000 + 60)
-        func families() -> [String: [(labels: [String], value: Double)]] {
-            Dictionary(uniqueKeysWithValues: ExporterCollector.daily(rig.store.snapshot()).map { family in
-                (family.name, family.samples.map { ($0.labels.map { "\($0.name)=\($0.value)" }, $0.value) })
-            })
-        }
-        var now = families()
-        #expect(now["openweather_api_requests_today"]?.map(\.labels) == [["source=air_pollution"], ["source=forecast"], ["source=onecall"], ["source=weather"]])
-        #expect(now["openweather_api_requests_today"]?.map(\.value) == [3, 0, 3, 0])
-        #expect(now["openweather_api_daily_request_limit"]?.map(\.labels) == [["source=onecall"]])
-        #expect(now["openweather_api_daily_request_limit"]?.map(\.value) == [100])
-        #expect(now["openweather_api_key_daily_request_limit"]?.map(\.value) == [500])
-        // 00:00 UTC: the count starts again, though nothing was sent (the poller's thread wakes then).
-        rig.run(until: 1000 + 1800 + 1)
-        rig.poller.step()
-        now = families()
-        let sinceMidnight = rig.transport.log.count { $0.time >= 1000 + 1800 }
-        #expect(now["openweather_api_requests_today"]?.map(\.value).reduce(0, +) == Double(sinceMidnight), "\(now)")
-        #expect(rig.store.snapshot().daily?.day == 20_101)
-        // Without limits: the count, no limit families.
-        let free = Rig(configuration(places), time: manualTime(day: 20_100, hours: 1))
-        free.run(until: 1000 + 1)
-        let plain = ExporterCollector.daily(free.store.snapshot()).filter { !$0.samples.isEmpty }.map(\.name)
-        #expect(plain == ["openweather_api_requests_today"])
-        // Before the poller's first count: no samples, but the same families (the renderer's positions).
-        let before = ExporterCollector.daily(ReadingStore(setup: config.pollerSetup(transport: rig.transport), now: 0).snapshot())
-        #expect(before.map(\.name) == ExporterCollector.daily(rig.store.snapshot()).map(\.name) && before.allSatisfy(\.samples.isEmpty))
-    }
-}
-
 /// A 429 for the day (issue 23 §1): One Call, which has a daily limit, answers 429 although the
 /// poller is within it (the account's own cap is lower). One Call alone pauses until 00:00 UTC; the
 /// weather and forecast poll their own endpoints meanwhile, air quality goes on, and at 00:00 UTC
