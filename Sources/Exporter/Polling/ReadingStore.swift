@@ -190,7 +190,6 @@ final class ReadingStore: Sendable {
     /// A reload: a kept location (same `identity`) keeps its readings and health for the sources
     /// it still has; a new or moved one starts empty.
     func replaceLocations(_ layout: Layout) {
-        let sources = layout.names
         let identities = layout.locations.map(\.identity)
         state.withLock { snapshot in
             let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
