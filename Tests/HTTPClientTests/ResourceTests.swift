@@ -10,14 +10,14 @@ extension HTTPClientTests {
             let refusedPort = try LoopbackHTTP.closedPort()
             let (silent, silentPort) = try LoopbackHTTP.listen(backlog: Int32(rounds + 8))
             defer { _ = close(silent) }
-            // Warm up once so lazily created process-wide state is not counted as a leak.
-            _ = failure(of: HTTPClientRequest(url: try url(refusedPort, scheme: "https"), timeout: .seconds(2)))
-            let before = openDescriptorCount()
-
             let garbage = try ScriptedServer([.readRequest, .send("garbage\r\n\r\n")], connections: rounds)
             let truncated = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")], connections: rounds)
             let plain = try ScriptedServer([.readAny, .send("HTTP/1.1 400 Bad Request\r\n\r\n")], connections: rounds)
             let huge = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\n")], connections: rounds)
+            let ports: Set<UInt16> = [refusedPort, silentPort, garbage.port, truncated.port, plain.port, huge.port]
+            // Warm up once so lazily created process-wide state is not counted as a leak.
+            _ = failure(of: HTTPClientRequest(url: try url(refusedPort, scheme: "https"), timeout: .seconds(2)))
+            let before = socketCount(ports: ports)
             var kinds: [String: Int] = [:]
             // 8 kinds of failure x 40 rounds = 320 failing requests.
             for _ in 0..<rounds {
@@ -39,17 +39,42 @@ extension HTTPClientTests {
 
             #expect(kinds.values.reduce(0, +) == rounds * 8)
             #expect(Set(kinds.keys) == ["invalid_url", "connect", "timeout", "decode", "tls"])
-            // Other suites run in parallel in this process and open sockets of their own, so the
-            // count may move by some; a leak here would add one per failing request (320).
-            let after = openDescriptorCount()
+            // A leak here would add one socket per failing request (320). Other suites run in
+            // parallel in this process with sockets of their own (43 more than before, once, under
+            // ThreadSanitizer): only the sockets that can be this test's are counted.
+            let after = socketCount(ports: ports)
             #expect(abs(after - before) <= 40, "before \(before), after \(after)")
         }
 
-        private func openDescriptorCount() -> Int {
+        /// This process's sockets that can be this test's (the client only opens TCP sockets): those
+        /// with a local or remote port in `ports`, and those in no TCP table at all (never connected,
+        /// or refused: what a failed connect leaves behind).
+        private func socketCount(ports: Set<UInt16>) -> Int {
+            var others = Set<String>()
+            for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+                guard let file = fopen(table, "r") else { continue }
+                defer { fclose(file) }
+                var line = [CChar](repeating: 0, count: 512)
+                while fgets(&line, Int32(line.count), file) != nil {
+                    let fields = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
+                    guard fields.count > 9, let local = fields[1].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) }),
+                          let remote = fields[2].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) })
+                    else { continue }
+                    if !ports.contains(local) && !ports.contains(remote) { others.insert(String(fields[9])) }
+                }
+            }
             guard let directory = opendir("/proc/self/fd") else { return -1 }
             defer { closedir(directory) }
             var count = 0
-            while readdir(directory) != nil { count += 1 }
+            var target = [CChar](repeating: 0, count: 256)
+            while let entry = readdir(directory) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let length = readlink("/proc/self/fd/" + name, &target, target.count - 1)
+                guard length > 0 else { continue }
+                let link = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                guard link.hasPrefix("socket:["), link.hasSuffix("]") else { continue }
+                if !others.contains(String(link.dropFirst(8).dropLast())) { count += 1 }
+            }
             return count
         }
     }
