@@ -408,7 +408,7 @@ struct HTTPServerTests {
             let client = try TestClient(port: server.port, host: "::1")
             client.send(request("/v6"))
             #expect(client.readResponse()?.text == "GET /v6? 0")
-            let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             defer { close(probe) }
             // Not stopped by other tests' closed connections on that port, only by a listener.
             var on: Int32 = 1
@@ -454,20 +454,41 @@ struct HTTPServerTests {
 
     /// A responder may answer after shutdown (a delayed handler); its wake-up must not
     /// write into whatever now holds the closed eventfd's number.
+    ///
+    /// Every test runs in this one process, so the closed number may be taken by another test's socket
+    /// before this one takes it again; `dup2` would then silently put a pipe in that socket's place
+    /// (another test's listener refusing, its connection answering nothing). `F_DUPFD` takes the lowest
+    /// free number from the closed one up, so it never displaces anything: only when it lands on the
+    /// closed number is there something to check, and the attempt is repeated until it does. The
+    /// numbers start high (far above what the other tests hold at once), so that is at the first try.
     @Test func aWakeAfterCloseWritesNowhere() throws {
-        let wakeFD = Linux.eventfd(0, Linux.EFD_NONBLOCK | Linux.EFD_CLOEXEC)
-        try #require(wakeFD >= 0)
-        let handle = LoopHandle(index: 0, epollFD: -1, wakeFD: wakeFD)
-        handle.closeWake()
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
         _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
-        // The old number now names a pipe, as it would once something else reused it.
-        try #require(dup2(ends[1], wakeFD) == wakeFD)
-        defer { close(ends[0]); close(ends[1]); close(wakeFD) }
-        handle.wake()
-        var byte: UInt8 = 0
-        #expect(read(ends[0], &byte, 1) == -1)
+        var limit = rlimit()
+        try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        let base = Int32(min(4000, limit.rlim_cur / 2))
+        var checked = false
+        for attempt in 0..<50 where !checked {
+            let eventFD = Linux.eventfd(0, Linux.EFD_NONBLOCK | Linux.EFD_CLOEXEC)
+            try #require(eventFD >= 0)
+            let wakeFD = fcntl(eventFD, F_DUPFD_CLOEXEC, base + Int32(attempt) * 4)
+            close(eventFD)
+            try #require(wakeFD >= 0)
+            let handle = LoopHandle(index: 0, epollFD: -1, wakeFD: wakeFD)
+            handle.closeWake()
+            // The old number now names the pipe, as it would once something else reused it.
+            let reused = fcntl(ends[1], F_DUPFD_CLOEXEC, wakeFD)
+            try #require(reused >= 0)
+            defer { close(reused) }
+            guard reused == wakeFD else { continue }
+            handle.wake()
+            var byte: UInt8 = 0
+            #expect(read(ends[0], &byte, 1) == -1)
+            checked = true
+        }
+        #expect(checked, "another test held every closed number before this test could take it again")
     }
 
     @Test func shutdownCutsResponsesThatOutlastTheGracePeriod() throws {
