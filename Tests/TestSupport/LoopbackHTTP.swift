@@ -164,7 +164,7 @@ public enum LoopbackHTTP {
 
     /// True when this machine can listen and connect on `::1` (containers often have no IPv6).
     public static let hasIPv6Loopback: Bool = {
-        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in6()

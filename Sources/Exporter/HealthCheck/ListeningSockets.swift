@@ -25,9 +25,11 @@ enum ListeningSockets {
     /// The TCP addresses `pids` listen on, as a client on this machine reaches them: the socket inodes
     /// among their descriptors, looked up in their network namespaces' tables (/proc/PID/net/tcp and
     /// tcp6). Each namespace's tables are read once, however many processes share it: they list every
-    /// socket of the namespace, and reading them costs the kernel time in proportion.
+    /// socket of the namespace, and reading them costs the kernel time in proportion. They are read
+    /// through any of the namespace's processes that is still there: one may exit between the listing of
+    /// its descriptors and the reading (a short-lived run of the same executable, such as this check).
     static func addresses(of pids: [Int32]) -> [ListenAddress] {
-        var namespaces: [(namespace: UInt64, reader: Int32, inodes: Set<UInt64>)] = []
+        var namespaces: [(namespace: UInt64, readers: [Int32], inodes: Set<UInt64>)] = []
         for pid in pids {
             let inodes = socketInodes(of: pid)
             guard !inodes.isEmpty else { continue }
@@ -35,33 +37,43 @@ enum ListeningSockets {
             let namespace = stat("/proc/\(pid)/ns/net", &info) == 0 ? UInt64(info.st_ino) : UInt64(UInt32(bitPattern: pid)) << 32
             if let index = namespaces.firstIndex(where: { $0.namespace == namespace }) {
                 namespaces[index].inodes.formUnion(inodes)
+                namespaces[index].readers.append(pid)
             } else {
-                namespaces.append((namespace, pid, inodes))
+                namespaces.append((namespace, [pid], inodes))
             }
         }
         var addresses: [ListenAddress] = []
-        for (_, reader, inodes) in namespaces {
-            for address in listening(in: reader, among: inodes) where !addresses.contains(address) { addresses.append(address) }
+        for (_, readers, inodes) in namespaces {
+            for address in listening(readingFrom: readers, among: inodes) where !addresses.contains(address) { addresses.append(address) }
         }
         return addresses
     }
 
-    /// The listening addresses among `inodes` in the tables of `pid`'s network namespace.
-    private static func listening(in pid: Int32, among inodes: Set<UInt64>) -> [ListenAddress] {
-        var addresses: [ListenAddress] = []
-        for (table, isIPv6) in [("tcp", false), ("tcp6", true)] {
-            // Each line is a few hundred bytes; 64 MiB holds some 400,000 connections.
-            guard let bytes = try? RegularFile.read("/proc/\(pid)/net/\(table)", limit: 64 << 20) else { continue }
-            for line in bytes.split(separator: UInt8(ascii: "\n")).dropFirst() {
-                let fields = line.split(separator: UInt8(ascii: " "))
-                // sl, local_address, rem_address, st (0A: LISTEN), tx:rx, tr:when, retrnsmt, uid, timeout, inode
-                guard fields.count > 9, String(decoding: fields[3], as: UTF8.self) == "0A",
-                      let inode = UInt64(String(decoding: fields[9], as: UTF8.self)), inodes.contains(inode),
-                      let address = parse(String(decoding: fields[1], as: UTF8.self), isIPv6: isIPv6) else { continue }
-                if !addresses.contains(address) { addresses.append(address) }
+    /// The listening addresses among `inodes` in the tables of the network namespace `readers` share,
+    /// read through the first of them whose tables can still be read.
+    static func listening(readingFrom readers: [Int32], among inodes: Set<UInt64>) -> [ListenAddress] {
+        for pid in readers {
+            var tables: [(bytes: [UInt8], isIPv6: Bool)] = []
+            for (table, isIPv6) in [("tcp", false), ("tcp6", true)] {
+                // Each line is a few hundred bytes; 64 MiB holds some 400,000 connections.
+                if let bytes = try? RegularFile.read("/proc/\(pid)/net/\(table)", limit: 64 << 20) { tables.append((bytes, isIPv6)) }
             }
+            // A kernel without IPv6 has no tcp6, so one table is enough; none: the process is gone.
+            guard !tables.isEmpty else { continue }
+            var addresses: [ListenAddress] = []
+            for (bytes, isIPv6) in tables {
+                for line in bytes.split(separator: UInt8(ascii: "\n")).dropFirst() {
+                    let fields = line.split(separator: UInt8(ascii: " "))
+                    // sl, local_address, rem_address, st (0A: LISTEN), tx:rx, tr:when, retrnsmt, uid, timeout, inode
+                    guard fields.count > 9, String(decoding: fields[3], as: UTF8.self) == "0A",
+                          let inode = UInt64(String(decoding: fields[9], as: UTF8.self)), inodes.contains(inode),
+                          let address = parse(String(decoding: fields[1], as: UTF8.self), isIPv6: isIPv6) else { continue }
+                    if !addresses.contains(address) { addresses.append(address) }
+                }
+            }
+            return addresses
         }
-        return addresses
+        return []
     }
 
     /// The inodes of the sockets among `pid`'s descriptors (`socket:[INODE]` links).

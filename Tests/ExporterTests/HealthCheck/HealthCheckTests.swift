@@ -1,6 +1,7 @@
 import Glibc
 import Dispatch
 import Locking
+import Platform
 import Simulator
 import TestSupport
 import Testing
@@ -104,18 +105,34 @@ import Testing
         // The test runner is not an openweather-exporter: nothing else runs its executable.
         #expect(!ListeningSockets.exporterProcesses().contains(getpid()))
     }
+
+    /// The first process of a namespace may exit between the listing of its descriptors and the reading
+    /// of the namespace's tables (many short-lived runs of the executable, as the end-to-end tests
+    /// start): the tables are read through another of its processes.
+    @Test func readsTheTablesThroughAProcessStillThereWhenTheFirstIsGone() throws {
+        let listener = try StubListener(accepting: false)
+        defer { listener.close() }
+        let inodes = ListeningSockets.socketInodes(of: getpid())
+        // No process has the number pid_max: the kernel hands out numbers below it.
+        let text = String(decoding: try RegularFile.read("/proc/sys/kernel/pid_max", limit: 64), as: UTF8.self)
+        let maximum = try #require(Int32(text.filter(\.isNumber)))
+        let found = ListeningSockets.listening(readingFrom: [maximum, getpid()], among: inodes)
+        #expect(found.contains(ListenAddress(host: "127.0.0.1", port: listener.port)), "\(found)")
+        #expect(ListeningSockets.listening(readingFrom: [maximum], among: inodes).isEmpty)
+    }
 }
 
 /// A loopback TCP listener for the answers an exporter would never give.
 final class StubListener: Sendable {
     let fd: Int32
     let port: UInt16
+    let accepting: Bool
     private let closed = Locked(false)
 
     /// `accepting: false` leaves connections in the backlog: connected, never answered (a hung server).
     /// `answer` is written to each accepted connection, which is then closed.
     init(accepting: Bool, answer: [UInt8] = []) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         self.fd = fd
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -124,13 +141,20 @@ final class StubListener: Sendable {
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard bound else { throw ConfigError("cannot listen on the loopback") }
+        guard bound else {
+            Glibc.close(fd)
+            throw ConfigError("cannot listen on the loopback")
+        }
         port = UInt16(bigEndian: address.sin_port)
+        self.accepting = accepting
         guard accepting else { return }
         let server = fd
         let closed = self.closed
         // A queue of its own: its blocking accept never holds a thread of the shared pool.
+        // The accepting thread closes the listener when it is done with it: closed from `close()`, its
+        // number could be another test's socket by the time this loop calls `accept` on it again.
         DispatchQueue(label: "test-listener").async {
+            defer { Glibc.close(server) }
             while !closed.withLock({ $0 }) {
                 let client = accept(server, nil, nil)
                 guard client >= 0 else { return }
@@ -142,10 +166,11 @@ final class StubListener: Sendable {
         }
     }
 
+    /// Once; the accepting thread, woken by the shutdown, closes its own listener.
     func close() {
-        closed.withLock { $0 = true }
+        guard closed.withLock({ was in defer { was = true }; return !was }) else { return }
         shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
+        if !accepting { Glibc.close(fd) }
     }
 }
 
