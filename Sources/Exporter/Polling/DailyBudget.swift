@@ -47,13 +47,13 @@ struct DailyBudget: Equatable {
     mutating func configure(sources: [String], limits: [Int?], keyLimit: Int?) {
         if !names.starts(with: sources) {
             let kept = names.filter { !sources.contains($0) }
-            let order = (sources + kept).map { names.firstIndex(of: $0) }
+            let order = SlotOrder(sources + kept, from: names)
             names = sources + kept
             sent = sent.reordered(order)
             reserved = reserved.reordered(order)
             others = others.reordered(order)
             published = published.reordered(order)
-            spent = Set(order.indices.filter { order[$0].map(spent.contains) ?? false })
+            spent = order.moved(spent)
             revision += 1
         }
         guard limits != self.limits || keyLimit != self.keyLimit else { return }

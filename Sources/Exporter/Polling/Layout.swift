@@ -29,7 +29,6 @@ struct Layout: Sendable {
         self.thresholds = thresholds
     }
 
-    /// For each slot, the slot the same source had in `old` (nil: a new one). A reload matches sources
-    /// by name: what is kept by slot moves with its source.
-    func slots(from old: Layout) -> [Int?] { names.map { old.names.firstIndex(of: $0) } }
+    /// How a reload from `old` moves the slots.
+    func slots(from old: Layout) -> SlotOrder { SlotOrder(names, from: old.names) }
 }

@@ -53,8 +53,8 @@ extension Poller {
         core.schedule.daily.advance(to: time.wall())
         // What the poller keeps by slot moves with its source.
         let moved = setup.layout.slots(from: core.setup.layout)
-        core.unavailable = moved.map { $0.flatMap { core.unavailable[$0] } }
-        core.spentForDay = Set(moved.indices.filter { moved[$0].map(core.spentForDay.contains) ?? false })
+        core.unavailable = moved.moved(core.unavailable)
+        core.spentForDay = moved.moved(core.spentForDay)
         core.setup = setup
         core.epoch += 1
         switchStandIns(in: &core, now: now)

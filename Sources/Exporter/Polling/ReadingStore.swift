@@ -197,13 +197,13 @@ final class ReadingStore: Sendable {
             snapshot.locations = LocationStates(zip(layout.locations, identities).map { location, identity in
                 var entry = Self.fresh(location, definitions: layout.sources, thresholds: layout.thresholds)
                 guard let previous = old[identity] else { return entry }
-                for (slot, before) in oldSlots.enumerated() {
+                for (slot, before) in oldSlots.old.enumerated() {
                     if let before { entry.sources[slot] = previous.sources[before] }
                 }
                 entry.generation = previous.generation &+ 1
                 return entry
             })
-            snapshot.unavailable = oldSlots.map { $0.flatMap { snapshot.unavailable[$0] } }
+            snapshot.unavailable = oldSlots.moved(snapshot.unavailable)
             snapshot.layout = layout
             snapshot.layoutRevision &+= 1
         }

@@ -52,10 +52,10 @@ struct Tally: Equatable {
         return rest
     }
 
-    /// The same counts with the slots renumbered: `order[new]` is the old slot (nil: a new one, 0).
-    func reordered(_ order: [Int?]) -> Tally {
+    /// The same counts in the new slots (a new source's: 0).
+    func reordered(_ order: SlotOrder) -> Tally {
         var moved = Tally()
-        for (slot, old) in order.enumerated() { if let old, self[old] > 0 { moved.add(slot, self[old]) } }
+        for (slot, old) in order.old.enumerated() { if let old, self[old] > 0 { moved.add(slot, self[old]) } }
         moved.total = total
         return moved
     }
