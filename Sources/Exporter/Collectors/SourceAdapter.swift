@@ -24,12 +24,11 @@ extension Source {
         return configured
     }
 
-    /// From one of its readings, the readings of the sources it stands in for, by name.
-    func readings(standingIn stored: any Sendable) -> [String: any Sendable] {
-        guard let reading: Reading = recovered(stored) else { return [:] }
-        var derived: [String: any Sendable] = [:]
-        for standIn in Self.standsIn { derived[standIn.name] = standIn.derive(reading) }
-        return derived
+    /// From one of its readings, the readings of the sources it stands in for, in `standsIn` order
+    /// (`PlannedSource.StandIn.derived` says which is whose); nil for a reading not of this source.
+    func readings(standingIn stored: any Sendable) -> [any Sendable]? {
+        guard let reading: Reading = recovered(stored) else { return nil }
+        return Self.standsIn.map { $0.derive(reading) }
     }
 
     /// `shard`'s lines of its families, from the readings in `slot`.

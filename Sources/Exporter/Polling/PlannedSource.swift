@@ -12,8 +12,16 @@ struct PlannedSource: Sendable {
     let maxStaleness: Double
     /// Its own limit of requests a UTC day (this replica's share); nil for none.
     let dailyLimit: Int?
-    /// The slots of the sources it stands in for (One Call for the weather and the forecast).
-    let standsIn: [Int]
+    /// The sources it stands in for that are configured (One Call for the weather and the forecast),
+    /// in slot order.
+    let standsIn: [StandIn]
+
+    struct StandIn: Sendable {
+        /// The slot of the source stood in for.
+        let slot: Int
+        /// Which of `readings(standingIn:)` is its reading.
+        let derived: Int
+    }
 
     /// Its `source` label, its name in flags, logs and the state file.
     var name: String { source.name }
@@ -27,7 +35,9 @@ struct PlannedSource: Sendable {
                 slot: slot, source: sources[slot], interval: intervals[slot],
                 configured: configured[slot], maxStaleness: maxStaleness[slot],
                 dailyLimit: dailyLimits[slot],
-                standsIn: sources[slot].standsIn.compactMap { name in sources.firstIndex { $0.name == name } }.sorted())
+                standsIn: sources[slot].standsIn.enumerated().compactMap { derived, name in
+                    sources.firstIndex { $0.name == name }.map { StandIn(slot: $0, derived: derived) }
+                }.sorted { $0.slot < $1.slot })
         }
     }
 }

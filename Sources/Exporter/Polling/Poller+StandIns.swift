@@ -8,7 +8,7 @@ extension Poller {
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
     func switchStandIns(in core: inout Core, now: Double) {
         let working = core.setup.planned.filter { !$0.standsIn.isEmpty && core.unavailable[$0.slot] == nil && !core.spentForDay.contains($0.slot) }
-        let replaced = Set(working.flatMap(\.standsIn))
+        let replaced = Set(working.flatMap { $0.standsIn.map(\.slot) })
         for slot in core.setup.sources.indices {
             let retry = core.unavailable[slot]
             core.schedule.setSlot(slot, on: !replaced.contains(slot) && retry == nil, now: now)
@@ -47,14 +47,14 @@ extension Poller {
     func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
         let source = core.setup.planned[slot]
         guard !source.standsIn.isEmpty else { return }
-        let readings = (try? completion.result.get()).map(source.source.readings(standingIn:)) ?? [:]
-        for other in source.standsIn {
-            let name = core.setup.planned[other].name
+        let readings = (try? completion.result.get()).flatMap(source.source.readings(standingIn:))
+        for standIn in source.standsIn {
+            let other = standIn.slot
             let result: Result<any Sendable, OpenWeatherError>
             switch completion.result {
             case .success:
-                guard let reading = readings[name] else { continue }
-                result = .success(reading)
+                guard let readings else { continue }
+                result = .success(readings[standIn.derived])
                 // No body of its own: the state file restores it from the stand-in's.
                 keepBody?(core.setup.locations[location], core.setup.planned[other].source, [])
             case .failure(let error): result = .failure(error)

@@ -88,16 +88,15 @@ enum StateRestore {
         /// its own: its reading comes from the stand-in's restored one, as it came at the time.
         mutating func deriveStandIns(_ states: inout [(slot: Int, state: ReadingStore.SourceState)], entry: SavedState.LocationEntry, setup: Poller.Setup) {
             for (slot, state) in states {
-                let standIn = setup.sources[slot]
-                guard !standIn.standsIn.isEmpty, let reading = state.reading else { continue }
-                let derived = standIn.readings(standingIn: reading)
-                for index in states.indices where states[index].state.reading == nil {
-                    let other = states[index].slot
-                    guard let value = derived[setup.sources[other].name], let success = states[index].state.lastSuccess,
-                        wallNow - success <= setup.maxStaleness[other],
-                        entry.sources.first(where: { $0.name == setup.sources[other].name })?.body.isEmpty == true
+                let standIn = setup.planned[slot]
+                guard !standIn.standsIn.isEmpty, let reading = state.reading,
+                      let derived = standIn.source.readings(standingIn: reading) else { continue }
+                for other in standIn.standsIn {
+                    guard let index = states.firstIndex(where: { $0.slot == other.slot }), states[index].state.reading == nil,
+                        let success = states[index].state.lastSuccess, wallNow - success <= setup.maxStaleness[other.slot],
+                        entry.sources.first(where: { $0.name == setup.sources[other.slot].name })?.body.isEmpty == true
                     else { continue }
-                    states[index].state.reading = value
+                    states[index].state.reading = derived[other.derived]
                     summary.readings += 1
                 }
             }

@@ -194,7 +194,7 @@ import Testing
                 intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
                 thresholds: { _ in .init(aboveCelsius: 25, belowCelsius: 0) }, now: Self.now)
             store.success("Tulsa", source.name, reading, now: Self.now)
-            for (name, derived) in source.readings(standingIn: reading) {
+            for (name, derived) in zip(source.standsIn, source.readings(standingIn: reading) ?? []) {
                 store.recordStandIn(location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: Result<any Sendable, OpenWeatherError>.success(derived), duration: 0.25, now: Self.now)
             }
             let text = String(decoding: renderPlain(store.snapshot(), now: Self.now + 60), as: UTF8.self)

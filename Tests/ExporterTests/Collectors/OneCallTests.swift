@@ -164,7 +164,7 @@ import Testing
             intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
             thresholds: { _ in .init(aboveCelsius: 25) }, now: polled)
         store.success("Texarkana", "onecall", reading, now: polled)
-        for (name, derived) in OneCallSource().readings(standingIn: reading) {
+        for (name, derived) in zip(OneCallSource().standsIn, try #require(OneCallSource().readings(standingIn: reading))) {
             store.recordStandIn(location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: .success(derived), duration: 0.25, now: polled)
         }
         return store.snapshot()
