@@ -111,7 +111,7 @@ PY
 upstream-headers)
     sources=("$ROOT/Sources/OpenWeather/RetryAfter.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule.swift"
              "$ROOT/Sources/Exporter/Polling/RequestBudget.swift" "$ROOT/Sources/Exporter/Polling/DueQueue.swift"
-             "$ROOT/Sources/Exporter/Polling/DailyBudget.swift" "$ROOT/Sources/Exporter/Polling/Tally.swift" "$ROOT/Sources/Exporter/State/SavedState.swift" "$ROOT/Sources/Exporter/Polling/JobID.swift"
+             "$ROOT/Sources/Exporter/Polling/DailyBudget.swift" "$ROOT/Sources/Exporter/Polling/Tally.swift" "$ROOT/Sources/Exporter/Polling/SlotOrder.swift" "$ROOT/Sources/Exporter/State/SavedState.swift" "$ROOT/Sources/Exporter/Polling/JobID.swift"
              "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")
     # The duration conversions live in Platform.
     add_modules Platform
