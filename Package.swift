@@ -48,23 +48,38 @@ let package = Package(
         // An OpenWeather-compatible server with simulated weather and switchable faults.
         .target(name: "Simulator", dependencies: ["Encoding", "HTTPServer", "Locking", "Platform"]),
         // Config, poller, metrics, web handler, logging: the wiring of the product.
-        .target(name: "Exporter", dependencies: ["CBuildInfo", "CCrypt", "Encoding", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking", "OpenWeather", "Platform", "YAML"]),
-        .executableTarget(name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),
+        .target(
+            name: "Exporter",
+            dependencies: [
+                "CBuildInfo", "CCrypt", "Encoding", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking",
+                "OpenWeather", "Platform", "YAML",
+            ]),
+        .executableTarget(
+            name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),
 
         // fork and exec with PR_SET_PDEATHSIG for the tests' children (posix_spawn has no hook for it).
         .target(name: "CChildProcess", path: "Tests/CChildProcess"),
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
-        .target(name: "TestSupport", dependencies: ["CChildProcess", "CZlib", "Gzip", "Locking", "Platform", "Simulator"], path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["CTLS", "HTTPServer", "Locking", "Platform", "TestSupport"]),
+        .target(
+            name: "TestSupport", dependencies: ["CChildProcess", "CZlib", "Gzip", "Locking", "Platform", "Simulator"],
+            path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
+        .testTarget(
+            name: "HTTPServerTests", dependencies: ["CTLS", "HTTPServer", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "ExpositionTests", dependencies: ["Exposition"]),
         .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestSupport"]),
         .testTarget(name: "YAMLTests", dependencies: ["YAML", "TestSupport"]),
-        .testTarget(name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "JSON", "Simulator", "TestSupport"]),
-        .testTarget(name: "SimulatorTests", dependencies: ["Simulator", "JSON", "OpenWeather", "Platform", "TestSupport"]),
-        .testTarget(name: "ExporterTests", dependencies: ["Encoding", "Exporter", "Gzip", "HTTPServer", "Locking", "Platform", "Simulator", "TestSupport", "YAML"], exclude: ["Golden"]),
+        .testTarget(
+            name: "OpenWeatherTests", dependencies: ["OpenWeather", "HTTPServer", "JSON", "Simulator", "TestSupport"]),
+        .testTarget(
+            name: "SimulatorTests", dependencies: ["Simulator", "JSON", "OpenWeather", "Platform", "TestSupport"]),
+        .testTarget(
+            name: "ExporterTests",
+            dependencies: [
+                "Encoding", "Exporter", "Gzip", "HTTPServer", "Locking", "Platform", "Simulator", "TestSupport", "YAML",
+            ], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: ["Encoding", "Exporter", "openweather-exporter", "Simulator", "TestSupport"]

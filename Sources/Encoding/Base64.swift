@@ -15,7 +15,9 @@ public enum Base64 {
     }
 
     /// `bytes` in `alphabet`, padded with `=` to a multiple of four unless `padded` is false.
-    public static func encoded(_ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard, padded: Bool = true) -> String {
+    public static func encoded(
+        _ bytes: some Collection<UInt8>, alphabet: Alphabet = .standard, padded: Bool = true
+    ) -> String {
         let characters = alphabet.characters
         let input = Array(bytes)
         var out: [UInt8] = []
@@ -76,7 +78,8 @@ public enum Base64 {
     }
 
     @usableFromInline static let none: UInt8 = 255
-    private static let standardCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let standardCharacters = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
     private static let urlCharacters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// By table: redaction reads every byte of a text through one of these.

@@ -37,7 +37,9 @@ public enum PercentEncoding {
     }
 
     /// The same as text; a byte sequence that is not UTF-8 is repaired (U+FFFD), as `String(decoding:)` does.
-    public static func decoded(_ text: some StringProtocol, plusAsSpace: Bool = false, broken: BrokenEscape = .refuse) -> String? {
+    public static func decoded(
+        _ text: some StringProtocol, plusAsSpace: Bool = false, broken: BrokenEscape = .refuse
+    ) -> String? {
         decoded(Array(text.utf8), plusAsSpace: plusAsSpace, broken: broken).map { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -52,7 +54,9 @@ public enum PercentEncoding {
         while index < bytes.endIndex {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
-                if index + 2 < bytes.endIndex, let high = Hex.value(of: bytes[index + 1]), let low = Hex.value(of: bytes[index + 2]) {
+                if index + 2 < bytes.endIndex, let high = Hex.value(of: bytes[index + 1]),
+                    let low = Hex.value(of: bytes[index + 2])
+                {
                     emit(high << 4 | low, index..<(index + 3))
                     index += 3
                     continue
@@ -68,7 +72,8 @@ public enum PercentEncoding {
     @inlinable
     static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
             true
         default:

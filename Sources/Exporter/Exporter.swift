@@ -25,7 +25,9 @@ public final class Exporter: Sendable {
         try self.init(configuration: configuration, logger: logger, reloader: reloader, time: SystemTime())
     }
 
-    init(configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()) throws {
+    init(
+        configuration: Configuration, logger: Logger, reloader: Reloader? = nil, time: any TimeSource = SystemTime()
+    ) throws {
         let setup = configuration.pollerSetup(transport: try configuration.openWeatherClient())
         let store = ReadingStore(layout: setup.layout, now: time.wall())
         let publisher = MetricsPublisher(
@@ -35,14 +37,20 @@ public final class Exporter: Sendable {
         var sharedDay: SharedDay?
         if let path = configuration.storagePath {
             let storage = try StateStorage(directory: path)
-            keeper = StateKeeper(storage: storage, store: store, logger: logger, time: time) { publisher.weatherChanged() }
+            keeper = StateKeeper(storage: storage, store: store, logger: logger, time: time) {
+                publisher.weatherChanged()
+            }
             sharedDay = SharedDay(storage: storage)
         } else {
             keeper = nil
         }
         var keepBody: (@Sendable (Location, any Source, [UInt8]) -> Void)?
-        if let keeper { keepBody = { location, source, body in keeper.keep(body: body, location: location, source: source) } }
-        let poller = Poller(setup: setup, store: store, logger: logger, time: time, sharedDay: sharedDay, keepBody: keepBody) {
+        if let keeper {
+            keepBody = { location, source, body in keeper.keep(body: body, location: location, source: source) }
+        }
+        let poller = Poller(
+            setup: setup, store: store, logger: logger, time: time, sharedDay: sharedDay, keepBody: keepBody
+        ) {
             publisher.weatherChanged()
             keeper?.changed()
         }
@@ -50,24 +58,30 @@ public final class Exporter: Sendable {
             keeper.load(into: poller)
             publisher.refreshWeather()
         }
-        var serverConfiguration = HTTPServerConfiguration(host: configuration.listenAddress.host, port: configuration.listenAddress.port)
+        var serverConfiguration = HTTPServerConfiguration(
+            host: configuration.listenAddress.host, port: configuration.listenAddress.port)
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
-        let web = try configuration.webConfigFile.map { path throws(ConfigError) in try WebSecurity(path: path, logger: logger) }
+        let web = try configuration.webConfigFile.map { path throws(ConfigError) in
+            try WebSecurity(path: path, logger: logger)
+        }
         serverConfiguration.tls = web?.tls
         serverConfiguration.extraHeaders = web?.headers
         let reloading = Reloading(
-            configuration: configuration, reloader: reloader, web: web, store: store, publisher: publisher, poller: poller, logger: logger)
+            configuration: configuration, reloader: reloader, web: web, store: store, publisher: publisher,
+            poller: poller, logger: logger)
         let reloadAll: @Sendable () -> String? = { reloading.reload() }
         let landingPage = LandingPage(
-            telemetryPath: configuration.telemetryPath, demo: configuration.demo, simulator: configuration.demo ? configuration.openWeatherURL : nil)
+            telemetryPath: configuration.telemetryPath, demo: configuration.demo,
+            simulator: configuration.demo ? configuration.openWeatherURL : nil)
         let routes = WebHandler(
             telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
             reload: configuration.enableLifecycle ? reloadAll : nil)
         server = try HTTPServer(
-            configuration: serverConfiguration, handler: web.map { AuthenticatingHandler(routes: routes, web: $0) } ?? routes)
+            configuration: serverConfiguration,
+            handler: web.map { AuthenticatingHandler(routes: routes, web: $0) } ?? routes)
         self.reloadAll = reloadAll
         self.poller = poller
         self.publisher = publisher
@@ -148,8 +162,10 @@ private final class Reloading: Sendable {
         }
         let previous = current.withLock { $0 }
         // The same API settings keep the client, and with it its open connections and TLS sessions.
-        let sameClient = previous.openWeatherURL == next.openWeatherURL && previous.apiKey == next.apiKey
-            && previous.language == next.language && previous.requestTimeout == next.requestTimeout && previous.proxy == next.proxy
+        let sameClient =
+            previous.openWeatherURL == next.openWeatherURL && previous.apiKey == next.apiKey
+            && previous.language == next.language && previous.requestTimeout == next.requestTimeout
+            && previous.proxy == next.proxy
             && previous.tlsCAFile == next.tlsCAFile && previous.maxIdleConnections == next.maxIdleConnections
         let setup: Poller.Setup
         do {
@@ -177,7 +193,9 @@ private final class Reloading: Sendable {
         // A scrape right after the reload must show it succeeded, not wait for the next poll's refresh.
         publisher.refreshWeather()
         for warning in next.warnings { logger.warn(warning) }
-        logger.info("configuration reloaded", [("locations", String(next.locations.count)), ("requests", next.requestPlan.summary)])
+        logger.info(
+            "configuration reloaded",
+            [("locations", String(next.locations.count)), ("requests", next.requestPlan.summary)])
         return nil
     }
 
@@ -200,7 +218,8 @@ extension Configuration {
                     http: .init(proxy: proxy, trustedCAFile: tlsCAFile, maxIdleConnections: maxIdleConnections)),
                 userAgent: "openweather-exporter/\(BuildInfo.version)")
         } catch {
-            throw ConfigError("--openweather.url: \(error.description); give scheme and host, like https://api.openweathermap.org")
+            throw ConfigError(
+                "--openweather.url: \(error.description); give scheme and host, like https://api.openweathermap.org")
         }
     }
 
@@ -211,7 +230,8 @@ extension Configuration {
         return Poller.Setup(
             locations: locations, sources: active.sources, intervals: active.intervals, configured: active.configured,
             maxStaleness: active.maxStaleness,
-            requestsPerMinute: maxRequestsPerMinute, dailyLimits: active.sources.map(dailyLimit(of:)), requestsPerDay: maxRequestsPerDay, language: language,
+            requestsPerMinute: maxRequestsPerMinute, dailyLimits: active.sources.map(dailyLimit(of:)),
+            requestsPerDay: maxRequestsPerDay, language: language,
             transport: client,
             thresholds: { [self] in thresholds(for: $0) })
     }

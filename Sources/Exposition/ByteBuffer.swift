@@ -44,7 +44,9 @@ public final class ByteBuffer {
 
     /// One series line from pre-rendered parts: `name`, `opening` (`{location="…"`, see
     /// `Exposition.appendOpeningLabel`), then `} value` and the newline, as `Exposition.appendSeries` writes it.
-    @inlinable public func appendLine(name: UnsafeBufferPointer<UInt8>, opening: UnsafeBufferPointer<UInt8>, value: Double) {
+    @inlinable public func appendLine(
+        name: UnsafeBufferPointer<UInt8>, opening: UnsafeBufferPointer<UInt8>, value: Double
+    ) {
         append(name)
         append(opening)
         appendClosing(value)
@@ -77,7 +79,9 @@ public final class ByteBuffer {
         let cursor = reserve(Exposition.valueScratch + 3)
         cursor[0] = UInt8(ascii: "}")
         cursor[1] = UInt8(ascii: " ")
-        if let written = Exposition.writeValue(value, into: UnsafeMutableBufferPointer(start: cursor + 2, count: Exposition.valueScratch)) {
+        if let written = Exposition.writeValue(
+            value, into: UnsafeMutableBufferPointer(start: cursor + 2, count: Exposition.valueScratch))
+        {
             cursor[2 + written] = UInt8(ascii: "\n")
             used += written + 3
         } else {
@@ -89,7 +93,9 @@ public final class ByteBuffer {
 
     public func appendValue(_ value: Double) {
         let cursor = reserve(Exposition.valueScratch)
-        if let written = Exposition.writeValue(value, into: UnsafeMutableBufferPointer(start: cursor, count: Exposition.valueScratch)) {
+        if let written = Exposition.writeValue(
+            value, into: UnsafeMutableBufferPointer(start: cursor, count: Exposition.valueScratch))
+        {
             used += written
         } else {
             appendDescription(value)

@@ -36,7 +36,9 @@ public enum Exposition {
         let createdName = created.map { _ in family.openMetricsName + "_created" }
         for sample in sorted ? family.samples : family.samples.sorted(by: precedes) {
             appendSeries(name: family.name, labels: sample.labels, value: sample.value, to: &out)
-            if let created, let createdName { appendSeries(name: createdName, labels: sample.labels, value: created, to: &out) }
+            if let created, let createdName {
+                appendSeries(name: createdName, labels: sample.labels, value: created, to: &out)
+            }
         }
     }
 
@@ -123,8 +125,11 @@ public enum Exposition {
 
     /// Backslash and newline are escaped everywhere; the double quote only in label values.
     static func appendEscaped(_ text: String, quotes: Bool, to out: inout [UInt8]) {
-        let isPlain = { (byte: UInt8) in byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "\n") && (!quotes || byte != UInt8(ascii: "\"")) }
-        let plain = text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPlain) } ?? text.utf8.allSatisfy(isPlain)
+        let isPlain = { (byte: UInt8) in
+            byte != UInt8(ascii: "\\") && byte != UInt8(ascii: "\n") && (!quotes || byte != UInt8(ascii: "\""))
+        }
+        let plain =
+            text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isPlain) } ?? text.utf8.allSatisfy(isPlain)
         if plain {
             appendUTF8(text, to: &out)
             return
@@ -140,7 +145,9 @@ public enum Exposition {
 
     /// `bytes` escaped as `appendEscaped` does, written at `cursor` (room for twice the bytes);
     /// returns how many bytes it wrote.
-    @usableFromInline static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, quotes: Bool, into cursor: UnsafeMutablePointer<UInt8>) -> Int {
+    @usableFromInline static func writeEscaped(
+        _ bytes: UnsafeBufferPointer<UInt8>, quotes: Bool, into cursor: UnsafeMutablePointer<UInt8>
+    ) -> Int {
         var written = 0
         for byte in bytes {
             let escaped: UInt8? =
@@ -186,7 +193,9 @@ public enum Exposition {
         if value == value.rounded(.towardZero), abs(value) < 1e15 {
             return writeDecimal(Int64(value), decimals: 0, into: buffer)
         }
-        if let (scaled, decimals) = shortDecimal(value) { return writeDecimal(scaled, decimals: decimals, into: buffer) }
+        if let (scaled, decimals) = shortDecimal(value) {
+            return writeDecimal(scaled, decimals: decimals, into: buffer)
+        }
         return nil
     }
 

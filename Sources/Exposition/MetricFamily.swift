@@ -39,7 +39,8 @@ public struct MetricFamily: Sendable {
     /// The units a name may end in, in base units as Prometheus' naming guide asks; the longest
     /// match wins. A family whose name ends in one of them has it as its OpenMetrics `# UNIT`.
     static let units = [
-        "grams_per_cubic_meter", "meters_per_second", "celsius", "seconds", "degrees", "pascals", "meters", "bytes", "ratio",
+        "grams_per_cubic_meter", "meters_per_second", "celsius", "seconds", "degrees", "pascals", "meters", "bytes",
+        "ratio",
     ]
 
     /// The family's name in OpenMetrics: a counter's without `_total`, which its samples carry.

@@ -46,8 +46,9 @@ public final class GzipCompressor {
             stream.pointee.avail_out = uInt(bound)
             status = deflate(stream, Z_SYNC_FLUSH)
             // With room left over, everything was consumed and flushed.
-            precondition(status == Z_OK && stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0,
-                         "deflate did not flush: \(status)")
+            precondition(
+                status == Z_OK && stream.pointee.avail_in == 0 && stream.pointee.avail_out > 0,
+                "deflate did not flush: \(status)")
             let written = bound - Int(stream.pointee.avail_out)
             stream.pointee.next_in = nil
             stream.pointee.next_out = nil

@@ -23,7 +23,8 @@ public final class HTTPClient: Sendable {
         public var verifiesServer: Bool
 
         public init(
-            userAgent: String = "openweather-exporter", proxy: ProxyConfiguration = .direct, trustedCAFile: String? = nil,
+            userAgent: String = "openweather-exporter", proxy: ProxyConfiguration = .direct,
+            trustedCAFile: String? = nil,
             maxIdleConnections: Int = 16, idleTimeout: Duration = .seconds(30), verifiesServer: Bool = true
         ) {
             self.userAgent = userAgent
@@ -60,7 +61,9 @@ public final class HTTPClient: Sendable {
     init(configuration: Configuration, resolver: Resolver) {
         self.configuration = configuration
         if !configuration.verifiesServer {
-            self.tlsContext = Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: nil, verifyingServer: false) }
+            self.tlsContext = Result { () throws(HTTPClientError) in
+                try TLSContext.client(extraCAFile: nil, verifyingServer: false)
+            }
         } else {
             self.tlsContext = configuration.trustedCAFile.map { file in
                 Result { () throws(HTTPClientError) in try TLSContext.client(extraCAFile: file) }
@@ -72,7 +75,10 @@ public final class HTTPClient: Sendable {
 
     /// Connections opened and TLS handshakes done (full, resumed) so far.
     package var statistics: (connections: Int, fullHandshakes: Int, resumedHandshakes: Int) {
-        (connectionsOpened.load(ordering: .relaxed), fullHandshakes.load(ordering: .relaxed), resumedHandshakes.load(ordering: .relaxed))
+        (
+            connectionsOpened.load(ordering: .relaxed), fullHandshakes.load(ordering: .relaxed),
+            resumedHandshakes.load(ordering: .relaxed)
+        )
     }
 
     /// Idle keep-alive connections in the pool.
@@ -97,20 +103,24 @@ public final class HTTPClient: Sendable {
         let response: HTTPClientResponse
         if let reused = pool.take(route) {
             do throws(ExchangeFailure) {
-                response = try exchangeOnce(head, on: reused, route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: false)
+                response = try exchangeOnce(
+                    head, on: reused, route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: false)
             } catch {
                 // The server closed the idle connection as the request went out: nothing of an
                 // answer came back and a GET may be sent again, once, on a new connection.
                 guard error.retryable, resend() else { throw error.error }
-                response = try exchange(head, on: try connect(url, proxy: proxy, route: route, deadline: deadline),
-                                        route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: true)
+                response = try exchange(
+                    head, on: try connect(url, proxy: proxy, route: route, deadline: deadline),
+                    route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: true)
             }
         } else {
-            response = try exchange(head, on: try connect(url, proxy: proxy, route: route, deadline: deadline),
-                                    route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: true)
+            response = try exchange(
+                head, on: try connect(url, proxy: proxy, route: route, deadline: deadline),
+                route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: true)
         }
         if let proxy, response.status == 407 {
-            throw .proxy("proxy \(proxy) asks for credentials (407): put them in the proxy URL, http://user:password@host:port")
+            throw .proxy(
+                "proxy \(proxy) asks for credentials (407): put them in the proxy URL, http://user:password@host:port")
         }
         return response
     }
@@ -125,7 +135,8 @@ public final class HTTPClient: Sendable {
         _ head: [UInt8], on connection: Connection, route: String, maxBodyBytes: Int, deadline: Deadline, isNew: Bool
     ) throws(HTTPClientError) -> HTTPClientResponse {
         do throws(ExchangeFailure) {
-            return try exchangeOnce(head, on: connection, route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: isNew)
+            return try exchangeOnce(
+                head, on: connection, route: route, maxBodyBytes: maxBodyBytes, deadline: deadline, isNew: isNew)
         } catch {
             throw error.error
         }
@@ -164,14 +175,17 @@ public final class HTTPClient: Sendable {
 
     // MARK: Connecting
 
-    private func connect(_ url: RequestURL, proxy: ProxyServer?, route: String, deadline: Deadline) throws(HTTPClientError) -> Connection {
+    private func connect(
+        _ url: RequestURL, proxy: ProxyServer?, route: String, deadline: Deadline
+    ) throws(HTTPClientError) -> Connection {
         // An unusable trust store is known before any connection is made.
         let context = url.isTLS ? try (tlsContext ?? TLSContext.sharedClient).get() : nil
         let socket: Socket
         if let proxy {
             socket = try Self.throughProxy(proxy) { () throws(HTTPClientError) in
                 try Socket.connect(
-                    to: try addresses(of: proxy.host, deadline: deadline), port: proxy.port, endpoint: "proxy \(proxy)", deadline: deadline)
+                    to: try addresses(of: proxy.host, deadline: deadline), port: proxy.port, endpoint: "proxy \(proxy)",
+                    deadline: deadline)
             }
             if url.isTLS {
                 try tunnel(socket, to: url, via: proxy, deadline: deadline)
@@ -179,11 +193,13 @@ public final class HTTPClient: Sendable {
             socket.endpoint = "\(url.endpoint) through proxy \(proxy)"
         } else {
             socket = try Socket.connect(
-                to: try addresses(of: url.host, deadline: deadline), port: url.port, endpoint: url.endpoint, deadline: deadline)
+                to: try addresses(of: url.host, deadline: deadline), port: url.port, endpoint: url.endpoint,
+                deadline: deadline)
         }
         connectionsOpened.add(1, ordering: .relaxed)
         guard let context else { return Connection(socket: socket, tls: nil) }
-        let tls = try TLSStream(socket: socket, context: context, url: url, session: pool.session(for: route), deadline: deadline)
+        let tls = try TLSStream(
+            socket: socket, context: context, url: url, session: pool.session(for: route), deadline: deadline)
         if tls.resumed {
             resumedHandshakes.add(1, ordering: .relaxed)
         } else {
@@ -198,7 +214,9 @@ public final class HTTPClient: Sendable {
     }
 
     /// Failures on the way to the proxy are the proxy's: `.proxy`, naming it. A timeout stays a timeout.
-    private static func throughProxy<T>(_ proxy: ProxyServer, _ body: () throws(HTTPClientError) -> T) throws(HTTPClientError) -> T {
+    private static func throughProxy<T>(
+        _ proxy: ProxyServer, _ body: () throws(HTTPClientError) -> T
+    ) throws(HTTPClientError) -> T {
         do {
             return try body()
         } catch .timeout {
@@ -213,8 +231,11 @@ public final class HTTPClient: Sendable {
     }
 
     /// Asks the proxy for a tunnel to the origin (`CONNECT host:port`); TLS then runs through it end to end.
-    private func tunnel(_ socket: Socket, to url: RequestURL, via proxy: ProxyServer, deadline: Deadline) throws(HTTPClientError) {
-        var head = "CONNECT \(url.endpoint) HTTP/1.1\r\nHost: \(url.endpoint)\r\nUser-Agent: \(configuration.userAgent)\r\n"
+    private func tunnel(
+        _ socket: Socket, to url: RequestURL, via proxy: ProxyServer, deadline: Deadline
+    ) throws(HTTPClientError) {
+        var head =
+            "CONNECT \(url.endpoint) HTTP/1.1\r\nHost: \(url.endpoint)\r\nUser-Agent: \(configuration.userAgent)\r\n"
         if let authorization = proxy.authorization { head += "Proxy-Authorization: \(authorization)\r\n" }
         head += "\r\n"
         let status = try Self.throughProxy(proxy) { () throws(HTTPClientError) -> Int in
@@ -232,7 +253,8 @@ public final class HTTPClient: Sendable {
         case 407:
             throw .proxy(
                 "proxy \(proxy) refused the tunnel to \(url.endpoint): 407, "
-                    + (proxy.authorization == nil ? "it wants credentials: give them in the proxy URL, http://user:password@host:port"
+                    + (proxy.authorization == nil
+                        ? "it wants credentials: give them in the proxy URL, http://user:password@host:port"
                         : "it rejects the credentials in the proxy URL"))
         default:
             throw .proxy("proxy \(proxy) refused the tunnel to \(url.endpoint): \(status)")
@@ -243,16 +265,20 @@ public final class HTTPClient: Sendable {
 
     /// Headers that decide framing, encoding or routing stay the client's own.
     private static let reservedHeaders: Set<String> = [
-        "host", "connection", "accept-encoding", "content-length", "transfer-encoding", "user-agent", "proxy-authorization",
+        "host", "connection", "accept-encoding", "content-length", "transfer-encoding", "user-agent",
+        "proxy-authorization",
     ]
 
-    private func requestHead(url: RequestURL, proxy: ProxyServer?, extraHeaders: [(name: String, value: String)]) throws(HTTPClientError) -> [UInt8] {
+    private func requestHead(
+        url: RequestURL, proxy: ProxyServer?, extraHeaders: [(name: String, value: String)]
+    ) throws(HTTPClientError) -> [UInt8] {
         var agent = configuration.userAgent
         var extra = ""
         for header in extraHeaders {
             // Header values may carry credentials, so neither values nor names are echoed.
-            guard !header.name.isEmpty, header.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }),
-                  !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
+            guard !header.name.isEmpty,
+                header.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }),
+                !header.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 })
             else {
                 throw .invalidURL("a request header has an invalid name or a line break in its value")
             }
@@ -267,7 +293,8 @@ public final class HTTPClient: Sendable {
             target = "http://\(url.hostHeader)\(url.target)"
             if let authorization = proxy.authorization { extra += "Proxy-Authorization: \(authorization)\r\n" }
         }
-        let head = "GET \(target) HTTP/1.1\r\n"
+        let head =
+            "GET \(target) HTTP/1.1\r\n"
             + "Host: \(url.hostHeader)\r\n"
             + "User-Agent: \(agent)\r\n"
             + "Accept-Encoding: identity\r\n"

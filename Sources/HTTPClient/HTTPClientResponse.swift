@@ -5,12 +5,6 @@ public struct HTTPClientResponse: Sendable {
     public let headers: [(name: String, value: String)]
     public let body: [UInt8]
 
-    init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
     /// The first value of a header, looked up by its lowercased name.
     public func header(_ lowercasedName: String) -> String? {
         headers.first { $0.name == lowercasedName }?.value

@@ -3,7 +3,8 @@ import Glibc
 
 /// A forward proxy: `http://[user:password@]host[:port]` (port 80 by default). Only its host and
 /// port are ever shown; the credentials go out only as `Proxy-Authorization`.
-public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable
+{
     /// Without brackets for IPv6.
     let host: String
     let port: UInt16
@@ -27,9 +28,13 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
         let schemeEnd = text.firstRange(of: "://")!
         let scheme = text[..<schemeEnd.lowerBound].lowercased()
         guard scheme == "http" else {
-            let shown = scheme.count <= 10 && scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) ? "\(scheme):// " : ""
+            let shown =
+                scheme.count <= 10 && scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+                ? "\(scheme):// " : ""
             let unset = origin.hasPrefix("$") ? ", or unset \(origin.dropFirst()) for the exporter" : ""
-            throw .invalidURL("\(origin): \(shown)proxies are not supported; give an http:// proxy such as http://proxy.example:3128\(unset)")
+            throw .invalidURL(
+                "\(origin): \(shown)proxies are not supported; give an http:// proxy such as http://proxy.example:3128\(unset)"
+            )
         }
         var rest = text[schemeEnd.upperBound...]
         rest = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
@@ -40,7 +45,7 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
             rest = rest[rest.index(after: at)...]
             let parts = userInfo.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
             guard let user = PercentEncoding.decoded(parts[0]),
-                  let password = parts.count > 1 ? PercentEncoding.decoded(parts[1]) : ""
+                let password = parts.count > 1 ? PercentEncoding.decoded(parts[1]) : ""
             else {
                 throw .invalidURL("\(origin): the proxy credentials have a bad %-escape")
             }
@@ -111,14 +116,20 @@ public struct ProxyConfiguration: Sendable, Equatable {
             guard let found = value(name) ?? value("all_proxy") else { return nil }
             return try ProxyServer(parsing: found.text, origin: "$\(found.name)")
         }
-        self.init(httpProxy: try server("http_proxy"), httpsProxy: try server("https_proxy"), bypass: NoProxy(value("no_proxy")?.text ?? ""))
+        self.init(
+            httpProxy: try server("http_proxy"), httpsProxy: try server("https_proxy"),
+            bypass: NoProxy(value("no_proxy")?.text ?? ""))
     }
 
     /// Every proxy's credentials in every form an echo may show them, for redaction.
-    public var secrets: [String] { (httpProxy?.secrets ?? []) + (httpsProxy == httpProxy ? [] : httpsProxy?.secrets ?? []) }
+    public var secrets: [String] {
+        (httpProxy?.secrets ?? []) + (httpsProxy == httpProxy ? [] : httpsProxy?.secrets ?? [])
+    }
 
     /// The names of the variables `init(environment:)` reads, for messages and docs.
-    public static let environmentNames = ["https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+    public static let environmentNames = [
+        "https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+    ]
 
     /// The proxy for `url`, or nil to connect directly.
     func proxy(for url: RequestURL) -> ProxyServer? {
@@ -144,7 +155,10 @@ struct NoProxy: Sendable, Equatable {
         var rules: [Rule] = []
         for raw in text.split(whereSeparator: { $0 == "," || $0 == " " }) {
             var entry = raw.lowercased()
-            if entry == "*" { rules.append(.everything); continue }
+            if entry == "*" {
+                rules.append(.everything)
+                continue
+            }
             var port: UInt16?
             // host:port and [v6]:port; a bare IPv6 address has more than one colon.
             if entry.hasPrefix("["), let close = entry.firstIndex(of: "]") {
@@ -156,8 +170,10 @@ struct NoProxy: Sendable, Equatable {
                 entry = String(entry[..<colon])
             }
             if let slash = entry.firstIndex(of: "/") {
-                if let address = Self.addressBytes(String(entry[..<slash])), let bits = Int(entry[entry.index(after: slash)...]),
-                   (0...(address.count * 8)).contains(bits) {
+                if let address = Self.addressBytes(String(entry[..<slash])),
+                    let bits = Int(entry[entry.index(after: slash)...]),
+                    (0...(address.count * 8)).contains(bits)
+                {
                     rules.append(.network(bytes: address, prefixBits: bits, port: port))
                 }
                 continue
@@ -182,7 +198,9 @@ struct NoProxy: Sendable, Equatable {
                 guard rulePort == nil || rulePort == port else { return false }
                 return host == name || host.hasSuffix("." + name)
             case .network(let bytes, let bits, let rulePort):
-                guard rulePort == nil || rulePort == port, let address, address.count == bytes.count else { return false }
+                guard rulePort == nil || rulePort == port, let address, address.count == bytes.count else {
+                    return false
+                }
                 for bit in 0..<bits where (address[bit / 8] ^ bytes[bit / 8]) & (0x80 >> UInt8(bit % 8)) != 0 {
                     return false
                 }

@@ -214,13 +214,17 @@ public enum Redaction {
                             current = (current << 8 | UInt64(folded(bytes[position]))) & mask
                             // Most windows are no secret's: a bit of the filter says so without hashing.
                             let bit = Int(truncatingIfNeeded: (current &* 0x9E37_79B9_7F4A_7C15) >> 48)
-                            if filter[bit >> 6] & (1 << UInt64(bit & 63)) != 0, position + 1 >= length { found.append(position) }
+                            if filter[bit >> 6] & (1 << UInt64(bit & 63)) != 0, position + 1 >= length {
+                                found.append(position)
+                            }
                         }
                     }
                 }
                 for position in found {
                     var word: UInt64 = 0
-                    for index in (position + 1 - length)...position { word = word << 8 | UInt64(folded(view.bytes[index])) }
+                    for index in (position + 1 - length)...position {
+                        word = word << 8 | UInt64(folded(view.bytes[index]))
+                    }
                     // Marking each byte of a window once per window is at most `window` times per byte.
                     if set.contains(word) { markRange(position + 1 - length, position + 1) }
                 }

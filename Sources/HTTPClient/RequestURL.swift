@@ -23,7 +23,8 @@ public struct RequestURL: Sendable, Equatable, CustomStringConvertible {
     /// The same origin with another path and query. Nothing is parsed: the target is only checked to
     /// be one that cannot break the request line.
     public func with(target: String) throws(HTTPClientError) -> RequestURL {
-        guard target.utf8.first == UInt8(ascii: "/"), !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "#") })
+        guard target.utf8.first == UInt8(ascii: "/"),
+            !target.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "#") })
         else {
             throw .invalidURL("the path must start with / and hold no spaces, control characters or #")
         }
@@ -62,7 +63,9 @@ public struct RequestURL: Sendable, Equatable, CustomStringConvertible {
         }
 
         let rest = bytes[(schemeEnd + 3)...]
-        let authorityEnd = rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.endIndex
+        let authorityEnd =
+            rest.firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }
+            ?? rest.endIndex
         let authority = rest[..<authorityEnd]
         guard !authority.contains(UInt8(ascii: "@")) else {
             throw .invalidURL("credentials in the URL are not supported")
@@ -77,7 +80,9 @@ public struct RequestURL: Sendable, Equatable, CustomStringConvertible {
             hostBytes = authority[(authority.startIndex + 1)..<close]
             let after = authority[(close + 1)...]
             if let colon = after.first {
-                guard colon == UInt8(ascii: ":") else { throw .invalidURL("unexpected characters after the IPv6 address") }
+                guard colon == UInt8(ascii: ":") else {
+                    throw .invalidURL("unexpected characters after the IPv6 address")
+                }
                 portBytes = after.dropFirst()
             }
             guard Self.isIPv6(String(decoding: hostBytes, as: UTF8.self)) else {
@@ -101,7 +106,7 @@ public struct RequestURL: Sendable, Equatable, CustomStringConvertible {
 
         if let portBytes {
             guard !portBytes.isEmpty, portBytes.count <= 5, portBytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let value = Int(String(decoding: portBytes, as: UTF8.self)), (1...65535).contains(value)
+                let value = Int(String(decoding: portBytes, as: UTF8.self)), (1...65535).contains(value)
             else {
                 throw .invalidURL("port must be a number from 1 to 65535")
             }
@@ -112,7 +117,8 @@ public struct RequestURL: Sendable, Equatable, CustomStringConvertible {
 
         // The fragment is for the client's eyes only and never goes on the wire.
         let path = rest[authorityEnd...].prefix { $0 != UInt8(ascii: "#") }
-        target = path.first == UInt8(ascii: "/")
+        target =
+            path.first == UInt8(ascii: "/")
             ? String(decoding: path, as: UTF8.self)
             : "/" + String(decoding: path, as: UTF8.self)
     }
@@ -123,7 +129,8 @@ public struct RequestURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     private static func isSchemeByte(_ b: UInt8) -> Bool {
-        (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == UInt8(ascii: "+") || b == UInt8(ascii: "-") || b == UInt8(ascii: ".")
+        (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) || b == UInt8(ascii: "+") || b == UInt8(ascii: "-")
+            || b == UInt8(ascii: ".")
     }
 
     private static func isHostByte(_ b: UInt8) -> Bool {

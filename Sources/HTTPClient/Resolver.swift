@@ -76,7 +76,11 @@ final class Resolver: Sendable {
     func resolve(_ host: String, deadline: Deadline) throws(HTTPClientError) -> [ResolvedAddress] {
         let now = ContinuousClock.now
         let waiter = Waiter()
-        enum Step { case answer([ResolvedAddress]), wait, fail(HTTPClientError) }
+        enum Step {
+            case answer([ResolvedAddress])
+            case wait
+            case fail(HTTPClientError)
+        }
         let (step, startThread) = state.withLock { state -> (Step, Bool) in
             if let entry = state.cache[host] {
                 let age = now - entry.resolvedAt

@@ -35,7 +35,9 @@ struct ResponseReader {
 
     /// The answer of a proxy to CONNECT: its status and headers. A 2xx answer has no body, and
     /// nothing may follow it before the client speaks; a refusal's body is not read.
-    mutating func readConnectResponse() throws(HTTPClientError) -> (status: Int, headers: [(name: String, value: String)]) {
+    mutating func readConnectResponse() throws(HTTPClientError) -> (
+        status: Int, headers: [(name: String, value: String)]
+    ) {
         var (status, headers, _) = try readHead(isFirst: true)
         while (100...199).contains(status) {
             (status, headers, _) = try readHead(isFirst: false)
@@ -49,10 +51,14 @@ struct ResponseReader {
     // MARK: Head
 
     /// Status, headers, and whether the connection may stay open (HTTP/1.1 without `Connection: close`).
-    private mutating func readHead(isFirst: Bool) throws(HTTPClientError) -> (Int, [(name: String, value: String)], Bool) {
+    private mutating func readHead(
+        isFirst: Bool
+    ) throws(HTTPClientError) -> (Int, [(name: String, value: String)], Bool) {
         var headBytes = 0
-        let statusLine = try readLine(budget: &headBytes, missing: isFirst && buffer.count == position
-            ? "connection closed without a response" : "connection closed inside the response header")
+        let statusLine = try readLine(
+            budget: &headBytes,
+            missing: isFirst && buffer.count == position
+                ? "connection closed without a response" : "connection closed inside the response header")
         let (status, isHTTP11) = try Self.parseStatusLine(statusLine)
         var headers: [(name: String, value: String)] = []
         while true {
@@ -69,9 +75,10 @@ struct ResponseReader {
             headers.append((name, String(decoding: Self.trimmed(line[(colon + 1)...]), as: UTF8.self)))
         }
         let close = headers.contains { header in
-            header.name == "connection" && header.value.split(separator: ",").contains {
-                String(decoding: Self.trimmed(ArraySlice($0.utf8)), as: UTF8.self).lowercased() == "close"
-            }
+            header.name == "connection"
+                && header.value.split(separator: ",").contains {
+                    String(decoding: Self.trimmed(ArraySlice($0.utf8)), as: UTF8.self).lowercased() == "close"
+                }
         }
         return (status, headers, isHTTP11 && !close)
     }
@@ -80,10 +87,10 @@ struct ResponseReader {
     private static func parseStatusLine(_ line: ArraySlice<UInt8>) throws(HTTPClientError) -> (Int, Bool) {
         let bytes = Array(line)
         guard bytes.count >= 12, bytes[0..<7].elementsEqual("HTTP/1.".utf8),
-              bytes[7] == UInt8(ascii: "0") || bytes[7] == UInt8(ascii: "1"),
-              bytes[8] == UInt8(ascii: " "),
-              bytes[9..<12].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-              bytes.count == 12 || bytes[12] == UInt8(ascii: " ")
+            bytes[7] == UInt8(ascii: "0") || bytes[7] == UInt8(ascii: "1"),
+            bytes[8] == UInt8(ascii: " "),
+            bytes[9..<12].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            bytes.count == 12 || bytes[12] == UInt8(ascii: " ")
         else {
             throw .malformed("invalid status line")
         }
@@ -93,7 +100,9 @@ struct ResponseReader {
     // MARK: Body
 
     /// The body, and whether its end was framed (not marked by the close of the connection).
-    private mutating func readBody(status: Int, headers: [(name: String, value: String)]) throws(HTTPClientError) -> ([UInt8], Bool) {
+    private mutating func readBody(
+        status: Int, headers: [(name: String, value: String)]
+    ) throws(HTTPClientError) -> ([UInt8], Bool) {
         if status == 204 || status == 304 { return ([], true) }
         let transferCodings = headers.filter { $0.name == "transfer-encoding" }
             .flatMap { $0.value.split(separator: ",") }
@@ -133,7 +142,8 @@ struct ResponseReader {
             let sizeLine = try readLine(budget: &lineBudget, missing: "connection closed inside a chunk header")
             // Extensions after ';' carry nothing we use.
             let sizeField = Self.trimmed(sizeLine.prefix { $0 != UInt8(ascii: ";") })
-            guard !sizeField.isEmpty, sizeField.count <= 15, let size = Int(String(decoding: sizeField, as: UTF8.self), radix: 16)
+            guard !sizeField.isEmpty, sizeField.count <= 15,
+                let size = Int(String(decoding: sizeField, as: UTF8.self), radix: 16)
             else {
                 throw .malformed("invalid chunk size")
             }
@@ -177,7 +187,9 @@ struct ResponseReader {
         while true {
             if let newline = buffer[(position + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
                 budget += newline + 1 - position
-                guard budget <= Self.maxHeadBytes else { throw .malformed("response header larger than \(Self.maxHeadBytes) bytes") }
+                guard budget <= Self.maxHeadBytes else {
+                    throw .malformed("response header larger than \(Self.maxHeadBytes) bytes")
+                }
                 var line = buffer[position..<newline]
                 if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
                 position = newline + 1
@@ -202,7 +214,8 @@ struct ResponseReader {
         // Read into uninitialized stack memory and append what came: zero-filling a 16 KB
         // chunk for every read of a 1 KB answer showed up in profiles of the poller.
         let (stream, deadline) = (stream, deadline)
-        let result = withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) { scratch -> Result<Int, HTTPClientError> in
+        let result = withUnsafeTemporaryAllocation(byteCount: 16 * 1024, alignment: 1) {
+            scratch -> Result<Int, HTTPClientError> in
             do throws(HTTPClientError) {
                 let count = try stream.read(into: scratch, deadline: deadline)
                 buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: scratch[..<count]))
@@ -217,7 +230,8 @@ struct ResponseReader {
 
     private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
         let isSpace = { (b: UInt8) in b == UInt8(ascii: " ") || b == UInt8(ascii: "\t") }
-        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else {
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) })
+        else {
             return bytes[bytes.endIndex...]
         }
         return bytes[first...last]

@@ -15,7 +15,9 @@ final class Socket: @unchecked Sendable {
     deinit { close(fd) }
 
     /// Tries each address in order until one connects; `endpoint` (host:port) names the peer in errors.
-    static func connect(to addresses: [ResolvedAddress], port: UInt16, endpoint: String, deadline: Deadline) throws(HTTPClientError) -> Socket {
+    static func connect(
+        to addresses: [ResolvedAddress], port: UInt16, endpoint: String, deadline: Deadline
+    ) throws(HTTPClientError) -> Socket {
         var lastError = HTTPClientError.connect("connect to \(endpoint) failed: no addresses")
         for (index, address) in addresses.enumerated() {
             // Later addresses get a share of the time, so one black-holed address cannot use it all.
@@ -32,8 +34,12 @@ final class Socket: @unchecked Sendable {
         throw lastError
     }
 
-    private static func attempt(_ address: ResolvedAddress, port: UInt16, endpoint: String, deadline: Deadline) throws(HTTPClientError) -> Socket {
-        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    private static func attempt(
+        _ address: ResolvedAddress, port: UInt16, endpoint: String, deadline: Deadline
+    ) throws(HTTPClientError) -> Socket {
+        let fd = socket(
+            address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue),
+            0)
         guard fd >= 0 else { throw .connect("connect to \(endpoint) failed: socket: \(errnoText(errno))") }
         let socket = Socket(fd: fd, endpoint: endpoint)
         // sin_port and sin6_port sit at the same offset, right after the family.
@@ -60,7 +66,8 @@ final class Socket: @unchecked Sendable {
 
     /// A broken connection after connecting is still a network failure, not a bad response.
     func ioFailure(_ code: Int32, while stage: String) -> HTTPClientError {
-        .connect("connection to \(endpoint) failed while \(stage): \(code == 0 ? "closed by the peer" : errnoText(code))")
+        .connect(
+            "connection to \(endpoint) failed while \(stage): \(code == 0 ? "closed by the peer" : errnoText(code))")
     }
 
     /// True when the peer has closed, reset or sent something unasked: an idle
@@ -99,7 +106,10 @@ extension Socket: ByteStream {
         while sent < bytes.count {
             // MSG_NOSIGNAL: a peer that has gone must be an error, not a SIGPIPE.
             let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n >= 0 { sent += n; continue }
+            if n >= 0 {
+                sent += n
+                continue
+            }
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: try wait(for: Int16(POLLOUT), deadline: deadline)

@@ -22,11 +22,12 @@ extension TLSContext {
         guard let context = TLSContext(.client) else {
             throw .tls("cannot create the TLS context: \(openSSLErrorQueueText())")
         }
-        let configured = if let extraCAFile {
-            ctls_client_configure(context.pointer, extraCAFile, verifyingServer ? 1 : 0)
-        } else {
-            ctls_client_configure(context.pointer, nil, verifyingServer ? 1 : 0)
-        }
+        let configured =
+            if let extraCAFile {
+                ctls_client_configure(context.pointer, extraCAFile, verifyingServer ? 1 : 0)
+            } else {
+                ctls_client_configure(context.pointer, nil, verifyingServer ? 1 : 0)
+            }
         guard configured == 1 else { throw .tls("cannot create the TLS context: \(openSSLErrorQueueText())") }
         return context
     }

@@ -11,7 +11,9 @@ final class TLSStream {
 
     /// Performs the handshake, verifying the certificate chain and that it names `url.host`;
     /// offers to resume `session` (from an earlier connection to the same origin) when given.
-    init(socket: Socket, context: TLSContext, url: RequestURL, session: TLSSession?, deadline: Deadline) throws(HTTPClientError) {
+    init(
+        socket: Socket, context: TLSContext, url: RequestURL, session: TLSSession?, deadline: Deadline
+    ) throws(HTTPClientError) {
         ERR_clear_error()
         errno = 0
         guard let ssl = SSL_new(context.pointer) else {
@@ -142,7 +144,10 @@ extension TLSStream: ByteStream {
             errno = 0
             // A retry after WANT_* must repeat the same arguments, which this loop does.
             let n = bytes.withUnsafeBytes { SSL_write(ssl, $0.baseAddress! + sent, Int32(clamping: $0.count - sent)) }
-            if n > 0 { sent += Int(n); continue }
+            if n > 0 {
+                sent += Int(n)
+                continue
+            }
             try waitOrThrow(result: n, deadline: deadline) { code, errorNumber throws(HTTPClientError) in
                 throw ioFailure(code, errorNumber: errorNumber, while: "sending the request")
             }

@@ -135,7 +135,8 @@ final class EventLoop {
                     }
                     continue
                 }
-                guard Int(fd) < connections.count, let connection = connections[Int(fd)], connection.serial == serial else { continue }
+                guard Int(fd) < connections.count, let connection = connections[Int(fd)], connection.serial == serial
+                else { continue }
                 onEvent(connection, event.flags)
             }
             if !listenerWatched && listenerResumeAt != 0 && now >= listenerResumeAt && !draining {
@@ -189,7 +190,8 @@ final class EventLoop {
                 switch code {
                 case EAGAIN, EWOULDBLOCK:
                     return
-                case EINTR, ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, EOPNOTSUPP, ENETUNREACH:
+                case EINTR, ECONNABORTED, EPROTO, EPERM, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH,
+                    EOPNOTSUPP, ENETUNREACH:
                     continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM:
                     pauseAccepting(code)
@@ -249,7 +251,9 @@ final class EventLoop {
         acceptBackoff = Self.acceptPause(after: acceptBackoff)
         listenerResumeAt = now + acceptBackoff
         if !core.acceptPausedReported.exchange(true, ordering: .relaxed) {
-            core.report("cannot accept connections: \(errnoText(code).lowercased()); pausing accepts and retrying, raise the open-file limit (ulimit -n) or lower the connection limit")
+            core.report(
+                "cannot accept connections: \(errnoText(code).lowercased()); pausing accepts and retrying, raise the open-file limit (ulimit -n) or lower the connection limit"
+            )
         }
     }
 
@@ -258,16 +262,21 @@ final class EventLoop {
     private func refusedAtLimit() {
         core.limitLastRefusal.store(now, ordering: .relaxed)
         if core.limitRefused.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
-            core.report("connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; refusing new connections until some close")
+            core.report(
+                "connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; refusing new connections until some close"
+            )
         }
     }
 
     private func endLimitEpisodeIfQuiet() {
         guard core.limitRefused.load(ordering: .relaxed) > 0,
-              now - core.limitLastRefusal.load(ordering: .relaxed) >= limitQuietPeriod else { return }
+            now - core.limitLastRefusal.load(ordering: .relaxed) >= limitQuietPeriod
+        else { return }
         let refused = core.limitRefused.exchange(0, ordering: .relaxed)
         if refused > 0 {
-            core.report("connection limit of \(core.configuration.maxConnections) no longer reached: \(refused) connections were refused")
+            core.report(
+                "connection limit of \(core.configuration.maxConnections) no longer reached: \(refused) connections were refused"
+            )
         }
     }
 
@@ -280,7 +289,8 @@ final class EventLoop {
         var oldestSince = Int64.max
         var oldestCheap = false
         for case let connection? in connections {
-            let waits = connection.state == .handling && connection.responder?.droppable.load(ordering: .relaxed) == true
+            let waits =
+                connection.state == .handling && connection.responder?.droppable.load(ordering: .relaxed) == true
             let idle = connection.state == .reading && connection.bufferedCount == 0 && connection.servedAny
             guard waits || connection.state == .reading else { continue }
             let cheap = waits || idle
@@ -311,7 +321,8 @@ final class EventLoop {
         let connection = Connection(fd: fd, peer: peer, transport: transport, serial: nextSerial, now: now)
         let index = Int(fd)
         if index >= connections.count {
-            connections.append(contentsOf: repeatElement(nil, count: max(index + 1 - connections.count, connections.count)))
+            connections.append(
+                contentsOf: repeatElement(nil, count: max(index + 1 - connections.count, connections.count)))
         }
         // Edge-triggered with EPOLLOUT always on: no epoll_ctl per request or per partial write.
         var event = EpollEvent(
@@ -489,7 +500,9 @@ final class EventLoop {
         connection.version = .http11
         connection.lingerOnClose = true
         let body = Array(error.message.utf8) + [0x0A]
-        send(connection, status: error.status, headers: [("Content-Type", "text/plain; charset=utf-8")], contentLength: body.count, body: [body], kept: nil)
+        send(
+            connection, status: error.status, headers: [("Content-Type", "text/plain; charset=utf-8")],
+            contentLength: body.count, body: [body], kept: nil)
         finishResponse(connection)
     }
 
@@ -497,14 +510,17 @@ final class EventLoop {
 
     /// A responder call, on this loop's thread; stale or out-of-order calls are dropped.
     func deliver(fd: Int32, token: UInt64, _ call: ResponderCall) {
-        guard fd >= 0, Int(fd) < connections.count, let connection = connections[Int(fd)], connection.token == token else { return }
+        guard fd >= 0, Int(fd) < connections.count, let connection = connections[Int(fd)], connection.token == token
+        else { return }
         switch call {
         case .respond(let response):
             guard connection.state == .handling else { return }
             if response.closeConnection { connection.closeAfter = true }
             var length = response.kept?.count ?? 0
             for chunk in response.body { length += chunk.count }
-            send(connection, status: response.status, headers: response.headers, contentLength: length, body: response.body, kept: response.kept)
+            send(
+                connection, status: response.status, headers: response.headers, contentLength: length,
+                body: response.body, kept: response.kept)
             finishResponse(connection)
         case .head(let status, let headers, let contentLength):
             guard connection.state == .handling else { return }
@@ -535,7 +551,8 @@ final class EventLoop {
     }
 
     private func send(
-        _ connection: Connection, status: Int, headers: [(name: String, value: String)], contentLength: Int, body: [[UInt8]],
+        _ connection: Connection, status: Int, headers: [(name: String, value: String)], contentLength: Int,
+        body: [[UInt8]],
         kept: KeptBody?
     ) {
         let closing = connection.closeAfter || !connection.keepAlive || draining
@@ -569,7 +586,9 @@ final class EventLoop {
         while prefixWritten < prefix.count || connection.hasPending {
             let result: Int
             let attempted: Int
-            if prefixWritten == prefix.count && !connection.hasPendingChunks, let kept = connection.kept, Self.sendsFile(kept, transport) {
+            if prefixWritten == prefix.count && !connection.hasPendingChunks, let kept = connection.kept,
+                Self.sendsFile(kept, transport)
+            {
                 attempted = kept.count - connection.keptOffset
                 result = transport.sendFile(kept.fd, offset: connection.keptOffset, count: attempted)
                 // Nothing sent of a body that has bytes left: the memfd cannot end early, so it is an error.
@@ -578,7 +597,8 @@ final class EventLoop {
                     return
                 }
             } else {
-                (result, attempted) = gatherWrite(connection, prefix: UnsafeRawBufferPointer(rebasing: prefix[prefixWritten...]))
+                (result, attempted) = gatherWrite(
+                    connection, prefix: UnsafeRawBufferPointer(rebasing: prefix[prefixWritten...]))
             }
             if result >= 0 {
                 connection.lastWriteProgress = now
@@ -643,7 +663,8 @@ final class EventLoop {
                 // `connection.kept` holds the body (and so its mapping) until it is written.
                 if let kept, !viaFile, let bytes = kept.bytes {
                     let skip = connection.keptOffset
-                    iov[used] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes + skip), iov_len: kept.count - skip)
+                    iov[used] = iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: bytes + skip), iov_len: kept.count - skip)
                     used += 1
                     attempted += kept.count - skip
                 }
@@ -655,7 +676,8 @@ final class EventLoop {
             }
             return connection.pending[index].withUnsafeBytes { bytes in
                 let skip = index == first ? firstOffset : 0
-                iov[used] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + skip), iov_len: bytes.count - skip)
+                iov[used] = iovec(
+                    iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + skip), iov_len: bytes.count - skip)
                 return pin(index + 1, used + 1, attempted + bytes.count - skip)
             }
         }

@@ -17,7 +17,10 @@ public struct HTTPRequest: Sendable {
     public let headers: [(name: String, value: String)]
     public let body: [UInt8]
 
-    public init(method: String, target: String, path: String, query: String, version: HTTPVersion, headers: [(name: String, value: String)], body: [UInt8]) {
+    public init(
+        method: String, target: String, path: String, query: String, version: HTTPVersion,
+        headers: [(name: String, value: String)], body: [UInt8]
+    ) {
         self.method = method
         self.target = target
         self.path = path
@@ -47,14 +50,18 @@ public struct HTTPResponse: Sendable {
     /// Close the connection once this response is written.
     public var closeConnection: Bool
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], body: [[UInt8]] = [], closeConnection: Bool = false) {
+    public init(
+        status: Int, headers: [(name: String, value: String)] = [], body: [[UInt8]] = [], closeConnection: Bool = false
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
         self.closeConnection = closeConnection
     }
 
-    public init(status: Int, headers: [(name: String, value: String)] = [], kept: KeptBody, closeConnection: Bool = false) {
+    public init(
+        status: Int, headers: [(name: String, value: String)] = [], kept: KeptBody, closeConnection: Bool = false
+    ) {
         self.init(status: status, headers: headers, closeConnection: closeConnection)
         self.kept = kept
     }

@@ -97,9 +97,10 @@ public final class HTTPServer: Sendable {
             var threads: [pthread_t] = []
             for loop in core.loops {
                 let core = self.core
-                threads.append(spawnThread(name: "http-loop-\(loop.index)") {
-                    EventLoop(core: core, handle: loop).run()
-                })
+                threads.append(
+                    spawnThread(name: "http-loop-\(loop.index)") {
+                        EventLoop(core: core, handle: loop).run()
+                    })
             }
             state = .running(threads)
         }
@@ -145,7 +146,10 @@ final class ServerCore: Sendable {
     let limitRefused = Atomic<Int>(0)
     let limitLastRefusal = Atomic<Int64>(0)
 
-    init(configuration: HTTPServerConfiguration, handler: any HTTPHandler, listenFD: Int32, port: UInt16, loops: [LoopHandle]) {
+    init(
+        configuration: HTTPServerConfiguration, handler: any HTTPHandler, listenFD: Int32, port: UInt16,
+        loops: [LoopHandle]
+    ) {
         self.configuration = configuration
         self.handler = handler
         self.listenFD = listenFD
@@ -181,6 +185,8 @@ private func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) -
         Linux.setThreadName(thread, String(name.prefix(15)))
         return thread
     case .failure(let error):
-        fatalError("cannot start HTTP event-loop thread: \(errnoText(error.code).lowercased()); raise the thread or memory limits")
+        fatalError(
+            "cannot start HTTP event-loop thread: \(errnoText(error.code).lowercased()); raise the thread or memory limits"
+        )
     }
 }

@@ -67,7 +67,8 @@ public final class KeptBody: Sendable {
                     // A short write (a signal) resumes on the rest, copied out of the vectors.
                     var done = 0
                     while done < total {
-                        let n = done == 0
+                        let n =
+                            done == 0
                             ? pwritev(fd, vectors.baseAddress, Int32(used), off_t(offset))
                             : rest(vectors, used, from: done, fd: fd, at: offset + done)
                         if n < 0 && errno == EINTR { continue }
@@ -97,7 +98,9 @@ public final class KeptBody: Sendable {
     }
 
     /// One pwrite of the first vector's part not yet written (the loop comes back for the others).
-    private static func rest(_ vectors: UnsafeMutableBufferPointer<iovec>, _ used: Int, from done: Int, fd: Int32, at offset: Int) -> Int {
+    private static func rest(
+        _ vectors: UnsafeMutableBufferPointer<iovec>, _ used: Int, from done: Int, fd: Int32, at offset: Int
+    ) -> Int {
         var skip = done
         for k in 0..<used {
             if skip < vectors[k].iov_len {

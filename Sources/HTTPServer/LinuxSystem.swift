@@ -10,7 +10,9 @@ enum Linux {
     /// The new connection's descriptor (or -1) and its client's address.
     static func accept4(_ fd: Int32, flags: Int32) -> (fd: Int32, peer: PeerAddress) {
         var words: (UInt64, UInt64) = (0, 0)
-        let client = withUnsafeMutableBytes(of: &words) { clinux_accept4(fd, flags, $0.baseAddress!.assumingMemoryBound(to: UInt64.self)) }
+        let client = withUnsafeMutableBytes(of: &words) {
+            clinux_accept4(fd, flags, $0.baseAddress!.assumingMemoryBound(to: UInt64.self))
+        }
         return (client, PeerAddress(high: words.0, low: words.1))
     }
 
@@ -19,25 +21,42 @@ enum Linux {
     }
 
     @discardableResult
-    static func epollCtl(_ epollFD: Int32, _ operation: Int32, _ fd: Int32, _ event: UnsafeMutablePointer<EpollEvent>) -> Int32 {
+    static func epollCtl(
+        _ epollFD: Int32, _ operation: Int32, _ fd: Int32, _ event: UnsafeMutablePointer<EpollEvent>
+    ) -> Int32 {
         epoll_ctl(epollFD, operation, fd, event)
     }
 
-    static func epollWait(_ epollFD: Int32, _ events: UnsafeMutablePointer<EpollEvent>, _ capacity: Int32, _ timeoutMilliseconds: Int32) -> Int32 {
+    static func epollWait(
+        _ epollFD: Int32, _ events: UnsafeMutablePointer<EpollEvent>, _ capacity: Int32, _ timeoutMilliseconds: Int32
+    ) -> Int32 {
         epoll_wait(epollFD, events, capacity, timeoutMilliseconds)
     }
 
+    // The C names, so the event loop reads as the man pages do.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLLIN = UInt32(CLinux.EPOLLIN.rawValue)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLLOUT = UInt32(CLinux.EPOLLOUT.rawValue)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLLERR = UInt32(CLinux.EPOLLERR.rawValue)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLLHUP = UInt32(CLinux.EPOLLHUP.rawValue)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLLRDHUP = UInt32(CLinux.EPOLLRDHUP.rawValue)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLLEXCLUSIVE = UInt32(CLinux.EPOLLEXCLUSIVE.rawValue)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLLET = UInt32(CLinux.EPOLLET.rawValue)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLL_CTL_ADD = CLinux.EPOLL_CTL_ADD
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLL_CTL_DEL = CLinux.EPOLL_CTL_DEL
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EPOLL_CLOEXEC = Int32(CLinux.EPOLL_CLOEXEC)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EFD_NONBLOCK = Int32(CLinux.EFD_NONBLOCK)
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     static let EFD_CLOEXEC = Int32(CLinux.EFD_CLOEXEC)
 }
 

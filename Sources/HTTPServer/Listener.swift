@@ -139,7 +139,9 @@ struct SocketAddress {
     init(_ v4: sockaddr_in) {
         family = AF_INET
         length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee = v4 } }
+        withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee = v4 }
+        }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         var addr = v4.sin_addr
         inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
@@ -150,7 +152,9 @@ struct SocketAddress {
     init(_ v6: sockaddr_in6) {
         family = AF_INET6
         length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-        withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee = v6 } }
+        withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee = v6 }
+        }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         var addr = v6.sin6_addr
         inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))

@@ -5,9 +5,4 @@ public struct PeerAddress: Hashable, Sendable {
     /// The 128 bits, most significant first.
     let high: UInt64
     let low: UInt64
-
-    init(high: UInt64, low: UInt64) {
-        self.high = high
-        self.low = low
-    }
 }

@@ -92,25 +92,29 @@ enum RequestParser {
         return parseHead(base, count: n, start: start, headEnd: headEnd, limits: limits)
     }
 
-    private static func parseHead(_ base: UnsafePointer<UInt8>, count n: Int, start: Int, headEnd: Int, limits: ParserLimits) -> ParseResult {
+    private static func parseHead(
+        _ base: UnsafePointer<UInt8>, count n: Int, start: Int, headEnd: Int, limits: ParserLimits
+    ) -> ParseResult {
         // Request line: METHOD SP target SP HTTP/x.y
         let (lineEnd, afterLine) = line(base, from: start)
         var p = start
         while p < lineEnd, isTokenByte(base[p]) { p += 1 }
         guard p > start, p < lineEnd, base[p] == sp else {
-            return .invalid(.init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
+            return .invalid(
+                .init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
         }
         let methodEnd = p
         p += 1
         let targetStart = p
         while p < lineEnd, base[p] > sp, base[p] != 0x7F { p += 1 }
         guard p > targetStart, p < lineEnd, base[p] == sp else {
-            return .invalid(.init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
+            return .invalid(
+                .init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
         }
         let targetEnd = p
         p += 1
         guard lineEnd - p == 8, base[p] == 0x48, base[p + 1] == 0x54, base[p + 2] == 0x54, base[p + 3] == 0x50,
-              base[p + 4] == 0x2F, isDigit(base[p + 5]), base[p + 6] == 0x2E, isDigit(base[p + 7])
+            base[p + 4] == 0x2F, isDigit(base[p + 5]), base[p + 6] == 0x2E, isDigit(base[p + 7])
         else {
             return .invalid(.init(status: 400, message: "malformed HTTP version"))
         }
@@ -122,7 +126,9 @@ enum RequestParser {
         }
 
         let method = string(base, start, methodEnd)
-        let isHead = methodEnd - start == 4 && base[start] == 0x48 && base[start + 1] == 0x45 && base[start + 2] == 0x41 && base[start + 3] == 0x44
+        let isHead =
+            methodEnd - start == 4 && base[start] == 0x48 && base[start + 1] == 0x45 && base[start + 2] == 0x41
+            && base[start + 3] == 0x44
         let target: (whole: String, path: String, query: String)
         switch parseTarget(base, targetStart, targetEnd, method: method) {
         case .success(let t): target = t
@@ -209,8 +215,12 @@ enum RequestParser {
         return .complete(ParsedRequest(request: request, consumed: total, keepAlive: keepAlive, isHead: isHead))
     }
 
-    private static func parseTarget(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int, method: String) -> Result<(whole: String, path: String, query: String), ParseError> {
-        guard let whole = String(validating: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self) else {
+    private static func parseTarget(
+        _ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int, method: String
+    ) -> Result<(whole: String, path: String, query: String), ParseError> {
+        guard
+            let whole = String(validating: UnsafeBufferPointer(start: base + start, count: end - start), as: UTF8.self)
+        else {
             return .failure(.init(status: 400, message: "request target is not valid UTF-8"))
         }
         var pathStart = start
@@ -252,7 +262,9 @@ enum RequestParser {
         return nil
     }
 
-    private static func parseContentLength(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Result<Int, ParseError> {
+    private static func parseContentLength(
+        _ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int
+    ) -> Result<Int, ParseError> {
         // A list of identical values is allowed (RFC 9110 8.6); anything else is a framing attack or a bug.
         var value: Int?
         var error: ParseError?
@@ -266,7 +278,8 @@ enum RequestParser {
             }
             if e - s > 18 {
                 // Checked before the digits so a huge number cannot overflow.
-                error = (s..<e).allSatisfy { isDigit(base[$0]) }
+                error =
+                    (s..<e).allSatisfy { isDigit(base[$0]) }
                     ? .init(status: 413, message: "request body too large")
                     : .init(status: 400, message: "invalid Content-Length")
                 return
@@ -291,7 +304,9 @@ enum RequestParser {
     }
 
     /// Calls `body` with each comma-separated element of a header value, trimmed of whitespace.
-    private static func forEachListElement(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int, keepEmpty: Bool = false, _ body: (Int, Int) -> Void) {
+    private static func forEachListElement(
+        _ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int, keepEmpty: Bool = false, _ body: (Int, Int) -> Void
+    ) {
         var s = start
         while s <= end {
             var e = s

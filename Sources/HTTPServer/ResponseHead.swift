@@ -13,7 +13,10 @@ struct ResponseHeadWriter {
         bytes.reserveCapacity(1024)
     }
 
-    mutating func build(status: Int, headers: [(name: String, value: String)], contentLength: Int, date: [UInt8], connection: ConnectionHeader, extra: [UInt8] = []) {
+    mutating func build(
+        status: Int, headers: [(name: String, value: String)], contentLength: Int, date: [UInt8],
+        connection: ConnectionHeader, extra: [UInt8] = []
+    ) {
         bytes.removeAll(keepingCapacity: true)
         let status = (100...999).contains(status) ? status : 500
         append("HTTP/1.1 ")

@@ -18,9 +18,14 @@ public struct TLSServerConfiguration: Sendable, Equatable {
     }
 
     public enum Version: String, Sendable, CaseIterable, Comparable {
-        case tls10 = "TLS10", tls11 = "TLS11", tls12 = "TLS12", tls13 = "TLS13"
+        case tls10 = "TLS10"
+        case tls11 = "TLS11"
+        case tls12 = "TLS12"
+        case tls13 = "TLS13"
 
-        var openSSL: Int32 { [TLS1_VERSION, TLS1_1_VERSION, TLS1_2_VERSION, TLS1_3_VERSION][Self.allCases.firstIndex(of: self)!] }
+        var openSSL: Int32 {
+            [TLS1_VERSION, TLS1_1_VERSION, TLS1_2_VERSION, TLS1_3_VERSION][Self.allCases.firstIndex(of: self)!]
+        }
 
         public static func < (lhs: Version, rhs: Version) -> Bool {
             allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
@@ -77,10 +82,15 @@ public final class TLSContextSource: Sendable {
     private static let checkInterval: Int64 = 1_000_000_000
 
     /// Loads everything now, so a bad file fails at start.
-    public init(_ configuration: TLSServerConfiguration, onError: (@Sendable (String) -> Void)? = nil) throws(TLSSetupError) {
+    public init(
+        _ configuration: TLSServerConfiguration, onError: (@Sendable (String) -> Void)? = nil
+    ) throws(TLSSetupError) {
         let stamps = Self.stamps(configuration)
         let context = try Self.build(configuration)
-        state = Locked(State(configuration: configuration, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false))
+        state = Locked(
+            State(
+                configuration: configuration, context: context, stamps: stamps, checkedAt: monotonicNow(),
+                failureReported: false))
         self.onError = onError
     }
 
@@ -89,7 +99,9 @@ public final class TLSContextSource: Sendable {
         let stamps = Self.stamps(configuration)
         let context = try Self.build(configuration)
         state.withLock { state in
-            state = State(configuration: configuration, context: context, stamps: stamps, checkedAt: monotonicNow(), failureReported: false)
+            state = State(
+                configuration: configuration, context: context, stamps: stamps, checkedAt: monotonicNow(),
+                failureReported: false)
         }
     }
 
@@ -120,7 +132,10 @@ public final class TLSContextSource: Sendable {
             } catch {
                 guard !state.failureReported else { return (state.context, nil) }
                 state.failureReported = true
-                return (state.context, "TLS certificate files changed but do not load (\(error.description)); new connections keep the previous certificate until they do")
+                return (
+                    state.context,
+                    "TLS certificate files changed but do not load (\(error.description)); new connections keep the previous certificate until they do"
+                )
             }
         }
         if let report { onError?(report) }
@@ -133,7 +148,9 @@ public final class TLSContextSource: Sendable {
     /// and trusts, and the versions, suites and curves of the web config.
     static func build(_ configuration: TLSServerConfiguration) throws(TLSSetupError) -> TLSContext {
         guard configuration.minVersion <= configuration.maxVersion else {
-            throw TLSSetupError("min_version \(configuration.minVersion.rawValue) is above max_version \(configuration.maxVersion.rawValue); lower one or raise the other")
+            throw TLSSetupError(
+                "min_version \(configuration.minVersion.rawValue) is above max_version \(configuration.maxVersion.rawValue); lower one or raise the other"
+            )
         }
         try readable(configuration.certFile, "certificate")
         try readable(configuration.keyFile, "key")
@@ -141,16 +158,21 @@ public final class TLSContextSource: Sendable {
             throw TLSSetupError("cannot create a TLS context: \(openSSLErrorQueueText())")
         }
         let pointer = context.pointer
-        guard ctls_server_configure(pointer, configuration.minVersion.openSSL, configuration.maxVersion.openSSL) == 1 else {
+        guard ctls_server_configure(pointer, configuration.minVersion.openSSL, configuration.maxVersion.openSSL) == 1
+        else {
             throw TLSSetupError("cannot create a TLS context: \(openSSLErrorQueueText())")
         }
         guard SSL_CTX_use_certificate_chain_file(pointer, configuration.certFile) == 1 else {
-            throw TLSSetupError("cannot load the certificate from \(configuration.certFile): \(openSSLErrorQueueText()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first")
+            throw TLSSetupError(
+                "cannot load the certificate from \(configuration.certFile): \(openSSLErrorQueueText()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first"
+            )
         }
         guard SSL_CTX_use_PrivateKey_file(pointer, configuration.keyFile, SSL_FILETYPE_PEM) == 1 else {
             let reason = openSSLErrorQueueText()
             if reason.contains("key values mismatch") { throw mismatch(configuration) }
-            throw TLSSetupError("cannot load the private key from \(configuration.keyFile): \(reason); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)")
+            throw TLSSetupError(
+                "cannot load the private key from \(configuration.keyFile): \(reason); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)"
+            )
         }
         guard SSL_CTX_check_private_key(pointer) == 1 else {
             ERR_clear_error()
@@ -159,12 +181,16 @@ public final class TLSContextSource: Sendable {
         if let caFile = configuration.clientCAFile {
             try readable(caFile, "client CA")
             guard SSL_CTX_load_verify_locations(pointer, caFile, nil) == 1 else {
-                throw TLSSetupError("cannot load client CA certificates from \(caFile): \(openSSLErrorQueueText()); it must hold PEM certificates")
+                throw TLSSetupError(
+                    "cannot load client CA certificates from \(caFile): \(openSSLErrorQueueText()); it must hold PEM certificates"
+                )
             }
             if let names = SSL_load_client_CA_file(caFile) {
                 SSL_CTX_set_client_CA_list(pointer, names)
             }
-        } else if configuration.clientAuth == .verifyClientCertIfGiven || configuration.clientAuth == .requireAndVerifyClientCert {
+        } else if configuration.clientAuth == .verifyClientCertIfGiven
+            || configuration.clientAuth == .requireAndVerifyClientCert
+        {
             // As Go does without ClientCAs: verify against the system's roots.
             SSL_CTX_set_default_verify_paths(pointer)
         }
@@ -173,12 +199,14 @@ public final class TLSContextSource: Sendable {
             var names: [String] = []
             for suite in configuration.cipherSuites {
                 guard let name = OPENSSL_cipher_name(suite), String(cString: name) != "(NONE)" else {
-                    throw TLSSetupError("unknown cipher suite \(suite); use IANA names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
+                    throw TLSSetupError(
+                        "unknown cipher suite \(suite); use IANA names such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256")
                 }
                 names.append(String(cString: name))
             }
             guard SSL_CTX_set_cipher_list(pointer, names.joined(separator: ":")) == 1 else {
-                throw TLSSetupError("none of the cipher suites \(configuration.cipherSuites) is available: \(openSSLErrorQueueText())")
+                throw TLSSetupError(
+                    "none of the cipher suites \(configuration.cipherSuites) is available: \(openSSLErrorQueueText())")
             }
         }
         if configuration.preferServerCipherSuites {
@@ -199,12 +227,16 @@ public final class TLSContextSource: Sendable {
         do {
             close(try RegularFile.open(path).fd)
         } catch {
-            throw TLSSetupError("cannot read the \(what) file \(path): \(error.code == 0 ? error.description : errnoText(error.code).lowercased())")
+            throw TLSSetupError(
+                "cannot read the \(what) file \(path): \(error.code == 0 ? error.description : errnoText(error.code).lowercased())"
+            )
         }
     }
 
     private static func mismatch(_ configuration: TLSServerConfiguration) -> TLSSetupError {
-        TLSSetupError("the key in \(configuration.keyFile) does not belong to the certificate in \(configuration.certFile); use the key the certificate was issued for")
+        TLSSetupError(
+            "the key in \(configuration.keyFile) does not belong to the certificate in \(configuration.certFile); use the key the certificate was issued for"
+        )
     }
 
     // MARK: - Change detection

@@ -30,12 +30,20 @@ public struct JSONParser {
     private mutating func parseValue() throws(JSONSyntaxError) -> JSONValue {
         guard let byte = current else { throw error("unexpected end of the document") }
         switch byte {
-        case UInt8(ascii: "{"): return try nested { (p: inout JSONParser) throws(JSONSyntaxError) in try p.parseObject() }
-        case UInt8(ascii: "["): return try nested { (p: inout JSONParser) throws(JSONSyntaxError) in try p.parseArray() }
+        case UInt8(ascii: "{"):
+            return try nested { (p: inout JSONParser) throws(JSONSyntaxError) in try p.parseObject() }
+        case UInt8(ascii: "["):
+            return try nested { (p: inout JSONParser) throws(JSONSyntaxError) in try p.parseArray() }
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectWord("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
         default: throw error("unexpected character \(Self.show(byte))")
         }
@@ -54,7 +62,10 @@ public struct JSONParser {
         index += 1
         var members: [(key: String, value: JSONValue)] = []
         skipWhitespace()
-        if current == UInt8(ascii: "}") { index += 1; return .object(members) }
+        if current == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a key in double quotes") }
@@ -67,7 +78,9 @@ public struct JSONParser {
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(members)
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(members)
             default: throw error("expected ',' or '}' after the value of \"\(key)\"")
             }
         }
@@ -77,14 +90,19 @@ public struct JSONParser {
         index += 1
         var elements: [JSONValue] = []
         skipWhitespace()
-        if current == UInt8(ascii: "]") { index += 1; return .array(elements) }
+        if current == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
         while true {
             skipWhitespace()
             elements.append(try parseValue())
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(elements)
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(elements)
             default: throw error("expected ',' or ']' in a list")
             }
         }
@@ -129,7 +147,10 @@ public struct JSONParser {
             case UInt8(ascii: "t"): 9
             default: nil
             }
-        if let simple { out.append(simple); return }
+        if let simple {
+            out.append(simple)
+            return
+        }
         guard byte == UInt8(ascii: "u") else { throw error("unknown escape \\\(Self.show(byte))") }
         var code = try parseHex4()
         if (0xD800..<0xDC00).contains(code) {
@@ -197,7 +218,8 @@ public struct JSONParser {
 
     private mutating func expectWord(_ word: StaticString) throws(JSONSyntaxError) {
         let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-        guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected) else {
+        guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected)
+        else {
             throw error("unexpected word (strings need double quotes)")
         }
         index += expected.count
@@ -205,7 +227,8 @@ public struct JSONParser {
 
     private mutating func skipWhitespace() {
         while let byte = current,
-            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t")
+                || byte == UInt8(ascii: "\r")
         {
             index += 1
         }
@@ -222,7 +245,12 @@ public struct JSONParser {
         var line = 1
         var column = 1
         for byte in bytes[..<min(index, bytes.count)] {
-            if byte == UInt8(ascii: "\n") { line += 1; column = 1 } else if byte & 0xC0 != 0x80 { column += 1 }
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
         }
         return JSONSyntaxError(message: message, line: line, column: column)
     }

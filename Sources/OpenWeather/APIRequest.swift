@@ -40,8 +40,11 @@ extension OpenWeatherTransport {
 extension CurrentWeather {
     /// `/data/2.5/weather` for one place, in metric units.
     public static func request(latitude: Double, longitude: Double, language: String) -> APIRequest {
-        APIRequest(path: "/data/2.5/weather", query: [
-            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"), .init("lang", language),
-        ])
+        APIRequest(
+            path: "/data/2.5/weather",
+            query: [
+                .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"),
+                .init("lang", language),
+            ])
     }
 }

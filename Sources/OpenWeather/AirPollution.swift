@@ -19,7 +19,8 @@ public struct AirPollution: Sendable, Equatable {
 
     /// `/data/2.5/air_pollution` for one place; the endpoint takes no units or language.
     public static func request(latitude: Double, longitude: Double) -> APIRequest {
-        APIRequest(path: "/data/2.5/air_pollution", query: [.init("lat", String(latitude)), .init("lon", String(longitude))])
+        APIRequest(
+            path: "/data/2.5/air_pollution", query: [.init("lat", String(latitude)), .init("lon", String(longitude))])
     }
 }
 
@@ -45,11 +46,14 @@ public enum AirPollutionDecoder {
     /// One hour of a `list`: the current answer's, or one of the forecast's.
     static func item(_ entry: Fields) throws(FieldError) -> AirPollution {
         let index = try entry.object("main").number("aqi", 1...5)
-        guard index == index.rounded() else { throw FieldError(reason: "`\(entry.path).main.aqi` = \(index) is not a whole number") }
+        guard index == index.rounded() else {
+            throw FieldError(reason: "`\(entry.path).main.aqi` = \(index) is not a whole number")
+        }
         let components = try entry.object("components")
         var concentrations: [Double?] = []
         for pollutant in AirPollution.pollutants {
-            concentrations.append(try components.optionalNumber(pollutant, limit(pollutant)).map { WeatherDecoder.shift($0, by: -6) })
+            concentrations.append(
+                try components.optionalNumber(pollutant, limit(pollutant)).map { WeatherDecoder.shift($0, by: -6) })
         }
         return AirPollution(
             airQualityIndex: Int(index),

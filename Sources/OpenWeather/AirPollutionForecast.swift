@@ -26,7 +26,9 @@ public struct AirPollutionForecast: Sendable, Equatable {
     /// Each pollutant's concentration at `time`, linear between the two steps around it (nil for a
     /// pollutant either lacks); nil before the first step or after the last.
     public func gramsPerCubicMeter(at time: Double) -> [Double?]? {
-        guard let first = steps.first, let last = steps.last, time >= first.observationTime, time <= last.observationTime else { return nil }
+        guard let first = steps.first, let last = steps.last, time >= first.observationTime,
+            time <= last.observationTime
+        else { return nil }
         let lower = lastIndex(atOrBefore: time)
         let low = steps[lower]
         guard low.observationTime < time, lower + 1 < steps.count else { return low.gramsPerCubicMeter }
@@ -60,7 +62,9 @@ public struct AirPollutionForecast: Sendable, Equatable {
 
     /// `/data/2.5/air_pollution/forecast` for one place; like the current call, no units or language.
     public static func request(latitude: Double, longitude: Double) -> APIRequest {
-        APIRequest(path: "/data/2.5/air_pollution/forecast", query: [.init("lat", String(latitude)), .init("lon", String(longitude))])
+        APIRequest(
+            path: "/data/2.5/air_pollution/forecast",
+            query: [.init("lat", String(latitude)), .init("lon", String(longitude))])
     }
 }
 
@@ -78,7 +82,8 @@ public enum AirPollutionForecastDecoder {
         for entry in list {
             let step = try AirPollutionDecoder.item(entry)
             if let previous = steps.last, step.observationTime <= previous.observationTime {
-                throw FieldError(reason: "`\(entry.path).dt` = \(Int(step.observationTime)) is not after the hour before it")
+                throw FieldError(
+                    reason: "`\(entry.path).dt` = \(Int(step.observationTime)) is not after the hour before it")
             }
             steps.append(step)
         }

@@ -16,7 +16,8 @@ public enum AirQualityScale: String, CaseIterable, Sendable {
     public func index(_ gramsPerCubicMeter: [Double?]) -> Double? {
         var highest: Double?
         for (pollutant, grams) in zip(AirPollution.pollutants, gramsPerCubicMeter) {
-            guard let grams, let sub = subIndex(pollutant, microgramsPerCubicMeter: (grams * 1e12).rounded() / 1e6) else { continue }
+            guard let grams, let sub = subIndex(pollutant, microgramsPerCubicMeter: (grams * 1e12).rounded() / 1e6)
+            else { continue }
             highest = max(highest ?? sub, sub)
         }
         // The CAQI is published in whole numbers; its sub-indices are continuous.
@@ -74,15 +75,24 @@ enum USAQI {
     /// In between, the higher of the two is 300: the 8-hour table's top, since the 1-hour table
     /// gives less (201–300 from 0.205 ppm) and the EPA reports the maximum of the two.
     static let ozone = Pollutant(
-        step: 1, fromMicrograms: litersPerMole / 48.00, rows: [0...54, 55...70, 71...85, 86...105, 106...200, 405...604])
+        step: 1, fromMicrograms: litersPerMole / 48.00,
+        rows: [0...54, 55...70, 71...85, 86...105, 106...200, 405...604])
     static let table: [String: Pollutant] = [
-        "pm2_5": Pollutant(step: 0.1, fromMicrograms: 1, rows: [0...90, 91...354, 355...554, 555...1254, 1255...2254, 2255...3254]),
-        "pm10": Pollutant(step: 1, fromMicrograms: 1, rows: [0...54, 55...154, 155...254, 255...354, 355...424, 425...604]),
+        "pm2_5": Pollutant(
+            step: 0.1, fromMicrograms: 1, rows: [0...90, 91...354, 355...554, 555...1254, 1255...2254, 2255...3254]),
+        "pm10": Pollutant(
+            step: 1, fromMicrograms: 1, rows: [0...54, 55...154, 155...254, 255...354, 355...424, 425...604]),
         "o3": ozone,
         // ppm: µg/m³ → mg/m³ → ppm.
-        "co": Pollutant(step: 0.1, fromMicrograms: litersPerMole / 28.01 / 1000, rows: [0...44, 45...94, 95...124, 125...154, 155...304, 305...504]),
-        "so2": Pollutant(step: 1, fromMicrograms: litersPerMole / 64.07, rows: [0...35, 36...75, 76...185, 186...304, 305...604, 605...1004]),
-        "no2": Pollutant(step: 1, fromMicrograms: litersPerMole / 46.01, rows: [0...53, 54...100, 101...360, 361...649, 650...1249, 1250...2049]),
+        "co": Pollutant(
+            step: 0.1, fromMicrograms: litersPerMole / 28.01 / 1000,
+            rows: [0...44, 45...94, 95...124, 125...154, 155...304, 305...504]),
+        "so2": Pollutant(
+            step: 1, fromMicrograms: litersPerMole / 64.07,
+            rows: [0...35, 36...75, 76...185, 186...304, 305...604, 605...1004]),
+        "no2": Pollutant(
+            step: 1, fromMicrograms: litersPerMole / 46.01,
+            rows: [0...53, 54...100, 101...360, 361...649, 650...1249, 1250...2049]),
     ]
 
     static func pollutant(_ name: String) -> Pollutant? { table[name] }

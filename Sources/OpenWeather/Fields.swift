@@ -67,7 +67,9 @@ struct Fields {
 
     func optionalObject(_ key: String) throws(FieldError) -> Fields? {
         guard let found = present(key) else { return nil }
-        guard case .object = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not an object") }
+        guard case .object = found else {
+            throw FieldError(reason: "`\(name(key))` is \(found.typeName), not an object")
+        }
         return Fields(found, path: name(key))
     }
 
@@ -83,7 +85,9 @@ struct Fields {
     }
 
     func number(_ key: String, _ range: ClosedRange<Double>) throws(FieldError) -> Double {
-        guard let number = try optionalNumber(key, range) else { throw FieldError(reason: "missing field `\(name(key))`") }
+        guard let number = try optionalNumber(key, range) else {
+            throw FieldError(reason: "missing field `\(name(key))`")
+        }
         return number
     }
 
@@ -107,7 +111,9 @@ struct Fields {
     /// one here: see `label`.
     func optionalString(_ key: String) throws(FieldError) -> String? {
         guard let found = present(key) else { return nil }
-        guard case .string(let text) = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a string") }
+        guard case .string(let text) = found else {
+            throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a string")
+        }
         return Self.label(text)
     }
 

@@ -30,10 +30,12 @@ public struct Forecast: Sendable, Equatable {
         public var dayMaximumCelsius: Double?
 
         public init(
-            time: Double, temperatureCelsius: Double, feelsLikeCelsius: Double, humidityRatio: Double, pressurePascals: Double,
+            time: Double, temperatureCelsius: Double, feelsLikeCelsius: Double, humidityRatio: Double,
+            pressurePascals: Double,
             windSpeedMetersPerSecond: Double, windGustMetersPerSecond: Double?, cloudinessRatio: Double,
             precipitationProbability: Double, rainMeters: Double, snowMeters: Double, conditionID: Int,
-            dewPointCelsius: Double? = nil, uvIndex: Double? = nil, dayMinimumCelsius: Double? = nil, dayMaximumCelsius: Double? = nil
+            dewPointCelsius: Double? = nil, uvIndex: Double? = nil, dayMinimumCelsius: Double? = nil,
+            dayMaximumCelsius: Double? = nil
         ) {
             self.time = time
             self.temperatureCelsius = temperatureCelsius
@@ -94,7 +96,9 @@ public struct Forecast: Sendable, Equatable {
 
     /// The step whose period holds `time`; nil outside the forecast.
     public func step(covering time: Double) -> Step? {
-        guard let first = steps.first, let last = steps.last, time > first.time - stepSeconds, time <= last.time else { return nil }
+        guard let first = steps.first, let last = steps.last, time > first.time - stepSeconds, time <= last.time else {
+            return nil
+        }
         return steps[firstIndex(atOrAfter: time)]
     }
 
@@ -127,7 +131,8 @@ public struct Forecast: Sendable, Equatable {
         // To the micrometre, so a sum of millimetres reads 0.0024, not 0.0024000000000000002.
         return Window(
             temperatureMinCelsius: low, temperatureMaxCelsius: high, precipitationProbabilityMax: probability,
-            rainMeters: (rain * 1e9).rounded() / 1e9, snowMeters: (snow * 1e9).rounded() / 1e9, windGustMaxMetersPerSecond: gust)
+            rainMeters: (rain * 1e9).rounded() / 1e9, snowMeters: (snow * 1e9).rounded() / 1e9,
+            windGustMaxMetersPerSecond: gust)
     }
 
     /// The first step at or after `time`, which must not be after the last step.
@@ -143,9 +148,12 @@ public struct Forecast: Sendable, Equatable {
 
     /// `/data/2.5/forecast` for one place, in metric units: every step (5 days).
     public static func request(latitude: Double, longitude: Double, language: String) -> APIRequest {
-        APIRequest(path: "/data/2.5/forecast", query: [
-            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"), .init("lang", language),
-        ])
+        APIRequest(
+            path: "/data/2.5/forecast",
+            query: [
+                .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"),
+                .init("lang", language),
+            ])
     }
 }
 
@@ -166,7 +174,9 @@ public enum ForecastDecoder {
             let main = try entry.object("main")
             let wind = try entry.optionalObject("wind")
             let conditions = try entry.list("weather")
-            guard let primary = conditions.first else { throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported") }
+            guard let primary = conditions.first else {
+                throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported")
+            }
             let step = Forecast.Step(
                 time: try entry.number("dt", 1...1e11),
                 temperatureCelsius: try main.number("temp", -100...70),
@@ -175,10 +185,13 @@ public enum ForecastDecoder {
                 pressurePascals: WeatherDecoder.shift(try main.number("pressure", 800...1100), by: 2),
                 windSpeedMetersPerSecond: try wind?.optionalNumber("speed", 0...150) ?? 0,
                 windGustMetersPerSecond: try wind?.optionalNumber("gust", 0...200),
-                cloudinessRatio: WeatherDecoder.shift(try entry.optionalObject("clouds")?.optionalNumber("all", 0...100) ?? 0, by: -2),
+                cloudinessRatio: WeatherDecoder.shift(
+                    try entry.optionalObject("clouds")?.optionalNumber("all", 0...100) ?? 0, by: -2),
                 precipitationProbability: try entry.optionalNumber("pop", 0...1) ?? 0,
-                rainMeters: WeatherDecoder.shift(try entry.optionalObject("rain")?.optionalNumber("3h", 0...1000) ?? 0, by: -3),
-                snowMeters: WeatherDecoder.shift(try entry.optionalObject("snow")?.optionalNumber("3h", 0...1000) ?? 0, by: -3),
+                rainMeters: WeatherDecoder.shift(
+                    try entry.optionalObject("rain")?.optionalNumber("3h", 0...1000) ?? 0, by: -3),
+                snowMeters: WeatherDecoder.shift(
+                    try entry.optionalObject("snow")?.optionalNumber("3h", 0...1000) ?? 0, by: -3),
                 conditionID: Int(try primary.number("id", -1_000_000...1_000_000)))
             if let previous = steps.last, step.time <= previous.time {
                 throw FieldError(reason: "`\(entry.path).dt` = \(Int(step.time)) is not after the step before it")

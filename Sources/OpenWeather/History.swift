@@ -3,19 +3,27 @@
 /// free hourly air pollution over a range (`/data/2.5/air_pollution/history`, one call for it all).
 public enum History {
     /// The weather at `time` (Unix seconds), in metric units.
-    public static func weatherRequest(latitude: Double, longitude: Double, at time: Double, language: String) -> APIRequest {
-        APIRequest(path: "/data/3.0/onecall/timemachine", query: [
-            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("dt", String(Int64(time))),
-            .init("units", "metric"), .init("lang", language),
-        ])
+    public static func weatherRequest(
+        latitude: Double, longitude: Double, at time: Double, language: String
+    ) -> APIRequest {
+        APIRequest(
+            path: "/data/3.0/onecall/timemachine",
+            query: [
+                .init("lat", String(latitude)), .init("lon", String(longitude)), .init("dt", String(Int64(time))),
+                .init("units", "metric"), .init("lang", language),
+            ])
     }
 
     /// Every hour from `start` to `end` (Unix seconds; OpenWeather includes an hour at `end`).
-    public static func airPollutionRequest(latitude: Double, longitude: Double, from start: Double, to end: Double) -> APIRequest {
-        APIRequest(path: "/data/2.5/air_pollution/history", query: [
-            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("start", String(Int64(start))),
-            .init("end", String(Int64(end))),
-        ])
+    public static func airPollutionRequest(
+        latitude: Double, longitude: Double, from start: Double, to end: Double
+    ) -> APIRequest {
+        APIRequest(
+            path: "/data/2.5/air_pollution/history",
+            query: [
+                .init("lat", String(latitude)), .init("lon", String(longitude)), .init("start", String(Int64(start))),
+                .init("end", String(Int64(end))),
+            ])
     }
 }
 
@@ -41,7 +49,8 @@ public enum AirPollutionHistoryDecoder {
             for entry in try root.requireObject().list("list") {
                 let hour = try AirPollutionDecoder.item(entry)
                 if let previous = hours.last, hour.observationTime <= previous.observationTime {
-                    throw FieldError(reason: "`\(entry.path).dt` = \(Int(hour.observationTime)) is not after the hour before it")
+                    throw FieldError(
+                        reason: "`\(entry.path).dt` = \(Int(hour.observationTime)) is not after the hour before it")
                 }
                 hours.append(hour)
             }

@@ -52,9 +52,12 @@ public struct OneCall: Sendable, Equatable {
 
     /// `/data/3.0/onecall` for one place, in metric units, without the parts in `exclude` (no
     /// `exclude=` when none: the whole answer). One Call is billed per call, whatever it holds.
-    public static func request(latitude: Double, longitude: Double, language: String, exclude: [Part] = []) -> APIRequest {
+    public static func request(
+        latitude: Double, longitude: Double, language: String, exclude: [Part] = []
+    ) -> APIRequest {
         var query: [APIRequest.Item] = [
-            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"), .init("lang", language),
+            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"),
+            .init("lang", language),
         ]
         if !exclude.isEmpty { query.append(.init("exclude", exclude.map(\.rawValue).joined(separator: ","))) }
         return APIRequest(path: "/data/3.0/onecall", query: query)
@@ -108,7 +111,9 @@ public enum OneCallDecoder {
     }
 
     static func conditionID(_ entry: Fields) throws(FieldError) -> Int {
-        guard let primary = try entry.list("weather").first else { throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported") }
+        guard let primary = try entry.list("weather").first else {
+            throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported")
+        }
         return Int(try primary.number("id", -1_000_000...1_000_000))
     }
 
@@ -125,8 +130,10 @@ public enum OneCallDecoder {
             windGustMetersPerSecond: try entry.optionalNumber("wind_gust", 0...200),
             cloudinessRatio: WeatherDecoder.shift(try entry.optionalNumber("clouds", 0...100) ?? 0, by: -2),
             precipitationProbability: try entry.optionalNumber("pop", 0...1) ?? 0,
-            rainMeters: WeatherDecoder.shift((try entry.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
-            snowMeters: WeatherDecoder.shift((try entry.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
+            rainMeters: WeatherDecoder.shift(
+                (try entry.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
+            snowMeters: WeatherDecoder.shift(
+                (try entry.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
             conditionID: try conditionID(entry),
             dewPointCelsius: try entry.optionalNumber("dew_point", -100...70),
             uvIndex: try entry.optionalNumber("uvi", 0...30))
@@ -154,7 +161,8 @@ public enum OneCallDecoder {
                 time: try entry.number("dt", 1...1e11),
                 precipitationMetersPerSecond: try entry.number("precipitation", 0...2000) / 3_600_000)
             if let previous = minutely.last, minute.time < previous.time + OneCall.minuteSeconds {
-                throw FieldError(reason: "`\(entry.path).dt` = \(Int(minute.time)) is less than a minute after the step before it")
+                throw FieldError(
+                    reason: "`\(entry.path).dt` = \(Int(minute.time)) is less than a minute after the step before it")
             }
             minutely.append(minute)
         }
@@ -223,7 +231,9 @@ public enum OneCallDecoder {
                 description: try condition.optionalString("description") ?? "",
                 icon: try condition.optionalString("icon") ?? "")
         }
-        guard !conditions.isEmpty else { throw FieldError(reason: "`\(current.path).weather` is empty: no condition reported") }
+        guard !conditions.isEmpty else {
+            throw FieldError(reason: "`\(current.path).weather` is empty: no condition reported")
+        }
         let observation = try current.number("dt", 1...1e11)
         return CurrentWeather(
             temperatureCelsius: try current.number("temp", -100...70),
@@ -238,8 +248,10 @@ public enum OneCallDecoder {
             windDirectionDegrees: try current.optionalNumber("wind_deg", 0...360) ?? 0,
             cloudinessRatio: WeatherDecoder.shift(try current.optionalNumber("clouds", 0...100) ?? 0, by: -2),
             visibilityMeters: try current.optionalNumber("visibility", 0...100_000),
-            rain1hMeters: WeatherDecoder.shift(try current.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
-            snow1hMeters: WeatherDecoder.shift(try current.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
+            rain1hMeters: WeatherDecoder.shift(
+                try current.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
+            snow1hMeters: WeatherDecoder.shift(
+                try current.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
             sunrise: try current.optionalNumber("sunrise", 0...1e11).flatMap { $0 > 0 ? $0 : nil },
             sunset: try current.optionalNumber("sunset", 0...1e11).flatMap { $0 > 0 ? $0 : nil },
             observationTime: observation,
@@ -265,10 +277,13 @@ public enum OneCallDecoder {
             guard let last = hourly.last, entry.time > last.time else { continue }
             hourly.append(try dayStep(day, entry, millimeters: dailyMillimeters))
         }
-        let alerts = try (root.optionalList("alerts") ?? []).map { (alert: Fields) throws(FieldError) in try Self.alert(alert) }
+        let alerts = try (root.optionalList("alerts") ?? []).map { (alert: Fields) throws(FieldError) in
+            try Self.alert(alert)
+        }
         let extras = try dewPointAndUV(current)
         return OneCall(
             current: weather, dewPointCelsius: extras.dewPointCelsius, uvIndex: extras.uvIndex,
-            minutely: minutely, hourly: Forecast(steps: hourly, stepSeconds: 3600, issued: observation), daily: daily, alerts: alerts)
+            minutely: minutely, hourly: Forecast(steps: hourly, stepSeconds: 3600, issued: observation), daily: daily,
+            alerts: alerts)
     }
 }

@@ -13,7 +13,11 @@ import JSON
 public enum OneCall4 {
     /// The endpoints, by the word in their path.
     public enum Part: String, Sendable, CaseIterable, Hashable {
-        case current, minute = "1min", quarterHour = "15min", hour = "1h", day = "1day"
+        case current
+        case minute = "1min"
+        case quarterHour = "15min"
+        case hour = "1h"
+        case day = "1day"
     }
 
     /// Records per page: current 1, 1min 60, 15min 50, 1h 20, 1day 10.
@@ -41,11 +45,16 @@ public enum OneCall4 {
     /// `/data/4.0/onecall/current` or `/data/4.0/onecall/timeline/<part>`, with lat, lon, units=metric,
     /// lang, and `start` (whole Unix seconds, rounded down; left out when not finite) when given.
     /// Never from a link in an answer: those carry the key.
-    public static func request(_ part: Part, latitude: Double, longitude: Double, language: String, start: Double? = nil) -> APIRequest {
+    public static func request(
+        _ part: Part, latitude: Double, longitude: Double, language: String, start: Double? = nil
+    ) -> APIRequest {
         var query: [APIRequest.Item] = [
-            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"), .init("lang", language),
+            .init("lat", String(latitude)), .init("lon", String(longitude)), .init("units", "metric"),
+            .init("lang", language),
         ]
-        if let start, let seconds = Int64(exactly: start.rounded(.down)) { query.append(.init("start", String(seconds))) }
+        if let start, let seconds = Int64(exactly: start.rounded(.down)) {
+            query.append(.init("start", String(seconds)))
+        }
         let path = part == .current ? "/data/4.0/onecall/current" : "/data/4.0/onecall/timeline/\(part.rawValue)"
         return APIRequest(path: path, query: query)
     }
@@ -58,7 +67,8 @@ public enum OneCall4 {
     public static func alertRequest(id: String) -> APIRequest? {
         func harmless(_ byte: UInt8) -> Bool {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "_"):
                 true
             default: false
@@ -136,8 +146,10 @@ public enum OneCall4 {
         /// As a document keeps it: the fields read, already bounded (labels, the text), and `fetched`.
         public func kept() -> [UInt8] {
             var members: [(key: String, value: JSONValue)] = [
-                (key: "id", value: .string(id)), (key: "sender_name", value: .string(alert.sender)), (key: "event", value: .string(alert.event)),
-                (key: "start", value: .number(alert.start)), (key: "end", value: .number(alert.end)), (key: "description", value: .string(description)),
+                (key: "id", value: .string(id)), (key: "sender_name", value: .string(alert.sender)),
+                (key: "event", value: .string(alert.event)),
+                (key: "start", value: .number(alert.start)), (key: "end", value: .number(alert.end)),
+                (key: "description", value: .string(description)),
             ]
             if let fetched { members.append((key: "fetched", value: .number(fetched))) }
             return JSONValue.object(members).encoded()
@@ -169,12 +181,18 @@ public enum OneCall4 {
         /// and so is one nested so deep that, two levels down in the document, the parser would refuse it.
         public func document() -> [UInt8] {
             var members: [(key: String, value: JSONValue)] = []
-            members.append((key: "fetched", value: .object(Part.allCases.compactMap { part in
-                fetched[part].map { (key: part.rawValue, value: JSONValue.number($0)) }
-            })))
+            members.append(
+                (
+                    key: "fetched",
+                    value: .object(
+                        Part.allCases.compactMap { part in
+                            fetched[part].map { (key: part.rawValue, value: JSONValue.number($0)) }
+                        })
+                ))
             for part in Part.allCases {
                 guard let bodies = pages[part] else { continue }
-                members.append((key: part.rawValue, value: .array(bodies.compactMap { Self.kept($0, Self.envelopeKeys) })))
+                members.append(
+                    (key: part.rawValue, value: .array(bodies.compactMap { Self.kept($0, Self.envelopeKeys) })))
             }
             members.append((key: "alerts", value: .array(alerts.compactMap { Self.kept($0, Self.detailKeys) })))
             return JSONValue.object(members).encoded()
@@ -212,7 +230,8 @@ public enum OneCall4 {
         public var alertIDs: [String]
 
         public init(
-            answers: Answers, oneCall: OneCall, quarterHours: [Forecast.Step], days: [Day], details: [String: AlertDetail], alertIDs: [String]
+            answers: Answers, oneCall: OneCall, quarterHours: [Forecast.Step], days: [Day],
+            details: [String: AlertDetail], alertIDs: [String]
         ) {
             self.answers = answers
             self.oneCall = oneCall

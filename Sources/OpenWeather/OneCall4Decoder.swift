@@ -16,7 +16,9 @@ public enum OneCall4Decoder {
 
     /// A 15min or 1h page: hourly steps as 3.0's, whose `rain.1h`/`snow.1h` (mm/h) make the step's
     /// amount over its own length (a 15-minute step holds a quarter of the hour's rate).
-    public static func steps(_ body: [UInt8], part: OneCall4.Part) throws(OpenWeatherError) -> OneCall4.Page<Forecast.Step> {
+    public static func steps(
+        _ body: [UInt8], part: OneCall4.Part
+    ) throws(OpenWeatherError) -> OneCall4.Page<Forecast.Step> {
         try Fields.decode(body) { (root: Fields) throws(FieldError) in try steps(root, part: part) }
     }
 
@@ -49,12 +51,17 @@ public enum OneCall4Decoder {
 
     /// A record's `alerts`: absent, null or `[]` for none, else a list of ID strings; the first
     /// `alertIDsPerRecord` are read, each once (`seen` makes that linear in the IDs).
-    private static func alertIDs(_ record: Fields, into ids: inout [String], seen: inout Set<String>) throws(FieldError) {
+    private static func alertIDs(_ record: Fields, into ids: inout [String], seen: inout Set<String>) throws(FieldError)
+    {
         guard let found = record.value["alerts"], found != .null else { return }
         let path = "\(record.path).alerts"
-        guard case .array(let items) = found else { throw FieldError(reason: "`\(path)` is \(found.typeName), not a list of alert IDs") }
+        guard case .array(let items) = found else {
+            throw FieldError(reason: "`\(path)` is \(found.typeName), not a list of alert IDs")
+        }
         for (index, item) in items.prefix(OneCall4.alertIDsPerRecord).enumerated() {
-            guard case .string(let id) = item else { throw FieldError(reason: "`\(path)[\(index)]` is \(item.typeName), not an alert ID (a string)") }
+            guard case .string(let id) = item else {
+                throw FieldError(reason: "`\(path)[\(index)]` is \(item.typeName), not an alert ID (a string)")
+            }
             let cleaned = Fields.label(id)
             if seen.insert(cleaned).inserted { ids.append(cleaned) }
         }
@@ -62,10 +69,15 @@ public enum OneCall4Decoder {
 
     private static func current(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall4.Now> {
         try page(root) { (data: [Fields]) throws(FieldError) in
-            guard data.count == 1 else { throw FieldError(reason: "`data` holds \(data.count) records; the current weather is one") }
+            guard data.count == 1 else {
+                throw FieldError(reason: "`data` holds \(data.count) records; the current weather is one")
+            }
             let extras = try OneCallDecoder.dewPointAndUV(data[0])
-            return [OneCall4.Now(
-                weather: try OneCallDecoder.weather(data[0], in: root), dewPointCelsius: extras.dewPointCelsius, uvIndex: extras.uvIndex)]
+            return [
+                OneCall4.Now(
+                    weather: try OneCallDecoder.weather(data[0], in: root), dewPointCelsius: extras.dewPointCelsius,
+                    uvIndex: extras.uvIndex)
+            ]
         }
     }
 
@@ -74,7 +86,9 @@ public enum OneCall4Decoder {
     }
 
     private static func steps(_ root: Fields, part: OneCall4.Part) throws(FieldError) -> OneCall4.Page<Forecast.Step> {
-        try page(root) { (data: [Fields]) throws(FieldError) in try OneCallDecoder.hours(data, hours: OneCall4.stepSeconds(part) / 3600) }
+        try page(root) { (data: [Fields]) throws(FieldError) in
+            try OneCallDecoder.hours(data, hours: OneCall4.stepSeconds(part) / 3600)
+        }
     }
 
     private static func days(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall4.Day> {
@@ -85,7 +99,8 @@ public enum OneCall4Decoder {
                 if let previous = days.last, day.time <= previous.day.time {
                     throw FieldError(reason: "`\(entry.path).dt` = \(Int(day.time)) is not after the day before it")
                 }
-                days.append(OneCall4.Day(day: day, step: try OneCallDecoder.dayStep(entry, day, millimeters: dailyMillimeters)))
+                days.append(
+                    OneCall4.Day(day: day, step: try OneCallDecoder.dayStep(entry, day, millimeters: dailyMillimeters)))
             }
             return days
         }
@@ -102,7 +117,8 @@ public enum OneCall4Decoder {
     private static func alert(_ root: Fields) throws(FieldError) -> OneCall4.AlertDetail {
         let root = try root.requireObject()
         return OneCall4.AlertDetail(
-            id: try root.string("id"), alert: try OneCallDecoder.alert(root), description: cut(try description(root), OneCall4.alertTextLimit),
+            id: try root.string("id"), alert: try OneCallDecoder.alert(root),
+            description: cut(try description(root), OneCall4.alertTextLimit),
             fetched: try root.optionalNumber("fetched", 0...1e11))
     }
 
@@ -145,13 +161,18 @@ public enum OneCall4Decoder {
             }
             return Fields.text(lines.joined(separator: "\n"))
         default:
-            throw FieldError(reason: "`\(root.path.isEmpty ? "" : "\(root.path).")description` is \(found.typeName), not a string or a list")
+            throw FieldError(
+                reason:
+                    "`\(root.path.isEmpty ? "" : "\(root.path).")description` is \(found.typeName), not a string or a list"
+            )
         }
     }
 
     private static func rawString(_ entry: Fields, _ key: String) throws(FieldError) -> String? {
         guard let found = entry.value[key], found != .null else { return nil }
-        guard case .string(let text) = found else { throw FieldError(reason: "`\(entry.path).\(key)` is \(found.typeName), not a string") }
+        guard case .string(let text) = found else {
+            throw FieldError(reason: "`\(entry.path).\(key)` is \(found.typeName), not a string")
+        }
         return text
     }
 
@@ -176,7 +197,9 @@ public enum OneCall4Decoder {
 
         let currentBodies = try bodies(.current)
         guard currentBodies.count == 1 else {
-            throw FieldError(reason: currentBodies.isEmpty ? "missing field `current`" : "`current` holds \(currentBodies.count) answers, not one")
+            throw FieldError(
+                reason: currentBodies.isEmpty
+                    ? "missing field `current`" : "`current` holds \(currentBodies.count) answers, not one")
         }
         let now = try current(currentBodies[0])
         var alertIDs = now.alertIDs
@@ -225,7 +248,8 @@ public enum OneCall4Decoder {
         let oneCall = OneCall(
             current: first.weather, dewPointCelsius: first.dewPointCelsius, uvIndex: first.uvIndex,
             minutely: joined(minutePages) { $0.time },
-            hourly: Forecast(steps: hourly, stepSeconds: OneCall4.stepSeconds(.hour), issued: first.weather.observationTime),
+            hourly: Forecast(
+                steps: hourly, stepSeconds: OneCall4.stepSeconds(.hour), issued: first.weather.observationTime),
             daily: daily.map(\.day), alerts: alerts)
         return OneCall4.Reading(
             answers: answers, oneCall: oneCall, quarterHours: joined(timelines[.quarterHour] ?? []) { $0.time },

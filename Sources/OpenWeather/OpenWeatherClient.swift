@@ -57,7 +57,8 @@ public struct OpenWeatherClient: OpenWeatherTransport {
     }
 
     public func currentWeather(latitude: Double, longitude: Double) throws(OpenWeatherError) -> CurrentWeather {
-        try WeatherDecoder.decode(get(CurrentWeather.request(latitude: latitude, longitude: longitude, language: configuration.language)))
+        try WeatherDecoder.decode(
+            get(CurrentWeather.request(latitude: latitude, longitude: longitude, language: configuration.language)))
     }
 
     /// `GET` the request with the key added: the body of a 2xx answer. Any other status is `.http`
@@ -73,11 +74,14 @@ public struct OpenWeatherClient: OpenWeatherTransport {
         guard (200...299).contains(response.status) else {
             var message = Self.errorMessage(response.body, redacting: configuration.secrets)
             if (300...399).contains(response.status), let location = response.header("location") {
-                message = "redirect to \(Redaction.excerpt(location, maxBytes: 300, secrets: configuration.secrets)), not followed: check --openweather.url"
+                message =
+                    "redirect to \(Redaction.excerpt(location, maxBytes: 300, secrets: configuration.secrets)), not followed: check --openweather.url"
             }
             throw .http(
                 status: response.status, message: message,
-                retryAfterSeconds: response.header("retry-after").flatMap { RetryAfter.seconds($0, now: SystemClock.wallSeconds()) })
+                retryAfterSeconds: response.header("retry-after").flatMap {
+                    RetryAfter.seconds($0, now: SystemClock.wallSeconds())
+                })
         }
         return response.body
     }
@@ -98,7 +102,8 @@ public struct OpenWeatherClient: OpenWeatherTransport {
     func target(_ request: APIRequest) -> String {
         let items = request.query.map { ($0.name, $0.value) } + [("appid", configuration.apiKey)]
         let path = request.path.hasPrefix("/") ? request.path : "/" + request.path
-        return pathPrefix + path + "?" + items.map { "\(PercentEncoding.encoded($0.0))=\(PercentEncoding.encoded($0.1))" }.joined(separator: "&")
+        return pathPrefix + path + "?"
+            + items.map { "\(PercentEncoding.encoded($0.0))=\(PercentEncoding.encoded($0.1))" }.joined(separator: "&")
     }
 
     /// OpenWeather's `message` (its longest is about 200 bytes), else the start of the body (an HTML

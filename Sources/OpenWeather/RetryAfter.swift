@@ -30,10 +30,14 @@ enum RetryAfter {
         }
         if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard digits() > 0 else { return nil }
         }
-        guard index == bytes.count, let value = Double(String(decoding: bytes, as: UTF8.self)), !value.isNaN else { return nil }
+        guard index == bytes.count, let value = Double(String(decoding: bytes, as: UTF8.self)), !value.isNaN else {
+            return nil
+        }
         // So many digits that they overflow a Double: a very long time, which the clamp makes an hour.
         return min(value, .greatestFiniteMagnitude)
     }
@@ -44,18 +48,27 @@ enum RetryAfter {
     /// `Sunday, 06-Nov-94 08:49:37 GMT` or `Sun Nov  6 08:49:37 1994`. The weekday is not checked.
     static func date(_ text: String) -> Int? {
         let words = text.split { $0 == " " || $0 == "," }.map { $0.lowercased() }
-        var day: Int?, month: Int?, year: Int?, clock: [Int]?
+        var day: Int?
+        var month: Int?
+        var year: Int?
+        var clock: [Int]?
         switch words.count {
         case 6 where words[5] == "gmt":  // IMF-fixdate
-            (day, month, year, clock) = (number(words[1], 2), monthNumber(words[2]), number(words[3], 4), time(words[4]))
+            (day, month, year, clock) = (
+                number(words[1], 2), monthNumber(words[2]), number(words[3], 4), time(words[4])
+            )
         case 4 where words[3] == "gmt":  // RFC 850: a two-digit year
             let parts = words[1].split(separator: "-", omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 3, let short = number(parts[2], 2) else { return nil }
             // RFC 9110: a year more than 50 years ahead is the most recent past year with those digits;
             // this reads 70...99 as 19xx, the rest as 20xx.
-            (day, month, year, clock) = (number(parts[0], 2), monthNumber(parts[1]), short < 70 ? 2000 + short : 1900 + short, time(words[2]))
+            (day, month, year, clock) = (
+                number(parts[0], 2), monthNumber(parts[1]), short < 70 ? 2000 + short : 1900 + short, time(words[2])
+            )
         case 5:  // asctime
-            (day, month, year, clock) = (number(words[2], 2), monthNumber(words[1]), number(words[4], 4), time(words[3]))
+            (day, month, year, clock) = (
+                number(words[2], 2), monthNumber(words[1]), number(words[4], 4), time(words[3])
+            )
         default:
             return nil
         }
@@ -68,7 +81,9 @@ enum RetryAfter {
 
     /// At most `width` digits (at least one).
     private static func number(_ word: String, _ width: Int) -> Int? {
-        guard (1...width).contains(word.utf8.count), word.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        guard (1...width).contains(word.utf8.count), word.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
+            return nil
+        }
         return Int(word)
     }
 

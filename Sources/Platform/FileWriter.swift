@@ -35,7 +35,9 @@ public enum FileWriter {
         public mutating func write(_ bytes: [UInt8], at start: Int) {
             var written = 0
             while failure == nil && written < bytes.count {
-                let count = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(start + written)) }
+                let count = bytes.withUnsafeBytes {
+                    pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(start + written))
+                }
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else {
                     failure = FileWriter.failure("cannot write \(temporary)")
@@ -89,7 +91,9 @@ public enum FileWriter {
     }
 
     /// `bytes` as the whole file at `path`.
-    public static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600, existing: Existing = .replaced) throws(Failure) {
+    public static func replace(
+        _ path: String, with bytes: [UInt8], mode: mode_t = 0o600, existing: Existing = .replaced
+    ) throws(Failure) {
         try replace(path, mode: mode, existing: existing) { $0.append(bytes) }
     }
 
@@ -102,7 +106,9 @@ public enum FileWriter {
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw Failure(
-                description: "\(path) exists and is \(RegularFile.kind(info.st_mode)), not a regular file: it is not replaced; give the path of a regular file or of none")
+                description:
+                    "\(path) exists and is \(RegularFile.kind(info.st_mode)), not a regular file: it is not replaced; give the path of a regular file or of none"
+            )
         }
     }
 
@@ -111,7 +117,9 @@ public enum FileWriter {
     public static func removeLeftovers(of path: String) {
         let directory = directory(of: path)
         // `.tmp` without the dash: the fixed name older versions used is a leftover too.
-        let namePrefix = Array(path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).last ?? []) + Array(".tmp".utf8)
+        let namePrefix =
+            Array(path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).last ?? [])
+            + Array(".tmp".utf8)
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directoryFD >= 0 else { return }
         guard let stream = fdopendir(directoryFD) else {
@@ -127,7 +135,8 @@ public enum FileWriter {
         for name in names {
             var info = stat()
             guard fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0,
-                info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid() else { continue }
+                info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid()
+            else { continue }
             unlinkat(directoryFD, name, 0)
         }
     }

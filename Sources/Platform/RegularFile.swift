@@ -27,7 +27,8 @@ public enum RegularFile {
         guard info.st_mode & S_IFMT == S_IFREG else {
             close(fd)
             throw Failure(
-                description: "\(path) is not a regular file (it is \(kind(info.st_mode))): replace it with a regular file; the exporter never reads a FIFO, a device or a socket, which could block it",
+                description:
+                    "\(path) is not a regular file (it is \(kind(info.st_mode))): replace it with a regular file; the exporter never reads a FIFO, a device or a socket, which could block it",
                 code: 0)
         }
         return (fd, info.st_uid)

@@ -32,10 +32,12 @@ public enum Threads {
 
     private static func create(_ thread: inout pthread_t, _ body: @escaping @Sendable () -> Void) -> Int32 {
         let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        let result = pthread_create(&thread, nil, { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, nil,
+            { raw in
+                Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().body()
+                return nil
+            }, box)
         if result != 0 { Unmanaged<Box>.fromOpaque(box).release() }
         return result
     }

@@ -47,7 +47,9 @@ enum AirPollutionModel {
 
     static func forecast(latitude: Double, longitude: Double, at time: Double) -> [Reading] {
         let hourStart = (time / 3600).rounded(.down) * 3600
-        return (0..<forecastHours).map { reading(latitude: latitude, longitude: longitude, at: hourStart + Double($0) * 3600) }
+        return (0..<forecastHours).map {
+            reading(latitude: latitude, longitude: longitude, at: hourStart + Double($0) * 3600)
+        }
     }
 
     /// The history's hours: every hour from the one at or after `start` to `end`, inclusive (the

@@ -6,8 +6,11 @@
 enum AlertID {
     static func make(latitude: Double, longitude: Double, start: Double) -> String? {
         let block = (start / 21_600).rounded(.down)
-        guard (0..<Double(1 << 27)).contains(block), (-90...90).contains(latitude), (-180...180).contains(longitude) else { return nil }
-        let payload = UInt64(block) << 37 | UInt64((latitude * 1000).rounded() + 90_000) << 19 | UInt64((longitude * 1000).rounded() + 180_000)
+        guard (0..<Double(1 << 27)).contains(block), (-90...90).contains(latitude), (-180...180).contains(longitude)
+        else { return nil }
+        let payload =
+            UInt64(block) << 37 | UInt64((latitude * 1000).rounded() + 90_000) << 19
+            | UInt64((longitude * 1000).rounded() + 180_000)
         let check = mix(payload ^ 0x4F43_3441_4C45_5254)
         let bits = (check, payload ^ mix(check))
         let hex = hex16(bits.0) + hex16(bits.1)
@@ -20,7 +23,9 @@ enum AlertID {
         let groups = id.split(separator: "-", omittingEmptySubsequences: false)
         guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return nil }
         let hex = groups.joined()
-        guard let high = UInt64(hex.prefix(16), radix: 16), let low = UInt64(hex.suffix(16), radix: 16) else { return nil }
+        guard let high = UInt64(hex.prefix(16), radix: 16), let low = UInt64(hex.suffix(16), radix: 16) else {
+            return nil
+        }
         let payload = low ^ mix(high)
         guard mix(payload ^ 0x4F43_3441_4C45_5254) == high else { return nil }
         let latitude = (Double(payload >> 19 & (1 << 18 - 1)) - 90_000) / 1000

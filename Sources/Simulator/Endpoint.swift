@@ -34,7 +34,8 @@ enum Endpoint: String, CaseIterable {
     /// request's (it holds an alert's ID); `linkBase`: where One Call 4.0's page links point;
     /// `endlessRound`: the hostile alert mode is on, this many current answers given before.
     func answer(
-        _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false,
+        _ query: [String: String], latitude: Double?, longitude: Double?, at time: Double, alwaysAlert: Bool = false,
+        rainSoon: Bool = false,
         path: String? = nil, linkBase: String = OneCall4JSON.realBase, endlessRound: Int? = nil
     ) -> (status: Int, body: String) {
         /// A page of a One Call 4.0 timeline, placed by `start=`.
@@ -42,12 +43,18 @@ enum Endpoint: String, CaseIterable {
             Self.atPlace(latitude, longitude) { latitude, longitude in
                 var start: Double?
                 if let text = query["start"] {
-                    guard let parsed = Double(text), parsed.isFinite else { return (400, ErrorBodies.oneCallInvalid("start")) }
+                    guard let parsed = Double(text), parsed.isFinite else {
+                        return (400, ErrorBodies.oneCallInvalid("start"))
+                    }
                     start = parsed
                 }
-                return (200, OneCall4JSON.page(
-                    timeline, latitude: latitude, longitude: longitude, at: time, start: start, alwaysAlert: alwaysAlert,
-                    caller: .init(base: linkBase, key: query["appid"] ?? "")))
+                return (
+                    200,
+                    OneCall4JSON.page(
+                        timeline, latitude: latitude, longitude: longitude, at: time, start: start,
+                        alwaysAlert: alwaysAlert,
+                        caller: .init(base: linkBase, key: query["appid"] ?? ""))
+                )
             }
         }
         // One case per endpoint and no default: a new endpoint does not build until it is answered here.
@@ -55,11 +62,19 @@ enum Endpoint: String, CaseIterable {
         case .weather:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
                 let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
-                return (200, WeatherJSON.render(reading, units: query["units"] ?? "standard", cityID: Int(abs(latitude * 1000 + longitude))))
+                return (
+                    200,
+                    WeatherJSON.render(
+                        reading, units: query["units"] ?? "standard", cityID: Int(abs(latitude * 1000 + longitude)))
+                )
             }
         case .forecast:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
-                (200, ForecastJSON.render(latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard"))
+                (
+                    200,
+                    ForecastJSON.render(
+                        latitude: latitude, longitude: longitude, at: time, units: query["units"] ?? "standard")
+                )
             }
         case .airPollution:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
@@ -68,37 +83,65 @@ enum Endpoint: String, CaseIterable {
             }
         case .airPollutionForecast:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
-                (200, AirPollutionJSON.render(
-                    AirPollutionModel.forecast(latitude: latitude, longitude: longitude, at: time), latitude: latitude, longitude: longitude))
+                (
+                    200,
+                    AirPollutionJSON.render(
+                        AirPollutionModel.forecast(latitude: latitude, longitude: longitude, at: time),
+                        latitude: latitude, longitude: longitude)
+                )
             }
         case .airPollutionHistory:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
-                guard let start = query["start"].flatMap(Double.init), let end = query["end"].flatMap(Double.init), start <= end else {
+                guard let start = query["start"].flatMap(Double.init), let end = query["end"].flatMap(Double.init),
+                    start <= end
+                else {
                     return (400, ErrorBodies.wrongParameter("start and end are required, start not after end"))
                 }
-                return (200, AirPollutionJSON.render(
-                    AirPollutionModel.history(latitude: latitude, longitude: longitude, from: start, to: min(end, time)), latitude: latitude, longitude: longitude))
+                return (
+                    200,
+                    AirPollutionJSON.render(
+                        AirPollutionModel.history(
+                            latitude: latitude, longitude: longitude, from: start, to: min(end, time)),
+                        latitude: latitude, longitude: longitude)
+                )
             }
         case .oneCall:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
                 let exclude = Set((query["exclude"] ?? "").split(separator: ",").map(String.init))
-                return (200, OneCallJSON.render(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon, exclude: exclude))
+                return (
+                    200,
+                    OneCallJSON.render(
+                        latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert,
+                        rainSoon: rainSoon, exclude: exclude)
+                )
             }
         case .oneCallTimemachine:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
                 // OpenWeather's range: from 1979 to 4 days ahead.
-                guard let moment = query["dt"].flatMap(Double.init), moment >= OneCallJSON.firstHistory, moment <= time + 4 * 86_400 else {
+                guard let moment = query["dt"].flatMap(Double.init), moment >= OneCallJSON.firstHistory,
+                    moment <= time + 4 * 86_400
+                else {
                     return (400, ErrorBodies.oneCallInvalidDate)
                 }
                 return (200, OneCallJSON.timemachine(latitude: latitude, longitude: longitude, at: moment))
             }
         case .oneCall4Current:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
-                (200, OneCall4JSON.current(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, endlessRound: endlessRound))
+                (
+                    200,
+                    OneCall4JSON.current(
+                        latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert,
+                        endlessRound: endlessRound)
+                )
             }
         case .oneCall4Minutes:
             return Self.atPlace(latitude, longitude) { latitude, longitude in
-                (200, OneCall4JSON.minutes(latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon))
+                (
+                    200,
+                    OneCall4JSON.minutes(
+                        latitude: latitude, longitude: longitude, at: time, alwaysAlert: alwaysAlert, rainSoon: rainSoon
+                    )
+                )
             }
         case .oneCall4QuarterHours: return page(.quarterHour)
         case .oneCall4Hours: return page(.hour)
@@ -111,13 +154,17 @@ enum Endpoint: String, CaseIterable {
             let limit = min(max(query["limit"].flatMap { Int($0) } ?? 1, 1), 5)
             return (200, GeocodingJSON.direct(Array(Places.matching(name).prefix(limit))))
         case .geocodingZip:
-            guard let code = query["zip"], !code.isEmpty else { return (400, ErrorBodies.wrongParameter("Nothing to geocode")) }
+            guard let code = query["zip"], !code.isEmpty else {
+                return (400, ErrorBodies.wrongParameter("Nothing to geocode"))
+            }
             guard let found = Places.zip(code) else { return (404, ErrorBodies.zipNotFound) }
             return (200, GeocodingJSON.zip(found.code, found.place))
         case .oneCall4Alert:
             let id = String((path ?? "").dropFirst(rawValue.count + 1))
             if endlessRound != nil, let detail = OneCall4JSON.endlessAlert(id: id, at: time) { return (200, detail) }
-            guard let detail = OneCall4JSON.alert(id: id, alwaysAlert: alwaysAlert) else { return (404, ErrorBodies.oneCallAlertNotFound) }
+            guard let detail = OneCall4JSON.alert(id: id, alwaysAlert: alwaysAlert) else {
+                return (404, ErrorBodies.oneCallAlertNotFound)
+            }
             return (200, detail)
         }
     }
@@ -126,13 +173,19 @@ enum Endpoint: String, CaseIterable {
     private static func atPlace(
         _ latitude: Double?, _ longitude: Double?, _ answer: (Double, Double) -> (status: Int, body: String)
     ) -> (status: Int, body: String) {
-        guard let latitude, (-90...90).contains(latitude) else { return (400, ErrorBodies.wrongParameter("wrong latitude")) }
-        guard let longitude, (-180...180).contains(longitude) else { return (400, ErrorBodies.wrongParameter("wrong longitude")) }
+        guard let latitude, (-90...90).contains(latitude) else {
+            return (400, ErrorBodies.wrongParameter("wrong latitude"))
+        }
+        guard let longitude, (-180...180).contains(longitude) else {
+            return (400, ErrorBodies.wrongParameter("wrong longitude"))
+        }
         return answer(latitude, longitude)
     }
 
     /// Answered only for a key with the One Call subscription (401 otherwise).
-    var needsOneCall: Bool { self == .oneCall || self == .oneCallTimemachine || rawValue.hasPrefix("/data/4.0/onecall/") }
+    var needsOneCall: Bool {
+        self == .oneCall || self == .oneCallTimemachine || rawValue.hasPrefix("/data/4.0/onecall/")
+    }
 
     /// For `Fault.Malformation`: a number field, a value that is absurd for it, and a field
     /// whose absence makes the answer unusable.

@@ -18,11 +18,12 @@ enum ForecastJSON {
     static func render(latitude: Double, longitude: Double, at time: Double, units: String) -> String {
         let issued = (time / stepSeconds).rounded(.down) * stepSeconds
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
-        let temperature: (Double) -> Double = switch units {
-        case "standard": { ($0 + 273.15).rounded(to: 2) }
-        case "imperial": { ($0 * 9 / 5 + 32).rounded(to: 2) }
-        default: { $0.rounded(to: 2) }
-        }
+        let temperature: (Double) -> Double =
+            switch units {
+            case "standard": { ($0 + 273.15).rounded(to: 2) }
+            case "imperial": { ($0 * 9 / 5 + 32).rounded(to: 2) }
+            default: { $0.rounded(to: 2) }
+            }
         let speed: (Double) -> Double = units == "imperial" ? { ($0 * 2.23694).rounded(to: 2) } : { $0 }
         let number = WeatherJSON.number
         var list: [String] = []
@@ -35,12 +36,19 @@ enum ForecastJSON {
             timezone = reading.timezoneOffset
             let error = temperatureError(seed: seed, issued: issued, lead: time - issued + stepSeconds)
             let raining = reading.rain1h > 0 || reading.snow1h > 0
-            let pop = raining ? (0.6 + 0.4 * WeatherModel.unitHash(seed + 22, time)).rounded(to: 2)
+            let pop =
+                raining
+                ? (0.6 + 0.4 * WeatherModel.unitHash(seed + 22, time)).rounded(to: 2)
                 : reading.clouds > 60 ? (0.3 * WeatherModel.unitHash(seed + 23, time)).rounded(to: 2) : 0
             var precipitation = ""
-            if reading.rain1h > 0 { precipitation += #""rain":{"3h":\#(number((reading.rain1h * 3).rounded(to: 2)))},"# }
-            if reading.snow1h > 0 { precipitation += #""snow":{"3h":\#(number((reading.snow1h * 3).rounded(to: 2)))},"# }
-            list.append("""
+            if reading.rain1h > 0 {
+                precipitation += #""rain":{"3h":\#(number((reading.rain1h * 3).rounded(to: 2)))},"#
+            }
+            if reading.snow1h > 0 {
+                precipitation += #""snow":{"3h":\#(number((reading.snow1h * 3).rounded(to: 2)))},"#
+            }
+            list.append(
+                """
                 {"dt":\(number(time)),"main":{"temp":\(number(temperature(reading.temperature + error))),\
                 "feels_like":\(number(temperature(reading.feelsLike + error))),\
                 "temp_min":\(number(temperature(reading.temperatureMin + error))),"temp_max":\(number(temperature(reading.temperatureMax + error))),\
@@ -66,6 +74,7 @@ enum ForecastJSON {
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+        return
+            "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
     }
 }

@@ -42,7 +42,8 @@ enum OneCall4JSON {
             return switch self {
             case .quarterHour: (now / 900).rounded(.down) * 900...lastHour
             case .hour: OneCallJSON.firstHistory...lastHour
-            case .day: first(OneCallJSON.firstHistory, timezoneOffset: timezoneOffset)...(now + 47_336_400)  // 1.5 years
+            // Up to 1.5 years ahead.
+            case .day: first(OneCallJSON.firstHistory, timezoneOffset: timezoneOffset)...(now + 47_336_400)
             }
         }
 
@@ -61,7 +62,8 @@ enum OneCall4JSON {
 
     static let realBase = "https://api.openweathermap.org"
 
-    private static func envelope(latitude: Double, longitude: Double, _ records: [String], links: String = "") -> String {
+    private static func envelope(latitude: Double, longitude: Double, _ records: [String], links: String = "") -> String
+    {
         let number = WeatherJSON.number
         return """
             {"lat":\(number(latitude)),"lon":\(number(longitude)),"timezone":"Etc/GMT",\
@@ -80,28 +82,36 @@ enum OneCall4JSON {
 
     /// `/current`: 3.0's `current`. `endlessRound`: the hostile alert mode's count of answers so far;
     /// the record then lists `endlessPerAnswer` IDs never listed before instead of the model's alert.
-    static func current(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool, endlessRound: Int? = nil) -> String {
+    static func current(
+        latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool, endlessRound: Int? = nil
+    ) -> String {
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
         let listed = endlessRound.map { round in
-            #","alerts":["# + (0..<endlessPerAnswer).map { #""\#(endlessPrefix)\#(round)-\#($0)""# }.joined(separator: ",") + "]"
+            #","alerts":["#
+                + (0..<endlessPerAnswer).map { #""\#(endlessPrefix)\#(round)-\#($0)""# }.joined(separator: ",") + "]"
         }
-        let record = OneCallJSON.moment(now, latitude: latitude, at: now.observationTime)
+        let record =
+            OneCallJSON.moment(now, latitude: latitude, at: now.observationTime)
             + (listed ?? alerts(latitude: latitude, longitude: longitude, at: now.observationTime, always: alwaysAlert))
         return envelope(latitude: latitude, longitude: longitude, ["{" + record + "}"])
     }
 
     /// `/timeline/1min`: 3.0's `minutely`, 60 minutes from the one holding now.
-    static func minutes(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool, rainSoon: Bool) -> String {
-        let records = OneCallJSON.minutely(latitude: latitude, longitude: longitude, at: time, rainSoon: rainSoon).prefix(60).map {
-            #"{"dt":\#(WeatherJSON.number($0.time)),"precipitation":\#(WeatherJSON.number($0.precipitation))"#
-                + alerts(latitude: latitude, longitude: longitude, at: $0.time, always: alwaysAlert) + "}"
-        }
+    static func minutes(
+        latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool, rainSoon: Bool
+    ) -> String {
+        let records = OneCallJSON.minutely(latitude: latitude, longitude: longitude, at: time, rainSoon: rainSoon)
+            .prefix(60).map {
+                #"{"dt":\#(WeatherJSON.number($0.time)),"precipitation":\#(WeatherJSON.number($0.precipitation))"#
+                    + alerts(latitude: latitude, longitude: longitude, at: $0.time, always: alwaysAlert) + "}"
+            }
         return envelope(latitude: latitude, longitude: longitude, records)
     }
 
     /// A page of `timeline` from `start` (nil: now).
     static func page(
-        _ timeline: Timeline, latitude: Double, longitude: Double, at now: Double, start: Double?, alwaysAlert: Bool, caller: Caller
+        _ timeline: Timeline, latitude: Double, longitude: Double, at now: Double, start: Double?, alwaysAlert: Bool,
+        caller: Caller
     ) -> String {
         let offset = WeatherModel.timezoneOffset(longitude: longitude)
         let reach = timeline.reach(at: now, timezoneOffset: offset)
@@ -109,22 +119,32 @@ enum OneCall4JSON {
         let step = timeline.seconds
         let issued = (now / 3600).rounded(.down) * 3600
         let records = (0..<timeline.count).map { first + Double($0) * step }.filter(reach.contains).map { time in
-            let fields = switch timeline {
-            case .hour: OneCallJSON.fields(OneCallJSON.hour(latitude: latitude, longitude: longitude, issued: issued, at: time))
-            case .quarterHour: OneCallJSON.fields(quarterHour(latitude: latitude, longitude: longitude, issued: issued, at: time))
-            case .day: day(latitude: latitude, longitude: longitude, noon: time)
-            }
+            let fields =
+                switch timeline {
+                case .hour:
+                    OneCallJSON.fields(
+                        OneCallJSON.hour(latitude: latitude, longitude: longitude, issued: issued, at: time))
+                case .quarterHour:
+                    OneCallJSON.fields(quarterHour(latitude: latitude, longitude: longitude, issued: issued, at: time))
+                case .day: day(latitude: latitude, longitude: longitude, noon: time)
+                }
             return "{" + fields + alerts(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) + "}"
         }
         let page = step * Double(timeline.count)
         var links = ""
-        if first - step >= reach.lowerBound { links += #","prev":"\#(link(timeline, latitude, longitude, start: first - page, caller))""# }
-        if first + page <= reach.upperBound { links += #","next":"\#(link(timeline, latitude, longitude, start: first + page, caller))""# }
+        if first - step >= reach.lowerBound {
+            links += #","prev":"\#(link(timeline, latitude, longitude, start: first - page, caller))""#
+        }
+        if first + page <= reach.upperBound {
+            links += #","next":"\#(link(timeline, latitude, longitude, start: first + page, caller))""#
+        }
         return envelope(latitude: latitude, longitude: longitude, records, links: links)
     }
 
     /// As the fixtures' links: `cnt` for hours and days, coordinates to 4 decimals, the key last.
-    private static func link(_ timeline: Timeline, _ latitude: Double, _ longitude: Double, start: Double, _ caller: Caller) -> String {
+    private static func link(
+        _ timeline: Timeline, _ latitude: Double, _ longitude: Double, start: Double, _ caller: Caller
+    ) -> String {
         let count = timeline == .quarterHour ? "" : "cnt=\(timeline.count)&"
         return "\(caller.base)\(timeline.path)?\(count)lat=\(fixed4(latitude))&lon=\(fixed4(longitude))"
             + "&start=\(WeatherJSON.number(start))&appid=\(PercentEncoding.encoded(caller.key))"
@@ -134,7 +154,8 @@ enum OneCall4JSON {
     static func fixed4(_ value: Double) -> String {
         let units = Int64((abs(value) * 10_000).rounded())
         let fraction = String(units % 10_000)
-        return (value < 0 && units > 0 ? "-" : "") + "\(units / 10_000)." + String(repeating: "0", count: 4 - fraction.count) + fraction
+        return (value < 0 && units > 0 ? "-" : "") + "\(units / 10_000)."
+            + String(repeating: "0", count: 4 - fraction.count) + fraction
     }
 
     /// On the hour, the hour's record; between, the smooth values drawn straight between the hours
@@ -156,10 +177,14 @@ enum OneCall4JSON {
         reading.windSpeed = between(\.reading.windSpeed, 2)
         reading.windGust = between(\.reading.windGust, 2)
         // The shorter way round the compass.
-        let turn = (after.reading.windDirection - before.reading.windDirection + 540).truncatingRemainder(dividingBy: 360) - 180
-        reading.windDirection = ((before.reading.windDirection + turn * fraction + 360).truncatingRemainder(dividingBy: 360)).rounded()
+        let turn =
+            (after.reading.windDirection - before.reading.windDirection + 540).truncatingRemainder(dividingBy: 360)
+            - 180
+        reading.windDirection =
+            ((before.reading.windDirection + turn * fraction + 360).truncatingRemainder(dividingBy: 360)).rounded()
         return OneCallJSON.Step(
-            time: time, reading: reading, dewPoint: between(\.dewPoint, 2), uvi: between(\.uvi, 2), pop: OneCallJSON.pop(reading))
+            time: time, reading: reading, dewPoint: between(\.dewPoint, 2), uvi: between(\.uvi, 2),
+            pop: OneCallJSON.pop(reading))
     }
 
     /// 3.0's day with 4.0's further fields: sunrise, sunset, the moon, and the temperatures of
@@ -174,7 +199,9 @@ enum OneCall4JSON {
         let phase = months - months.rounded(.down)
         let moonrise = day.start + (21_600 + phase * 86_400).truncatingRemainder(dividingBy: 86_400)
         var text = #""dt":\#(number(time)),"#
-        if let sunrise = noon.sunrise, let sunset = noon.sunset { text += #""sunrise":\#(number(sunrise)),"sunset":\#(number(sunset)),"# }
+        if let sunrise = noon.sunrise, let sunset = noon.sunset {
+            text += #""sunrise":\#(number(sunrise)),"sunset":\#(number(sunset)),"#
+        }
         text += """
             "moonrise":\(number(moonrise.rounded())),"moonset":\(number((moonrise + 44_700).rounded())),\
             "moon_phase":\(number(phase.rounded(to: 2))),\
@@ -208,11 +235,13 @@ enum OneCall4JSON {
     /// `/alert/{id}`: the alert in full, or nil for an ID no alert has (now, in this alert mode).
     static func alert(id: String, alwaysAlert: Bool) -> String? {
         guard let place = AlertID.parse(id),
-            let alert = OneCallJSON.alert(latitude: place.latitude, longitude: place.longitude, at: place.start, always: alwaysAlert),
+            let alert = OneCallJSON.alert(
+                latitude: place.latitude, longitude: place.longitude, at: place.start, always: alwaysAlert),
             alert.start == place.start
         else { return nil }
         let number = WeatherJSON.number
-        let description = #"...\#(alert.event.uppercased()) IN EFFECT FOR 6 HOURS...\n* WHAT...Simulated.\n"#
+        let description =
+            #"...\#(alert.event.uppercased()) IN EFFECT FOR 6 HOURS...\n* WHAT...Simulated.\n"#
             + #"* WHERE...\#(fixed4(place.latitude)), \#(fixed4(place.longitude))."#
         return """
             {"id":"\(AlertID.make(latitude: place.latitude, longitude: place.longitude, start: place.start) ?? id)",\

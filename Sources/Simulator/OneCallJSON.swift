@@ -25,14 +25,21 @@ enum OneCallJSON {
     }
 
     /// The alert in force in the 6-hour block holding `time`, if any: (event, start, end).
-    static func alert(latitude: Double, longitude: Double, at time: Double, always: Bool = false) -> (event: String, start: Double, end: Double)? {
+    static func alert(
+        latitude: Double, longitude: Double, at time: Double, always: Bool = false
+    ) -> (event: String, start: Double, end: Double)? {
         let block = (time / 21_600).rounded(.down)
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
         guard always || WeatherModel.unitHash(seed + 31, block) < 1.0 / 3 else { return nil }
         let start = block * 21_600
         let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: start)
-        let event = reading.temperature >= 30 ? "Heat Advisory" : reading.temperature <= 0 ? "Frost Advisory"
-            : reading.rain1h + reading.snow1h > 0 ? "Flood Watch" : reading.windSpeed > 5 ? "Wind Advisory" : "Dense Fog Advisory"
+        let event =
+            reading.temperature >= 30
+            ? "Heat Advisory"
+            : reading.temperature <= 0
+                ? "Frost Advisory"
+                : reading.rain1h + reading.snow1h > 0
+                    ? "Flood Watch" : reading.windSpeed > 5 ? "Wind Advisory" : "Dense Fog Advisory"
         return (event, start, start + 21_600)
     }
 
@@ -40,7 +47,9 @@ enum OneCallJSON {
     /// of the model's weather at each minute. The model's spells last 3 hours, so within the hour it
     /// rains throughout, not at all, or starts or stops at a spell's edge. `rainSoon` (a steer for
     /// tests, not the model): dry for 10 minutes, then 2 mm/h.
-    static func minutely(latitude: Double, longitude: Double, at time: Double, rainSoon: Bool = false) -> [(time: Double, precipitation: Double)] {
+    static func minutely(
+        latitude: Double, longitude: Double, at time: Double, rainSoon: Bool = false
+    ) -> [(time: Double, precipitation: Double)] {
         let first = (time / 60).rounded(.down) * 60
         var spell = (start: -1.0, precipitation: 0.0)
         return (0...60).map { index in
@@ -64,7 +73,9 @@ enum OneCallJSON {
         var pop: Double?
     }
 
-    static func step(_ reading: WeatherModel.Reading, latitude: Double, at time: Double, error: Double, pop: Double? = nil) -> Step {
+    static func step(
+        _ reading: WeatherModel.Reading, latitude: Double, at time: Double, error: Double, pop: Double? = nil
+    ) -> Step {
         var shifted = reading
         shifted.temperature = (reading.temperature + error).rounded(to: 2)
         shifted.feelsLike = (reading.feelsLike + error).rounded(to: 2)
@@ -83,7 +94,8 @@ enum OneCallJSON {
     static func hour(latitude: Double, longitude: Double, issued: Double, at time: Double) -> Step {
         let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
         let seed = WeatherModel.seed(latitude: latitude, longitude: longitude)
-        let error = time < issued ? 0 : ForecastJSON.temperatureError(seed: seed, issued: issued, lead: time - issued + 3600)
+        let error =
+            time < issued ? 0 : ForecastJSON.temperatureError(seed: seed, issued: issued, lead: time - issued + 3600)
         return step(reading, latitude: latitude, at: time, error: error, pop: pop(reading))
     }
 
@@ -118,9 +130,11 @@ enum OneCallJSON {
     }
 
     static func day(latitude: Double, longitude: Double, start: Double) -> Day {
-        Day(start: start, hours: stride(from: start, to: start + 86_400, by: 3600).map {
-            WeatherModel.reading(latitude: latitude, longitude: longitude, at: $0)
-        })
+        Day(
+            start: start,
+            hours: stride(from: start, to: start + 86_400, by: 3600).map {
+                WeatherModel.reading(latitude: latitude, longitude: longitude, at: $0)
+            })
     }
 
     /// Local midnight, in UTC, of the day holding `time`.
@@ -147,14 +161,20 @@ enum OneCallJSON {
             """
     }
 
-    static func render(latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false, exclude: Set<String> = []) -> String {
+    static func render(
+        latitude: Double, longitude: Double, at time: Double, alwaysAlert: Bool = false, rainSoon: Bool = false,
+        exclude: Set<String> = []
+    ) -> String {
         let number = WeatherJSON.number
         let now = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
         let current = moment(now, latitude: latitude, at: now.observationTime)
 
         let issued = (time / 3600).rounded(.down) * 3600
         let hourly = (0..<48).map { index in
-            "{" + fields(hour(latitude: latitude, longitude: longitude, issued: issued, at: issued + Double(index) * 3600)) + "}"
+            "{"
+                + fields(
+                    hour(latitude: latitude, longitude: longitude, issued: issued, at: issued + Double(index) * 3600))
+                + "}"
         }
         let dayStart = dayStart(containing: time, timezoneOffset: now.timezoneOffset)
         let daily = (0..<8).map { index -> String in
@@ -174,7 +194,8 @@ enum OneCallJSON {
             .map { #"{"dt":\#(number($0.time)),"precipitation":\#(number($0.precipitation))}"# }
         var alerts = ""
         if let alert = alert(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) {
-            alerts = #","alerts":[{"sender_name":"\#(sender)","event":"\#(alert.event)","start":\#(number(alert.start)),"end":\#(number(alert.end)),"description":"Simulated.\n","tags":[]}]"#
+            alerts =
+                #","alerts":[{"sender_name":"\#(sender)","event":"\#(alert.event)","start":\#(number(alert.start)),"end":\#(number(alert.end)),"description":"Simulated.\n","tags":[]}]"#
         }
         var parts = ""
         if !exclude.contains("current") { parts += #","current":{\#(current)}"# }

@@ -40,9 +40,12 @@ enum Places {
         SimulatedPlace("Paris", state: "Ile-de-France", country: "FR", 48.8566, 2.3522, pollution: 1.4),
         SimulatedPlace("Paris", state: "Texas", stateCode: "TX", country: "US", 33.6609, -95.5555, pollution: 0.5),
         SimulatedPlace("New York", state: "New York", stateCode: "NY", country: "US", 40.7128, -74.006, pollution: 1.4),
-        SimulatedPlace("Springfield", state: "Illinois", stateCode: "IL", country: "US", 39.7817, -89.6501, pollution: 0.7),
-        SimulatedPlace("Springfield", state: "Missouri", stateCode: "MO", country: "US", 37.2090, -93.2923, pollution: 0.7),
-        SimulatedPlace("Springfield", state: "Massachusetts", stateCode: "MA", country: "US", 42.1015, -72.5898, pollution: 0.8),
+        SimulatedPlace(
+            "Springfield", state: "Illinois", stateCode: "IL", country: "US", 39.7817, -89.6501, pollution: 0.7),
+        SimulatedPlace(
+            "Springfield", state: "Missouri", stateCode: "MO", country: "US", 37.2090, -93.2923, pollution: 0.7),
+        SimulatedPlace(
+            "Springfield", state: "Massachusetts", stateCode: "MA", country: "US", 42.1015, -72.5898, pollution: 0.8),
         SimulatedPlace("Tokyo", country: "JP", 35.6762, 139.6503, pollution: 1.2),
         SimulatedPlace("Sydney", state: "New South Wales", country: "AU", -33.8688, 151.2093, pollution: 0.7),
         SimulatedPlace("Barcelona", state: "Catalonia", country: "ES", 41.3888, 2.159, pollution: 1.2),
@@ -54,9 +57,11 @@ enum Places {
         SimulatedPlace("Madrid", state: "Community of Madrid", country: "ES", 40.4168, -3.7038, pollution: 1.5),
         SimulatedPlace("Rome", state: "Lazio", country: "IT", 41.9028, 12.4964, pollution: 1.3),
         SimulatedPlace("Seville", state: "Andalusia", country: "ES", 37.3891, -5.9845, pollution: 1.1),
-        SimulatedPlace("Mountain View", state: "California", stateCode: "CA", country: "US", 37.3861, -122.0839, pollution: 0.8),
+        SimulatedPlace(
+            "Mountain View", state: "California", stateCode: "CA", country: "US", 37.3861, -122.0839, pollution: 0.8),
         // The highest town on Earth: below 0 °C within any 24 hours of the year, the demo's frost.
-        SimulatedPlace("La Rinconada", state: "Puno", country: "PE", -14.6306, -69.4456, pollution: 0.3, elevation: 5100),
+        SimulatedPlace(
+            "La Rinconada", state: "Puno", country: "PE", -14.6306, -69.4456, pollution: 0.3, elevation: 5100),
     ]
 
     /// Postal codes `/geo/1.0/zip` knows, keyed `CODE,COUNTRY`; its answers carry the code's own centre.
@@ -71,7 +76,9 @@ enum Places {
     /// The known place at these coordinates (to a quarter of a degree), else the nameless open sea.
     static func near(latitude: Double, longitude: Double) -> SimulatedPlace {
         all.first { abs($0.latitude - latitude) < 0.25 && abs($0.longitude - longitude) < 0.25 }
-            ?? SimulatedPlace("", country: nil, latitude, longitude, pollution: 0.2 + 0.9 * WeatherModel.unitHash(latitude * 100, longitude * 100))
+            ?? SimulatedPlace(
+                "", country: nil, latitude, longitude,
+                pollution: 0.2 + 0.9 * WeatherModel.unitHash(latitude * 100, longitude * 100))
     }
 
     /// `/geo/1.0/direct`'s reading of `q`: `city`, `city,country` or `city,state,country`, any case;
@@ -84,7 +91,8 @@ enum Places {
         return all.filter { place in
             place.name.lowercased() == name
                 && (country.map { $0.isEmpty || $0 == place.country?.lowercased() } ?? true)
-                && (state.map { $0.isEmpty || $0 == place.state?.lowercased() || $0 == place.stateCode?.lowercased() } ?? true)
+                && (state.map { $0.isEmpty || $0 == place.state?.lowercased() || $0 == place.stateCode?.lowercased() }
+                    ?? true)
         }
     }
 

@@ -24,7 +24,11 @@ struct SimulatorHandler: HTTPHandler {
             }
             if !request.body.isEmpty {
                 let text = String(decoding: request.body, as: UTF8.self)
-                if case .status(let code, _) = fault.response { fault.response = .answer(status: code, body: text) } else { fault.response = .body(text) }
+                if case .status(let code, _) = fault.response {
+                    fault.response = .answer(status: code, body: text)
+                } else {
+                    fault.response = .body(text)
+                }
             }
             state.withLock { $0.faults.append(fault) }
             responder.respond(Self.text(200, "fault added\n"))
@@ -36,7 +40,9 @@ struct SimulatorHandler: HTTPHandler {
             guard subscribed != nil || alerts != nil || rain != nil, query["subscribed"] == nil || subscribed != nil,
                 query["alerts"] == nil || alerts != nil, query["rain"] == nil || rain != nil
             else {
-                responder.respond(Self.text(400, "give subscribed=true|false, alerts=always|sometimes|endless and/or rain=soon|model\n"))
+                responder.respond(
+                    Self.text(
+                        400, "give subscribed=true|false, alerts=always|sometimes|endless and/or rain=soon|model\n"))
                 return
             }
             state.withLock { state in
@@ -47,20 +53,30 @@ struct SimulatorHandler: HTTPHandler {
                 }
                 if let rain { state.oneCallRainSoon = rain }
             }
-            responder.respond(Self.text(
-                200, "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n"))
+            responder.respond(
+                Self.text(
+                    200,
+                    "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n"
+                ))
         case ("GET", "/_simulator/"), ("GET", "/_simulator"):
             responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
         case ("POST", "/_simulator/weather"):
             guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
                 query["lat"] == nil || query["lat"].flatMap(Double.init) != nil
             else {
-                responder.respond(Self.text(400, "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE\n"))
+                responder.respond(
+                    Self.text(
+                        400,
+                        "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE\n")
+                )
                 return
             }
             let latitude = query["lat"].flatMap(Double.init)
             state.withLock { $0.shifts.append(TemperatureShift(latitude: latitude, celsius: shift)) }
-            responder.respond(Self.text(200, "temperatures \(latitude.map { "at latitude \($0)" } ?? "everywhere") shifted by \(shift) °C\n"))
+            responder.respond(
+                Self.text(
+                    200, "temperatures \(latitude.map { "at latitude \($0)" } ?? "everywhere") shifted by \(shift) °C\n"
+                ))
         case ("DELETE", "/_simulator/weather"):
             state.withLock { $0.shifts = [] }
             responder.respond(Self.text(200, "temperature shifts cleared\n"))
@@ -89,11 +105,15 @@ struct SimulatorHandler: HTTPHandler {
                 round = state.endlessRound
                 if endpoint == .oneCall4Current { state.endlessRound += 1 }
             }
-            return (state.faults.first {
-                $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue) || $0.matches(latitude: latitude ?? .nan, path: request.path)
-             },
-             state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "").isEmpty,
-             state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon, round)
+            return (
+                state.faults.first {
+                    $0.matches(latitude: latitude ?? .nan, path: endpoint.rawValue)
+                        || $0.matches(latitude: latitude ?? .nan, path: request.path)
+                },
+                state.acceptedKeys.map { keys in query["appid"].map(keys.contains) ?? false } ?? !(query["appid"] ?? "")
+                    .isEmpty,
+                state.oneCallSubscribed, state.oneCallAlwaysAlert, state.oneCallRainSoon, round
+            )
         }
         var response: Fault.Response
         var body: (contentType: String, text: String)
@@ -106,8 +126,10 @@ struct SimulatorHandler: HTTPHandler {
         } else {
             let answer = WeatherModel.$shifts.withValue(shifts) {
                 endpoint.answer(
-                    query, latitude: latitude, longitude: longitude, at: SystemClock.wallSeconds(), alwaysAlert: alwaysAlert, rainSoon: rainSoon,
-                    path: request.path, linkBase: Self.linkBase(host: request.header("host")), endlessRound: endlessRound)
+                    query, latitude: latitude, longitude: longitude, at: SystemClock.wallSeconds(),
+                    alwaysAlert: alwaysAlert, rainSoon: rainSoon,
+                    path: request.path, linkBase: Self.linkBase(host: request.header("host")),
+                    endlessRound: endlessRound)
             }
             body = (ErrorBodies.json, answer.body)
             response = answer.status == 200 ? fault?.response ?? .normal : .status(answer.status)
@@ -118,8 +140,10 @@ struct SimulatorHandler: HTTPHandler {
         if case .status(let code, _) = response { status = code }
         state.withLock {
             if $0.requests.count < 1_000_000 {
-                $0.requests.append(.init(
-                    time: now, latitude: latitude ?? .nan, longitude: longitude ?? .nan, status: status, path: request.path))
+                $0.requests.append(
+                    .init(
+                        time: now, latitude: latitude ?? .nan, longitude: longitude ?? .nan, status: status,
+                        path: request.path))
             }
         }
         if let delay = fault?.delay, delay > .zero {
@@ -140,7 +164,8 @@ struct SimulatorHandler: HTTPHandler {
     }
 
     private static func send(
-        _ response: Fault.Response, body typedBody: (contentType: String, text: String), endpoint: Endpoint, responder: HTTPResponder
+        _ response: Fault.Response, body typedBody: (contentType: String, text: String), endpoint: Endpoint,
+        responder: HTTPResponder
     ) {
         let body = typedBody.text
         switch response {
@@ -177,7 +202,10 @@ struct SimulatorHandler: HTTPHandler {
 
     /// Eight bytes at a time, until the body is out or the client is gone.
     private static func trickle(_ rest: ArraySlice<UInt8>, every interval: Duration, responder: HTTPResponder) {
-        guard !rest.isEmpty else { responder.end(); return }
+        guard !rest.isEmpty else {
+            responder.end()
+            return
+        }
         responder.writeBody(Array(rest.prefix(8)))
         timed.asyncAfter(deadline: .now() + dispatchInterval(interval)) {
             trickle(rest.dropFirst(8), every: interval, responder: responder)
@@ -214,7 +242,9 @@ struct SimulatorHandler: HTTPHandler {
             // As given, so the simulator can play a hostile upstream (`1e19`, a date in the year 9999);
             // a control character would end the header, so none is taken.
             let retryAfter = query["retry_after"]
-            guard retryAfter?.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) ?? true else { return nil }
+            guard retryAfter?.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) ?? true else {
+                return nil
+            }
             fault.response = .status(code, retryAfter: retryAfter)
         } else if let kind = query["malformed"] {
             guard let malformation = Fault.Malformation(rawValue: kind) else { return nil }
@@ -236,13 +266,16 @@ struct SimulatorHandler: HTTPHandler {
     /// `250ms`, `2s`, `1m`.
     private static func duration(_ text: String) -> Duration? {
         for (suffix, scale) in [("ms", 0.001), ("s", 1.0), ("m", 60.0)] where text.hasSuffix(suffix) {
-            if let value = Double(text.dropLast(suffix.count)), value >= 0 { return .milliseconds(Int64(value * scale * 1000)) }
+            if let value = Double(text.dropLast(suffix.count)), value >= 0 {
+                return .milliseconds(Int64(value * scale * 1000))
+            }
         }
         return nil
     }
 
     private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
-        .nanoseconds(Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000))
+        .nanoseconds(
+            Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000))
     }
 
     static func parameters(_ query: String) -> [String: String] {
@@ -264,6 +297,8 @@ struct SimulatorHandler: HTTPHandler {
     }
 
     private static func text(_ status: Int, _ body: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")], body: [Array(body.utf8)])
+        HTTPResponse(
+            status: status, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
+            body: [Array(body.utf8)])
     }
 }

@@ -14,9 +14,12 @@ enum SolarTimes {
         let utcMidnight = localDayStart  // 00:00 UTC of the local date; the equations count minutes from it
         let dayOfYear = Self.dayOfYear(utcMidnight)
         let gamma = 2 * Double.pi / 365 * (dayOfYear - 1)
-        let equationOfTime = 229.18 * (0.000075 + 0.001868 * cos(gamma) - 0.032077 * sin(gamma)
-            - 0.014615 * cos(2 * gamma) - 0.040849 * sin(2 * gamma))
-        let declination = 0.006918 - 0.399912 * cos(gamma) + 0.070257 * sin(gamma) - 0.006758 * cos(2 * gamma)
+        let equationOfTime =
+            229.18
+            * (0.000075 + 0.001868 * cos(gamma) - 0.032077 * sin(gamma)
+                - 0.014615 * cos(2 * gamma) - 0.040849 * sin(2 * gamma))
+        let declination =
+            0.006918 - 0.399912 * cos(gamma) + 0.070257 * sin(gamma) - 0.006758 * cos(2 * gamma)
             + 0.000907 * sin(2 * gamma) - 0.002697 * cos(3 * gamma) + 0.00148 * sin(3 * gamma)
         let phi = latitude * .pi / 180
         // 90.833°: the sun's radius and atmospheric refraction.

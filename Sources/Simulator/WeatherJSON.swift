@@ -2,11 +2,12 @@
 /// (or `standard`/`imperial`, converted).
 enum WeatherJSON {
     static func render(_ reading: WeatherModel.Reading, units: String, cityID: Int) -> String {
-        let temperature: (Double) -> Double = switch units {
-        case "standard": { ($0 + 273.15).rounded(to: 2) }
-        case "imperial": { ($0 * 9 / 5 + 32).rounded(to: 2) }
-        default: { $0 }
-        }
+        let temperature: (Double) -> Double =
+            switch units {
+            case "standard": { ($0 + 273.15).rounded(to: 2) }
+            case "imperial": { ($0 * 9 / 5 + 32).rounded(to: 2) }
+            default: { $0 }
+            }
         let speed: (Double) -> Double = units == "imperial" ? { ($0 * 2.23694).rounded(to: 2) } : { $0 }
         var sys = #""type":2,"id":\#(cityID % 100_000)"#
         if let country = reading.place.country { sys += #","country":"\#(country)""# }

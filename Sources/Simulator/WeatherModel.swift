@@ -36,10 +36,14 @@ struct WeatherModel {
         let spell = (time / 10_800).rounded(.down)
         let sky = unitHash(seed, spell)
         let raining = sky < 0.18
-        let clouds = raining ? 90 + 10 * unitHash(seed + 1, spell)
-            : sky < 0.45 ? 60 + 40 * unitHash(seed + 2, spell)
-            : sky < 0.75 ? 11 + 40 * unitHash(seed + 3, spell)
-            : 10 * unitHash(seed + 4, spell)
+        let clouds =
+            raining
+            ? 90 + 10 * unitHash(seed + 1, spell)
+            : sky < 0.45
+                ? 60 + 40 * unitHash(seed + 2, spell)
+                : sky < 0.75
+                    ? 11 + 40 * unitHash(seed + 3, spell)
+                    : 10 * unitHash(seed + 4, spell)
 
         let absoluteLatitude = abs(latitude)
         let annualMean = 27 * pow(cos(absoluteLatitude * .pi / 180), 1.2) - 3
@@ -48,9 +52,11 @@ struct WeatherModel {
         let shift = shifts.reduce(0) { $0 + ($1.matches(latitude: latitude) ? $1.celsius : 0) }
         let dailyMean = annualMean + 0.15 * absoluteLatitude * season - lapseRate * place.elevation + shift
         let dailySwing = 3 + 4 * (1 - clouds / 100)
-        let temperature = (dailyMean + dailySwing * cos(2 * .pi * (solarHour - 15) / 24) + 1.5 * wave(seed, time, 5400)).rounded(to: 2)
+        let temperature = (dailyMean + dailySwing * cos(2 * .pi * (solarHour - 15) / 24) + 1.5 * wave(seed, time, 5400))
+            .rounded(to: 2)
 
-        let windSpeed = max(0, 3.5 + 2.5 * wave(seed + 5, time, 10_800) + 1.2 * wave(seed + 6, time, 2_200)).rounded(to: 2)
+        let windSpeed = max(0, 3.5 + 2.5 * wave(seed + 5, time, 10_800) + 1.2 * wave(seed + 6, time, 2_200)).rounded(
+            to: 2)
         let windGust = (windSpeed * 1.45 + 0.8).rounded(to: 2)
         let windDirection = ((200 + 140 * wave(seed + 7, time, 18_000)).truncatingRemainder(dividingBy: 360) + 360)
             .truncatingRemainder(dividingBy: 360).rounded()
@@ -63,9 +69,11 @@ struct WeatherModel {
         let pressure = (1013 + 9 * wave(seed + 10, time, 86_400 * 2.5) - (raining ? 6 : 0)).rounded()
         let visibility = raining ? (3000 + 6000 * unitHash(seed + 11, spell)).rounded(to: -2) : 10_000
 
-        let sun = SolarTimes.day(containing: time, latitude: latitude, longitude: longitude, timezoneOffset: timezoneOffset)
+        let sun = SolarTimes.day(
+            containing: time, latitude: latitude, longitude: longitude, timezoneOffset: timezoneOffset)
         let daylight = isDaylight(sun, time: time, latitude: latitude, dayOfYear: dayOfYear)
-        let condition = Self.condition(clouds: clouds, precipitation: precipitation, snowing: snowing, daylight: daylight)
+        let condition = Self.condition(
+            clouds: clouds, precipitation: precipitation, snowing: snowing, daylight: daylight)
 
         return Reading(
             temperature: temperature,
@@ -102,13 +110,19 @@ struct WeatherModel {
         return (latitude >= 0) == northernSummer
     }
 
-    private static func condition(clouds: Double, precipitation: Double, snowing: Bool, daylight: Bool)
+    private static func condition(
+        clouds: Double, precipitation: Double, snowing: Bool, daylight: Bool
+    )
         -> (id: Int, main: String, description: String, icon: String)
     {
         let suffix = daylight ? "d" : "n"
         if precipitation > 0 {
-            if snowing { return precipitation < 1 ? (600, "Snow", "light snow", "13" + suffix) : (601, "Snow", "snow", "13" + suffix) }
-            return precipitation < 1 ? (500, "Rain", "light rain", "10" + suffix) : (501, "Rain", "moderate rain", "10" + suffix)
+            if snowing {
+                return precipitation < 1
+                    ? (600, "Snow", "light snow", "13" + suffix) : (601, "Snow", "snow", "13" + suffix)
+            }
+            return precipitation < 1
+                ? (500, "Rain", "light rain", "10" + suffix) : (501, "Rain", "moderate rain", "10" + suffix)
         }
         switch clouds {
         case ..<11: return (800, "Clear", "clear sky", "01" + suffix)
@@ -137,7 +151,9 @@ struct WeatherModel {
 
     /// A well-mixed number in 0..<1 from two inputs.
     static func unitHash(_ a: Double, _ b: Double) -> Double {
-        var x = UInt64(bitPattern: Int64(a)) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: Int64(b)) &* 0xC2B2_AE3D_27D4_EB4F
+        var x =
+            UInt64(bitPattern: Int64(a)) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: Int64(b))
+            &* 0xC2B2_AE3D_27D4_EB4F
         x ^= x >> 33
         x = x &* 0xFF51_AFD7_ED55_8CCD
         x ^= x >> 33

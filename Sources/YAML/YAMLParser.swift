@@ -81,7 +81,8 @@ struct YAMLParser {
     }
 
     private func isFlowIndicator(_ b: UInt8) -> Bool {
-        b == comma || b == UInt8(ascii: "[") || b == UInt8(ascii: "]") || b == UInt8(ascii: "{") || b == UInt8(ascii: "}")
+        b == comma || b == UInt8(ascii: "[") || b == UInt8(ascii: "]") || b == UInt8(ascii: "{")
+            || b == UInt8(ascii: "}")
     }
 
     private mutating func advance(_ count: Int = 1) {
@@ -184,7 +185,8 @@ struct YAMLParser {
                 continue
             }
             if let limit, documents.count == limit {
-                throw error("a second document ('---') in a file that holds one; remove it or merge the documents", at: start)
+                throw error(
+                    "a second document ('---') in a file that holds one; remove it or merge the documents", at: start)
             }
             let node = try blockNode(parentIndent: -1, context: .document)
             try skipToContent()
@@ -197,7 +199,8 @@ struct YAMLParser {
                 }
                 continue
             }
-            throw error("unexpected content; this line's indentation matches no key or item above it, so align it with them")
+            throw error(
+                "unexpected content; this line's indentation matches no key or item above it, so align it with them")
         }
         return documents
     }
@@ -245,7 +248,8 @@ struct YAMLParser {
         switch byte() {
         case dash where isBlank(1):
             if inline {
-                throw error("a sequence cannot start on the same line as its key; put '- item' on the next line, indented")
+                throw error(
+                    "a sequence cannot start on the same line as its key; put '- item' on the next line, indented")
             }
             return try blockSequence(indent: indent)
         case UInt8(ascii: "|"), UInt8(ascii: ">"):
@@ -264,10 +268,14 @@ struct YAMLParser {
             skipSpaces()
             if byte() == colon && isBlank(1) {
                 guard scalar.singleLine else {
-                    throw error("this line is indented under the value above it but holds a key; align it with the keys of its mapping, or quote the value if ': ' belongs to it", at: lastPlainLine)
+                    throw error(
+                        "this line is indented under the value above it but holds a key; align it with the keys of its mapping, or quote the value if ': ' belongs to it",
+                        at: lastPlainLine)
                 }
                 if inline {
-                    throw error("a nested mapping cannot start on the same line as its key; put it on the next line, indented, or quote the value if it contains ': '", at: keyStart)
+                    throw error(
+                        "a nested mapping cannot start on the same line as its key; put it on the next line, indented, or quote the value if it contains ': '",
+                        at: keyStart)
                 }
                 return try blockMapping(indent: indent, firstKey: scalar.value, keyMark: keyStart)
             }
@@ -320,17 +328,23 @@ struct YAMLParser {
                 throw error(deeperThanItsKeys(after: value, keysColumn: indent + 1))
             }
             if byte() == dash && isBlank(1) {
-                throw error("a sequence item where a key was expected; indent the items under their key, or add the missing key")
+                throw error(
+                    "a sequence item where a key was expected; indent the items under their key, or add the missing key"
+                )
             }
             try refuseUnsupported()
             keyStart = mark
             let next = try scalarInBlock(parentIndent: indent)
             skipSpaces()
             if byte() == colon && isBlank(1) && !next.singleLine {
-                throw error("this line is indented under the value above it but holds a key; align it with the keys of its mapping, or quote the value if ': ' belongs to it", at: lastPlainLine)
+                throw error(
+                    "this line is indented under the value above it but holds a key; align it with the keys of its mapping, or quote the value if ': ' belongs to it",
+                    at: lastPlainLine)
             }
             guard byte() == colon && isBlank(1) else {
-                throw error("expected a key followed by ': '; if this continues a value, indent it more than its key", at: keyStart)
+                throw error(
+                    "expected a key followed by ': '; if this continues a value, indent it more than its key",
+                    at: keyStart)
             }
             key = next.value
         }
@@ -342,8 +356,11 @@ struct YAMLParser {
     /// keeps it in the item, where the mapping's own column would move it out.
     private func deeperThanItsKeys(after value: YAMLNode, keysColumn: Int) -> String {
         let here = position(mark).column
-        if case .sequence(let items) = value.content, value.position.column == here, let last = items.last, case .mapping = last.content {
-            return "this line is at the column of the '- ' above (column \(here)) but is not an item; to put it in the item above, "
+        if case .sequence(let items) = value.content, value.position.column == here, let last = items.last,
+            case .mapping = last.content
+        {
+            return
+                "this line is at the column of the '- ' above (column \(here)) but is not an item; to put it in the item above, "
                 + "indent it like that item's keys (column \(last.position.column)); to start a new item, begin it with '- '; "
                 + "for a key beside the list's own key, column \(keysColumn)"
         }
@@ -362,9 +379,12 @@ struct YAMLParser {
             if column > indent {
                 if let last = items.last, case .mapping = last.content {
                     throw error(
-                        "unexpected indentation; to put this line in the item above, indent it like that item's keys (column \(last.position.column)); to start a new item, align its '- ' with the others (column \(indent + 1))")
+                        "unexpected indentation; to put this line in the item above, indent it like that item's keys (column \(last.position.column)); to start a new item, align its '- ' with the others (column \(indent + 1))"
+                    )
                 }
-                throw error("unexpected indentation; align this line with the '-' of its sequence (column \(indent + 1)) or with the keys of an item")
+                throw error(
+                    "unexpected indentation; align this line with the '-' of its sequence (column \(indent + 1)) or with the keys of an item"
+                )
             }
             // At the sequence's column but not an item: the next key of the mapping that holds it.
             guard byte() == dash && isBlank(1) else { break }
@@ -397,8 +417,8 @@ struct YAMLParser {
             let next = byte(1)
             return !isBlank(1) && !(inFlow && isFlowIndicator(next))
         case comma, UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"), hash,
-             UInt8(ascii: "&"), UInt8(ascii: "*"), UInt8(ascii: "!"), UInt8(ascii: "|"), UInt8(ascii: ">"),
-             UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "%"), UInt8(ascii: "@"), UInt8(ascii: "`"):
+            UInt8(ascii: "&"), UInt8(ascii: "*"), UInt8(ascii: "!"), UInt8(ascii: "|"), UInt8(ascii: ">"),
+            UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "%"), UInt8(ascii: "@"), UInt8(ascii: "`"):
             return false
         default:
             return true
@@ -428,9 +448,11 @@ struct YAMLParser {
                     break
                 }
             }
-            let continues = !atEnd && byte() != hash && !atDocumentMarker()
-                && (inFlow ? !isFlowIndicator(byte()) && !(byte() == colon && (isBlank(1) || isFlowIndicator(byte(1))))
-                           : column > parentIndent && !(byte() == colon && isBlank(1)))
+            let continues =
+                !atEnd && byte() != hash && !atDocumentMarker()
+                && (inFlow
+                    ? !isFlowIndicator(byte()) && !(byte() == colon && (isBlank(1) || isFlowIndicator(byte(1))))
+                    : column > parentIndent && !(byte() == colon && isBlank(1)))
             guard continues else {
                 reset(to: end)
                 break
@@ -545,7 +567,9 @@ struct YAMLParser {
             breaks += 1
             while byte() == space || byte() == tab { advance() }
             if atDocumentMarker() {
-                throw error("a quoted value that began at \(position(start)) runs into a document marker; add the closing \(quote)")
+                throw error(
+                    "a quoted value that began at \(position(start)) runs into a document marker; add the closing \(quote)"
+                )
             }
         }
         if breaks == 1 {
@@ -578,10 +602,13 @@ struct YAMLParser {
         case UInt8(ascii: "u"): scalarValue = try hexDigits(4, escapeMark)
         case UInt8(ascii: "U"): scalarValue = try hexDigits(8, escapeMark)
         default:
-            throw error("unknown escape '\\\(b < 0x80 ? String(Character(UnicodeScalar(b))) : "?")' in a double-quoted value; write '\\\\' for a backslash, or use single quotes", at: escapeMark)
+            throw error(
+                "unknown escape '\\\(b < 0x80 ? String(Character(UnicodeScalar(b))) : "?")' in a double-quoted value; write '\\\\' for a backslash, or use single quotes",
+                at: escapeMark)
         }
         guard let scalar = UnicodeScalar(scalarValue) else {
-            throw error("escape names no Unicode character (surrogate or beyond U+10FFFF); fix the code point", at: escapeMark)
+            throw error(
+                "escape names no Unicode character (surrogate or beyond U+10FFFF); fix the code point", at: escapeMark)
         }
         text.append(contentsOf: Array(String(Character(scalar)).utf8))
     }
@@ -627,7 +654,9 @@ struct YAMLParser {
             }
         }
         if !isBlank(0) {
-            throw error("after '|' or '>' only a chomping sign (+ or -), an indentation digit (1-9) and a comment may follow; move the text to the next line, indented")
+            throw error(
+                "after '|' or '>' only a chomping sign (+ or -), an indentation digit (1-9) and a comment may follow; move the text to the next line, indented"
+            )
         }
         try expectLineEnd(after: "the block scalar indicator")
         advance()  // the line break (or nothing at the end)
@@ -659,7 +688,10 @@ struct YAMLParser {
         while !atEnd {
             let lineMark = mark
             var spaces = 0
-            while byte() == space && spaces < indent { advance(); spaces += 1 }
+            while byte() == space && spaces < indent {
+                advance()
+                spaces += 1
+            }
             if byte() == newline {
                 lines.append([])
                 advance()
@@ -700,7 +732,11 @@ struct YAMLParser {
                     let foldable = line.first != space && line.first != tab
                     if !first {
                         if previousFoldable && foldable {
-                            if emptyRun == 0 { text.append(space) } else { text += repeatElement(newline, count: emptyRun) }
+                            if emptyRun == 0 {
+                                text.append(space)
+                            } else {
+                                text += repeatElement(newline, count: emptyRun)
+                            }
                         } else {
                             text += repeatElement(newline, count: emptyRun + 1)
                         }
@@ -728,7 +764,9 @@ struct YAMLParser {
             if last >= 0 { text.append(newline) }
             text += repeatElement(newline, count: trailing)
         }
-        return YAMLNode(.scalar(YAMLScalar(String(decoding: text, as: UTF8.self), style: folded ? .folded : .literal)), at: position(start))
+        return YAMLNode(
+            .scalar(YAMLScalar(String(decoding: text, as: UTF8.self), style: folded ? .folded : .literal)),
+            at: position(start))
     }
 
     // MARK: - Flow collections
@@ -753,7 +791,9 @@ struct YAMLParser {
         case UInt8(ascii: "|"), UInt8(ascii: ">"):
             throw error("block scalars ('|', '>') cannot appear inside [ ] or { }; use a quoted value")
         case comma, UInt8(ascii: "]"), UInt8(ascii: "}"):
-            throw error("expected a value before '\(Character(UnicodeScalar(byte())))'; remove the extra comma or add the value")
+            throw error(
+                "expected a value before '\(Character(UnicodeScalar(byte())))'; remove the extra comma or add the value"
+            )
         default:
             return YAMLNode(.scalar(try plain(parentIndent: -1)), at: position(start))
         }
@@ -769,7 +809,10 @@ struct YAMLParser {
         var items: [YAMLNode] = []
         while true {
             try skipToContent()
-            if byte() == UInt8(ascii: "]") { advance(); break }
+            if byte() == UInt8(ascii: "]") {
+                advance()
+                break
+            }
             if atEnd {
                 throw error("the flow sequence that began at \(position(start)) is not closed; add the closing ']'")
             }
@@ -779,21 +822,30 @@ struct YAMLParser {
             if byte() == colon {
                 // A single-pair mapping inside a sequence: [name: value].
                 guard let key = node.scalar else {
-                    throw error("a collection as a mapping key is not supported; use a plain or quoted key", at: entryMark)
+                    throw error(
+                        "a collection as a mapping key is not supported; use a plain or quoted key", at: entryMark)
                 }
                 advance()
                 try skipToContent()
                 let value = byte() == comma || byte() == UInt8(ascii: "]") ? nullNode(mark) : try flowNode()
-                node = YAMLNode(.mapping([YAMLEntry(key: key.text, keyPosition: node.position, value: value)]), at: node.position)
+                node = YAMLNode(
+                    .mapping([YAMLEntry(key: key.text, keyPosition: node.position, value: value)]), at: node.position)
                 try skipToContent()
             }
             items.append(node)
-            if byte() == comma { advance(); continue }
-            if byte() == UInt8(ascii: "]") { advance(); break }
+            if byte() == comma {
+                advance()
+                continue
+            }
+            if byte() == UInt8(ascii: "]") {
+                advance()
+                break
+            }
             if atEnd {
                 throw error("the flow sequence that began at \(position(start)) is not closed; add the closing ']'")
             }
-            throw error("expected ',' or ']' in the flow sequence that began at \(position(start)); separate items with commas")
+            throw error(
+                "expected ',' or ']' in the flow sequence that began at \(position(start)); separate items with commas")
         }
         return YAMLNode(.sequence(items), at: position(start))
     }
@@ -807,7 +859,10 @@ struct YAMLParser {
         var firstSeen: [String: YAMLPosition] = [:]
         while true {
             try skipToContent()
-            if byte() == UInt8(ascii: "}") { advance(); break }
+            if byte() == UInt8(ascii: "}") {
+                advance()
+                break
+            }
             if atEnd {
                 throw error("the flow mapping that began at \(position(start)) is not closed; add the closing '}'")
             }
@@ -834,12 +889,20 @@ struct YAMLParser {
                 }
             }
             entries.append(YAMLEntry(key: key.text, keyPosition: keyNode.position, value: value))
-            if byte() == comma { advance(); continue }
-            if byte() == UInt8(ascii: "}") { advance(); break }
+            if byte() == comma {
+                advance()
+                continue
+            }
+            if byte() == UInt8(ascii: "}") {
+                advance()
+                break
+            }
             if atEnd {
                 throw error("the flow mapping that began at \(position(start)) is not closed; add the closing '}'")
             }
-            throw error("expected ',' or '}' in the flow mapping that began at \(position(start)); separate entries with commas and keys from values with ': '")
+            throw error(
+                "expected ',' or '}' in the flow mapping that began at \(position(start)); separate entries with commas and keys from values with ': '"
+            )
         }
         return YAMLNode(.mapping(entries), at: position(start))
     }

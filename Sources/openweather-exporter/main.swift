@@ -21,7 +21,9 @@ raiseDescriptorLimit()
 /// the process sees none and would blame the config ("no location"), so name the real cause.
 func requireProc() {
     guard access("/proc/self/cmdline", R_OK) != 0 else { return }
-    fail("/proc is not mounted, so the command line cannot be read (Swift reads it from /proc/self/cmdline; the process metrics come from /proc too): mount it, e.g. `mount -t proc proc ROOT/proc` for a chroot (container runtimes do this themselves)")
+    fail(
+        "/proc is not mounted, so the command line cannot be read (Swift reads it from /proc/self/cmdline; the process metrics come from /proc too): mount it, e.g. `mount -t proc proc ROOT/proc` for a chroot (container runtimes do this themselves)"
+    )
 }
 
 /// Swift's crash report lists every register with the 16 bytes it points to, which can be
@@ -54,7 +56,9 @@ var environment: [String: String] = [:]
 var entry = environ
 while let pointer = entry.pointee {
     let pair = String(cString: pointer)
-    if let equals = pair.firstIndex(of: "=") { environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...]) }
+    if let equals = pair.firstIndex(of: "=") {
+        environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+    }
     entry += 1
 }
 
@@ -74,8 +78,12 @@ let loader = ConfigurationLoader(arguments: Array(CommandLine.arguments.dropFirs
 var configuration: Configuration
 do {
     switch try loader.load() {
-    case .help(let text): print(text); exit(0)
-    case .version(let text): print(text); exit(0)
+    case .help(let text):
+        print(text)
+        exit(0)
+    case .version(let text):
+        print(text)
+        exit(0)
     case .run(let loaded): configuration = loaded
     case .backfill(var loaded, let options):
         // A backfill is one run to its end: Ctrl-C ends it (what it wrote is kept for the next run).
@@ -101,11 +109,13 @@ let demoURL = simulator?.baseURL
 
 let exporter: Exporter
 do {
-    exporter = try Exporter(configuration: configuration, logger: logger, reloader: { () throws(ConfigError) -> Configuration in
-        guard case .run(var next) = try loader.load() else { throw ConfigError.noConfiguration }
-        if let demoURL, next.demo { next.openWeatherURL = demoURL }
-        return next
-    })
+    exporter = try Exporter(
+        configuration: configuration, logger: logger,
+        reloader: { () throws(ConfigError) -> Configuration in
+            guard case .run(var next) = try loader.load() else { throw ConfigError.noConfiguration }
+            if let demoURL, next.demo { next.openWeatherURL = demoURL }
+            return next
+        })
 } catch let error as StateStorageError {
     fail(error.description)
 } catch {
@@ -131,7 +141,8 @@ while true {
         var wait = timespec(tv_sec: 1, tv_nsec: 900_000_000)
         var left = timespec()
         while nanosleep(&wait, &left) != 0 && errno == EINTR { wait = left }
-        logger.error("shutdown did not finish within 1.9 s; exiting anyway", [("still_stopping", stage.withLock { $0 })])
+        logger.error(
+            "shutdown did not finish within 1.9 s; exiting anyway", [("still_stopping", stage.withLock { $0 })])
         _exit(0)
     }
     exporter.shutdown { part in stage.withLock { $0 = part } }

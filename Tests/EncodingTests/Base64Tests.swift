@@ -4,7 +4,10 @@ import Testing
 
 @Suite struct Base64Tests {
     /// RFC 4648, section 10.
-    static let vectors = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
+    static let vectors = [
+        ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="),
+        ("foobar", "Zm9vYmFy"),
+    ]
 
     @Test func theRFCsVectors() {
         for (plain, encoded) in Self.vectors {
@@ -41,7 +44,9 @@ import Testing
     @Test func randomBytesGoThereAndBack() {
         var random = SystemRandomNumberGenerator()
         for _ in 0..<500 {
-            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             for alphabet in [Base64.Alphabet.standard, .url] {
                 let encoded = Base64.encoded(bytes, alphabet: alphabet)
                 #expect(encoded.utf8.count == (bytes.count + 2) / 3 * 4)
@@ -52,7 +57,10 @@ import Testing
 
     /// As Go's `StdEncoding`, which exporter-toolkit's basic auth reads `Authorization` with.
     @Test func aDecoderThatIsStrict() {
-        for bad in ["Zg", "Zg=", "Zm9vY", "Z===", "Zg=a", "=Zg=", "Zg==Zg==", "Zm9v\nYmFy", "Zm9v YmFy", "Zm9v!mFy", "Zm9vYmFy="] {
+        for bad in [
+            "Zg", "Zg=", "Zm9vY", "Z===", "Zg=a", "=Zg=", "Zg==Zg==", "Zm9v\nYmFy", "Zm9v YmFy", "Zm9v!mFy",
+            "Zm9vYmFy=",
+        ] {
             #expect(Base64.decoded(bad.utf8) == nil, "\(bad)")
         }
     }

@@ -11,8 +11,12 @@ import Testing
         // Every byte but the 66 unreserved is escaped, in upper case.
         for byte in UInt8.min...UInt8.max where byte < 0x80 {
             let text = String(Unicode.Scalar(byte))
-            let unreserved = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || "-_.~".utf8.contains(byte)
-            #expect(PercentEncoding.encoded(text) == (unreserved ? text : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)))
+            let unreserved =
+                (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39)
+                || "-_.~".utf8.contains(byte)
+            #expect(
+                PercentEncoding.encoded(text)
+                    == (unreserved ? text : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)))
         }
     }
 

@@ -10,7 +10,10 @@ import Testing
     @Test func toStandardOutputTheLastLineSaysHowManySamplesWentThere() async throws {
         let backfill = try ChildProcess(
             DemoModeTests.executable,
-            ["backfill", "--demo", "--openweather.max-requests-per-minute=6000", "--location", "A=44.34,10.99", "--since=2h", "--output=-"])
+            [
+                "backfill", "--demo", "--openweather.max-requests-per-minute=6000", "--location", "A=44.34,10.99",
+                "--since=2h", "--output=-",
+            ])
         #expect(await backfill.wait(seconds: 120) == 0, "\(backfill.standardError)")
         let file = backfill.standardOutput
         #expect(file.hasSuffix("# EOF\n"))
@@ -19,7 +22,8 @@ import Testing
         let last = backfill.standardError.split(separator: "\n").last.map(String.init) ?? ""
         #expect(
             last == "backfill: wrote \(samples) samples (1 of 1 locations) to standard output; "
-                + "save it as FILE and import it with promtool tsdb create-blocks-from openmetrics FILE DIR", "\(backfill.standardError)")
+                + "save it as FILE and import it with promtool tsdb create-blocks-from openmetrics FILE DIR",
+            "\(backfill.standardError)")
         #expect(access("-.partial", F_OK) != 0, "nothing kept on disk")
     }
 }

@@ -15,19 +15,27 @@ import Testing
     static let cities = ["London", "New York", "Tokyo", "Sydney", "La Rinconada"]
 
     static let weatherMetrics = [
-        "temperature_celsius", "feels_like_celsius", "temperature_min_celsius", "temperature_max_celsius", "humidity_ratio",
-        "pressure_pascals", "ground_level_pressure_pascals", "wind_speed_meters_per_second", "wind_gust_meters_per_second",
+        "temperature_celsius", "feels_like_celsius", "temperature_min_celsius", "temperature_max_celsius",
+        "humidity_ratio",
+        "pressure_pascals", "ground_level_pressure_pascals", "wind_speed_meters_per_second",
+        "wind_gust_meters_per_second",
         "wind_direction_degrees", "cloudiness_ratio", "visibility_meters", "rain_1h_meters", "snow_1h_meters",
-        "sunrise_timestamp_seconds", "sunset_timestamp_seconds", "observation_timestamp_seconds", "timezone_offset_seconds",
-        "condition_id", "condition_info", "location_info", "up", "last_success_timestamp_seconds", "poll_duration_seconds",
+        "sunrise_timestamp_seconds", "sunset_timestamp_seconds", "observation_timestamp_seconds",
+        "timezone_offset_seconds",
+        "condition_id", "condition_info", "location_info", "up", "last_success_timestamp_seconds",
+        "poll_duration_seconds",
         "air_quality_index", "air_pollutant_grams_per_cubic_meter", "air_pollution_observation_timestamp_seconds",
     ]
 
     /// Starts `--demo` on an ephemeral port and returns the process and its port. The request budget
     /// is raised (a real flag, as a paying user would) unless `budget` is nil: at the demo's default of
     /// 60 a minute the first round of 5 cities and 4 sources takes about 20 s, which no test here is about.
-    static func startDemo(_ extra: [String] = [], environment: [String: String] = [:], budget: Int? = 6000) async throws -> (ChildProcess, UInt16) {
-        let arguments = ["--demo", "--web.listen-address=127.0.0.1:0"] + (budget.map { ["--openweather.max-requests-per-minute=\($0)"] } ?? []) + extra
+    static func startDemo(
+        _ extra: [String] = [], environment: [String: String] = [:], budget: Int? = 6000
+    ) async throws -> (ChildProcess, UInt16) {
+        let arguments =
+            ["--demo", "--web.listen-address=127.0.0.1:0"]
+            + (budget.map { ["--openweather.max-requests-per-minute=\($0)"] } ?? []) + extra
         let process = try ChildProcess(executable, arguments, environment: environment)
         guard let port = await process.port(after: "address=127.0.0.1:") else {
             throw TestFailure("no startup line: \(process.standardError)")
@@ -41,35 +49,49 @@ import Testing
         let (process, port) = try await Self.startDemo([
             "--location", "Paris", "--location", "Office=zip:94040,US", "--location", "Nowhere=Xyzzyville,above=30",
         ])
-        defer { process.signal(SIGKILL); _ = process.wait(seconds: 5) }
-        #expect(await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
+        defer {
+            process.signal(SIGKILL)
+            _ = process.wait(seconds: 5)
+        }
+        #expect(
+            await waitUntil(seconds: 30) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 })
         let text = try LoopbackHTTP.request(port: port, path: "/metrics").text
-        #expect(text.contains(#"openweather_location_info{location="Paris",city="Paris",country="FR",latitude="48.8566",longitude="2.3522",state="Ile-de-France"} 1"#), "\(text)")
+        #expect(
+            text.contains(
+                #"openweather_location_info{location="Paris",city="Paris",country="FR",latitude="48.8566",longitude="2.3522",state="Ile-de-France"} 1"#
+            ), "\(text)")
         #expect(text.contains(#"openweather_location_info{location="Office",city="Mountain View",country="US","#))
         #expect(text.contains(#"openweather_up{location="Nowhere",source="geocoding"} 0"#))
         #expect(text.contains(#"openweather_up{location="Paris",source="weather"} 1"#))
         #expect(text.contains(#"openweather_temperature_alert_threshold_celsius{location="Nowhere",bound="above"} 30"#))
         #expect(!text.contains(#"openweather_temperature_celsius{location="Nowhere"}"#))
-        #expect(await waitUntil { process.standardError.contains("no place matches \\\"Xyzzyville\\\"") }, "\(process.standardError)")
+        #expect(
+            await waitUntil { process.standardError.contains("no place matches \\\"Xyzzyville\\\"") },
+            "\(process.standardError)")
         let landing = try LoopbackHTTP.request(port: port, path: "/").text
         #expect(landing.contains("no place matches"))
     }
 
     /// deploy/docs/operations.md's promise: SIGTERM or SIGINT ends the process with status 0 within 2 s.
-    static func stopsWithinTwoSeconds(_ process: ChildProcess, signal: Int32 = SIGTERM, sourceLocation: SourceLocation = #_sourceLocation) {
+    static func stopsWithinTwoSeconds(
+        _ process: ChildProcess, signal: Int32 = SIGTERM, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let start = monotonicSeconds()
         process.signal(signal)
         let status = process.wait(seconds: 2)
-        #expect(status == 0, "exit status \(status.map(String.init) ?? "none: still running after 2 s"); the log's end: \(process.standardError.suffix(3000))",
-                sourceLocation: sourceLocation)
+        #expect(
+            status == 0,
+            "exit status \(status.map(String.init) ?? "none: still running after 2 s"); the log's end: \(process.standardError.suffix(3000))",
+            sourceLocation: sourceLocation)
         #expect(monotonicSeconds() - start <= 2, sourceLocation: sourceLocation)
     }
 
     @Test func demoServesEveryMetricForEveryCity() async throws {
         let (process, port) = try await Self.startDemo()
-        #expect(await waitUntil(seconds: 20) {
-            (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200
-        })
+        #expect(
+            await waitUntil(seconds: 20) {
+                (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200
+            })
         let response = try LoopbackHTTP.request(port: port, path: "/metrics")
         #expect(response.status == 200)
         #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
@@ -81,9 +103,12 @@ import Testing
             #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"weather\"} 1"))
             #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"air_pollution\"} 1"))
         }
-        for metric in ["openweather_api_requests_total{code=\"200\",source=\"weather\"}", "openweather_exporter_build_info{", "process_cpu_seconds_total ",
-                       "process_resident_memory_bytes ", "process_open_fds ", "process_max_fds ", "process_start_time_seconds ",
-                       "process_virtual_memory_bytes "] {
+        for metric in [
+            "openweather_api_requests_total{code=\"200\",source=\"weather\"}", "openweather_exporter_build_info{",
+            "process_cpu_seconds_total ",
+            "process_resident_memory_bytes ", "process_open_fds ", "process_max_fds ", "process_start_time_seconds ",
+            "process_virtual_memory_bytes ",
+        ] {
             #expect(response.text.contains(metric), "\(metric)")
         }
         let log = process.standardError
@@ -94,22 +119,36 @@ import Testing
 
         // Issue 29 §3: every demo place has thresholds, and La Rinconada's forecast is below its 0 °C.
         for city in Self.cities {
-            #expect(response.text.contains("openweather_temperature_alert_threshold_celsius{location=\"\(city)\",bound=\"below\"} "), "\(city)")
-            #expect(response.text.contains("openweather_temperature_alert_threshold_celsius{location=\"\(city)\",bound=\"above\"} "), "\(city)")
+            #expect(
+                response.text.contains(
+                    "openweather_temperature_alert_threshold_celsius{location=\"\(city)\",bound=\"below\"} "), "\(city)"
+            )
+            #expect(
+                response.text.contains(
+                    "openweather_temperature_alert_threshold_celsius{location=\"\(city)\",bound=\"above\"} "), "\(city)"
+            )
         }
-        #expect(response.text.hasLine("openweather_temperature_alert_threshold_celsius{location=\"La Rinconada\",bound=\"below\"} 0"))
-        let low = response.text.split(separator: "\n").first { $0.hasPrefix("openweather_forecast_temperature_min_celsius{location=\"La Rinconada\",window_hours=\"24\"} ") }
-        let lowValue = try #require(low.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }, "\(response.text)")
+        #expect(
+            response.text.hasLine(
+                "openweather_temperature_alert_threshold_celsius{location=\"La Rinconada\",bound=\"below\"} 0"))
+        let low = response.text.split(separator: "\n").first {
+            $0.hasPrefix("openweather_forecast_temperature_min_celsius{location=\"La Rinconada\",window_hours=\"24\"} ")
+        }
+        let lowValue = try #require(
+            low.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }, "\(response.text)")
         #expect(lowValue < 0, "La Rinconada's 24-hour forecast minimum \(lowValue) °C crosses its below=0")
         // The simulator's address and controls: logged plainly and shown on the landing page.
-        let simulator = try #require(log.firstRange(of: "simulator=http://127.0.0.1:").map {
-            String(log[$0.lowerBound...].dropFirst("simulator=".count).prefix { $0 != " " && $0 != "\n" })
-        })
+        let simulator = try #require(
+            log.firstRange(of: "simulator=http://127.0.0.1:").map {
+                String(log[$0.lowerBound...].dropFirst("simulator=".count).prefix { $0 != " " && $0 != "\n" })
+            })
         #expect(log.contains("demo simulator: make a place hot, cold or failing"))
         #expect(landing.text.contains("\(simulator)/_simulator/weather?lat=51.51&amp;shift=35"), "\(landing.text)")
         #expect(landing.text.contains("<a href=\"\(simulator)/_simulator/\">"))
         let simulatorPort = try #require(UInt16(simulator.split(separator: ":").last!))
-        #expect(try LoopbackHTTP.request(port: simulatorPort, path: "/_simulator/").text.contains("/_simulator/fault?lat=51.51&status=500"))
+        #expect(
+            try LoopbackHTTP.request(port: simulatorPort, path: "/_simulator/").text.contains(
+                "/_simulator/fault?lat=51.51&status=500"))
 
         Self.stopsWithinTwoSeconds(process)
     }
@@ -143,9 +182,11 @@ import Testing
     /// descriptors are free. (That the pause does not spin is measured by Tests/reliability.)
     @Test(.enabled(if: executablePath("prlimit") != nil, "prlimit (util-linux) is not installed"))
     func outOfDescriptorsItWarnsStaysUpAndRecovers() async throws {
-        let process = try ChildProcess("prlimit", ["--nofile=48:48", Self.executable, "--demo", "--web.listen-address=127.0.0.1:0"])
+        let process = try ChildProcess(
+            "prlimit", ["--nofile=48:48", Self.executable, "--demo", "--web.listen-address=127.0.0.1:0"])
         let port = try #require(process.port(after: "address=127.0.0.1:"), "\(process.standardError)")
-        #expect(await waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy").status) == 200 })
+        #expect(
+            await waitUntil(seconds: 20) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy").status) == 200 })
         // Half requests keep the accepted connections open; the kernel's backlog takes the rest.
         var held: [Int32] = []
         for _ in 0..<80 {
@@ -153,8 +194,11 @@ import Testing
             try? LoopbackHTTP.send(fd, "GET /-/healthy HTTP/1.1\r\nHost: x\r\n")
             held.append(fd)
         }
-        #expect(await waitUntil(seconds: 10) { process.standardError.contains("cannot accept connections: too many open files") },
-                "no warning: \(process.standardError.suffix(500))")
+        #expect(
+            await waitUntil(seconds: 10) {
+                process.standardError.contains("cannot accept connections: too many open files")
+            },
+            "no warning: \(process.standardError.suffix(500))")
         #expect(await process.wait(seconds: 0) == nil, "the exporter exited when out of descriptors")
         // Paused, not spinning: the event-loop threads use almost no CPU while accepting is paused,
         // however long the window turns out (an async wait may resume late on a busy machine); a
@@ -169,10 +213,16 @@ import Testing
             return used > 20
         }
         let rate = Double(used) / max(monotonicSeconds() - start, 0.001)
-        #expect(startTicks != nil && rate < 5, "the accept loop spins while out of descriptors: \(used) ticks of CPU (1/100 s) in \(monotonicSeconds() - start) s")
-        held.forEach { close($0) }
-        #expect(await waitUntil(seconds: 10) { (try? LoopbackHTTP.request(port: port, path: "/-/healthy", timeoutSeconds: 1).status) == 200 },
-                "not accepting again once the descriptors were free")
+        #expect(
+            startTicks != nil && rate < 5,
+            "the accept loop spins while out of descriptors: \(used) ticks of CPU (1/100 s) in \(monotonicSeconds() - start) s"
+        )
+        for fd in held { close(fd) }
+        #expect(
+            await waitUntil(seconds: 10) {
+                (try? LoopbackHTTP.request(port: port, path: "/-/healthy", timeoutSeconds: 1).status) == 200
+            },
+            "not accepting again once the descriptors were free")
         Self.stopsWithinTwoSeconds(process)
     }
 
@@ -183,12 +233,14 @@ import Testing
         defer { closedir(directory) }
         var ticks: Int?
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard name.first?.isNumber == true,
-                  let comm = try? readFile("/proc/\(pid)/task/\(name)/comm"),
-                  String(decoding: comm, as: UTF8.self).hasPrefix("http-loop"),
-                  let stat = try? readFile("/proc/\(pid)/task/\(name)/stat"),
-                  let end = stat.lastIndex(of: UInt8(ascii: ")")), end + 2 < stat.count
+                let comm = try? readFile("/proc/\(pid)/task/\(name)/comm"),
+                String(decoding: comm, as: UTF8.self).hasPrefix("http-loop"),
+                let stat = try? readFile("/proc/\(pid)/task/\(name)/stat"),
+                let end = stat.lastIndex(of: UInt8(ascii: ")")), end + 2 < stat.count
             else { continue }
             // After "comm) ": state, ppid, ... utime is the 12th field and stime the 13th.
             let fields = String(decoding: stat[(end + 2)...], as: UTF8.self).split(separator: " ")
@@ -206,7 +258,9 @@ import Testing
         let readme = try deployReference()
         var rows = 0
         for row in readme.split(separator: "\n") where row.hasPrefix("| `--") {
-            let cells = row.split(separator: "|").map { String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+            let cells = row.split(separator: "|").map {
+                String($0.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+            }
             for flag in cells[0].split(separator: "`").filter({ $0.hasPrefix("--") }) {
                 let name = String(flag.prefix { $0 != " " && $0 != "=" })
                 rows += 1
@@ -217,9 +271,12 @@ import Testing
                 // The flag's block runs to the next flag.
                 let block = help[start...].dropFirst(2).split(separator: "\n  --", maxSplits: 1).first ?? ""
                 let defaultCell = cells.count > 1 ? cells[1] : ""
-                if defaultCell.hasPrefix("`"), defaultCell.hasSuffix("`"), defaultCell.filter({ $0 == "`" }).count == 2 {
+                if defaultCell.hasPrefix("`"), defaultCell.hasSuffix("`"), defaultCell.filter({ $0 == "`" }).count == 2
+                {
                     let value = defaultCell.dropFirst().dropLast()
-                    #expect(block.contains("(default: \(value))"), "\(name): deploy reference default \(value), --help: \(block)")
+                    #expect(
+                        block.contains("(default: \(value))"),
+                        "\(name): deploy reference default \(value), --help: \(block)")
                 }
             }
         }

@@ -29,6 +29,9 @@ import Testing
         }
         #expect(status != 0, "\(process.standardError)")
         let output = process.standardError
-        #expect(output.contains(what) && output.contains("\(fifo) is not a regular file (it is a FIFO): replace it with a regular file"), "\(output)")
+        #expect(
+            output.contains(what)
+                && output.contains("\(fifo) is not a regular file (it is a FIFO): replace it with a regular file"),
+            "\(output)")
     }
 }

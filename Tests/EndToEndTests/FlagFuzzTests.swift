@@ -1,7 +1,8 @@
-@testable import Exporter
 import Glibc
 import TestSupport
 import Testing
+
+@testable import Exporter
 
 /// No value from outside traps, an operator's included (issue 27): `--web.read-timeout=300y` and
 /// `--web.idle-timeout=300y` once killed the exporter at start (SIGILL in a nanoseconds conversion).
@@ -15,10 +16,14 @@ import Testing
     /// Placeholders of flags that take numbers or durations, and of those that take neither; a flag
     /// with a placeholder in neither fails the test until it is put in one.
     static let numeric: Set<String> = ["N", "I", "C", "TEMP", "M/S", "MM", "DURATION", "DURATIONS", "Nx|DURATION"]
-    static let other: Set<String> = ["", "ADDRESS", "CODE", "DIR", "FORMAT", "LEVEL", "NAME", "PARTS", "PATH", "URL", "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]"]
+    static let other: Set<String> = [
+        "", "ADDRESS", "CODE", "DIR", "FORMAT", "LEVEL", "NAME", "PARTS", "PATH", "URL",
+        "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]",
+    ]
 
     static let values = [
-        "0", "-1", "1e300", "nan", "300y", "31000y", "9223372036854775808", "99999999999999999999", "1ms", "2562047788015216h",
+        "0", "-1", "1e300", "nan", "300y", "31000y", "9223372036854775808", "99999999999999999999", "1ms",
+        "2562047788015216h",
     ]
     /// The variable and the file hand their text to the same `Setting` parser the flag does: they
     /// are shown to reach it unchanged, and to be named in its errors, with the values that trapped
@@ -75,12 +80,19 @@ import Testing
 
     @Test func everyNumberOrDurationSettingThroughEveryDoorExitsTwoOrStartsNeverTraps() async throws {
         let unknown = Flag.all.filter { !Self.numeric.contains($0.placeholder) && !Self.other.contains($0.placeholder) }
-        #expect(unknown.isEmpty, "put these placeholders in FlagFuzzTests.numeric or .other: \(unknown.map { "--\($0.name)=\($0.placeholder)" })")
+        #expect(
+            unknown.isEmpty,
+            "put these placeholders in FlagFuzzTests.numeric or .other: \(unknown.map { "--\($0.name)=\($0.placeholder)" })"
+        )
         let cases = Self.cases()
         let names = Set(cases.map(\.flag.name))
-        #expect(names.contains("web.read-timeout") && names.contains("collector.weather.interval") && names.count > 15, "\(names.sorted())")
+        #expect(
+            names.contains("web.read-timeout") && names.contains("collector.weather.interval") && names.count > 15,
+            "\(names.sorted())")
         for door in Door.allCases {
-            #expect(cases.filter { $0.door == door }.count >= (door == .flag ? 10 : 3) * 12, "too few starts through the \(door)")
+            #expect(
+                cases.filter { $0.door == door }.count >= (door == .flag ? 10 : 3) * 12,
+                "too few starts through the \(door)")
         }
         let started = ContinuousClock.now
         // Eight at a time, each slot refilled as it frees: a start mostly waits (for its listening
@@ -101,12 +113,16 @@ import Testing
         }
         #expect(done == cases.count)
         for problem in problems.sorted() { Issue.record(Comment(rawValue: problem)) }
-        print("FlagFuzzTests: \(cases.count) starts (\(names.count) settings, \(Self.values.count) values through flags, \(Self.otherDoorValues.count) through variables and the file) in \(ContinuousClock.now - started)")
+        print(
+            "FlagFuzzTests: \(cases.count) starts (\(names.count) settings, \(Self.values.count) values through flags, \(Self.otherDoorValues.count) through variables and the file) in \(ContinuousClock.now - started)"
+        )
     }
 
     /// Nil when the start ended well, else what went wrong, naming the case.
     static func run(_ start: Case) async -> String? {
-        var arguments = ["--web.listen-address=127.0.0.1:0", "--location", "A=1,2", "--openweather.url=http://127.0.0.1:1"]
+        var arguments = [
+            "--web.listen-address=127.0.0.1:0", "--location", "A=1,2", "--openweather.url=http://127.0.0.1:1",
+        ]
         var environment = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
         var file: String?
         switch start.door {

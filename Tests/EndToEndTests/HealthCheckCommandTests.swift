@@ -17,7 +17,10 @@ import Testing
         defer { simulator.stop() }
         let exporter = try ChildProcess(
             DemoModeTests.executable,
-            ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)", "--location", "London=51.5,-0.12"],
+            [
+                "--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)", "--location",
+                "London=51.5,-0.12",
+            ],
             environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"])
         let port = try #require(await exporter.port(after: "address=127.0.0.1:"), "\(exporter.standardError)")
 
@@ -34,7 +37,8 @@ import Testing
         #expect(await exporter.wait(seconds: 10) == 0)
         let gone = try await healthcheck(["--web.listen-address=127.0.0.1:\(port)"])
         #expect(gone.status == 1)
-        #expect(gone.output.hasPrefix("healthcheck: unhealthy: GET http://127.0.0.1:\(port)/-/healthy: "), "\(gone.output)")
+        #expect(
+            gone.output.hasPrefix("healthcheck: unhealthy: GET http://127.0.0.1:\(port)/-/healthy: "), "\(gone.output)")
     }
 
     /// Docker reserves exit status 2 for health checks: a setting the check cannot read is unhealthy (1).

@@ -49,9 +49,13 @@ import Testing
         let file = fopen(source, "w")
         _ = fputs(shimSource, file)
         fclose(file)
-        let build = try ChildProcess("/bin/sh", ["-c", "cc -shared -fPIC -o \(dir)/shim.so \(source) || clang -shared -fPIC -o \(dir)/shim.so \(source)"],
-                                     environment: ["PATH": String(cString: getenv("PATH"))])
-        guard await build.wait(seconds: 60) == 0 else { throw TestFailure("cannot build the shim: \(build.standardError)") }
+        let build = try ChildProcess(
+            "/bin/sh",
+            ["-c", "cc -shared -fPIC -o \(dir)/shim.so \(source) || clang -shared -fPIC -o \(dir)/shim.so \(source)"],
+            environment: ["PATH": String(cString: getenv("PATH"))])
+        guard await build.wait(seconds: 60) == 0 else {
+            throw TestFailure("cannot build the shim: \(build.standardError)")
+        }
         return "\(dir)/shim.so"
     }
 
@@ -67,7 +71,9 @@ import Testing
     }
 
     static func counter(_ text: String, _ series: String) -> Double {
-        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last!) } ?? 0
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap {
+            Double($0.split(separator: " ").last!)
+        } ?? 0
     }
 
     @Test func hungResolverCostsBoundedThreadsAndStopsNothingElse() async throws {
@@ -84,18 +90,22 @@ import Testing
         let locations = (0..<48).flatMap { ["--location", "Place \($0)=\(Double($0) - 20),\(Double($0) * 2)"] }
         let process = try ChildProcess(
             DemoModeTests.executable,
-            ["--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9", "--openweather.timeout=100ms",
-             "--collector.weather.interval=1s", "--openweather.max-requests-per-minute=100000"] + locations,
+            [
+                "--web.listen-address=127.0.0.1:0", "--openweather.url=http://api.hang.test:9",
+                "--openweather.timeout=100ms",
+                "--collector.weather.interval=1s", "--openweather.max-requests-per-minute=100000",
+            ] + locations,
             environment: ["LD_PRELOAD": shim, "OPENWEATHER_API_KEY": "0123456789abcdef"])
         let port = await process.port(after: "address=127.0.0.1:")
         let exporterPort = try #require(port, "\(process.standardError)")
 
         // Every location fails as dns, each within its timeout.
         var scrape = ""
-        #expect(await waitUntil(seconds: 20) {
-            scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
-            return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= 48
-        }, "\(scrape.split(separator: "\n").filter { $0.contains("requests_total") })")
+        #expect(
+            await waitUntil(seconds: 20) {
+                scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
+                return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= 48
+            }, "\(scrape.split(separator: "\n").filter { $0.contains("requests_total") })")
         #expect(Self.counter(scrape, "openweather_api_requests_total{code=\"timeout\",source=\"weather\"}") == 0)
         let settled = try #require(Self.threads(of: process.pid))
 
@@ -106,16 +116,22 @@ import Testing
             let before = Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}")
             // A round may wait out a backoff step of 4 s first; 10 s was short under AddressSanitizer
             // in a full run on a loaded machine.
-            #expect(await waitUntil(seconds: 30) {
-                highest = max(highest, Self.threads(of: process.pid) ?? 0)
-                scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
-                return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}") >= before + 16
-            })
+            #expect(
+                await waitUntil(seconds: 30) {
+                    highest = max(highest, Self.threads(of: process.pid) ?? 0)
+                    scrape = (try? LoopbackHTTP.request(port: exporterPort, path: "/metrics").text) ?? ""
+                    return Self.counter(scrape, "openweather_api_requests_total{code=\"dns\",source=\"weather\"}")
+                        >= before + 16
+                })
         }
         // 16 request workers at most, one lookup thread for the one hung name, the fixed others.
         #expect(highest <= settled + 4, "threads: \(settled) after the first round, \(highest) at most after 5 reloads")
         #expect(highest < 48, "threads: \(highest)")
-        #expect(await waitUntil { process.standardError.contains("DNS lookup of api.hang.test failed: no answer before the request's deadline") })
+        #expect(
+            await waitUntil {
+                process.standardError.contains(
+                    "DNS lookup of api.hang.test failed: no answer before the request's deadline")
+            })
         #expect(try LoopbackHTTP.request(port: exporterPort, path: "/-/healthy").status == 200)
         process.signal(SIGTERM)
         #expect(await process.wait(seconds: 10) == 0)

@@ -15,8 +15,10 @@ import Testing
         let key = Array(Self.key)
         let doublePercent = key.map { "%25" + String(String($0).utf8.first!, radix: 16) }.joined()
         return [
-            "Invalid API key \(String(key[..<22]))...", "Invalid API key \(String(key[..<23]))…", "appid=\\\"\(String(key[..<24]))\\\" is wrong",
-            "\(String(key[10...])) is not a key", "KEY \(String(key).uppercased()) REFUSED", "auth \(Base64.encoded(("appid=" + String(key)).utf8)) refused",
+            "Invalid API key \(String(key[..<22]))...", "Invalid API key \(String(key[..<23]))…",
+            "appid=\\\"\(String(key[..<24]))\\\" is wrong",
+            "\(String(key[10...])) is not a key", "KEY \(String(key).uppercased()) REFUSED",
+            "auth \(Base64.encoded(("appid=" + String(key)).utf8)) refused",
             "GET /data/2.5/weather?appid=\(doublePercent)", "key \(String(key[..<9]))\\n\(String(key[9...])) refused",
         ]
     }()
@@ -27,11 +29,15 @@ import Testing
         let plain = text.replacing("\\n", with: "").replacing("\n", with: "").lowercased()
         let decoded = plain.replacing("%25", with: "%")
         let windows = (0...(key.count - 8)).map { String(Array(key)[$0..<($0 + 8)]) }
-        for window in windows where plain.contains(window) || decoded.contains(window.map { "%" + String(String($0).utf8.first!, radix: 16) }.joined()) {
+        for window in windows
+        where plain.contains(window)
+            || decoded.contains(window.map { "%" + String(String($0).utf8.first!, radix: 16) }.joined())
+        {
             return window
         }
         let encoded = Base64.encoded(("appid=" + key).utf8)
-        for start in stride(from: 0, to: encoded.count - 12, by: 4) where text.contains(String(Array(encoded)[start..<(start + 12)])) {
+        for start in stride(from: 0, to: encoded.count - 12, by: 4)
+        where text.contains(String(Array(encoded)[start..<(start + 12)])) {
             return "base64 \(String(Array(encoded)[start..<(start + 12)]))"
         }
         return nil
@@ -40,25 +46,43 @@ import Testing
     @Test func anUpstreamEchoingTheKeyAlteredLeavesNoneOfItInTheLogOrThePages() async throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        var arguments = ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)", "--collector.weather.interval=1m",
-                         "--no-collector.forecast", "--openweather.max-requests-per-minute=6000", "--log.level=debug"]
+        var arguments = [
+            "--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)",
+            "--collector.weather.interval=1m",
+            "--no-collector.forecast", "--openweather.max-requests-per-minute=6000", "--log.level=debug",
+        ]
         for (index, echo) in Self.echoes.enumerated() {
             let latitude = 10.0 + Double(index)
-            simulator.addFault(Fault(response: .answer(status: 400, body: "{\"cod\":400,\"message\":\"\(echo)\"}"), latitude: latitude))
+            simulator.addFault(
+                Fault(response: .answer(status: 400, body: "{\"cod\":400,\"message\":\"\(echo)\"}"), latitude: latitude)
+            )
             arguments += ["--location", "P\(index)=\(latitude),20"]
         }
-        let process = try ChildProcess(DemoModeTests.executable, arguments, environment: ["OPENWEATHER_API_KEY": Self.key])
-        defer { process.signal(SIGKILL); _ = process.wait(seconds: 5) }
+        let process = try ChildProcess(
+            DemoModeTests.executable, arguments, environment: ["OPENWEATHER_API_KEY": Self.key])
+        defer {
+            process.signal(SIGKILL)
+            _ = process.wait(seconds: 5)
+        }
         let port = try #require(await process.port(after: "address=127.0.0.1:"), "\(process.standardError)")
-        #expect(await waitUntil(seconds: 60) {
-            let metrics = (try? LoopbackHTTP.request(port: port, path: "/metrics").text) ?? ""
-            return Self.echoes.indices.allSatisfy { metrics.contains("openweather_api_requests_total") && metrics.contains("openweather_up{location=\"P\($0)\",source=\"weather\"} 0") }
-                && Self.echoes.indices.allSatisfy { index in process.standardError.split(separator: "\n").contains { $0.contains("location=P\(index) ") && $0.contains("400") } }
-        }, "\(process.standardError)")
+        #expect(
+            await waitUntil(seconds: 60) {
+                let metrics = (try? LoopbackHTTP.request(port: port, path: "/metrics").text) ?? ""
+                return Self.echoes.indices.allSatisfy {
+                    metrics.contains("openweather_api_requests_total")
+                        && metrics.contains("openweather_up{location=\"P\($0)\",source=\"weather\"} 0")
+                }
+                    && Self.echoes.indices.allSatisfy { index in
+                        process.standardError.split(separator: "\n").contains {
+                            $0.contains("location=P\(index) ") && $0.contains("400")
+                        }
+                    }
+            }, "\(process.standardError)")
         let log = process.standardError
         #expect(log.contains("<redacted>"), "the echoes reached the log, redacted: \(log)")
         let pages = [
-            try LoopbackHTTP.request(port: port, path: "/metrics").text, try LoopbackHTTP.request(port: port, path: "/").text,
+            try LoopbackHTTP.request(port: port, path: "/metrics").text,
+            try LoopbackHTTP.request(port: port, path: "/").text,
             try LoopbackHTTP.request(port: port, path: "/-/ready").text,
         ]
         for (name, text) in [("the log", log)] + pages.map({ ("a page", $0) }) {

@@ -9,10 +9,15 @@ import Testing
 @Suite(.endToEnd) struct StateEndToEndTests {
     static let locations = (0..<10).flatMap { ["--location", "City\($0)=\(10 + $0),\(20 + $0)"] }
 
-    static func start(_ simulator: Simulator, directory: String, _ extra: [String] = []) async throws -> (ChildProcess, UInt16) {
+    static func start(
+        _ simulator: Simulator, directory: String, _ extra: [String] = []
+    ) async throws -> (ChildProcess, UInt16) {
         let process = try ChildProcess(
             DemoModeTests.executable,
-            ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)", "--storage.path=\(directory)"] + extra,
+            [
+                "--web.listen-address=127.0.0.1:0", "--openweather.url=\(simulator.baseURL)",
+                "--storage.path=\(directory)",
+            ] + extra,
             environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"])
         let port = await process.port(after: "address=127.0.0.1:")
         guard let port else { throw TestFailure("no startup line: \(process.standardError)") }
@@ -55,15 +60,19 @@ import Testing
         // The weather alone, whose requests it counts: the forecast (on by default) doubled the
         // answers in flight at each stop, and one that missed the shutdown's 0.5 s grace in a
         // sanitized run kept the last run from being ready within the wait (retried after 60 s).
-        let arguments = Self.locations + [
-            "--collector.weather.interval=10m", "--no-collector.forecast", "--openweather.max-requests-per-minute=600", "--log.level=debug",
-        ]
+        let arguments =
+            Self.locations + [
+                "--collector.weather.interval=10m", "--no-collector.forecast",
+                "--openweather.max-requests-per-minute=600", "--log.level=debug",
+            ]
         var (lost, takenInAll) = (0, 0)
         for round in 0..<20 {
             let before = Self.weatherRequests(simulator)
             let (process, _) = try await Self.start(simulator, directory: directory, arguments)
             if before < 10 {
-                #expect(await waitUntil(seconds: 10) { Self.weatherRequests(simulator) > before }, "round \(round): no request")
+                #expect(
+                    await waitUntil(seconds: 10) { Self.weatherRequests(simulator) > before },
+                    "round \(round): no request")
             }
             await Self.randomMoment()
             process.signal(SIGTERM)
@@ -82,9 +91,14 @@ import Testing
         let polled = simulator.requests.filter { $0.path == "/data/2.5/weather" }
         #expect(polled.count <= 10 + lost, "\(lost) answers lost at a stop: \(polled.map { ($0.latitude, $0.time) })")
         let (process, port) = try await Self.start(simulator, directory: directory, arguments)
-        defer { process.signal(SIGKILL); _ = process.wait(seconds: 5) }
+        defer {
+            process.signal(SIGKILL)
+            _ = process.wait(seconds: 5)
+        }
         // A ceiling, not a wait: ready as soon as every place has its answer, a lost one 60 s after it was sent.
-        #expect(await waitUntil(seconds: 120) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 }, "\(lost) lost")
+        #expect(
+            await waitUntil(seconds: 120) { (try? LoopbackHTTP.request(port: port, path: "/-/ready").status) == 200 },
+            "\(lost) lost")
         let text = (try? LoopbackHTTP.request(port: port, path: "/metrics").text) ?? ""
         #expect(text.split(separator: "\n").count { $0.hasPrefix("openweather_temperature_celsius{") } == 10, "\(text)")
         #expect(Self.weatherRequests(simulator) == 10 + lost, "\(lost) answers lost at a stop")
@@ -109,14 +123,22 @@ import Testing
         #expect(simulator.requests.count == 1)
         simulator.clearFaults()
 
-        let (second, port) = try await Self.start(simulator, directory: directory, arguments + ["--location", "Fresh=10,20"])
-        defer { second.signal(SIGKILL); _ = second.wait(seconds: 5) }
+        let (second, port) = try await Self.start(
+            simulator, directory: directory, arguments + ["--location", "Fresh=10,20"])
+        defer {
+            second.signal(SIGKILL)
+            _ = second.wait(seconds: 5)
+        }
         #expect(await waitUntil(seconds: 10) { second.standardError.contains("state restored") })
-        #expect(second.standardError.contains("rate_limit_pause=59m") || second.standardError.contains("rate_limit_pause=1h"), "\(second.standardError)")
+        #expect(
+            second.standardError.contains("rate_limit_pause=59m")
+                || second.standardError.contains("rate_limit_pause=1h"), "\(second.standardError)")
         // The 429 is the last word on the key: until the pause ends nothing is asked, not even for
         // the new location (due at once otherwise), and the exporter serves.
         #expect(try LoopbackHTTP.request(port: port, path: "/-/healthy").status == 200)
-        #expect(await !waitUntil(seconds: 1) { simulator.requests.count > 1 }, "no request during the pause: \(simulator.requests.map(\.time))")
+        #expect(
+            await !waitUntil(seconds: 1) { simulator.requests.count > 1 },
+            "no request during the pause: \(simulator.requests.map(\.time))")
     }
 
     /// `kill -9` of the real exporter while it starts, restores, polls and writes: every start finds
@@ -139,8 +161,12 @@ import Testing
             await Self.randomMoment()
             process.signal(SIGKILL)
             _ = await process.wait(seconds: 10)
-            #expect(!process.standardError.contains("the state file cannot be used"), "round \(round): \(process.standardError)")
-            #expect(!process.standardError.contains("cannot read the state file"), "round \(round): \(process.standardError)")
+            #expect(
+                !process.standardError.contains("the state file cannot be used"),
+                "round \(round): \(process.standardError)")
+            #expect(
+                !process.standardError.contains("cannot read the state file"),
+                "round \(round): \(process.standardError)")
             if written {
                 #expect(process.standardError.contains("state restored"), "round \(round): \(process.standardError)")
             }
@@ -155,6 +181,8 @@ import Testing
             DemoModeTests.executable, ["--location", "Zocca=44.34,10.99", "--storage.path=/proc/self/state"],
             environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"])
         #expect(await process.wait(seconds: 10) == 2)
-        #expect(process.standardError.contains("--storage.path \"/proc/self/state\": cannot create the state directory"), "\(process.standardError)")
+        #expect(
+            process.standardError.contains("--storage.path \"/proc/self/state\": cannot create the state directory"),
+            "\(process.standardError)")
     }
 }

@@ -23,17 +23,23 @@ extension ExporterWebTests {
     @Test func staleWeatherLeavesTheExpositionAndHealthStays() async throws {
         let time = ShiftedTime()
         let running = try Running(
-            locations: ["London=51.5074,-0.1278"], extra: ["--collector.weather.interval=1s", "--openweather.max-staleness=1m"], time: time)
+            locations: ["London=51.5074,-0.1278"],
+            extra: ["--collector.weather.interval=1s", "--openweather.max-staleness=1m"], time: time)
         defer { running.stop() }
         let temperature = "openweather_temperature_celsius{location=\"London\"}"
         #expect(await waitUntil { (try? running.metrics().contains(temperature)) == true })
         running.simulator.setFault(Fault(response: .status(503)))
         let failingSince = monotonicSeconds()
-        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true })
+        #expect(
+            await waitUntil {
+                (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") == true
+            })
         // Down but not yet stale: the last reading is still served.
         #expect(try running.metrics().contains(temperature))
         time.advance(60)
-        #expect(await waitUntil { (try? running.metrics().contains(temperature)) == false }, "still served a minute after the last success")
+        #expect(
+            await waitUntil { (try? running.metrics().contains(temperature)) == false },
+            "still served a minute after the last success")
         let metrics = try running.metrics()
         #expect(!metrics.contains("openweather_humidity_ratio{location=\"London\"}"))
         #expect(metrics.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0"))
@@ -45,7 +51,9 @@ extension ExporterWebTests {
         // as long after the last failure as the job has been failing, however slow the machine was.
         running.simulator.clearFaults()
         let failed = monotonicSeconds() - failingSince
-        #expect(await waitUntil(seconds: 1.5 * failed + 10) { (try? running.metrics().contains(temperature)) == true }, "back once it succeeds")
+        #expect(
+            await waitUntil(seconds: 1.5 * failed + 10) { (try? running.metrics().contains(temperature)) == true },
+            "back once it succeeds")
     }
 
     /// Every upstream failure mode, with the logger's redaction switched off (so this checks what
@@ -73,17 +81,27 @@ extension ExporterWebTests {
                 faults = [Fault(response: .malformed(try #require(Fault.Malformation(rawValue: kind))))]
             }
         }
-        let running = try Running(extra: ["--openweather.timeout=500ms", "--log.level=debug", "--web.enable-lifecycle"], faults: faults, url: url)
+        let running = try Running(
+            extra: ["--openweather.timeout=500ms", "--log.level=debug", "--web.enable-lifecycle"], faults: faults,
+            url: url)
         defer { running.stop() }
         // A first poll has failed (the health lines exist from the start, with up 0 before any poll;
         // a poll's duration only once it ended; after a 429 the other location is not polled at all).
-        #expect(await waitUntil {
-            guard let metrics = try? running.metrics() else { return false }
-            return ["London", "Tokyo"].contains { metrics.sample("openweather_poll_duration_seconds{location=\"\($0)\",source=\"weather\"}") != nil }
-        }, "\(kind): no poll ended")
+        #expect(
+            await waitUntil {
+                guard let metrics = try? running.metrics() else { return false }
+                return ["London", "Tokyo"].contains {
+                    metrics.sample("openweather_poll_duration_seconds{location=\"\($0)\",source=\"weather\"}") != nil
+                }
+            }, "\(kind): no poll ended")
         let afterPoll = try running.metrics()
-        #expect(afterPoll.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0") && afterPoll.hasLine("openweather_up{location=\"Tokyo\",source=\"weather\"} 0"))
-        #expect(await waitUntil { running.logs.all.contains { $0.contains("poll failed") || $0.contains("rejects") || $0.contains("429") } })
+        #expect(
+            afterPoll.hasLine("openweather_up{location=\"London\",source=\"weather\"} 0")
+                && afterPoll.hasLine("openweather_up{location=\"Tokyo\",source=\"weather\"} 0"))
+        #expect(
+            await waitUntil {
+                running.logs.all.contains { $0.contains("poll failed") || $0.contains("rejects") || $0.contains("429") }
+            })
 
         var everything = [try running.metrics(), try running.get("/").text, try running.get("/-/ready").text]
         everything.append(try running.get("/-/reload", method: "POST").text)

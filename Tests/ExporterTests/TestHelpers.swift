@@ -92,10 +92,12 @@ final class FakeTransport: OpenWeatherTransport {
         case "/data/4.0/onecall/timeline/1h": .success(Fixture.bytes("onecall4-1h-tulsa.json"))
         case "/data/4.0/onecall/timeline/1day": .success(Fixture.bytes("onecall4-1day-tulsa.json"))
         // The Red Flag Warning the 1day record lists has no detail fixture: a failed detail call.
-        case "/data/4.0/onecall/alert/4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31": .success(Fixture.bytes("onecall4-alert-tulsa-wind-advisory.json"))
+        case "/data/4.0/onecall/alert/4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31":
+            .success(Fixture.bytes("onecall4-alert-tulsa-wind-advisory.json"))
         case "/geo/1.0/direct":
             request.query.contains { $0.name == "q" && $0.value.lowercased().hasPrefix("london") }
-                ? .success(Fixture.bytes("geo-direct-london.json")) : .success(Fixture.bytes("geo-direct-no-match.json"))
+                ? .success(Fixture.bytes("geo-direct-london.json"))
+                : .success(Fixture.bytes("geo-direct-no-match.json"))
         case "/geo/1.0/zip": .success(Fixture.bytes("geo-zip-94040-us.json"))
         default: .failure(.http(status: 404, message: "not found", retryAfterSeconds: nil))
         }
@@ -132,7 +134,8 @@ struct Rig {
         transport = FakeTransport(time: time)
         let logs = LogCapture()
         self.logs = logs
-        logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
+        logger = Logger(
+            level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let setup = configuration.pollerSetup(transport: transport)
         store = ReadingStore(setup: setup, now: time.wall())
         poller = Poller(setup: setup, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
@@ -164,12 +167,15 @@ extension Configuration {
 }
 
 /// A configuration for tests: a key, these locations, the given collectors on (others off).
-func configuration(_ locations: [Location], collectors: [String: Duration] = ["weather": .seconds(600)], budget: Int = 60) -> Configuration {
+func configuration(
+    _ locations: [Location], collectors: [String: Duration] = ["weather": .seconds(600)], budget: Int = 60
+) -> Configuration {
     var configuration = Configuration()
     configuration.apiKey = Secret("test-key-123")
     configuration.locations = locations
     configuration.maxRequestsPerMinute = budget
-    for index in configuration.collectors.indices where Sources.named(configuration.collectors[index].name)?.resolves == false {
+    for index in configuration.collectors.indices
+    where Sources.named(configuration.collectors[index].name)?.resolves == false {
         let name = configuration.collectors[index].name
         configuration.collectors[index].enabled = collectors[name] != nil
         if let interval = collectors[name] { configuration.collectors[index].interval = interval }
@@ -185,7 +191,9 @@ extension Layout {
     ) {
         self.init(
             locations: locations,
-            planned: PlannedSource.plan(sources: sources, intervals: intervals, configured: intervals, maxStaleness: maxStaleness, dailyLimits: sources.map { _ in nil }),
+            planned: PlannedSource.plan(
+                sources: sources, intervals: intervals, configured: intervals, maxStaleness: maxStaleness,
+                dailyLimits: sources.map { _ in nil }),
             thresholds: thresholds)
     }
 }
@@ -202,7 +210,9 @@ extension ReadingStore {
         thresholds: @escaping @Sendable (Location) -> AlertThresholds, now: Double
     ) {
         self.init(
-            layout: Layout(locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness, thresholds: thresholds),
+            layout: Layout(
+                locations: locations, sources: sources, intervals: intervals, maxStaleness: maxStaleness,
+                thresholds: thresholds),
             now: now)
     }
 
@@ -219,7 +229,10 @@ extension ReadingStore {
 
     /// The sources the golden files and the readiness test were written for, in label order: a source
     /// added later is not in them, so it changes no golden file.
-    static let fixtureSources: [any Source] = [AirPollutionSource(), AirPollutionForecastSource(), ForecastSource(), GeocodingSource(), OneCallSource(), WeatherSource()]
+    static let fixtureSources: [any Source] = [
+        AirPollutionSource(), AirPollutionForecastSource(), ForecastSource(), GeocodingSource(), OneCallSource(),
+        WeatherSource(),
+    ]
 
     /// Records by names, for tests that build a store by hand.
     func success(_ location: String, _ source: String, _ reading: any Sendable, duration: Double = 0.25, now: Double) {
@@ -234,7 +247,9 @@ extension ReadingStore {
 
     private func place(_ location: String, _ source: String) -> (Int, Int) {
         let snapshot = snapshot()
-        return (snapshot.locations.firstIndex { $0.location.name == location }!, snapshot.sources.firstIndex(of: source)!)
+        return (
+            snapshot.locations.firstIndex { $0.location.name == location }!, snapshot.sources.firstIndex(of: source)!
+        )
     }
 }
 
@@ -315,7 +330,9 @@ func seriesAsText(openMetrics: [UInt8], text: [UInt8]) -> (openMetrics: [Substri
 
 extension Configuration {
     /// The forecast source's options as configured.
-    var forecastOptions: ForecastSource.Options? { (sources.first { $0.name == ForecastSource.name } as? ForecastSource)?.options }
+    var forecastOptions: ForecastSource.Options? {
+        (sources.first { $0.name == ForecastSource.name } as? ForecastSource)?.options
+    }
 }
 
 extension ForecastSource {

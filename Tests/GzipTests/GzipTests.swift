@@ -3,7 +3,8 @@ import TestSupport
 import Testing
 
 @Suite struct GzipTests {
-    static let text: [UInt8] = Array((0..<3000).map { "line_\($0 % 97){location=\"Zürich \($0)\"} \($0 * 7)\n" }.joined().utf8)
+    static let text: [UInt8] = Array(
+        (0..<3000).map { "line_\($0 % 97){location=\"Zürich \($0)\"} \($0 * 7)\n" }.joined().utf8)
     static let pieces = stride(from: 0, to: text.count, by: 1000).map { Array(text[$0..<min($0 + 1000, text.count)]) }
 
     @Test func oneMemberRoundTrips() {

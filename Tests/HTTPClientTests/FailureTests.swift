@@ -9,8 +9,11 @@ extension HTTPClientTests {
     @Suite struct Failures {
         @Test func tooLargeByContentLengthFailsWithoutReadingTheBody() throws {
             // The server sends no body at all: waiting for it would end in a timeout instead.
-            let server = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n"), .holdOpen])
-            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
+            let server = try ScriptedServer([
+                .readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n"), .holdOpen,
+            ])
+            let error = failure(
+                of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
             server.finish()
             #expect(error == .tooLarge(limit: 1000))
             #expect(error?.kind == "decode")
@@ -24,7 +27,8 @@ extension HTTPClientTests {
                 .send(String(repeating: chunk, count: 50)),
                 .holdOpen,
             ])
-            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
+            let error = failure(
+                of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
             server.finish()
             #expect(error == .tooLarge(limit: 1000))
         }
@@ -35,7 +39,8 @@ extension HTTPClientTests {
                 .send("HTTP/1.1 200 OK\r\n\r\n" + String(repeating: "w", count: 5000)),
                 .holdOpen,
             ])
-            let error = failure(of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
+            let error = failure(
+                of: HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 1000))
             server.finish()
             #expect(error == .tooLarge(limit: 1000))
         }
@@ -46,12 +51,18 @@ extension HTTPClientTests {
             ("garbage status line", "SSH-2.0-OpenSSH_9.2\r\n\r\n"),
             ("status without code", "HTTP/1.1 OK\r\n\r\n"),
             ("bad chunk size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"),
-            ("chunk longer than its size", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n"),
+            (
+                "chunk longer than its size",
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n"
+            ),
             ("conflicting Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc"),
             ("header line without colon", "HTTP/1.1 200 OK\r\nnot a header\r\n\r\n"),
             ("closed inside the head", "HTTP/1.1 200 OK\r\nContent-"),
             ("closed without a response", ""),
-            ("oversized head", "HTTP/1.1 200 OK\r\n" + String(repeating: "X-Filler: 0123456789abcdef\r\n", count: 3000) + "\r\n"),
+            (
+                "oversized head",
+                "HTTP/1.1 200 OK\r\n" + String(repeating: "X-Filler: 0123456789abcdef\r\n", count: 3000) + "\r\n"
+            ),
         ])
         func malformedResponses(name: String, reply: String) throws {
             let server = try ScriptedServer([.readRequest, .send(reply)])
@@ -81,7 +92,8 @@ extension HTTPClientTests {
             // A 64-character label is refused by glibc before any query is sent: a plain `.invalid`
             // name would be asked of the configured nameserver, which is not on loopback.
             let host = String(repeating: "n", count: 64) + ".invalid"
-            let request = HTTPClientRequest(url: try RequestURL(parsing: "http://\(host)/data?appid=\(secret)"), timeout: .seconds(2))
+            let request = HTTPClientRequest(
+                url: try RequestURL(parsing: "http://\(host)/data?appid=\(secret)"), timeout: .seconds(2))
             let outcome = Locked<HTTPClientError?>(nil)
             let finished = DispatchSemaphore(value: 0)
             DispatchQueue.global().async {

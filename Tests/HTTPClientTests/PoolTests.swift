@@ -1,11 +1,14 @@
 import Dispatch
-@testable import HTTPClient
 import TestSupport
 import Testing
 
+@testable import HTTPClient
+
 extension HTTPClientTests {
     @Suite struct Pool {
-        private func get(_ client: HTTPClient, _ port: UInt16, sourceLocation: SourceLocation = #_sourceLocation) throws -> HTTPClientResponse {
+        private func get(
+            _ client: HTTPClient, _ port: UInt16, sourceLocation: SourceLocation = #_sourceLocation
+        ) throws -> HTTPClientResponse {
             try client.get(HTTPClientRequest(url: try url(port), timeout: .seconds(5)))
         }
 
@@ -111,7 +114,9 @@ extension HTTPClientTests {
             let group = DispatchGroup()
             for _ in 0..<8 {
                 DispatchQueue.global().async(group: group) {
-                    for _ in 0..<5 { _ = try? client.get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5))) }
+                    for _ in 0..<5 {
+                        _ = try? client.get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)))
+                    }
                 }
             }
             #expect(group.wait(timeout: .now() + .seconds(30)) == .success)
@@ -124,7 +129,10 @@ extension HTTPClientTests {
             let client = HTTPClient(trustedCAFile: tls.caFile)
             var numbers: [String] = []
             for _ in 1...3 {
-                let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, path: "/keep?appid=\(secret)", scheme: "https", host: "localhost"), timeout: .seconds(10)))
+                let response = try client.get(
+                    HTTPClientRequest(
+                        url: try url(tls.goodPort, path: "/keep?appid=\(secret)", scheme: "https", host: "localhost"),
+                        timeout: .seconds(10)))
                 numbers.append(response.header("x-request-on-connection") ?? "?")
             }
             #expect(numbers == ["1", "2", "3"])
@@ -137,7 +145,9 @@ extension HTTPClientTests {
             var resumed: [String] = []
             // The fixture closes every connection after one answer, so each request needs a new one.
             for _ in 1...4 {
-                let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
+                let response = try client.get(
+                    HTTPClientRequest(
+                        url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
                 resumed.append(response.header("x-resumed") ?? "?")
             }
             #expect(resumed == ["no", "yes", "yes", "yes"])

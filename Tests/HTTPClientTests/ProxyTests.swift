@@ -1,12 +1,15 @@
-@testable import HTTPClient
 import TestSupport
 import Testing
+
+@testable import HTTPClient
 
 extension HTTPClientTests {
     @Suite struct Proxies {
         private func client(_ proxy: String, caFile: String? = nil) throws -> HTTPClient {
-            HTTPClient(configuration: .init(
-                proxy: ProxyConfiguration(proxy: try ProxyServer(parsing: proxy, origin: "test")), trustedCAFile: caFile))
+            HTTPClient(
+                configuration: .init(
+                    proxy: ProxyConfiguration(proxy: try ProxyServer(parsing: proxy, origin: "test")),
+                    trustedCAFile: caFile))
         }
 
         @Test func httpsGoesThroughAConnectTunnelWithTLSToTheOrigin() throws {
@@ -14,7 +17,9 @@ extension HTTPClientTests {
             let proxy = try TestProxy()
             defer { proxy.stop() }
             let client = try client("http://127.0.0.1:\(proxy.port)", caFile: tls.caFile)
-            let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
+            let response = try client.get(
+                HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10))
+            )
             #expect(response.status == 200)
             // The origin saw our SNI: the TLS session runs to it, not to the proxy.
             #expect(response.header("x-sni") == "localhost")
@@ -30,7 +35,9 @@ extension HTTPClientTests {
             let proxy = try TestProxy(requiredAuthorization: "Basic dXNlcjpwQHNzIHdvcmQ=")
             defer { proxy.stop() }
             let client = try client("http://user:p%40ss%20word@127.0.0.1:\(proxy.port)", caFile: tls.caFile)
-            let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
+            let response = try client.get(
+                HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10))
+            )
             #expect(response.status == 200)
             #expect(proxy.tunnels == 1)
         }
@@ -44,7 +51,8 @@ extension HTTPClientTests {
                 ("http://user:WRONGPASS@127.0.0.1:\(proxy.port)", "rejects the credentials"),
             ] {
                 let error = failure(
-                    of: HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
+                    of: HTTPClientRequest(
+                        url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
                     client: try client(proxyURL, caFile: tls.caFile))
                 #expect(error?.kind == "proxy")
                 #expect(error?.description.contains(expected) == true, "\(String(describing: error))")
@@ -56,16 +64,18 @@ extension HTTPClientTests {
         @Test func refusedTunnelIsCodeProxy() throws {
             let proxy = try TestProxy(mode: .refuse(403))
             defer { proxy.stop() }
-            let error = failure(of: HTTPClientRequest(url: try url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
-                                client: try client("127.0.0.1:\(proxy.port)"))
+            let error = failure(
+                of: HTTPClientRequest(url: try url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
+                client: try client("127.0.0.1:\(proxy.port)"))
             #expect(error?.kind == "proxy")
             #expect(error?.description == "proxy 127.0.0.1:\(proxy.port) refused the tunnel to api.example:443: 403")
         }
 
         @Test func unreachableProxyIsCodeProxy() throws {
             let port = try LoopbackHTTP.closedPort()
-            let error = failure(of: HTTPClientRequest(url: try url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
-                                client: try client("http://127.0.0.1:\(port)"))
+            let error = failure(
+                of: HTTPClientRequest(url: try url(443, scheme: "https", host: "api.example"), timeout: .seconds(5)),
+                client: try client("http://127.0.0.1:\(port)"))
             #expect(error?.kind == "proxy")
             #expect(error?.description.contains("proxy 127.0.0.1:\(port)") == true)
         }
@@ -75,17 +85,23 @@ extension HTTPClientTests {
             // Lets the start of the server's handshake through, then hangs up on both sides.
             let proxy = try TestProxy(mode: .dieAfter(bytes: 100))
             defer { proxy.stop() }
-            let error = failure(of: HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
-                                client: try client("http://127.0.0.1:\(proxy.port)", caFile: tls.caFile))
+            let error = failure(
+                of: HTTPClientRequest(
+                    url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)),
+                client: try client("http://127.0.0.1:\(proxy.port)", caFile: tls.caFile))
             #expect(error != nil && error != .timeout)
-            #expect(error?.description.contains("through proxy 127.0.0.1:\(proxy.port)") == true, "\(String(describing: error))")
+            #expect(
+                error?.description.contains("through proxy 127.0.0.1:\(proxy.port)") == true,
+                "\(String(describing: error))")
         }
 
         @Test func httpURLGoesToTheProxyInAbsoluteForm() throws {
             let proxy = try TestProxy()
             defer { proxy.stop() }
             let client = try client("http://me:pw@127.0.0.1:\(proxy.port)")
-            let first = try client.get(HTTPClientRequest(url: try RequestURL(parsing: "http://api.example:8080/data?appid=\(secret)"), timeout: .seconds(5)))
+            let first = try client.get(
+                HTTPClientRequest(
+                    url: try RequestURL(parsing: "http://api.example:8080/data?appid=\(secret)"), timeout: .seconds(5)))
             #expect(first.body == Array("GET http://api.example:8080/data?appid=\(secret) HTTP/1.1".utf8))
             #expect(proxy.heads[0].contains("\r\nHost: api.example:8080\r\n"))
             #expect(proxy.heads[0].contains("\r\nProxy-Authorization: Basic bWU6cHc=\r\n"))
@@ -95,16 +111,24 @@ extension HTTPClientTests {
             let server = try KeepAliveServer()
             defer { server.stop() }
             let proxyPort = try LoopbackHTTP.closedPort()
-            let settings = try ProxyConfiguration(environment: ["HTTP_PROXY": "http://127.0.0.1:\(proxyPort)", "NO_PROXY": "example.com,127.0.0.0/8"])
+            let settings = try ProxyConfiguration(environment: [
+                "HTTP_PROXY": "http://127.0.0.1:\(proxyPort)", "NO_PROXY": "example.com,127.0.0.0/8",
+            ])
             let client = HTTPClient(configuration: .init(proxy: settings))
             #expect(try client.get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5))).status == 200)
-            #expect(failure(of: HTTPClientRequest(url: try RequestURL(parsing: "http://api.other:1/?appid=\(secret)"), timeout: .seconds(5)), client: client)?.kind == "proxy")
+            #expect(
+                failure(
+                    of: HTTPClientRequest(
+                        url: try RequestURL(parsing: "http://api.other:1/?appid=\(secret)"), timeout: .seconds(5)),
+                    client: client)?.kind == "proxy")
         }
 
         @Test func environmentPrecedence() throws {
             let api = try RequestURL(parsing: "https://api.openweathermap.org/data")
             let plain = try RequestURL(parsing: "http://api.openweathermap.org/data")
-            var settings = try ProxyConfiguration(environment: ["https_proxy": "http://lower:1", "HTTPS_PROXY": "http://upper:2", "ALL_PROXY": "all:3"])
+            var settings = try ProxyConfiguration(environment: [
+                "https_proxy": "http://lower:1", "HTTPS_PROXY": "http://upper:2", "ALL_PROXY": "all:3",
+            ])
             #expect(settings.proxy(for: api)?.description == "lower:1")
             #expect(settings.proxy(for: plain)?.description == "all:3")
             settings = try ProxyConfiguration(environment: ["HTTPS_PROXY": "http://upper:2", "http_proxy": "h:4"])
@@ -115,7 +139,9 @@ extension HTTPClientTests {
             settings = try ProxyConfiguration(environment: ["HTTPS_PROXY": ""])
             #expect(settings.proxy(for: api) == nil)
             // An explicit proxy ignores NO_PROXY.
-            #expect(ProxyConfiguration(proxy: try ProxyServer(parsing: "p:1", origin: "x")).proxy(for: api)?.description == "p:1")
+            #expect(
+                ProxyConfiguration(proxy: try ProxyServer(parsing: "p:1", origin: "x")).proxy(for: api)?.description
+                    == "p:1")
         }
 
         @Test func badProxyURLsSayWhatIsWrongWithoutQuotingThem() throws {
@@ -146,7 +172,10 @@ extension HTTPClientTests {
 
         /// The authority's reason comes from `RequestURL`'s case, worded once: not "invalid URL" twice.
         @Test func aBadAuthoritySaysInvalidURLOnce() {
-            #expect(throws: HTTPClientError.invalidURL("x: not a proxy URL: missing host; give one like http://proxy.example:3128")) {
+            #expect(
+                throws: HTTPClientError.invalidURL(
+                    "x: not a proxy URL: missing host; give one like http://proxy.example:3128")
+            ) {
                 try ProxyServer(parsing: "http://:3128", origin: "x")
             }
         }

@@ -1,7 +1,8 @@
 import Dispatch
-@testable import HTTPClient
 import TestSupport
 import Testing
+
+@testable import HTTPClient
 
 extension HTTPClientTests {
     /// The client's one silent resend (a kept connection the server closed as the request went out)
@@ -13,9 +14,23 @@ extension HTTPClientTests {
             let client = HTTPClient()
             var asked = 0
             let request = HTTPClientRequest(url: try url(server.port), timeout: .seconds(5))
-            #expect(try client.get(request, resend: { asked += 1; return true }).status == 200)
+            #expect(
+                try client.get(
+                    request,
+                    resend: {
+                        asked += 1
+                        return true
+                    }
+                ).status == 200)
             #expect(asked == 0, "a first send on a new connection is the caller's to count")
-            #expect(try client.get(request, resend: { asked += 1; return true }).status == 200)
+            #expect(
+                try client.get(
+                    request,
+                    resend: {
+                        asked += 1
+                        return true
+                    }
+                ).status == 200)
             #expect(asked == 1)
             #expect(server.requests == 3, "three requests reached the server: 1 + the dropped one + its resend")
         }

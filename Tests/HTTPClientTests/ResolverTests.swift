@@ -1,9 +1,10 @@
 import Dispatch
-@testable import HTTPClient
 import Locking
 import Platform
 import Synchronization
 import Testing
+
+@testable import HTTPClient
 
 extension HTTPClientTests {
     /// The resolver with a lookup that hangs on cue: getaddrinfo stuck on a dead DNS server behaves
@@ -79,7 +80,9 @@ extension HTTPClientTests {
             }
             #expect(resolver.threadCount == 3)
             // All threads stuck: a new name waits, and fails at its deadline, never hangs.
-            #expect(throws: HTTPClientError.self) { try resolver.resolve("fresh.example", deadline: Deadline(after: .milliseconds(50))) }
+            #expect(throws: HTTPClientError.self) {
+                try resolver.resolve("fresh.example", deadline: Deadline(after: .milliseconds(50)))
+            }
             #expect(resolver.threadCount == 3)
         }
 
@@ -88,7 +91,10 @@ extension HTTPClientTests {
             defer { dns.release() }
             // Answers go stale at once here, so every call after the first asks for a refresh.
             let resolver = Resolver(lookup: dns.lookup, ttl: .zero, staleFor: .seconds(600))
-            #expect(try resolver.resolve("api.example", deadline: Deadline(after: .seconds(5))) == [Resolver.literal("127.0.0.1")!])
+            #expect(
+                try resolver.resolve("api.example", deadline: Deadline(after: .seconds(5))) == [
+                    Resolver.literal("127.0.0.1")!
+                ])
             dns.hanging.withLock { _ = $0.insert("api.example") }
             // The stale answer at once, never a wait for the hung refresh: well under the 30 s deadline
             // whatever the machine's load.
@@ -114,11 +120,15 @@ extension HTTPClientTests {
             defer { server.stop() }
             let client = HTTPClient(configuration: .init(), resolver: Resolver(lookup: dns.lookup))
             let start = ContinuousClock.now
-            let error = failure(of: HTTPClientRequest(url: try url(server.port, host: "api.hang.test"), timeout: .milliseconds(300)), client: client)
+            let error = failure(
+                of: HTTPClientRequest(url: try url(server.port, host: "api.hang.test"), timeout: .milliseconds(300)),
+                client: client)
             #expect(error?.kind == "dns")
             #expect(ContinuousClock.now - start < .seconds(10))
             // The same client reaches a name that resolves.
-            #expect(try client.get(HTTPClientRequest(url: try url(server.port, host: "api.example"), timeout: .seconds(5))).status == 200)
+            #expect(
+                try client.get(HTTPClientRequest(url: try url(server.port, host: "api.example"), timeout: .seconds(5)))
+                    .status == 200)
         }
     }
 }

@@ -11,9 +11,11 @@ extension HTTPClientTests {
             let (silent, silentPort) = try LoopbackHTTP.listen(backlog: Int32(rounds + 8))
             defer { _ = close(silent) }
             let garbage = try ScriptedServer([.readRequest, .send("garbage\r\n\r\n")], connections: rounds)
-            let truncated = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")], connections: rounds)
+            let truncated = try ScriptedServer(
+                [.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")], connections: rounds)
             let plain = try ScriptedServer([.readAny, .send("HTTP/1.1 400 Bad Request\r\n\r\n")], connections: rounds)
-            let huge = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\n")], connections: rounds)
+            let huge = try ScriptedServer(
+                [.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\n")], connections: rounds)
             let ports: Set<UInt16> = [refusedPort, silentPort, garbage.port, truncated.port, plain.port, huge.port]
             // Warm up once so lazily created process-wide state is not counted as a leak.
             _ = failure(of: HTTPClientRequest(url: try url(refusedPort, scheme: "https"), timeout: .seconds(2)))
@@ -56,9 +58,11 @@ extension HTTPClientTests {
                 defer { fclose(file) }
                 var line = [CChar](repeating: 0, count: 512)
                 while fgets(&line, Int32(line.count), file) != nil {
-                    let fields = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
-                    guard fields.count > 9, let local = fields[1].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) }),
-                          let remote = fields[2].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) })
+                    let fields = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                        .split(separator: " ")
+                    guard fields.count > 9,
+                        let local = fields[1].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) }),
+                        let remote = fields[2].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) })
                     else { continue }
                     if !ports.contains(local) && !ports.contains(remote) { others.insert(String(fields[9])) }
                 }
@@ -68,7 +72,9 @@ extension HTTPClientTests {
             var count = 0
             var target = [CChar](repeating: 0, count: 256)
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
                 let length = readlink("/proc/self/fd/" + name, &target, target.count - 1)
                 guard length > 0 else { continue }
                 let link = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)

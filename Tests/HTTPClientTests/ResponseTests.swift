@@ -9,7 +9,10 @@ extension HTTPClientTests {
                 .send("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"),
                 .holdOpen,
             ])
-            let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port, path: "/data/2.5/weather?lat=1&lon=2&appid=\(secret)#fragment"), timeout: .seconds(5)))
+            let response = try HTTPClient().get(
+                HTTPClientRequest(
+                    url: try url(server.port, path: "/data/2.5/weather?lat=1&lon=2&appid=\(secret)#fragment"),
+                    timeout: .seconds(5)))
             server.finish()
             #expect(response.status == 200)
             #expect(response.body == Array("{\"ok\":true}".utf8))
@@ -72,7 +75,9 @@ extension HTTPClientTests {
         @Test func headerNamesLowercasedValuesKept() throws {
             let server = try ScriptedServer([
                 .readRequest,
-                .send("HTTP/1.1 200 OK\r\nX-Custom-Header:   Mixed Case Value  \r\nSET-COOKIE: a=1\r\nset-cookie: b=2\r\nContent-Length: 0\r\n\r\n"),
+                .send(
+                    "HTTP/1.1 200 OK\r\nX-Custom-Header:   Mixed Case Value  \r\nSET-COOKIE: a=1\r\nset-cookie: b=2\r\nContent-Length: 0\r\n\r\n"
+                ),
             ])
             let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)))
             server.finish()
@@ -98,7 +103,9 @@ extension HTTPClientTests {
             let json = #"{"cod":"404","message":"city not found"}"#
             let server = try ScriptedServer([
                 .readRequest,
-                .send("HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"),
+                .send(
+                    "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
+                ),
             ])
             let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)))
             server.finish()
@@ -124,8 +131,11 @@ extension HTTPClientTests {
 
         @Test func bodyExactlyAtTheLimitIsAccepted() throws {
             let body = String(repeating: "x", count: 100)
-            let server = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n\(body)")])
-            let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 100))
+            let server = try ScriptedServer([
+                .readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n\(body)"),
+            ])
+            let response = try HTTPClient().get(
+                HTTPClientRequest(url: try url(server.port), timeout: .seconds(5), maxBodyBytes: 100))
             server.finish()
             #expect(response.body.count == 100)
         }

@@ -16,7 +16,8 @@ extension HTTPClientTests {
 
         @Test func httpsToAServerThatNeverAnswersTheHandshake() throws {
             let server = try ScriptedServer([.readAny, .holdOpen])
-            let error = failure(of: HTTPClientRequest(url: try url(server.port, scheme: "https"), timeout: .milliseconds(300)))
+            let error = failure(
+                of: HTTPClientRequest(url: try url(server.port, scheme: "https"), timeout: .milliseconds(300)))
             server.finish()
             #expect(error == .timeout)
         }
@@ -24,7 +25,8 @@ extension HTTPClientTests {
         @Test func successByIPAddress() throws {
             let tls = try fixture()
             let client = HTTPClient(trustedCAFile: tls.caFile)
-            let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https"), timeout: .seconds(10)))
+            let response = try client.get(
+                HTTPClientRequest(url: try url(tls.goodPort, scheme: "https"), timeout: .seconds(10)))
             #expect(response.status == 200)
             #expect(response.body == Array(#"{"ok":true}"#.utf8))
             // RFC 6066: no SNI for an IP address.
@@ -34,7 +36,9 @@ extension HTTPClientTests {
         @Test func successByNameSendsSNI() throws {
             let tls = try fixture()
             let client = HTTPClient(trustedCAFile: tls.caFile)
-            let response = try client.get(HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10)))
+            let response = try client.get(
+                HTTPClientRequest(url: try url(tls.goodPort, scheme: "https", host: "localhost"), timeout: .seconds(10))
+            )
             #expect(response.status == 200)
             #expect(response.header("x-sni") == "localhost")
         }
@@ -43,7 +47,10 @@ extension HTTPClientTests {
             let tls = try fixture()
             let client = HTTPClient(trustedCAFile: tls.caFile)
             for host in ["127.0.0.1", "localhost"] {
-                let error = failure(of: HTTPClientRequest(url: try url(tls.wrongHostPort, scheme: "https", host: host), timeout: .seconds(10)), client: client)
+                let error = failure(
+                    of: HTTPClientRequest(
+                        url: try url(tls.wrongHostPort, scheme: "https", host: host), timeout: .seconds(10)),
+                    client: client)
                 guard case .tls(let reason) = error else {
                     Issue.record("\(host): expected .tls, got \(String(describing: error))")
                     continue
@@ -55,7 +62,8 @@ extension HTTPClientTests {
 
         @Test func untrustedCertificateAuthority() throws {
             let tls = try fixture()
-            let error = failure(of: HTTPClientRequest(url: try url(tls.goodPort, scheme: "https"), timeout: .seconds(10)))
+            let error = failure(
+                of: HTTPClientRequest(url: try url(tls.goodPort, scheme: "https"), timeout: .seconds(10)))
             guard case .tls(let reason) = error else {
                 Issue.record("expected .tls, got \(String(describing: error))")
                 return
@@ -65,7 +73,9 @@ extension HTTPClientTests {
 
         @Test func unreadableCAFile() throws {
             let client = HTTPClient(trustedCAFile: "/nonexistent/ca.pem")
-            let error = failure(of: HTTPClientRequest(url: try RequestURL(parsing: "https://127.0.0.1:1/?appid=\(secret)")), client: client)
+            let error = failure(
+                of: HTTPClientRequest(url: try RequestURL(parsing: "https://127.0.0.1:1/?appid=\(secret)")),
+                client: client)
             #expect(error?.kind == "tls")
         }
     }

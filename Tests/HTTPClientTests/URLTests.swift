@@ -45,7 +45,9 @@ extension HTTPClientTests {
             // All of it that is ever shown.
             #expect("\(url)" == "[::1]:8443")
             #expect(String(reflecting: url) == "[::1]:8443")
-            for target in ["data?appid=\(secret)", "/a b?appid=\(secret)", "/?appid=\(secret)\r\nInjected: 1", "/#\(secret)", ""] {
+            for target in [
+                "data?appid=\(secret)", "/a b?appid=\(secret)", "/?appid=\(secret)\r\nInjected: 1", "/#\(secret)", "",
+            ] {
                 #expect(throws: HTTPClientError.self) { try base.with(target: target) }
                 do {
                     _ = try base.with(target: target)
@@ -55,7 +57,8 @@ extension HTTPClientTests {
             }
         }
 
-        private func parseFailure(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> HTTPClientError? {
+        private func parseFailure(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) -> HTTPClientError?
+        {
             do {
                 let url = try RequestURL(parsing: text)
                 Issue.record("expected an error, got \(url)", sourceLocation: sourceLocation)
@@ -67,19 +70,25 @@ extension HTTPClientTests {
         }
 
         @Test func headerWithLineBreakIsRejected() throws {
-            let request = HTTPClientRequest(url: try RequestURL(parsing: "http://127.0.0.1:1/?appid=\(secret)"), headers: [("X-Key", "a\r\nInjected: \(secret)")])
+            let request = HTTPClientRequest(
+                url: try RequestURL(parsing: "http://127.0.0.1:1/?appid=\(secret)"),
+                headers: [("X-Key", "a\r\nInjected: \(secret)")])
             #expect(failure(of: request)?.kind == "invalid_url")
         }
 
         @Test func localhostFallsBackAcrossAddresses() throws {
             let server = try ScriptedServer([.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")])
             // The server listens on IPv4 only, so this reaches it only through the fallback to the next address.
-            let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port, host: "localhost"), timeout: .seconds(5)))
+            let response = try HTTPClient().get(
+                HTTPClientRequest(url: try url(server.port, host: "localhost"), timeout: .seconds(5)))
             server.finish()
             #expect(response.status == 200)
             #expect(server.receivedRequests.first?.contains("\r\nHost: localhost:\(server.port)\r\n") == true)
 
-            let refused = failure(of: HTTPClientRequest(url: try RequestURL(parsing: "http://[::1]:\(try LoopbackHTTP.closedPort())/?appid=\(secret)"), timeout: .seconds(2)))
+            let refused = failure(
+                of: HTTPClientRequest(
+                    url: try RequestURL(parsing: "http://[::1]:\(try LoopbackHTTP.closedPort())/?appid=\(secret)"),
+                    timeout: .seconds(2)))
             #expect(refused?.kind == "connect")
         }
     }

@@ -1,5 +1,6 @@
 import TestSupport
 import Testing
+
 @testable import HTTPServer
 
 /// Mutations that real attacks and broken clients produce: flips, cuts, stray CR/LF/NUL/0xFF, duplicates, huge numbers.
@@ -32,7 +33,11 @@ enum RequestMutator {
                 }
             case 5: bytes.insert(contentsOf: Array("Content-Length: 99999999999999999999\r\n".utf8), at: at)
             case 6: bytes.insert(contentsOf: Array("Transfer-Encoding: chunked\r\n".utf8), at: at)
-            case 7: bytes.insert(contentsOf: [UInt8](repeating: UInt8.random(in: 0...255, using: &random), count: Int.random(in: 1...300, using: &random)), at: at)
+            case 7:
+                bytes.insert(
+                    contentsOf: [UInt8](
+                        repeating: UInt8.random(in: 0...255, using: &random),
+                        count: Int.random(in: 1...300, using: &random)), at: at)
             default: bytes.removeSubrange(at..<min(bytes.count, at + Int.random(in: 1...8, using: &random)))
             }
         }
@@ -48,7 +53,9 @@ struct FuzzTests {
         for i in 0..<20_000 {
             var bytes: [UInt8]
             if i % 10 == 9 {
-                bytes = (0..<Int.random(in: 0...600, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                bytes = (0..<Int.random(in: 0...600, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
             } else {
                 bytes = Array(RequestMutator.seeds.randomElement(using: &random)!.utf8)
                 RequestMutator.mutate(&bytes, using: &random)
@@ -86,7 +93,9 @@ struct FuzzTests {
             var need = 1
             var incremental = "incomplete"
             for end in 1...max(1, bytes.count) where end <= bytes.count && end >= need {
-                let result = bytes[0..<end].withUnsafeBytes { RequestParser.parse($0, limits: limits, scanFrom: scanned) }
+                let result = bytes[0..<end].withUnsafeBytes {
+                    RequestParser.parse($0, limits: limits, scanFrom: scanned)
+                }
                 if case .incomplete(let s, let n) = result {
                     scanned = s
                     need = n
@@ -105,7 +114,8 @@ struct FuzzTests {
     private func describe(_ result: ParseResult) -> String {
         switch result {
         case .complete(let parsed):
-            return "complete \(parsed.request.method) \(parsed.request.target) \(parsed.request.headers.map { "\($0.name)=\($0.value)" }) \(parsed.request.body) \(parsed.consumed)"
+            return
+                "complete \(parsed.request.method) \(parsed.request.target) \(parsed.request.headers.map { "\($0.name)=\($0.value)" }) \(parsed.request.body) \(parsed.consumed)"
         case .incomplete: return "incomplete"
         case .invalid(let error): return "invalid \(error.status)"
         }

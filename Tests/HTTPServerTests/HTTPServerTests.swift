@@ -2,9 +2,10 @@ import Dispatch
 import Glibc
 import Locking
 import Platform
-import TestSupport
 import Synchronization
+import TestSupport
 import Testing
+
 @testable import HTTPServer
 
 @Suite("HTTPServer", .blocking)
@@ -141,19 +142,21 @@ struct HTTPServerTests {
         #expect(client.readResponse()?.status == 200)
     }
 
-    @Test("errors answer with a reason and close", arguments: [
-        ("GET / HTTP/1.1\r\nHost x\r\n\r\n", 400),
-        ("FOO BAR\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nA: \u{0}\r\n\r\n", 400),
-        ("GET / HTTP/2.0\r\n\r\n", 505),
-        ("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
-        ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501),
-        ("POST / HTTP/1.1\r\nContent-Length: 123456789012345678901234567890\r\n\r\n", 413),
-        ("POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nX: " + String(repeating: "h", count: 20_000) + "\r\n\r\n", 431),
-        ("GET / HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 101) + "\r\n", 431),
-        ("GET /" + String(repeating: "t", count: 20_000) + " HTTP/1.1\r\n\r\n", 414),
-    ])
+    @Test(
+        "errors answer with a reason and close",
+        arguments: [
+            ("GET / HTTP/1.1\r\nHost x\r\n\r\n", 400),
+            ("FOO BAR\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nA: \u{0}\r\n\r\n", 400),
+            ("GET / HTTP/2.0\r\n\r\n", 505),
+            ("POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            ("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 501),
+            ("POST / HTTP/1.1\r\nContent-Length: 123456789012345678901234567890\r\n\r\n", 413),
+            ("POST / HTTP/1.1\r\nContent-Length: -5\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nX: " + String(repeating: "h", count: 20_000) + "\r\n\r\n", 431),
+            ("GET / HTTP/1.1\r\n" + String(repeating: "X: y\r\n", count: 101) + "\r\n", 431),
+            ("GET /" + String(repeating: "t", count: 20_000) + " HTTP/1.1\r\n\r\n", 414),
+        ])
     func errorResponses(_ raw: String, _ expected: Int) throws {
         let server = try startServer()
         defer { server.shutdown() }
@@ -334,7 +337,8 @@ struct HTTPServerTests {
         } throws: { error in
             guard let error = error as? HTTPServerError else { return false }
             return error.kind == .addressInUse
-                && error.description == "cannot listen on 127.0.0.1:\(first.port): address already in use; stop the other process or choose another --web.listen-address"
+                && error.description
+                    == "cannot listen on 127.0.0.1:\(first.port): address already in use; stop the other process or choose another --web.listen-address"
         }
     }
 
@@ -377,7 +381,9 @@ struct HTTPServerTests {
             try LoopbackHTTP.send(fd, request("/"))
             var buffer: [UInt8] = []
             while LoopbackHTTP.receive(fd, into: &buffer) {
-                if let response = try LoopbackResponse.take(from: &buffer) { return String(decoding: response.body, as: UTF8.self) }
+                if let response = try LoopbackResponse.take(from: &buffer) {
+                    return String(decoding: response.body, as: UTF8.self)
+                }
             }
             return "no answer"
         }
@@ -418,7 +424,9 @@ struct HTTPServerTests {
             address.sin_port = server.port.bigEndian
             address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             if bound == 0 { return }
             taken.append("127.0.0.1:\(server.port) (\(errnoText(errno)))")
@@ -464,7 +472,10 @@ struct HTTPServerTests {
     @Test func aWakeAfterCloseWritesNowhere() throws {
         var ends: [Int32] = [0, 0]
         try #require(pipe(&ends) == 0)
-        defer { close(ends[0]); close(ends[1]) }
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
         _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
         var limit = rlimit()
         try #require(getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0)
@@ -544,9 +555,11 @@ struct HTTPServerLimitTests {
     /// 600 ms write timeout passes without progress, not before; whatever the body's kind (copied
     /// from memory, or a kept body sent with sendfile: KeptBodyTests).
     static func checkClosedAtTheWriteTimeout(_ response: @escaping @Sendable () -> HTTPResponse) throws {
-        let server = try startServer({ $0.writeTimeout = .milliseconds(600) }, handler: { _, responder in
-            responder.respond(response())
-        })
+        let server = try startServer(
+            { $0.writeTimeout = .milliseconds(600) },
+            handler: { _, responder in
+                responder.respond(response())
+            })
         defer { server.shutdown() }
         let client = try TestClient(port: server.port)
         var small: Int32 = 4096
@@ -559,8 +572,11 @@ struct HTTPServerLimitTests {
         // 600 ms without progress, noticed by a sweep at most 150 ms later: 15 s leaves room for a busy
         // machine and ThreadSanitizer's slowdown (3 s and 5 s were each missed once there), and a timeout
         // a hundred times longer (60 s) still fails.
-        #expect(waitUntil(seconds: 15) { serverSockets(port: server.port, state: .established, peers: [client.localPort]) == 0 },
-                "the server kept a connection whose client stopped reading")
+        #expect(
+            waitUntil(seconds: 15) {
+                serverSockets(port: server.port, state: .established, peers: [client.localPort]) == 0
+            },
+            "the server kept a connection whose client stopped reading")
         #expect(seconds(since: start) >= 0.5, "closed before the 600 ms write timeout")
         client.abort()
     }
@@ -592,13 +608,15 @@ struct HTTPServerLimitTests {
     @Test func refusesNewcomersWhenNoConnectionIsIdleAndReportsItOnce() throws {
         let messages = Locked<[String]>([])
         let held = Locked<(HTTPRequest, HTTPResponder)?>(nil)
-        let server = try startServer({ configuration in
-            configuration.maxConnections = 1
-            configuration.onError = { message in messages.withLock { $0.append(message) } }
-        }, handler: { request, responder in
-            // Holds the only connection with a request in flight, which is never dropped for room.
-            held.withLock { $0 = (request, responder) }
-        })
+        let server = try startServer(
+            { configuration in
+                configuration.maxConnections = 1
+                configuration.onError = { message in messages.withLock { $0.append(message) } }
+            },
+            handler: { request, responder in
+                // Holds the only connection with a request in flight, which is never dropped for room.
+                held.withLock { $0 = (request, responder) }
+            })
         defer { server.shutdown(gracePeriod: .zero) }
         let first = try TestClient(port: server.port)
         first.send(request("/hold"))
@@ -620,14 +638,16 @@ struct HTTPServerLimitTests {
     /// the close. One whose request is being worked on stays.
     @Test func atTheLimitAConnectionWhoseRequestOnlyWaitsMakesRoom() throws {
         let held = Locked<[HTTPResponder]>([])
-        let server = try startServer({
-            $0.maxConnections = 3
-            $0.eventLoops = 1
-        }, handler: { request, responder in
-            if request.path == "/now" { return echo(request, responder) }
-            if request.path == "/wait" { responder.markDroppable() }
-            held.withLock { $0.append(responder) }
-        })
+        let server = try startServer(
+            {
+                $0.maxConnections = 3
+                $0.eventLoops = 1
+            },
+            handler: { request, responder in
+                if request.path == "/now" { return echo(request, responder) }
+                if request.path == "/wait" { responder.markDroppable() }
+                held.withLock { $0.append(responder) }
+            })
         defer { server.shutdown(gracePeriod: .zero) }
         let sending = try TestClient(port: server.port)
         sending.send("GET /now HTTP/1.1\r\n")
@@ -646,7 +666,8 @@ struct HTTPServerLimitTests {
         first.respond(HTTPResponse(status: 200, headers: [], body: [Array("done".utf8)]))
         #expect(busy.readResponse()?.text == "done", "the connection with a request being worked on was dropped")
         sending.send("Host: x\r\n\r\n")
-        #expect(sending.readResponse()?.text == "GET /now? 0", "a connection sending its request went before a waiting one")
+        #expect(
+            sending.readResponse()?.text == "GET /now? 0", "a connection sending its request went before a waiting one")
     }
 
     /// An idle keep-alive connection costs nothing to drop (the client reconnects); one in the middle of
@@ -675,14 +696,15 @@ struct HTTPServerLimitTests {
     @Test func theLimitWarningComesOncePerEpisodeHoweverOftenItFlaps() throws {
         let messages = Locked<[String]>([])
         let held = Locked<Int>(0)
-        let server = try startServer({ configuration in
-            configuration.maxConnections = 2
-            configuration.eventLoops = 1
-            // Longer than a round can take on a loaded machine under ThreadSanitizer (a round of 5 s
-            // once ended the episode between two refusals): the rounds are one episode.
-            configuration.limitQuietPeriod = .seconds(15)
-            configuration.onError = { message in messages.withLock { $0.append(message) } }
-        }, handler: { _, _ in held.withLock { $0 += 1 } })
+        let server = try startServer(
+            { configuration in
+                configuration.maxConnections = 2
+                configuration.eventLoops = 1
+                // Longer than a round can take on a loaded machine under ThreadSanitizer (a round of 5 s
+                // once ended the episode between two refusals): the rounds are one episode.
+                configuration.limitQuietPeriod = .seconds(15)
+                configuration.onError = { message in messages.withLock { $0.append(message) } }
+            }, handler: { _, _ in held.withLock { $0 += 1 } })
         defer { server.shutdown(gracePeriod: .zero) }
         let first = try TestClient(port: server.port)
         first.send(request("/hold"))
@@ -694,7 +716,10 @@ struct HTTPServerLimitTests {
             let refused = try TestClient(port: server.port)
             #expect(refused.waitForClose())
             second.abort()
-            #expect(waitUntil(seconds: 5) { serverSockets(port: server.port, state: .established, peers: [second.localPort]) == 0 })
+            #expect(
+                waitUntil(seconds: 5) {
+                    serverSockets(port: server.port, state: .established, peers: [second.localPort]) == 0
+                })
         }
         #expect(messages.withLock { $0 }.count == 1, "\(messages.withLock { $0 })")
         #expect(messages.withLock { $0.first?.contains("connection limit of 2 reached") == true })

@@ -1,6 +1,7 @@
 import Glibc
-import Testing
 import TestSupport
+import Testing
+
 @testable import HTTPServer
 
 /// Bodies kept in a sealed memfd and sent with sendfile (plain sockets) after the head and any chunks.
@@ -9,7 +10,9 @@ struct KeptBodyTests {
     /// Bytes that differ at every offset within a page and from page to page, so a misplaced range shows.
     static func pattern(_ count: Int, seed: Int = 0) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            for index in 0..<count { buffer[index] = UInt8(truncatingIfNeeded: (index &+ seed) &* 31 &+ (index &+ seed) >> 12) }
+            for index in 0..<count {
+                buffer[index] = UInt8(truncatingIfNeeded: (index &+ seed) &* 31 &+ (index &+ seed) >> 12)
+            }
             initialized = count
         }
     }
@@ -17,7 +20,8 @@ struct KeptBodyTests {
     static func same(_ a: [UInt8], _ b: [UInt8]) -> Bool {
         guard a.count == b.count else { return false }
         guard !a.isEmpty else { return true }
-        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
     }
 
     @Test func holdsTheChunksInOrderSealedAgainstWrites() throws {
@@ -93,9 +97,11 @@ struct KeptBodyTests {
     /// process (a SIGPIPE would end this test run), and the next client is served.
     @Test func aClientGoneMidBodyIsClosedAndOthersAreServed() throws {
         let kept = try #require(KeptBody([Self.pattern(8_000_000)]))
-        let server = try startServer({ $0.eventLoops = 1 }, handler: { _, responder in
-            responder.respond(HTTPResponse(status: 200, kept: kept))
-        })
+        let server = try startServer(
+            { $0.eventLoops = 1 },
+            handler: { _, responder in
+                responder.respond(HTTPResponse(status: 200, kept: kept))
+            })
         defer { server.shutdown() }
         for _ in 0..<3 {
             let gone = try TestClient(port: server.port)

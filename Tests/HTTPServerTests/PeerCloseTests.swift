@@ -2,6 +2,7 @@ import Glibc
 import Locking
 import TestSupport
 import Testing
+
 @testable import HTTPServer
 
 @Suite("HTTPServer peer close", .blocking)
@@ -16,8 +17,9 @@ struct PeerCloseTests {
             client.send("GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: half")
             Glibc.shutdown(client.fd, Int32(SHUT_WR))
         }
-        #expect(waitUntil(seconds: 10) { serverSockets(port: server.port, state: .closeWait) == 0 },
-                "\(serverSockets(port: server.port, state: .closeWait)) connections held after their clients left")
+        #expect(
+            waitUntil(seconds: 10) { serverSockets(port: server.port, state: .closeWait) == 0 },
+            "\(serverSockets(port: server.port, state: .closeWait)) connections held after their clients left")
         let client = try TestClient(port: server.port)
         client.send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(client.readResponse()?.status == 200)

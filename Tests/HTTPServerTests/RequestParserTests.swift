@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPServer
 
 @Suite("RequestParser")
@@ -88,7 +89,9 @@ struct RequestParserTests {
         let text = Array("GET /resume HTTP/1.1\r\nHost: x\r\n\r\n".utf8)
         var scanned = 0
         for end in 1...text.count {
-            let result = text[0..<end].withUnsafeBytes { RequestParser.parse($0, limits: ParserLimits(), scanFrom: scanned) }
+            let result = text[0..<end].withUnsafeBytes {
+                RequestParser.parse($0, limits: ParserLimits(), scanFrom: scanned)
+            }
             switch result {
             case .incomplete(let resumeAt, _):
                 #expect(end < text.count)
@@ -102,35 +105,39 @@ struct RequestParserTests {
         }
     }
 
-    @Test("malformed request lines are 400", arguments: [
-        "GET\r\n\r\n",
-        "GET /\r\n\r\n",
-        "GET  / HTTP/1.1\r\n\r\n",
-        "GET / HTTP/1.1 \r\n\r\n",
-        " GET / HTTP/1.1\r\n\r\n",
-        "G(T / HTTP/1.1\r\n\r\n",
-        "GET / http/1.1\r\n\r\n",
-        "GET / HTTP/1\r\n\r\n",
-        "GET / HTTP/1.10\r\n\r\n",
-        "GET foo HTTP/1.1\r\n\r\n",
-        "GET http:// HTTP/1.1\r\n\r\n",
-        "GET /a\rb HTTP/1.1\r\n\r\n",
-    ])
+    @Test(
+        "malformed request lines are 400",
+        arguments: [
+            "GET\r\n\r\n",
+            "GET /\r\n\r\n",
+            "GET  / HTTP/1.1\r\n\r\n",
+            "GET / HTTP/1.1 \r\n\r\n",
+            " GET / HTTP/1.1\r\n\r\n",
+            "G(T / HTTP/1.1\r\n\r\n",
+            "GET / http/1.1\r\n\r\n",
+            "GET / HTTP/1\r\n\r\n",
+            "GET / HTTP/1.10\r\n\r\n",
+            "GET foo HTTP/1.1\r\n\r\n",
+            "GET http:// HTTP/1.1\r\n\r\n",
+            "GET /a\rb HTTP/1.1\r\n\r\n",
+        ])
     func malformedRequestLine(_ text: String) {
         #expect(status(text) == 400)
     }
 
-    @Test("bad header fields are 400", arguments: [
-        "GET / HTTP/1.1\r\nHost : x\r\n\r\n",
-        "GET / HTTP/1.1\r\n: x\r\n\r\n",
-        "GET / HTTP/1.1\r\nNo-Colon\r\n\r\n",
-        "GET / HTTP/1.1\r\nA: b\r\n folded\r\n\r\n",
-        "GET / HTTP/1.1\r\nA: b\rc\r\n\r\n",
-        "GET / HTTP/1.1\r\nBad(Name): x\r\n\r\n",
-        "GET / HTTP/1.1\r\nA: b\u{0}c\r\n\r\n",
-        "GET /\u{0} HTTP/1.1\r\n\r\n",
-        "GET / HTTP/1.1\r\nA: \u{7F}\r\n\r\n",
-    ])
+    @Test(
+        "bad header fields are 400",
+        arguments: [
+            "GET / HTTP/1.1\r\nHost : x\r\n\r\n",
+            "GET / HTTP/1.1\r\n: x\r\n\r\n",
+            "GET / HTTP/1.1\r\nNo-Colon\r\n\r\n",
+            "GET / HTTP/1.1\r\nA: b\r\n folded\r\n\r\n",
+            "GET / HTTP/1.1\r\nA: b\rc\r\n\r\n",
+            "GET / HTTP/1.1\r\nBad(Name): x\r\n\r\n",
+            "GET / HTTP/1.1\r\nA: b\u{0}c\r\n\r\n",
+            "GET /\u{0} HTTP/1.1\r\n\r\n",
+            "GET / HTTP/1.1\r\nA: \u{7F}\r\n\r\n",
+        ])
     func badHeaders(_ text: String) {
         #expect(status(text) == 400)
     }
@@ -163,7 +170,8 @@ struct RequestParserTests {
         #expect(status("POST / HTTP/1.1\r\nContent-Length:\r\n\r\n") == 400)
         #expect(status("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab") == 400)
         #expect(status("POST / HTTP/1.1\r\nContent-Length: 1, 2\r\n\r\nab") == 400)
-        #expect(complete("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2, 2\r\n\r\nab")?.request.body.count == 2)
+        #expect(
+            complete("POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2, 2\r\n\r\nab")?.request.body.count == 2)
     }
 
     @Test func limitsOnHeadSizeAndHeaderCount() {

@@ -1,8 +1,9 @@
 import CTLS
 import Glibc
 import Locking
-import Testing
 import TestSupport
+import Testing
+
 @testable import HTTPServer
 
 /// TLS through the transport seam, driven by real clients (curl, openssl s_client).
@@ -49,14 +50,21 @@ struct TLSServerTests {
             count = buffer.count
         }
         func isBig(_ bytes: [UInt8]) -> Bool {
-            bytes.count == big.count && bytes.withUnsafeBytes { a in big.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+            bytes.count == big.count
+                && bytes.withUnsafeBytes { a in
+                    big.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+                }
         }
-        let server = try tlsServer { settings in _ = settings } handler: { request, responder in
+        let server = try tlsServer { settings in
+            _ = settings
+        } handler: { request, responder in
             if request.method == "POST" {
                 responder.respond(HTTPResponse(status: 200, body: [Array(String(request.body.count).utf8)]))
             } else {
                 // Several chunks of odd sizes: the head and small chunks coalesce, large ones go in 16 KiB records.
-                responder.respond(HTTPResponse(status: 200, body: [Array(big[0..<7]), Array(big[7..<100_003]), Array(big[100_003...])]))
+                responder.respond(
+                    HTTPResponse(
+                        status: 200, body: [Array(big[0..<7]), Array(big[7..<100_003]), Array(big[100_003...])]))
             }
         }
         defer { server.shutdown() }
@@ -68,7 +76,9 @@ struct TLSServerTests {
         let slow = curl(server.port, "--limit-rate 6M -o '\(file)'")
         #expect(slow.status == 0, "\(slow.output)")
         #expect(isBig(try readFile(file)))
-        let post = shell("head -c 60000 /dev/zero | curl -sS --max-time 10 --cacert '\(certificates.caFile)' --data-binary @- https://127.0.0.1:\(server.port)/p")
+        let post = shell(
+            "head -c 60000 /dev/zero | curl -sS --max-time 10 --cacert '\(certificates.caFile)' --data-binary @- https://127.0.0.1:\(server.port)/p"
+        )
         #expect(post.output == "60000", "\(post.output)")
     }
 
@@ -94,7 +104,8 @@ struct TLSServerTests {
         // HEAD, then GET on the same connection: a body sent after the HEAD would break the GET's framing.
         let ca = "--cacert '\(certificates.caFile)'"
         let both = shell(
-            "curl -sS --max-time 10 \(ca) -I https://127.0.0.1:\(server.port)/h --next -sS --max-time 10 \(ca) -o '\(file)' -w '%{num_connects}' https://127.0.0.1:\(server.port)/g")
+            "curl -sS --max-time 10 \(ca) -I https://127.0.0.1:\(server.port)/h --next -sS --max-time 10 \(ca) -o '\(file)' -w '%{num_connects}' https://127.0.0.1:\(server.port)/g"
+        )
         #expect(both.status == 0, "\(both.output)")
         #expect(both.output.lowercased().contains("content-length: \(expected.count)"), "\(both.output)")
         #expect(both.output.hasSuffix("0"), "the GET did not reuse the HEAD's connection: \(both.output)")
@@ -106,7 +117,9 @@ struct TLSServerTests {
         let server = try tlsServer()
         defer { server.shutdown() }
         // The client allows TLS 1.1 (security level 0), so the refusal is the server's protocol_version alert.
-        let old = shell("echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)'", timeout: 20)
+        let old = shell(
+            "echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)'",
+            timeout: 20)
         #expect(old.status != 0 && old.output.contains("alert protocol version"), "\(old.output)")
         // ...and still serves afterwards.
         #expect(curl(server.port).output == "GET /x? 0")
@@ -129,7 +142,9 @@ struct TLSServerTests {
                 }
                 received += chunk[..<n]
             }
-            #expect(String(decoding: received, as: UTF8.self) == "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n", "\(method)")
+            #expect(
+                String(decoding: received, as: UTF8.self)
+                    == "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n", "\(method)")
         }
         let plain = shell("curl -sS --max-time 5 -w ' %{http_code}' http://127.0.0.1:\(server.port)/x")
         #expect(plain.output == "Client sent an HTTP request to an HTTPS server.\n 400", "\(plain.output)")
@@ -154,10 +169,16 @@ struct TLSServerTests {
         let server = try tlsServer { $0.maxVersion = .tls12 }
         defer { server.shutdown() }
         func negotiates(_ suite: String) -> Bool {
-            shell("echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_2 -cipher '\(suite)' -CAfile '\(certificates.caFile)' 2>&1", timeout: 20)
-                .output.contains("Cipher is \(suite)")
+            shell(
+                "echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_2 -cipher '\(suite)' -CAfile '\(certificates.caFile)' 2>&1",
+                timeout: 20
+            )
+            .output.contains("Cipher is \(suite)")
         }
-        for suite in ["ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA"] {
+        for suite in [
+            "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305",
+            "ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA",
+        ] {
             #expect(negotiates(suite), "\(suite)")
         }
         for suite in ["ECDHE-ECDSA-AES128-SHA256", "ECDHE-ECDSA-AES256-SHA384", "ECDHE-ECDSA-AES128-CCM"] {
@@ -172,7 +193,8 @@ struct TLSServerTests {
         }
         defer { server.shutdown() }
         #expect(curl(server.port).status != 0)
-        #expect(curl(server.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").status != 0)
+        #expect(
+            curl(server.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").status != 0)
         let good = curl(server.port, "--cert '\(certificates.clientCert)' --key '\(certificates.clientKey)'")
         #expect(good.output == "GET /x? 0", "\(good.output)")
     }
@@ -184,12 +206,15 @@ struct TLSServerTests {
         }
         defer { ifGiven.shutdown() }
         #expect(curl(ifGiven.port).output == "GET /x? 0")
-        #expect(curl(ifGiven.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").status != 0)
+        #expect(
+            curl(ifGiven.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").status != 0)
 
         let any = try tlsServer { $0.clientAuth = .requireAnyClientCert }
         defer { any.shutdown() }
         #expect(curl(any.port).status != 0)
-        #expect(curl(any.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").output == "GET /x? 0")
+        #expect(
+            curl(any.port, "--cert '\(certificates.strangerCert)' --key '\(certificates.strangerKey)'").output
+                == "GET /x? 0")
     }
 
     @Test func garbageAndHalfHandshakesDoNotStopTheServer() throws {
@@ -201,8 +226,10 @@ struct TLSServerTests {
             let client = try TestClient(port: server.port)
             switch round % 4 {
             case 0: client.send((0..<512).map { _ in UInt8.random(in: 0...255, using: &generator) })
-            case 1: client.send([0x16, 0x03, 0x01, 0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 100))  // a record header claiming 64 KiB
-            case 2: client.send([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00])  // a truncated ClientHello
+            // A record header claiming 64 KiB.
+            case 1: client.send([0x16, 0x03, 0x01, 0xFF, 0xFF] + [UInt8](repeating: 0x41, count: 100))
+            // A truncated ClientHello.
+            case 2: client.send([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00])
             default: idle.append(client)  // connects and says nothing
             }
         }
@@ -212,20 +239,33 @@ struct TLSServerTests {
 
     @Test func rotatedCertificatesReachNewConnections() throws {
         let directory = certificates.directory + "/rotation"
-        #expect(shell("mkdir -p '\(directory)' && cp '\(certificates.serverCert)' '\(directory)/cert.pem' && cp '\(certificates.serverKey)' '\(directory)/key.pem'").status == 0)
+        #expect(
+            shell(
+                "mkdir -p '\(directory)' && cp '\(certificates.serverCert)' '\(directory)/cert.pem' && cp '\(certificates.serverKey)' '\(directory)/key.pem'"
+            ).status == 0)
         let reports = ReportLog()
         let source = try TLSContextSource(
-            TLSServerConfiguration(certFile: directory + "/cert.pem", keyFile: directory + "/key.pem"), onError: { reports.add($0) })
+            TLSServerConfiguration(certFile: directory + "/cert.pem", keyFile: directory + "/key.pem"),
+            onError: { reports.add($0) })
         let server = try startServer { $0.tls = source }
         defer { server.shutdown() }
-        let subject = "echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>/dev/null | grep -m1 '^subject='"
+        let subject =
+            "echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>/dev/null | grep -m1 '^subject='"
         #expect(shell(subject).output.contains("CN = server"))
 
         // A key that does not match (the certificate not yet replaced): the old context stays, reported once.
-        #expect(shell("cp '\(certificates.rotatedKey)' '\(directory)/key.pem.new' && mv '\(directory)/key.pem.new' '\(directory)/key.pem'").status == 0)
-        #expect(waitUntil(seconds: 10) { shell(subject).output.contains("CN = server") && reports.contains("do not load") }, "\(reports.all)")
+        #expect(
+            shell(
+                "cp '\(certificates.rotatedKey)' '\(directory)/key.pem.new' && mv '\(directory)/key.pem.new' '\(directory)/key.pem'"
+            ).status == 0)
+        #expect(
+            waitUntil(seconds: 10) { shell(subject).output.contains("CN = server") && reports.contains("do not load") },
+            "\(reports.all)")
 
-        #expect(shell("cp '\(certificates.rotatedCert)' '\(directory)/cert.pem.new' && mv '\(directory)/cert.pem.new' '\(directory)/cert.pem'").status == 0)
+        #expect(
+            shell(
+                "cp '\(certificates.rotatedCert)' '\(directory)/cert.pem.new' && mv '\(directory)/cert.pem.new' '\(directory)/cert.pem'"
+            ).status == 0)
         #expect(waitUntil(seconds: 10) { shell(subject).output.contains("CN = rotated") })
         #expect(reports.contains("new connections use the reloaded certificate"))
     }
@@ -242,9 +282,11 @@ struct TLSServerTests {
                 return error.description
             }
         }
-        let missing = failure(TLSServerConfiguration(certFile: "/nonexistent/cert.pem", keyFile: certificates.serverKey))
+        let missing = failure(
+            TLSServerConfiguration(certFile: "/nonexistent/cert.pem", keyFile: certificates.serverKey))
         #expect(missing == "cannot read the certificate file /nonexistent/cert.pem: no such file or directory")
-        let mismatched = failure(TLSServerConfiguration(certFile: certificates.serverCert, keyFile: certificates.rotatedKey))
+        let mismatched = failure(
+            TLSServerConfiguration(certFile: certificates.serverCert, keyFile: certificates.rotatedKey))
         #expect(mismatched?.contains("does not belong to the certificate") == true)
         let notPEM = failure(TLSServerConfiguration(certFile: certificates.serverKey, keyFile: certificates.serverKey))
         #expect(notPEM?.contains("cannot load the certificate from") == true)
@@ -266,7 +308,9 @@ struct TLSServerTests {
             settings.curves = ["P-384"]
         }
         defer { server.shutdown() }
-        let result = shell("echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>&1 | grep -E 'Cipher is|Server Temp Key'", timeout: 20)
+        let result = shell(
+            "echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>&1 | grep -E 'Cipher is|Server Temp Key'",
+            timeout: 20)
         #expect(result.output.contains("ECDHE-ECDSA-AES256-GCM-SHA384"), "\(result.output)")
         #expect(result.output.contains("secp384r1"), "\(result.output)")
     }

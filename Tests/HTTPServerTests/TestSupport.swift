@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import TestSupport
+
 @testable import HTTPServer
 
 /// A handler built from a closure, so each test states its behaviour inline.

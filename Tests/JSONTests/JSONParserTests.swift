@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct JSONParserTests {
     @Test func parsesEveryKindOfValue() throws {
-        let value = try JSONParser.parse(#" {"a": [1, -2.5e1, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}} "#)
+        let value = try JSONParser.parse(
+            #" {"a": [1, -2.5e1, true, false, null], "b": {"c": "d\n\u00e9\ud83d\ude00"}} "#)
         #expect(value["a"] == .array([.number(1), .number(-25), .bool(true), .bool(false), .null]))
         #expect(value["b"]?["c"] == .string("d\né😀"))
     }
@@ -67,7 +68,9 @@ import Testing
                 // A refusal points into the input: a line that exists, a column on it.
                 let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
                 #expect(error.line >= 1 && error.line <= lines.count, "\(bytes): \(error)")
-                #expect(error.column >= 1 && error.column <= (lines[min(max(error.line, 1), lines.count) - 1].count + 1), "\(bytes): \(error)")
+                #expect(
+                    error.column >= 1 && error.column <= (lines[min(max(error.line, 1), lines.count) - 1].count + 1),
+                    "\(bytes): \(error)")
                 refused += 1
             }
         }

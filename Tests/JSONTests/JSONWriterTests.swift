@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct JSONWriterTests {
     @Test func writesWhatTheParserReadsBack() throws {
-        let text = #"{"z":[1,-2.5,0.00001,1e300,1764590517,-0,true,false,null],"a":{"q\"\\\n\r\t\u0001é😀":"x"},"e":[],"o":{}}"#
+        let text =
+            #"{"z":[1,-2.5,0.00001,1e300,1764590517,-0,true,false,null],"a":{"q\"\\\n\r\t\u0001é😀":"x"},"e":[],"o":{}}"#
         let value = try JSONParser.parse(text)
         let written = value.encoded()
         #expect(try JSONParser.parse(written) == value)

@@ -8,11 +8,16 @@ import Testing
         #expect(air.airQualityIndex == 3)
         #expect(air.observationTime == 1_700_147_040)
         // co, nh3, no, no2, o3, pm10, pm2_5, so2: the decimals a person writes, not float noise.
-        #expect(air.gramsPerCubicMeter == [0.00034714, 9.2e-07, 2.77e-06, 3.187e-05, 4.899e-05, 2.31e-05, 1.684e-05, 4.23e-06])
+        #expect(
+            air.gramsPerCubicMeter == [
+                0.00034714, 9.2e-07, 2.77e-06, 3.187e-05, 4.899e-05, 2.31e-05, 1.684e-05, 4.23e-06,
+            ])
     }
 
     @Test func pollutantsAreInByteOrder() {
-        #expect(AirPollution.pollutants == AirPollution.pollutants.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        #expect(
+            AirPollution.pollutants
+                == AirPollution.pollutants.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         #expect(AirPollution.pollutants.count == 8)
     }
 
@@ -29,11 +34,13 @@ import Testing
         let request = AirPollution.request(latitude: 41.3851, longitude: 2.1734)
         #expect(request.path == "/data/2.5/air_pollution")
         #expect(request.query == [.init("lat", "41.3851"), .init("lon", "2.1734")])
-        let client = try OpenWeatherClient(configuration: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
+        let client = try OpenWeatherClient(
+            configuration: .init(baseURL: "http://127.0.0.1:1", apiKey: "k"), userAgent: "test")
         #expect(client.target(request) == "/data/2.5/air_pollution?lat=41.3851&lon=2.1734&appid=k")
     }
 
-    static let good = #"{"coord":{"lon":2.1734,"lat":41.3851},"list":[{"main":{"aqi":3},"components":{"co":347.14,"no":2.77,"no2":31.87,"o3":48.99,"so2":4.23,"pm2_5":16.84,"pm10":23.1,"nh3":0.92},"dt":1700147040}]}"#
+    static let good =
+        #"{"coord":{"lon":2.1734,"lat":41.3851},"list":[{"main":{"aqi":3},"components":{"co":347.14,"no":2.77,"no2":31.87,"o3":48.99,"so2":4.23,"pm2_5":16.84,"pm10":23.1,"nh3":0.92},"dt":1700147040}]}"#
 
     @Test(arguments: [
         ("", "not valid JSON"),
@@ -49,9 +56,15 @@ import Testing
         (good.replacing(#""aqi":3"#, with: #""aqi":2.5"#), "`list[0].main.aqi` = 2.5 is not a whole number"),
         (good.replacing(#""aqi":3"#, with: #""aqi":"3""#), "`list[0].main.aqi` is a string, not a number"),
         (good.replacing(#""main":{"aqi":3},"#, with: ""), "missing field `list[0].main`"),
-        (good.replacing(#""no2":31.87"#, with: #""no2":-1"#), "`list[0].components.no2` = -1.0 is outside 0.0...100000.0"),
+        (
+            good.replacing(#""no2":31.87"#, with: #""no2":-1"#),
+            "`list[0].components.no2` = -1.0 is outside 0.0...100000.0"
+        ),
         (good.replacing(#""pm10":23.1"#, with: #""pm10":1e9"#), "`list[0].components.pm10` = 1000000000.0 is outside"),
-        (good.replacing(#""co":347.14"#, with: #""co":2000000"#), "`list[0].components.co` = 2000000.0 is outside 0.0...1000000.0"),
+        (
+            good.replacing(#""co":347.14"#, with: #""co":2000000"#),
+            "`list[0].components.co` = 2000000.0 is outside 0.0...1000000.0"
+        ),
         (good.replacing(#""so2":4.23"#, with: #""so2":"4.23""#), "`list[0].components.so2` is a string, not a number"),
         (good.replacing(#""components":{"#, with: #""parts":{"#), "missing field `list[0].components`"),
         (good.replacing(#","dt":1700147040"#, with: ""), "missing field `list[0].dt`"),

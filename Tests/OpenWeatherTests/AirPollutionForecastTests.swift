@@ -15,10 +15,14 @@ import Testing
         #expect(forecast.steps.first?.observationTime == Self.first)
         #expect(forecast.steps.last?.observationTime == Self.first + 95 * 3600)
         // co, nh3, no, no2, o3, pm10, pm2_5, so2 of the first hour.
-        #expect(forecast.steps[0].gramsPerCubicMeter == [0.00029205, 1.91e-06, 1.6e-07, 2.748e-05, 5.348e-05, 1.595e-05, 1.085e-05, 2.37e-06])
+        #expect(
+            forecast.steps[0].gramsPerCubicMeter == [
+                0.00029205, 1.91e-06, 1.6e-07, 2.748e-05, 5.348e-05, 1.595e-05, 1.085e-05, 2.37e-06,
+            ])
         #expect(forecast.steps.map(\.airQualityIndex).max() == 3)
         #expect(forecast.scaleIndices.count == 96)
-        #expect(forecast.scaleIndices[0] == AirQualityScale.allCases.map { $0.index(forecast.steps[0].gramsPerCubicMeter) })
+        #expect(
+            forecast.scaleIndices[0] == AirQualityScale.allCases.map { $0.index(forecast.steps[0].gramsPerCubicMeter) })
     }
 
     /// A step is the hour starting at its `dt`.
@@ -68,10 +72,18 @@ import Testing
     @Test(arguments: [
         (#"{"list":[]}"#, "`list` is empty"),
         (#"{"list":[\#(hour),\#(hour)]}"#, "`list[1].dt` = 1764590400 is not after the hour before it"),
-        (#"{"list":[\#(hour),\#(hour.replacing("\"aqi\":2", with: "\"aqi\":7").replacing("1764590400", with: "1764594000"))]}"#,
-         "`list[1].main.aqi` = 7.0 is outside 1.0...5.0"),
-        (#"{"list":[\#(hour.replacing("\"no2\":27.48", with: "\"no2\":-3"))]}"#, "`list[0].components.no2` = -3.0 is outside"),
-        (#"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":2.5"))]}"#, "`list[0].main.aqi` = 2.5 is not a whole number"),
+        (
+            #"{"list":[\#(hour),\#(hour.replacing("\"aqi\":2", with: "\"aqi\":7").replacing("1764590400", with: "1764594000"))]}"#,
+            "`list[1].main.aqi` = 7.0 is outside 1.0...5.0"
+        ),
+        (
+            #"{"list":[\#(hour.replacing("\"no2\":27.48", with: "\"no2\":-3"))]}"#,
+            "`list[0].components.no2` = -3.0 is outside"
+        ),
+        (
+            #"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":2.5"))]}"#,
+            "`list[0].main.aqi` = 2.5 is not a whole number"
+        ),
     ])
     func rejectsBrokenForecasts(body: String, reason: String) {
         #expect {

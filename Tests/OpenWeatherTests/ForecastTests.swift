@@ -41,9 +41,11 @@ import Testing
 
     /// Three steps 3 hours apart: 10, 4, -2 °C; 0, 3, 6 mm of rain; pop 0.2, 0.5, 0.9.
     static let simple = Forecast(
-        steps: [(0.0, 10.0, 0.0, 0.2), (10_800, 4, 0.003, 0.5), (21_600, -2, 0.006, 0.9)].map { time, temperature, rain, pop in
+        steps: [(0.0, 10.0, 0.0, 0.2), (10_800, 4, 0.003, 0.5), (21_600, -2, 0.006, 0.9)].map {
+            time, temperature, rain, pop in
             Forecast.Step(
-                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5, pressurePascals: 100_000,
+                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5,
+                pressurePascals: 100_000,
                 windSpeedMetersPerSecond: 1, windGustMetersPerSecond: time == 10_800 ? nil : 2, cloudinessRatio: 0,
                 precipitationProbability: pop, rainMeters: rain, snowMeters: 0, conditionID: 500)
         },
@@ -79,14 +81,17 @@ import Testing
         let forecast = Forecast(
             steps: gusts.enumerated().map { index, gust in
                 Forecast.Step(
-                    time: Double(index) * 10_800, temperatureCelsius: 10, feelsLikeCelsius: 10, humidityRatio: 0.5, pressurePascals: 100_000,
+                    time: Double(index) * 10_800, temperatureCelsius: 10, feelsLikeCelsius: 10, humidityRatio: 0.5,
+                    pressurePascals: 100_000,
                     windSpeedMetersPerSecond: 1, windGustMetersPerSecond: gust, cloudinessRatio: 0,
                     precipitationProbability: 0, rainMeters: 0, snowMeters: 0, conditionID: 800)
             },
             stepSeconds: 10_800, issued: -10_800)
         #expect(try #require(forecast.window(from: 0, to: 32_400)).windGustMaxMetersPerSecond == 12)
         #expect(try #require(forecast.window(from: -5_400, to: 10_800)).windGustMaxMetersPerSecond == 5)
-        #expect(try #require(forecast.window(from: 0, to: 10_800)).windGustMaxMetersPerSecond == nil, "only the step without a gust")
+        #expect(
+            try #require(forecast.window(from: 0, to: 10_800)).windGustMaxMetersPerSecond == nil,
+            "only the step without a gust")
     }
 
     @Test func windowsTakeExtremesAndProportionalTotals() throws {
@@ -114,15 +119,22 @@ import Testing
     /// One Call's shape: steps, then days; a day's step covers the time since the step before it and
     /// brings its own extremes.
     @Test func daysAfterTheStepsCoverTheirWholeSpan() throws {
-        func step(_ time: Double, _ temperature: Double, rain: Double, pop: Double, low: Double? = nil, high: Double? = nil) -> Forecast.Step {
+        func step(
+            _ time: Double, _ temperature: Double, rain: Double, pop: Double, low: Double? = nil, high: Double? = nil
+        ) -> Forecast.Step {
             Forecast.Step(
-                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5, pressurePascals: 100_000,
-                windSpeedMetersPerSecond: 1, windGustMetersPerSecond: nil, cloudinessRatio: 0, precipitationProbability: pop,
+                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5,
+                pressurePascals: 100_000,
+                windSpeedMetersPerSecond: 1, windGustMetersPerSecond: nil, cloudinessRatio: 0,
+                precipitationProbability: pop,
                 rainMeters: rain, snowMeters: 0, conditionID: 500, dayMinimumCelsius: low, dayMaximumCelsius: high)
         }
         let forecast = Forecast(
-            steps: [step(0, 10, rain: 0, pop: 0.2), step(10_800, 4, rain: 0.003, pop: 0.5),
-                    step(97_200, 20, rain: 0.010, pop: 0.9, low: -5, high: 25), step(183_600, 15, rain: 0, pop: 0.1, low: 0, high: 18)],
+            steps: [
+                step(0, 10, rain: 0, pop: 0.2), step(10_800, 4, rain: 0.003, pop: 0.5),
+                step(97_200, 20, rain: 0.010, pop: 0.9, low: -5, high: 25),
+                step(183_600, 15, rain: 0, pop: 0.1, low: 0, high: 18),
+            ],
             stepSeconds: 10_800, issued: -10_800)
         #expect(forecast.step(covering: 50_000)?.time == 97_200)
         #expect(forecast.value({ $0.temperatureCelsius }, at: 54_000) == 12)

@@ -10,14 +10,16 @@ import Testing
         #expect(london.temperatureCelsius == 8.62 && london.humidityRatio == 0.93 && london.pressurePascals == 100_300)
         #expect(london.rain1hMeters == 0.00194 && london.windGustMetersPerSecond == 12.35)
         #expect(london.sunrise == 1_764_488_626 && london.primaryCondition?.description == "moderate rain")
-        let polar = try TimemachineDecoder.decode(Fixtures.bytes("onecall-timemachine-longyearbyen-1990-polar-night.json"))
+        let polar = try TimemachineDecoder.decode(
+            Fixtures.bytes("onecall-timemachine-longyearbyen-1990-polar-night.json"))
         #expect(polar.sunrise == nil && polar.sunset == nil && polar.windGustMetersPerSecond == nil)
         #expect(polar.snow1hMeters == 0.00027 && polar.timezoneOffsetSeconds == 3600)
         #expect(throws: OpenWeatherError.decode("`data` is empty: no weather reported for that moment")) {
             try TimemachineDecoder.decode(Array(#"{"lat":1,"lon":2,"data":[]}"#.utf8))
         }
         #expect(throws: OpenWeatherError.decode("`data[0].weather` is empty: no condition reported")) {
-            try TimemachineDecoder.decode(Array(#"{"data":[{"dt":1,"temp":1,"feels_like":1,"pressure":1000,"humidity":5,"weather":[]}]}"#.utf8))
+            try TimemachineDecoder.decode(
+                Array(#"{"data":[{"dt":1,"temp":1,"feels_like":1,"pressure":1000,"humidity":5,"weather":[]}]}"#.utf8))
         }
     }
 
@@ -26,7 +28,8 @@ import Testing
         #expect(hours.count == 24)
         #expect(hours.first?.observationTime == 1_764_504_000 && hours.last?.observationTime == 1_764_586_800)
         #expect(try AirPollutionHistoryDecoder.decode(Array(#"{"coord":[50,50],"list":[]}"#.utf8)).isEmpty)
-        let backwards = #"{"list":[{"main":{"aqi":1},"components":{"co":1},"dt":7200},{"main":{"aqi":1},"components":{"co":1},"dt":3600}]}"#
+        let backwards =
+            #"{"list":[{"main":{"aqi":1},"components":{"co":1},"dt":7200},{"main":{"aqi":1},"components":{"co":1},"dt":3600}]}"#
         #expect(throws: OpenWeatherError.decode("`list[1].dt` = 3600 is not after the hour before it")) {
             try AirPollutionHistoryDecoder.decode(Array(backwards.utf8))
         }
@@ -35,8 +38,12 @@ import Testing
     @Test func theRequestsCarryTheMomentAndTheRange() {
         let weather = History.weatherRequest(latitude: 51.5, longitude: -0.12, at: 1_764_493_200, language: "de")
         #expect(weather.path == "/data/3.0/onecall/timemachine")
-        #expect(weather.query.map { "\($0.name)=\($0.value)" } == ["lat=51.5", "lon=-0.12", "dt=1764493200", "units=metric", "lang=de"])
+        #expect(
+            weather.query.map { "\($0.name)=\($0.value)" } == [
+                "lat=51.5", "lon=-0.12", "dt=1764493200", "units=metric", "lang=de",
+            ])
         let air = History.airPollutionRequest(latitude: 41.4, longitude: 2.2, from: 1_764_504_000, to: 1_764_586_800)
-        #expect(air.query.map { "\($0.name)=\($0.value)" } == ["lat=41.4", "lon=2.2", "start=1764504000", "end=1764586800"])
+        #expect(
+            air.query.map { "\($0.name)=\($0.value)" } == ["lat=41.4", "lon=2.2", "start=1764504000", "end=1764586800"])
     }
 }

@@ -23,13 +23,20 @@ import Testing
         #expect(oneCall.hourly.steps[0].dewPointCelsius == 17.3)
         #expect(oneCall.hourly.steps[0].conditionID == 500)
         #expect(oneCall.daily.count == 8)
-        #expect(oneCall.daily[0] == .init(time: 1_684_947_600, temperatureMinCelsius: 16.5, temperatureMaxCelsius: 27.3))
+        #expect(
+            oneCall.daily[0] == .init(time: 1_684_947_600, temperatureMinCelsius: 16.5, temperatureMaxCelsius: 27.3))
         #expect(oneCall.alerts.map(\.event) == ["Heat Advisory", "Flood Watch"])
         #expect(oneCall.alerts[0].start == 1_684_940_400 && oneCall.alerts[0].end == 1_684_976_400)
     }
 
     @Test func theSubscriptionAnswerIsToldApartFromABadKey() {
-        #expect(OneCall.needsSubscription(.http(status: 401, message: "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan.", retryAfterSeconds: nil)))
+        #expect(
+            OneCall.needsSubscription(
+                .http(
+                    status: 401,
+                    message:
+                        "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan.",
+                    retryAfterSeconds: nil)))
         #expect(!OneCall.needsSubscription(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil)))
         #expect(!OneCall.needsSubscription(.http(status: 500, message: "subscription", retryAfterSeconds: nil)))
     }
@@ -37,7 +44,10 @@ import Testing
     /// A key without the subscription works for the free APIs: its reason must not send the reader to the key.
     @Test func theSubscriptionAnswerDoesNotBlameTheKey() {
         let noSubscription = OpenWeatherError.http(
-            status: 401, message: "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan.", retryAfterSeconds: nil)
+            status: 401,
+            message:
+                "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan.",
+            retryAfterSeconds: nil)
         #expect(noSubscription.description.hasSuffix("(the key is valid, but not subscribed to this API)"))
         #expect(!noSubscription.description.contains("wrong"))
         let badKey = OpenWeatherError.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil)
@@ -45,7 +55,8 @@ import Testing
     }
 
     @Test func withoutAlertsThereAreNone() throws {
-        let body = #"{"lat":1,"lon":2,"timezone_offset":0,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"uvi":1,"weather":[{"id":800}]}}"#
+        let body =
+            #"{"lat":1,"lon":2,"timezone_offset":0,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"uvi":1,"weather":[{"id":800}]}}"#
         let oneCall = try OneCallDecoder.decode(Array(body.utf8))
         #expect(oneCall.alerts.isEmpty && oneCall.hourly.steps.isEmpty && oneCall.daily.isEmpty)
     }
@@ -69,22 +80,31 @@ import Testing
     }
 
     @Test func anAnswerWithoutMinutesHasNoNowcast() throws {
-        let body = #"{"lat":1,"lon":2,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]}}"#
+        let body =
+            #"{"lat":1,"lon":2,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]}}"#
         let oneCall = try OneCallDecoder.decode(Array(body.utf8))
         #expect(oneCall.minutely.isEmpty && oneCall.nowcast(at: 1000) == nil)
     }
 
     @Test func absurdMinutesAreDecodeErrors() {
         func body(_ minutely: String) -> [UInt8] {
-            Array(#"{"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]},"minutely":[\#(minutely)]}"#.utf8)
+            Array(
+                #"{"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]},"minutely":[\#(minutely)]}"#
+                    .utf8)
         }
         for (minutely, reason) in [
             (#"{"dt":960,"precipitation":-1}"#, "minutely[0].precipitation"),
             (#"{"dt":960,"precipitation":2001}"#, "minutely[0].precipitation"),
             (#"{"dt":960}"#, "minutely[0].precipitation"),
             (#"{"dt":0,"precipitation":0}"#, "minutely[0].dt"),
-            (#"{"dt":960,"precipitation":0},{"dt":990,"precipitation":0}"#, "`minutely[1].dt` = 990 is less than a minute after the step before it"),
-            (#"{"dt":960,"precipitation":0},{"dt":960,"precipitation":0}"#, "`minutely[1].dt` = 960 is less than a minute after the step before it"),
+            (
+                #"{"dt":960,"precipitation":0},{"dt":990,"precipitation":0}"#,
+                "`minutely[1].dt` = 990 is less than a minute after the step before it"
+            ),
+            (
+                #"{"dt":960,"precipitation":0},{"dt":960,"precipitation":0}"#,
+                "`minutely[1].dt` = 960 is less than a minute after the step before it"
+            ),
         ] {
             #expect {
                 _ = try OneCallDecoder.decode(body(minutely))
@@ -93,13 +113,17 @@ import Testing
                 return message.contains(reason)
             }
         }
-        #expect((try? OneCallDecoder.decode(body(#"{"dt":960,"precipitation":2000},{"dt":1020,"precipitation":0}"#)))?.minutely.count == 2)
+        #expect(
+            (try? OneCallDecoder.decode(body(#"{"dt":960,"precipitation":2000},{"dt":1020,"precipitation":0}"#)))?
+                .minutely.count == 2)
     }
 
     /// Minutes from 0 at `rates` mm/h each.
     static func forecast(_ rates: [Double]) -> OneCall {
         var oneCall = try! OneCallDecoder.decode(Fixtures.bytes("onecall-texarkana-alerts.json"))
-        oneCall.minutely = rates.enumerated().map { .init(time: Double($0.offset * 60), precipitationMetersPerSecond: $0.element / 3_600_000) }
+        oneCall.minutely = rates.enumerated().map {
+            .init(time: Double($0.offset * 60), precipitationMetersPerSecond: $0.element / 3_600_000)
+        }
         return oneCall
     }
 

@@ -30,22 +30,30 @@ import Testing
             setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let count = recv(connection, &buffer, buffer.count, 0)
             let head = String(decoding: buffer.prefix(max(count, 0)), as: UTF8.self)
-            _ = Array(reply(head).utf8).withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            _ = Array(reply(head).utf8).withUnsafeBytes {
+                send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
         }
         return port
     }
 
     private func client(_ port: UInt16) throws -> OpenWeatherClient {
-        try OpenWeatherClient(configuration: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: Self.key, timeout: .seconds(5)), userAgent: "test")
+        try OpenWeatherClient(
+            configuration: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: Self.key, timeout: .seconds(5)),
+            userAgent: "test")
     }
 
     @Test func redirectIsNotFollowedAndNamesItsLocationWithoutTheKey() throws {
         let port = try oneShotServer(
-            "HTTP/1.1 301 Moved Permanently\r\nLocation: https://api.example/data/2.5/weather?lat=1&appid=\(Self.encodedKey)\r\nContent-Length: 0\r\n\r\n")
-        #expect(throws: OpenWeatherError.http(
-            status: 301,
-            message: "redirect to https://api.example/data/2.5/weather?lat=1&appid=<redacted>, not followed: check --openweather.url",
-            retryAfterSeconds: nil)) {
+            "HTTP/1.1 301 Moved Permanently\r\nLocation: https://api.example/data/2.5/weather?lat=1&appid=\(Self.encodedKey)\r\nContent-Length: 0\r\n\r\n"
+        )
+        #expect(
+            throws: OpenWeatherError.http(
+                status: 301,
+                message:
+                    "redirect to https://api.example/data/2.5/weather?lat=1&appid=<redacted>, not followed: check --openweather.url",
+                retryAfterSeconds: nil)
+        ) {
             try client(port).currentWeather(latitude: 1, longitude: 2)
         }
     }
@@ -57,7 +65,8 @@ import Testing
         let prefix = "https://api.example/" + String(repeating: "p", count: 271) + "?appid="
         let shifted = prefix + Self.encodedKey + "&x=1"
         #expect(prefix.utf8.count == 298)
-        let client = try client(try oneShotServer("HTTP/1.1 302 Found\r\nLocation: \(shifted)\r\nContent-Length: 0\r\n\r\n"))
+        let client = try client(
+            try oneShotServer("HTTP/1.1 302 Found\r\nLocation: \(shifted)\r\nContent-Length: 0\r\n\r\n"))
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
             Issue.record("expected an error")
@@ -70,7 +79,9 @@ import Testing
         let lower = Self.encodedKey.replacing("%2F", with: "%2f")
         let port = try oneShotServer(
             "HTTP/1.1 400 Bad Request\r\nContent-Length: 200\r\n\r\n"
-                + String("{\"message\":\"bad appid \(Self.encodedKey) or \(lower) or \(Self.key.replacing("/", with: "\\/"))\"}".padding(200)))
+                + String(
+                    "{\"message\":\"bad appid \(Self.encodedKey) or \(lower) or \(Self.key.replacing("/", with: "\\/"))\"}"
+                        .padding(200)))
         let client = try client(port)
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
@@ -86,8 +97,11 @@ import Testing
     @Test func aKeyEchoedAcrossTheCutLeavesNoPiece() throws {
         let key = "held-out-secret-key-0123456789abcdef"
         let body = String(repeating: "x", count: 140) + key + " was not accepted"
-        let port = try oneShotServer("HTTP/1.1 500 Internal Server Error\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        let client = try OpenWeatherClient(configuration: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: key, timeout: .seconds(5)), userAgent: "test")
+        let port = try oneShotServer(
+            "HTTP/1.1 500 Internal Server Error\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        let client = try OpenWeatherClient(
+            configuration: .init(baseURL: "http://127.0.0.1:\(port)", apiKey: key, timeout: .seconds(5)),
+            userAgent: "test")
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
             Issue.record("expected an error")
@@ -103,19 +117,25 @@ import Testing
         let port = try oneShotServer { head in
             let lines = head.split(separator: "\r\n").map(String.init)
             // The proxy's own words first, then the headers last sent first, so all of it is in the excerpt.
-            let body = "bad gateway for alice:pa%40ss%2Fw0rd (alice:pa@ss/w0rd) " + lines.reversed().joined(separator: " | ")
-            return "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            let body =
+                "bad gateway for alice:pa%40ss%2Fw0rd (alice:pa@ss/w0rd) " + lines.reversed().joined(separator: " | ")
+            return
+                "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         }
         let proxy = try ProxyServer(parsing: "http://alice:pa%40ss%2Fw0rd@127.0.0.1:\(port)", origin: "test")
         let client = try OpenWeatherClient(
-            configuration: .init(baseURL: "http://api.example", apiKey: Self.key, timeout: .seconds(5), http: .init(proxy: ProxyConfiguration(proxy: proxy))),
+            configuration: .init(
+                baseURL: "http://api.example", apiKey: Self.key, timeout: .seconds(5),
+                http: .init(proxy: ProxyConfiguration(proxy: proxy))),
             userAgent: "test")
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
             Issue.record("expected an error")
         } catch {
             let text = error.description
-            #expect(text.contains("502") && text.contains("bad gateway") && text.contains("Proxy-Authorization: Basic <redacted>"), "\(text)")
+            #expect(
+                text.contains("502") && text.contains("bad gateway")
+                    && text.contains("Proxy-Authorization: Basic <redacted>"), "\(text)")
             for piece in ["pa@ss", "pa%40ss", "w0rd", "YWxpY2U6cGFAc3MvdzByZA==", "YWxpY2U6", "k3y"] {
                 #expect(!text.contains(piece), "\(piece) in \(text)")
             }
@@ -125,8 +145,12 @@ import Testing
     @Test func anyEndpointGoesThroughGet() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let client = try OpenWeatherClient(configuration: .init(baseURL: simulator.baseURL, apiKey: "key", timeout: .seconds(5)), userAgent: "test")
-        let body = try client.get(APIRequest(path: "/data/2.5/weather", query: [.init("lat", "10.5"), .init("lon", "20.25"), .init("units", "metric")]))
+        let client = try OpenWeatherClient(
+            configuration: .init(baseURL: simulator.baseURL, apiKey: "key", timeout: .seconds(5)), userAgent: "test")
+        let body = try client.get(
+            APIRequest(
+                path: "/data/2.5/weather",
+                query: [.init("lat", "10.5"), .init("lon", "20.25"), .init("units", "metric")]))
         #expect(try WeatherDecoder.decode(body).latitude == 10.5)
         #expect(simulator.requests.last?.latitude == 10.5)
         // A path the simulator does not know is an HTTP error like any other.

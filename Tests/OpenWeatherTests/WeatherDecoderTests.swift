@@ -53,7 +53,8 @@ import Testing
     }
 
     @Test func zeroSunriseMeansNone() throws {
-        let body = #"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":50},"wind":{"speed":1},"dt":1700000000,"sys":{"sunrise":0,"sunset":0}}"#
+        let body =
+            #"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":50},"wind":{"speed":1},"dt":1700000000,"sys":{"sunrise":0,"sunset":0}}"#
         let weather = try WeatherDecoder.decode(Array(body.utf8))
         #expect(weather.sunrise == nil)
         #expect(weather.sunset == nil)
@@ -65,10 +66,22 @@ import Testing
         ("<html>502</html>", "not valid JSON"),
         (#"{"weather":[{"id":800}],"main":{"temp":"#, "not valid JSON"),
         (#"{"weather":[{"id":800}],"wind":{"speed":1},"dt":1}"#, "missing field `main`"),
-        (#"{"weather":[{"id":800}],"main":{"temp":"warm","feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#, "`main.temp` is a string, not a number"),
-        (#"{"weather":[{"id":800}],"main":{"temp":9999,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#, "`main.temp` = 9999.0 is outside"),
-        (#"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":500},"wind":{"speed":1},"dt":1}"#, "`main.humidity` = 500.0"),
-        (#"{"weather":[],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#, "`weather` is empty"),
+        (
+            #"{"weather":[{"id":800}],"main":{"temp":"warm","feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#,
+            "`main.temp` is a string, not a number"
+        ),
+        (
+            #"{"weather":[{"id":800}],"main":{"temp":9999,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#,
+            "`main.temp` = 9999.0 is outside"
+        ),
+        (
+            #"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":500},"wind":{"speed":1},"dt":1}"#,
+            "`main.humidity` = 500.0"
+        ),
+        (
+            #"{"weather":[],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#,
+            "`weather` is empty"
+        ),
         (#"{"weather":[{"id":800}],"main":{"temp":NaN}}"#, "not valid JSON"),
         (#"[1,2]"#, "missing field `main`"),
     ])
@@ -83,8 +96,11 @@ import Testing
 
     @Test func errorCodesAndHints() {
         #expect(OpenWeatherError.http(status: 401, message: "Invalid API key", retryAfterSeconds: nil).code == "401")
-        #expect(OpenWeatherError.http(status: 401, message: "x", retryAfterSeconds: nil).description.contains("couple of hours"))
-        #expect(OpenWeatherError.http(status: 429, message: "x", retryAfterSeconds: nil).description.contains("rate limit"))
+        #expect(
+            OpenWeatherError.http(status: 401, message: "x", retryAfterSeconds: nil).description.contains(
+                "couple of hours"))
+        #expect(
+            OpenWeatherError.http(status: 429, message: "x", retryAfterSeconds: nil).description.contains("rate limit"))
         #expect(OpenWeatherError.decode("x").code == "decode")
         #expect(OpenWeatherError.transport(.timeout).code == "timeout")
         #expect(OpenWeatherError.transport(.connect("refused")).code == "connect")
@@ -93,9 +109,14 @@ import Testing
 
 @Suite struct OpenWeatherClientTests {
     @Test func errorMessageComesFromTheBodyWithoutTheKey() {
-        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-400-bad-coordinates.json"), redacting: ["K"]) == "wrong latitude")
-        #expect(OpenWeatherClient.errorMessage(Fixtures.bytes("error-404-not-found.json"), redacting: ["K"]) == "city not found")
-        let echoed = OpenWeatherClient.errorMessage(Array("<html>\nbad request for appid=SECRET42\n</html>".utf8), redacting: ["SECRET42"])
+        #expect(
+            OpenWeatherClient.errorMessage(Fixtures.bytes("error-400-bad-coordinates.json"), redacting: ["K"])
+                == "wrong latitude")
+        #expect(
+            OpenWeatherClient.errorMessage(Fixtures.bytes("error-404-not-found.json"), redacting: ["K"])
+                == "city not found")
+        let echoed = OpenWeatherClient.errorMessage(
+            Array("<html>\nbad request for appid=SECRET42\n</html>".utf8), redacting: ["SECRET42"])
         #expect(!echoed.contains("SECRET42"))
         #expect(!echoed.contains("\n"))
     }
@@ -103,8 +124,9 @@ import Testing
     @Test func targetAsksForMetricUnitsAndEncodesTheKey() throws {
         let client = try OpenWeatherClient(
             configuration: .init(baseURL: "http://127.0.0.1:1/", apiKey: "a b&c", language: "zh_cn"), userAgent: "test")
-        #expect(client.target(CurrentWeather.request(latitude: 51.5, longitude: -0.12, language: "zh_cn"))
-            == "/data/2.5/weather?lat=51.5&lon=-0.12&units=metric&lang=zh_cn&appid=a%20b%26c")
+        #expect(
+            client.target(CurrentWeather.request(latitude: 51.5, longitude: -0.12, language: "zh_cn"))
+                == "/data/2.5/weather?lat=51.5&lon=-0.12&units=metric&lang=zh_cn&appid=a%20b%26c")
     }
 }
 
@@ -122,9 +144,11 @@ extension WeatherDecoderTests {
 
     /// An echo that itself stops inside the key (an upstream that cut it) loses that piece too.
     @Test func aBodyEndingInsideTheKeyLosesThatPiece() {
-        let message = OpenWeatherClient.errorMessage(Array("bad appid=\(Self.longKey.prefix(20))".utf8), redacting: [Self.longKey])
+        let message = OpenWeatherClient.errorMessage(
+            Array("bad appid=\(Self.longKey.prefix(20))".utf8), redacting: [Self.longKey])
         #expect(message == "bad appid=<redacted>")
-        let json = OpenWeatherClient.errorMessage(Array(#"{"message": "bad appid=held-out-secret-key-01"}"#.utf8), redacting: [Self.longKey])
+        let json = OpenWeatherClient.errorMessage(
+            Array(#"{"message": "bad appid=held-out-secret-key-01"}"#.utf8), redacting: [Self.longKey])
         #expect(json == "bad appid=<redacted>")
     }
 }

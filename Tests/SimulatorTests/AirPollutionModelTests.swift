@@ -15,8 +15,10 @@ import Testing
 
     @Test func renderedJSONDecodesWithOurDecoderToTheSameNumbers() throws {
         for hour in stride(from: 0.0, to: 24 * 20, by: 1) {
-            let reading = AirPollutionModel.reading(latitude: 41.3888, longitude: 2.159, at: Self.midnight + hour * 3600 + 1234)
-            let air = try AirPollutionDecoder.decode(Array(AirPollutionJSON.render(reading, latitude: 41.3888, longitude: 2.159).utf8))
+            let reading = AirPollutionModel.reading(
+                latitude: 41.3888, longitude: 2.159, at: Self.midnight + hour * 3600 + 1234)
+            let air = try AirPollutionDecoder.decode(
+                Array(AirPollutionJSON.render(reading, latitude: 41.3888, longitude: 2.159).utf8))
             #expect(air.airQualityIndex == reading.index)
             #expect(air.observationTime == Self.midnight + hour * 3600)
             for (pollutant, grams) in zip(AirPollution.pollutants, air.gramsPerCubicMeter) {
@@ -56,10 +58,17 @@ import Testing
     }
 
     @Test func someCitiesAreDirtierAndMagnitudesAreReal() {
-        func monthly(_ latitude: Double, _ longitude: Double) -> (pm: Double, no2: Double, co: Double, o3: Double, index: Double) {
-            var pm: [Double] = [], no2: [Double] = [], co: [Double] = [], o3: [Double] = [], index: [Double] = []
+        func monthly(
+            _ latitude: Double, _ longitude: Double
+        ) -> (pm: Double, no2: Double, co: Double, o3: Double, index: Double) {
+            var pm: [Double] = []
+            var no2: [Double] = []
+            var co: [Double] = []
+            var o3: [Double] = []
+            var index: [Double] = []
             for hour in stride(from: 0.0, to: 24 * 30, by: 1) {
-                let reading = AirPollutionModel.reading(latitude: latitude, longitude: longitude, at: Self.midnight + hour * 3600)
+                let reading = AirPollutionModel.reading(
+                    latitude: latitude, longitude: longitude, at: Self.midnight + hour * 3600)
                 pm.append(Self.value(reading, "pm2_5"))
                 no2.append(Self.value(reading, "no2"))
                 co.append(Self.value(reading, "co"))
@@ -84,7 +93,10 @@ import Testing
         var seen = Set<Int>()
         for place in Places.all {
             for hour in stride(from: 0.0, to: 24 * 30, by: 1) {
-                seen.insert(AirPollutionModel.reading(latitude: place.latitude, longitude: place.longitude, at: Self.midnight + hour * 3600).index)
+                seen.insert(
+                    AirPollutionModel.reading(
+                        latitude: place.latitude, longitude: place.longitude, at: Self.midnight + hour * 3600
+                    ).index)
             }
         }
         #expect(seen.isSuperset(of: [1, 2, 3, 4]))
@@ -115,7 +127,10 @@ import Testing
         #expect(Places.matching("Paris,FR").map { $0.longitude } == [2.3522])
         #expect(Places.matching("Xyzzyville").isEmpty)
         #expect(Places.matching("London,XX").isEmpty)
-        for name in ["Paris", "Tokyo", "Sydney", "Barcelona", "Zocca", "Longyearbyen", "Athens", "Berlin", "Madrid", "Rome", "Seville"] {
+        for name in [
+            "Paris", "Tokyo", "Sydney", "Barcelona", "Zocca", "Longyearbyen", "Athens", "Berlin", "Madrid", "Rome",
+            "Seville",
+        ] {
             #expect(!Places.matching(name).isEmpty, "\(name)")
         }
     }
@@ -131,11 +146,14 @@ import Testing
     /// One list: the current weather at every geocoded place carries that place's name.
     @Test func weatherNamesEveryGeocodedPlace() {
         for place in Places.all {
-            let reading = WeatherModel.reading(latitude: place.latitude, longitude: place.longitude, at: AirPollutionModelTests.midnight)
+            let reading = WeatherModel.reading(
+                latitude: place.latitude, longitude: place.longitude, at: AirPollutionModelTests.midnight)
             #expect(reading.place == place)
         }
         for (_, place) in Places.zips {
-            #expect(WeatherModel.reading(latitude: place.latitude, longitude: place.longitude, at: 0).place.name == place.name)
+            #expect(
+                WeatherModel.reading(latitude: place.latitude, longitude: place.longitude, at: 0).place.name
+                    == place.name)
         }
     }
 }

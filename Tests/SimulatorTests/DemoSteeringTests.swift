@@ -18,16 +18,22 @@ import Testing
         for day in stride(from: 0.0, to: 365, by: 5) {
             for hour in [0.0, 6, 12, 18] {
                 let now = start + day * 86_400 + hour * 3600
-                let forecast = try ForecastDecoder.decode(Array(ForecastJSON.render(
-                    latitude: Self.rinconada.latitude, longitude: Self.rinconada.longitude, at: now, units: "metric").utf8))
-                let low = forecast.steps.filter { $0.time > now && $0.time <= now + 86_400 }.map(\.temperatureCelsius).min()!
+                let forecast = try ForecastDecoder.decode(
+                    Array(
+                        ForecastJSON.render(
+                            latitude: Self.rinconada.latitude, longitude: Self.rinconada.longitude, at: now,
+                            units: "metric"
+                        ).utf8))
+                let low = forecast.steps.filter { $0.time > now && $0.time <= now + 86_400 }.map(\.temperatureCelsius)
+                    .min()!
                 warmest = max(warmest, low)
             }
         }
         #expect(warmest < -1, "the warmest 24-hour minimum of the year is \(warmest) °C")
         // A place at the same latitude at sea level is far warmer: the height is what makes it cold.
         let sea = WeatherModel.reading(latitude: -14.6306, longitude: -75, at: start)
-        let high = WeatherModel.reading(latitude: Self.rinconada.latitude, longitude: Self.rinconada.longitude, at: start)
+        let high = WeatherModel.reading(
+            latitude: Self.rinconada.latitude, longitude: Self.rinconada.longitude, at: start)
         #expect(sea.temperature - high.temperature > 25)
     }
 
@@ -55,15 +61,22 @@ import Testing
         #expect(abs(after.1 - before.1 - 35) < 1, "\(before.1) → \(after.1)")
         #expect(abs(after.2 - before.2 - 35) < 1, "\(before.2) → \(after.2)")
         // Another latitude is not touched.
-        let paris = try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?lat=48.8566&lon=2.3522&units=metric").text
-        let parisModel = WeatherModel.reading(latitude: 48.8566, longitude: 2.3522, at: SystemClock.wallSeconds()).temperature
+        let paris = try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?lat=48.8566&lon=2.3522&units=metric")
+            .text
+        let parisModel = WeatherModel.reading(latitude: 48.8566, longitude: 2.3522, at: SystemClock.wallSeconds())
+            .temperature
         #expect(abs(try WeatherDecoder.decode(Array(paris.utf8)).temperatureCelsius - parisModel) < 1)
-        #expect(try LoopbackHTTP.request(port: simulator.port, method: "DELETE", path: "/_simulator/weather").status == 200)
+        #expect(
+            try LoopbackHTTP.request(port: simulator.port, method: "DELETE", path: "/_simulator/weather").status == 200)
         #expect(abs(try now() - before.0) < 1)
-        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/weather?shift=hot").status == 400)
+        #expect(
+            try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/weather?shift=hot").status
+                == 400)
         let controls = try LoopbackHTTP.request(port: simulator.port, path: "/_simulator/")
         #expect(controls.status == 200)
         // At the address the caller used (its Host header), as One Call 4.0's links are.
-        #expect(controls.text.contains("curl -X POST 'http://localhost/_simulator/weather?lat=51.51&shift=35'"), "\(controls.text)")
+        #expect(
+            controls.text.contains("curl -X POST 'http://localhost/_simulator/weather?lat=51.51&shift=35'"),
+            "\(controls.text)")
     }
 }

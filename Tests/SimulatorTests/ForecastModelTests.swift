@@ -10,7 +10,9 @@ import Testing
 
     @Test func decodesAndFollowsTheCurrentWeatherModel() throws {
         let body = ForecastJSON.render(latitude: 48.8566, longitude: 2.3522, at: Self.now, units: "metric")
-        #expect(body == ForecastJSON.render(latitude: 48.8566, longitude: 2.3522, at: Self.now, units: "metric"), "deterministic")
+        #expect(
+            body == ForecastJSON.render(latitude: 48.8566, longitude: 2.3522, at: Self.now, units: "metric"),
+            "deterministic")
         let forecast = try ForecastDecoder.decode(Array(body.utf8))
         #expect(forecast.steps.count == 40)
         let first = try #require(forecast.steps.first)
@@ -31,7 +33,8 @@ import Testing
     @Test func servedThroughTheClient() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let body = try SimulatorEndpointTests.client(simulator).get(Forecast.request(latitude: 40.4168, longitude: -3.7038, language: "en"))
+        let body = try SimulatorEndpointTests.client(simulator).get(
+            Forecast.request(latitude: 40.4168, longitude: -3.7038, language: "en"))
         let forecast = try ForecastDecoder.decode(body)
         #expect(forecast.steps.count == 40)
         #expect(simulator.requests.map(\.path) == ["/data/2.5/forecast"])
@@ -47,7 +50,8 @@ import Testing
 @Suite struct OneCallModelTests {
     @Test func agreesWithTheCurrentWeatherAndHasAlertsNowAndThen() throws {
         let now = ForecastModelTests.now
-        let oneCall = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: now).utf8))
+        let oneCall = try OneCallDecoder.decode(
+            Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: now).utf8))
         let weather = WeatherModel.reading(latitude: 41.3888, longitude: 2.159, at: now)
         #expect(oneCall.current.temperatureCelsius == weather.temperature)
         #expect(oneCall.hourly.steps.count > 48 && oneCall.daily.count == 8, "48 hours, then the days after them")
@@ -56,7 +60,9 @@ import Testing
         var withAlert = 0
         for block in 0..<8 {
             let time = now + Double(block) * 21_600
-            let alerts = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: time).utf8)).alerts
+            let alerts = try OneCallDecoder.decode(
+                Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: time).utf8)
+            ).alerts
             #expect(alerts.allSatisfy { $0.start <= time && time < $0.end })
             if !alerts.isEmpty { withAlert += 1 }
         }
@@ -72,22 +78,31 @@ import Testing
             let (latitude, longitude) = (Double(place) * 3 - 60, Double(place) * 7 - 140)
             for hour in stride(from: 0.0, to: 24, by: 1) {
                 let time = now + hour * 3600 + 17
-                let oneCall = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: latitude, longitude: longitude, at: time).utf8))
-                #expect(oneCall.minutely.count == 61 && oneCall.minutely[0].time <= time && time < oneCall.minutely[0].time + 60)
+                let oneCall = try OneCallDecoder.decode(
+                    Array(OneCallJSON.render(latitude: latitude, longitude: longitude, at: time).utf8))
+                #expect(
+                    oneCall.minutely.count == 61 && oneCall.minutely[0].time <= time
+                        && time < oneCall.minutely[0].time + 60)
                 let weather = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
-                #expect(abs(oneCall.minutely[0].precipitationMetersPerSecond * 3_600_000 - (weather.rain1h + weather.snow1h)) < 1e-9)
+                #expect(
+                    abs(
+                        oneCall.minutely[0].precipitationMetersPerSecond * 3_600_000 - (weather.rain1h + weather.snow1h)
+                    ) < 1e-9)
                 let nowcast = try #require(oneCall.nowcast(at: time))
                 if let start = nowcast.nextStart, start > time {
                     starts += 1
                     #expect(start.truncatingRemainder(dividingBy: 10_800) == 0, "rain starts where a spell does")
-                    #expect(WeatherModel.reading(latitude: latitude, longitude: longitude, at: start).rain1h
-                        + WeatherModel.reading(latitude: latitude, longitude: longitude, at: start).snow1h > 0)
+                    #expect(
+                        WeatherModel.reading(latitude: latitude, longitude: longitude, at: start).rain1h
+                            + WeatherModel.reading(latitude: latitude, longitude: longitude, at: start).snow1h > 0)
                 }
             }
         }
         #expect(starts > 0, "now and then, rain is coming within the hour")
         // `exclude` leaves parts out, as OpenWeather does.
-        let less = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: 1, longitude: 2, at: now, exclude: ["minutely", "alerts", "daily"]).utf8))
+        let less = try OneCallDecoder.decode(
+            Array(
+                OneCallJSON.render(latitude: 1, longitude: 2, at: now, exclude: ["minutely", "alerts", "daily"]).utf8))
         #expect(less.minutely.isEmpty && less.alerts.isEmpty && less.daily.isEmpty && less.hourly.steps.count == 48)
     }
 
@@ -96,13 +111,19 @@ import Testing
         let simulator = try Simulator()
         defer { simulator.stop() }
         let client = try SimulatorEndpointTests.client(simulator)
-        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=soon").status == 200)
+        #expect(
+            try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=soon").status
+                == 200)
         let oneCall = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
         let nowcast = try #require(oneCall.nowcast(at: oneCall.minutely[0].time))
         #expect(nowcast.nextStart == oneCall.minutely[0].time + 600)
         #expect(abs(nowcast.amountMeters - 51 * 2 / 60 / 1000) < 1e-12, "2 mm/h for the last 51 of the 61 minutes")
-        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=sometimes").status == 400)
-        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=model").status == 200)
+        #expect(
+            try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=sometimes")
+                .status == 400)
+        #expect(
+            try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?rain=model")
+                .status == 200)
     }
 
     @Test func answersWithoutTheSubscriptionWhenSwitched() throws {
@@ -110,7 +131,8 @@ import Testing
         defer { simulator.stop() }
         let client = try SimulatorEndpointTests.client(simulator)
         _ = try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en")))
-        let off = try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/onecall?subscribed=false")
+        let off = try LoopbackHTTP.request(
+            port: simulator.port, method: "POST", path: "/_simulator/onecall?subscribed=false")
         #expect(off.status == 200)
         #expect {
             _ = try client.get(OneCall.request(latitude: 1, longitude: 2, language: "en"))
@@ -120,7 +142,12 @@ import Testing
         }
         _ = try client.get(CurrentWeather.request(latitude: 1, longitude: 2, language: "en"))
         simulator.setOneCallSubscribed(true)
-        #expect(try !OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en"))).minutely.isEmpty)
-        #expect(try OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en", exclude: [.minutely]))).minutely.isEmpty)
+        #expect(
+            try !OneCallDecoder.decode(client.get(OneCall.request(latitude: 1, longitude: 2, language: "en"))).minutely
+                .isEmpty)
+        #expect(
+            try OneCallDecoder.decode(
+                client.get(OneCall.request(latitude: 1, longitude: 2, language: "en", exclude: [.minutely]))
+            ).minutely.isEmpty)
     }
 }

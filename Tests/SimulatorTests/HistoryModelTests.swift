@@ -10,8 +10,11 @@ import Testing
         let now = ForecastModelTests.now
         for hour in stride(from: 0.0, to: 48, by: 5) {
             let time = now - hour * 3600
-            let past = try TimemachineDecoder.decode(Array(OneCallJSON.timemachine(latitude: 41.3888, longitude: 2.159, at: time).utf8))
-            var live = try OneCallDecoder.decode(Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: time).utf8)).current
+            let past = try TimemachineDecoder.decode(
+                Array(OneCallJSON.timemachine(latitude: 41.3888, longitude: 2.159, at: time).utf8))
+            var live = try OneCallDecoder.decode(
+                Array(OneCallJSON.render(latitude: 41.3888, longitude: 2.159, at: time).utf8)
+            ).current
             #expect(past.observationTime == time, "dt echoes the moment asked for")
             live.observationTime = time
             #expect(past == live)
@@ -29,8 +32,12 @@ import Testing
         #expect(hours.count == 24)
         #expect(hours.first!.observationTime == (start / 3600).rounded(.up) * 3600)
         for hour in hours {
-            let live = try AirPollutionDecoder.decode(Array(
-                AirPollutionJSON.render(AirPollutionModel.reading(latitude: 35.68, longitude: 139.69, at: hour.observationTime + 1800), latitude: 35.68, longitude: 139.69).utf8))
+            let live = try AirPollutionDecoder.decode(
+                Array(
+                    AirPollutionJSON.render(
+                        AirPollutionModel.reading(latitude: 35.68, longitude: 139.69, at: hour.observationTime + 1800),
+                        latitude: 35.68, longitude: 139.69
+                    ).utf8))
             #expect(hour == live)
         }
         #expect(Endpoint.airPollutionHistory.answer([:], latitude: 35.68, longitude: 139.69, at: now).status == 400)
@@ -39,7 +46,8 @@ import Testing
     @Test func theTimemachineRefusesMomentsOutsideItsRange() {
         let now = ForecastModelTests.now
         for moment in ["", "0", String(Int(now + 5 * 86_400))] {
-            #expect(Endpoint.oneCallTimemachine.answer(["dt": moment], latitude: 1, longitude: 2, at: now).status == 400)
+            #expect(
+                Endpoint.oneCallTimemachine.answer(["dt": moment], latitude: 1, longitude: 2, at: now).status == 400)
         }
     }
 }

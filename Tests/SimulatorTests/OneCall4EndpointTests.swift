@@ -14,8 +14,11 @@ import Testing
     ]
     static let place = "lat=36.154&lon=-95.9928"
 
-    static func get(_ simulator: Simulator, _ path: String, key: String = "secret-key") throws -> (status: Int, text: String) {
-        let response = try LoopbackHTTP.request(port: simulator.port, path: path + (path.contains("?") ? "&" : "?") + "appid=\(key)")
+    static func get(
+        _ simulator: Simulator, _ path: String, key: String = "secret-key"
+    ) throws -> (status: Int, text: String) {
+        let response = try LoopbackHTTP.request(
+            port: simulator.port, path: path + (path.contains("?") ? "&" : "?") + "appid=\(key)")
         return (response.status, response.text)
     }
 
@@ -30,13 +33,17 @@ import Testing
             let (status, text) = try Self.get(simulator, "\(part)?\(Self.place)")
             #expect(status == 200, "\(part)")
             let answer = try JSONParser.parse(text)
-            #expect(answer["lat"]?.number == 36.154 && answer["lon"]?.number == -95.9928 && answer["timezone_offset"]?.number == -21_600)
+            #expect(
+                answer["lat"]?.number == 36.154 && answer["lon"]?.number == -95.9928
+                    && answer["timezone_offset"]?.number == -21_600)
             #expect(answer["timezone"]?.text != nil)
             #expect(answer["data"]?.list.count == count, "\(part)")
             let wrong = try Self.get(simulator, "\(part)?lat=95&lon=0")
             #expect(wrong.status == 400 && wrong.text.contains("wrong latitude"))
         }
-        #expect(try Self.get(simulator, "/data/4.0/onecall/timeline/1h?\(Self.place)&start=tomorrow").text.contains(#""parameters":["start"]"#))
+        #expect(
+            try Self.get(simulator, "/data/4.0/onecall/timeline/1h?\(Self.place)&start=tomorrow").text.contains(
+                #""parameters":["start"]"#))
         #expect(simulator.requests.map(\.path) == Self.parts.flatMap { [$0, $0] } + ["/data/4.0/onecall/timeline/1h"])
     }
 
@@ -45,15 +52,26 @@ import Testing
     @Test func linksCarryTheCallersKey() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let hours = try JSONParser.parse(Self.get(simulator, "/data/4.0/onecall/timeline/1h?\(Self.place)", key: "k3y%2Bwith%2Fodd%3Dchars").text)
+        let hours = try JSONParser.parse(
+            Self.get(simulator, "/data/4.0/onecall/timeline/1h?\(Self.place)", key: "k3y%2Bwith%2Fodd%3Dchars").text)
         let first = try #require(hours["data"]?.list.first?["dt"]?.number)
-        #expect(hours["prev"]?.text == "http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928&start=\(Int(first) - 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars")
-        #expect(hours["next"]?.text == "http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928&start=\(Int(first) + 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars")
+        #expect(
+            hours["prev"]?.text
+                == "http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928&start=\(Int(first) - 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars"
+        )
+        #expect(
+            hours["next"]?.text
+                == "http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928&start=\(Int(first) + 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars"
+        )
         let quarters = try JSONParser.parse(Self.get(simulator, "/data/4.0/onecall/timeline/15min?\(Self.place)").text)
         let quarter = try #require(quarters["data"]?.list.first?["dt"]?.number)
         #expect(quarters["prev"] == nil)
-        #expect(quarters["next"]?.text == "http://localhost/data/4.0/onecall/timeline/15min?lat=36.1540&lon=-95.9928&start=\(Int(quarter) + 45_000)&appid=secret-key")
-        let days = try JSONParser.parse(Self.get(simulator, "/data/4.0/onecall/timeline/1day?lat=-33.8688&lon=151.2093").text)
+        #expect(
+            quarters["next"]?.text
+                == "http://localhost/data/4.0/onecall/timeline/15min?lat=36.1540&lon=-95.9928&start=\(Int(quarter) + 45_000)&appid=secret-key"
+        )
+        let days = try JSONParser.parse(
+            Self.get(simulator, "/data/4.0/onecall/timeline/1day?lat=-33.8688&lon=151.2093").text)
         #expect(days["next"]?.text?.contains("?cnt=10&lat=-33.8688&lon=151.2093&start=") == true)
         #expect(days["prev"]?.text?.hasSuffix("&appid=secret-key") == true)
         // A host that is not plain stays out of the JSON.
@@ -80,7 +98,9 @@ import Testing
             let (status, text) = try Self.get(simulator, "/data/4.0/onecall/alert/\(id)")
             #expect(status == 200)
             let detail = try JSONParser.parse(text)
-            #expect(detail["id"]?.text == id && detail["sender_name"]?.text == OneCallJSON.sender && detail["event"]?.text != nil)
+            #expect(
+                detail["id"]?.text == id && detail["sender_name"]?.text == OneCallJSON.sender
+                    && detail["event"]?.text != nil)
             let (start, end) = (detail["start"]!.number!, detail["end"]!.number!)
             #expect(end - start == 21_600 && times.allSatisfy { start <= $0 && $0 < end })
             #expect(detail["description"]?.text?.contains("\n") == true)
@@ -93,21 +113,28 @@ import Testing
             #expect(status == 404 && text == ErrorBodies.oneCallAlertNotFound, "\(unknown)")
         }
         #expect(simulator.requests.filter { $0.path.hasPrefix("/data/4.0/onecall/alert/") }.count == ids.count + 3)
-        #expect(simulator.requests.filter { $0.path.hasPrefix("/data/4.0/onecall/alert/") }.allSatisfy { $0.latitude.isNaN })
+        #expect(
+            simulator.requests.filter { $0.path.hasPrefix("/data/4.0/onecall/alert/") }.allSatisfy { $0.latitude.isNaN }
+        )
     }
 
     /// 3.0's 401 with the One Call by Call message on every 4.0 path; a wrong key stays a wrong key.
     @Test func theSubscriptionSwitchCoversEveryPart() throws {
         let simulator = try Simulator(acceptedKeys: ["good"])
         defer { simulator.stop() }
-        let paths = Self.parts.map { "\($0)?\(Self.place)" } + ["/data/4.0/onecall/alert/4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31"]
+        let paths =
+            Self.parts.map { "\($0)?\(Self.place)" } + ["/data/4.0/onecall/alert/4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31"]
         try Self.post(simulator, "/_simulator/onecall?subscribed=false")
         for path in paths {
             let (status, text) = try Self.get(simulator, path, key: "good")
             #expect(status == 401 && text == ErrorBodies.oneCallNoSubscription, "\(path)")
             #expect(OneCall.needsSubscription(.http(status: status, message: text, retryAfterSeconds: nil)))
             let wrong = try Self.get(simulator, path, key: "bad")
-            #expect(wrong.status == 401 && !OneCall.needsSubscription(.http(status: wrong.status, message: wrong.text, retryAfterSeconds: nil)))
+            #expect(
+                wrong.status == 401
+                    && !OneCall.needsSubscription(
+                        .http(status: wrong.status, message: wrong.text, retryAfterSeconds: nil))
+            )
         }
         try Self.post(simulator, "/_simulator/onecall?subscribed=true")
         for path in paths.prefix(5) { #expect(try Self.get(simulator, path, key: "good").status == 200) }
@@ -122,7 +149,11 @@ import Testing
         for part in Self.parts where part != "/data/4.0/onecall/timeline/1h" {
             #expect(try Self.get(simulator, "\(part)?\(Self.place)").status == 200, "\(part)")
         }
-        #expect(try LoopbackHTTP.request(port: simulator.port, method: "POST", path: "/_simulator/fault?status=500&path=/data/4.0/onecall/timeline").status == 400)
+        #expect(
+            try LoopbackHTTP.request(
+                port: simulator.port, method: "POST",
+                path: "/_simulator/fault?status=500&path=/data/4.0/onecall/timeline"
+            ).status == 400)
 
         simulator.clearFaults()
         try Self.post(simulator, "/_simulator/onecall?alerts=always")
@@ -135,13 +166,20 @@ import Testing
         let broken = try Self.get(simulator, "/data/4.0/onecall/alert/\(id)")
         #expect(broken.status == 200 && broken.text.contains(#""event_gone":"#))
         try Self.post(simulator, "/_simulator/fault?malformed=missingFields&path=/data/4.0/onecall/timeline/15min")
-        #expect(try Self.get(simulator, "/data/4.0/onecall/timeline/15min?\(Self.place)").text.contains(#""data_gone":"#))
+        #expect(
+            try Self.get(simulator, "/data/4.0/onecall/timeline/15min?\(Self.place)").text.contains(#""data_gone":"#))
 
-        let log = try LoopbackHTTP.request(port: simulator.port, path: "/_simulator/requests").text.split(separator: "\n").map { $0.split(separator: " ") }
-        #expect(log.map { "\($0[3]) \($0[4])" } == [
-            "500 /data/4.0/onecall/timeline/1h", "200 /data/4.0/onecall/current", "200 /data/4.0/onecall/timeline/1min",
-            "200 /data/4.0/onecall/timeline/15min", "200 /data/4.0/onecall/timeline/1day", "200 /data/4.0/onecall/current",
-            "503 /data/4.0/onecall/alert/\(id)", "200 /data/4.0/onecall/alert/\(id)", "200 /data/4.0/onecall/timeline/15min",
-        ])
+        let log = try LoopbackHTTP.request(port: simulator.port, path: "/_simulator/requests").text.split(
+            separator: "\n"
+        ).map { $0.split(separator: " ") }
+        #expect(
+            log.map { "\($0[3]) \($0[4])" } == [
+                "500 /data/4.0/onecall/timeline/1h", "200 /data/4.0/onecall/current",
+                "200 /data/4.0/onecall/timeline/1min",
+                "200 /data/4.0/onecall/timeline/15min", "200 /data/4.0/onecall/timeline/1day",
+                "200 /data/4.0/onecall/current",
+                "503 /data/4.0/onecall/alert/\(id)", "200 /data/4.0/onecall/alert/\(id)",
+                "200 /data/4.0/onecall/timeline/15min",
+            ])
     }
 }

@@ -12,9 +12,13 @@ import Testing
     static let (latitude, longitude) = (36.154, -95.9928)
     static let caller = OneCall4JSON.Caller(base: "http://sim", key: "secret-key")
 
-    static func page(_ timeline: OneCall4JSON.Timeline, start: Double? = nil, at now: Double = now, alwaysAlert: Bool = false) throws -> JSONValue {
-        try JSONParser.parse(OneCall4JSON.page(
-            timeline, latitude: latitude, longitude: longitude, at: now, start: start, alwaysAlert: alwaysAlert, caller: caller))
+    static func page(
+        _ timeline: OneCall4JSON.Timeline, start: Double? = nil, at now: Double = now, alwaysAlert: Bool = false
+    ) throws -> JSONValue {
+        try JSONParser.parse(
+            OneCall4JSON.page(
+                timeline, latitude: latitude, longitude: longitude, at: now, start: start, alwaysAlert: alwaysAlert,
+                caller: caller))
     }
 
     static func threeO(at now: Double = now) throws -> JSONValue {
@@ -34,37 +38,52 @@ import Testing
             #expect(times.count == timeline.count)
             #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 == step })
             if timeline == .day {
-                #expect(((times[0] - 21_600).truncatingRemainder(dividingBy: 86_400) + 86_400).truncatingRemainder(dividingBy: 86_400) == 43_200)
+                #expect(
+                    ((times[0] - 21_600).truncatingRemainder(dividingBy: 86_400) + 86_400).truncatingRemainder(
+                        dividingBy: 86_400) == 43_200)
                 #expect(times[0] <= Self.now + 43_200 && times[0] > Self.now - 43_200, "the local noon of today")
             } else {
                 #expect(times[0] == first)
             }
-            #expect((page["prev"] == nil) == (timeline == .quarterHour), "history for hours and days, none for quarter hours")
+            #expect(
+                (page["prev"] == nil) == (timeline == .quarterHour),
+                "history for hours and days, none for quarter hours")
             #expect(page["next"] != nil)
         }
         let day = try #require(try Self.page(.day)["data"]?.list.first)
-        for key in ["sunrise", "sunset", "moonrise", "moonset", "moon_phase", "pressure", "humidity", "dew_point", "wind_speed", "clouds", "pop", "uvi"] {
+        for key in [
+            "sunrise", "sunset", "moonrise", "moonset", "moon_phase", "pressure", "humidity", "dew_point", "wind_speed",
+            "clouds", "pop", "uvi",
+        ] {
             #expect(day[key]?.number != nil, "\(key)")
         }
         #expect(["day", "min", "max", "night", "eve", "morn"].allSatisfy { day["temp"]?[$0]?.number != nil })
         #expect(["day", "night", "eve", "morn"].allSatisfy { day["feels_like"]?[$0]?.number != nil })
 
-        let current = try JSONParser.parse(OneCall4JSON.current(latitude: Self.latitude, longitude: Self.longitude, at: Self.now, alwaysAlert: false))
+        let current = try JSONParser.parse(
+            OneCall4JSON.current(latitude: Self.latitude, longitude: Self.longitude, at: Self.now, alwaysAlert: false))
         #expect(current["data"]?.list.count == 1)
         #expect(current["data"]?.list.first?["dt"]?.number == (Self.now / 60).rounded(.down) * 60)
-        let minutes = try JSONParser.parse(OneCall4JSON.minutes(latitude: Self.latitude, longitude: Self.longitude, at: Self.now, alwaysAlert: false, rainSoon: true))
+        let minutes = try JSONParser.parse(
+            OneCall4JSON.minutes(
+                latitude: Self.latitude, longitude: Self.longitude, at: Self.now, alwaysAlert: false, rainSoon: true))
         let minute = minutes["data"]?.list ?? []
         #expect(minute.count == 60 && minute.first?["dt"]?.number == (Self.now / 60).rounded(.down) * 60)
-        #expect(minute.compactMap { $0["precipitation"]?.number } == Array(repeating: 0, count: 10) + Array(repeating: 2, count: 50), "rain=soon as 3.0")
+        #expect(
+            minute.compactMap { $0["precipitation"]?.number } == Array(repeating: 0, count: 10)
+                + Array(repeating: 2, count: 50), "rain=soon as 3.0")
     }
 
     /// Current, minutes, hours and days are 3.0's at the same times; `rain.1h` stays mm/h.
     @Test func theSameValuesAsOneCall3() throws {
         for now in [Self.now, Self.now + 7 * 3600 + 1234, Self.now + 40 * 86_400] {
             let old = try Self.threeO(at: now)
-            let current = try JSONParser.parse(OneCall4JSON.current(latitude: Self.latitude, longitude: Self.longitude, at: now, alwaysAlert: false))
+            let current = try JSONParser.parse(
+                OneCall4JSON.current(latitude: Self.latitude, longitude: Self.longitude, at: now, alwaysAlert: false))
             #expect(current["data"]?.list.first?.without("alerts") == old["current"])
-            let minutes = try JSONParser.parse(OneCall4JSON.minutes(latitude: Self.latitude, longitude: Self.longitude, at: now, alwaysAlert: false, rainSoon: false))
+            let minutes = try JSONParser.parse(
+                OneCall4JSON.minutes(
+                    latitude: Self.latitude, longitude: Self.longitude, at: now, alwaysAlert: false, rainSoon: false))
             #expect(minutes["data"]?.list.map { $0.without("alerts") } == Array(old["minutely"]?.list.prefix(60) ?? []))
 
             var hours: [JSONValue] = []
@@ -78,12 +97,18 @@ import Testing
             // Before the hour holding now, what `timemachine` tells of those hours: observed, not forecast.
             for record in try Self.page(.hour, start: now - 20 * 3600, at: now)["data"]?.list ?? [] {
                 let time = try #require(record["dt"]?.number)
-                let past = try JSONParser.parse(OneCallJSON.timemachine(latitude: Self.latitude, longitude: Self.longitude, at: time))
-                #expect(record.without("alerts").without("pop") == past["data"]?.list.first?.without("sunrise").without("sunset"))
+                let past = try JSONParser.parse(
+                    OneCallJSON.timemachine(latitude: Self.latitude, longitude: Self.longitude, at: time))
+                #expect(
+                    record.without("alerts").without("pop")
+                        == past["data"]?.list.first?.without("sunrise").without("sunset"))
             }
             let days = try Self.page(.day, at: now)["data"]?.list ?? []
             for (new, old) in zip(days, old["daily"]?.list ?? []) {
-                for key in ["dt", "pressure", "humidity", "dew_point", "wind_speed", "wind_deg", "wind_gust", "weather", "clouds", "pop", "uvi"] {
+                for key in [
+                    "dt", "pressure", "humidity", "dew_point", "wind_speed", "wind_deg", "wind_gust", "weather",
+                    "clouds", "pop", "uvi",
+                ] {
                     #expect(new[key] == old[key], "\(key)")
                 }
                 #expect(["day", "min", "max"].allSatisfy { new["temp"]?[$0] == old["temp"]?[$0] })
@@ -139,7 +164,8 @@ import Testing
         let hours = try Self.page(.hour, start: Self.now - 3 * 86_400 + 1234)
         let first = try #require(hours["data"]?.list.first?["dt"]?.number)
         #expect(first == ((Self.now - 3 * 86_400 + 1234) / 3600).rounded(.down) * 3600)
-        #expect(Self.start(of: hours["prev"]!) == first - 20 * 3600 && Self.start(of: hours["next"]!) == first + 20 * 3600)
+        #expect(
+            Self.start(of: hours["prev"]!) == first - 20 * 3600 && Self.start(of: hours["next"]!) == first + 20 * 3600)
         let oldest = try Self.page(.hour, start: OneCallJSON.firstHistory)
         #expect(oldest["prev"] == nil && oldest["next"] != nil && oldest["data"]?.list.count == 20)
         #expect(try Self.page(.hour, start: OneCallJSON.firstHistory - 3 * 3600)["data"]?.list.count == 17)
@@ -148,8 +174,12 @@ import Testing
 
         let days = try Self.page(.day)
         let today = try #require(days["data"]?.list.first?["dt"]?.number)
-        #expect(Self.start(of: days["prev"]!) == today - 10 * 86_400 && Self.start(of: days["next"]!) == today + 10 * 86_400)
-        #expect(try Self.page(.day, start: Self.start(of: days["next"]!))["data"]?.list.first?["dt"]?.number == today + 10 * 86_400)
+        #expect(
+            Self.start(of: days["prev"]!) == today - 10 * 86_400 && Self.start(of: days["next"]!) == today + 10 * 86_400
+        )
+        #expect(
+            try Self.page(.day, start: Self.start(of: days["next"]!))["data"]?.list.first?["dt"]?.number == today + 10
+                * 86_400)
         let lastDays = try Self.page(.day, start: Self.now + 545 * 86_400)
         #expect(lastDays["next"] == nil && (1...10).contains(lastDays["data"]?.list.count ?? 0))
         #expect(try Self.page(.day, start: Self.now + 2 * 365 * 86_400)["data"]?.list == [])
@@ -173,7 +203,9 @@ import Testing
                 #expect(seen[id, default: alert.start] == alert.start, "one ID, one alert")
                 seen[id] = alert.start
                 let detail = try JSONParser.parse(try #require(OneCall4JSON.alert(id: id, alwaysAlert: false)))
-                #expect(detail["id"]?.text == id && detail["event"]?.text == alert.event && detail["sender_name"]?.text == OneCallJSON.sender)
+                #expect(
+                    detail["id"]?.text == id && detail["event"]?.text == alert.event
+                        && detail["sender_name"]?.text == OneCallJSON.sender)
                 #expect(detail["start"]?.number == alert.start && detail["end"]?.number == alert.end)
                 #expect(detail["description"]?.text?.contains("\n") == true)
             }
@@ -181,9 +213,10 @@ import Testing
         }
         #expect(seen.count > 3 && Set(seen.values).count == seen.count)
         // A block without an alert has no detail, unless every block has one.
-        let quiet = try #require(stride(from: Self.now, to: Self.now + 30 * 86_400, by: 21_600).first {
-            OneCallJSON.alert(latitude: Self.latitude, longitude: Self.longitude, at: $0) == nil
-        })
+        let quiet = try #require(
+            stride(from: Self.now, to: Self.now + 30 * 86_400, by: 21_600).first {
+                OneCallJSON.alert(latitude: Self.latitude, longitude: Self.longitude, at: $0) == nil
+            })
         let start6h = (quiet / 21_600).rounded(.down) * 21_600
         let id = try #require(AlertID.make(latitude: Self.latitude, longitude: Self.longitude, start: start6h))
         #expect(OneCall4JSON.alert(id: id, alwaysAlert: false) == nil)

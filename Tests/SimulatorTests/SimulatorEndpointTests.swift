@@ -7,7 +7,8 @@ import Testing
 /// The new endpoints as the exporter sees them: through the real client and decoders.
 @Suite(.blocking) struct SimulatorEndpointTests {
     static func client(_ simulator: Simulator, key: String = "test-key") throws -> OpenWeatherClient {
-        try OpenWeatherClient(configuration: .init(baseURL: simulator.baseURL, apiKey: key, timeout: .seconds(5)), userAgent: "test")
+        try OpenWeatherClient(
+            configuration: .init(baseURL: simulator.baseURL, apiKey: key, timeout: .seconds(5)), userAgent: "test")
     }
 
     static func expectHTTP(_ status: Int, _ message: String, _ call: () throws(OpenWeatherError) -> Void) {
@@ -22,7 +23,8 @@ import Testing
     @Test func airPollutionDecodes() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
-        let air = try AirPollutionDecoder.decode(Self.client(simulator).get(AirPollution.request(latitude: 37.9838, longitude: 23.7275)))
+        let air = try AirPollutionDecoder.decode(
+            Self.client(simulator).get(AirPollution.request(latitude: 37.9838, longitude: 23.7275)))
         #expect((1...5).contains(air.airQualityIndex))
         #expect(air.gramsPerCubicMeter.allSatisfy { $0 != nil })
         #expect(air.observationTime.truncatingRemainder(dividingBy: 3600) == 0)
@@ -40,19 +42,23 @@ import Testing
         let simulator = try Simulator()
         defer { simulator.stop() }
         let client = try Self.client(simulator)
-        let forecast = try AirPollutionForecastDecoder.decode(client.get(AirPollutionForecast.request(latitude: 51.5074, longitude: -0.1278)))
+        let forecast = try AirPollutionForecastDecoder.decode(
+            client.get(AirPollutionForecast.request(latitude: 51.5074, longitude: -0.1278)))
         #expect(forecast.steps.count == 96)
         let start = try #require(forecast.steps.first?.observationTime)
         #expect(start.truncatingRemainder(dividingBy: 3600) == 0)
         for (offset, step) in forecast.steps.enumerated() where offset % 7 == 0 {
-            let model = AirPollutionModel.reading(latitude: 51.5074, longitude: -0.1278, at: start + Double(offset) * 3600)
+            let model = AirPollutionModel.reading(
+                latitude: 51.5074, longitude: -0.1278, at: start + Double(offset) * 3600)
             #expect(step.observationTime == start + Double(offset) * 3600)
             #expect(step.airQualityIndex == model.index)
         }
         // London's solar time is UTC: NO₂ at 08:00 above 03:00 on every day the forecast holds.
         for day in 0..<3 {
             let midnight = (start / 86_400).rounded(.up) * 86_400 + Double(day) * 86_400
-            let at = { (hour: Double) in forecast.steps[Int((midnight + hour * 3600 - start) / 3600)].gramsPerCubicMeter[3]! }
+            let at = { (hour: Double) in
+                forecast.steps[Int((midnight + hour * 3600 - start) / 3600)].gramsPerCubicMeter[3]!
+            }
             #expect(at(8) > at(3))
         }
         #expect(simulator.requests.map(\.path) == ["/data/2.5/air_pollution/forecast"])
@@ -62,20 +68,26 @@ import Testing
         let simulator = try Simulator()
         defer { simulator.stop() }
         let client = try Self.client(simulator)
-        func places(_ query: PlaceQuery) throws(OpenWeatherError) -> [Place] { try Geocoding.decode(client.get(Geocoding.request(query)), for: query) }
+        func places(_ query: PlaceQuery) throws(OpenWeatherError) -> [Place] {
+            try Geocoding.decode(client.get(Geocoding.request(query)), for: query)
+        }
 
         let london = try places(.name("London"))
         #expect(london.map(\.country) == ["GB", "CA", "US"])
-        #expect(london.first == Place(name: "London", state: "England", country: "GB", latitude: 51.5074, longitude: -0.1278))
-        #expect(try places(.name("Springfield,IL,US")) == [
-            Place(name: "Springfield", state: "Illinois", country: "US", latitude: 39.7817, longitude: -89.6501)
-        ])
+        #expect(
+            london.first
+                == Place(name: "London", state: "England", country: "GB", latitude: 51.5074, longitude: -0.1278))
+        #expect(
+            try places(.name("Springfield,IL,US")) == [
+                Place(name: "Springfield", state: "Illinois", country: "US", latitude: 39.7817, longitude: -89.6501)
+            ])
         #expect(try places(.name("new york")).first?.state == "New York")
         #expect(try places(.name("Tokyo")).first?.state == nil)
         #expect(try places(.name("Xyzzyville")) == [])
-        #expect(try places(.zip("94040,US")) == [
-            Place(name: "Mountain View", state: nil, country: "US", latitude: 37.3855, longitude: -122.088)
-        ])
+        #expect(
+            try places(.zip("94040,US")) == [
+                Place(name: "Mountain View", state: nil, country: "US", latitude: 37.3855, longitude: -122.088)
+            ])
         Self.expectHTTP(404, "not found") { () throws(OpenWeatherError) in _ = try places(.zip("00000,US")) }
         Self.expectHTTP(400, "Nothing to geocode") { () throws(OpenWeatherError) in _ = try places(.name("")) }
 
@@ -108,14 +120,27 @@ import Testing
         defer { simulator.stop() }
         let client = try Self.client(simulator)
         let port = simulator.port
-        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?status=500&path=/data/2.5/air_pollution").status == 200)
-        Self.expectHTTP(500, "Bad Gateway") { () throws(OpenWeatherError) in _ = try client.get(AirPollution.request(latitude: 41.39, longitude: 2.16)) }
-        #expect(try WeatherDecoder.decode(client.get(CurrentWeather.request(latitude: 41.39, longitude: 2.16, language: "en"))).cityName == "Barcelona")
+        #expect(
+            try LoopbackHTTP.request(
+                port: port, method: "POST", path: "/_simulator/fault?status=500&path=/data/2.5/air_pollution"
+            ).status == 200)
+        Self.expectHTTP(500, "Bad Gateway") { () throws(OpenWeatherError) in
+            _ = try client.get(AirPollution.request(latitude: 41.39, longitude: 2.16))
+        }
+        #expect(
+            try WeatherDecoder.decode(
+                client.get(CurrentWeather.request(latitude: 41.39, longitude: 2.16, language: "en"))
+            ).cityName == "Barcelona")
         #expect(try !Geocoding.decode(client.get(Geocoding.request(.name("Paris"))), for: .name("Paris")).isEmpty)
         // An unknown path would silently fault nothing: refused.
-        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?status=500&path=/data/2.5/nothing").status == 400)
+        #expect(
+            try LoopbackHTTP.request(
+                port: port, method: "POST", path: "/_simulator/fault?status=500&path=/data/2.5/nothing"
+            ).status == 400)
 
-        let log = try LoopbackHTTP.request(port: port, path: "/_simulator/requests").text.split(separator: "\n").map { $0.split(separator: " ") }
+        let log = try LoopbackHTTP.request(port: port, path: "/_simulator/requests").text.split(separator: "\n").map {
+            $0.split(separator: " ")
+        }
         #expect(log.map(\.count) == [5, 5, 5])
         #expect(log.map { $0[3] } == ["500", "200", "200"])
         #expect(log.map { $0[4] } == ["/data/2.5/air_pollution", "/data/2.5/weather", "/geo/1.0/direct"])
@@ -125,13 +150,18 @@ import Testing
         simulator.clearFaults()
         let poor = #"{"list":[{"main":{"aqi":5},"components":{"pm2_5":91.5},"dt":1700000000}]}"#
         let encoded = poor.utf8.map { "%" + String($0, radix: 16, uppercase: true) }.joined()
-        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?path=/data/2.5/air_pollution&body=\(encoded)").status == 200)
+        #expect(
+            try LoopbackHTTP.request(
+                port: port, method: "POST", path: "/_simulator/fault?path=/data/2.5/air_pollution&body=\(encoded)"
+            ).status == 200)
         let air = try AirPollutionDecoder.decode(client.get(AirPollution.request(latitude: 1, longitude: 2)))
         #expect(air.airQualityIndex == 5)
         #expect(air.gramsPerCubicMeter[6] == 9.15e-05)
 
         simulator.setFault(Fault(response: .status(429, retryAfter: "60"), path: "/geo/1.0/zip"))
-        Self.expectHTTP(429, "temporary blocked") { () throws(OpenWeatherError) in _ = try client.get(Geocoding.request(.zip("94040,US"))) }
+        Self.expectHTTP(429, "temporary blocked") { () throws(OpenWeatherError) in
+            _ = try client.get(Geocoding.request(.zip("94040,US")))
+        }
         #expect(try !client.get(AirPollution.request(latitude: 1, longitude: 2)).isEmpty)
     }
 
@@ -142,10 +172,22 @@ import Testing
         simulator.setFault(Fault(response: .malformed(malformation)))
         let client = try Self.client(simulator)
         let decoders: [(APIRequest, ([UInt8]) throws(OpenWeatherError) -> Void)] = [
-            (CurrentWeather.request(latitude: 1, longitude: 2, language: "en"), { (body) throws(OpenWeatherError) in _ = try WeatherDecoder.decode(body) }),
-            (AirPollution.request(latitude: 1, longitude: 2), { (body) throws(OpenWeatherError) in _ = try AirPollutionDecoder.decode(body) }),
-            (Geocoding.request(.name("London")), { (body) throws(OpenWeatherError) in _ = try Geocoding.decode(body, for: .name("London")) }),
-            (Geocoding.request(.zip("94040,US")), { (body) throws(OpenWeatherError) in _ = try Geocoding.decode(body, for: .zip("94040,US")) }),
+            (
+                CurrentWeather.request(latitude: 1, longitude: 2, language: "en"),
+                { (body) throws(OpenWeatherError) in _ = try WeatherDecoder.decode(body) }
+            ),
+            (
+                AirPollution.request(latitude: 1, longitude: 2),
+                { (body) throws(OpenWeatherError) in _ = try AirPollutionDecoder.decode(body) }
+            ),
+            (
+                Geocoding.request(.name("London")),
+                { (body) throws(OpenWeatherError) in _ = try Geocoding.decode(body, for: .name("London")) }
+            ),
+            (
+                Geocoding.request(.zip("94040,US")),
+                { (body) throws(OpenWeatherError) in _ = try Geocoding.decode(body, for: .zip("94040,US")) }
+            ),
         ]
         for (request, decode) in decoders {
             let body = try client.get(request)

@@ -8,11 +8,12 @@ import Testing
     /// Real sunrise and sunset times: two from OpenWeather's captured answers
     /// (shared/openweather/fixtures; the ocean fixture is synthetic and not used), and
     /// London's longest day (03:43 and 20:21 UTC on 20 June 2024).
-    @Test(arguments: [
-        (41.3888, 2.159, 7200.0, 1_634_666_651.0, 1_634_623_652.0, 1_634_663_086.0),  // Barcelona, October
-        (44.34, 10.99, 7200, 1_661_870_592, 1_661_834_187, 1_661_882_248),  // Zocca, August
-        (51.5074, -0.1278, 3600, 1_718_900_000, 1_718_854_980, 1_718_914_860),  // London, June
-    ] as [(Double, Double, Double, Double, Double, Double)])
+    @Test(
+        arguments: [
+            (41.3888, 2.159, 7200.0, 1_634_666_651.0, 1_634_623_652.0, 1_634_663_086.0),  // Barcelona, October
+            (44.34, 10.99, 7200, 1_661_870_592, 1_661_834_187, 1_661_882_248),  // Zocca, August
+            (51.5074, -0.1278, 3600, 1_718_900_000, 1_718_854_980, 1_718_914_860),  // London, June
+        ] as [(Double, Double, Double, Double, Double, Double)])
     func withinAFewMinutesOfTheRealTimes(
         latitude: Double, longitude: Double, timezone: Double, time: Double, sunrise: Double, sunset: Double
     ) throws {
@@ -25,7 +26,8 @@ import Testing
 
     @Test func polarNightAndPolarDayHaveNoSunriseNorSunset() {
         // Longyearbyen on 21 December and on 21 June.
-        let night = SolarTimes.day(containing: 1_703_152_800, latitude: 78.2232, longitude: 15.6356, timezoneOffset: 3600)
+        let night = SolarTimes.day(
+            containing: 1_703_152_800, latitude: 78.2232, longitude: 15.6356, timezoneOffset: 3600)
         #expect(night == SolarTimes.Day(sunrise: nil, sunset: nil))
         let day = SolarTimes.day(containing: 1_718_964_000, latitude: 78.2232, longitude: 15.6356, timezoneOffset: 3600)
         #expect(day == SolarTimes.Day(sunrise: nil, sunset: nil))
@@ -88,7 +90,8 @@ import Testing
     @Test func renderedJSONDecodesWithOurDecoder() throws {
         for hour in stride(from: 0.0, to: 48, by: 3) {
             let reading = WeatherModel.reading(latitude: -33.8688, longitude: 151.2093, at: Self.midnight + hour * 3600)
-            let weather = try WeatherDecoder.decode(Array(WeatherJSON.render(reading, units: "metric", cityID: 2_147_714).utf8))
+            let weather = try WeatherDecoder.decode(
+                Array(WeatherJSON.render(reading, units: "metric", cityID: 2_147_714).utf8))
             #expect(weather.temperatureCelsius == reading.temperature)
             #expect(weather.cityName == "Sydney")
             #expect(weather.country == "AU")
@@ -110,20 +113,23 @@ import Testing
     @Test func answersLikeOpenWeatherAndChecksTheKey() throws {
         let simulator = try Simulator(acceptedKeys: ["good"])
         defer { simulator.stop() }
-        let ok = try LoopbackHTTP.request(port: simulator.port, path: "/data/2.5/weather?lat=51.5074&lon=-0.1278&appid=good&units=metric")
+        let ok = try LoopbackHTTP.request(
+            port: simulator.port, path: "/data/2.5/weather?lat=51.5074&lon=-0.1278&appid=good&units=metric")
         #expect(ok.status == 200)
         #expect(ok.header("content-type")?.hasPrefix("application/json") == true)
         #expect(try WeatherDecoder.decode(ok.body).cityName == "London")
 
         // Without units=metric the API answers in kelvin.
-        let kelvin = try LoopbackHTTP.request(port: simulator.port, path: "/data/2.5/weather?lat=51.5074&lon=-0.1278&appid=good")
+        let kelvin = try LoopbackHTTP.request(
+            port: simulator.port, path: "/data/2.5/weather?lat=51.5074&lon=-0.1278&appid=good")
         #expect(kelvin.text.contains(#""temp":2"#))
 
         let wrongKey = try LoopbackHTTP.request(port: simulator.port, path: "/data/2.5/weather?lat=1&lon=2&appid=bad")
         #expect(wrongKey.status == 401)
         #expect(wrongKey.text.contains("Invalid API key"))
 
-        let badLatitude = try LoopbackHTTP.request(port: simulator.port, path: "/data/2.5/weather?lat=99&lon=2&appid=good")
+        let badLatitude = try LoopbackHTTP.request(
+            port: simulator.port, path: "/data/2.5/weather?lat=99&lon=2&appid=good")
         #expect(badLatitude.status == 400)
         #expect(badLatitude.text == #"{"cod":"400","message":"wrong latitude"}"#)
 
@@ -136,7 +142,9 @@ import Testing
         defer { simulator.stop() }
         let port = simulator.port
         let weather = "/data/2.5/weather?lat=1&lon=2&appid=k&units=metric"
-        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?status=429&retry_after=30").status == 200)
+        #expect(
+            try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?status=429&retry_after=30")
+                .status == 200)
         let limited = try LoopbackHTTP.request(port: port, path: weather)
         #expect(limited.status == 429)
         #expect(limited.header("retry-after") == "30")
@@ -144,19 +152,25 @@ import Testing
         #expect(try LoopbackHTTP.request(port: port, method: "DELETE", path: "/_simulator/fault").status == 200)
         #expect(try LoopbackHTTP.request(port: port, path: weather).status == 200)
 
-        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?malformed=truncated&lat=1").status == 200)
+        #expect(
+            try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?malformed=truncated&lat=1")
+                .status == 200)
         let truncated = try LoopbackHTTP.request(port: port, path: weather)
         #expect(throws: OpenWeatherError.self) { try WeatherDecoder.decode(truncated.body) }
         #expect(try LoopbackHTTP.request(port: port, path: "/data/2.5/weather?lat=3&lon=2&appid=k").status == 200)
 
         #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?bogus=1").status == 200)
-        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?malformed=nope").status == 400)
+        #expect(
+            try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault?malformed=nope").status == 400
+        )
         let log = try LoopbackHTTP.request(port: port, path: "/_simulator/requests")
         #expect(log.text.split(separator: "\n").count == 4)
 
         // A request body is served as the answer: a captured response replayed.
         #expect(try LoopbackHTTP.request(port: port, method: "DELETE", path: "/_simulator/fault").status == 200)
-        #expect(try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault", body: #"{"cod":200,"x":1}"#).status == 200)
+        #expect(
+            try LoopbackHTTP.request(port: port, method: "POST", path: "/_simulator/fault", body: #"{"cod":200,"x":1}"#)
+                .status == 200)
         let replayed = try LoopbackHTTP.request(port: port, path: weather)
         #expect(replayed.status == 200)
         #expect(replayed.text == #"{"cod":200,"x":1}"#)

@@ -34,13 +34,14 @@ public final class ChildProcess: Sendable {
             // Close-on-exec from the start: only the child may hold the ends it uses (as its 0, 1
             // and 2), or EOF never comes, and another test's child must not inherit them either.
             guard child_process_pipe(&ends) == 0 else {
-                pipes.joined().forEach { _ = close($0) }
+                for fd in pipes.joined() { close(fd) }
                 throw TestFailure("pipe: \(errnoText(errno))")
             }
             pipes.append(ends)
         }
         var variables = environment
-        for name in ["PATH", "TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"] where variables[name] == nil {
+        for name in ["PATH", "TSAN_OPTIONS", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"]
+        where variables[name] == nil {
             if let value = getenv(name) { variables[name] = String(cString: value) }
         }
         // ThreadSanitizer sleeps a second before a process exits (for races with exit): the tests
@@ -51,7 +52,7 @@ public final class ChildProcess: Sendable {
         let child = Spawner.run {
             let argv = ([path] + arguments).map { strdup($0) } + [nil]
             let envp = environment.map { strdup($0) } + [nil]
-            defer { (argv + envp).forEach { free($0) } }
+            defer { for pointer in argv + envp { free(pointer) } }
             return child_process_spawn(argv, envp, input, output, error)
         }
         for fd in [pipes[0][0], pipes[1][1], pipes[2][1]] { close(fd) }
@@ -124,14 +125,20 @@ public final class ChildProcess: Sendable {
     /// nothing within 10 s.
     public func port(after marker: String, seconds: Double = 60) -> UInt16? {
         var port: UInt16?
-        _ = waitUntil(seconds: seconds) { port = portInLog(after: marker); return port != nil }
+        _ = waitUntil(seconds: seconds) {
+            port = portInLog(after: marker)
+            return port != nil
+        }
         return port
     }
 
     /// The same, suspending instead of blocking a thread while the child starts.
     public func port(after marker: String, seconds: Double = 60) async -> UInt16? {
         var port: UInt16?
-        _ = await waitUntil(seconds: seconds) { port = portInLog(after: marker); return port != nil }
+        _ = await waitUntil(seconds: seconds) {
+            port = portInLog(after: marker)
+            return port != nil
+        }
         return port
     }
 
@@ -147,7 +154,10 @@ public final class ChildProcess: Sendable {
     /// child is still running after `seconds`.
     public func wait(seconds: Double) -> Int32? {
         var status: Int32?
-        _ = waitUntil(seconds: seconds) { status = reap(); return status != nil }
+        _ = waitUntil(seconds: seconds) {
+            status = reap()
+            return status != nil
+        }
         drain()
         return status.map(Self.exitCode)
     }
@@ -155,7 +165,10 @@ public final class ChildProcess: Sendable {
     /// The same, suspending instead of blocking one of Swift Testing's threads meanwhile.
     public func wait(seconds: Double) async -> Int32? {
         var status: Int32?
-        _ = await waitUntil(seconds: seconds) { status = reap(); return status != nil }
+        _ = await waitUntil(seconds: seconds) {
+            status = reap()
+            return status != nil
+        }
         drain()
         return status.map(Self.exitCode)
     }

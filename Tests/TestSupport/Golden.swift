@@ -25,26 +25,36 @@ public enum Golden {
         let fullPath = path.hasPrefix("/") ? path : "\(testsDirectory())/\(path)"
         switch mode {
         case .invalid(let value):
-            Issue.record("UPDATE_GOLDEN=\(value): set it to 1 to rewrite golden files, or unset it to compare", sourceLocation: sourceLocation)
+            Issue.record(
+                "UPDATE_GOLDEN=\(value): set it to 1 to rewrite golden files, or unset it to compare",
+                sourceLocation: sourceLocation)
         case .update:
             let previous = try? readFile(fullPath)
             if previous == actual {
-                Issue.record("UPDATE_GOLDEN=1: \(path) is unchanged; run again without UPDATE_GOLDEN to compare", sourceLocation: sourceLocation)
+                Issue.record(
+                    "UPDATE_GOLDEN=1: \(path) is unchanged; run again without UPDATE_GOLDEN to compare",
+                    sourceLocation: sourceLocation)
                 return
             }
             do {
                 try writeFile(fullPath, actual, mode: 0o644)
-                Issue.record("UPDATE_GOLDEN=1 rewrote \(path): read the diff, then run again without UPDATE_GOLDEN", sourceLocation: sourceLocation)
+                Issue.record(
+                    "UPDATE_GOLDEN=1 rewrote \(path): read the diff, then run again without UPDATE_GOLDEN",
+                    sourceLocation: sourceLocation)
             } catch {
                 Issue.record("UPDATE_GOLDEN=1 could not rewrite \(path): \(error)", sourceLocation: sourceLocation)
             }
         case .compare:
             guard let expected = try? readFile(fullPath) else {
-                Issue.record("no golden file \(path): create it with UPDATE_GOLDEN=1 swift test and read it", sourceLocation: sourceLocation)
+                Issue.record(
+                    "no golden file \(path): create it with UPDATE_GOLDEN=1 swift test and read it",
+                    sourceLocation: sourceLocation)
                 return
             }
             if let difference = firstDifference(expected: expected, actual: actual) {
-                Issue.record("\(path): \(difference) (if the change is intended: UPDATE_GOLDEN=1 swift test, then read the diff)", sourceLocation: sourceLocation)
+                Issue.record(
+                    "\(path): \(difference) (if the change is intended: UPDATE_GOLDEN=1 swift test, then read the diff)",
+                    sourceLocation: sourceLocation)
             }
         }
     }
@@ -55,7 +65,8 @@ public enum Golden {
         let want = expected.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         let got = actual.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (index, (line, other)) in zip(want, got).enumerated() where line != other {
-            return "line \(index + 1):\n  want \(String(decoding: line, as: UTF8.self))\n  got  \(String(decoding: other, as: UTF8.self))"
+            return
+                "line \(index + 1):\n  want \(String(decoding: line, as: UTF8.self))\n  got  \(String(decoding: other, as: UTF8.self))"
         }
         return "\(want.count) lines expected, \(got.count) rendered"
     }

@@ -17,9 +17,13 @@ public struct LoopbackResponse: Sendable {
     /// Takes one response off the front of `buffer`: nil while it is incomplete. A body without
     /// Content-Length runs to the end of the stream, so it is complete only `atEndOfStream`.
     /// `head: true` for the answer to a HEAD request (no body whatever the headers say).
-    public static func take(from buffer: inout [UInt8], head: Bool = false, atEndOfStream: Bool = false) throws -> LoopbackResponse? {
+    public static func take(
+        from buffer: inout [UInt8], head: Bool = false, atEndOfStream: Bool = false
+    ) throws -> LoopbackResponse? {
         guard let parsed = try parseHead(buffer) else {
-            if atEndOfStream && !buffer.isEmpty { throw TestFailure("no complete response head in \(buffer.count) bytes") }
+            if atEndOfStream && !buffer.isEmpty {
+                throw TestFailure("no complete response head in \(buffer.count) bytes")
+            }
             return nil
         }
         let length: Int
@@ -34,13 +38,16 @@ public struct LoopbackResponse: Sendable {
         }
         guard buffer.count >= parsed.bodyStart + length else { return nil }
         let response = LoopbackResponse(
-            status: parsed.status, headers: parsed.headers, body: Array(buffer[parsed.bodyStart..<parsed.bodyStart + length]))
+            status: parsed.status, headers: parsed.headers,
+            body: Array(buffer[parsed.bodyStart..<parsed.bodyStart + length]))
         buffer.removeFirst(parsed.bodyStart + length)
         return response
     }
 
     /// The head at the start of `bytes`, with where the body starts; nil while it is incomplete.
-    public static func parseHead(_ bytes: [UInt8]) throws -> (status: Int, headers: [(name: String, value: String)], contentLength: Int?, bodyStart: Int)? {
+    public static func parseHead(
+        _ bytes: [UInt8]
+    ) throws -> (status: Int, headers: [(name: String, value: String)], contentLength: Int?, bodyStart: Int)? {
         guard let end = headEnd(bytes) else { return nil }
         let lines = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\r\n")
         let statusLine = lines.first?.split(separator: " ") ?? []
@@ -54,7 +61,9 @@ public struct LoopbackResponse: Sendable {
         }
         var contentLength: Int?
         if let declared = headers.first(where: { $0.name == "content-length" }) {
-            guard let value = Int(declared.value), value >= 0 else { throw TestFailure("bad Content-Length: \(declared.value)") }
+            guard let value = Int(declared.value), value >= 0 else {
+                throw TestFailure("bad Content-Length: \(declared.value)")
+            }
             contentLength = value
         }
         return (status, headers, contentLength, end + 4)
@@ -63,7 +72,9 @@ public struct LoopbackResponse: Sendable {
     /// Where the blank line that ends a head starts, if it arrived.
     public static func headEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        return (0...(bytes.count - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
+        return (0...(bytes.count - 4)).first {
+            bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
+        }
     }
 }
 
@@ -72,7 +83,9 @@ public struct LoopbackResponse: Sendable {
 public enum LoopbackHTTP {
     /// Opens a TCP connection to `host` (`127.0.0.1` or `::1`) with a send and receive timeout; from the
     /// IPv4 address `source` (e.g. `127.0.0.2`, any of 127/8 is loopback) when given.
-    public static func connect(port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Double = 5) throws -> Int32 {
+    public static func connect(
+        port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Double = 5
+    ) throws -> Int32 {
         let v6 = host.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errnoText(errno))") }
@@ -83,9 +96,14 @@ public enum LoopbackHTTP {
         if let source {
             var local = sockaddr_in()
             local.sin_family = sa_family_t(AF_INET)
-            guard !v6, inet_pton(AF_INET, source, &local.sin_addr) == 1 else { close(fd); throw TestFailure("bad source address \(source)") }
+            guard !v6, inet_pton(AF_INET, source, &local.sin_addr) == 1 else {
+                close(fd)
+                throw TestFailure("bad source address \(source)")
+            }
             let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard bound == 0 else {
                 let reason = String(cString: strerror(errno))
@@ -98,17 +116,27 @@ public enum LoopbackHTTP {
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
-            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { close(fd); throw TestFailure("bad address \(host)") }
+            guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else {
+                close(fd)
+                throw TestFailure("bad address \(host)")
+            }
             result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                }
             }
         } else {
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = port.bigEndian
-            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { close(fd); throw TestFailure("bad address \(host)") }
+            guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+                close(fd)
+                throw TestFailure("bad address \(host)")
+            }
             result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
         }
         guard result == 0 else {
@@ -171,7 +199,9 @@ public enum LoopbackHTTP {
         address.sin6_family = sa_family_t(AF_INET6)
         address.sin6_addr = in6addr_loopback
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
         } == 0
     }()
 
@@ -212,14 +242,18 @@ public enum LoopbackHTTP {
         let fd = try connect(port: port, host: host, timeoutSeconds: timeoutSeconds)
         defer { close(fd) }
         let extra = headers.map { "\($0)\r\n" }.joined()
-        try send(fd, "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        try send(
+            fd,
+            "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
         return try parse(readAll(fd), method: method)
     }
 
     /// The first response in everything a connection received until it closed.
     public static func parse(_ bytes: [UInt8], method: String = "GET") throws -> LoopbackResponse {
         var buffer = bytes
-        guard let response = try LoopbackResponse.take(from: &buffer, head: method == "HEAD", atEndOfStream: true) else {
+        guard let response = try LoopbackResponse.take(from: &buffer, head: method == "HEAD", atEndOfStream: true)
+        else {
             throw TestFailure("the connection closed in the middle of a response (\(bytes.count) bytes)")
         }
         return response

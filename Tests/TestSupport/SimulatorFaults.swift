@@ -7,7 +7,8 @@ extension Simulator {
     /// Adds `fault` after those already set (the first that matches a request applies).
     public func addFault(_ fault: Fault, sourceLocation: SourceLocation = #_sourceLocation) {
         var query = [
-            "lat": fault.latitude.map { "\($0)" }, "path": fault.path, "delay": fault.delay > .zero ? Self.milliseconds(fault.delay) : nil,
+            "lat": fault.latitude.map { "\($0)" }, "path": fault.path,
+            "delay": fault.delay > .zero ? Self.milliseconds(fault.delay) : nil,
         ]
         var body = ""
         switch fault.response {
@@ -41,7 +42,10 @@ extension Simulator {
     private func send(_ method: String, _ path: String, body: String = "", sourceLocation: SourceLocation) {
         do {
             let response = try LoopbackHTTP.request(port: port, method: method, path: path, body: body)
-            if response.status != 200 { Issue.record("simulator \(method) \(path): \(response.status) \(response.text)", sourceLocation: sourceLocation) }
+            if response.status != 200 {
+                Issue.record(
+                    "simulator \(method) \(path): \(response.status) \(response.text)", sourceLocation: sourceLocation)
+            }
         } catch {
             Issue.record("simulator \(method) \(path): \(error)", sourceLocation: sourceLocation)
         }

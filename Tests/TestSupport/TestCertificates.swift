@@ -8,7 +8,11 @@ public func shell(_ script: String, timeout: Double = 60) -> (status: Int32, out
     close(fd)
     let outFile = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     defer { unlink(outFile) }
-    guard let child = try? ChildProcess("/bin/sh", ["-c", "exec >'\(outFile)' 2>&1\n" + script], environment: ["PATH": "/usr/local/bin:/usr/bin:/bin"]) else {
+    guard
+        let child = try? ChildProcess(
+            "/bin/sh", ["-c", "exec >'\(outFile)' 2>&1\n" + script],
+            environment: ["PATH": "/usr/local/bin:/usr/bin:/bin"])
+    else {
         return (-1, "cannot start /bin/sh")
     }
     let status = child.wait(seconds: timeout) ?? -1
@@ -32,7 +36,9 @@ public struct TestCertificates: Sendable {
     public var strangerCert: String { directory + "/stranger.pem" }
     public var strangerKey: String { directory + "/stranger.key" }
 
-    public static let shared: Result<TestCertificates, TestFailure> = Result { () throws(TestFailure) in try TestCertificates() }
+    public static let shared: Result<TestCertificates, TestFailure> = Result { () throws(TestFailure) in
+        try TestCertificates()
+    }
 
     private init() throws(TestFailure) {
         var template = Array("/tmp/owe-certs-XXXXXX".utf8CString)

@@ -84,7 +84,9 @@ public func deployReference(_ file: String = #filePath) throws -> String {
     if let dir = opendir(deploy + "/docs") {
         defer { closedir(dir) }
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name.hasSuffix(".md") { names.append(name) }
         }
     }

@@ -1,11 +1,14 @@
 import Glibc
-import Testing
 import TestSupport
+import Testing
+
 @testable import YAML
 
 @Suite struct YAMLParserTests {
     @Test func keepsKeyOrderAndPositions() throws {
-        let node = try YAML.parse("# web\ntls_server_config:\n  cert_file: server.crt\n  key_file: \"server.key\"\nbasic_auth_users:\n  alice: x\n")
+        let node = try YAML.parse(
+            "# web\ntls_server_config:\n  cert_file: server.crt\n  key_file: \"server.key\"\nbasic_auth_users:\n  alice: x\n"
+        )
         #expect(node.mapping?.map(\.key) == ["tls_server_config", "basic_auth_users"])
         let tls = try #require(node["tls_server_config"])
         #expect(tls.position == YAMLPosition(line: 3, column: 3))
@@ -23,7 +26,8 @@ import TestSupport
     /// line's start for each node, which made a 1,500-location config take half a minute to read.
     @Test func aLongLineTakesLinearTime() throws {
         func document(_ count: Int) -> String {
-            "{\"locations\": [" + (0..<count).map { #"{"name": "Zürich-\#($0)", "latitude": 1}"# }.joined(separator: ", ") + "]}"
+            "{\"locations\": ["
+                + (0..<count).map { #"{"name": "Zürich-\#($0)", "latitude": 1}"# }.joined(separator: ", ") + "]}"
         }
         let node = try YAML.parse(document(3))
         #expect(node["locations"]?.sequence?[2]["latitude"]?.position == YAMLPosition(line: 1, column: 123))
@@ -45,8 +49,11 @@ import TestSupport
     }
 
     @Test func readsJSON() throws {
-        let text = "{\n\t\"locations\": [{\"name\": \"Sydney\", \"lat\":-33.87,\"lon\":151.21}],\n\t\"demo\": true, \"none\": null\n}\n"
-        #expect(try parsed(text) == #"{"locations":[{"name":"Sydney","lat":"-33.87","lon":"151.21"}],"demo":"true","none":null}"#)
+        let text =
+            "{\n\t\"locations\": [{\"name\": \"Sydney\", \"lat\":-33.87,\"lon\":151.21}],\n\t\"demo\": true, \"none\": null\n}\n"
+        #expect(
+            try parsed(text)
+                == #"{"locations":[{"name":"Sydney","lat":"-33.87","lon":"151.21"}],"demo":"true","none":null}"#)
         #expect(try YAML.parse(text)["demo"]?.scalar?.bool == true)
     }
 
@@ -58,7 +65,9 @@ import TestSupport
     }
 
     @Test func plainScalarsKeepColonsAndHashesInsideWords() throws {
-        #expect(try parsed("url: http://127.0.0.1:9090/path#frag\nt: 20:03:20 # comment\n") == #"{"url":"http://127.0.0.1:9090/path#frag","t":"20:03:20"}"#)
+        #expect(
+            try parsed("url: http://127.0.0.1:9090/path#frag\nt: 20:03:20 # comment\n")
+                == #"{"url":"http://127.0.0.1:9090/path#frag","t":"20:03:20"}"#)
     }
 
     @Test func crlfLineEndsAndByteOrderMark() throws {
@@ -94,7 +103,9 @@ import TestSupport
         ]
         for (text, line, column, message) in cases {
             let error = failure(text)
-            #expect(error?.position == YAMLPosition(line: line, column: column), "\(text.debugDescription): \(String(describing: error))")
+            #expect(
+                error?.position == YAMLPosition(line: line, column: column),
+                "\(text.debugDescription): \(String(describing: error))")
             #expect(error?.message.contains(message) == true, "\(text.debugDescription): \(String(describing: error))")
         }
     }
@@ -104,11 +115,16 @@ import TestSupport
     @Test func aKeyOutOfItsItemIsToldTheItemsKeyColumn() {
         let atTheDash = failure("locations:\n  - name: Home\n    longitude: 2\n  latitude: 1\n")
         #expect(atTheDash?.position == YAMLPosition(line: 4, column: 3))
-        #expect(atTheDash?.message.contains("indent it like that item's keys (column 5)") == true, "\(String(describing: atTheDash))")
-        #expect(atTheDash?.message.contains("column 1") == true, "the list's own key column is named as the other choice")
+        #expect(
+            atTheDash?.message.contains("indent it like that item's keys (column 5)") == true,
+            "\(String(describing: atTheDash))")
+        #expect(
+            atTheDash?.message.contains("column 1") == true, "the list's own key column is named as the other choice")
         let between = failure("locations:\n  - name: Home\n   latitude: 1\n")
         #expect(between?.position == YAMLPosition(line: 3, column: 4))
-        #expect(between?.message.contains("indent it like that item's keys (column 5)") == true, "\(String(describing: between))")
+        #expect(
+            between?.message.contains("indent it like that item's keys (column 5)") == true,
+            "\(String(describing: between))")
         #expect(between?.message.contains("(column 3)") == true, "a new item's '- ' column")
         // Not after a list of mappings: the mapping's own keys' column, as before.
         #expect(failure("a:\n  b: 1\n c: 2\n")?.message.contains("(column 1)") == true)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import YAML
 
 /// A compact rendering to compare whole trees: plain nulls as `null`, other scalars quoted.
@@ -40,7 +41,9 @@ func failure(_ text: String) -> YAMLError? {
 /// supported subset, with the values the spec gives for them.
 @Suite struct YAMLSpecExampleTests {
     @Test func example2_1SequenceOfScalars() throws {
-        #expect(try parsed("- Mark McGwire\n- Sammy Sosa\n- Ken Griffey\n") == #"["Mark McGwire","Sammy Sosa","Ken Griffey"]"#)
+        #expect(
+            try parsed("- Mark McGwire\n- Sammy Sosa\n- Ken Griffey\n")
+                == #"["Mark McGwire","Sammy Sosa","Ken Griffey"]"#)
     }
 
     @Test func example2_2MappingScalarsToScalars() throws {
@@ -60,7 +63,10 @@ func failure(_ text: String) -> YAMLError? {
             - Atlanta Braves
 
             """
-        #expect(try parsed(text) == #"{"american":["Boston Red Sox","Detroit Tigers","New York Yankees"],"national":["New York Mets","Chicago Cubs","Atlanta Braves"]}"#)
+        #expect(
+            try parsed(text)
+                == #"{"american":["Boston Red Sox","Detroit Tigers","New York Yankees"],"national":["New York Mets","Chicago Cubs","Atlanta Braves"]}"#
+        )
     }
 
     @Test func example2_4SequenceOfMappings() throws {
@@ -75,7 +81,9 @@ func failure(_ text: String) -> YAMLError? {
               avg:  0.288
 
             """
-        #expect(try parsed(text) == #"[{"name":"Mark McGwire","hr":"65","avg":"0.278"},{"name":"Sammy Sosa","hr":"63","avg":"0.288"}]"#)
+        #expect(
+            try parsed(text)
+                == #"[{"name":"Mark McGwire","hr":"65","avg":"0.278"},{"name":"Sammy Sosa","hr":"63","avg":"0.288"}]"#)
     }
 
     @Test func example2_5SequenceOfSequences() throws {
@@ -97,7 +105,8 @@ func failure(_ text: String) -> YAMLError? {
              }
 
             """
-        #expect(try parsed(text) == #"{"Mark McGwire":{"hr":"65","avg":"0.278"},"Sammy Sosa":{"hr":"63","avg":"0.288"}}"#)
+        #expect(
+            try parsed(text) == #"{"Mark McGwire":{"hr":"65","avg":"0.278"},"Sammy Sosa":{"hr":"63","avg":"0.288"}}"#)
     }
 
     @Test func example2_7TwoDocumentsInAStream() throws {
@@ -115,7 +124,10 @@ func failure(_ text: String) -> YAMLError? {
 
             """
         let documents = try YAML.parseDocuments(text)
-        #expect(documents.map(render) == [#"["Mark McGwire","Sammy Sosa","Ken Griffey"]"#, #"["Chicago Cubs","St Louis Cardinals"]"#])
+        #expect(
+            documents.map(render) == [
+                #"["Mark McGwire","Sammy Sosa","Ken Griffey"]"#, #"["Chicago Cubs","St Louis Cardinals"]"#,
+            ])
         #expect(failure(text) == nil)
         #expect(throws: YAMLError.self) { try YAML.parse(text) }
     }
@@ -135,10 +147,11 @@ func failure(_ text: String) -> YAMLError? {
 
             """
         let documents = try YAML.parseDocuments(text)
-        #expect(documents.map(render) == [
-            #"{"time":"20:03:20","player":"Sammy Sosa","action":"strike (miss)"}"#,
-            #"{"time":"20:03:47","player":"Sammy Sosa","action":"grand slam"}"#,
-        ])
+        #expect(
+            documents.map(render) == [
+                #"{"time":"20:03:20","player":"Sammy Sosa","action":"strike (miss)"}"#,
+                #"{"time":"20:03:47","player":"Sammy Sosa","action":"grand slam"}"#,
+            ])
     }
 
     @Test func example2_9Comments() throws {
@@ -168,7 +181,10 @@ func failure(_ text: String) -> YAMLError? {
               quantity: 1
 
             """
-        #expect(try parsed(text) == #"[{"item":"Super Hoop","quantity":"1"},{"item":"Basketball","quantity":"4"},{"item":"Big Shoes","quantity":"1"}]"#)
+        #expect(
+            try parsed(text)
+                == #"[{"item":"Super Hoop","quantity":"1"},{"item":"Basketball","quantity":"4"},{"item":"Big Shoes","quantity":"1"}]"#
+        )
     }
 
     @Test func example2_13LiteralNewlinesPreserved() throws {
@@ -193,7 +209,10 @@ func failure(_ text: String) -> YAMLError? {
              What a year!
 
             """
-        #expect(try YAML.parse(text).scalar?.text == "Sammy Sosa completed another fine season with great stats.\n\n  63 Home Runs\n  0.288 Batting Average\n\nWhat a year!\n")
+        #expect(
+            try YAML.parse(text).scalar?.text
+                == "Sammy Sosa completed another fine season with great stats.\n\n  63 Home Runs\n  0.288 Batting Average\n\nWhat a year!\n"
+        )
     }
 
     @Test func example2_16IndentationDeterminesScope() throws {
@@ -207,7 +226,10 @@ func failure(_ text: String) -> YAMLError? {
               0.278 Batting Average
 
             """
-        #expect(try parsed(text) == #"{"name":"Mark McGwire","accomplishment":"Mark set a major league home run record in 1998.\n","stats":"65 Home Runs\n0.278 Batting Average\n"}"#)
+        #expect(
+            try parsed(text)
+                == #"{"name":"Mark McGwire","accomplishment":"Mark set a major league home run record in 1998.\n","stats":"65 Home Runs\n0.278 Batting Average\n"}"#
+        )
     }
 
     @Test func example2_17QuotedScalars() throws {
@@ -240,15 +262,21 @@ func failure(_ text: String) -> YAMLError? {
               quoted scalar.\\n"
 
             """
-        #expect(try parsed(text) == #"{"plain":"This unquoted scalar spans many lines.","quoted":"So does this quoted scalar.\n"}"#)
+        #expect(
+            try parsed(text)
+                == #"{"plain":"This unquoted scalar spans many lines.","quoted":"So does this quoted scalar.\n"}"#)
     }
 
     @Test func example5_3BlockStructureIndicators() throws {
-        #expect(try parsed("sequence:\n- one\n- two\nmapping:\n  sky: blue\n  sea: green\n") == #"{"sequence":["one","two"],"mapping":{"sky":"blue","sea":"green"}}"#)
+        #expect(
+            try parsed("sequence:\n- one\n- two\nmapping:\n  sky: blue\n  sea: green\n")
+                == #"{"sequence":["one","two"],"mapping":{"sky":"blue","sea":"green"}}"#)
     }
 
     @Test func example5_4FlowCollectionIndicators() throws {
-        #expect(try parsed("sequence: [ one, two, ]\nmapping: { sky: blue, sea: green }\n") == #"{"sequence":["one","two"],"mapping":{"sky":"blue","sea":"green"}}"#)
+        #expect(
+            try parsed("sequence: [ one, two, ]\nmapping: { sky: blue, sea: green }\n")
+                == #"{"sequence":["one","two"],"mapping":{"sky":"blue","sea":"green"}}"#)
     }
 
     @Test func example5_9DirectiveIndicator() throws {
@@ -271,11 +299,16 @@ func failure(_ text: String) -> YAMLError? {
                 ]             # indentation.
 
             """
-        #expect(try parsed(text) == #"{"Not indented":{"By one space":"By four\n  spaces\n","Flow style":["By two","Also by two","Still by two"]}}"#)
+        #expect(
+            try parsed(text)
+                == #"{"Not indented":{"By one space":"By four\n  spaces\n","Flow style":["By two","Also by two","Still by two"]}}"#
+        )
     }
 
     @Test func example7_4DoubleQuotedImplicitKeys() throws {
-        #expect(try parsed("\"implicit block key\" : [\n  \"implicit flow key\" : value,\n ]\n") == #"{"implicit block key":[{"implicit flow key":"value"}]}"#)
+        #expect(
+            try parsed("\"implicit block key\" : [\n  \"implicit flow key\" : value,\n ]\n")
+                == #"{"implicit block key":[{"implicit flow key":"value"}]}"#)
     }
 
     @Test func example7_5DoubleQuotedLineBreaks() throws {
@@ -284,11 +317,15 @@ func failure(_ text: String) -> YAMLError? {
     }
 
     @Test func example7_9SingleQuotedLines() throws {
-        #expect(try YAML.parse("' 1st non-empty\n\n 2nd non-empty \n\t3rd non-empty '\n").scalar?.text == " 1st non-empty\n2nd non-empty 3rd non-empty ")
+        #expect(
+            try YAML.parse("' 1st non-empty\n\n 2nd non-empty \n\t3rd non-empty '\n").scalar?.text
+                == " 1st non-empty\n2nd non-empty 3rd non-empty ")
     }
 
     @Test func example7_12PlainLines() throws {
-        #expect(try YAML.parse("1st non-empty\n\n 2nd non-empty \n\t3rd non-empty\n").scalar?.text == "1st non-empty\n2nd non-empty 3rd non-empty")
+        #expect(
+            try YAML.parse("1st non-empty\n\n 2nd non-empty \n\t3rd non-empty\n").scalar?.text
+                == "1st non-empty\n2nd non-empty 3rd non-empty")
     }
 
     @Test func example7_13FlowSequence() throws {
@@ -296,16 +333,21 @@ func failure(_ text: String) -> YAMLError? {
     }
 
     @Test func example7_15FlowMappings() throws {
-        #expect(try parsed("- { one : two , three: four , }\n- {five: six,seven : eight}\n") == #"[{"one":"two","three":"four"},{"five":"six","seven":"eight"}]"#)
+        #expect(
+            try parsed("- { one : two , three: four , }\n- {five: six,seven : eight}\n")
+                == #"[{"one":"two","three":"four"},{"five":"six","seven":"eight"}]"#)
     }
 
     @Test func example8_1BlockScalarHeaders() throws {
-        let text = "- | # Empty header\n literal\n- >1 # Indentation indicator\n  folded\n- |+ # Chomping indicator\n keep\n\n- >1- # Both indicators\n  strip\n"
+        let text =
+            "- | # Empty header\n literal\n- >1 # Indentation indicator\n  folded\n- |+ # Chomping indicator\n keep\n\n- >1- # Both indicators\n  strip\n"
         #expect(try parsed(text) == #"["literal\n"," folded\n","keep\n\n"," strip"]"#)
     }
 
     @Test func example8_4ChompingFinalLineBreak() throws {
-        #expect(try parsed("strip: |-\n  text\nclip: |\n  text\nkeep: |+\n  text\n") == #"{"strip":"text","clip":"text\n","keep":"text\n"}"#)
+        #expect(
+            try parsed("strip: |-\n  text\nclip: |\n  text\nkeep: |+\n  text\n")
+                == #"{"strip":"text","clip":"text\n","keep":"text\n"}"#)
     }
 
     @Test func example8_6EmptyScalarChomping() throws {
@@ -313,26 +355,38 @@ func failure(_ text: String) -> YAMLError? {
     }
 
     @Test func example8_10FoldedLines() throws {
-        let text = ">\n\n folded\n line\n\n next\n line\n   * bullet\n\n   * list\n   * lines\n\n last\n line\n\n# Comment\n"
-        #expect(try YAML.parse(text).scalar?.text == "\nfolded line\nnext line\n  * bullet\n\n  * list\n  * lines\n\nlast line\n")
+        let text =
+            ">\n\n folded\n line\n\n next\n line\n   * bullet\n\n   * list\n   * lines\n\n last\n line\n\n# Comment\n"
+        #expect(
+            try YAML.parse(text).scalar?.text
+                == "\nfolded line\nnext line\n  * bullet\n\n  * list\n  * lines\n\nlast line\n")
     }
 
     @Test func example8_14BlockSequence() throws {
-        #expect(try parsed("block sequence:\n  - one\n  - two : three\n") == #"{"block sequence":["one",{"two":"three"}]}"#)
+        #expect(
+            try parsed("block sequence:\n  - one\n  - two : three\n") == #"{"block sequence":["one",{"two":"three"}]}"#)
     }
 
     @Test func example8_15BlockSequenceEntryTypes() throws {
-        #expect(try parsed("- # Empty\n- |\n block node\n- - one # Compact\n  - two # sequence\n- one: two # Compact mapping\n") == #"[null,"block node\n",["one","two"],{"one":"two"}]"#)
+        #expect(
+            try parsed(
+                "- # Empty\n- |\n block node\n- - one # Compact\n  - two # sequence\n- one: two # Compact mapping\n")
+                == #"[null,"block node\n",["one","two"],{"one":"two"}]"#)
     }
 
     @Test func example8_22BlockCollectionNodes() throws {
-        #expect(try parsed("sequence:\n- entry\n- [nested]\nmapping:\n foo: bar\n") == #"{"sequence":["entry",["nested"]],"mapping":{"foo":"bar"}}"#)
+        #expect(
+            try parsed("sequence:\n- entry\n- [nested]\nmapping:\n foo: bar\n")
+                == #"{"sequence":["entry",["nested"]],"mapping":{"foo":"bar"}}"#)
     }
 
     /// Examples that need anchors, aliases, tags or complex keys: refused, each with its reason.
     @Test func examplesOutsideTheSubsetAreRefused() {
-        #expect(failure("---\nhr:\n  - Mark McGwire\n  - &SS Sammy Sosa\nrbi:\n  - *SS\n")?.message.contains("anchors") == true)
-        #expect(failure("? - Detroit Tigers\n  - Chicago cubs\n: - 2001-07-23\n")?.message.contains("complex keys") == true)
+        #expect(
+            failure("---\nhr:\n  - Mark McGwire\n  - &SS Sammy Sosa\nrbi:\n  - *SS\n")?.message.contains("anchors")
+                == true)
+        #expect(
+            failure("? - Detroit Tigers\n  - Chicago cubs\n: - 2001-07-23\n")?.message.contains("complex keys") == true)
         #expect(failure("---\nnot-date: !!str 2002-04-28\n")?.message.contains("tags") == true)
         #expect(failure("%TAG ! tag:clarkevans.com,2002:\n--- !shape\n")?.message.contains("%TAG") == true)
         #expect(failure("- &CENTER { x: 1, y: 2 }\n- << : *CENTER\n")?.message.contains("anchors") == true)

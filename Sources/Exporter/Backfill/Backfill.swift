@@ -52,7 +52,8 @@ struct BackfillRequests {
         budget = RequestBudget(limitPerMinute: max(perMinute, 1))
         daily = DailyBudget(wall: wall)
         daily.configure(
-            sources: Counted.allCases.map(\.name), limits: Counted.allCases.map { $0 == .oneCall ? oneCallPerDay : nil }, keyLimit: keyPerDay)
+            sources: Counted.allCases.map(\.name),
+            limits: Counted.allCases.map { $0 == .oneCall ? oneCallPerDay : nil }, keyLimit: keyPerDay)
     }
 
     /// Holds the day's room for a location's requests, by `Counted`.
@@ -154,33 +155,46 @@ struct Backfill {
         // Whole seconds, as the range is kept for a resumed run.
         let now = time.now()
         let end = (until ?? now).rounded(.down)
-        var range = BackfillParts.HistoryRange(from: (end - since.seconds).rounded(.down), until: end, weather: weather != nil, airPollution: airPollution != nil)
+        var range = BackfillParts.HistoryRange(
+            from: (end - since.seconds).rounded(.down), until: end, weather: weather != nil,
+            airPollution: airPollution != nil)
         // Before anything is sized by it: --since=31000y once made an array of 2.2 GB of hours.
         if let problem = range.problem(now: now) {
-            throw BackfillError("--since and --until give a range OpenWeather has no history for: \(problem); --since may reach back to 1979-01-01, --until at most four days ahead")
+            throw BackfillError(
+                "--since and --until give a range OpenWeather has no history for: \(problem); --since may reach back to 1979-01-01, --until at most four days ahead"
+            )
         }
         if let earlier = try parts.existingRange(now: now) {
             guard earlier.weather == range.weather, earlier.airPollution == range.airPollution else {
                 throw BackfillError(
-                    "\(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the directory to start afresh")
+                    "\(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the directory to start afresh"
+                )
             }
             if earlier != range {
-                report("resuming \(parts.directory): the range is the first run's, \(Clock.rfc3339(earlier.from)) to \(Clock.rfc3339(earlier.until))")
+                report(
+                    "resuming \(parts.directory): the range is the first run's, \(Clock.rfc3339(earlier.from)) to \(Clock.rfc3339(earlier.until))"
+                )
             }
             range = earlier
         } else {
             try parts.start(range)
         }
         let ordered = Location.labelOrder(locations).map { locations[$0] }
-        var requests = BackfillRequests(perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay, wall: time.now())
+        var requests = BackfillRequests(
+            perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay, wall: time.now())
         try sharing(&requests) { _ in }
         let work = Work(
-            range: range, hours: Self.hours(from: range.from, until: range.until), ordered: ordered, blocks: ordered.map { parts.block(of: $0) },
+            range: range, hours: Self.hours(from: range.from, until: range.until), ordered: ordered,
+            blocks: ordered.map { parts.block(of: $0) },
             weather: weather, requests: requests, airPollution: airPollution != nil)
-        let counted = sharedDay.map { "the day's counts shared with the exporter in \($0.path): \(requests.daily.dayTotal) sent today" }
+        let counted =
+            sharedDay.map {
+                "the day's counts shared with the exporter in \($0.path): \(requests.daily.dayTotal) sent today"
+            }
             ?? "the day's allowances counted for this run alone (give the exporter's --storage.path to share its counts)"
-        report("backfill \(Clock.rfc3339(range.from)) to \(Clock.rfc3339(range.until)): \(ordered.count) locations (\(work.done) done before), "
-            + "\(work.callsLeft()) calls at \(perMinute) a minute; \(counted)")
+        report(
+            "backfill \(Clock.rfc3339(range.from)) to \(Clock.rfc3339(range.until)): \(ordered.count) locations (\(work.done) done before), "
+                + "\(work.callsLeft()) calls at \(perMinute) a minute; \(counted)")
         return work
     }
 
@@ -194,16 +208,21 @@ struct Backfill {
             requests.daily.advance(to: now)
             let daily = requests.daily
             for (limit, spent, needed, flag) in [
-                (oneCallPerDay, daily.count(of: BackfillRequests.Counted.oneCall.rawValue), calls[BackfillRequests.Counted.oneCall.rawValue],
-                 "--collector.onecall.max-requests-per-day"),
+                (
+                    oneCallPerDay, daily.count(of: BackfillRequests.Counted.oneCall.rawValue),
+                    calls[BackfillRequests.Counted.oneCall.rawValue],
+                    "--collector.onecall.max-requests-per-day"
+                ),
                 (keyPerDay, daily.dayTotal, calls.reduce(0, +), "--openweather.max-requests-per-day"),
             ] {
                 guard let limit, spent + needed > limit else { continue }
-                let hint = needed > limit
+                let hint =
+                    needed > limit
                     ? "one location's range alone needs \(needed): backfill shorter ranges, one a day (--until)"
                     : "what is done is kept: run the same command after 00:00 UTC to go on"
                 return BackfillError(
-                    "\(done); \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag), \(spent) sent today): \(hint)")
+                    "\(done); \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag), \(spent) sent today): \(hint)"
+                )
             }
             requests.hold(calls)
             return nil
@@ -219,7 +238,9 @@ struct Backfill {
         var resolved: ResolvedPlace?
         if location.query != nil {
             let geocoding = GeocodingSource()
-            let body = try fetch(geocoding.request(for: location, at: nil, language: language), as: .geocoding, &work.requests, what: "geocoding \(location.name)")
+            let body = try fetch(
+                geocoding.request(for: location, at: nil, language: language), as: .geocoding, &work.requests,
+                what: "geocoding \(location.name)")
             do throws(OpenWeatherError) {
                 guard let body else { throw .noMatch("the geocoder does not know it") }
                 resolved = try geocoding.decode(body, for: location)
@@ -236,13 +257,18 @@ struct Backfill {
         if let source = work.weather {
             var readings: [(time: Double, reading: any Sendable)] = []
             for hour in work.hours {
-                let request = History.weatherRequest(latitude: coordinates.latitude, longitude: coordinates.longitude, at: hour, language: language)
+                let request = History.weatherRequest(
+                    latitude: coordinates.latitude, longitude: coordinates.longitude, at: hour, language: language)
                 let body: [UInt8]?
                 do {
-                    body = try fetch(request, as: .oneCall, &work.requests, what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
-                } catch where error.subscriptionMissing {
+                    body = try fetch(
+                        request, as: .oneCall, &work.requests,
+                        what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
+                } catch  where error.subscriptionMissing {
                     guard airPollution != nil else {
-                        throw BackfillError("\(error.description); nothing else to backfill: add --collector.air_pollution for the free air pollution history")
+                        throw BackfillError(
+                            "\(error.description); nothing else to backfill: add --collector.air_pollution for the free air pollution history"
+                        )
                     }
                     report("weather skipped: \(error.description); the air pollution history is free and goes on")
                     work.weather = nil
@@ -261,16 +287,21 @@ struct Backfill {
         }
         if let source = airPollution {
             let request = History.airPollutionRequest(
-                latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.range.from, to: work.range.until)
-            if let body = try fetch(request, as: .airPollution, &work.requests, what: "\(location.name)'s air pollution") {
+                latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.range.from,
+                to: work.range.until)
+            if let body = try fetch(
+                request, as: .airPollution, &work.requests, what: "\(location.name)'s air pollution")
+            {
                 let hours: [AirPollution]
                 do {
                     hours = try AirPollutionHistoryDecoder.decode(body)
                 } catch {
                     throw BackfillError("\(location.name)'s air pollution: \(error)")
                 }
-                let readings = hours.filter { $0.observationTime >= work.range.from && $0.observationTime < work.range.until }
-                    .map { (time: $0.observationTime, reading: $0 as any Sendable) }
+                let readings = hours.filter {
+                    $0.observationTime >= work.range.from && $0.observationTime < work.range.until
+                }
+                .map { (time: $0.observationTime, reading: $0 as any Sendable) }
                 block.add(source, readings: readings, location: location, resolved: resolved)
             }
         }
@@ -279,7 +310,9 @@ struct Backfill {
 
     /// Runs `body` on the day as every process sharing it (`SharedDay`) has counted it, under its lock,
     /// and writes back what this run holds; without a shared day, on this run's counts alone.
-    private func sharing<Result>(_ requests: inout BackfillRequests, _ body: (inout BackfillRequests) -> Result) throws(BackfillError) -> Result {
+    private func sharing<Result>(
+        _ requests: inout BackfillRequests, _ body: (inout BackfillRequests) -> Result
+    ) throws(BackfillError) -> Result {
         guard let sharedDay else { return body(&requests) }
         var updated = requests
         let result: Result
@@ -298,7 +331,9 @@ struct Backfill {
 
     /// One request counted as `counted` leaves now, if the day has room: from the room its location
     /// holds, or past that (a resend) only with room in the day as every process sharing it counted it.
-    private func send(_ counted: BackfillRequests.Counted, _ requests: inout BackfillRequests) throws(BackfillError) -> Bool {
+    private func send(
+        _ counted: BackfillRequests.Counted, _ requests: inout BackfillRequests
+    ) throws(BackfillError) -> Bool {
         let now = time.now()
         if requests.held[counted.rawValue] > 0 { return requests.send(counted, now: now) }
         return try sharing(&requests) { $0.send(counted, now: now) }
@@ -316,9 +351,13 @@ struct Backfill {
         if output == BackfillParts.standardOutput {
             // Standard output has no name to import, and the data is all that went there: say what it held.
             let samples = file.split(separator: UInt8(ascii: "\n")).count { $0.first != UInt8(ascii: "#") }
-            report("wrote \(samples) samples (\(locations)) to standard output; save it as FILE and import it with promtool tsdb create-blocks-from openmetrics FILE DIR")
+            report(
+                "wrote \(samples) samples (\(locations)) to standard output; save it as FILE and import it with promtool tsdb create-blocks-from openmetrics FILE DIR"
+            )
         } else {
-            report("wrote \(output): \(locations); import it with promtool tsdb create-blocks-from openmetrics \(output) DIR")
+            report(
+                "wrote \(output): \(locations); import it with promtool tsdb create-blocks-from openmetrics \(output) DIR"
+            )
         }
     }
 
@@ -331,13 +370,17 @@ struct Backfill {
     /// counted as `counted`, as the exporter's requests of that endpoint are; answers that may pass (429, 5xx,
     /// transport) are tried `attempts` times, after the exporter's waits (a Retry-After held to
     /// [1 min, 1 h], transient failures backing off from a minute).
-    private func fetch(_ request: APIRequest, as counted: BackfillRequests.Counted, _ requests: inout BackfillRequests, what: String) throws(BackfillError) -> [UInt8]? {
+    private func fetch(
+        _ request: APIRequest, as counted: BackfillRequests.Counted, _ requests: inout BackfillRequests, what: String
+    ) throws(BackfillError) -> [UInt8]? {
         var attempt = 0
         while true {
             attempt += 1
             time.sleep(until: max(time.now(), requests.budget.nextAllowed()))
             guard try send(counted, &requests) else {
-                throw BackfillError("\(what): the day's allowance has no room left; what is done is kept: run the same command after 00:00 UTC to go on")
+                throw BackfillError(
+                    "\(what): the day's allowance has no room left; what is done is kept: run the same command after 00:00 UTC to go on"
+                )
             }
             let wait: Double
             do {
@@ -348,21 +391,30 @@ struct Backfill {
             } catch {
                 if OneCall.needsSubscription(error) {
                     throw BackfillError(
-                        "the key has no One Call by Call subscription, which the weather's history (timemachine) needs", subscriptionMissing: true)
+                        "the key has no One Call by Call subscription, which the weather's history (timemachine) needs",
+                        subscriptionMissing: true)
                 }
                 switch error {
                 case .http(404, _, _): return nil
                 case .http(429, _, let retryAfter):
                     requests.rateLimitStrikes += 1
-                    wait = PollSchedule.rateLimitPause(retryAfter: retryAfter, backoff: PollSchedule.rateLimitBackoff(strikes: requests.rateLimitStrikes))
+                    wait = PollSchedule.rateLimitPause(
+                        retryAfter: retryAfter,
+                        backoff: PollSchedule.rateLimitBackoff(strikes: requests.rateLimitStrikes))
                 case .http(let status, _, _) where status >= 500:
-                    wait = PollSchedule.backoff(failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause, random: .random(in: 0..<1))
+                    wait = PollSchedule.backoff(
+                        failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause,
+                        random: .random(in: 0..<1))
                 case .transport:
-                    wait = PollSchedule.backoff(failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause, random: .random(in: 0..<1))
+                    wait = PollSchedule.backoff(
+                        failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause,
+                        random: .random(in: 0..<1))
                 default: throw BackfillError("\(what): \(error)")
                 }
                 guard attempt < attempts else {
-                    throw BackfillError("\(what): \(error), \(attempts) times; what is done is kept: run the same command again to go on")
+                    throw BackfillError(
+                        "\(what): \(error), \(attempts) times; what is done is kept: run the same command again to go on"
+                    )
                 }
                 report("\(what): \(error); trying again in \(PrometheusDuration.format(seconds: wait.rounded(.up)))")
             }
@@ -374,7 +426,9 @@ struct Backfill {
     private func progress(_ work: Work, at location: (Location, sent: Int)?) {
         let left = max(0, work.callsLeft() - (location?.sent ?? 0))
         let doing = location.map { ", now at \($0.0.name)" } ?? ""
-        report("\(work.done)/\(work.ordered.count) locations done\(doing), \(left) calls left, about \(PrometheusDuration.format(.seconds(Int64((Double(left) * work.requests.budget.spacing).rounded(.up))))) left")
+        report(
+            "\(work.done)/\(work.ordered.count) locations done\(doing), \(left) calls left, about \(PrometheusDuration.format(.seconds(Int64((Double(left) * work.requests.budget.spacing).rounded(.up))))) left"
+        )
     }
 }
 
@@ -386,15 +440,19 @@ public enum BackfillCommand {
             configuration.collectors.first { $0.name == name && $0.enabled }?.source
         }
         // One Call (3.0 or 4.0, one subscription) stands in for the weather: its past is timemachine's.
-        let weather = enabled(WeatherSource.name) ?? (enabled(OneCallSource.name) ?? enabled(OneCall4Source.name)).flatMap { _ in
-            configuration.sources.first { $0.name == WeatherSource.name }
-        }
+        let weather =
+            enabled(WeatherSource.name)
+            ?? (enabled(OneCallSource.name) ?? enabled(OneCall4Source.name)).flatMap { _ in
+                configuration.sources.first { $0.name == WeatherSource.name }
+            }
         let report = { (line: String) in
             let text = Array("backfill: \(line)\n".utf8)
             _ = text.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         }
         guard weather != nil || enabled(AirPollutionSource.name) != nil else {
-            report("nothing to backfill: enable --collector.weather (or --collector.onecall) for the weather, --collector.air_pollution for air quality")
+            report(
+                "nothing to backfill: enable --collector.weather (or --collector.onecall) for the weather, --collector.air_pollution for air quality"
+            )
             return 2
         }
         let client: OpenWeatherClient

@@ -17,7 +17,8 @@ struct HistoryBlock: Equatable {
 
     /// Adds `source`'s lines for `readings` (each with the Unix time its samples get), in time order.
     mutating func add(
-        _ source: any Source, readings: [(time: Double, reading: any Sendable)], location: Location, resolved: ResolvedPlace?
+        _ source: any Source, readings: [(time: Double, reading: any Sendable)], location: Location,
+        resolved: ResolvedPlace?
     ) {
         let families = source.families
         let lines = FamilyLines(count: families.count, positions: [Array(families.indices)])
@@ -28,7 +29,8 @@ struct HistoryBlock: Equatable {
             // Slot 0 holds the reading; slot 1 the geocoder's answer, which `LocationState.resolved` reads.
             let state = ReadingStore.LocationState(
                 location: location, thresholds: AlertThresholds(),
-                sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)], definitions: [source, GeocodingSource()])
+                sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)],
+                definitions: [source, GeocodingSource()])
             let shard = ShardSeries(ReadingStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
             lines.clear()
             source.appendSeries(of: shard, slot: 0, to: lines.collectors[0])
@@ -91,7 +93,9 @@ struct HistoryBlock: Equatable {
         var out: [UInt8] = []
         var prefix: [UInt8] = []
         for label in labels {
-            if prefix.isEmpty { Exposition.appendOpeningLabel(label.name, label.value, to: &prefix) } else {
+            if prefix.isEmpty {
+                Exposition.appendOpeningLabel(label.name, label.value, to: &prefix)
+            } else {
                 Exposition.appendLabel(label.name, label.value, to: &prefix)
             }
         }
@@ -130,7 +134,8 @@ struct HistoryBlock: Equatable {
             let own = labelNames(line[(end + 1)...])
             if let clash = labels.first(where: { own.contains($0.name) }) {
                 throw BackfillError(
-                    "--label \(clash.name)=\(clash.value): \(String(decoding: line[..<end], as: UTF8.self)) has a label \(clash.name) of its own: choose another name (the work done is kept: run the same command with it)")
+                    "--label \(clash.name)=\(clash.value): \(String(decoding: line[..<end], as: UTF8.self)) has a label \(clash.name) of its own: choose another name (the work done is kept: run the same command with it)"
+                )
             }
             out.append(UInt8(ascii: ","))
             out += line[(end + 1)...]
@@ -187,7 +192,9 @@ struct BackfillParts {
         var weather: Bool
         var airPollution: Bool
 
-        var line: String { "from=\(Int64(from)) until=\(Int64(until)) weather=\(weather) air_pollution=\(airPollution)\n" }
+        var line: String {
+            "from=\(Int64(from)) until=\(Int64(until)) weather=\(weather) air_pollution=\(airPollution)\n"
+        }
 
         /// 1979-01-01T00:00:00Z: One Call's history (timemachine) starts there.
         static let historyStart = 283_996_800.0
@@ -202,10 +209,12 @@ struct BackfillParts {
             }
             guard from < until else { return "it ends before it starts" }
             guard from >= Self.historyStart else {
-                return "it starts at \(Clock.rfc3339(from)), before \(Clock.rfc3339(Self.historyStart)), where OpenWeather's history starts"
+                return
+                    "it starts at \(Clock.rfc3339(from)), before \(Clock.rfc3339(Self.historyStart)), where OpenWeather's history starts"
             }
             guard until <= now + Self.furthestAhead else {
-                return "it ends at \(Clock.rfc3339(until)), more than four days from now, past what OpenWeather forecasts"
+                return
+                    "it ends at \(Clock.rfc3339(until)), more than four days from now, past what OpenWeather forecasts"
             }
             return nil
         }
@@ -246,19 +255,24 @@ struct BackfillParts {
             return nil
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw BackfillError("\(directory) is not a directory (a link or a file is never followed): remove it, a backfill keeps its work there")
+            throw BackfillError(
+                "\(directory) is not a directory (a link or a file is never followed): remove it, a backfill keeps its work there"
+            )
         }
         let bytes: [UInt8]
         do {
             bytes = try read(directory + "/range", limit: 4096)
         } catch {
-            throw BackfillError("\(directory) holds an earlier backfill's work but no readable range (\(error)): remove the directory to start afresh")
+            throw BackfillError(
+                "\(directory) holds an earlier backfill's work but no readable range (\(error)): remove the directory to start afresh"
+            )
         }
         guard let range = HistoryRange.parse(String(decoding: bytes, as: UTF8.self)) else {
             throw BackfillError("\(directory)/range is not a backfill's range: remove \(directory) to start afresh")
         }
         if let problem = range.problem(now: now) {
-            throw BackfillError("\(directory)/range is not a range a backfill makes (\(problem)): remove \(directory) to start afresh")
+            throw BackfillError(
+                "\(directory)/range is not a range a backfill makes (\(problem)): remove \(directory) to start afresh")
         }
         return range
     }
@@ -266,7 +280,8 @@ struct BackfillParts {
     func start(_ range: HistoryRange) throws(BackfillError) {
         guard kept else { return }
         guard mkdir(directory, 0o700) == 0 else {
-            throw BackfillError("cannot create \(directory): \(errnoText(errno)); --output must be in a directory you can write")
+            throw BackfillError(
+                "cannot create \(directory): \(errnoText(errno)); --output must be in a directory you can write")
         }
         try Self.keepFile(Array(range.line.utf8), at: directory + "/range")
     }
@@ -305,8 +320,11 @@ struct BackfillParts {
         if let listing = fdopendir(directoryFD) {
             var names: [String] = []
             while let entry = readdir(listing) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                if name == "range" || name.hasPrefix("range.tmp") || (name.utf8.count == 16 + Self.blockSuffix.utf8.count && name.hasSuffix(Self.blockSuffix))
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                }
+                if name == "range" || name.hasPrefix("range.tmp")
+                    || (name.utf8.count == 16 + Self.blockSuffix.utf8.count && name.hasSuffix(Self.blockSuffix))
                     || name.contains(Self.blockSuffix + ".tmp")
                 {
                     names.append(name)

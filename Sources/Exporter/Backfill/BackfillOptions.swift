@@ -25,7 +25,8 @@ public struct BackfillOptions: Sendable, Equatable {
     static let defaultLabels = [Label(name: "job", value: "openweather")]
 
     /// The line `openweather-exporter --help` ends with.
-    static let pointer = "History into Prometheus (weather and air quality of the past days):  openweather-exporter backfill --help"
+    static let pointer =
+        "History into Prometheus (weather and air quality of the past days):  openweather-exporter backfill --help"
 
     static let help = """
         usage: openweather-exporter backfill --since=DURATION [--until=TIME] --output=FILE [--label NAME=VALUE]... [flags]
@@ -55,7 +56,9 @@ public struct BackfillOptions: Sendable, Equatable {
 
     /// Takes the backfill's flags out of `arguments` (the subcommand's, without its name) as given,
     /// and leaves the exporter's: `--help` is answered before they are checked (`parse`).
-    static func extract(_ arguments: [String]) throws(ConfigError) -> (
+    static func extract(
+        _ arguments: [String]
+    ) throws(ConfigError) -> (
         since: String?, until: String?, output: String?, labels: [String], rest: [String]
     ) {
         var found: [String: String] = [:]
@@ -77,7 +80,9 @@ public struct BackfillOptions: Sendable, Equatable {
                 value = arguments[index]
                 index += 1
             } else {
-                let example = ["--output": "history.om", "--since": "24h", "--label": "instance=home:9755"][name] ?? "2025-12-01T12:00:00Z"
+                let example =
+                    ["--output": "history.om", "--since": "24h", "--label": "instance=home:9755"][name]
+                    ?? "2025-12-01T12:00:00Z"
                 throw ConfigError("\(name) needs a value, for example \(name)=\(example)")
             }
             if name == "--label" {
@@ -91,12 +96,18 @@ public struct BackfillOptions: Sendable, Equatable {
     }
 
     /// The options from the extracted texts.
-    static func parse(since: String?, until: String?, output: String?, labels: [String] = []) throws(ConfigError) -> BackfillOptions {
-        guard let since else { throw ConfigError("backfill needs --since=DURATION, how far back: for example --since=24h") }
+    static func parse(
+        since: String?, until: String?, output: String?, labels: [String] = []
+    ) throws(ConfigError) -> BackfillOptions {
+        guard let since else {
+            throw ConfigError("backfill needs --since=DURATION, how far back: for example --since=24h")
+        }
         guard let duration = PrometheusDuration.parse(since), duration > .zero else {
             throw ConfigError("--since=\(since) is not a duration: use one like 24h, 7d or 2w")
         }
-        guard let output, !output.isEmpty else { throw ConfigError("backfill needs --output=FILE, the OpenMetrics file to write") }
+        guard let output, !output.isEmpty else {
+            throw ConfigError("backfill needs --output=FILE, the OpenMetrics file to write")
+        }
         var end: Double?
         if let until {
             guard let parsed = parseTime(until) else {
@@ -114,13 +125,15 @@ public struct BackfillOptions: Sendable, Equatable {
         var seen: Set<String> = []
         for text in given {
             guard let equals = text.firstIndex(of: "=") else {
-                throw ConfigError("--label \(text) has no value: write it NAME=VALUE, for example --label instance=home:9755")
+                throw ConfigError(
+                    "--label \(text) has no value: write it NAME=VALUE, for example --label instance=home:9755")
             }
             let name = String(text[..<equals])
             let value = String(text[text.index(after: equals)...])
             guard isValidLabelName(name) else {
                 throw ConfigError(
-                    "--label \(text): \"\(name)\" is not a label name: use letters, digits and underscores, not starting with a digit (e.g. instance, job, site)")
+                    "--label \(text): \"\(name)\" is not a label name: use letters, digits and underscores, not starting with a digit (e.g. instance, job, site)"
+                )
             }
             guard !name.hasPrefix("__") else {
                 throw ConfigError("--label \(text): names starting with __ are Prometheus' own: choose another name")
@@ -134,7 +147,9 @@ public struct BackfillOptions: Sendable, Equatable {
 
     /// `[a-zA-Z_][a-zA-Z0-9_]*`, Prometheus' label name grammar.
     static func isValidLabelName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
+        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else {
+            return false
+        }
         return name.utf8.allSatisfy { byte in
             let letter = (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
             return letter || byte == UInt8(ascii: "_") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
@@ -158,7 +173,8 @@ public struct BackfillOptions: Sendable, Equatable {
             position < bytes.count && bytes[position] == character.asciiValue
         }
         guard let year = number(0, 4), at(4, "-"), let month = number(5, 2), at(7, "-"), let day = number(8, 2),
-            at(10, "T") || at(10, "t") || at(10, " "), let hour = number(11, 2), at(13, ":"), let minute = number(14, 2),
+            at(10, "T") || at(10, "t") || at(10, " "), let hour = number(11, 2), at(13, ":"),
+            let minute = number(14, 2),
             at(16, ":"), let second = number(17, 2),
             (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }

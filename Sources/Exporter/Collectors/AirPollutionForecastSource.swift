@@ -7,7 +7,8 @@ import OpenWeather
 /// re-rendered every `timePeriod` without a new poll.
 struct AirPollutionForecastSource: Source {
     static let name = "air_pollution_forecast"
-    static let summary = "Air quality forecast (/data/2.5/air_pollution/forecast): the AQI (OpenWeather's and US EPA, CAQI, DAQI) and pollutants at fixed horizons ahead, the highest AQI over windows; one more request per location each interval."
+    static let summary =
+        "Air quality forecast (/data/2.5/air_pollution/forecast): the AQI (OpenWeather's and US EPA, CAQI, DAQI) and pollutants at fixed horizons ahead, the highest AQI over windows; one more request per location each interval."
     static let enabledByDefault = false
     /// OpenWeather models it hourly.
     static let defaultInterval = Duration.seconds(3600)
@@ -24,19 +25,27 @@ struct AirPollutionForecastSource: Source {
     static let longest = Duration.seconds(96 * 3600)
 
     static let horizonsSetting = Spans.setting(
-        "air_pollution_forecast", "horizons", doc: "Times ahead at which the air quality forecast is shown (hours_ahead label), comma-separated, at most 96h.",
-        default: Options().horizons, shown: "the weather forecast's (--collector.forecast.horizons) up to 96h", reach: longest)
+        "air_pollution_forecast", "horizons",
+        doc:
+            "Times ahead at which the air quality forecast is shown (hours_ahead label), comma-separated, at most 96h.",
+        default: Options().horizons, shown: "the weather forecast's (--collector.forecast.horizons) up to 96h",
+        reach: longest)
 
     static let windowsSetting = Spans.setting(
-        "air_pollution_forecast", "windows", doc: "Spans from now over which the highest forecast air quality index is shown (window_hours label), comma-separated, at most 96h.",
-        default: Options().windows, shown: "the weather forecast's (--collector.forecast.windows) up to 96h", reach: longest)
+        "air_pollution_forecast", "windows",
+        doc:
+            "Spans from now over which the highest forecast air quality index is shown (window_hours label), comma-separated, at most 96h.",
+        default: Options().windows, shown: "the weather forecast's (--collector.forecast.windows) up to 96h",
+        reach: longest)
 
     /// Unless given, the weather forecast's horizons and windows within this forecast's reach: the
     /// same `hours_ahead` and `window_hours` on both, so a dashboard or rule lines them up.
-    static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) { given, options throws(ConfigError) in
+    static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) {
+        given, options throws(ConfigError) in
         var weather = ForecastSource.Options()
         try ForecastSource.settings.read(given, &weather)
-        let horizons = weather.horizons.filter { $0 <= longest }, windows = weather.windows.filter { $0 <= longest }
+        let horizons = weather.horizons.filter { $0 <= longest }
+        let windows = weather.windows.filter { $0 <= longest }
         // Beyond this forecast's reach altogether: its own defaults, rather than no series at all.
         options.horizons = try given.value(horizonsSetting) ?? (horizons.isEmpty ? Options().horizons : horizons)
         options.windows = try given.value(windowsSetting) ?? (windows.isEmpty ? Options().windows : windows)
@@ -63,15 +72,27 @@ struct AirPollutionForecastSource: Source {
 
     var families: [MetricFamily] {
         [
-            MetricFamily(name: Self.index.description, help: "Forecast air quality index (OpenWeather's 1 to 5) of the hour covering hours_ahead."),
+            MetricFamily(
+                name: Self.index.description,
+                help: "Forecast air quality index (OpenWeather's 1 to 5) of the hour covering hours_ahead."),
             MetricFamily(
                 name: Self.scaleIndex.description,
-                help: "Forecast air quality index of the hour covering hours_ahead, in each scale: openweather (1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from that hour's concentrations."),
+                help:
+                    "Forecast air quality index of the hour covering hours_ahead, in each scale: openweather (1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from that hour's concentrations."
+            ),
             MetricFamily(
                 name: Self.pollutant.description,
-                help: "Forecast concentration of a pollutant near the ground at hours_ahead, interpolated between hours: co, nh3, no, no2, o3, pm10, pm2_5, so2."),
-            MetricFamily(name: Self.maxIndex.description, help: "Highest forecast air quality index (OpenWeather's 1 to 5) over the next window_hours."),
-            MetricFamily(name: Self.scaleMaxIndex.description, help: "Highest forecast air quality index over the next window_hours, in each scale (see openweather_forecast_air_quality_scale_index)."),
+                help:
+                    "Forecast concentration of a pollutant near the ground at hours_ahead, interpolated between hours: co, nh3, no, no2, o3, pm10, pm2_5, so2."
+            ),
+            MetricFamily(
+                name: Self.maxIndex.description,
+                help: "Highest forecast air quality index (OpenWeather's 1 to 5) over the next window_hours."),
+            MetricFamily(
+                name: Self.scaleMaxIndex.description,
+                help:
+                    "Highest forecast air quality index over the next window_hours, in each scale (see openweather_forecast_air_quality_scale_index)."
+            ),
         ]
     }
 
@@ -92,8 +113,11 @@ struct AirPollutionForecastSource: Source {
         let now = shard.now
         let horizons = Spans.labelled(options.horizons)
         let windows = Spans.labelled(options.windows)
-        let indexLines = lines[family: Family.index], scaleIndexLines = lines[family: Family.scaleIndex], pollutantLines = lines[family: Family.pollutant]
-        let maxIndexLines = lines[family: Family.maxIndex], scaleMaxIndexLines = lines[family: Family.scaleMaxIndex]
+        let indexLines = lines[family: Family.index]
+        let scaleIndexLines = lines[family: Family.scaleIndex]
+        let pollutantLines = lines[family: Family.pollutant]
+        let maxIndexLines = lines[family: Family.maxIndex]
+        let scaleMaxIndexLines = lines[family: Family.scaleMaxIndex]
         shard.withOpenings { openings in
             for (position, forecast) in shown {
                 let covering = horizons.map { forecast.step(covering: now + $0.0.seconds) }
@@ -110,7 +134,9 @@ struct AirPollutionForecastSource: Source {
                 if let buffer = scaleIndexLines {
                     for scale in Self.scales {
                         for (step, (_, label)) in zip(covering, horizons) {
-                            guard let step, let value = Self.value(forecast, step: step, column: scale.column) else { continue }
+                            guard let step, let value = Self.value(forecast, step: step, column: scale.column) else {
+                                continue
+                            }
                             buffer.append(Self.scaleIndex)
                             buffer.append(openings[position])
                             buffer.appendLabel("scale", scale.label)
@@ -134,7 +160,9 @@ struct AirPollutionForecastSource: Source {
                 }
                 if let buffer = maxIndexLines {
                     for (span, (_, label)) in zip(spans, windows) {
-                        guard let span, let highest = span.map({ forecast.steps[$0].airQualityIndex }).max() else { continue }
+                        guard let span, let highest = span.map({ forecast.steps[$0].airQualityIndex }).max() else {
+                            continue
+                        }
                         buffer.append(Self.maxIndex)
                         buffer.append(openings[position])
                         buffer.appendLabel("window_hours", label)
@@ -144,7 +172,10 @@ struct AirPollutionForecastSource: Source {
                 if let buffer = scaleMaxIndexLines {
                     for scale in Self.scales {
                         for (span, (_, label)) in zip(spans, windows) {
-                            guard let span, let highest = span.compactMap({ Self.value(forecast, step: $0, column: scale.column) }).max() else { continue }
+                            guard let span,
+                                let highest = span.compactMap({ Self.value(forecast, step: $0, column: scale.column) })
+                                    .max()
+                            else { continue }
                             buffer.append(Self.scaleMaxIndex)
                             buffer.append(openings[position])
                             buffer.appendLabel("scale", scale.label)

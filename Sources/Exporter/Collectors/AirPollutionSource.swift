@@ -6,7 +6,8 @@ import OpenWeather
 struct AirPollutionSource: Source {
     static let name = "air_pollution"
     static let formerName: String? = "air-pollution"
-    static let summary = "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each interval."
+    static let summary =
+        "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each interval."
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(3600)
     static let demoInterval = Duration.seconds(60)
@@ -31,20 +32,29 @@ struct AirPollutionSource: Source {
 
     var families: [MetricFamily] {
         [
-            MetricFamily(name: Self.index.description, help: "Air quality index (main.aqi): 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor."),
+            MetricFamily(
+                name: Self.index.description,
+                help: "Air quality index (main.aqi): 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor."),
             MetricFamily(
                 name: Self.pollutant.description,
-                help: "Concentration of a pollutant near the ground (components, µg/m³ × 1e-6): co, nh3, no, no2, o3, pm10, pm2_5, so2."),
-            MetricFamily(name: Self.observation.description, help: "When OpenWeather modelled this air quality, Unix time (dt)."),
+                help:
+                    "Concentration of a pollutant near the ground (components, µg/m³ × 1e-6): co, nh3, no, no2, o3, pm10, pm2_5, so2."
+            ),
+            MetricFamily(
+                name: Self.observation.description, help: "When OpenWeather modelled this air quality, Unix time (dt)."),
             MetricFamily(
                 name: Self.scaleIndex.description,
-                help: "Air quality index in each scale: openweather (main.aqi, 1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from this hour's concentrations."),
+                help:
+                    "Air quality index in each scale: openweather (main.aqi, 1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from this hour's concentrations."
+            ),
         ]
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollution>, to lines: CollectorLines) {
-        let indexLines = lines[family: Family.index], pollutantLines = lines[family: Family.pollutant]
-        let observationLines = lines[family: Family.observation], scaleIndexLines = lines[family: Family.scaleIndex]
+        let indexLines = lines[family: Family.index]
+        let pollutantLines = lines[family: Family.pollutant]
+        let observationLines = lines[family: Family.observation]
+        let scaleIndexLines = lines[family: Family.scaleIndex]
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 guard let reading = readings[position] else { continue }
@@ -82,7 +92,11 @@ struct AirPollutionSource: Source {
     /// The `scale` label values in byte order with the reading's index in each: OpenWeather's own,
     /// and those computed from the concentrations (a scale none of whose pollutants came is left out).
     static func scales(of reading: AirPollution) -> [(scale: String, value: Double)] {
-        let computed = AirQualityScale.allCases.compactMap { scale in scale.index(reading.gramsPerCubicMeter).map { (scale.rawValue, $0) } }
-        return ([("openweather", Double(reading.airQualityIndex))] + computed).sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        let computed = AirQualityScale.allCases.compactMap { scale in
+            scale.index(reading.gramsPerCubicMeter).map { (scale.rawValue, $0) }
+        }
+        return ([("openweather", Double(reading.airQualityIndex))] + computed).sorted {
+            $0.0.utf8.lexicographicallyPrecedes($1.0.utf8)
+        }
     }
 }

@@ -7,7 +7,8 @@ import OpenWeather
 /// re-rendered every `timePeriod` even without a new poll.
 struct ForecastSource: Source {
     static let name = "forecast"
-    static let summary = "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one more request per location each interval."
+    static let summary =
+        "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one more request per location each interval."
     /// On: the forecast alerts (below and above the thresholds, heavy rain) have nothing to read without it.
     static let enabledByDefault = true
     /// OpenWeather recomputes it about every 3 hours.
@@ -31,20 +32,27 @@ struct ForecastSource: Source {
     static let longest = Duration.seconds(120 * 3600)
 
     static let horizonsSetting = Spans.setting(
-        "forecast", "horizons", doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
-        default: Options().horizons, shown: Options().horizons.map { Spans.hoursLabel($0) + "h" }.joined(separator: ","), reach: longest)
+        "forecast", "horizons",
+        doc: "Times ahead at which the forecast is shown (hours_ahead label), comma-separated, at most 120h.",
+        default: Options().horizons,
+        shown: Options().horizons.map { Spans.hoursLabel($0) + "h" }.joined(separator: ","), reach: longest)
 
     static let windowsSetting = Spans.setting(
-        "forecast", "windows", doc: "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
-        default: Options().windows, shown: Options().windows.map { Spans.hoursLabel($0) + "h" }.joined(separator: ","), reach: longest)
+        "forecast", "windows",
+        doc:
+            "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
+        default: Options().windows, shown: Options().windows.map { Spans.hoursLabel($0) + "h" }.joined(separator: ","),
+        reach: longest)
 
-    static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) { given, options throws(ConfigError) in
+    static let settings = SourceSettings<Options>(flags: [horizonsSetting.flag, windowsSetting.flag]) {
+        given, options throws(ConfigError) in
         options.horizons = try given.resolved(horizonsSetting)
         options.windows = try given.resolved(windowsSetting)
     }
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        Forecast.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+        Forecast.request(
+            latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> Forecast {
@@ -60,19 +68,60 @@ struct ForecastSource: Source {
     }
 
     static let atHorizons: [AtHorizon] = [
-        .init(name: "openweather_forecast_dew_point_celsius", help: "Forecast dew point at hours_ahead (One Call only).", interpolated: true) { $0.dewPointCelsius },
-        .init(name: "openweather_forecast_uv_index", help: "Forecast UV index at hours_ahead (One Call only).", interpolated: true) { $0.uvIndex },
-        .init(name: "openweather_forecast_cloudiness_ratio", help: "Forecast cloud cover, 0 to 1, at hours_ahead.", interpolated: true) { $0.cloudinessRatio },
-        .init(name: "openweather_forecast_condition_id", help: "Forecast primary condition code (weather[0].id) of the step covering hours_ahead.", interpolated: false) { Double($0.conditionID) },
-        .init(name: "openweather_forecast_feels_like_celsius", help: "Forecast felt temperature at hours_ahead, interpolated between steps.", interpolated: true) { $0.feelsLikeCelsius },
-        .init(name: "openweather_forecast_humidity_ratio", help: "Forecast relative humidity, 0 to 1, at hours_ahead.", interpolated: true) { $0.humidityRatio },
-        .init(name: "openweather_forecast_precipitation_probability_ratio", help: "Forecast probability of precipitation (pop), 0 to 1, of the step covering hours_ahead.", interpolated: false) { $0.precipitationProbability },
-        .init(name: "openweather_forecast_pressure_pascals", help: "Forecast sea-level pressure at hours_ahead.", interpolated: true) { $0.pressurePascals },
-        .init(name: "openweather_forecast_rain_meters", help: "Forecast rain over the 3-hour step covering hours_ahead (rain.3h / 1000).", interpolated: false) { $0.rainMeters },
-        .init(name: "openweather_forecast_snow_meters", help: "Forecast snow over the 3-hour step covering hours_ahead (snow.3h / 1000).", interpolated: false) { $0.snowMeters },
-        .init(name: "openweather_forecast_temperature_celsius", help: "Forecast air temperature at hours_ahead, interpolated between steps.", interpolated: true) { $0.temperatureCelsius },
-        .init(name: "openweather_forecast_wind_gust_meters_per_second", help: "Forecast wind gust speed at hours_ahead, when reported.", interpolated: true) { $0.windGustMetersPerSecond },
-        .init(name: "openweather_forecast_wind_speed_meters_per_second", help: "Forecast wind speed at hours_ahead.", interpolated: true) { $0.windSpeedMetersPerSecond },
+        .init(
+            name: "openweather_forecast_dew_point_celsius", help: "Forecast dew point at hours_ahead (One Call only).",
+            interpolated: true
+        ) { $0.dewPointCelsius },
+        .init(
+            name: "openweather_forecast_uv_index", help: "Forecast UV index at hours_ahead (One Call only).",
+            interpolated: true
+        ) { $0.uvIndex },
+        .init(
+            name: "openweather_forecast_cloudiness_ratio", help: "Forecast cloud cover, 0 to 1, at hours_ahead.",
+            interpolated: true
+        ) { $0.cloudinessRatio },
+        .init(
+            name: "openweather_forecast_condition_id",
+            help: "Forecast primary condition code (weather[0].id) of the step covering hours_ahead.",
+            interpolated: false
+        ) { Double($0.conditionID) },
+        .init(
+            name: "openweather_forecast_feels_like_celsius",
+            help: "Forecast felt temperature at hours_ahead, interpolated between steps.", interpolated: true
+        ) { $0.feelsLikeCelsius },
+        .init(
+            name: "openweather_forecast_humidity_ratio", help: "Forecast relative humidity, 0 to 1, at hours_ahead.",
+            interpolated: true
+        ) { $0.humidityRatio },
+        .init(
+            name: "openweather_forecast_precipitation_probability_ratio",
+            help: "Forecast probability of precipitation (pop), 0 to 1, of the step covering hours_ahead.",
+            interpolated: false
+        ) { $0.precipitationProbability },
+        .init(
+            name: "openweather_forecast_pressure_pascals", help: "Forecast sea-level pressure at hours_ahead.",
+            interpolated: true
+        ) { $0.pressurePascals },
+        .init(
+            name: "openweather_forecast_rain_meters",
+            help: "Forecast rain over the 3-hour step covering hours_ahead (rain.3h / 1000).", interpolated: false
+        ) { $0.rainMeters },
+        .init(
+            name: "openweather_forecast_snow_meters",
+            help: "Forecast snow over the 3-hour step covering hours_ahead (snow.3h / 1000).", interpolated: false
+        ) { $0.snowMeters },
+        .init(
+            name: "openweather_forecast_temperature_celsius",
+            help: "Forecast air temperature at hours_ahead, interpolated between steps.", interpolated: true
+        ) { $0.temperatureCelsius },
+        .init(
+            name: "openweather_forecast_wind_gust_meters_per_second",
+            help: "Forecast wind gust speed at hours_ahead, when reported.", interpolated: true
+        ) { $0.windGustMetersPerSecond },
+        .init(
+            name: "openweather_forecast_wind_speed_meters_per_second", help: "Forecast wind speed at hours_ahead.",
+            interpolated: true
+        ) { $0.windSpeedMetersPerSecond },
     ]
 
     /// Families over the next `window`.
@@ -83,12 +132,30 @@ struct ForecastSource: Source {
     }
 
     static let overWindows: [OverWindow] = [
-        .init(name: "openweather_forecast_precipitation_probability_max_ratio", help: "Highest forecast probability of precipitation over the next window_hours.") { $0.precipitationProbabilityMax },
-        .init(name: "openweather_forecast_temperature_max_celsius", help: "Highest forecast temperature over the next window_hours.") { $0.temperatureMaxCelsius },
-        .init(name: "openweather_forecast_temperature_min_celsius", help: "Lowest forecast temperature over the next window_hours.") { $0.temperatureMinCelsius },
-        .init(name: "openweather_forecast_window_rain_meters", help: "Forecast rain over the next window_hours, each step's volume in proportion to its part inside.") { $0.rainMeters },
-        .init(name: "openweather_forecast_window_snow_meters", help: "Forecast snow over the next window_hours, each step's volume in proportion to its part inside.") { $0.snowMeters },
-        .init(name: "openweather_forecast_wind_gust_max_meters_per_second", help: "Strongest forecast wind gust of the steps in the next window_hours, when reported.") { $0.windGustMaxMetersPerSecond },
+        .init(
+            name: "openweather_forecast_precipitation_probability_max_ratio",
+            help: "Highest forecast probability of precipitation over the next window_hours."
+        ) { $0.precipitationProbabilityMax },
+        .init(
+            name: "openweather_forecast_temperature_max_celsius",
+            help: "Highest forecast temperature over the next window_hours."
+        ) { $0.temperatureMaxCelsius },
+        .init(
+            name: "openweather_forecast_temperature_min_celsius",
+            help: "Lowest forecast temperature over the next window_hours."
+        ) { $0.temperatureMinCelsius },
+        .init(
+            name: "openweather_forecast_window_rain_meters",
+            help: "Forecast rain over the next window_hours, each step's volume in proportion to its part inside."
+        ) { $0.rainMeters },
+        .init(
+            name: "openweather_forecast_window_snow_meters",
+            help: "Forecast snow over the next window_hours, each step's volume in proportion to its part inside."
+        ) { $0.snowMeters },
+        .init(
+            name: "openweather_forecast_wind_gust_max_meters_per_second",
+            help: "Strongest forecast wind gust of the steps in the next window_hours, when reported."
+        ) { $0.windGustMaxMetersPerSecond },
     ]
 
     private static let issued: StaticString = "openweather_forecast_issued_timestamp_seconds"
@@ -96,7 +163,9 @@ struct ForecastSource: Source {
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to:
     /// the horizon families, the window families, then the issue time.
     private enum Family: FamilyPosition {
-        case atHorizon(Int), overWindow(Int), issued
+        case atHorizon(Int)
+        case overWindow(Int)
+        case issued
 
         var position: Int {
             switch self {
@@ -110,9 +179,13 @@ struct ForecastSource: Source {
     var families: [MetricFamily] {
         Self.atHorizons.map { MetricFamily(name: $0.name, help: $0.help) }
             + Self.overWindows.map { MetricFamily(name: $0.name, help: $0.help) }
-            + [MetricFamily(
-                name: Self.issued.description,
-                help: "When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the 3-hour mark before its first step (it is made within those 3 hours).")]
+            + [
+                MetricFamily(
+                    name: Self.issued.description,
+                    help:
+                        "When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the 3-hour mark before its first step (it is made within those 3 hours)."
+                )
+            ]
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<Forecast>, to lines: CollectorLines) {
@@ -128,7 +201,10 @@ struct ForecastSource: Source {
                 for (position, forecast) in shown {
                     for (horizon, label) in horizons {
                         let time = now + horizon.seconds
-                        let value = family.interpolated ? forecast.value(family.value, at: time) : forecast.step(covering: time).flatMap(family.value)
+                        let value =
+                            family.interpolated
+                            ? forecast.value(family.value, at: time)
+                            : forecast.step(covering: time).flatMap(family.value)
                         guard let value else { continue }
                         buffer.append(name)
                         buffer.append(openings[position])
@@ -137,7 +213,9 @@ struct ForecastSource: Source {
                     }
                 }
             }
-            let summaries = shown.map { _, forecast in windows.map { forecast.window(from: now, to: now + $0.0.seconds) } }
+            let summaries = shown.map { _, forecast in
+                windows.map { forecast.window(from: now, to: now + $0.0.seconds) }
+            }
             for (number, family) in Self.overWindows.enumerated() {
                 guard let buffer = lines[family: Family.overWindow(number)] else { continue }
                 let name = Array(family.name.utf8)

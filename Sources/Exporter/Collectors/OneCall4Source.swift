@@ -11,7 +11,8 @@ import OpenWeather
 /// free endpoints then run and it is retried hourly.
 struct OneCall4Source: Source {
     static let name = "onecall4"
-    static let summary = "One Call 4.0 (/data/4.0/onecall, needs the \"One Call by Call\" subscription): what One Call 3.0 gives, asked part by part (current, 1min, 15min, 1h, 1day; each a billed call) only for the families in use, with horizons under the hour from its 15-minute timeline."
+    static let summary =
+        "One Call 4.0 (/data/4.0/onecall, needs the \"One Call by Call\" subscription): what One Call 3.0 gives, asked part by part (current, 1min, 15min, 1h, 1day; each a billed call) only for the families in use, with horizons under the hour from its 15-minute timeline."
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(600)
     static let demoInterval = Duration.seconds(15)
@@ -24,7 +25,9 @@ struct OneCall4Source: Source {
     /// Parts that `--collector.onecall4.exclude` may leave out: current and 1h are what the weather and
     /// the forecast (which it stands in for) read.
     enum Exclusion: String, Sendable, CaseIterable {
-        case minute = "1min", day = "1day", alerts
+        case minute = "1min"
+        case day = "1day"
+        case alerts
     }
 
     struct Options: Sendable, Equatable {
@@ -34,7 +37,8 @@ struct OneCall4Source: Source {
         /// Requests a UTC day; 0 for no limit.
         var maxRequestsPerDay = OneCall4Source.maxRequestsPerDaySetting.defaultValue
         /// Pages each timeline needs for the forecast's horizons and windows (0: not asked).
-        var pages: [OneCall4.Part: Int] = OneCall4Source.pages(horizons: ForecastSource.Options().horizons, windows: ForecastSource.Options().windows)
+        var pages: [OneCall4.Part: Int] = OneCall4Source.pages(
+            horizons: ForecastSource.Options().horizons, windows: ForecastSource.Options().windows)
     }
 
     var options = Options()
@@ -42,36 +46,46 @@ struct OneCall4Source: Source {
 
     static let excludeSetting = Setting<[Exclusion]>(
         "collector.onecall4.exclude", key: "collector.onecall4.exclude", kind: .list, placeholder: "PARTS",
-        doc: "Parts of One Call 4.0 not to request, comma-separated: 1min (the next hour's precipitation), 1day (the daily extremes and the forecast after 48h) or alerts (their text, one call per alert); their families are left out. Each part left out is one call less per poll.",
+        doc:
+            "Parts of One Call 4.0 not to request, comma-separated: 1min (the next hour's precipitation), 1day (the daily extremes and the forecast after 48h) or alerts (their text, one call per alert); their families are left out. Each part left out is one call less per poll.",
         default: [], shown: ""
     ) { entry throws(ConfigError) in try exclusions(entry) }
 
     static let hourlyIntervalSetting = Setting<Duration>.duration(
         "collector.onecall4.hourly-interval", key: "collector.onecall4.hourly_interval",
-        doc: "How often the 1h timeline (the forecast's hours, 3 calls for 48 hours) is asked again; at least the collector's interval.",
+        doc:
+            "How often the 1h timeline (the forecast's hours, 3 calls for 48 hours) is asked again; at least the collector's interval.",
         default: .seconds(3600), minimum: .seconds(60))
 
     static let dailyIntervalSetting = Setting<Duration>.duration(
         "collector.onecall4.daily-interval", key: "collector.onecall4.daily_interval",
-        doc: "How often the 1day timeline (the next days' extremes, the forecast past 48 hours) is asked again; at least the collector's interval.",
+        doc:
+            "How often the 1day timeline (the next days' extremes, the forecast past 48 hours) is asked again; at least the collector's interval.",
         default: .seconds(6 * 3600), minimum: .seconds(60))
 
     /// Billed per call like 3.0, with the first 1,000 calls of each UTC day free.
     static let maxRequestsPerDaySetting = Setting<Int>.integer(
         "collector.onecall4.max-requests-per-day", key: "collector.onecall4.max_requests_per_day",
-        doc: "One Call 4.0 calls a day (from 00:00 UTC), every part and page counted; the interval stretches to fit, and 4.0 pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 for no limit.",
+        doc:
+            "One Call 4.0 calls a day (from 00:00 UTC), every part and page counted; the interval stretches to fit, and 4.0 pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 for no limit.",
         default: 1000, in: 0...100_000_000, shown: "1000 (the free calls a day; 100000 with --demo); 0 for none")
 
     static let settings = SourceSettings<Options>(
-        flags: [excludeSetting.flag, hourlyIntervalSetting.flag, dailyIntervalSetting.flag, maxRequestsPerDaySetting.flag]
+        flags: [
+            excludeSetting.flag, hourlyIntervalSetting.flag, dailyIntervalSetting.flag, maxRequestsPerDaySetting.flag,
+        ]
     ) { given, options throws(ConfigError) in
         options.exclude = try given.resolved(excludeSetting)
         options.hourlyInterval = try given.resolved(hourlyIntervalSetting)
         options.dailyInterval = try given.resolved(dailyIntervalSetting)
         let demo = try given.resolved(Settings.demo)
-        options.maxRequestsPerDay = try given.value(maxRequestsPerDaySetting) ?? (demo ? OneCallSource.demoMaxRequestsPerDay : maxRequestsPerDaySetting.defaultValue)
+        options.maxRequestsPerDay =
+            try given.value(maxRequestsPerDaySetting)
+            ?? (demo ? OneCallSource.demoMaxRequestsPerDay : maxRequestsPerDaySetting.defaultValue)
         // It stands in for the forecast: its timelines reach as far as the forecast is read.
-        var pages = pages(horizons: try given.resolved(ForecastSource.horizonsSetting), windows: try given.resolved(ForecastSource.windowsSetting))
+        var pages = pages(
+            horizons: try given.resolved(ForecastSource.horizonsSetting),
+            windows: try given.resolved(ForecastSource.windowsSetting))
         if options.exclude.contains(.minute) { pages[.minute] = 0 }
         if options.exclude.contains(.day) { pages[.day] = 0 }
         options.pages = pages
@@ -81,7 +95,8 @@ struct OneCall4Source: Source {
         var parts: Set<Exclusion> = []
         for word in entry.text.split(separator: ",").map({ String($0).trimmed }) where !word.isEmpty {
             guard let part = Exclusion(rawValue: word) else {
-                let reason = word == "current" || word == "1h"
+                let reason =
+                    word == "current" || word == "1h"
                     ? "cannot be left out: One Call 4.0 stands in for the weather and the forecast, which read current and 1h (use --no-collector.onecall4 for the free endpoints)"
                     : word == "15min"
                         ? "is asked only when a forecast horizon is not whole hours (--collector.forecast.horizons)"
@@ -141,7 +156,8 @@ struct OneCall4Source: Source {
     }
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        OneCall4.request(.current, latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+        OneCall4.request(
+            .current, latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
     }
 
     /// The document `fetch` keeps (every part's answers as they came).
@@ -149,7 +165,9 @@ struct OneCall4Source: Source {
         try OneCall4Decoder.decode(document: body)
     }
 
-    func fetch(_ poll: Poll<OneCall4.Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]) throws(OpenWeatherError) -> Fetched<OneCall4.Reading> {
+    func fetch(
+        _ poll: Poll<OneCall4.Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
+    ) throws(OpenWeatherError) -> Fetched<OneCall4.Reading> {
         let latitude = poll.coordinates?.latitude ?? 0
         let longitude = poll.coordinates?.longitude ?? 0
         let previous = poll.previous?.answers
@@ -158,7 +176,8 @@ struct OneCall4Source: Source {
             let pages = options.pages[part] ?? 0
             guard pages > 0 else { continue }
             if let previous, let fetched = previous.fetched[part], let kept = previous.pages[part], kept.count == pages,
-               poll.now - fetched < (Double(every(part, polledEvery: poll.configured)) - 0.5) * poll.interval {
+                poll.now - fetched < (Double(every(part, polledEvery: poll.configured)) - 0.5) * poll.interval
+            {
                 answers.pages[part] = kept
                 answers.fetched[part] = fetched
                 continue
@@ -168,9 +187,13 @@ struct OneCall4Source: Source {
             for page in 0..<pages {
                 // A page after the first starts where the one before it ends, counted from the first's
                 // first record (as the API's own links are), not from a link in the answer.
-                let start = page == 0 ? nil : first.map { $0 + Double(page * OneCall4.recordsPerPage(part)) * OneCall4.stepSeconds(part) }
+                let start =
+                    page == 0
+                    ? nil : first.map { $0 + Double(page * OneCall4.recordsPerPage(part)) * OneCall4.stepSeconds(part) }
                 if page > 0 && start == nil { break }
-                let body = try get(OneCall4.request(part, latitude: latitude, longitude: longitude, language: poll.language, start: start))
+                let body = try get(
+                    OneCall4.request(
+                        part, latitude: latitude, longitude: longitude, language: poll.language, start: start))
                 // Each answer is checked as it comes: a broken one fails the poll, naming the part.
                 let time = try Self.firstRecordTime(of: part, in: body, page: page)
                 if page == 0 { first = time }
@@ -181,7 +204,8 @@ struct OneCall4Source: Source {
         }
         let withoutAlerts = answers.document()
         let listed = try OneCall4Decoder.decode(document: withoutAlerts)
-        guard !options.exclude.contains(.alerts), !(listed.alertIDs.isEmpty && (previous?.alerts.isEmpty ?? true)) else {
+        guard !options.exclude.contains(.alerts), !(listed.alertIDs.isEmpty && (previous?.alerts.isEmpty ?? true))
+        else {
             return Fetched(reading: listed, body: withoutAlerts)
         }
         // An alert's text is kept while the place lists it, among the first `alertsKept` it lists, for
@@ -192,7 +216,9 @@ struct OneCall4Source: Source {
         let listedSet = Set(listedIDs)
         var known = Set<String>()
         for body in previous?.alerts ?? [] {
-            guard var detail = try? OneCall4Decoder.alert(body), listedSet.contains(detail.id), known.count < OneCall4.alertsKept else { continue }
+            guard var detail = try? OneCall4Decoder.alert(body), listedSet.contains(detail.id),
+                known.count < OneCall4.alertsKept
+            else { continue }
             let fetched = detail.fetched ?? poll.now
             guard poll.now - fetched < OneCall4.alertMaxAge, known.insert(detail.id).inserted else { continue }
             detail.fetched = fetched
@@ -201,7 +227,8 @@ struct OneCall4Source: Source {
         let hoursRenewed = answers.fetched[.hour] == poll.now
         let listedBefore = Set(poll.previous?.alertIDs ?? [])
         var asked = 0
-        for id in listedIDs where !known.contains(id) && (hoursRenewed || !listedBefore.contains(id)) && asked < OneCallSource.maxAlerts {
+        for id in listedIDs
+        where !known.contains(id) && (hoursRenewed || !listedBefore.contains(id)) && asked < OneCallSource.maxAlerts {
             guard let request = OneCall4.alertRequest(id: id) else { continue }
             asked += 1
             guard let body = try? get(request), var detail = try? OneCall4Decoder.alert(body) else { continue }
@@ -215,7 +242,9 @@ struct OneCall4Source: Source {
 
     /// An answer of `part` decoded: the time of its first record (where the next page is placed from;
     /// nil for none), or the decode error with the part and page it came from.
-    private static func firstRecordTime(of part: OneCall4.Part, in body: [UInt8], page: Int) throws(OpenWeatherError) -> Double? {
+    private static func firstRecordTime(
+        of part: OneCall4.Part, in body: [UInt8], page: Int
+    ) throws(OpenWeatherError) -> Double? {
         do {
             switch part {
             case .current: return try OneCall4Decoder.current(body).records.first?.weather.observationTime
@@ -237,7 +266,8 @@ struct OneCall4Source: Source {
         let quarters = reading.quarterHours.filter { $0.time <= seam }
         guard !quarters.isEmpty else { return hourly }
         return Forecast(
-            steps: quarters + hourly.steps.filter { $0.time >= seam + 3600 }, stepSeconds: OneCall4.stepSeconds(.quarterHour), issued: hourly.issued)
+            steps: quarters + hourly.steps.filter { $0.time >= seam + 3600 },
+            stepSeconds: OneCall4.stepSeconds(.quarterHour), issued: hourly.issued)
     }
 
     func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }
@@ -246,6 +276,7 @@ struct OneCall4Source: Source {
     var families: [MetricFamily] { OneCallSource.families }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<OneCall4.Reading>, to lines: CollectorLines) {
-        OneCallSource.appendSeries(of: shard, shown: readings.shown.map { ($0.position, $0.reading.oneCall) }, to: lines)
+        OneCallSource.appendSeries(
+            of: shard, shown: readings.shown.map { ($0.position, $0.reading.oneCall) }, to: lines)
     }
 }

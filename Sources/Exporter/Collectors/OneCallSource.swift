@@ -8,7 +8,8 @@ import OpenWeather
 /// endpoints run and One Call is retried hourly.
 struct OneCallSource: Source {
     static let name = "onecall"
-    static let summary = "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes, official alerts and the next hour's precipitation by the minute."
+    static let summary =
+        "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes, official alerts and the next hour's precipitation by the minute."
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(600)
     static let demoInterval = Duration.seconds(15)
@@ -17,7 +18,9 @@ struct OneCallSource: Source {
     /// (within the renders' pacing, under a second): the next start does not lag, and the amount
     /// left of the current minute is at most a minute old, as a scrape's would be anyway.
     let timePeriod: Double? = 60
-    static let standsIn: [StandIn<OneCall>] = [.for(ForecastSource.self) { $0.hourly }, .for(WeatherSource.self) { $0.current }]
+    static let standsIn: [StandIn<OneCall>] = [
+        .for(ForecastSource.self) { $0.hourly }, .for(WeatherSource.self) { $0.current },
+    ]
 
     /// What is asked of One Call.
     struct Options: Sendable, Equatable {
@@ -37,7 +40,8 @@ struct OneCallSource: Source {
 
     static let excludeSetting = Setting<[OneCall.Part]>(
         "collector.onecall.exclude", key: "collector.onecall.exclude", kind: .list, placeholder: "PARTS",
-        doc: "Parts of the One Call answer not to request (exclude=), comma-separated: minutely (the next hour's precipitation), daily (the daily extremes and the forecast after 48h) or alerts; their families are left out. The default requests every part.",
+        doc:
+            "Parts of the One Call answer not to request (exclude=), comma-separated: minutely (the next hour's precipitation), daily (the daily extremes and the forecast after 48h) or alerts; their families are left out. The default requests every part.",
         default: [], shown: ""
     ) { entry throws(ConfigError) in try parts(entry) }
 
@@ -46,16 +50,20 @@ struct OneCallSource: Source {
     /// One Call is billed per call, and the first 1,000 calls of each UTC day are free.
     static let maxRequestsPerDaySetting = Setting<Int>.integer(
         "collector.onecall.max-requests-per-day", key: "collector.onecall.max_requests_per_day",
-        doc: "One Call requests a day (from 00:00 UTC, when OpenWeather's day starts); the interval stretches to fit, and One Call pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 for no limit.",
+        doc:
+            "One Call requests a day (from 00:00 UTC, when OpenWeather's day starts); the interval stretches to fit, and One Call pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 for no limit.",
         default: 1000, in: 0...100_000_000, shown: "1000 (the free calls a day; 100000 with --demo); 0 for none")
 
-    static let settings = SourceSettings<Options>(flags: [excludeSetting.flag, maxRequestsPerDaySetting.flag]) { given, options throws(ConfigError) in
+    static let settings = SourceSettings<Options>(flags: [excludeSetting.flag, maxRequestsPerDaySetting.flag]) {
+        given, options throws(ConfigError) in
         options.exclude = try given.resolved(excludeSetting)
         // The demo's simulator bills nothing, and its short intervals are there to show every family
         // soon: its default is a limit far above its pace (4 places every 15 s is 23,040 a day), so
         // the limit's series and the requests-today gauge show without stretching anything.
         let demo = try given.resolved(Settings.demo)
-        options.maxRequestsPerDay = try given.value(maxRequestsPerDaySetting) ?? (demo ? Self.demoMaxRequestsPerDay : maxRequestsPerDaySetting.defaultValue)
+        options.maxRequestsPerDay =
+            try given.value(maxRequestsPerDaySetting)
+            ?? (demo ? Self.demoMaxRequestsPerDay : maxRequestsPerDaySetting.defaultValue)
     }
 
     /// A comma-separated list of parts, in the answer's order without repeats; empty text for none.
@@ -63,10 +71,12 @@ struct OneCallSource: Source {
         var parts: Set<OneCall.Part> = []
         for word in entry.text.split(separator: ",").map({ String($0).trimmed }) where !word.isEmpty {
             guard let part = OneCall.Part(rawValue: word), excludable.contains(part) else {
-                let reason = word == "current" || word == "hourly"
+                let reason =
+                    word == "current" || word == "hourly"
                     ? "cannot be left out: One Call stands in for the weather and the forecast, which are read from current and hourly (use --no-collector.onecall for the free endpoints)"
                     : "is not a part of the One Call answer"
-                throw ConfigError("\(entry.origin) \"\(entry.text)\": \"\(word)\" \(reason); use minutely, daily or alerts")
+                throw ConfigError(
+                    "\(entry.origin) \"\(entry.text)\": \"\(word)\" \(reason); use minutely, daily or alerts")
             }
             parts.insert(part)
         }
@@ -74,7 +84,9 @@ struct OneCallSource: Source {
     }
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        OneCall.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language, exclude: options.exclude)
+        OneCall.request(
+            latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language,
+            exclude: options.exclude)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> OneCall {
@@ -108,18 +120,28 @@ struct OneCallSource: Source {
         [
             MetricFamily(name: Self.uvIndex.description, help: "UV index now (current.uvi)."),
             MetricFamily(name: Self.dewPoint.description, help: "Dew point now (current.dew_point)."),
-            MetricFamily(name: Self.dailyMin.description, help: "Forecast lowest temperature of the day days_ahead from today (daily.temp.min; 0 is today)."),
-            MetricFamily(name: Self.dailyMax.description, help: "Forecast highest temperature of the day days_ahead from today (daily.temp.max; 0 is today)."),
+            MetricFamily(
+                name: Self.dailyMin.description,
+                help: "Forecast lowest temperature of the day days_ahead from today (daily.temp.min; 0 is today)."),
+            MetricFamily(
+                name: Self.dailyMax.description,
+                help: "Forecast highest temperature of the day days_ahead from today (daily.temp.max; 0 is today)."),
             MetricFamily(
                 name: Self.alertInfo.description,
                 help: "An official weather alert in force (between its start and end), by event and sender; always 1."),
-            MetricFamily(name: Self.alertEnd.description, help: "When the official weather alert ends, Unix time; the latest of several alike."),
+            MetricFamily(
+                name: Self.alertEnd.description,
+                help: "When the official weather alert ends, Unix time; the latest of several alike."),
             MetricFamily(
                 name: Self.nextStart.description,
-                help: "Start of the first minute with precipitation in the minute forecast (minutely), from the minute covering now (so that minute's start while it rains), Unix time; absent when none is forecast."),
+                help:
+                    "Start of the first minute with precipitation in the minute forecast (minutely), from the minute covering now (so that minute's start while it rains), Unix time; absent when none is forecast."
+            ),
             MetricFamily(
                 name: Self.nextHour.description,
-                help: "Precipitation forecast from now to the end of the minute forecast, about an hour (minutely[].precipitation in mm/h, each minute for its part after now)."),
+                help:
+                    "Precipitation forecast from now to the end of the minute forecast, about an hour (minutely[].precipitation in mm/h, each minute for its part after now)."
+            ),
         ]
     }
 
@@ -132,7 +154,9 @@ struct OneCallSource: Source {
             latest[key] = alert
         }
         let sorted = latest.values.sorted {
-            $0.event != $1.event ? $0.event.utf8.lexicographicallyPrecedes($1.event.utf8) : $0.sender.utf8.lexicographicallyPrecedes($1.sender.utf8)
+            $0.event != $1.event
+                ? $0.event.utf8.lexicographicallyPrecedes($1.event.utf8)
+                : $0.sender.utf8.lexicographicallyPrecedes($1.sender.utf8)
         }
         return Array(sorted.prefix(maxAlerts))
     }
@@ -142,11 +166,16 @@ struct OneCallSource: Source {
     }
 
     /// `families`' lines from each shown location's One Call reading (3.0's, or the one 4.0's parts make).
-    static func appendSeries(of shard: ShardSeries, shown: [(position: Int, reading: OneCall)], to lines: CollectorLines) {
+    static func appendSeries(
+        of shard: ShardSeries, shown: [(position: Int, reading: OneCall)], to lines: CollectorLines
+    ) {
         guard !shown.isEmpty else { return }
         let now = shard.now
         shard.withOpenings { openings in
-            for (family, number, value) in [(Self.dewPoint, Family.dewPoint, { (reading: OneCall) in reading.dewPointCelsius }), (Self.uvIndex, Family.uvIndex, { $0.uvIndex })] {
+            for (family, number, value) in [
+                (Self.dewPoint, Family.dewPoint, { (reading: OneCall) in reading.dewPointCelsius }),
+                (Self.uvIndex, Family.uvIndex, { $0.uvIndex }),
+            ] {
                 guard let buffer = lines[family: number] else { continue }
                 for (position, reading) in shown {
                     buffer.append(family)
@@ -154,7 +183,10 @@ struct OneCallSource: Source {
                     buffer.appendClosing(value(reading))
                 }
             }
-            for (family, number, value) in [(Self.dailyMin, Family.dailyMin, { (day: OneCall.Day) in day.temperatureMinCelsius }), (Self.dailyMax, Family.dailyMax, { $0.temperatureMaxCelsius })] {
+            for (family, number, value) in [
+                (Self.dailyMin, Family.dailyMin, { (day: OneCall.Day) in day.temperatureMinCelsius }),
+                (Self.dailyMax, Family.dailyMax, { $0.temperatureMaxCelsius }),
+            ] {
                 guard let buffer = lines[family: number] else { continue }
                 for (position, reading) in shown {
                     // Label order: "0" to "7" sort as numbers do while there are fewer than ten days.

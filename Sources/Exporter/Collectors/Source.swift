@@ -42,7 +42,9 @@ protocol Source: Sendable {
     /// One poll: its requests, each sent through `get` (which counts it under the budgets), and the
     /// reading with the body the state file keeps (`decode` reads it back). By default one request,
     /// decoded; a source billed per part (One Call 4.0) asks only for the parts due, from `poll.previous`.
-    func fetch(_ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]) throws(OpenWeatherError) -> Fetched<Reading>
+    func fetch(
+        _ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
+    ) throws(OpenWeatherError) -> Fetched<Reading>
     /// The requests one poll sends on average, by part, when polled every `interval`: what the request
     /// plan counts. One request (`[]`) unless `fetch` sends several.
     func requestsPerPoll(every interval: Duration) -> [(part: String, requests: Double)]
@@ -72,7 +74,9 @@ protocol Source: Sendable {
 }
 
 extension Source {
-    func fetch(_ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]) throws(OpenWeatherError) -> Fetched<Reading> {
+    func fetch(
+        _ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
+    ) throws(OpenWeatherError) -> Fetched<Reading> {
         let body = try get(request(for: poll.location, at: poll.coordinates, language: poll.language))
         return Fetched(reading: try decode(body, for: poll.location), body: body)
     }
@@ -139,7 +143,9 @@ struct StandIn<Reading: Sendable>: Sendable {
     let name: String
     let derive: @Sendable (Reading) -> any Sendable
 
-    static func `for`<Other: Source>(_ other: Other.Type, _ derive: @escaping @Sendable (Reading) -> Other.Reading) -> StandIn {
+    static func `for`<Other: Source>(
+        _ other: Other.Type, _ derive: @escaping @Sendable (Reading) -> Other.Reading
+    ) -> StandIn {
         StandIn(name: Other.name, derive: derive)
     }
 }
@@ -147,7 +153,8 @@ struct StandIn<Reading: Sendable>: Sendable {
 /// Every source, in `source` label order (the order a location's health lines are written in).
 enum Sources {
     static let all: [any Source] = [
-        WeatherSource(), ForecastSource(), AirPollutionSource(), AirPollutionForecastSource(), OneCallSource(), OneCall4Source(), GeocodingSource(),
+        WeatherSource(), ForecastSource(), AirPollutionSource(), AirPollutionForecastSource(), OneCallSource(),
+        OneCall4Source(), GeocodingSource(),
     ].sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
     /// How often a source that said it cannot be used (`isUnavailable`) is tried again.
@@ -156,5 +163,6 @@ enum Sources {
     static func named(_ name: String) -> (any Source)? { all.first { $0.name == name } }
 
     /// Names sources had before they took their config-file words: still read in flags and state files.
-    static let formerNames = Dictionary(uniqueKeysWithValues: all.compactMap { source in source.formerName.map { ($0, source.name) } })
+    static let formerNames = Dictionary(
+        uniqueKeysWithValues: all.compactMap { source in source.formerName.map { ($0, source.name) } })
 }

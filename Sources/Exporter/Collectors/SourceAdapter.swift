@@ -37,9 +37,12 @@ extension Source {
     }
 
     /// A poll from the engine's (its last reading as stored); the reading comes back erased, with its body.
-    func fetch(erased poll: Poll<any Sendable>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]) throws(OpenWeatherError) -> Fetched<any Sendable> {
+    func fetch(
+        erased poll: Poll<any Sendable>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
+    ) throws(OpenWeatherError) -> Fetched<any Sendable> {
         let typed = Poll<Reading>(
-            location: poll.location, coordinates: poll.coordinates, language: poll.language, previous: poll.previous.flatMap(recovered),
+            location: poll.location, coordinates: poll.coordinates, language: poll.language,
+            previous: poll.previous.flatMap(recovered),
             now: poll.now, interval: poll.interval, configured: poll.configured)
         let fetched = try fetch(typed, get: get)
         return Fetched(reading: fetched.reading, body: fetched.body)
@@ -49,7 +52,9 @@ extension Source {
     func glance(atStored stored: any Sendable) -> String? { (recovered(stored) as Reading?).flatMap(glance(at:)) }
 
     /// The place a stored reading of this source found; nil unless the source resolves.
-    func resolvedPlace(ofStored stored: any Sendable) -> ResolvedPlace? { (recovered(stored) as Reading?).flatMap(resolvedPlace(of:)) }
+    func resolvedPlace(ofStored stored: any Sendable) -> ResolvedPlace? {
+        (recovered(stored) as Reading?).flatMap(resolvedPlace(of:))
+    }
 }
 
 /// A stored reading with its type given back. It cannot miss (see above); if a change made it miss,

@@ -18,7 +18,8 @@ enum Spans {
         _ collector: String, _ list: String, doc: String, default value: [Duration], shown: String, reach: Duration
     ) -> Setting<[Duration]> {
         Setting<[Duration]>(
-            "collector.\(collector).\(list)", key: "collector.\(collector).\(list)", kind: .list, placeholder: "DURATIONS",
+            "collector.\(collector).\(list)", key: "collector.\(collector).\(list)", kind: .list,
+            placeholder: "DURATIONS",
             doc: doc, default: value, shown: shown
         ) { entry throws(ConfigError) in try Parse.durations(entry, upTo: reach) }
     }

@@ -6,17 +6,21 @@ import OpenWeather
 /// an old value as if it were current.
 struct WeatherSource: Source {
     static let name = "weather"
-    static let summary = "Current weather (/data/2.5/weather): temperature, humidity, pressure, wind, clouds, rain, snow, sun."
+    static let summary =
+        "Current weather (/data/2.5/weather): temperature, humidity, pressure, wind, clouds, rain, snow, sun."
     static let enabledByDefault = true
     static let defaultInterval = Duration.seconds(600)
     static let demoInterval = Duration.seconds(15)
     /// `--poll.interval`: the interval's name from before every collector had its own.
     static let settings = SourceSettings<NoOptions>(
-        flags: [.formerName("poll.interval", key: "poll.interval", of: Settings.collectorInterval(WeatherSource()).flag)]
+        flags: [
+            .formerName("poll.interval", key: "poll.interval", of: Settings.collectorInterval(WeatherSource()).flag)
+        ]
     ) { _, _ throws(ConfigError) in }
 
     func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        CurrentWeather.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+        CurrentWeather.request(
+            latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> CurrentWeather {
@@ -107,17 +111,21 @@ struct WeatherSource: Source {
 
     var families: [MetricFamily] {
         Field.allCases.map { MetricFamily(name: $0.name, help: $0.help) } + [
-            MetricFamily(name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1."),
+            MetricFamily(
+                name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1."),
             MetricFamily(
                 name: Self.locationInfo.description,
-                help: "Where the location is: the coordinates polled, and the place's name, state and country (from the geocoder for places given by name, else from the weather answer; \"\" over the ocean); always 1."),
+                help:
+                    "Where the location is: the coordinates polled, and the place's name, state and country (from the geocoder for places given by name, else from the weather answer; \"\" over the ocean); always 1."
+            ),
         ]
     }
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to:
     /// the fields' in their order, then the condition's and the location's.
     private enum Family: FamilyPosition {
-        case field(Field), condition, location
+        case field(Field)
+        case condition, location
 
         var position: Int {
             switch self {

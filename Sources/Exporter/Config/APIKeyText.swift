@@ -1,22 +1,31 @@
 /// What a key's text says before any request is sent: the placeholder of an example is refused,
 /// and a key unlike OpenWeather's is warned about. Neither message quotes the key.
 enum APIKeyText {
-    /// `where_` names the key's origin for the messages: `$OPENWEATHER_API_KEY`, `the API key file "PATH"`.
-    static func check(_ key: String, from where_: String) throws(ConfigError) -> String? {
+    /// `origin` names the key's origin for the messages: `$OPENWEATHER_API_KEY`, `the API key file "PATH"`.
+    static func check(_ key: String, from origin: String) throws(ConfigError) -> String? {
         if isPlaceholder(key) {
             throw ConfigError(
-                "the API key in \(where_) is the placeholder of an example (like REPLACE_WITH_YOUR_OPENWEATHER_API_KEY), not a key: put your own OpenWeather API key there (https://home.openweathermap.org/api_keys), or run with --demo to try the exporter without one")
+                "the API key in \(origin) is the placeholder of an example (like REPLACE_WITH_YOUR_OPENWEATHER_API_KEY), not a key: put your own OpenWeather API key there (https://home.openweathermap.org/api_keys), or run with --demo to try the exporter without one"
+            )
         }
         guard let problem = shapeProblem(key) else { return nil }
-        return "the API key in \(where_) \(problem), unlike OpenWeather's keys (32 hexadecimal characters): check that it was copied whole from https://home.openweathermap.org/api_keys; OpenWeather answers a wrong key with 401"
+        return
+            "the API key in \(origin) \(problem), unlike OpenWeather's keys (32 hexadecimal characters): check that it was copied whole from https://home.openweathermap.org/api_keys; OpenWeather answers a wrong key with 401"
     }
 
     /// Words and forms no OpenWeather key has: keys are hexadecimal, and these words are not.
     static func isPlaceholder(_ key: String) -> Bool {
         let letters = String(key.lowercased().filter { $0.isLetter || $0.isNumber })
-        if ["replace", "your", "changeme", "placeholder", "insert", "example", "xxx"].contains(where: letters.contains) { return true }
+        if ["replace", "your", "changeme", "placeholder", "insert", "example", "xxx"].contains(where: letters.contains)
+        {
+            return true
+        }
         // A variable no shell or template expanded: ${KEY}, $(KEY), {{ key }}, <api-key>.
-        if key.hasPrefix("${") || key.hasPrefix("$(") || key.hasPrefix("{{") || (key.hasPrefix("<") && key.hasSuffix(">")) { return true }
+        if key.hasPrefix("${") || key.hasPrefix("$(") || key.hasPrefix("{{")
+            || (key.hasPrefix("<") && key.hasSuffix(">"))
+        {
+            return true
+        }
         // 0000..., ****: one character over and over.
         return key.count >= 4 && Set(key).count == 1
     }

@@ -11,8 +11,10 @@ struct AlertThresholds: Sendable, Equatable {
     var rainMeters: Double?
 
     /// Bounds given in °C; one given in °F is set through `above` or `below`.
-    init(aboveCelsius: Double? = nil, belowCelsius: Double? = nil, hysteresisCelsius: Double? = nil,
-         gustMetersPerSecond: Double? = nil, rainMeters: Double? = nil) {
+    init(
+        aboveCelsius: Double? = nil, belowCelsius: Double? = nil, hysteresisCelsius: Double? = nil,
+        gustMetersPerSecond: Double? = nil, rainMeters: Double? = nil
+    ) {
         above = aboveCelsius.map { TemperatureThreshold(celsius: $0) }
         below = belowCelsius.map { TemperatureThreshold(celsius: $0) }
         self.hysteresisCelsius = hysteresisCelsius
@@ -27,7 +29,8 @@ struct AlertThresholds: Sendable, Equatable {
     func merged(over defaults: AlertThresholds) -> AlertThresholds {
         var merged = AlertThresholds(
             hysteresisCelsius: hysteresisCelsius ?? defaults.hysteresisCelsius,
-            gustMetersPerSecond: gustMetersPerSecond ?? defaults.gustMetersPerSecond, rainMeters: rainMeters ?? defaults.rainMeters)
+            gustMetersPerSecond: gustMetersPerSecond ?? defaults.gustMetersPerSecond,
+            rainMeters: rainMeters ?? defaults.rainMeters)
         merged.above = above ?? defaults.above
         merged.below = below ?? defaults.below
         return merged
@@ -62,7 +65,8 @@ struct AlertThresholds: Sendable, Equatable {
         var expected: String {
             switch self {
             case .above, .below: "a temperature: \(TemperatureThreshold.forms), from -150 to 150 °C (-238 to 302 °F)"
-            case .hysteresis: "a margin in °C from 0 to 50, like 1 or 0.5 (0: resolve as soon as the bound is crossed back)"
+            case .hysteresis:
+                "a margin in °C from 0 to 50, like 1 or 0.5 (0: resolve as soon as the bound is crossed back)"
             case .gust: "a gust speed in m/s above 0 and at most 200, like 20 (72 km/h)"
             case .rain: "a rain total in mm above 0 and at most 10000, like 20"
             }
@@ -76,7 +80,8 @@ struct AlertThresholds: Sendable, Equatable {
                 return true
             }
             let trimmed = text.trimmed
-            guard trimmed.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(trimmed), value.isFinite else { return false }
+            guard trimmed.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(trimmed), value.isFinite
+            else { return false }
             switch self {
             case .hysteresis:
                 guard (0...50).contains(value) else { return false }
@@ -128,7 +133,9 @@ struct TemperatureThreshold: Sendable, Equatable {
             number = Substring(String(number).trimmed)
         }
         // Decimal only: Double also reads "0x1F" (hex, whose F is no unit), "inf" and "nan".
-        guard number.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(number), value.isFinite else { return nil }
+        guard number.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(number), value.isFinite else {
+            return nil
+        }
         let celsius = unit == .fahrenheit ? (value - 32) * 5 / 9 : value
         guard range.contains(celsius) else { return nil }
         return TemperatureThreshold(celsius: celsius, unit: unit)

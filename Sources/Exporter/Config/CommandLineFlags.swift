@@ -12,9 +12,13 @@ struct CommandLineFlags {
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
-            if argument == "-h" { flags.settings.values[Settings.help.flag.name] = .init(text: "true", origin: "-h"); continue }
+            if argument == "-h" {
+                flags.settings.values[Settings.help.flag.name] = .init(text: "true", origin: "-h")
+                continue
+            }
             guard argument.hasPrefix("--"), argument.count > 2 else {
-                throw ConfigError("unexpected argument \"\(argument)\": flags start with --, run with --help to list them")
+                throw ConfigError(
+                    "unexpected argument \"\(argument)\": flags start with --, run with --help to list them")
             }
             var name = String(argument.dropFirst(2))
             var inlineValue: String?
@@ -23,14 +27,19 @@ struct CommandLineFlags {
                 name = String(name[..<equals])
             }
             if name == "openweather.api-key" || name == "api-key" || name == "appid" {
-                throw ConfigError("the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH")
+                throw ConfigError(
+                    "the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH"
+                )
             }
             if let renamed = renamedCollector(name) {
                 flags.settings.warnings.append(
-                    "--\(name) is the old spelling of --\(renamed) (the config file's word); it still works, but use the new name")
+                    "--\(name) is the old spelling of --\(renamed) (the config file's word); it still works, but use the new name"
+                )
                 name = renamed
             }
-            if name.hasPrefix("no-"), inlineValue == nil, let flag = Flag.named(String(name.dropFirst(3))), flag.kind == .boolean {
+            if name.hasPrefix("no-"), inlineValue == nil, let flag = Flag.named(String(name.dropFirst(3))),
+                flag.kind == .boolean
+            {
                 flags.settings.values[flag.name] = .init(text: "false", origin: "--\(name)")
                 continue
             }

@@ -7,5 +7,6 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
 
 extension ConfigError {
     /// A reload that asked for help or the version instead of a configuration.
-    public static let noConfiguration = ConfigError("the command line asks for --help or --version, not a configuration")
+    public static let noConfiguration = ConfigError(
+        "the command line asks for --help or --version, not a configuration")
 }

@@ -11,7 +11,8 @@ enum ConfigFile {
         do {
             bytes = try Files.read(path, limit: 16 << 20)
         } catch {
-            throw ConfigError("cannot read the config file \"\(path)\": \(error); check --config.file and the file's permissions")
+            throw ConfigError(
+                "cannot read the config file \"\(path)\": \(error); check --config.file and the file's permissions")
         }
         let root: YAMLNode
         do {
@@ -34,14 +35,16 @@ enum ConfigFile {
             self.children = children
         }
 
-        static let root: KeyTree = build(Flag.all.compactMap { flag in
-            flag.key.map { (path: $0.split(separator: ".").map(String.init), flag: flag) }
-        })
+        static let root: KeyTree = build(
+            Flag.all.compactMap { flag in
+                flag.key.map { (path: $0.split(separator: ".").map(String.init), flag: flag) }
+            })
 
         private static func build(_ entries: [(path: [String], flag: Flag)]) -> KeyTree {
             let leaf = entries.first { $0.path.isEmpty }?.flag
             let groups = Dictionary(grouping: entries.filter { !$0.path.isEmpty }) { $0.path[0] }
-            return KeyTree(flag: leaf, children: groups.mapValues { build($0.map { (Array($0.path.dropFirst()), $0.flag) }) })
+            return KeyTree(
+                flag: leaf, children: groups.mapValues { build($0.map { (Array($0.path.dropFirst()), $0.flag) }) })
         }
     }
 }
@@ -66,49 +69,74 @@ private struct Reader {
     mutating func read(_ root: YAMLNode, into settings: inout RawSettings) throws(ConfigError) {
         if root.isNull { return }
         guard let entries = root.mapping else {
-            throw fail(root.position, "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)")
+            throw fail(
+                root.position,
+                "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)"
+            )
         }
         // A location's key moved out of its item leaves the item incomplete too: name the cause first,
         // with the column of the item's keys, which is what puts it back.
-        let column = root["locations"]?.sequence?.last(where: { $0.mapping != nil }).map { " (column \($0.position.column), like the item's other keys)" } ?? ""
-        for entry in entries where ConfigFile.KeyTree.root.children[entry.key] == nil && Self.locationKeys.contains(Settings.snakeCase(entry.key)) {
-            throw fail(entry.keyPosition, "`\(entry.key)` is a key of a location: indent it under its item in `locations:`\(column)")
+        let column =
+            root["locations"]?.sequence?.last(where: { $0.mapping != nil }).map {
+                " (column \($0.position.column), like the item's other keys)"
+            } ?? ""
+        for entry in entries
+        where ConfigFile.KeyTree.root.children[entry.key] == nil
+            && Self.locationKeys.contains(Settings.snakeCase(entry.key))
+        {
+            throw fail(
+                entry.keyPosition,
+                "`\(entry.key)` is a key of a location: indent it under its item in `locations:`\(column)")
         }
         try section(entries, tree: ConfigFile.KeyTree.root, path: [], into: &settings)
         settings.warnings += warnings
     }
 
     /// The key's name in the table: itself, or the snake_case key an old camelCase one stands for (with a warning).
-    mutating func resolve(_ entry: YAMLEntry, in tree: ConfigFile.KeyTree, path: [String]) throws(ConfigError) -> String {
+    mutating func resolve(_ entry: YAMLEntry, in tree: ConfigFile.KeyTree, path: [String]) throws(ConfigError) -> String
+    {
         if tree.children[entry.key] != nil { return entry.key }
         let full = (path + [entry.key]).joined(separator: ".")
         let snake = Settings.snakeCase(entry.key)
         if snake != entry.key, tree.children[snake] != nil {
             let new = (path + [snake]).joined(separator: ".")
             warnings.append(
-                "config file \"\(file)\", \(entry.keyPosition): `\(full)` is the old name of `\(new)`; it still works, but rename it to \(snake)")
+                "config file \"\(file)\", \(entry.keyPosition): `\(full)` is the old name of `\(new)`; it still works, but rename it to \(snake)"
+            )
             return snake
         }
         if path == ["openweather"], ["api_key", "appid", "key"].contains(snake) {
-            throw fail(entry.keyPosition, "the API key itself does not belong in the file: use `openweather.api_key_file` or $OPENWEATHER_API_KEY")
+            throw fail(
+                entry.keyPosition,
+                "the API key itself does not belong in the file: use `openweather.api_key_file` or $OPENWEATHER_API_KEY"
+            )
         }
-        if path.isEmpty, let flag = Flag.all.first(where: { $0.key == nil && Settings.snakeCase($0.name) == snake }) ?? (snake == "config" ? Settings.configFile.flag : nil) {
+        if path.isEmpty,
+            let flag = Flag.all.first(where: { $0.key == nil && Settings.snakeCase($0.name) == snake })
+                ?? (snake == "config" ? Settings.configFile.flag : nil)
+        {
             throw fail(entry.keyPosition, "`\(entry.key)` cannot be set in the file; use the flag --\(flag.name)")
         }
         let known = tree.children.keys.sorted()
         let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
-        let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\((path + [$0.0]).joined(separator: "."))`?)" : nil }
+        let hint =
+            near.flatMap { $0.1 <= 3 ? " (did you mean `\((path + [$0.0]).joined(separator: "."))`?)" : nil }
             ?? "; \(path.isEmpty ? "the sections are" : "`\(path.joined(separator: "."))` takes") \(known.joined(separator: ", "))"
         throw fail(entry.keyPosition, "unknown key `\(full)`\(hint)")
     }
 
-    mutating func section(_ entries: [YAMLEntry], tree: ConfigFile.KeyTree, path: [String], into settings: inout RawSettings) throws(ConfigError) {
+    mutating func section(
+        _ entries: [YAMLEntry], tree: ConfigFile.KeyTree, path: [String], into settings: inout RawSettings
+    ) throws(ConfigError) {
         var seen: [String: YAMLEntry] = [:]
         for entry in entries {
             let name = try resolve(entry, in: tree, path: path)
             if let first = seen[name] {
                 // YAML refuses a key twice; a new key beside its old camelCase name is the same mistake.
-                throw fail(entry.keyPosition, "`\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)")
+                throw fail(
+                    entry.keyPosition,
+                    "`\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)"
+                )
             }
             seen[name] = entry
             let child = tree.children[name]!
@@ -129,7 +157,10 @@ private struct Reader {
                 try section(members, tree: child, path: keyPath, into: &settings)
             } else {
                 let example = child.children.keys.sorted().first.map { "\($0): ..." } ?? "key: value"
-                throw fail(entry.value.position, "`\(key)` must be a mapping (\(name):, then indented lines such as \(example)), not \(entry.value.kindDescription)")
+                throw fail(
+                    entry.value.position,
+                    "`\(key)` must be a mapping (\(name):, then indented lines such as \(example)), not \(entry.value.kindDescription)"
+                )
             }
         }
     }
@@ -141,30 +172,41 @@ private struct Reader {
             var texts: [String] = []
             for item in items {
                 guard let scalar = item.scalar, !item.isNull else {
-                    throw fail(item.position, "an item of `\(key)` must be a single value like 3h, not \(item.kindDescription)")
+                    throw fail(
+                        item.position, "an item of `\(key)` must be a single value like 3h, not \(item.kindDescription)"
+                    )
                 }
                 texts.append(scalar.text)
             }
             return .init(text: texts.joined(separator: ","), origin: origin)
         }
         guard let scalar = node.scalar else {
-            let form = flag.kind == .list ? "a list like [3h, 6h] or a single value" : flag.kind == .boolean ? "true or false" : "a single value"
+            let form =
+                flag.kind == .list
+                ? "a list like [3h, 6h] or a single value" : flag.kind == .boolean ? "true or false" : "a single value"
             throw fail(node.position, "`\(key)` must be \(form), not \(node.kindDescription)")
         }
         guard !scalar.isNull else {
-            throw fail(node.position, "`\(key)` has no value: give one (like \(key.split(separator: ".").last!): \(flag.placeholder.isEmpty ? "true" : flag.placeholder)) or remove the line")
+            throw fail(
+                node.position,
+                "`\(key)` has no value: give one (like \(key.split(separator: ".").last!): \(flag.placeholder.isEmpty ? "true" : flag.placeholder)) or remove the line"
+            )
         }
         return .init(text: scalar.text, origin: origin)
     }
 
     mutating func locations(_ node: YAMLNode, into settings: inout RawSettings) throws(ConfigError) {
         guard let items = node.sequence ?? (node.isNull ? [] : nil) else {
-            throw fail(node.position, "`locations` must be a list of items (- name: London, then latitude: and longitude:, or query:, or zip:), not \(node.kindDescription)")
+            throw fail(
+                node.position,
+                "`locations` must be a list of items (- name: London, then latitude: and longitude:, or query:, or zip:), not \(node.kindDescription)"
+            )
         }
         settings.locations = []
         for (index, item) in items.enumerated() {
             let location = try location(item, at: "locations[\(index)]")
-            settings.locations.append(.init(text: location.name, origin: origin(item.position, "locations[\(index)]"), location: location))
+            settings.locations.append(
+                .init(text: location.name, origin: origin(item.position, "locations[\(index)]"), location: location))
         }
         settings.locationsOrigin = "config file \"\(file)\""
     }
@@ -178,25 +220,32 @@ private struct Reader {
 
     mutating func location(_ item: YAMLNode, at key: String) throws(ConfigError) -> Location {
         let shape = "name and latitude and longitude, name and query (City,State,Country), or name and zip (94040,US)"
-        guard let entries = item.mapping else { throw fail(item.position, "`\(key)` must be a mapping of \(shape), not \(item.kindDescription)") }
+        guard let entries = item.mapping else {
+            throw fail(item.position, "`\(key)` must be a mapping of \(shape), not \(item.kindDescription)")
+        }
         let known = Self.locationKeys
         for entry in entries where !known.contains(entry.key) {
             let near = known.map { ($0, CommandLineFlags.editDistance($0, entry.key)) }.min { $0.1 < $1.1 }
             let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
-            throw fail(entry.keyPosition, "unknown key `\(key).\(entry.key)`\(hint); a location takes name, latitude and longitude (or query, or zip) and alerts")
+            throw fail(
+                entry.keyPosition,
+                "unknown key `\(key).\(entry.key)`\(hint); a location takes name, latitude and longitude (or query, or zip) and alerts"
+            )
         }
         guard let nameNode = item["name"], let name = nameNode.scalar?.text, !nameNode.isNull else {
             throw fail(item.position, "`\(key).name` is missing or not a single value: give each location a name")
         }
-        let where_ = origin(item.position, key)
-        try LocationSpec.validate(name: name, origin: where_)
+        let place = origin(item.position, key)
+        try LocationSpec.validate(name: name, origin: place)
         let alerts = try alerts(item["alerts"], at: "\(key).alerts")
         let given = ["latitude", "longitude", "query", "zip"].filter { item[$0] != nil }
         switch Set(given) {
         case ["query"], ["zip"]:
             let node = item[given[0]]!
             guard let text = node.scalar?.text.trimmed, !node.isNull, !text.isEmpty else {
-                throw fail(node.position, "`\(key).\(given[0])` of \"\(name)\" must be a non-empty value, like Springfield,IL,US or 94040,US")
+                throw fail(
+                    node.position,
+                    "`\(key).\(given[0])` of \"\(name)\" must be a non-empty value, like Springfield,IL,US or 94040,US")
             }
             let query: PlaceQuery = given[0] == "zip" ? .zip(text) : .name(text)
             return Location(name: name, place: .query(query), alerts: alerts)
@@ -204,17 +253,25 @@ private struct Reader {
             func coordinate(_ field: String, _ range: ClosedRange<Double>) throws(ConfigError) -> Double {
                 let node = item[field]!
                 return try LocationSpec.coordinate(
-                    try number(node, "\(key).\(field)"), what: field, range: range, name: name, origin: origin(node.position, "\(key).\(field)"))
+                    try number(node, "\(key).\(field)"), what: field, range: range, name: name,
+                    origin: origin(node.position, "\(key).\(field)"))
             }
             return Location(
-                name: name, latitude: try coordinate("latitude", -90...90), longitude: try coordinate("longitude", -180...180),
+                name: name, latitude: try coordinate("latitude", -90...90),
+                longitude: try coordinate("longitude", -180...180),
                 alerts: alerts)
         case ["latitude"], ["longitude"]:
-            throw fail(item.position, "`\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): give both")
+            throw fail(
+                item.position,
+                "`\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): give both"
+            )
         case []:
             throw fail(item.position, "`\(key)` (\"\(name)\") says nowhere: give \(shape)")
         default:
-            throw fail(item.position, "`\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, query, or zip")
+            throw fail(
+                item.position,
+                "`\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, query, or zip"
+            )
         }
     }
 
@@ -222,7 +279,10 @@ private struct Reader {
         guard let node, !node.isNull else { return .inherit }
         if node.scalar?.bool == false { return .off }
         guard let entries = node.mapping else {
-            throw fail(node.position, "`\(key)` must be a mapping (temperature_above_celsius: 35, temperature_below_celsius: 32F, wind_gust_meters_per_second: 20, ...) or false to opt out")
+            throw fail(
+                node.position,
+                "`\(key)` must be a mapping (temperature_above_celsius: 35, temperature_below_celsius: 32F, wind_gust_meters_per_second: 20, ...) or false to opt out"
+            )
         }
         var thresholds = AlertThresholds()
         let fields = AlertThresholds.Field.allCases
@@ -234,10 +294,14 @@ private struct Reader {
                 guard known.contains(snake) else {
                     let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
                     let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
-                    throw fail(entry.keyPosition, "unknown key `\(key).\(entry.key)`\(hint); use \(known.dropLast().joined(separator: ", ")) or \(known.last!)")
+                    throw fail(
+                        entry.keyPosition,
+                        "unknown key `\(key).\(entry.key)`\(hint); use \(known.dropLast().joined(separator: ", ")) or \(known.last!)"
+                    )
                 }
                 warnings.append(
-                    "config file \"\(file)\", \(entry.keyPosition): `\(key).\(name)` is the old name of `\(key).\(snake)`; it still works, but rename it to \(snake)")
+                    "config file \"\(file)\", \(entry.keyPosition): `\(key).\(name)` is the old name of `\(key).\(snake)`; it still works, but rename it to \(snake)"
+                )
                 name = snake
             }
             let field = fields.first { $0.key == name }!

@@ -117,17 +117,25 @@ public struct Configuration: Sendable {
     var sourcePolling: SourcePolling {
         let active = activeCollectors
         let sources = active.map(\.source)
-        let readFrom = Dictionary(sources.flatMap { source in source.standsIn.map { ($0, source.name) } }, uniquingKeysWith: { first, _ in first })
+        let readFrom = Dictionary(
+            sources.flatMap { source in source.standsIn.map { ($0, source.name) } },
+            uniquingKeysWith: { first, _ in first })
         let requests = RequestPlan(
             sources: active.filter { !$0.source.resolves }.map { demand(of: $0, readFrom: readFrom[$0.name]) },
             budgetPerMinute: maxRequestsPerMinute, budgetPerDay: maxRequestsPerDay)
         let standIns = Set(sources.filter { !$0.standsIn.isEmpty }.map(\.name))
-        let fallback = standIns.isEmpty ? nil : RequestPlan(
-            sources: active.filter { !$0.source.resolves && !standIns.contains($0.name) }.map { demand(of: $0, readFrom: nil) },
-            budgetPerMinute: maxRequestsPerMinute, budgetPerDay: maxRequestsPerDay)
+        let fallback =
+            standIns.isEmpty
+            ? nil
+            : RequestPlan(
+                sources: active.filter { !$0.source.resolves && !standIns.contains($0.name) }.map {
+                    demand(of: $0, readFrom: nil)
+                },
+                budgetPerMinute: maxRequestsPerMinute, budgetPerDay: maxRequestsPerDay)
         // A resolver is in neither request plan: it retries at its configured interval.
         let intervals = active.map { collector in
-            (readFrom[collector.name] != nil ? fallback?.interval(of: collector.name) : nil) ?? requests.interval(of: collector.name) ?? collector.interval
+            (readFrom[collector.name] != nil ? fallback?.interval(of: collector.name) : nil) ?? requests.interval(
+                of: collector.name) ?? collector.interval
         }
         let maxStaleness = intervals.map { interval in
             switch self.maxStaleness {
@@ -136,15 +144,19 @@ public struct Configuration: Sendable {
             }
         }
         return SourcePolling(
-            sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness, configured: active.map(\.interval))
+            sources: sources, requests: requests, fallback: fallback, intervals: intervals, maxStaleness: maxStaleness,
+            configured: active.map(\.interval))
     }
 
     /// What `collector` asks of the budgets: every location, or none when `readFrom` stands in for it.
     private func demand(of collector: ConfiguredSource, readFrom: String?) -> RequestPlan.Demand {
         RequestPlan.Demand(
-            name: collector.name, interval: collector.interval, locations: readFrom == nil ? locations.count : 0, readFrom: readFrom,
+            name: collector.name, interval: collector.interval, locations: readFrom == nil ? locations.count : 0,
+            readFrom: readFrom,
             dailyLimit: dailyLimit(of: collector.source),
-            parts: collector.source.requestsPerPoll(every: collector.interval).map { RequestPlan.Part(name: $0.part, perPoll: $0.requests) })
+            parts: collector.source.requestsPerPoll(every: collector.interval).map {
+                RequestPlan.Part(name: $0.part, perPoll: $0.requests)
+            })
     }
 
     /// This replica's share of `source`'s own limit of requests a UTC day (the key's, split among the

@@ -30,7 +30,8 @@ extension ConfigurationLoader {
         let url = config.openWeatherURL
         if url.lowercased().hasPrefix("http://"), !config.demo, !Self.isLoopback(url) {
             config.warnings.append(
-                "--openweather.url \(url) is http://: the API key travels unencrypted to that host; use https:// unless it is a proxy or gateway on a trusted network")
+                "--openweather.url \(url) is http://: the API key travels unencrypted to that host; use https:// unless it is a proxy or gateway on a trusted network"
+            )
         }
     }
 
@@ -39,20 +40,24 @@ extension ConfigurationLoader {
         do {
             bytes = try Files.read(path, limit: 16 << 20)
         } catch {
-            throw ConfigError("cannot read the CA certificates \"\(path)\" (\(origin)): \(error); check the path and its permissions")
+            throw ConfigError(
+                "cannot read the CA certificates \"\(path)\" (\(origin)): \(error); check the path and its permissions")
         }
         guard String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw ConfigError("\"\(path)\" (\(origin)) holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the CA certificates in PEM form")
+            throw ConfigError(
+                "\"\(path)\" (\(origin)) holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the CA certificates in PEM form"
+            )
         }
     }
 
     /// http://localhost..., http://127.x..., http://[::1]...: the key never leaves the machine.
     static func isLoopback(_ url: String) -> Bool {
         let authority = url.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" }
-        let host = authority.hasPrefix("[") ? String(authority.dropFirst().prefix { $0 != "]" }) : String(authority.prefix { $0 != ":" })
+        let host =
+            authority.hasPrefix("[")
+            ? String(authority.dropFirst().prefix { $0 != "]" }) : String(authority.prefix { $0 != ":" })
         return host.lowercased() == "localhost" || host.hasPrefix("127.") || host == "::1"
     }
-
 
     /// The demo sends the key only to its own simulator, so any text will do there.
     func checkKey(_ key: String, from origin: String, into config: inout Configuration) throws(ConfigError) {
@@ -66,17 +71,22 @@ extension ConfigurationLoader {
             do {
                 bytes = try Files.read(file.text, limit: 4096)
             } catch {
-                throw ConfigError("cannot read the API key file \"\(file.text)\" (\(file.origin)): \(error); check the path and its permissions")
+                throw ConfigError(
+                    "cannot read the API key file \"\(file.text)\" (\(file.origin)): \(error); check the path and its permissions"
+                )
             }
             let key = String(decoding: bytes, as: UTF8.self).trimmed
             guard !key.isEmpty else {
                 throw ConfigError("the API key file \"\(file.text)\" is empty: put your OpenWeather API key in it")
             }
             guard key.allSatisfy({ $0.isASCII && !$0.isWhitespace && !($0.asciiValue! < 0x20) }) else {
-                throw ConfigError("the API key file \"\(file.text)\" holds more than a key (spaces or several lines): leave only the key in it")
+                throw ConfigError(
+                    "the API key file \"\(file.text)\" holds more than a key (spaces or several lines): leave only the key in it"
+                )
             }
             if Files.isWorldReadable(file.text) {
-                config.warnings.append("the API key file \"\(file.text)\" is readable by every user: chmod 600 it (or 640 for a group)")
+                config.warnings.append(
+                    "the API key file \"\(file.text)\" is readable by every user: chmod 600 it (or 640 for a group)")
             }
             config.apiKey = Secret(key)
             config.apiKeySource = file.text
@@ -90,7 +100,8 @@ extension ConfigurationLoader {
             config.apiKeySource = "demo"
         } else {
             throw ConfigError(
-                "no OpenWeather API key: set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH (get a key at https://home.openweathermap.org/api_keys); to try the exporter without a key run with --demo")
+                "no OpenWeather API key: set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH (get a key at https://home.openweathermap.org/api_keys); to try the exporter without a key run with --demo"
+            )
         }
     }
 }

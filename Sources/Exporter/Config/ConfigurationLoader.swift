@@ -30,7 +30,10 @@ public struct ConfigurationLoader: Sendable {
             switch try rest.load() {
             case .help: return .help(BackfillOptions.help)
             case .run(let configuration):
-                return .backfill(configuration, try BackfillOptions.parse(since: given.since, until: given.until, output: given.output, labels: given.labels))
+                return .backfill(
+                    configuration,
+                    try BackfillOptions.parse(
+                        since: given.since, until: given.until, output: given.output, labels: given.labels))
             case let other: return other
             }
         }
@@ -41,7 +44,9 @@ public struct ConfigurationLoader: Sendable {
             return .healthcheck(try HealthCheck(try layered(flags), timeout: given.timeout))
         }
         let flags = try CommandLineFlags.parse(arguments)
-        if flags.isSet(Settings.help) { return .help(Flag.helpText + "\n" + BackfillOptions.pointer + "\n" + HealthCheck.pointer) }
+        if flags.isSet(Settings.help) {
+            return .help(Flag.helpText + "\n" + BackfillOptions.pointer + "\n" + HealthCheck.pointer)
+        }
         if flags.isSet(Settings.version) { return .version(BuildInfo.versionLine) }
 
         var settings = try layered(flags)
@@ -51,7 +56,8 @@ public struct ConfigurationLoader: Sendable {
             return .run(try build(settings))
         } catch {
             // A misspelled variable is the likely cause of a missing setting: say it with the error.
-            throw unknown.isEmpty ? error : ConfigError("\(error.description); note: \(unknown.joined(separator: "; "))")
+            throw unknown.isEmpty
+                ? error : ConfigError("\(error.description); note: \(unknown.joined(separator: "; "))")
         }
     }
 
@@ -92,7 +98,8 @@ public struct ConfigurationLoader: Sendable {
         return environment.keys.sorted().compactMap { name -> String? in
             let upper = name.uppercased()
             guard upper.hasPrefix(prefix), !known.contains(name), !Self.buildInputs.contains(name),
-                  environment[name]?.isEmpty == false else { return nil }
+                environment[name]?.isEmpty == false
+            else { return nil }
             let given = String(upper.dropFirst(prefix.count))
             if ["API_KEY", "APIKEY", "KEY", "APPID", "OPENWEATHER_API_KEY", "OPENWEATHER_KEY"].contains(given) {
                 return "$\(name) is not read: the API key comes from $OPENWEATHER_API_KEY or --openweather.api-key-file"
@@ -102,7 +109,8 @@ public struct ConfigurationLoader: Sendable {
                 let rest = candidate.dropFirst(prefix.count)
                 return (candidate, rest.hasSuffix("_" + given) ? 1 : CommandLineFlags.editDistance(candidate, upper))
             }
-            let hint = scored.min { $0.1 < $1.1 }.flatMap { $0.1 <= 3 ? " (did you mean $\($0.0)?)" : nil }
+            let hint =
+                scored.min { $0.1 < $1.1 }.flatMap { $0.1 <= 3 ? " (did you mean $\($0.0)?)" : nil }
                 ?? "; run with --help: every flag is OPENWEATHER_EXPORTER_ and its name in upper case with _ for . and -"
             return "$\(name) is not a setting and is ignored\(hint)"
         }
@@ -148,7 +156,8 @@ public struct ConfigurationLoader: Sendable {
                 config.locations = DemoLocations.all
             } else {
                 throw ConfigError(
-                    "no location configured: add one or more --location NAME=LAT,LON (for example --location \"London=51.5074,-0.1278\") or a \"locations\" list in --config.file; to try the exporter without a key run with --demo")
+                    "no location configured: add one or more --location NAME=LAT,LON (for example --location \"London=51.5074,-0.1278\") or a \"locations\" list in --config.file; to try the exporter without a key run with --demo"
+                )
             }
         }
         try loadKey(settings, into: &config)
@@ -157,24 +166,33 @@ public struct ConfigurationLoader: Sendable {
         let active = config.sourcePolling
         let plan = active.requests
         if plan.stretched {
-            let budget = config.shard.total == 1
-                ? "\(config.maxRequestsPerMinute)" : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
+            let budget =
+                config.shard.total == 1
+                ? "\(config.maxRequestsPerMinute)"
+                : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
             config.warnings.append(
-                "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more")
+                "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more"
+            )
         }
         if !plan.stretchedForDay.isEmpty {
             let limits = plan.entries.filter { plan.stretchedForDay.contains($0.name) }.map { entry in
                 "\(entry.name) needs \(RequestPlan.count(entry.neededPerDay)) a day at its configured interval"
                     + (entry.dailyLimit.map { ", \($0) allowed (--collector.\(entry.name).max-requests-per-day)" } ?? "")
             }
-            let key = config.maxRequestsPerDay.map { "; the key allows \($0) a day in all (--openweather.max-requests-per-day)" } ?? ""
+            let key =
+                config.maxRequestsPerDay.map {
+                    "; the key allows \($0) a day in all (--openweather.max-requests-per-day)"
+                } ?? ""
             config.warnings.append(
-                "the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows more, or poll fewer locations")
+                "the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows more, or poll fewer locations"
+            )
         }
         if case .duration(let duration) = config.maxStaleness {
-            for (source, interval) in zip(active.sources, active.intervals) where !source.resolves && interval >= duration {
+            for (source, interval) in zip(active.sources, active.intervals)
+            where !source.resolves && interval >= duration {
                 config.warnings.append(
-                    "--openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics between polls; use a multiple of the intervals instead, like 3x")
+                    "--openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics between polls; use a multiple of the intervals instead, like 3x"
+                )
             }
         }
         return config
@@ -184,25 +202,34 @@ public struct ConfigurationLoader: Sendable {
     /// temperature; likely a swap, so name where and how to fix it. Inherited defaults are named once.
     static func invertedThresholds(_ config: Configuration) -> [String] {
         func inverted(_ thresholds: AlertThresholds) -> (above: Double, below: Double)? {
-            guard let above = thresholds.aboveCelsius, let below = thresholds.belowCelsius, above < below else { return nil }
+            guard let above = thresholds.aboveCelsius, let below = thresholds.belowCelsius, above < below else {
+                return nil
+            }
             return (above, below)
         }
-        func celsius(_ value: Double) -> String { value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value) }
+        func celsius(_ value: Double) -> String {
+            value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
+        }
         var warnings: [String] = []
         if let (above, below) = inverted(config.alertDefaults) {
             warnings.append(
-                "--alerts.temperature-above-celsius=\(celsius(above)) is below --alerts.temperature-below-celsius=\(celsius(below)): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values")
+                "--alerts.temperature-above-celsius=\(celsius(above)) is below --alerts.temperature-below-celsius=\(celsius(below)): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values"
+            )
         }
         var count = 0
         for location in config.locations {
-            guard case .custom = location.alerts, let (above, below) = inverted(config.thresholds(for: location)) else { continue }
+            guard case .custom = location.alerts, let (above, below) = inverted(config.thresholds(for: location)) else {
+                continue
+            }
             count += 1
             guard count <= 5 else { continue }
             warnings.append(
-                "location \"\(location.name)\" has its temperature thresholds the wrong way round (above=\(celsius(above)) is below below=\(celsius(below))), so both alerts fire at nearly every temperature: swap them (above=\(celsius(below)),below=\(celsius(above)) in --location, or temperature_above_celsius: \(celsius(below)) and temperature_below_celsius: \(celsius(above)) under its alerts in the config file)")
+                "location \"\(location.name)\" has its temperature thresholds the wrong way round (above=\(celsius(above)) is below below=\(celsius(below))), so both alerts fire at nearly every temperature: swap them (above=\(celsius(below)),below=\(celsius(above)) in --location, or temperature_above_celsius: \(celsius(below)) and temperature_below_celsius: \(celsius(above)) under its alerts in the config file)"
+            )
         }
         if count > 5 {
-            warnings.append("\(count - 5) more locations have their temperature thresholds the wrong way round; swap them as above")
+            warnings.append(
+                "\(count - 5) more locations have their temperature thresholds the wrong way round; swap them as above")
         }
         return warnings
     }
@@ -213,21 +240,31 @@ public struct ConfigurationLoader: Sendable {
         let index: Int
         switch (settings.values[Settings.shard.flag.name], settings.values[Settings.pod.flag.name]) {
         case (.some(let shard), .some(let pod)):
-            throw ConfigError("\(shard.origin) and \(pod.origin) both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)")
+            throw ConfigError(
+                "\(shard.origin) and \(pod.origin) both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)"
+            )
         case (.some(let shard), nil):
             guard let value = Int(shard.text), value >= 0 else {
-                throw ConfigError("\(shard.origin) \"\(shard.text)\" is not a shard number: use 0 to \(total - 1) (shards are numbered from 0 up to --total-shards - 1)")
+                throw ConfigError(
+                    "\(shard.origin) \"\(shard.text)\" is not a shard number: use 0 to \(total - 1) (shards are numbered from 0 up to --total-shards - 1)"
+                )
             }
             guard value < total else {
-                throw ConfigError("\(shard.origin)=\(value) is not below --total-shards=\(total): shards are numbered from 0 to \(total - 1); set --total-shards to the number of replicas")
+                throw ConfigError(
+                    "\(shard.origin)=\(value) is not below --total-shards=\(total): shards are numbered from 0 to \(total - 1); set --total-shards to the number of replicas"
+                )
             }
             index = value
         case (nil, .some(let pod)):
             guard let ordinal = Shard.ordinal(ofPod: pod.text) else {
-                throw ConfigError("\(pod.origin) \"\(pod.text)\" does not end in a StatefulSet ordinal like -0 or -2: pass the pod's own name (the downward API's metadata.name, e.g. --pod=$(POD_NAME)) or use --shard")
+                throw ConfigError(
+                    "\(pod.origin) \"\(pod.text)\" does not end in a StatefulSet ordinal like -0 or -2: pass the pod's own name (the downward API's metadata.name, e.g. --pod=$(POD_NAME)) or use --shard"
+                )
             }
             guard ordinal < total else {
-                throw ConfigError("\(pod.origin) \"\(pod.text)\" is shard \(ordinal), but --total-shards is \(total): set --total-shards to the StatefulSet's replicas")
+                throw ConfigError(
+                    "\(pod.origin) \"\(pod.text)\" is shard \(ordinal), but --total-shards is \(total): set --total-shards to the StatefulSet's replicas"
+                )
             }
             index = ordinal
         case (nil, nil):
@@ -236,7 +273,9 @@ public struct ConfigurationLoader: Sendable {
         guard total > 1 else { return }
         let share = config.maxRequestsPerMinute / total
         guard share >= 1 else {
-            throw ConfigError("--openweather.max-requests-per-minute=\(config.maxRequestsPerMinute) cannot be split among --total-shards=\(total) (each shard needs at least 1 a minute): raise the budget to your plan's or use fewer shards")
+            throw ConfigError(
+                "--openweather.max-requests-per-minute=\(config.maxRequestsPerMinute) cannot be split among --total-shards=\(total) (each shard needs at least 1 a minute): raise the budget to your plan's or use fewer shards"
+            )
         }
         config.shard = Shard(index: index, total: total)
         config.maxRequestsPerMinute = share
@@ -245,7 +284,8 @@ public struct ConfigurationLoader: Sendable {
         config.locations = config.locations.filter { config.shard.owns($0.name) }
         if config.locations.isEmpty {
             config.warnings.append(
-                "shard \(config.shard) owns none of the \(configured) locations: it serves only the exporter's own metrics; use fewer shards for so few locations")
+                "shard \(config.shard) owns none of the \(configured) locations: it serves only the exporter's own metrics; use fewer shards for so few locations"
+            )
         }
     }
 
@@ -268,9 +308,12 @@ public struct ConfigurationLoader: Sendable {
             } else if config.demo {
                 config.collectors[index].interval = source.demoInterval
             }
-            if !config.demo, config.collectors[index].enabled, config.collectors[index].interval < source.defaultInterval {
+            if !config.demo, config.collectors[index].enabled,
+                config.collectors[index].interval < source.defaultInterval
+            {
                 config.warnings.append(
-                    "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data")
+                    "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data"
+                )
             }
         }
         guard config.collectors.contains(where: { $0.enabled && !$0.source.resolves }) else {
@@ -281,7 +324,8 @@ public struct ConfigurationLoader: Sendable {
         for (index, first) in standing.enumerated() {
             for second in standing[(index + 1)...] where !Set(first.standsIn).isDisjoint(with: second.standsIn) {
                 throw ConfigError(
-                    "--collector.\(first.name) and --collector.\(second.name) both stand in for \(Set(first.standsIn).intersection(second.standsIn).sorted().joined(separator: " and ")): switch one off (--no-collector.\(first.name) or --no-collector.\(second.name))")
+                    "--collector.\(first.name) and --collector.\(second.name) both stand in for \(Set(first.standsIn).intersection(second.standsIn).sorted().joined(separator: " and ")): switch one off (--no-collector.\(first.name) or --no-collector.\(second.name))"
+                )
             }
         }
     }
@@ -291,9 +335,15 @@ public struct ConfigurationLoader: Sendable {
         var result: [Location] = []
         for entry in settings.locations {
             let location: Location
-            if let given = entry.location { location = given } else { location = try LocationSpec.parse(entry.text, origin: entry.origin) }
+            if let given = entry.location {
+                location = given
+            } else {
+                location = try LocationSpec.parse(entry.text, origin: entry.origin)
+            }
             if let first = seen[location.name] {
-                throw ConfigError("location \"\(location.name)\" is defined twice (\(first) and \(entry.origin)): give each location its own name")
+                throw ConfigError(
+                    "location \"\(location.name)\" is defined twice (\(first) and \(entry.origin)): give each location its own name"
+                )
             }
             seen[location.name] = entry.origin
             result.append(location)

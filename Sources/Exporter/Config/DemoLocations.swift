@@ -8,7 +8,8 @@ enum DemoLocations {
         Location(name: "New York", latitude: 40.7128, longitude: -74.006, alerts: thresholds(above: 33, below: -10)),
         Location(name: "Tokyo", latitude: 35.6762, longitude: 139.6503, alerts: thresholds(above: 35, below: -2)),
         Location(name: "Sydney", latitude: -33.8688, longitude: 151.2093, alerts: thresholds(above: 38, below: 3)),
-        Location(name: "La Rinconada", latitude: -14.6306, longitude: -69.4456, alerts: thresholds(above: 20, below: 0)),
+        Location(
+            name: "La Rinconada", latitude: -14.6306, longitude: -69.4456, alerts: thresholds(above: 20, below: 0)),
     ]
 
     private static func thresholds(above: Double, below: Double) -> AlertSetting {

@@ -24,7 +24,8 @@ struct Flag: Sendable {
         var heading: String {
             switch self {
             case .startHere: "Start here"
-            case .alerts: "Alert thresholds (per place: --location ...,above=TEMP,below=TEMP,gust=M/S,rain=MM,alerts=off)"
+            case .alerts:
+                "Alert thresholds (per place: --location ...,above=TEMP,below=TEMP,gust=M/S,rain=MM,alerts=off)"
             case .collectors: "Collectors: what is polled, and how often"
             case .api: "OpenWeather API: key, budget, network"
             case .web: "Web server"
@@ -55,8 +56,10 @@ struct Flag: Sendable {
     /// `name`, the former name of `current`: read as it in flags, the environment and the config file
     /// (under `key`), listed last in `--help`, never offered as a spelling suggestion.
     static func formerName(_ name: String, key: String, of current: Flag) -> Flag {
-        Flag(name: name, kind: current.kind, placeholder: current.placeholder, help: "Deprecated: the old name of --\(current.name).",
-             defaultText: "", key: key, renamedTo: current.name)
+        Flag(
+            name: name, kind: current.kind, placeholder: current.placeholder,
+            help: "Deprecated: the old name of --\(current.name).",
+            defaultText: "", key: key, renamedTo: current.name)
     }
 
     /// `OPENWEATHER_EXPORTER_POLL_INTERVAL` for `poll.interval`.
@@ -72,19 +75,26 @@ struct Flag: Sendable {
         return flags.filter { $0.renamedTo == nil } + flags.filter { $0.renamedTo != nil }
     }()
 
-    private static let current: [Flag] = [
-        Settings.demo.flag, Settings.location, Settings.configFile.flag, Settings.listenAddress.flag,
-        Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
-        Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag, Settings.temperatureAbove.flag,
-        Settings.temperatureBelow.flag, Settings.hysteresis.flag, Settings.gust.flag, Settings.rain.flag, Settings.apiKeyFile.flag,
-        Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag, Settings.timeout.flag,
-        Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxRequestsPerDay.flag, Settings.maxStaleness.flag,
-    ] + Sources.all.filter { !$0.resolves }.flatMap { source in
-        [Settings.collector(source).flag, Settings.collectorInterval(source).flag] + source.settingFlags.filter { $0.renamedTo == nil }
-    } + [
-        Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.totalShards.flag,
-        Settings.shard.flag, Settings.pod.flag, Settings.help.flag, Settings.version.flag,
-    ]
+    private static let current: [Flag] =
+        [
+            Settings.demo.flag, Settings.location, Settings.configFile.flag, Settings.listenAddress.flag,
+            Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
+            Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag,
+            Settings.temperatureAbove.flag,
+            Settings.temperatureBelow.flag, Settings.hysteresis.flag, Settings.gust.flag, Settings.rain.flag,
+            Settings.apiKeyFile.flag,
+            Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag,
+            Settings.timeout.flag,
+            Settings.language.flag, Settings.maxRequestsPerMinute.flag, Settings.maxRequestsPerDay.flag,
+            Settings.maxStaleness.flag,
+        ]
+        + Sources.all.filter { !$0.resolves }.flatMap { source in
+            [Settings.collector(source).flag, Settings.collectorInterval(source).flag]
+                + source.settingFlags.filter { $0.renamedTo == nil }
+        } + [
+            Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.totalShards.flag,
+            Settings.shard.flag, Settings.pod.flag, Settings.help.flag, Settings.version.flag,
+        ]
 
     static func named(_ name: String) -> Flag? { all.first { $0.name == name } }
 

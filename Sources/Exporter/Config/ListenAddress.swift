@@ -31,8 +31,10 @@ struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
             portText = text[text.index(after: colon)...]
         }
         guard let port = UInt16(portText), !portText.isEmpty else {
-            return .failure(ConfigError(
-                "\(origin) \"\(text)\" has no valid port: give a number from 0 to 65535 after the colon, for example :9755"))
+            return .failure(
+                ConfigError(
+                    "\(origin) \"\(text)\" has no valid port: give a number from 0 to 65535 after the colon, for example :9755"
+                ))
         }
         guard host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:_%".contains($0)) }) else {
             return .failure(fail)

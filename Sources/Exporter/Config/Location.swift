@@ -65,7 +65,9 @@ struct Location: Sendable, Equatable {
 
     /// The configured coordinates; nil for a place given by name.
     var coordinates: Coordinates? {
-        if case .coordinates(let latitude, let longitude) = place { return Coordinates(latitude: latitude, longitude: longitude) }
+        if case .coordinates(let latitude, let longitude) = place {
+            return Coordinates(latitude: latitude, longitude: longitude)
+        }
         return nil
     }
 
@@ -79,9 +81,4 @@ struct Location: Sendable, Equatable {
 struct Coordinates: Sendable, Equatable {
     var latitude: Double
     var longitude: Double
-
-    init(latitude: Double, longitude: Double) {
-        self.latitude = latitude
-        self.longitude = longitude
-    }
 }

@@ -6,7 +6,8 @@ import OpenWeather
 /// `,hysteresis=1`, `,gust=20`, `,rain=30`: `AlertThresholds.Field`) or `,alerts=off`.
 enum LocationSpec {
     static func parse(_ text: String, origin: String) throws(ConfigError) -> Location {
-        let example = "for example \(origin)=\"London=51.5074,-0.1278\", \(origin)=\"Paris\" or \(origin)=\"Office=zip:94040,US\""
+        let example =
+            "for example \(origin)=\"London=51.5074,-0.1278\", \(origin)=\"Paris\" or \(origin)=\"Office=zip:94040,US\""
         // NAME=... when the text before the first `=` holds no comma; else the bare form, whose `=` are options'.
         var name: String?
         var rest = Substring(text)
@@ -24,7 +25,8 @@ enum LocationSpec {
         let place: Location.Place
         if Double(positional[0]) != nil || (positional.count == 2 && Double(positional[1]) != nil) {
             guard positional.count == 2 else {
-                throw ConfigError("\(origin) \"\(text)\" needs a latitude and a longitude separated by a comma: \(example)")
+                throw ConfigError(
+                    "\(origin) \"\(text)\" needs a latitude and a longitude separated by a comma: \(example)")
             }
             guard let name else {
                 throw ConfigError("\(origin) \"\(text)\": coordinates need a name, as in NAME=LAT,LON: \(example)")
@@ -32,15 +34,20 @@ enum LocationSpec {
             try validate(name: name, origin: origin)
             place = .coordinates(
                 latitude: try coordinate(positional[0], what: "latitude", range: -90...90, name: name, origin: origin),
-                longitude: try coordinate(positional[1], what: "longitude", range: -180...180, name: name, origin: origin))
+                longitude: try coordinate(
+                    positional[1], what: "longitude", range: -180...180, name: name, origin: origin))
         } else {
             guard !positional.contains(where: \.isEmpty) else {
-                throw ConfigError("\(origin) \"\(text)\" has an empty part: write CITY[,STATE][,COUNTRY] without empty commas, \(example)")
+                throw ConfigError(
+                    "\(origin) \"\(text)\" has an empty part: write CITY[,STATE][,COUNTRY] without empty commas, \(example)"
+                )
             }
             if positional[0].hasPrefix("zip:") {
-                let code = ([String(positional[0].dropFirst(4)).trimmed] + positional.dropFirst()).joined(separator: ",")
+                let code = ([String(positional[0].dropFirst(4)).trimmed] + positional.dropFirst()).joined(
+                    separator: ",")
                 guard positional.count <= 2, !code.hasPrefix(",") else {
-                    throw ConfigError("\(origin) \"\(text)\": write a postal code as zip:CODE,COUNTRY, like zip:94040,US")
+                    throw ConfigError(
+                        "\(origin) \"\(text)\": write a postal code as zip:CODE,COUNTRY, like zip:94040,US")
                 }
                 place = .query(.zip(code))
             } else {
@@ -60,14 +67,16 @@ enum LocationSpec {
         for option in options {
             let pair = option.split(separator: "=", maxSplits: 1).map { String($0).trimmed }
             guard pair.count == 2 else {
-                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
+                throw ConfigError(
+                    "\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
             }
             if pair[0] == "alerts" && pair[1] == "off" {
                 off = true
                 continue
             }
             guard let field = fields.first(where: { $0.option == pair[0] }) else {
-                throw ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
+                throw ConfigError(
+                    "\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
             }
             guard field.read(pair[1], into: &thresholds) else {
                 throw ConfigError("\(origin) \"\(text)\": \(pair[0])=\(pair[1]) is not \(field.expected)")
@@ -82,13 +91,17 @@ enum LocationSpec {
 
     static func validate(name: String, origin: String) throws(ConfigError) {
         guard !name.isEmpty else {
-            throw ConfigError("\(origin): a location has an empty name; give each location a name, like London=51.5074,-0.1278")
+            throw ConfigError(
+                "\(origin): a location has an empty name; give each location a name, like London=51.5074,-0.1278")
         }
         guard name.count <= 128 else {
-            throw ConfigError("\(origin): the location name \"\(name.prefix(40))...\" is \(name.count) characters long; use a short name (at most 128)")
+            throw ConfigError(
+                "\(origin): the location name \"\(name.prefix(40))...\" is \(name.count) characters long; use a short name (at most 128)"
+            )
         }
         guard name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
-            throw ConfigError("\(origin): the location name \"\(name)\" holds control characters; use a short printable name")
+            throw ConfigError(
+                "\(origin): the location name \"\(name)\" holds control characters; use a short printable name")
         }
     }
 
@@ -96,10 +109,14 @@ enum LocationSpec {
         _ text: String, what: String, range: ClosedRange<Double>, name: String, origin: String
     ) throws(ConfigError) -> Double {
         guard let value = Double(text), value.isFinite else {
-            throw ConfigError("\(origin): the \(what) of \"\(name)\" is \"\(text)\", not a number; write decimal degrees like 51.5074")
+            throw ConfigError(
+                "\(origin): the \(what) of \"\(name)\" is \"\(text)\", not a number; write decimal degrees like 51.5074"
+            )
         }
         guard range.contains(value) else {
-            throw ConfigError("\(origin): the \(what) of \"\(name)\" is \(text), outside \(Int(range.lowerBound))..\(Int(range.upperBound)) degrees")
+            throw ConfigError(
+                "\(origin): the \(what) of \"\(name)\" is \(text), outside \(Int(range.lowerBound))..\(Int(range.upperBound)) degrees"
+            )
         }
         return value
     }

@@ -13,7 +13,8 @@ enum Parse {
             throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a duration: write it like 30s, 10m or 1h30m")
         }
         guard value >= minimum else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is too short: use at least \(PrometheusDuration.format(minimum))")
+            throw ConfigError(
+                "\(entry.origin) \"\(entry.text)\" is too short: use at least \(PrometheusDuration.format(minimum))")
         }
         return value
     }
@@ -25,7 +26,8 @@ enum Parse {
             let text = String(part).trimmed
             guard let value = PrometheusDuration.parse(text), value >= .seconds(60), value <= longest else {
                 throw ConfigError(
-                    "\(entry.origin) \"\(entry.text)\": \"\(text)\" is not a duration from 1m to \(PrometheusDuration.format(longest)); write a list like 3h,6h,24h")
+                    "\(entry.origin) \"\(entry.text)\": \"\(text)\" is not a duration from 1m to \(PrometheusDuration.format(longest)); write a list like 3h,6h,24h"
+                )
             }
             list.append(value)
         }

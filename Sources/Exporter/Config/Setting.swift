@@ -10,23 +10,32 @@ struct Setting<Value: Sendable>: Sendable {
 
     /// `group`: its heading in `--help` where its namespace's is not the one (`Flag.Group.of`).
     init(
-        _ name: String, key: String?, kind: Flag.Kind = .value, placeholder: String, doc: String, default defaultValue: Value,
-        shown defaultText: String? = nil, group: Flag.Group? = nil, parse: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
+        _ name: String, key: String?, kind: Flag.Kind = .value, placeholder: String, doc: String,
+        default defaultValue: Value,
+        shown defaultText: String? = nil, group: Flag.Group? = nil,
+        parse: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Value
     ) {
         // --help shows the default as written on the command line; `shown` where that is not its description.
         flag = Flag(
-            name: name, kind: kind, placeholder: placeholder, help: doc, defaultText: defaultText ?? "\(defaultValue)", key: key, group: group)
+            name: name, kind: kind, placeholder: placeholder, help: doc, defaultText: defaultText ?? "\(defaultValue)",
+            key: key, group: group)
         self.defaultValue = defaultValue
         self.parse = parse
     }
 }
 
 extension Setting where Value == Int {
-    static func integer(_ name: String, key: String?, placeholder: String = "N", doc: String, default value: Int, in range: ClosedRange<Int>,
-                        shown: String? = nil) -> Setting {
-        Setting(name, key: key, placeholder: placeholder, doc: doc, default: value, shown: shown ?? String(value)) { entry throws(ConfigError) in
+    static func integer(
+        _ name: String, key: String?, placeholder: String = "N", doc: String, default value: Int,
+        in range: ClosedRange<Int>,
+        shown: String? = nil
+    ) -> Setting {
+        Setting(name, key: key, placeholder: placeholder, doc: doc, default: value, shown: shown ?? String(value)) {
+            entry throws(ConfigError) in
             guard let number = Int(entry.text), range.contains(number) else {
-                throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)")
+                throw ConfigError(
+                    "\(entry.origin) \"\(entry.text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)"
+                )
             }
             return number
         }
@@ -34,23 +43,35 @@ extension Setting where Value == Int {
 }
 
 extension Setting where Value == Duration {
-    static func duration(_ name: String, key: String?, doc: String, default value: Duration, minimum: Duration, shown: String? = nil) -> Setting {
-        Setting(name, key: key, placeholder: "DURATION", doc: doc, default: value, shown: shown ?? PrometheusDuration.format(value)) {
+    static func duration(
+        _ name: String, key: String?, doc: String, default value: Duration, minimum: Duration, shown: String? = nil
+    ) -> Setting {
+        Setting(
+            name, key: key, placeholder: "DURATION", doc: doc, default: value,
+            shown: shown ?? PrometheusDuration.format(value)
+        ) {
             entry throws(ConfigError) in try Parse.duration(entry, minimum: minimum)
         }
     }
 }
 
 extension Setting where Value == Bool {
-    static func boolean(_ name: String, key: String?, doc: String, shown: String = "", group: Flag.Group? = nil) -> Setting {
-        Setting(name, key: key, kind: .boolean, placeholder: "", doc: doc, default: false, shown: shown, group: group, parse: Parse.boolean)
+    static func boolean(
+        _ name: String, key: String?, doc: String, shown: String = "", group: Flag.Group? = nil
+    ) -> Setting {
+        Setting(
+            name, key: key, kind: .boolean, placeholder: "", doc: doc, default: false, shown: shown, group: group,
+            parse: Parse.boolean)
     }
 }
 
 extension Setting where Value == String {
-    static func text(_ name: String, key: String?, placeholder: String, doc: String, default value: String,
-                     check: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Void) -> Setting {
-        Setting(name, key: key, placeholder: placeholder, doc: doc, default: value, shown: value) { entry throws(ConfigError) in
+    static func text(
+        _ name: String, key: String?, placeholder: String, doc: String, default value: String,
+        check: @escaping @Sendable (RawSettings.Entry) throws(ConfigError) -> Void
+    ) -> Setting {
+        Setting(name, key: key, placeholder: placeholder, doc: doc, default: value, shown: value) {
+            entry throws(ConfigError) in
             try check(entry)
             return entry.text
         }
@@ -59,10 +80,13 @@ extension Setting where Value == String {
 
 extension Setting where Value: RawRepresentable & CaseIterable, Value.RawValue == String {
     /// One of a fixed set of words; the doc and the error list the words in their declared order.
-    static func choice(_ name: String, key: String?, placeholder: String, what: String, default value: Value) -> Setting {
+    static func choice(_ name: String, key: String?, placeholder: String, what: String, default value: Value) -> Setting
+    {
         let words = Value.allCases.map(\.rawValue)
         let listed = words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " or " + words.last!
-        return Setting(name, key: key, placeholder: placeholder, doc: listed + ".", default: value, shown: value.rawValue) {
+        return Setting(
+            name, key: key, placeholder: placeholder, doc: listed + ".", default: value, shown: value.rawValue
+        ) {
             entry throws(ConfigError) in
             guard let choice = Value(rawValue: entry.text) else {
                 throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a \(what): use \(listed)")
@@ -74,19 +98,28 @@ extension Setting where Value: RawRepresentable & CaseIterable, Value.RawValue =
 
 extension Setting where Value == String? {
     /// A setting that is off until given, such as a file path.
-    static func optional(_ name: String, key: String?, placeholder: String, doc: String, shown: String = "", group: Flag.Group? = nil) -> Setting {
-        Setting(name, key: key, placeholder: placeholder, doc: doc, default: nil, shown: shown, group: group) { entry throws(ConfigError) in entry.text }
+    static func optional(
+        _ name: String, key: String?, placeholder: String, doc: String, shown: String = "", group: Flag.Group? = nil
+    ) -> Setting {
+        Setting(name, key: key, placeholder: placeholder, doc: doc, default: nil, shown: shown, group: group) {
+            entry throws(ConfigError) in entry.text
+        }
     }
 }
 
 extension Setting where Value == AlertThresholds {
     /// A default of one alert value, read as a location's own (`AlertThresholds.Field`); `value`
     /// holds the built-in default of the field, if any.
-    static func alert(_ field: AlertThresholds.Field, placeholder: String, doc: String, default value: AlertThresholds, shown: String = "")
+    static func alert(
+        _ field: AlertThresholds.Field, placeholder: String, doc: String, default value: AlertThresholds,
+        shown: String = ""
+    )
         -> Setting
     {
         let name = "alerts." + field.key.replacingUnderscores
-        return Setting(name, key: "alerts." + field.key, placeholder: placeholder, doc: doc, default: value, shown: shown) {
+        return Setting(
+            name, key: "alerts." + field.key, placeholder: placeholder, doc: doc, default: value, shown: shown
+        ) {
             entry throws(ConfigError) in
             var read = AlertThresholds()
             guard field.read(entry.text, into: &read) else {
@@ -97,8 +130,8 @@ extension Setting where Value == AlertThresholds {
     }
 }
 
-private extension String {
-    var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }) }
+extension String {
+    fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? "-" : $0 }) }
 }
 
 /// The table of settings. A key is the setting's path in the config file (`web.listen_address` is
@@ -107,14 +140,19 @@ private extension String {
 enum Settings {
     static let listenAddress = Setting<ListenAddress>(
         "web.listen-address", key: "web.listen_address", placeholder: "ADDRESS",
-        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755), group: .startHere
+        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755),
+        group: .startHere
     ) { entry throws(ConfigError) in try ListenAddress.parse(entry.text, origin: entry.origin).get() }
 
     static let telemetryPath = Setting<String>.text(
-        "web.telemetry-path", key: "web.telemetry_path", placeholder: "PATH", doc: "Path under which to expose metrics.", default: "/metrics"
+        "web.telemetry-path", key: "web.telemetry_path", placeholder: "PATH",
+        doc: "Path under which to expose metrics.", default: "/metrics"
     ) { entry throws(ConfigError) in
-        guard entry.text.hasPrefix("/"), !entry.text.hasPrefix("/-/"), entry.text != "/", !entry.text.contains(" ") else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a usable path: start it with / (for example /metrics); / and /-/... are taken")
+        guard entry.text.hasPrefix("/"), !entry.text.hasPrefix("/-/"), entry.text != "/", !entry.text.contains(" ")
+        else {
+            throw ConfigError(
+                "\(entry.origin) \"\(entry.text)\" is not a usable path: start it with / (for example /metrics); / and /-/... are taken"
+            )
         }
     }
 
@@ -136,38 +174,47 @@ enum Settings {
     ) { entry throws(ConfigError) in entry.text.isEmpty ? nil : entry.text }
 
     static let enableLifecycle = Setting<Bool>.boolean(
-        "web.enable-lifecycle", key: "web.enable_lifecycle", doc: "Allow reloading through POST /-/reload (SIGHUP always works).")
+        "web.enable-lifecycle", key: "web.enable_lifecycle",
+        doc: "Allow reloading through POST /-/reload (SIGHUP always works).")
 
     static let configFile = Setting<String?>.optional(
         "config.file", key: nil, placeholder: "PATH",
-        doc: "YAML config file (JSON works too); flags win over it. Re-read on SIGHUP and POST /-/reload.", group: .startHere)
+        doc: "YAML config file (JSON works too); flags win over it. Re-read on SIGHUP and POST /-/reload.",
+        group: .startHere)
 
     /// Locations are a list: read by `LocationSpec` from a flag, or as structured items from the file's `locations`.
     static let location = Flag(
-        name: "location", kind: .repeatable, placeholder: "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]",
-        help: "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds (TEMP: 35 or 35C in °C, 95F in °F).",
+        name: "location", kind: .repeatable,
+        placeholder: "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]",
+        help:
+            "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds (TEMP: 35 or 35C in °C, 95F in °F).",
         defaultText: "", key: "locations", group: .startHere)
 
     // The defaults of a location's alert values: each setting reads one field, the others stay nil.
     static let temperatureAbove = Setting<AlertThresholds>.alert(
-        .above, placeholder: "TEMP", doc: "Default upper temperature threshold for locations that set none: 35 or 35C (°C), 95F (°F).",
+        .above, placeholder: "TEMP",
+        doc: "Default upper temperature threshold for locations that set none: 35 or 35C (°C), 95F (°F).",
         default: AlertThresholds())
 
     static let temperatureBelow = Setting<AlertThresholds>.alert(
-        .below, placeholder: "TEMP", doc: "Default lower temperature threshold for locations that set none: 0 or 0C (°C), 32F (°F).",
+        .below, placeholder: "TEMP",
+        doc: "Default lower temperature threshold for locations that set none: 0 or 0C (°C), 32F (°F).",
         default: AlertThresholds())
 
     static let hysteresis = Setting<AlertThresholds>.alert(
         .hysteresis, placeholder: "C",
-        doc: "How far back past its threshold (°C) the temperature must come before a firing alert resolves, so a reading that wavers around it does not flap.",
+        doc:
+            "How far back past its threshold (°C) the temperature must come before a firing alert resolves, so a reading that wavers around it does not flap.",
         default: AlertThresholds(hysteresisCelsius: AlertThresholds.builtIn.hysteresisCelsius), shown: "1")
 
     static let gust = Setting<AlertThresholds>.alert(
-        .gust, placeholder: "M/S", doc: "Default wind gust threshold (m/s), now and in the 24-hour forecast; none unless given.",
+        .gust, placeholder: "M/S",
+        doc: "Default wind gust threshold (m/s), now and in the 24-hour forecast; none unless given.",
         default: AlertThresholds())
 
     static let rain = Setting<AlertThresholds>.alert(
-        .rain, placeholder: "MM", doc: "Default heavy-rain threshold: the forecast's rain over the next 24 hours, in mm.",
+        .rain, placeholder: "MM",
+        doc: "Default heavy-rain threshold: the forecast's rain over the next 24 hours, in mm.",
         default: AlertThresholds(rainMeters: AlertThresholds.builtIn.rainMeters), shown: "20")
 
     /// Each sets one field of `Configuration.alertDefaults`.
@@ -179,43 +226,56 @@ enum Settings {
 
     static let url = Setting<String>.text(
         "openweather.url", key: "openweather.url", placeholder: "URL",
-        doc: "Base URL of the OpenWeather API, or of a gateway serving the same paths (an HTTP proxy goes in --openweather.proxy-url).",
+        doc:
+            "Base URL of the OpenWeather API, or of a gateway serving the same paths (an HTTP proxy goes in --openweather.proxy-url).",
         default: "https://api.openweathermap.org"
     ) { entry throws(ConfigError) in
         guard entry.text.hasPrefix("http://") || entry.text.hasPrefix("https://"), !entry.text.contains("?") else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a base URL: give scheme and host, like https://api.openweathermap.org")
+            throw ConfigError(
+                "\(entry.origin) \"\(entry.text)\" is not a base URL: give scheme and host, like https://api.openweathermap.org"
+            )
         }
         // What a request can use is the client's to say; checked here so the message names where the URL came from.
         do throws(HTTPClientError) {
             _ = try RequestURL(parsing: entry.text)
         } catch {
-            throw ConfigError("\(entry.origin) is not a usable base URL (\(error.description)): give scheme and host, like https://api.openweathermap.org")
+            throw ConfigError(
+                "\(entry.origin) is not a usable base URL (\(error.description)): give scheme and host, like https://api.openweathermap.org"
+            )
         }
     }
 
     static let proxyURL = Setting<String?>.optional(
         "openweather.proxy-url", key: "openweather.proxy_url", placeholder: "URL",
-        doc: "Proxy for API requests, http://[user:password@]host:port; wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY.",
+        doc:
+            "Proxy for API requests, http://[user:password@]host:port; wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY.",
         shown: "from the environment")
 
     static let tlsCAFile = Setting<String?>.optional(
         "openweather.tls-ca-file", key: "openweather.tls_ca_file", placeholder: "PATH",
-        doc: "PEM file of CA certificates trusted besides the system bundle (a proxy that re-signs TLS, a private API gateway).")
+        doc:
+            "PEM file of CA certificates trusted besides the system bundle (a proxy that re-signs TLS, a private API gateway)."
+    )
 
     static let maxIdleConnections = Setting<Int>.integer(
         "openweather.max-idle-connections", key: "openweather.max_idle_connections",
-        doc: "Keep-alive connections to the API kept open between requests; 0: a new connection and TLS handshake per request.",
+        doc:
+            "Keep-alive connections to the API kept open between requests; 0: a new connection and TLS handshake per request.",
         default: 16, in: 0...1024)
 
     static let timeout = Setting<Duration>.duration(
-        "openweather.timeout", key: "openweather.timeout", doc: "Deadline of one API request.", default: .seconds(10), minimum: .milliseconds(100))
+        "openweather.timeout", key: "openweather.timeout", doc: "Deadline of one API request.", default: .seconds(10),
+        minimum: .milliseconds(100))
 
     static let language = Setting<String>.text(
         "openweather.language", key: "openweather.language", placeholder: "CODE",
         doc: "Language of the condition description (en, es, de, zh_cn...).", default: "en"
     ) { entry throws(ConfigError) in
-        guard !entry.text.isEmpty, entry.text.count <= 10, entry.text.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") }) else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a language code: use one like en, es, de or zh_cn")
+        guard !entry.text.isEmpty, entry.text.count <= 10,
+            entry.text.allSatisfy({ $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "-") })
+        else {
+            throw ConfigError(
+                "\(entry.origin) \"\(entry.text)\" is not a language code: use one like en, es, de or zh_cn")
         }
     }
 
@@ -225,31 +285,40 @@ enum Settings {
 
     static let maxRequestsPerDay = Setting<Int>.integer(
         "openweather.max-requests-per-day", key: "openweather.max_requests_per_day",
-        doc: "Requests a UTC day for the key as a whole (every source together); the intervals stretch to fit, and polling pauses until 00:00 UTC when they are spent. 0 for no limit.",
+        doc:
+            "Requests a UTC day for the key as a whole (every source together); the intervals stretch to fit, and polling pauses until 00:00 UTC when they are spent. 0 for no limit.",
         default: 0, in: 0...1_000_000_000, shown: "0: no limit")
 
     static let maxStaleness = Setting<Staleness>(
         "openweather.max-staleness", key: "openweather.max_staleness", placeholder: "Nx|DURATION",
-        doc: "Drop a source's series of a location after this long without success: N intervals of that source, or a duration.",
+        doc:
+            "Drop a source's series of a location after this long without success: N intervals of that source, or a duration.",
         default: .intervals(3)
     ) { entry throws(ConfigError) in
-        if entry.text.hasSuffix("x"), let count = Double(entry.text.dropLast()), count.isFinite, count >= 1, count <= 1000 {
+        if entry.text.hasSuffix("x"), let count = Double(entry.text.dropLast()), count.isFinite, count >= 1,
+            count <= 1000
+        {
             return .intervals(count)
         }
         return .duration(try Parse.duration(entry, minimum: .seconds(1)))
     }
 
-    static let logLevel = Setting<Configuration.LogLevel>.choice("log.level", key: "log.level", placeholder: "LEVEL", what: "log level", default: .info)
+    static let logLevel = Setting<Configuration.LogLevel>.choice(
+        "log.level", key: "log.level", placeholder: "LEVEL", what: "log level", default: .info)
 
-    static let logFormat = Setting<Configuration.LogFormat>.choice("log.format", key: "log.format", placeholder: "FORMAT", what: "log format", default: .logfmt)
+    static let logFormat = Setting<Configuration.LogFormat>.choice(
+        "log.format", key: "log.format", placeholder: "FORMAT", what: "log format", default: .logfmt)
 
     static let storagePath = Setting<String?>(
         "storage.path", key: "storage.path", placeholder: "DIR",
-        doc: "Directory for the state file (readings, resolved places, schedule, 429 pause), so a restart resumes where it was.",
+        doc:
+            "Directory for the state file (readings, resolved places, schedule, 429 pause), so a restart resumes where it was.",
         default: nil, shown: "none: state is not kept"
     ) { entry throws(ConfigError) in
         guard !entry.text.isEmpty, !entry.text.contains("\u{0}") else {
-            throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a directory path: give one like /var/lib/openweather-exporter")
+            throw ConfigError(
+                "\(entry.origin) \"\(entry.text)\" is not a directory path: give one like /var/lib/openweather-exporter"
+            )
         }
         return entry.text
     }
@@ -259,7 +328,8 @@ enum Settings {
 
     static let totalShards = Setting<Int>.integer(
         "total-shards", key: nil,
-        doc: "Split the locations among N replicas by a stable hash of their names; each polls and serves its own and gets 1/N of the request budget.",
+        doc:
+            "Split the locations among N replicas by a stable hash of their names; each polls and serves its own and gets 1/N of the request budget.",
         default: 1, in: 1...1000, shown: "1, no sharding")
 
     /// Checked against `totalShards` by the loader, which knows both.
@@ -267,14 +337,16 @@ enum Settings {
         "shard", key: nil, placeholder: "I", doc: "This replica's shard, 0 to N-1 (see --total-shards).", shown: "0")
 
     static let pod = Setting<String?>.optional(
-        "pod", key: nil, placeholder: "NAME", doc: "Take --shard from a StatefulSet pod name's ordinal (NAME-2 is shard 2), e.g. --pod=$(POD_NAME).")
+        "pod", key: nil, placeholder: "NAME",
+        doc: "Take --shard from a StatefulSet pod name's ordinal (NAME-2 is shard 2), e.g. --pod=$(POD_NAME).")
 
     /// `--collector.NAME`; in the file `collector.NAME: true` or `collector.NAME.enabled`.
     static func collector(_ source: any Source) -> Setting<Bool> {
         Setting<Bool>.boolean(
             "collector.\(source.name)", key: "collector.\(source.name).enabled",
             doc: "\(source.summary) Off: --no-collector.\(source.name).",
-            shown: (source.enabledByDefault ? "enabled" : "disabled") + (source.enabledByDefault || !source.standsIn.isEmpty ? "" : "; enabled with --demo"))
+            shown: (source.enabledByDefault ? "enabled" : "disabled")
+                + (source.enabledByDefault || !source.standsIn.isEmpty ? "" : "; enabled with --demo"))
     }
 
     static func collectorInterval(_ source: any Source) -> Setting<Duration> {
@@ -283,7 +355,8 @@ enum Settings {
             doc: "How often each location is polled from \(source.name); stretched to fit the request budget.",
             default: source.defaultInterval, minimum: .seconds(1),
             shown: PrometheusDuration.format(source.defaultInterval)
-                + (source.demoInterval == source.defaultInterval ? "" : " (\(PrometheusDuration.format(source.demoInterval)) with --demo)"))
+                + (source.demoInterval == source.defaultInterval
+                    ? "" : " (\(PrometheusDuration.format(source.demoInterval)) with --demo)"))
     }
 
     static let help = Setting<Bool>.boolean("help", key: nil, doc: "Show this help and exit.")

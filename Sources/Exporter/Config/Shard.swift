@@ -45,7 +45,9 @@ struct Shard: Sendable, Equatable, CustomStringConvertible {
     /// little-endian bytes after a 0xFF separator (a byte UTF-8 never holds), then fmix64 spreads the bits.
     static func score(prefix: UInt64, shard: Int) -> UInt64 {
         let number = UInt32(truncatingIfNeeded: shard)
-        let tail: [UInt8] = [0xFF, UInt8(number & 0xFF), UInt8(number >> 8 & 0xFF), UInt8(number >> 16 & 0xFF), UInt8(number >> 24)]
+        let tail: [UInt8] = [
+            0xFF, UInt8(number & 0xFF), UInt8(number >> 8 & 0xFF), UInt8(number >> 16 & 0xFF), UInt8(number >> 24),
+        ]
         return fmix64(fnv1a(tail, seed: prefix))
     }
 

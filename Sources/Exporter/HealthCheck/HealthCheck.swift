@@ -16,7 +16,8 @@ public struct HealthCheck: Sendable {
     static let defaultTimeout = Duration.seconds(4)
 
     /// The line `openweather-exporter --help` ends with.
-    static let pointer = "Container health check (exit 0 when /-/healthy answers 200):  openweather-exporter healthcheck --help"
+    static let pointer =
+        "Container health check (exit 0 when /-/healthy answers 200):  openweather-exporter healthcheck --help"
 
     static let help = """
         usage: openweather-exporter healthcheck [--timeout=DURATION] [flags]
@@ -104,15 +105,18 @@ public struct HealthCheck: Sendable {
             let found = ListeningSockets.addresses(of: processes)
             if found.isEmpty {
                 targets = [ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)]
-                source = processes.isEmpty
+                source =
+                    processes.isEmpty
                     ? " (no other openweather-exporter process in /proc, so the default address)"
                     : " (process \(processes.map(String.init).joined(separator: ", ")) listens on no TCP port in /proc, so the default address)"
             } else {
                 targets = found
             }
         }
-        let client = HTTPClient(configuration: .init(
-            userAgent: "openweather-exporter healthcheck", proxy: .direct, maxIdleConnections: 0, verifiesServer: false))
+        let client = HTTPClient(
+            configuration: .init(
+                userAgent: "openweather-exporter healthcheck", proxy: .direct, maxIdleConnections: 0,
+                verifiesServer: false))
         var failures: [String] = []
         for (index, target) in targets.enumerated() {
             // Each address gets its share of what is left: one that hangs (another exporter on the
@@ -122,12 +126,15 @@ public struct HealthCheck: Sendable {
             for scheme in tls.map({ [$0 ? "https" : "http"] }) ?? ["http", "https"] {
                 let left = share - (ContinuousClock.now - targetStarted)
                 guard left > .zero else {
-                    failures.append("\(scheme)://\(target): no time left of its share of the \(PrometheusDuration.format(timeout)) timeout")
+                    failures.append(
+                        "\(scheme)://\(target): no time left of its share of the \(PrometheusDuration.format(timeout)) timeout"
+                    )
                     break
                 }
                 let url = "\(scheme)://\(target)/-/healthy"
                 do {
-                    let request = HTTPClientRequest(url: try RequestURL(parsing: url), timeout: left, maxBodyBytes: 4096)
+                    let request = HTTPClientRequest(
+                        url: try RequestURL(parsing: url), timeout: left, maxBodyBytes: 4096)
                     let response = try client.get(request)
                     if response.status == 200 {
                         return (0, "healthcheck: GET \(url) answered 200")
@@ -135,7 +142,8 @@ public struct HealthCheck: Sendable {
                     failures.append("GET \(url) answered \(response.status)")
                     // exporter-toolkit (and this exporter) answer plain HTTP on a TLS port with this 400.
                     guard scheme == "http", response.status == 400,
-                          String(decoding: response.body, as: UTF8.self).contains("HTTPS server") else { break }
+                        String(decoding: response.body, as: UTF8.self).contains("HTTPS server")
+                    else { break }
                 } catch {
                     failures.append("GET \(url): \(error.description)")
                     // Plain HTTP to a TLS server fails as a malformed answer or a closed connection; a

@@ -13,10 +13,14 @@ enum ListeningSockets {
         let me = getpid()
         var found: [Int32] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard let pid = Int32(name), pid != me else { continue }
             var other = stat()
-            guard stat("/proc/\(pid)/exe", &other) == 0, other.st_dev == own.st_dev, other.st_ino == own.st_ino else { continue }
+            guard stat("/proc/\(pid)/exe", &other) == 0, other.st_dev == own.st_dev, other.st_ino == own.st_ino else {
+                continue
+            }
             found.append(pid)
         }
         return found.sorted()
@@ -34,7 +38,8 @@ enum ListeningSockets {
             let inodes = socketInodes(of: pid)
             guard !inodes.isEmpty else { continue }
             var info = stat()
-            let namespace = stat("/proc/\(pid)/ns/net", &info) == 0 ? UInt64(info.st_ino) : UInt64(UInt32(bitPattern: pid)) << 32
+            let namespace =
+                stat("/proc/\(pid)/ns/net", &info) == 0 ? UInt64(info.st_ino) : UInt64(UInt32(bitPattern: pid)) << 32
             if let index = namespaces.firstIndex(where: { $0.namespace == namespace }) {
                 namespaces[index].inodes.formUnion(inodes)
                 namespaces[index].readers.append(pid)
@@ -44,7 +49,9 @@ enum ListeningSockets {
         }
         var addresses: [ListenAddress] = []
         for (_, readers, inodes) in namespaces {
-            for address in listening(readingFrom: readers, among: inodes) where !addresses.contains(address) { addresses.append(address) }
+            for address in listening(readingFrom: readers, among: inodes) where !addresses.contains(address) {
+                addresses.append(address)
+            }
         }
         return addresses
     }
@@ -56,7 +63,9 @@ enum ListeningSockets {
             var tables: [(bytes: [UInt8], isIPv6: Bool)] = []
             for (table, isIPv6) in [("tcp", false), ("tcp6", true)] {
                 // Each line is a few hundred bytes; 64 MiB holds some 400,000 connections.
-                if let bytes = try? RegularFile.read("/proc/\(pid)/net/\(table)", limit: 64 << 20) { tables.append((bytes, isIPv6)) }
+                if let bytes = try? RegularFile.read("/proc/\(pid)/net/\(table)", limit: 64 << 20) {
+                    tables.append((bytes, isIPv6))
+                }
             }
             // A kernel without IPv6 has no tcp6, so one table is enough; none: the process is gone.
             guard !tables.isEmpty else { continue }
@@ -66,8 +75,9 @@ enum ListeningSockets {
                     let fields = line.split(separator: UInt8(ascii: " "))
                     // sl, local_address, rem_address, st (0A: LISTEN), tx:rx, tr:when, retrnsmt, uid, timeout, inode
                     guard fields.count > 9, String(decoding: fields[3], as: UTF8.self) == "0A",
-                          let inode = UInt64(String(decoding: fields[9], as: UTF8.self)), inodes.contains(inode),
-                          let address = parse(String(decoding: fields[1], as: UTF8.self), isIPv6: isIPv6) else { continue }
+                        let inode = UInt64(String(decoding: fields[9], as: UTF8.self)), inodes.contains(inode),
+                        let address = parse(String(decoding: fields[1], as: UTF8.self), isIPv6: isIPv6)
+                    else { continue }
                     if !addresses.contains(address) { addresses.append(address) }
                 }
             }
@@ -83,12 +93,15 @@ enum ListeningSockets {
         var inodes: Set<UInt64> = []
         var link = [CChar](repeating: 0, count: 64)
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             guard Int(name) != nil else { continue }
             let count = readlink("/proc/\(pid)/fd/\(name)", &link, link.count - 1)
             guard count > 9 else { continue }
             let text = String(decoding: link[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            guard text.hasPrefix("socket:["), text.hasSuffix("]"), let inode = UInt64(text.dropFirst(8).dropLast()) else { continue }
+            guard text.hasPrefix("socket:["), text.hasSuffix("]"), let inode = UInt64(text.dropFirst(8).dropLast())
+            else { continue }
             inodes.insert(inode)
         }
         return inodes
@@ -104,7 +117,9 @@ enum ListeningSockets {
         let hex = Array(parts[0].utf8)
         var words: [UInt32] = []
         for start in stride(from: 0, to: hex.count, by: 8) {
-            guard start + 8 <= hex.count, let word = UInt32(String(decoding: hex[start..<start + 8], as: UTF8.self), radix: 16) else { return nil }
+            guard start + 8 <= hex.count,
+                let word = UInt32(String(decoding: hex[start..<start + 8], as: UTF8.self), radix: 16)
+            else { return nil }
             words.append(word)
         }
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
@@ -117,7 +132,9 @@ enum ListeningSockets {
             guard words.count == 4 else { return nil }
             var address = in6_addr()
             withUnsafeMutableBytes(of: &address) { raw in
-                for (index, word) in words.enumerated() { raw.storeBytes(of: word, toByteOffset: index * 4, as: UInt32.self) }
+                for (index, word) in words.enumerated() {
+                    raw.storeBytes(of: word, toByteOffset: index * 4, as: UInt32.self)
+                }
             }
             if words.allSatisfy({ $0 == 0 }) { return ListenAddress(host: "127.0.0.1", port: port) }
             guard inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil else { return nil }

@@ -52,15 +52,22 @@ public struct Logger: Sendable {
         // Before quoting, which would change a secret holding a quote or a backslash.
         // The message and the values as one text: a secret split across two of them is found too.
         let secrets = self.secrets.list
-        let values = secrets.isEmpty ? [message] + fields.map(\.1) : Redaction.redacted(pieces: [message] + fields.map(\.1), secrets: secrets)
-        let all = [("ts", Clock.rfc3339(SystemClock.wallSeconds())), ("level", level.rawValue), ("msg", values[0])]
+        let values =
+            secrets.isEmpty
+            ? [message] + fields.map(\.1) : Redaction.redacted(pieces: [message] + fields.map(\.1), secrets: secrets)
+        let all =
+            [("ts", Clock.rfc3339(SystemClock.wallSeconds())), ("level", level.rawValue), ("msg", values[0])]
             + zip(fields, values.dropFirst()).map { ($0.0.0, $0.1) }
         sink(format == .json ? Self.json(all) : Self.logfmt(all))
     }
 
     static func logfmt(_ fields: [(String, String)]) -> String {
         fields.map { key, value in
-            let plain = !value.isEmpty && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0 != "\\" && $0.value != 0x7F }
+            let plain =
+                !value.isEmpty
+                && value.unicodeScalars.allSatisfy {
+                    $0.value > 0x20 && $0 != "\"" && $0 != "=" && $0 != "\\" && $0.value != 0x7F
+                }
             return plain ? "\(key)=\(value)" : "\(key)=\(quoted(value))"
         }.joined(separator: " ")
     }
@@ -95,7 +102,10 @@ extension Logger {
         static let limit = 64
         private let secrets: Locked<[String]>
 
-        init(_ initial: [String]) { secrets = Locked([]); add(initial) }
+        init(_ initial: [String]) {
+            secrets = Locked([])
+            add(initial)
+        }
 
         var list: [String] { secrets.withLock { $0 } }
 

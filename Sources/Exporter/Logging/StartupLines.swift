@@ -4,25 +4,39 @@ extension Logger {
     public func announceStart(_ configuration: Configuration, port: UInt16, simulator: String?) {
         let active = configuration.sourcePolling
         let shard = configuration.shard
-        info("starting openweather-exporter", [
-            ("version", BuildInfo.version),
-            ("address", ListenAddress(host: configuration.listenAddress.host, port: port).description),
-            ("telemetry_path", configuration.telemetryPath),
-            ("locations", String(configuration.locations.count)),
-        ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [
-            ("collectors", active.requests.entries.map(\.name).joined(separator: ",")),
-            ("api_key", configuration.apiKeySource),
-        ])
-        info("request plan", active.requests.logFields + [("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))])
+        info(
+            "starting openweather-exporter",
+            [
+                ("version", BuildInfo.version),
+                ("address", ListenAddress(host: configuration.listenAddress.host, port: port).description),
+                ("telemetry_path", configuration.telemetryPath),
+                ("locations", String(configuration.locations.count)),
+            ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [
+                ("collectors", active.requests.entries.map(\.name).joined(separator: ",")),
+                ("api_key", configuration.apiKeySource),
+            ])
+        info(
+            "request plan",
+            active.requests.logFields + [
+                ("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))
+            ])
         if let fallback = active.fallback {
-            info("request plan when the sources standing in for others cannot be used (One Call without its subscription)", fallback.logFields)
+            info(
+                "request plan when the sources standing in for others cannot be used (One Call without its subscription)",
+                fallback.logFields)
         }
         if configuration.demo {
-            warn("DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data", [("simulator", simulator ?? "")])
+            warn(
+                "DEMO MODE: the weather is SIMULATED by a built-in server on loopback, not real data",
+                [("simulator", simulator ?? "")])
             if let simulator {
                 // Its port is random: said plainly, with what it is for, so a newcomer can steer it.
-                info("demo simulator: make a place hot, cold or failing; the controls are listed at \(simulator)/_simulator/ and on the landing page",
-                     [("simulator", simulator), ("example", "curl -X POST '\(simulator)/_simulator/weather?lat=51.51&shift=35'")])
+                info(
+                    "demo simulator: make a place hot, cold or failing; the controls are listed at \(simulator)/_simulator/ and on the landing page",
+                    [
+                        ("simulator", simulator),
+                        ("example", "curl -X POST '\(simulator)/_simulator/weather?lat=51.51&shift=35'"),
+                    ])
             }
         }
         for warning in configuration.warnings { warn(warning) }

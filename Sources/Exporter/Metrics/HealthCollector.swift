@@ -24,20 +24,35 @@ struct HealthCollector: Collector {
 
     var families: [MetricFamily] {
         [
-            MetricFamily(name: Self.up.description, help: "1 when the last poll of the location from the source succeeded, else 0."),
-            MetricFamily(name: Self.lastSuccess.description, help: "When the location was last polled successfully from the source, Unix time."),
-            MetricFamily(name: Self.duration.description, help: "How long the last poll of the location from the source took."),
             MetricFamily(
-                name: Self.thresholds.description, help: "Configured temperature alert threshold of the location; bound is above or below."),
+                name: Self.up.description,
+                help: "1 when the last poll of the location from the source succeeded, else 0."),
+            MetricFamily(
+                name: Self.lastSuccess.description,
+                help: "When the location was last polled successfully from the source, Unix time."),
+            MetricFamily(
+                name: Self.duration.description, help: "How long the last poll of the location from the source took."),
+            MetricFamily(
+                name: Self.thresholds.description,
+                help: "Configured temperature alert threshold of the location; bound is above or below."),
             MetricFamily(
                 name: Self.thresholdInfo.description,
-                help: "The unit a temperature alert threshold was given in (celsius or fahrenheit), for the alerts' text; always 1."),
+                help:
+                    "The unit a temperature alert threshold was given in (celsius or fahrenheit), for the alerts' text; always 1."
+            ),
             MetricFamily(
                 name: Self.hysteresis.description,
-                help: "How far back past its threshold the temperature must come before a firing temperature alert resolves."),
-            MetricFamily(name: Self.gust.description, help: "Configured wind gust alert threshold of the location, now and forecast."),
+                help:
+                    "How far back past its threshold the temperature must come before a firing temperature alert resolves."
+            ),
             MetricFamily(
-                name: Self.rain.description, help: "Configured heavy-rain alert threshold of the location: the forecast's rain over the next 24 hours."),
+                name: Self.gust.description,
+                help: "Configured wind gust alert threshold of the location, now and forecast."),
+            MetricFamily(
+                name: Self.rain.description,
+                help:
+                    "Configured heavy-rain alert threshold of the location: the forecast's rain over the next 24 hours."
+            ),
         ]
     }
 
@@ -46,7 +61,10 @@ struct HealthCollector: Collector {
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 let opening = openings[position]
-                func line(_ family: Family, _ value: Double, source: String? = nil, bound: StaticString? = nil, unit: String? = nil) {
+                func line(
+                    _ family: Family, _ value: Double, source: String? = nil, bound: StaticString? = nil,
+                    unit: String? = nil
+                ) {
                     guard let buffer = buffers[family.position] else { return }
                     buffer.append(Self.names[family.position])
                     buffer.append(opening)
@@ -71,7 +89,9 @@ struct HealthCollector: Collector {
                 if let above = alerts.above { line(.thresholdInfo, 1, bound: "above", unit: above.unit.rawValue) }
                 if let below = alerts.below { line(.thresholdInfo, 1, bound: "below", unit: below.unit.rawValue) }
                 // Only beside a temperature bound, which is all it serves.
-                if let margin = alerts.hysteresisCelsius, alerts.above != nil || alerts.below != nil { line(.hysteresis, margin) }
+                if let margin = alerts.hysteresisCelsius, alerts.above != nil || alerts.below != nil {
+                    line(.hysteresis, margin)
+                }
                 if let gust = alerts.gustMetersPerSecond { line(.gust, gust) }
                 if let rain = alerts.rainMeters { line(.rain, rain) }
             }
@@ -91,15 +111,22 @@ enum ExporterCollector {
         let names = Set(snapshot.sources).union(daily.namesSent).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         var today = MetricFamily(
             name: "openweather_api_requests_today",
-            help: "Requests sent to the OpenWeather API since 00:00 UTC (OpenWeather's day starts then), by source; kept across restarts by the state file.")
-        if snapshot.daily != nil { for name in names { today.add([("source", name)], Double(daily.count(named: name))) } }
+            help:
+                "Requests sent to the OpenWeather API since 00:00 UTC (OpenWeather's day starts then), by source; kept across restarts by the state file."
+        )
+        if snapshot.daily != nil {
+            for name in names { today.add([("source", name)], Double(daily.count(named: name))) }
+        }
         var limits = MetricFamily(
             name: "openweather_api_daily_request_limit",
-            help: "Requests a source may send in a UTC day (--collector.NAME.max-requests-per-day; this replica's share); absent for a source without one.")
+            help:
+                "Requests a source may send in a UTC day (--collector.NAME.max-requests-per-day; this replica's share); absent for a source without one."
+        )
         for name in names { if let limit = daily.limit(named: name) { limits.add([("source", name)], Double(limit)) } }
         let key = MetricFamily(
             name: "openweather_api_key_daily_request_limit",
-            help: "Requests the key may send in a UTC day, all sources together (--openweather.max-requests-per-day; this replica's share); absent without one.",
+            help:
+                "Requests the key may send in a UTC day, all sources together (--openweather.max-requests-per-day; this replica's share); absent without one.",
             samples: daily.keyLimit.map { [Sample(value: Double($0))] } ?? [])
         return [today, limits, key]
     }
@@ -107,26 +134,39 @@ enum ExporterCollector {
     static func collect(_ snapshot: ReadingStore.Snapshot) -> [MetricFamily] {
         var requests = MetricFamily(
             name: "openweather_api_requests_total",
-            help: "Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, connect, dns, tls, proxy, decode).",
+            help:
+                "Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, connect, dns, tls, proxy, decode).",
             type: .counter)
-        for (key, count) in snapshot.requestCounts { requests.add([("code", key.code), ("source", key.source)], count) }
-        let state = snapshot.stateWrites.map { writes in
-            [
-                MetricFamily(
-                    name: "openweather_exporter_state_last_write_success_timestamp_seconds",
-                    help: "When the state file (--storage.path) was last written successfully, Unix time; 0 before the first write.",
-                    samples: [Sample(value: writes.lastSuccess)]),
-                MetricFamily(
-                    name: "openweather_exporter_state_write_failures_total", help: "Writes of the state file (--storage.path) that failed.",
-                    type: .counter, samples: [Sample(value: writes.failures)]),
-            ]
-        } ?? []
+        for (key, count) in snapshot.requestCounts {
+            requests.add([("code", key.code), ("source", key.source)], count)
+        }
+        let state =
+            snapshot.stateWrites.map { writes in
+                [
+                    MetricFamily(
+                        name: "openweather_exporter_state_last_write_success_timestamp_seconds",
+                        help:
+                            "When the state file (--storage.path) was last written successfully, Unix time; 0 before the first write.",
+                        samples: [Sample(value: writes.lastSuccess)]),
+                    MetricFamily(
+                        name: "openweather_exporter_state_write_failures_total",
+                        help: "Writes of the state file (--storage.path) that failed.",
+                        type: .counter, samples: [Sample(value: writes.failures)]),
+                ]
+            } ?? []
         return state + [requests] + daily(snapshot) + [
             MetricFamily(
                 name: "openweather_exporter_build_info", help: "Version of the exporter; always 1.",
-                samples: [Sample([("version", BuildInfo.version), ("revision", BuildInfo.revision), ("swift_version", BuildInfo.swiftVersion)], value: 1)]),
+                samples: [
+                    Sample(
+                        [
+                            ("version", BuildInfo.version), ("revision", BuildInfo.revision),
+                            ("swift_version", BuildInfo.swiftVersion),
+                        ], value: 1)
+                ]),
             MetricFamily(
-                name: "openweather_exporter_config_last_reload_successful", help: "1 when the last configuration reload succeeded.",
+                name: "openweather_exporter_config_last_reload_successful",
+                help: "1 when the last configuration reload succeeded.",
                 samples: [Sample(value: snapshot.reloadSuccessful ? 1 : 0)]),
             MetricFamily(
                 name: "openweather_exporter_config_last_reload_success_timestamp_seconds",

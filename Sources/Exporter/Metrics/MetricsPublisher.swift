@@ -149,7 +149,9 @@ final class MetricsPublisher: Sendable {
             // Fields read in place: copying each of 10,000 states costs a dozen reference counts apiece.
             for index in snapshot.locations.indices {
                 for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
-                    if let success = snapshot.locations[index].sources[slot].lastSuccess, success + snapshot.maxStaleness[slot] >= now {
+                    if let success = snapshot.locations[index].sources[slot].lastSuccess,
+                        success + snapshot.maxStaleness[slot] >= now
+                    {
                         nextStaleness = min(nextStaleness, success + snapshot.maxStaleness[slot])
                     }
                 }
@@ -210,7 +212,9 @@ final class MetricsPublisher: Sendable {
                 result.reserveCapacity(body.chunks.count)
                 var crc: UInt32 = 0
                 for chunk in body.chunks where !chunk.isEmpty {
-                    let key = chunk.withUnsafeBufferPointer { Key(count: $0.count, fingerprint: ShardWorker.fingerprint($0)) }
+                    let key = chunk.withUnsafeBufferPointer {
+                        Key(count: $0.count, fingerprint: ShardWorker.fingerprint($0))
+                    }
                     let segment: Segment
                     if let known = kept[key] ?? segments[key] {
                         segment = known
@@ -233,7 +237,9 @@ final class MetricsPublisher: Sendable {
     }
 
     /// The process part of `format` as a deflate segment and its CRC, made once per process refresh.
-    private static func processSegment(_ state: inout Rendered, _ format: ExpositionFormat) -> (segment: [UInt8], crc: UInt32) {
+    private static func processSegment(
+        _ state: inout Rendered, _ format: ExpositionFormat
+    ) -> (segment: [UInt8], crc: UInt32) {
         if let made = state.processSegment[format] { return made }
         if state.processCompressor == nil { state.processCompressor = GzipCompressor() }
         let made = (state.processCompressor!.segment(state.process[format]), Gzip.crc32(state.process[format]))
@@ -262,7 +268,9 @@ final class MetricsPublisher: Sendable {
                 let process = processSegment(&state, format)
                 let crc = Gzip.combine(weather.crc, process.crc, secondCount: state.process[format].count)
                 state.body[format].gzip =
-                    [Gzip.header] + weather.segments + [process.segment, Gzip.trailer(crc: crc, count: state.body[format].plainCount)]
+                    [Gzip.header] + weather.segments + [
+                        process.segment, Gzip.trailer(crc: crc, count: state.body[format].plainCount),
+                    ]
             }
             return
         }
@@ -340,7 +348,10 @@ final class MetricsPublisher: Sendable {
         // Re-rendered chunks leave page-sized holes in malloc's arenas, which it keeps (with
         // 10,000 locations, about as much again as the exposition); hand them back. Before
         // the process part, so the resident memory it reports is the trimmed one.
-        if rendered.withLock({ state in defer { state.refreshedSinceTrim = false }; return state.refreshedSinceTrim }) {
+        if rendered.withLock({ state in
+            defer { state.refreshedSinceTrim = false }
+            return state.refreshedSinceTrim
+        }) {
             _ = malloc_trim(0)
         }
         refreshProcess()
@@ -348,5 +359,6 @@ final class MetricsPublisher: Sendable {
 }
 
 /// glibc's `malloc_trim(3)`; `<malloc.h>` is not part of the Glibc module.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_silgen_name("malloc_trim")
 private func malloc_trim(_ pad: Int) -> Int32

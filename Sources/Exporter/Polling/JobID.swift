@@ -27,6 +27,8 @@ extension PollSchedule {
 
     /// The positions of one location's jobs, every source.
     func indices(atLocation location: Int) -> Range<Int> {
-        min(JobID(location: location, slot: 0).index(slots: sourceCount), jobs.count)..<min(JobID(location: location + 1, slot: 0).index(slots: sourceCount), jobs.count)
+        min(
+            JobID(location: location, slot: 0).index(slots: sourceCount), jobs.count)..<min(
+                JobID(location: location + 1, slot: 0).index(slots: sourceCount), jobs.count)
     }
 }

@@ -18,7 +18,8 @@ struct Layout: Sendable {
     let labelOrder: [Int]
     let thresholds: @Sendable (Location) -> AlertThresholds
 
-    init(locations: [Location], planned: [PlannedSource], thresholds: @escaping @Sendable (Location) -> AlertThresholds) {
+    init(locations: [Location], planned: [PlannedSource], thresholds: @escaping @Sendable (Location) -> AlertThresholds)
+    {
         self.locations = locations
         self.planned = planned
         self.sources = planned.map(\.source)

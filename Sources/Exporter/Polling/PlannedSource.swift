@@ -28,7 +28,8 @@ struct PlannedSource: Sendable {
 
     /// The records of `sources`, in slot order: `intervals` as planned, `configured` as given, the rest per slot too. A source names those it stands in for: their slots are found here, once.
     static func plan(
-        sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double], dailyLimits: [Int?]
+        sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double],
+        dailyLimits: [Int?]
     ) -> [PlannedSource] {
         sources.indices.map { slot in
             PlannedSource(

@@ -109,12 +109,16 @@ struct PollSchedule {
         self.maxInFlight = maxInFlight
         self.budget = RequestBudget(limitPerMinute: requestsPerMinute)
         self.daily = DailyBudget(wall: 0)
-        reconfigure(specs: specs, sourceCount: sourceCount, requestsPerMinute: requestsPerMinute, now: now, phaseOrder: phaseOrder)
+        reconfigure(
+            specs: specs, sourceCount: sourceCount, requestsPerMinute: requestsPerMinute, now: now,
+            phaseOrder: phaseOrder)
     }
 
     /// New jobs are due at once; kept ones (same key) keep their state, and a resolver that has not
     /// succeeded yet tries again at once; the budget remembers recent starts.
-    mutating func reconfigure(specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, phaseOrder: [Int]? = nil) {
+    mutating func reconfigure(
+        specs: [Spec], sourceCount: Int, requestsPerMinute: Int, now: Double, phaseOrder: [Int]? = nil
+    ) {
         var old: [String: Job] = [:]
         for job in jobs where old[job.spec.key] == nil { old[job.spec.key] = job }
         let kept = Set(specs.map(\.key))
@@ -196,7 +200,8 @@ struct PollSchedule {
     /// did not use goes back, and the jobs that waited for room are due again.
     mutating func release(slot: Int, held: Int) {
         daily.release(slot, held)
-        for index in waitingForRoom where jobs.indices.contains(index) && jobs[index].schedulable && !jobs[index].inFlight {
+        for index in waitingForRoom
+        where jobs.indices.contains(index) && jobs[index].schedulable && !jobs[index].inFlight {
             due.insert((jobs[index].nextDue, index))
         }
         waitingForRoom = []
@@ -219,16 +224,24 @@ struct PollSchedule {
             jobs[index].nextDue = nextPhase(of: jobs[index], after: now)
         case .steadyFailure:
             jobs[index].failures = 0
-            jobs[index].nextDue = jobs[index].spec.kind == .resolve ? now + interval : nextPhase(of: jobs[index], after: now)
+            jobs[index].nextDue =
+                jobs[index].spec.kind == .resolve ? now + interval : nextPhase(of: jobs[index], after: now)
         case .transientFailure:
             jobs[index].failures += 1
             let failures = jobs[index].failures
-            jobs[index].nextDue = now + (jobs[index].spec.kind == .resolve
-                ? Self.backoff(failures: failures, first: Self.firstResolverRetry, cap: max(interval, Self.firstResolverRetry), random: random)
-                : Self.backoff(failures: failures, first: interval, cap: max(interval, Self.maxRateLimitPause), random: random))
+            jobs[index].nextDue =
+                now
+                + (jobs[index].spec.kind == .resolve
+                    ? Self.backoff(
+                        failures: failures, first: Self.firstResolverRetry, cap: max(interval, Self.firstResolverRetry),
+                        random: random)
+                    : Self.backoff(
+                        failures: failures, first: interval, cap: max(interval, Self.maxRateLimitPause), random: random))
         case .rateLimited(let retryAfter):
             rateLimitStrikes += 1
-            pausedUntil = now + Self.rateLimitPause(retryAfter: retryAfter, backoff: Self.rateLimitBackoff(strikes: rateLimitStrikes))
+            pausedUntil =
+                now
+                + Self.rateLimitPause(retryAfter: retryAfter, backoff: Self.rateLimitBackoff(strikes: rateLimitStrikes))
             jobs[index].nextDue = now
         }
         if jobs[index].schedulable { due.insert((jobs[index].nextDue, index)) }
@@ -279,7 +292,8 @@ struct PollSchedule {
 
     private mutating func rebuildQueue() {
         waitingForRoom = []
-        due = DueQueue(jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
+        due = DueQueue(
+            jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
     }
 
     /// `location`'s place is resolved: its polling jobs are due at once.
@@ -308,7 +322,8 @@ struct PollSchedule {
         }
         self.pausedUntil = max(self.pausedUntil, pausedUntil)
         rateLimitStrikes = max(rateLimitStrikes, strikes)
-        budget = RequestBudget(limitPerMinute: budget.limitPerMinute, recentStarts: (recentStarts + budget.recentStarts).sorted())
+        budget = RequestBudget(
+            limitPerMinute: budget.limitPerMinute, recentStarts: (recentStarts + budget.recentStarts).sorted())
         rebuildQueue()
     }
 

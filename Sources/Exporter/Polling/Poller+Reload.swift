@@ -39,9 +39,11 @@ extension Poller {
             let resolved = states[position].coordinates != nil
             for (slot, source) in setup.sources.enumerated() {
                 let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
-                specs.append(PollSchedule.Spec(
-                    key: Location.identity(identity, source: source.name), kind: kind, interval: setup.intervals[slot].seconds,
-                    waiting: kind == .poll && !resolved, cost: source.maxRequestsPerPoll))
+                specs.append(
+                    PollSchedule.Spec(
+                        key: Location.identity(identity, source: source.name), kind: kind,
+                        interval: setup.intervals[slot].seconds,
+                        waiting: kind == .poll && !resolved, cost: source.maxRequestsPerPoll))
             }
         }
         // Polls follow the exposition's order, so the series a second of polls changes sit together
@@ -49,7 +51,8 @@ extension Poller {
         core.schedule.reconfigure(
             specs: specs, sourceCount: setup.sources.count, requestsPerMinute: setup.requestsPerMinute, now: now,
             phaseOrder: setup.layout.labelOrder)
-        core.schedule.daily.configure(sources: setup.layout.names, limits: setup.planned.map(\.dailyLimit), keyLimit: setup.requestsPerDay)
+        core.schedule.daily.configure(
+            sources: setup.layout.names, limits: setup.planned.map(\.dailyLimit), keyLimit: setup.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
         // What the poller keeps by slot moves with its source.
         let moved = setup.layout.slots(from: core.setup.layout)
@@ -69,7 +72,8 @@ extension Poller {
         guard let location = core.setup.locations.firstIndex(where: { $0.name == completion.location.name }),
             core.setup.locations[location].identity == completion.location.identity,
             let slot = core.setup.sources.firstIndex(where: { $0.name == completion.source.name }),
-            case let index = core.schedule.index(of: JobID(location: location, slot: slot)), core.schedule.jobs[index].inFlight
+            case let index = core.schedule.index(of: JobID(location: location, slot: slot)),
+            core.schedule.jobs[index].inFlight
         else {
             core.schedule.orphanFinished()
             return nil

@@ -6,7 +6,9 @@ extension Poller {
     func record(_ completion: Completion, in core: inout Core, now: Double) {
         // Whatever became of the job (a reload may have removed it), its requests were counted as they
         // were sent; the room it held and did not use goes back.
-        core.schedule.release(slot: core.dailySlot(completion.slot, of: completion.source, since: completion.epoch), held: completion.held)
+        core.schedule.release(
+            slot: core.dailySlot(completion.slot, of: completion.source, since: completion.epoch), held: completion.held
+        )
         guard let job = job(answering: completion, in: &core) else { return }
         let id = core.schedule.id(of: job)
         let (location, slot) = (id.location, id.slot)
@@ -23,8 +25,14 @@ extension Poller {
         if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
             logger.error(
                 "OpenWeather rate limit hit (429): pausing all requests",
-                [("source", completion.source.name), ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
-                 ("hint", "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals")])
+                [
+                    ("source", completion.source.name),
+                    ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
+                    (
+                        "hint",
+                        "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals"
+                    ),
+                ])
         }
     }
 
@@ -38,11 +46,14 @@ extension Poller {
         return true
     }
 
-    private func classify(_ completion: Completion, location: Int, slot: Int, in core: inout Core) -> PollSchedule.Outcome {
+    private func classify(
+        _ completion: Completion, location: Int, slot: Int, in core: inout Core
+    ) -> PollSchedule.Outcome {
         let labels = [("location", completion.location.name), ("source", completion.source.name)]
         switch completion.result {
         case .success(let reading):
-            store.recordSuccess(location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
+            store.recordSuccess(
+                location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
             keepBody?(core.setup.locations[location], completion.source, completion.body)
             if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
@@ -50,25 +61,39 @@ extension Poller {
             if let resolved = completion.source.resolvedPlace(ofStored: reading) {
                 let place = resolved.place
                 logger.info(
-                    "place resolved", labels + [
+                    "place resolved",
+                    labels + [
                         ("query", core.setup.locations[location].query?.description ?? ""), ("name", place.name),
                         ("state", place.state ?? ""), ("country", place.country),
                         ("latitude", String(place.latitude)), ("longitude", String(place.longitude)),
                         ("other_matches", String(resolved.others)),
-                    ] + (resolved.others > 0
-                        ? [("hint", "the first of \(resolved.others + 1) matches was taken; to pin another, give its coordinates as NAME=LAT,LON")]
-                        : []))
+                    ]
+                        + (resolved.others > 0
+                            ? [
+                                (
+                                    "hint",
+                                    "the first of \(resolved.others + 1) matches was taken; to pin another, give its coordinates as NAME=LAT,LON"
+                                )
+                            ]
+                            : []))
             }
             logger.debug("polled", labels + [("duration", String(completion.duration))])
             return .success
         case .failure(let error):
-            store.recordFailure(location: location, source: slot, code: error.code, reason: error.description, duration: completion.duration)
+            store.recordFailure(
+                location: location, source: slot, code: error.code, reason: error.description,
+                duration: completion.duration)
             if case .http(401, _, _) = error {
                 if keyState(rejected: true, since: completion.started, in: &core) {
                     logger.error(
                         "OpenWeather rejects the API key (401); every location is down until it works",
-                        [("reason", error.description),
-                         ("hint", "a new key takes up to a couple of hours to activate; polling continues at the normal interval")])
+                        [
+                            ("reason", error.description),
+                            (
+                                "hint",
+                                "a new key takes up to a couple of hours to activate; polling continues at the normal interval"
+                            ),
+                        ])
                 } else {
                     logger.debug("poll failed", labels + [("code", error.code)])
                 }
@@ -82,8 +107,14 @@ extension Poller {
                 core.schedule.daily.spend(slot)
                 logger.error(
                     "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source.name) until 00:00 UTC",
-                    [("source", completion.source.name), ("requests_today", String(core.schedule.daily.count(of: slot))),
-                     ("hint", "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.setup.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit")])
+                    [
+                        ("source", completion.source.name),
+                        ("requests_today", String(core.schedule.daily.count(of: slot))),
+                        (
+                            "hint",
+                            "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.setup.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit"
+                        ),
+                    ])
                 return .steadyFailure
             case .http(429, _, let retryAfter): return .rateLimited(retryAfter: retryAfter)
             // A day's limit without room: the job's next start waits for room (or 00:00 UTC) anyway.

@@ -96,9 +96,11 @@ final class Poller: Sendable {
         self.execute = execute ?? ThreadPool(limit: PollSchedule.requestLimit).run
         self.onChange = onChange
         let now = time.monotonic()
-        core = Locked(Core(
-            setup: setup, schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now),
-            unavailable: setup.sources.map { _ in nil }))
+        core = Locked(
+            Core(
+                setup: setup,
+                schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now),
+                unavailable: setup.sources.map { _ in nil }))
         core.withLock { schedule(setup, in: &$0, now: now) }
     }
 
@@ -183,12 +185,15 @@ final class Poller: Sendable {
                     if states == nil { states = store.snapshot().locations }
                     let state = states![location]
                     let planned = core.setup.planned[slot]
-                    launches.append(Launch(
-                        job: job, slot: slot, source: planned.source,
-                        poll: Poll(
-                            location: core.setup.locations[location], coordinates: state.coordinates, language: core.setup.language,
-                            previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds, configured: planned.configured.seconds),
-                        held: core.schedule.jobs[job].held))
+                    launches.append(
+                        Launch(
+                            job: job, slot: slot, source: planned.source,
+                            poll: Poll(
+                                location: core.setup.locations[location], coordinates: state.coordinates,
+                                language: core.setup.language,
+                                previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds,
+                                configured: planned.configured.seconds),
+                            held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
                 }
                 let dailyChanged = showDaily(in: &core)
@@ -229,7 +234,10 @@ final class Poller: Sendable {
         if changed, let failure {
             logger.warn(
                 "cannot share the day's request counts with backfills; counting this process's alone",
-                [("reason", failure.description), ("hint", "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path")])
+                [
+                    ("reason", failure.description),
+                    ("hint", "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path"),
+                ])
         } else if changed {
             logger.info("the day's request counts are shared again", [("path", sharedDay.path)])
         }
@@ -269,8 +277,14 @@ final class Poller: Sendable {
                 requests += 1
                 guard requests > 1 else { return true }
                 // Past the room the poll holds (already written to the shared day), the day as shared decides.
-                if held > 0 { return core.withLock { $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic()) } }
-                return withSharedDay(wall: time.wall()) { $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic()) }
+                if held > 0 {
+                    return core.withLock {
+                        $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic())
+                    }
+                }
+                return withSharedDay(wall: time.wall()) {
+                    $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic())
+                }
             }
             func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
                 guard sending() else { throw Self.noRoomToday(launch.source) }
@@ -285,7 +299,8 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source, slot: launch.slot, result: result,
+                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source, slot: launch.slot,
+                result: result,
                 body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds
             let asleep = core.withLock { core in

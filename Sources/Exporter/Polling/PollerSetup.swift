@@ -23,14 +23,16 @@ extension Poller {
 
         /// Per slot: `intervals` as planned, `configured` as given, each source's own daily limit.
         init(
-            locations: [Location], sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double],
+            locations: [Location], sources: [any Source], intervals: [Duration], configured: [Duration],
+            maxStaleness: [Double],
             requestsPerMinute: Int, dailyLimits: [Int?], requestsPerDay: Int?, language: String,
             transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> AlertThresholds
         ) {
             self.layout = Layout(
                 locations: locations,
                 planned: PlannedSource.plan(
-                    sources: sources, intervals: intervals, configured: configured, maxStaleness: maxStaleness, dailyLimits: dailyLimits),
+                    sources: sources, intervals: intervals, configured: configured, maxStaleness: maxStaleness,
+                    dailyLimits: dailyLimits),
                 thresholds: thresholds)
             self.requestsPerMinute = requestsPerMinute
             self.requestsPerDay = requestsPerDay

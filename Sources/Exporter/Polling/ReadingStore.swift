@@ -33,7 +33,9 @@ final class ReadingStore: Sendable {
         var resolved: Place? {
             guard location.query != nil else { return nil }
             for (definition, source) in zip(definitions, sources) where definition.resolves {
-                if let reading = source.reading, let resolved = definition.resolvedPlace(ofStored: reading) { return resolved.place }
+                if let reading = source.reading, let resolved = definition.resolvedPlace(ofStored: reading) {
+                    return resolved.place
+                }
             }
             return nil
         }
@@ -99,17 +101,21 @@ final class ReadingStore: Sendable {
     /// Laid out for the setup the poller starts with: the poller lays it out again only for a reload.
     init(layout: Layout, now: Double) {
         var snapshot = Snapshot(
-            locations: LocationStates(layout.locations.map { Self.fresh($0, definitions: layout.sources, thresholds: layout.thresholds) }),
+            locations: LocationStates(
+                layout.locations.map { Self.fresh($0, definitions: layout.sources, thresholds: layout.thresholds) }),
             layout: layout, unavailable: layout.names.map { _ in nil })
         snapshot.reloadSuccessTimestamp = now
         self.state = Locked(snapshot)
     }
 
     /// A resolver applies only to places given by name.
-    private static func fresh(_ location: Location, definitions: [any Source], thresholds: (Location) -> AlertThresholds) -> LocationState {
+    private static func fresh(
+        _ location: Location, definitions: [any Source], thresholds: (Location) -> AlertThresholds
+    ) -> LocationState {
         LocationState(
             location: location, thresholds: thresholds(location),
-            sources: definitions.map { SourceState(applies: !$0.resolves || location.query != nil) }, definitions: definitions)
+            sources: definitions.map { SourceState(applies: !$0.resolves || location.query != nil) },
+            definitions: definitions)
     }
 
     func snapshot() -> Snapshot { state.withLock { $0 } }
@@ -145,7 +151,9 @@ final class ReadingStore: Sendable {
 
     /// A reading of `source` made from another source's answer (One Call for weather): like a
     /// success or a failure of its own, without a request to count.
-    func recordStandIn(location: Int, source: Int, result: Result<any Sendable, OpenWeatherError>, duration: Double, now: Double) {
+    func recordStandIn(
+        location: Int, source: Int, result: Result<any Sendable, OpenWeatherError>, duration: Double, now: Double
+    ) {
         update(location, source, code: nil) { state in
             switch result {
             case .success(let reading):
@@ -181,7 +189,9 @@ final class ReadingStore: Sendable {
 
     private func update(_ location: Int, _ source: Int, code: String?, _ body: (inout LocationState) -> Void) {
         state.withLock { snapshot in
-            if let code { snapshot.requestCounts[RequestKey(source: snapshot.layout.names[source], code: code), default: 0] += 1 }
+            if let code {
+                snapshot.requestCounts[RequestKey(source: snapshot.layout.names[source], code: code), default: 0] += 1
+            }
             body(&snapshot.locations[location])
             snapshot.locations[location].generation &+= 1
         }
@@ -192,17 +202,19 @@ final class ReadingStore: Sendable {
     func replaceLocations(_ layout: Layout) {
         let identities = layout.locations.map(\.identity)
         state.withLock { snapshot in
-            let old = Dictionary(snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
+            let old = Dictionary(
+                snapshot.locations.map { ($0.location.identity, $0) }, uniquingKeysWith: { first, _ in first })
             let oldSlots = layout.slots(from: snapshot.layout)
-            snapshot.locations = LocationStates(zip(layout.locations, identities).map { location, identity in
-                var entry = Self.fresh(location, definitions: layout.sources, thresholds: layout.thresholds)
-                guard let previous = old[identity] else { return entry }
-                for (slot, before) in oldSlots.old.enumerated() {
-                    if let before { entry.sources[slot] = previous.sources[before] }
-                }
-                entry.generation = previous.generation &+ 1
-                return entry
-            })
+            snapshot.locations = LocationStates(
+                zip(layout.locations, identities).map { location, identity in
+                    var entry = Self.fresh(location, definitions: layout.sources, thresholds: layout.thresholds)
+                    guard let previous = old[identity] else { return entry }
+                    for (slot, before) in oldSlots.old.enumerated() {
+                        if let before { entry.sources[slot] = previous.sources[before] }
+                    }
+                    entry.generation = previous.generation &+ 1
+                    return entry
+                })
             snapshot.unavailable = oldSlots.moved(snapshot.unavailable)
             snapshot.layout = layout
             snapshot.layoutRevision &+= 1

@@ -46,7 +46,9 @@ struct RequestPlan: Sendable, Equatable {
         /// Requests a poll sends on average.
         var weight: Double { RequestPlan.weight(of: parts) }
         /// At `configured`.
-        var neededPerDay: Double { locations == 0 ? 0 : Double(locations) * weight * RequestPlan.day / configured.seconds }
+        var neededPerDay: Double {
+            locations == 0 ? 0 : Double(locations) * weight * RequestPlan.day / configured.seconds
+        }
         /// At `interval`.
         var requestsPerDay: Double { requestsPerMinute * 1440 }
 
@@ -62,10 +64,14 @@ struct RequestPlan: Sendable, Equatable {
             if keyDailyLimit { day.append("\(RequestPlan.count(requestsPerDay))/day planned") }
             let days = day.isEmpty ? "" : "; " + day.joined(separator: ", ")
             guard !parts.isEmpty else {
-                return "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(days))"
+                return
+                    "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(days))"
             }
-            let perPart = parts.map { "\($0.name) \(RequestPlan.count($0.perPoll * RequestPlan.day / interval.seconds))/day" }
-            return "\(RequestPlan.rate(requestsPerMinute))/min (1 poll per location every \(PrometheusDuration.format(interval)), per location \(perPart.joined(separator: ", "))\(days))"
+            let perPart = parts.map {
+                "\($0.name) \(RequestPlan.count($0.perPoll * RequestPlan.day / interval.seconds))/day"
+            }
+            return
+                "\(RequestPlan.rate(requestsPerMinute))/min (1 poll per location every \(PrometheusDuration.format(interval)), per location \(perPart.joined(separator: ", "))\(days))"
         }
     }
 
@@ -100,7 +106,9 @@ struct RequestPlan: Sendable, Equatable {
         let factor = max(1, need / Self.capacity(budgetPerMinute))
         let stretched = factor > 1
         self.stretched = stretched
-        func perDay(_ index: Int, _ seconds: Double) -> Double { Double(sources[index].locations) * sources[index].weight * Self.day / seconds }
+        func perDay(_ index: Int, _ seconds: Double) -> Double {
+            Double(sources[index].locations) * sources[index].weight * Self.day / seconds
+        }
         // Seconds, per source.
         var seconds = sources.map { $0.interval.seconds * factor }
         var forDay = [Bool](repeating: false, count: sources.count)
@@ -124,11 +132,13 @@ struct RequestPlan: Sendable, Equatable {
         }
         stretchedForDay = sources.indices.filter { forDay[$0] }.map { sources[$0].name }
         entries = sources.enumerated().map { index, source in
-            let interval = seconds[index] > source.interval.seconds
+            let interval =
+                seconds[index] > source.interval.seconds
                 ? Duration.milliseconds(Int64((seconds[index] * 1000).rounded(.up))) : source.interval
             return Entry(
                 name: source.name, locations: source.locations, configured: source.interval, interval: interval,
-                requestsPerMinute: Double(source.locations) * source.weight * 60 / interval.seconds, readFrom: source.readFrom,
+                requestsPerMinute: Double(source.locations) * source.weight * 60 / interval.seconds,
+                readFrom: source.readFrom,
                 dailyLimit: source.dailyLimit, keyDailyLimit: budgetPerDay != nil, parts: source.parts)
         }
     }
@@ -151,8 +161,10 @@ struct RequestPlan: Sendable, Equatable {
     /// The startup line's fields: each source's rate and interval, the total and the budget.
     var logFields: [(String, String)] {
         entries.map { ($0.name, $0.text) }
-            + [("total_per_minute", Self.rate(requestsPerMinute)), ("budget_per_minute", String(budgetPerMinute)),
-               ("stretched", String(stretched)), ("total_per_day", Self.count(requestsPerDay))]
+            + [
+                ("total_per_minute", Self.rate(requestsPerMinute)), ("budget_per_minute", String(budgetPerMinute)),
+                ("stretched", String(stretched)), ("total_per_day", Self.count(requestsPerDay)),
+            ]
             + (budgetPerDay.map { [("budget_per_day", String($0))] } ?? [])
             + [("stretched_for_day", stretchedForDay.isEmpty ? "none" : stretchedForDay.joined(separator: ","))]
     }

@@ -79,9 +79,12 @@ struct MetricsRendering {
     /// The collectors for `sources` as configured; everything is rendered anew.
     private mutating func configure(for definitions: [any Source]) {
         let sources = definitions.map(\.name)
-        collectors = [HealthCollector(sources: sources)]
+        collectors =
+            [HealthCollector(sources: sources)]
             + definitions.enumerated().map { slot, source in SourceCollector(source: source, slot: slot) }
-        locationFamilies = collectors.flatMap(\.families).sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        locationFamilies = collectors.flatMap(\.families).sorted {
+            $0.name.utf8.lexicographicallyPrecedes($1.name.utf8)
+        }
         keys = ShardKeys(timePeriods: definitions.map(\.timePeriod))
         self.sources = sources
         layoutRevision = nil
@@ -90,7 +93,9 @@ struct MetricsRendering {
     /// Brings the chunks up to date with `snapshot` and returns the body to serve in each format.
     mutating func render(_ snapshot: ReadingStore.Snapshot, now: Double) -> PerFormat<Body> {
         // A reload (a new layout) may change a source's settings under the same name.
-        if sources != snapshot.sources || layoutRevision != snapshot.layoutRevision { configure(for: snapshot.definitions) }
+        if sources != snapshot.sources || layoutRevision != snapshot.layoutRevision {
+            configure(for: snapshot.definitions)
+        }
         // Families without a location rendered whole, among the per-location ones, by name.
         var families = locationFamilies
         let global = ExporterCollector.collect(snapshot).map { family in
@@ -126,8 +131,11 @@ struct MetricsRendering {
         let (keys, collectors, familyCount) = (keys, collectors, families.count)
         threads.forEachShard(dirty, of: &shards) { worker, shard, previous in
             let positions = keys.positions(ofShard: shard)
-            let part = ShardSeries(snapshot.locations, positions: positions, fresh: positions.map { keys.fresh(at: $0) }, now: now)
-            return worker.render(part, collectors: collectors, positions: familyPositions, families: familyCount, gzip: form, previous: previous)
+            let part = ShardSeries(
+                snapshot.locations, positions: positions, fresh: positions.map { keys.fresh(at: $0) }, now: now)
+            return worker.render(
+                part, collectors: collectors, positions: familyPositions, families: familyCount, gzip: form,
+                previous: previous)
         }
 
         // Per format and family, its own plain part: the whole family, or the HELP and TYPE lines
@@ -135,7 +143,8 @@ struct MetricsRendering {
         let parts = PerFormat { format in
             families.indices.map { index -> (chunk: [UInt8], header: String?)? in
                 if whole[index] {
-                    return families[index].samples.isEmpty ? nil : (Exposition.render([families[index]], format: format), nil)
+                    return families[index].samples.isEmpty
+                        ? nil : (Exposition.render([families[index]], format: format), nil)
                 }
                 guard shards.contains(where: { $0.plainCounts[index] > 0 }) else { return nil }
                 var header: [UInt8] = []
@@ -149,7 +158,9 @@ struct MetricsRendering {
         gzipped = gzipped ? total.text >= gzipAbove - gzipAbove / 4 : total.text >= gzipAbove
         if gzipped != form {
             let (target, current) = (gzipped, shards)
-            threads.forEachShard(Array(shards.indices), of: &shards) { worker, shard, _ in worker.convert(current[shard], gzip: target) }
+            threads.forEachShard(Array(shards.indices), of: &shards) { worker, shard, _ in
+                worker.convert(current[shard], gzip: target)
+            }
         }
         if !gzipped { headerSegments = PerFormat { _ in [:] } }
         // Per family, its shards' chunks in order and, gzipped, their CRC and length: the same in

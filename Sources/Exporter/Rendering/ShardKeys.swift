@@ -74,7 +74,8 @@ struct ShardKeys {
     private mutating func key(of snapshot: ReadingStore.Snapshot, at index: Int, now: Double) -> Key {
         var fresh: UInt64 = 0
         for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
-            guard let success = snapshot.locations[index].sources[slot].lastSuccess, now - success <= snapshot.maxStaleness[slot]
+            guard let success = snapshot.locations[index].sources[slot].lastSuccess,
+                now - success <= snapshot.maxStaleness[slot]
             else { continue }
             if case .none = snapshot.locations[index].sources[slot].reading { continue }
             fresh |= 1 << UInt64(slot)

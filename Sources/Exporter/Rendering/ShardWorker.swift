@@ -38,7 +38,9 @@ final class ShardWorker: @unchecked Sendable {
             for (family, buffer) in lines.buffers.enumerated() {
                 let fingerprint = Self.fingerprint(buffer.bytes)
                 result.fingerprints.append(fingerprint)
-                if family < reusable, previous.plainCounts[family] == buffer.count, previous.fingerprints[family] == fingerprint {
+                if family < reusable, previous.plainCounts[family] == buffer.count,
+                    previous.fingerprints[family] == fingerprint
+                {
                     result.chunks.append(previous.chunks[family])
                     result.crcs.append(previous.crcs[family])
                     result.combineOperators.append(previous.combineOperators[family])
@@ -66,7 +68,10 @@ final class ShardWorker: @unchecked Sendable {
             result.chunks = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer { segment($0) } }
         } else {
             for family in shard.chunks.indices where !shard.chunks[family].isEmpty {
-                let framed = [Gzip.header, shard.chunks[family], Gzip.trailer(crc: shard.crcs[family], count: shard.plainCounts[family])]
+                let framed = [
+                    Gzip.header, shard.chunks[family],
+                    Gzip.trailer(crc: shard.crcs[family], count: shard.plainCounts[family]),
+                ]
                 result.chunks[family] = Gzip.inflate(framed, expectedCount: shard.plainCounts[family])!
             }
             result.crcs = []

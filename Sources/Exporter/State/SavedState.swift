@@ -39,7 +39,8 @@ struct SavedState: Equatable, Sendable {
 
         static func == (lhs: Daily, rhs: Daily) -> Bool {
             lhs.day == rhs.day && lhs.total == rhs.total && lhs.spent == rhs.spent
-                && lhs.counts.map(\.name) == rhs.counts.map(\.name) && lhs.counts.map(\.count) == rhs.counts.map(\.count)
+                && lhs.counts.map(\.name) == rhs.counts.map(\.name)
+                && lhs.counts.map(\.count) == rhs.counts.map(\.count)
         }
     }
 

@@ -39,7 +39,9 @@ struct SharedDay: Sendable {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw fail("cannot lock it: \(errnoText(errno))") }
             guard waited < Self.lockWaitMilliseconds else {
-                throw fail("another process has held it locked for \(Self.lockWaitMilliseconds / 1000) s: is a backfill stopped (SIGSTOP)?")
+                throw fail(
+                    "another process has held it locked for \(Self.lockWaitMilliseconds / 1000) s: is a backfill stopped (SIGSTOP)?"
+                )
             }
             usleep(1000)
             waited += 1
@@ -55,7 +57,9 @@ struct SharedDay: Sendable {
         state.daily = day
         let out = StateFile.encode(state)
         let written = out.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
-        guard written == out.count, ftruncate(fd, off_t(out.count)) == 0 else { throw fail("cannot write it: \(errnoText(errno))") }
+        guard written == out.count, ftruncate(fd, off_t(out.count)) == 0 else {
+            throw fail("cannot write it: \(errnoText(errno))")
+        }
         return result
     }
 

@@ -71,17 +71,23 @@ enum StateFile {
 
     static func decode(_ bytes: [UInt8]) throws(DecodeError) -> SavedState {
         guard bytes.count >= headerCount, Array(bytes[0..<8]) == magic else {
-            throw DecodeError(description: bytes.count < headerCount ? "too short (\(bytes.count) bytes)" : "not a state file (wrong magic)")
+            throw DecodeError(
+                description: bytes.count < headerCount
+                    ? "too short (\(bytes.count) bytes)" : "not a state file (wrong magic)")
         }
         var header = Reader(bytes[8..<headerCount])
         let version = try header.uint32()
         guard version == 1 || version == Self.version else {
-            throw DecodeError(description: "format version \(version), this exporter reads versions 1 to \(Self.version)")
+            throw DecodeError(
+                description: "format version \(version), this exporter reads versions 1 to \(Self.version)")
         }
         let crc = try header.uint32()
         let count = try header.uint64()
         guard count == UInt64(bytes.count - headerCount) else {
-            throw DecodeError(description: "truncated or padded: the header says \(count) bytes of data, the file has \(bytes.count - headerCount)")
+            throw DecodeError(
+                description:
+                    "truncated or padded: the header says \(count) bytes of data, the file has \(bytes.count - headerCount)"
+            )
         }
         let payload = bytes[headerCount...]
         guard CRC32.checksum(payload) == crc else {
@@ -91,7 +97,9 @@ enum StateFile {
         var state = SavedState(savedAt: try reader.double() ?? 0)
         state.pausedUntil = try reader.double()
         state.rateLimitStrikes = try reader.integer()
-        for _ in 0..<(try reader.count(each: 8)) { if let start = try reader.double() { state.recentStarts.append(start) } }
+        for _ in 0..<(try reader.count(each: 8)) {
+            if let start = try reader.double() { state.recentStarts.append(start) }
+        }
         for _ in 0..<(try reader.count(each: 8)) {
             var location = SavedState.LocationEntry(identity: try reader.string(), sources: [])
             for _ in 0..<(try reader.count(each: 49)) {
@@ -117,7 +125,9 @@ enum StateFile {
         }
         if version >= 2 {
             var daily = SavedState.Daily(day: try reader.integer(), total: try reader.integer(), counts: [])
-            for _ in 0..<(try reader.count(each: 8)) { daily.counts.append((try reader.string(), try reader.integer())) }
+            for _ in 0..<(try reader.count(each: 8)) {
+                daily.counts.append((try reader.string(), try reader.integer()))
+            }
             for _ in 0..<(try reader.count(each: 4)) { daily.spent.append(try reader.string()) }
             // Day 0 is what a run without counts writes.
             if daily.day > 0 { state.daily = daily }
@@ -151,11 +161,15 @@ enum StateFile {
         mutating func byte(_ value: UInt8) { bytes.append(value) }
 
         mutating func uint32(_ value: UInt32) {
-            for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) }
+            for shift in stride(from: 0, to: 32, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: value >> UInt32(shift)))
+            }
         }
 
         mutating func uint64(_ value: UInt64) {
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+            }
         }
 
         mutating func integer(_ value: Int) { uint32(UInt32(clamping: value)) }
@@ -184,7 +198,9 @@ enum StateFile {
         var atEnd: Bool { position == bytes.endIndex }
 
         mutating func take(_ count: Int) throws(DecodeError) -> ArraySlice<UInt8> {
-            guard count >= 0, bytes.endIndex - position >= count else { throw DecodeError(description: "ends in the middle of an entry") }
+            guard count >= 0, bytes.endIndex - position >= count else {
+                throw DecodeError(description: "ends in the middle of an entry")
+            }
             defer { position += count }
             return bytes[position..<position + count]
         }
@@ -204,7 +220,9 @@ enum StateFile {
         /// A count of entries of at least `each` bytes: more than the rest can hold is corruption.
         mutating func count(each: Int) throws(DecodeError) -> Int {
             let count = try integer()
-            guard count <= (bytes.endIndex - position) / each else { throw DecodeError(description: "a count of \(count) entries does not fit the file") }
+            guard count <= (bytes.endIndex - position) / each else {
+                throw DecodeError(description: "a count of \(count) entries does not fit the file")
+            }
             return count
         }
 
@@ -217,7 +235,9 @@ enum StateFile {
 
         mutating func string() throws(DecodeError) -> String {
             let raw = try data()
-            guard let text = String(validating: raw, as: UTF8.self) else { throw DecodeError(description: "a name is not UTF-8") }
+            guard let text = String(validating: raw, as: UTF8.self) else {
+                throw DecodeError(description: "a name is not UTF-8")
+            }
             return text
         }
     }
@@ -233,26 +253,40 @@ enum CRC32 {
             tables[0][byte] = crc
         }
         for byte in 0..<256 {
-            for table in 1..<8 { tables[table][byte] = (tables[table - 1][byte] >> 8) ^ tables[0][Int(tables[table - 1][byte] & 0xFF)] }
+            for table in 1..<8 {
+                tables[table][byte] = (tables[table - 1][byte] >> 8) ^ tables[0][Int(tables[table - 1][byte] & 0xFF)]
+            }
         }
         return tables
     }()
 
     /// `continuing`: the checksum of the bytes before these, as zlib's `crc32(crc, ...)` takes it.
     static func checksum(_ bytes: some Collection<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
-        bytes.withContiguousStorageIfAvailable { checksum($0, continuing: previous) } ?? checksum(Array(bytes), continuing: previous)
+        bytes.withContiguousStorageIfAvailable { checksum($0, continuing: previous) }
+            ?? checksum(Array(bytes), continuing: previous)
     }
 
     static func checksum(_ bytes: UnsafeBufferPointer<UInt8>, continuing previous: UInt32 = 0) -> UInt32 {
         var crc = ~previous
         tables.withUnsafeBufferPointer { tables in
-            let t0 = tables[0], t1 = tables[1], t2 = tables[2], t3 = tables[3]
-            let t4 = tables[4], t5 = tables[5], t6 = tables[6], t7 = tables[7]
+            let t0 = tables[0]
+            let t1 = tables[1]
+            let t2 = tables[2]
+            let t3 = tables[3]
+            let t4 = tables[4]
+            let t5 = tables[5]
+            let t6 = tables[6]
+            let t7 = tables[7]
             var index = 0
             while index + 8 <= bytes.count {
-                let low = crc ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
-                crc = t7[Int(low & 0xFF)] ^ t6[Int(low >> 8 & 0xFF)] ^ t5[Int(low >> 16 & 0xFF)] ^ t4[Int(low >> 24)]
-                    ^ t3[Int(bytes[index + 4])] ^ t2[Int(bytes[index + 5])] ^ t1[Int(bytes[index + 6])] ^ t0[Int(bytes[index + 7])]
+                let low =
+                    crc
+                    ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2]) << 16 | UInt32(
+                        bytes[index + 3]) << 24)
+                crc =
+                    t7[Int(low & 0xFF)] ^ t6[Int(low >> 8 & 0xFF)] ^ t5[Int(low >> 16 & 0xFF)] ^ t4[Int(low >> 24)]
+                    ^ t3[Int(bytes[index + 4])] ^ t2[Int(bytes[index + 5])] ^ t1[Int(bytes[index + 6])]
+                    ^ t0[Int(bytes[index + 7])]
                 index += 8
             }
             while index < bytes.count {

@@ -45,7 +45,8 @@ final class StateKeeper: Sendable {
 
     /// `onWrite` runs after every write attempt (the metrics change).
     init(
-        storage: StateStorage, store: ReadingStore, logger: Logger, time: any TimeSource, spacing: Double = StateKeeper.spacing,
+        storage: StateStorage, store: ReadingStore, logger: Logger, time: any TimeSource,
+        spacing: Double = StateKeeper.spacing,
         onWrite: @escaping @Sendable () -> Void
     ) {
         self.storage = storage
@@ -109,7 +110,12 @@ final class StateKeeper: Sendable {
             wake.signal()
             finished.wait()
         }
-        if state.withLock({ state in defer { state.dirty = false }; return state.dirty }) { write(poller) }
+        if state.withLock({ state in
+            defer { state.dirty = false }
+            return state.dirty
+        }) {
+            write(poller)
+        }
     }
 
     private func write(_ poller: Poller) {
@@ -138,7 +144,13 @@ final class StateKeeper: Sendable {
                 if !wasFailing {
                     logger.warn(
                         "cannot write the state file; serving goes on, a restart will start from an older state",
-                        [("reason", error.description), ("hint", "check the free space and the permissions of --storage.path; retried every \(Int(spacing))s")])
+                        [
+                            ("reason", error.description),
+                            (
+                                "hint",
+                                "check the free space and the permissions of --storage.path; retried every \(Int(spacing))s"
+                            ),
+                        ])
                 }
             }
         }
@@ -168,7 +180,8 @@ final class StateKeeper: Sendable {
                 for (slot, source) in location.sources.enumerated() where source.applies && slot < count {
                     let name = snapshot.sources[slot]
                     var saved = SavedState.SourceEntry(
-                        name: name, up: source.up, lastSuccess: source.lastSuccess, lastPollDuration: source.lastPollDuration,
+                        name: name, up: source.up, lastSuccess: source.lastSuccess,
+                        lastPollDuration: source.lastPollDuration,
                         lastError: source.lastError)
                     let index = schedule.index(of: JobID(location: position, slot: slot))
                     if schedule.jobs.indices.contains(index) {
@@ -206,7 +219,8 @@ extension StateKeeper {
         do throws(Files.ReadError) {
             contents = try storage.read()
         } catch {
-            logger.warn("cannot read the state file; starting clean", [("path", storage.path), ("reason", error.description)])
+            logger.warn(
+                "cannot read the state file; starting clean", [("path", storage.path), ("reason", error.description)])
             return
         }
         guard let contents else {
@@ -216,8 +230,13 @@ extension StateKeeper {
         if contents.owner != geteuid() {
             logger.warn(
                 "the state file belongs to another user; reading it anyway",
-                [("path", storage.path), ("owner_uid", String(contents.owner)), ("exporter_uid", String(geteuid())),
-                 ("hint", "someone else may have written it: check it, or remove it and let the exporter write its own")])
+                [
+                    ("path", storage.path), ("owner_uid", String(contents.owner)), ("exporter_uid", String(geteuid())),
+                    (
+                        "hint",
+                        "someone else may have written it: check it, or remove it and let the exporter write its own"
+                    ),
+                ])
         }
         let bytes = contents.bytes
         let saved: SavedState
@@ -233,8 +252,11 @@ extension StateKeeper {
         state.withLock { $0.bodies.merge(summary.bodies) { new, _ in new } }
         logger.info(
             "state restored",
-            [("path", storage.path), ("saved", Clock.rfc3339(saved.savedAt)), ("readings", String(summary.readings)),
-             ("places", String(summary.places))]
-                + (summary.pause.map { [("rate_limit_pause", PrometheusDuration.format(seconds: $0.rounded(.up)))] } ?? []))
+            [
+                ("path", storage.path), ("saved", Clock.rfc3339(saved.savedAt)), ("readings", String(summary.readings)),
+                ("places", String(summary.places)),
+            ]
+                + (summary.pause.map { [("rate_limit_pause", PrometheusDuration.format(seconds: $0.rounded(.up)))] }
+                    ?? []))
     }
 }

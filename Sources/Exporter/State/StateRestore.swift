@@ -17,7 +17,9 @@ enum StateRestore {
     /// The algorithm: the store first (each kept location's readings, then what stand-ins give the
     /// slots they filled), then which places are resolved and when each job is due, then the schedule
     /// (jobs, the 429 pause, the last minute's starts, the day's counts).
-    static func apply(_ saved: SavedState, to poller: Poller, store: ReadingStore, wallNow: Double, now: Double) -> Summary {
+    static func apply(
+        _ saved: SavedState, to poller: Poller, store: ReadingStore, wallNow: Double, now: Double
+    ) -> Summary {
         var restoring = Restoring(saved: saved, wallNow: wallNow, now: now)
         var jobs: [PollSchedule.RestoredJob] = []
         poller.restore(
@@ -59,7 +61,9 @@ enum StateRestore {
 
         /// Each slot the location still has, as saved: its outcome, and its reading when its source
         /// decodes the kept body and it is fresh enough (a resolved place whatever its age).
-        mutating func readings(of entry: SavedState.LocationEntry, at position: Int, setup: Poller.Setup) -> [(slot: Int, state: ReadingStore.SourceState)] {
+        mutating func readings(
+            of entry: SavedState.LocationEntry, at position: Int, setup: Poller.Setup
+        ) -> [(slot: Int, state: ReadingStore.SourceState)] {
             let location = setup.locations[position]
             var states: [(slot: Int, state: ReadingStore.SourceState)] = []
             for (slot, source) in setup.sources.enumerated() {
@@ -70,7 +74,9 @@ enum StateRestore {
                 state.lastError = old.lastError
                 state.lastPollDuration = old.lastPollDuration.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
                 state.lastSuccess = old.lastSuccess.flatMap { $0.isFinite && $0 > 0 && $0 <= wallNow + 60 ? $0 : nil }
-                if let success = state.lastSuccess, !old.body.isEmpty, source.resolves || wallNow - success <= setup.maxStaleness[slot] {
+                if let success = state.lastSuccess, !old.body.isEmpty,
+                    source.resolves || wallNow - success <= setup.maxStaleness[slot]
+                {
                     if let reading = try? source.decode(old.body, for: location) {
                         state.reading = reading
                         summary.bodies[Location.identity(location.identity, source: source.name)] = old.body
@@ -86,14 +92,20 @@ enum StateRestore {
 
         /// A slot filled from a stand-in's answer (weather from One Call) was saved without a body of
         /// its own: its reading comes from the stand-in's restored one, as it came at the time.
-        mutating func deriveStandIns(_ states: inout [(slot: Int, state: ReadingStore.SourceState)], entry: SavedState.LocationEntry, setup: Poller.Setup) {
+        mutating func deriveStandIns(
+            _ states: inout [(slot: Int, state: ReadingStore.SourceState)], entry: SavedState.LocationEntry,
+            setup: Poller.Setup
+        ) {
             for (slot, state) in states {
                 let standIn = setup.planned[slot]
                 guard !standIn.standsIn.isEmpty, let reading = state.reading,
-                      let derived = standIn.source.readings(standingIn: reading) else { continue }
+                    let derived = standIn.source.readings(standingIn: reading)
+                else { continue }
                 for other in standIn.standsIn {
-                    guard let index = states.firstIndex(where: { $0.slot == other.slot }), states[index].state.reading == nil,
-                        let success = states[index].state.lastSuccess, wallNow - success <= setup.maxStaleness[other.slot],
+                    guard let index = states.firstIndex(where: { $0.slot == other.slot }),
+                        states[index].state.reading == nil,
+                        let success = states[index].state.lastSuccess,
+                        wallNow - success <= setup.maxStaleness[other.slot],
                         entry.sources.first(where: { $0.name == setup.sources[other.slot].name })?.body.isEmpty == true
                     else { continue }
                     states[index].state.reading = derived[other.derived]
@@ -118,15 +130,22 @@ enum StateRestore {
                         jobs.append((id.index(slots: sourceCount), now, 0, nil, true))
                         continue
                     }
-                    guard let old = entry.sources.first(where: { $0.name == source.name }), let nextDue = old.nextDue, nextDue.isFinite else {
+                    guard let old = entry.sources.first(where: { $0.name == source.name }), let nextDue = old.nextDue,
+                        nextDue.isFinite
+                    else {
                         continue
                     }
                     let failures = min(max(old.failures, 0), 30)
-                    let longest = failures == 0 ? setup.intervals[slot].seconds : max(setup.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
-                    jobs.append((
-                        id.index(slots: sourceCount), lost.contains(id) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
-                        old.lastAttempt.flatMap { $0.isFinite ? monotonic($0) : nil }, false
-                    ))
+                    let longest =
+                        failures == 0
+                        ? setup.intervals[slot].seconds
+                        : max(setup.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
+                    jobs.append(
+                        (
+                            id.index(slots: sourceCount),
+                            lost.contains(id) ? now : min(max(monotonic(nextDue), now), now + longest), failures,
+                            old.lastAttempt.flatMap { $0.isFinite ? monotonic($0) : nil }, false
+                        ))
                 }
             }
             return jobs
@@ -141,7 +160,9 @@ enum StateRestore {
                 summary.pause = pausedUntil - now
             }
             let recent = saved.recentStarts.filter { $0.isFinite && $0 <= wallNow && $0 > wallNow - 60 }.map(monotonic)
-            schedule.restore(jobs: jobs, pausedUntil: pausedUntil, strikes: min(max(saved.rateLimitStrikes, 0), 30), recentStarts: recent)
+            schedule.restore(
+                jobs: jobs, pausedUntil: pausedUntil, strikes: min(max(saved.rateLimitStrikes, 0), 30),
+                recentStarts: recent)
             if let daily = saved.daily {
                 schedule.daily.advance(to: wallNow)
                 schedule.daily.restore(daily)

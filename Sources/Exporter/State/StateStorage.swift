@@ -34,25 +34,33 @@ struct StateStorage: Sendable {
         if stat(self.directory, &info) != 0 {
             guard errno == ENOENT, mkdir(self.directory, 0o700) == 0 else {
                 throw StateStorageError(
-                    description: "\(shown): cannot create the state directory: \(errnoText(errno)); create it (mode 0700, owned by the exporter's user) or choose another path")
+                    description:
+                        "\(shown): cannot create the state directory: \(errnoText(errno)); create it (mode 0700, owned by the exporter's user) or choose another path"
+                )
             }
         } else if info.st_mode & S_IFMT != S_IFDIR {
-            throw StateStorageError(description: "\(shown) is not a directory: give a directory; the exporter keeps one file in it")
+            throw StateStorageError(
+                description: "\(shown) is not a directory: give a directory; the exporter keeps one file in it")
         }
         var warnings: [String] = []
         // The sticky bit only stops others removing or renaming our files: they can still plant names here.
         if stat(self.directory, &info) == 0, info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
             let who = info.st_mode & S_IWOTH != 0 ? "every user" : "its group"
-            let what = info.st_mode & S_ISVTX != 0 ? "plant files in it" : "plant files in it and replace or remove the state file"
+            let what =
+                info.st_mode & S_ISVTX != 0
+                ? "plant files in it" : "plant files in it and replace or remove the state file"
             warnings.append(
-                "\(shown) is writable by \(who): they can \(what); chmod 700 it (or use a directory of the exporter's own: systemd StateDirectory=)")
+                "\(shown) is writable by \(who): they can \(what); chmod 700 it (or use a directory of the exporter's own: systemd StateDirectory=)"
+            )
         }
         self.warnings = warnings
         let probe = "\(self.directory)/.write-test-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw StateStorageError(
-                description: "\(shown): the state directory is not writable: \(errnoText(errno)); give the exporter's user write access to it (systemd: StateDirectory=; Kubernetes: a volume with fsGroup)")
+                description:
+                    "\(shown): the state directory is not writable: \(errnoText(errno)); give the exporter's user write access to it (systemd: StateDirectory=; Kubernetes: a volume with fsGroup)"
+            )
         }
         close(fd)
         unlink(probe)
@@ -65,14 +73,17 @@ struct StateStorage: Sendable {
     /// The file's bytes; nil when there is none yet. Anything but a regular file (a link, a FIFO, a
     /// device) is an error, found without reading from it or waiting for it.
     func read() throws(Files.ReadError) -> Contents? {
-        let fd: Int32, owner: uid_t
+        let fd: Int32
+        let owner: uid_t
         do {
             (fd, owner) = try RegularFile.open(path, followLinks: false)
         } catch {
             if error.code == ENOENT { return nil }
             throw Files.ReadError(
-                description: error.code == ELOOP ? "it is a symbolic link; the state file must be a regular file"
-                    : error.code == 0 ? "\(error.description); or remove it, the exporter writes a new one" : error.description)
+                description: error.code == ELOOP
+                    ? "it is a symbolic link; the state file must be a regular file"
+                    : error.code == 0
+                        ? "\(error.description); or remove it, the exporter writes a new one" : error.description)
         }
         defer { close(fd) }
         do {

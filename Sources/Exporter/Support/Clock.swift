@@ -30,7 +30,6 @@ protocol TimeSource: Sendable {
 
 /// The system's clocks.
 struct SystemTime: TimeSource {
-    init() {}
     func monotonic() -> Double { SystemClock.monotonicSeconds() }
     func wall() -> Double { SystemClock.wallSeconds() }
 }

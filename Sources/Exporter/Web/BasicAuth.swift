@@ -1,8 +1,8 @@
 import CCrypt
 import Dispatch
 import Encoding
-import Locking
 import HTTPServer
+import Locking
 
 /// `basic_auth_users` checked as exporter-toolkit does: bcrypt through libcrypt, one hash at a time, an
 /// unknown user hashed against a decoy (no timing difference reveals who exists), and outcomes cached by
@@ -75,8 +75,9 @@ final class BasicAuth: Sendable {
     static func isBcryptHash(_ hash: String) -> Bool {
         let bytes = Array(hash.utf8)
         guard bytes.count == 60, bytes[0] == UInt8(ascii: "$"), bytes[1] == UInt8(ascii: "2"),
-              [UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "y")].contains(bytes[2]), bytes[3] == UInt8(ascii: "$"),
-              bytes[6] == UInt8(ascii: "$"), let cost = Int(String(decoding: bytes[4...5], as: UTF8.self)), (4...31).contains(cost)
+            [UInt8(ascii: "a"), UInt8(ascii: "b"), UInt8(ascii: "y")].contains(bytes[2]), bytes[3] == UInt8(ascii: "$"),
+            bytes[6] == UInt8(ascii: "$"), let cost = Int(String(decoding: bytes[4...5], as: UTF8.self)),
+            (4...31).contains(cost)
         else { return false }
         let alphabet = Set("./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         return bytes[7...].allSatisfy { alphabet.contains($0) }
@@ -86,10 +87,13 @@ final class BasicAuth: Sendable {
     static func credentials(_ header: String?) -> (user: String, password: String)? {
         guard let header else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Base64.decoded(parts[1].utf8) else { return nil }
+        guard parts.count == 2, parts[0].lowercased() == "basic", let decoded = Base64.decoded(parts[1].utf8) else {
+            return nil
+        }
         guard let colon = decoded.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         guard let user = String(validating: decoded[..<colon], as: UTF8.self),
-              let password = String(validating: decoded[(colon + 1)...], as: UTF8.self) else { return nil }
+            let password = String(validating: decoded[(colon + 1)...], as: UTF8.self)
+        else { return nil }
         return (user, password)
     }
 }

@@ -21,7 +21,8 @@ struct LandingPage: Sendable {
             guard let reason else { continue }
             let name = source.name
             let replaced = source.standsIn.filter(snapshot.sources.contains).joined(separator: " and ")
-            fallbacks += "<p class=\"note\"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): "
+            fallbacks +=
+                "<p class=\"note\"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): "
                 + "\(escape(replaced)) are polled from their own free endpoints instead; \(escape(name)) is tried again every "
                 + "\(escape(PrometheusDuration.format(Sources.unavailableRetry))).</p>\n"
         }
@@ -30,26 +31,35 @@ struct LandingPage: Sendable {
             let place = state.coordinates.map { "\($0.latitude), \($0.longitude)" } ?? "not resolved yet"
             let asked = state.location.query.map { "“\($0)” → " } ?? ""
             // The first source in slot order that has something to say at a glance (the weather's temperature).
-            let temperature = zip(snapshot.definitions, state.sources).lazy
-                .compactMap { source, slot in slot.reading.flatMap(source.glance(atStored:)) }.first(where: { _ in true }) ?? "–"
-            rows += "<tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td><td>\(escape(temperature))</td>"
+            let glances = zip(snapshot.definitions, state.sources).lazy.compactMap { source, slot in
+                slot.reading.flatMap(source.glance(atStored:))
+            }
+            let temperature = glances.first(where: { _ in true }) ?? "–"
+            rows +=
+                "<tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td><td>\(escape(temperature))</td>"
             for (slot, source) in state.sources.enumerated() {
                 let waits = state.coordinates == nil && Sources.named(snapshot.sources[slot])?.resolves == false
-                let status = switch (source.applies, source.up) {
-                case (false, _): "–"
-                case (true, nil): escape(waits ? "waiting for the place" : "pending")
-                case (true, true?): "up"
-                case (true, false?): source.lastError.map { "down " + link(note($0)) } ?? "down"
-                }
+                let status =
+                    switch (source.applies, source.up) {
+                    case (false, _): "–"
+                    case (true, nil): escape(waits ? "waiting for the place" : "pending")
+                    case (true, true?): "up"
+                    case (true, false?): source.lastError.map { "down " + link(note($0)) } ?? "down"
+                    }
                 rows += "<td>\(status)</td>"
             }
             rows += "</tr>\n"
         }
-        let reasonList = reasons.isEmpty ? "" : "<ol class=\"reasons\">\n"
-            + reasons.enumerated().map { "<li id=\"reason-\($0.offset + 1)\">\(escape($0.element))</li>\n" }.joined() + "</ol>\n"
+        let reasonList =
+            reasons.isEmpty
+            ? ""
+            : "<ol class=\"reasons\">\n"
+                + reasons.enumerated().map { "<li id=\"reason-\($0.offset + 1)\">\(escape($0.element))</li>\n" }
+                .joined() + "</ol>\n"
         let columns = snapshot.sources.map { "<th>\(escape($0))</th>" }.joined()
         let intervals = zip(snapshot.sources, snapshot.intervals).map { "\($0) every \(PrometheusDuration.format($1))" }
-        var banner = demo
+        var banner =
+            demo
             ? "<p class=\"demo\"><strong>Demo mode:</strong> the weather below is simulated by a built-in server, not real data.</p>\n"
             : ""
         if demo, let simulator {

@@ -12,13 +12,16 @@ struct RateLimitConfiguration: Equatable, Sendable {
     /// Nanoseconds, or nil when `text` is not of that form or exceeds Go's 292 years.
     static func goDuration(_ text: String) -> Int64? {
         if text == "0" { return 0 }
-        let units: [(String, Double)] = [("ns", 1), ("us", 1e3), ("µs", 1e3), ("μs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 6e10), ("h", 3.6e12)]
+        let units: [(String, Double)] = [
+            ("ns", 1), ("us", 1e3), ("µs", 1e3), ("μs", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 6e10), ("h", 3.6e12),
+        ]
         var rest = Substring(text)
         var total = 0.0
         guard !rest.isEmpty else { return nil }
         while !rest.isEmpty {
             let number = rest.prefix { ($0.isASCII && $0.isNumber) || $0 == "." }
-            guard !number.isEmpty, number != ".", number.filter({ $0 == "." }).count <= 1, let value = Double(number) else { return nil }
+            guard !number.isEmpty, number != ".", number.filter({ $0 == "." }).count <= 1, let value = Double(number)
+            else { return nil }
             rest = rest.dropFirst(number.count)
             let unit = rest.prefix { !(($0.isASCII && $0.isNumber) || $0 == ".") }
             guard let scale = units.first(where: { $0.0 == unit })?.1 else { return nil }
@@ -46,7 +49,8 @@ final class RateLimiter: Sendable {
 
     /// Takes a token at `now` (monotonic nanoseconds) if there is one.
     func allow(now: Int64) -> Bool {
-        let (span, spanOverflow) = configuration.interval.multipliedReportingOverflow(by: Int64(configuration.burst - 1))
+        let (span, spanOverflow) = configuration.interval.multipliedReportingOverflow(
+            by: Int64(configuration.burst - 1))
         let capacity = spanOverflow ? Int64.max : span
         var current = fullAt.load(ordering: .relaxed)
         while true {

@@ -19,7 +19,6 @@ struct WebConfig: Sendable {
     /// ignores them there (TLS 1.3 suites cannot be configured in Go), so they are ignored here too.
     static let tls13CipherSuites = ["TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"]
 
-
     /// The headers the toolkit lets a file set, with the values it accepts (nil: any).
     static let allowedHeaders: [(name: String, values: [String]?)] = [
         ("Strict-Transport-Security", nil),
@@ -77,7 +76,9 @@ private struct Reader {
         }
         for entry in entries where !known.contains(entry.key) {
             let near = known.map { ($0, CommandLineFlags.editDistance($0, entry.key)) }.min { $0.1 < $1.1 }
-            let hint = near.flatMap { $0.1 <= 3 ? "did you mean \"\($0.0)\"?" : nil } ?? "known keys: \(known.joined(separator: ", "))"
+            let hint =
+                near.flatMap { $0.1 <= 3 ? "did you mean \"\($0.0)\"?" : nil }
+                ?? "known keys: \(known.joined(separator: ", "))"
             throw failKey(entry, "unknown key \"\(entry.key)\" in \(section); \(hint)")
         }
         return entries
@@ -113,7 +114,10 @@ private struct Reader {
 
     mutating func config(_ root: YAMLNode) throws(ConfigError) -> WebConfig {
         var config = WebConfig()
-        for entry in try entries(root, "the web config", known: ["tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"]) {
+        for entry in try entries(
+            root, "the web config",
+            known: ["tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"])
+        {
             switch entry.key {
             case "tls_server_config": config.tls = try tls(entry.value)
             case "http_server_config": config.headers = try http(entry.value)
@@ -135,22 +139,31 @@ private struct Reader {
         for entry in try entries(node, "tls_server_config", known: known) {
             switch entry.key {
             case "cert", "key", "client_ca":
-                throw failKey(entry, "inline PEM (\(entry.key)) is not supported by this exporter; put it in a file and name it with \(entry.key)_file")
+                throw failKey(
+                    entry,
+                    "inline PEM (\(entry.key)) is not supported by this exporter; put it in a file and name it with \(entry.key)_file"
+                )
             case "client_allowed_sans":
-                throw failKey(entry, "client_allowed_sans is not supported by this exporter; issue client certificates from a CA that only signs allowed clients and set client_ca_file")
+                throw failKey(
+                    entry,
+                    "client_allowed_sans is not supported by this exporter; issue client certificates from a CA that only signs allowed clients and set client_ca_file"
+                )
             case "cipher_suites":
                 let suites = try strings(entry.value, entry.key)
                 let tls13 = suites.filter(WebConfig.tls13CipherSuites.contains)
                 tls.cipherSuites = suites.filter { !tls13.contains($0) }
                 if !tls13.isEmpty {
                     let rest = tls.cipherSuites.isEmpty ? "; TLS 1.2 keeps its default suites" : ""
-                    notes.append("\(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence this")
+                    notes.append(
+                        "\(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence this"
+                    )
                 }
             case "curve_preferences":
                 let names = ["CurveP256": "P-256", "CurveP384": "P-384", "CurveP521": "P-521", "X25519": "X25519"]
                 for curve in try strings(entry.value, entry.key) {
                     guard let name = names[curve] else {
-                        throw fail(entry.value, "unknown curve: \(curve); use CurveP256, CurveP384, CurveP521 or X25519")
+                        throw fail(
+                            entry.value, "unknown curve: \(curve); use CurveP256, CurveP384, CurveP521 or X25519")
                     }
                     tls.curves.append(name)
                 }
@@ -167,7 +180,9 @@ private struct Reader {
             }
             if key == "min_version" { tls.minVersion = version } else { tls.maxVersion = version }
             if key == "min_version" && version < .tls12 {
-                notes.append("\(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and SHA-1 signatures accepted); use TLS12 unless a client cannot")
+                notes.append(
+                    "\(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and SHA-1 signatures accepted); use TLS12 unless a client cannot"
+                )
             }
         }
         let certFile = values["cert_file"]?.1 ?? ""
@@ -176,8 +191,12 @@ private struct Reader {
         let clientAuth = values["client_auth_type"]?.1 ?? ""
         // As the toolkit: TLS is on when any of these is set, and then certificate and key are required.
         guard !certFile.isEmpty || !keyFile.isEmpty || !caFile.isEmpty || !clientAuth.isEmpty else { return nil }
-        guard !certFile.isEmpty else { throw fail(node, "missing one of cert or cert_file in tls_server_config; add cert_file: server.crt") }
-        guard !keyFile.isEmpty else { throw fail(node, "missing one of key or key_file in tls_server_config; add key_file: server.key") }
+        guard !certFile.isEmpty else {
+            throw fail(node, "missing one of cert or cert_file in tls_server_config; add cert_file: server.crt")
+        }
+        guard !keyFile.isEmpty else {
+            throw fail(node, "missing one of key or key_file in tls_server_config; add key_file: server.key")
+        }
         tls.certFile = path(certFile)
         tls.keyFile = path(keyFile)
         switch clientAuth {
@@ -193,7 +212,10 @@ private struct Reader {
         }
         if !caFile.isEmpty {
             guard tls.clientAuth != .noClientCert else {
-                throw fail(values["client_ca_file"]!.0, "client CA's have been configured without a Client Auth Policy; set client_auth_type: RequireAndVerifyClientCert")
+                throw fail(
+                    values["client_ca_file"]!.0,
+                    "client CA's have been configured without a Client Auth Policy; set client_auth_type: RequireAndVerifyClientCert"
+                )
             }
             tls.clientCAFile = path(caFile)
         }
@@ -215,11 +237,15 @@ private struct Reader {
             for field in fields {
                 guard let allowed = WebConfig.allowedHeaders.first(where: { $0.name == field.key }) else {
                     let names = WebConfig.allowedHeaders.map(\.name).joined(separator: ", ")
-                    throw failKey(field, "HTTP header \"\(field.key)\" can not be configured; the toolkit allows \(names)")
+                    throw failKey(
+                        field, "HTTP header \"\(field.key)\" can not be configured; the toolkit allows \(names)")
                 }
                 let value = try string(field.value, field.key)
                 if let values = allowed.values, !values.contains(value) {
-                    throw fail(field.value, "invalid value for \(field.key). Expected one of: \(values.map { "\"\($0)\"" }.joined(separator: " ")), but got: \"\(value)\"")
+                    throw fail(
+                        field.value,
+                        "invalid value for \(field.key). Expected one of: \(values.map { "\"\($0)\"" }.joined(separator: " ")), but got: \"\(value)\""
+                    )
                 }
                 // An empty value leaves the header unset, as in the toolkit.
                 if !value.isEmpty { headers.append((field.key, value)) }
@@ -235,7 +261,10 @@ private struct Reader {
             let text = try string(entry.value, entry.key)
             if entry.key == "interval" {
                 guard let nanoseconds = RateLimitConfiguration.goDuration(text) else {
-                    throw fail(entry.value, "interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"\(text)\"")
+                    throw fail(
+                        entry.value,
+                        "interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"\(text)\""
+                    )
                 }
                 interval = (entry.value, nanoseconds)
             } else {
@@ -248,7 +277,10 @@ private struct Reader {
         // As the toolkit: an interval of 0, or none, means no limit.
         guard let interval, interval.nanoseconds > 0 else { return nil }
         guard let burst, burst.count > 0 else {
-            throw fail(burst?.node ?? node, "rate_limit needs a burst of at least 1 (with 0 every request would be refused with 429); add burst: 10")
+            throw fail(
+                burst?.node ?? node,
+                "rate_limit needs a burst of at least 1 (with 0 every request would be refused with 429); add burst: 10"
+            )
         }
         return RateLimitConfiguration(interval: interval.nanoseconds, burst: burst.count)
     }
@@ -262,7 +294,10 @@ private struct Reader {
         for entry in entries {
             let hash = try string(entry.value, entry.key)
             guard BasicAuth.isBcryptHash(hash) else {
-                throw fail(entry.value, "the password of user \"\(entry.key)\" is not a bcrypt hash; store the hash, not the password: htpasswd -nBC 10 \"\" | tr -d ':\\n'")
+                throw fail(
+                    entry.value,
+                    "the password of user \"\(entry.key)\" is not a bcrypt hash; store the hash, not the password: htpasswd -nBC 10 \"\" | tr -d ':\\n'"
+                )
             }
             users[entry.key] = hash
         }

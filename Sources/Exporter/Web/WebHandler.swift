@@ -26,9 +26,10 @@ struct WebHandler: HTTPHandler {
             serveMetrics(request, responder)
         case "/":
             guard allowed(request, readOnly, responder) else { return }
-            responder.respond(HTTPResponse(
-                status: 200, headers: [(name: "Content-Type", value: "text/html; charset=utf-8")],
-                body: [landingPage.render(store.snapshot())]))
+            responder.respond(
+                HTTPResponse(
+                    status: 200, headers: [(name: "Content-Type", value: "text/html; charset=utf-8")],
+                    body: [landingPage.render(store.snapshot())]))
         case "/-/healthy":
             guard allowed(request, readOnly, responder) else { return }
             responder.respond(Self.text(200, "OK\n"))
@@ -42,7 +43,11 @@ struct WebHandler: HTTPHandler {
         case "/-/reload":
             guard allowed(request, ["POST", "PUT"], responder) else { return }
             guard let reload = self.reload else {
-                responder.respond(Self.text(403, "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n"))
+                responder.respond(
+                    Self.text(
+                        403,
+                        "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n"
+                    ))
                 return
             }
             // One queue: a burst of reload requests runs one after another, never as a thread each.
@@ -138,9 +143,10 @@ struct WebHandler: HTTPHandler {
     private func allowed(_ request: HTTPRequest, _ methods: [String], _ responder: HTTPResponder) -> Bool {
         if methods.contains(request.method) { return true }
         let allow = methods.joined(separator: ", ")
-        responder.respond(HTTPResponse(
-            status: 405, headers: Self.textPlain + [(name: "Allow", value: allow)],
-            body: [Array("Method \(request.method) not allowed here; use \(allow)\n".utf8)]))
+        responder.respond(
+            HTTPResponse(
+                status: 405, headers: Self.textPlain + [(name: "Allow", value: allow)],
+                body: [Array("Method \(request.method) not allowed here; use \(allow)\n".utf8)]))
         return false
     }
 

@@ -38,9 +38,10 @@ final class WebSecurity: Sendable {
         }
         headers = ExtraResponseHeaders(config.headers)
         for note in config.notes { logger.warn(note) }
-        state = Locked(State(
-            auth: BasicAuth(users: config.users), limiter: RateLimiter(config.rateLimit), stamp: Self.stamp(path),
-            checkedAt: SystemClock.monotonicNanoseconds(), failureLogged: false))
+        state = Locked(
+            State(
+                auth: BasicAuth(users: config.users), limiter: RateLimiter(config.rateLimit), stamp: Self.stamp(path),
+                checkedAt: SystemClock.monotonicNanoseconds(), failureLogged: false))
         tls?.setRefresh { [weak self] in self?.refreshIfChanged() }
     }
 
@@ -67,7 +68,8 @@ final class WebSecurity: Sendable {
         }
         if due, let problem = reload(), !state.withLock({ $0.failureLogged }) {
             state.withLock { $0.failureLogged = true }
-            logger.error("web config file changed but does not load; the previous settings stay in force", [("reason", problem)])
+            logger.error(
+                "web config file changed but does not load; the previous settings stay in force", [("reason", problem)])
         }
     }
 
@@ -89,13 +91,16 @@ final class WebSecurity: Sendable {
             return "--web.config.file \(path): tls_server_config: \(error)"
         }
         if (config.tls == nil) != (tls == nil) {
-            logger.warn("a changed setting needs a restart to take effect", [("setting", "tls_server_config in --web.config.file (TLS on or off)")])
+            logger.warn(
+                "a changed setting needs a restart to take effect",
+                [("setting", "tls_server_config in --web.config.file (TLS on or off)")])
         }
         headers.set(config.headers)
         for note in config.notes { logger.warn(note) }
         state.withLock { state in
             // An unchanged rate_limit keeps its bucket: a fresh one would hand out a new burst.
-            let limiter = state.limiter?.configuration == config.rateLimit ? state.limiter : RateLimiter(config.rateLimit)
+            let limiter =
+                state.limiter?.configuration == config.rateLimit ? state.limiter : RateLimiter(config.rateLimit)
             state = State(
                 auth: BasicAuth(users: config.users, previous: state.auth), limiter: limiter, stamp: stamp,
                 checkedAt: state.checkedAt, failureLogged: false)
@@ -124,9 +129,10 @@ struct AuthenticatingHandler: HTTPHandler {
 
     func handle(_ request: HTTPRequest, responder: HTTPResponder) {
         guard web.admit() else {
-            responder.respond(HTTPResponse(
-                status: 429, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
-                body: [Array("Too Many Requests\n".utf8)]))
+            responder.respond(
+                HTTPResponse(
+                    status: 429, headers: [(name: "Content-Type", value: "text/plain; charset=utf-8")],
+                    body: [Array("Too Many Requests\n".utf8)]))
             return
         }
         let auth = web.auth()
@@ -159,9 +165,13 @@ struct AuthenticatingHandler: HTTPHandler {
     }
 
     private static func deny(_ responder: HTTPResponder) {
-        responder.respond(HTTPResponse(
-            status: 401,
-            headers: [(name: "Content-Type", value: "text/plain; charset=utf-8"), (name: "WWW-Authenticate", value: "Basic")],
-            body: [Array("Unauthorized\n".utf8)]))
+        responder.respond(
+            HTTPResponse(
+                status: 401,
+                headers: [
+                    (name: "Content-Type", value: "text/plain; charset=utf-8"),
+                    (name: "WWW-Authenticate", value: "Basic"),
+                ],
+                body: [Array("Unauthorized\n".utf8)]))
     }
 }

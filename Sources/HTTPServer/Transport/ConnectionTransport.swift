@@ -49,7 +49,8 @@ final class PlainTransport: ConnectionTransport {
         }
     }
 
-    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int, more: Bool) -> (written: Int, attempted: Int) {
+    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int, more: Bool) -> (written: Int, attempted: Int)
+    {
         var message = msghdr()
         message.msg_iov = iov
         message.msg_iovlen = count

@@ -19,7 +19,8 @@ final class TLSTransport: ConnectionTransport {
     private var answeredPlainHTTP = false
 
     /// What Go's net/http answers to plain HTTP on a TLS port, byte for byte.
-    static let plainHTTPAnswer = Array("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n".utf8)
+    static let plainHTTPAnswer = Array(
+        "HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n".utf8)
 
     init?(fd: Int32, context: TLSContext, scratch: UnsafeMutableRawBufferPointer) {
         guard let ssl = SSL_new(context.pointer) else { return nil }
@@ -94,7 +95,8 @@ final class TLSTransport: ConnectionTransport {
 
     /// Writes every byte of the iovecs as records of at most 16 KiB, until done or the socket is full. A
     /// response of several records is corked, so the client is woken once for all of them, not per record.
-    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int, more: Bool) -> (written: Int, attempted: Int) {
+    func write(_ iov: UnsafeMutablePointer<iovec>, count: Int, total: Int, more: Bool) -> (written: Int, attempted: Int)
+    {
         writeWaitsForReadable = false
         let corked = total > Self.recordSize && retryLength == 0
         if corked { setCork(true) }
@@ -133,7 +135,9 @@ final class TLSTransport: ConnectionTransport {
 
     /// The next `length` bytes from iovec `index` at `offset`: in place when one iovec holds them all, else
     /// copied into the scratch buffer (a head and a short body become one record instead of two).
-    private func gather(_ iov: UnsafeMutablePointer<iovec>, count: Int, index: inout Int, offset: inout Int, length: Int) -> UnsafeRawPointer {
+    private func gather(
+        _ iov: UnsafeMutablePointer<iovec>, count: Int, index: inout Int, offset: inout Int, length: Int
+    ) -> UnsafeRawPointer {
         while index < count && offset == iov[index].iov_len {
             index += 1
             offset = 0

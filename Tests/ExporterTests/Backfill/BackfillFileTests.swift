@@ -16,7 +16,9 @@ import Testing
         return lstat(path, &info) == 0 ? info.st_mode : nil
     }
 
-    static func contents(_ path: String) -> String? { (try? readFile(path)).map { String(decoding: $0, as: UTF8.self) } }
+    static func contents(_ path: String) -> String? {
+        (try? readFile(path)).map { String(decoding: $0, as: UTF8.self) }
+    }
 
     /// A link planted at the name the output's temporary once had (`OUTPUT.tmp`, opened with O_TRUNC)
     /// overwrote its target: now the temporary is a new name, made exclusively, and the link stays a link.
@@ -31,7 +33,9 @@ import Testing
         try run.backfill().run(since: .seconds(3600), until: BackfillTests.until)
         #expect(Self.contents(victim) == "the victim's own file\n")
         #expect(try BackfillTests.text(output).hasSuffix("# EOF\n"))
-        #expect(Self.mode(output).map { $0 & S_IFMT == S_IFREG && $0 & 0o777 == 0o644 } == true, "the output is a regular file others may read")
+        #expect(
+            Self.mode(output).map { $0 & S_IFMT == S_IFREG && $0 & 0o777 == 0o644 } == true,
+            "the output is a regular file others may read")
         #expect(Self.mode(output + ".tmp").map { $0 & S_IFMT == S_IFLNK } == true, "the link is left as it was")
     }
 
@@ -40,9 +44,12 @@ import Testing
         let output = BackfillTests.temporaryDirectory() + "/history.om"
         let run = Run(output: output)
         run.transport.answer { request in
-            request.path == "/data/2.5/air_pollution/history" ? .failure(.http(status: 503, message: "down", retryAfterSeconds: nil)) : BackfillTests.answers(request)
+            request.path == "/data/2.5/air_pollution/history"
+                ? .failure(.http(status: 503, message: "down", retryAfterSeconds: nil)) : BackfillTests.answers(request)
         }
-        #expect(throws: BackfillError.self) { try run.backfill().run(since: .seconds(3600), until: BackfillTests.until) }
+        #expect(throws: BackfillError.self) {
+            try run.backfill().run(since: .seconds(3600), until: BackfillTests.until)
+        }
         #expect(Self.mode(output + ".partial").map { $0 & S_IFMT == S_IFDIR && $0 & 0o777 == 0o700 } == true)
         #expect(Self.mode(output + ".partial/range").map { $0 & 0o777 == 0o600 } == true)
     }
@@ -63,7 +70,8 @@ import Testing
             try run.backfill().run(since: .seconds(3600), until: BackfillTests.until)
         } throws: { error in
             let text = (error as? BackfillError)?.description ?? ""
-            return text.hasPrefix("--output: \(output) exists and is ") && text.contains("not a regular file") && text.contains("--output=-")
+            return text.hasPrefix("--output: \(output) exists and is ") && text.contains("not a regular file")
+                && text.contains("--output=-")
         }
         #expect(run.transport.log.isEmpty, "refused before any request")
         #expect(Self.mode(output) == before)
@@ -83,9 +91,12 @@ import Testing
 
     /// A range no run could have made (once `from=1e300` or `nan` spun forever) is refused, saying so.
     @Test(arguments: [
-        "from=1e300 until=1764590400 weather=true air_pollution=true\n", "from=nan until=1764590400 weather=true air_pollution=true\n",
-        "from=-inf until=1764590400 weather=true air_pollution=true\n", "from=1 until=1764590400 weather=true air_pollution=true\n",
-        "from=1764590400 until=1764586800 weather=true air_pollution=true\n", "from=1764586800 until=99999999999 weather=true air_pollution=true\n",
+        "from=1e300 until=1764590400 weather=true air_pollution=true\n",
+        "from=nan until=1764590400 weather=true air_pollution=true\n",
+        "from=-inf until=1764590400 weather=true air_pollution=true\n",
+        "from=1 until=1764590400 weather=true air_pollution=true\n",
+        "from=1764590400 until=1764586800 weather=true air_pollution=true\n",
+        "from=1764586800 until=99999999999 weather=true air_pollution=true\n",
         "from=1764586800.5 until=1764590400 weather=true air_pollution=true\n",
     ])
     func aRangeNoRunCouldHaveMadeIsRefused(range: String) throws {
@@ -125,7 +136,8 @@ import Testing
     @Test func plantedFilesInTheWorkAreNotFollowedOrWaitedOn() throws {
         let output = BackfillTests.temporaryDirectory() + "/history.om"
         let parts = BackfillParts(output: output)
-        try parts.start(.init(from: BackfillTests.until - 3600, until: BackfillTests.until, weather: true, airPollution: true))
+        try parts.start(
+            .init(from: BackfillTests.until - 3600, until: BackfillTests.until, weather: true, airPollution: true))
         #expect(mkfifo(parts.path(of: BackfillTests.locations[0]), 0o600) == 0)
         #expect(parts.block(of: BackfillTests.locations[0]) == nil)
 
@@ -133,14 +145,18 @@ import Testing
         defer { unlink(secret) }
         let linked = BackfillTests.temporaryDirectory() + "/linked.om"
         #expect(mkdir(linked + ".partial", 0o700) == 0 && symlink(secret, linked + ".partial/range") == 0)
-        #expect(throws: BackfillError.self) { try BackfillParts(output: linked).existingRange(now: BackfillTests.until) }
+        #expect(throws: BackfillError.self) {
+            try BackfillParts(output: linked).existingRange(now: BackfillTests.until)
+        }
 
         // A link as the directory: refused, and what it points to is never emptied.
         let victimDirectory = BackfillTests.temporaryDirectory()
         try writeFile(victimDirectory + "/range", "keep me")
         let elsewhere = BackfillTests.temporaryDirectory() + "/elsewhere.om"
         #expect(symlink(victimDirectory, elsewhere + ".partial") == 0)
-        #expect(throws: BackfillError.self) { try BackfillParts(output: elsewhere).existingRange(now: BackfillTests.until) }
+        #expect(throws: BackfillError.self) {
+            try BackfillParts(output: elsewhere).existingRange(now: BackfillTests.until)
+        }
         BackfillParts(output: elsewhere).remove()
         #expect(Self.contents(victimDirectory + "/range") == "keep me")
     }
@@ -156,7 +172,8 @@ import Testing
             try run.backfill().run(since: .seconds(seconds), until: BackfillTests.until)
         } throws: { error in
             let text = (error as? BackfillError)?.description ?? ""
-            return text.hasPrefix("--since and --until give a range OpenWeather has no history for") && text.contains("before 1979-01-01")
+            return text.hasPrefix("--since and --until give a range OpenWeather has no history for")
+                && text.contains("before 1979-01-01")
         }
         #expect(threadCPUSeconds() - started < 5)
         #expect(run.transport.log.isEmpty)
@@ -181,7 +198,9 @@ import Testing
         let names = try #require(opendir(directory))
         var found: [String] = []
         while let entry = readdir(names) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name != "." && name != ".." { found.append(name) }
         }
         closedir(names)
@@ -197,7 +216,9 @@ import Testing
         #expect(symlink(victim, directory + "/link") == 0)
         #expect(mkfifo(directory + "/fifo", 0o600) == 0)
         for name in ["link", "fifo"] {
-            #expect(throws: FileWriter.Failure.self) { try FileWriter.replace(directory + "/" + name, with: [1], existing: .regularFileOnly) }
+            #expect(throws: FileWriter.Failure.self) {
+                try FileWriter.replace(directory + "/" + name, with: [1], existing: .regularFileOnly)
+            }
             try FileWriter.replace(directory + "/" + name, with: Array("mine\n".utf8))
             #expect(BackfillFileTests.mode(directory + "/" + name).map { $0 & S_IFMT == S_IFREG } == true)
         }

@@ -52,12 +52,15 @@ struct ManualBackfillTime: BackfillTime {
         }
 
         func backfill(
-            _ locations: [Location] = BackfillTests.locations, perMinute: Int = 60, weather: Bool = true, air: Bool = true,
+            _ locations: [Location] = BackfillTests.locations, perMinute: Int = 60, weather: Bool = true,
+            air: Bool = true,
             oneCallPerDay: Int? = nil, keyPerDay: Int? = nil
         ) -> Backfill {
             Backfill(
-                locations: locations, weather: weather ? WeatherSource() : nil, airPollution: air ? AirPollutionSource() : nil,
-                language: "en", perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay, output: output, transport: transport,
+                locations: locations, weather: weather ? WeatherSource() : nil,
+                airPollution: air ? AirPollutionSource() : nil,
+                language: "en", perMinute: perMinute, oneCallPerDay: oneCallPerDay, keyPerDay: keyPerDay,
+                output: output, transport: transport,
                 time: ManualBackfillTime(time: time),
                 report: { line in lines.withLock { $0.append(line) } })
         }
@@ -105,8 +108,10 @@ struct ManualBackfillTime: BackfillTime {
         }
         #expect(families == families.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         // Six hours of weather for each location, 6 of the 24 air pollution hours in range.
-        #expect(text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764568800\n"))
-        #expect(text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764586800\n"))
+        #expect(
+            text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764568800\n"))
+        #expect(
+            text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764586800\n"))
         #expect(!text.contains("1764590400\n"), "until is not in the range")
         #expect(text.contains("openweather_air_quality_index{job=\"openweather\",location=\"Barcelona\"} "))
         #expect(text.contains("# UNIT openweather_temperature_celsius celsius\n"))
@@ -118,8 +123,14 @@ struct ManualBackfillTime: BackfillTime {
         let output = Self.temporaryDirectory() + "/history.om"
         try Run(output: output).backfill(air: false).run(since: .seconds(3600), until: Self.until)
         let text = try Self.text(output)
-        #expect(text.contains(#"openweather_temperature_celsius{job="openweather",location="South \"Pacific\"\nOcean\\"} 8.62 1764586800"#))
-        #expect(text.contains(#"openweather_condition_info{job="openweather",location="Zocca",main="Rain",description="moderate rain",icon="10d"} 1 1764586800"#))
+        #expect(
+            text.contains(
+                #"openweather_temperature_celsius{job="openweather",location="South \"Pacific\"\nOcean\\"} 8.62 1764586800"#
+            ))
+        #expect(
+            text.contains(
+                #"openweather_condition_info{job="openweather",location="Zocca",main="Rain",description="moderate rain",icon="10d"} 1 1764586800"#
+            ))
     }
 
     @Test func everySampleGetsTheJobLabelOrTheOnesGiven() throws {
@@ -128,10 +139,15 @@ struct ManualBackfillTime: BackfillTime {
         backfill.labels = try BackfillOptions.parseLabels(["job=weather", "instance=home:9755"])
         try backfill.run(since: .seconds(3600), until: Self.until)
         let text = try Self.text(output)
-        #expect(text.contains(#"openweather_temperature_celsius{job="weather",instance="home:9755",location="Zocca"} 8.62 1764586800"#))
+        #expect(
+            text.contains(
+                #"openweather_temperature_celsius{job="weather",instance="home:9755",location="Zocca"} 8.62 1764586800"#
+            ))
         let samples = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
         #expect(!samples.isEmpty)
-        #expect(samples.allSatisfy { $0.contains(#"{job="weather",instance="home:9755","#) }, "every sample has both labels")
+        #expect(
+            samples.allSatisfy { $0.contains(#"{job="weather",instance="home:9755","#) }, "every sample has both labels"
+        )
 
         // A name the exporter writes itself is refused, naming it; the work is kept for a run with another.
         var clash = Run(output: output).backfill(air: false)
@@ -147,9 +163,13 @@ struct ManualBackfillTime: BackfillTime {
     @Test func labelFlagsAreCheckedWithClearErrors() throws {
         #expect(try BackfillOptions.parseLabels([]) == [.init(name: "job", value: "openweather")])
         #expect(try BackfillOptions.parseLabels(["job="]) == [], "an empty value takes the label away")
-        #expect(try BackfillOptions.parseLabels(["instance=a=b"]) == [.init(name: "job", value: "openweather"), .init(name: "instance", value: "a=b")])
+        #expect(
+            try BackfillOptions.parseLabels(["instance=a=b"]) == [
+                .init(name: "job", value: "openweather"), .init(name: "instance", value: "a=b"),
+            ])
         for (given, says) in [
-            ("instance", "has no value"), ("1st=x", "is not a label name"), ("in-stance=x", "is not a label name"), ("=x", "is not a label name"),
+            ("instance", "has no value"), ("1st=x", "is not a label name"), ("in-stance=x", "is not a label name"),
+            ("=x", "is not a label name"),
             ("__name__=x", "Prometheus' own"),
         ] {
             do {
@@ -159,13 +179,21 @@ struct ManualBackfillTime: BackfillTime {
                 #expect(error.description.contains(says), "\(error.description)")
             }
         }
-        #expect(throws: ConfigError("--label job is given twice: give it once")) { try BackfillOptions.parseLabels(["job=a", "job=b"]) }
+        #expect(throws: ConfigError("--label job is given twice: give it once")) {
+            try BackfillOptions.parseLabels(["job=a", "job=b"])
+        }
         let key = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
         let command = try ConfigurationLoader(
-            arguments: ["backfill", "--since=1h", "--output=x.om", "--label", "instance=home", "--label=site=roof", "--location", "A=1,2"],
+            arguments: [
+                "backfill", "--since=1h", "--output=x.om", "--label", "instance=home", "--label=site=roof",
+                "--location", "A=1,2",
+            ],
             environment: key
         ).load()
-        guard case .backfill(_, let options) = command else { Issue.record("not a backfill"); return }
+        guard case .backfill(_, let options) = command else {
+            Issue.record("not a backfill")
+            return
+        }
         #expect(options.labels.map { "\($0.name)=\($0.value)" } == ["job=openweather", "instance=home", "site=roof"])
     }
 
@@ -175,7 +203,10 @@ struct ManualBackfillTime: BackfillTime {
         let location = Location(name: "London", latitude: 51.5, longitude: -0.12)
         block.add(WeatherSource(), readings: [(1000, reading), (4600, reading)], location: location, resolved: nil)
         let lines = String(decoding: block.families["openweather_humidity_ratio"]!, as: UTF8.self)
-        #expect(lines == "openweather_humidity_ratio{location=\"London\"} 0.93 1000\nopenweather_humidity_ratio{location=\"London\"} 0.93 4600\n")
+        #expect(
+            lines
+                == "openweather_humidity_ratio{location=\"London\"} 0.93 1000\nopenweather_humidity_ratio{location=\"London\"} 0.93 4600\n"
+        )
         #expect(HistoryBlock.decode(block.encoded) == block)
         #expect(HistoryBlock.decode(Array(block.encoded.dropLast())) == nil, "a block cut short is not taken")
     }
@@ -188,8 +219,12 @@ struct ManualBackfillTime: BackfillTime {
         let first = Run(output: output)
         let served = Locked(0)
         first.transport.answer { request in
-            let count = served.withLock { $0 += 1; return $0 }
-            return count <= 5 ? BackfillTests.answers(request) : .failure(.http(status: 503, message: "down", retryAfterSeconds: nil))
+            let count = served.withLock {
+                $0 += 1
+                return $0
+            }
+            return count <= 5
+                ? BackfillTests.answers(request) : .failure(.http(status: 503, message: "down", retryAfterSeconds: nil))
         }
         #expect(throws: BackfillError.self) { try first.backfill().run(since: .seconds(3 * 3600), until: Self.until) }
         #expect(access(output, F_OK) != 0, "no output before every location is done")
@@ -203,8 +238,11 @@ struct ManualBackfillTime: BackfillTime {
         #expect(!asked.contains("41.3888"), "Barcelona was asked again")
         #expect(second.transport.log.count == 3 * (3 + 1) + 1)
         let text = try Self.text(output)
-        #expect(text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Barcelona\"} 8.62 1764586800"))
-        #expect(text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764586800"))
+        #expect(
+            text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Barcelona\"} 8.62 1764586800")
+        )
+        #expect(
+            text.contains("openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764586800"))
         #expect(!text.contains("1764590400\n"), "the rerun kept the first run's range")
         #expect(access(output + ".partial", F_OK) != 0, "the work is removed once the file is written")
     }
@@ -215,34 +253,43 @@ struct ManualBackfillTime: BackfillTime {
         let output = Self.temporaryDirectory() + "/history.om"
         // 3 hours: each location costs 3 One Call calls and 1 air pollution call (London 1 more to geocode).
         let first = Run(output: output)
-        #expect(throws: BackfillError.self) { try first.backfill(oneCallPerDay: 7).run(since: .seconds(3 * 3600), until: Self.until) }
-        let timemachine = { (run: Run) in run.transport.log.count { $0.request.path == "/data/3.0/onecall/timemachine" } }
+        #expect(throws: BackfillError.self) {
+            try first.backfill(oneCallPerDay: 7).run(since: .seconds(3 * 3600), until: Self.until)
+        }
+        let timemachine = { (run: Run) in run.transport.log.count { $0.request.path == "/data/3.0/onecall/timemachine" }
+        }
         #expect(timemachine(first) == 6, "two locations' weather, then stop before the third would pass 7")
         #expect(first.lines.withLock { $0 }.contains { $0.contains("2/4 locations done") })
 
         let second = Run(output: output)
         second.time.advance(86_400)
-        #expect(throws: BackfillError.self) { try second.backfill(keyPerDay: 5).run(since: .seconds(3 * 3600), until: nil) }
+        #expect(throws: BackfillError.self) {
+            try second.backfill(keyPerDay: 5).run(since: .seconds(3 * 3600), until: nil)
+        }
         #expect(second.transport.log.count == 4, "one location (3 weather + 1 air), not a fifth request")
 
         let third = Run(output: output)
         third.time.advance(2 * 86_400)
         try third.backfill(oneCallPerDay: 7).run(since: .seconds(3 * 3600), until: nil)
         #expect(timemachine(third) == 3)
-        #expect(try Self.text(output).contains("openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764586800"))
+        #expect(
+            try Self.text(output).contains(
+                "openweather_temperature_celsius{job=\"openweather\",location=\"Zocca\"} 8.62 1764586800"))
 
         let tooLong = Run(output: Self.temporaryDirectory() + "/long.om")
         #expect {
             try tooLong.backfill(oneCallPerDay: 2).run(since: .seconds(3 * 3600), until: Self.until)
         } throws: { error in
-            (error as? BackfillError)?.description.contains("one location's range alone needs 3: backfill shorter ranges") == true
+            (error as? BackfillError)?.description.contains(
+                "one location's range alone needs 3: backfill shorter ranges") == true
         }
     }
 
     @Test func aPlaceTheGeocoderDoesNotKnowIsSkippedAndTheRestWritten() throws {
         let output = Self.temporaryDirectory() + "/history.om"
         let run = Run(output: output)
-        try run.backfill(Self.locations + [Location(name: "Atlantis", place: .query(.name("Atlantis")))]).run(since: .seconds(3600), until: Self.until)
+        try run.backfill(Self.locations + [Location(name: "Atlantis", place: .query(.name("Atlantis")))]).run(
+            since: .seconds(3600), until: Self.until)
         #expect(run.lines.withLock { $0 }.contains { $0.hasPrefix("Atlantis skipped: no place matches \"Atlantis\"") })
         #expect(run.lines.withLock { $0 }.last?.hasPrefix("wrote \(output): 4 of 5 locations") == true)
         #expect(try Self.text(output).contains("location=\"Zocca\""))
@@ -254,7 +301,10 @@ struct ManualBackfillTime: BackfillTime {
         let served = Locked(0)
         // Barcelona (one hour of weather, its air pollution) is kept, then the API fails.
         first.transport.answer { request in
-            served.withLock { $0 += 1; return $0 } <= 2 ? BackfillTests.answers(request) : .failure(.http(status: 500, message: "", retryAfterSeconds: nil))
+            served.withLock {
+                $0 += 1
+                return $0
+            } <= 2 ? BackfillTests.answers(request) : .failure(.http(status: 500, message: "", retryAfterSeconds: nil))
         }
         #expect(throws: BackfillError.self) { try first.backfill().run(since: .seconds(3600), until: Self.until) }
         #expect(first.lines.withLock { $0 }.contains { $0.hasPrefix("1/4 locations done") })
@@ -267,7 +317,12 @@ struct ManualBackfillTime: BackfillTime {
         let output = Self.temporaryDirectory() + "/history.om"
         let noOneCall: FakeTransport.Answer = { request in
             request.path == "/data/3.0/onecall/timemachine"
-                ? .failure(.http(status: 401, message: String(decoding: Fixture.bytes("error-401-onecall-no-subscription.json"), as: UTF8.self), retryAfterSeconds: nil))
+                ? .failure(
+                    .http(
+                        status: 401,
+                        message: String(
+                            decoding: Fixture.bytes("error-401-onecall-no-subscription.json"), as: UTF8.self),
+                        retryAfterSeconds: nil))
                 : BackfillTests.answers(request)
         }
         let run = Run(output: output, answer: noOneCall)
@@ -279,7 +334,9 @@ struct ManualBackfillTime: BackfillTime {
         #expect(text.contains("openweather_air_quality_index{job=\"openweather\",location=\"Zocca\"}"))
         // Without air pollution there is nothing left to do: an error that says what would help.
         let alone = Run(output: output + "2", answer: noOneCall)
-        #expect(throws: BackfillError.self) { try alone.backfill(air: false).run(since: .seconds(3600), until: Self.until) }
+        #expect(throws: BackfillError.self) {
+            try alone.backfill(air: false).run(since: .seconds(3600), until: Self.until)
+        }
         #expect(access(output + "2", F_OK) != 0)
     }
 
@@ -303,22 +360,35 @@ struct ManualBackfillTime: BackfillTime {
     @Test func theCommandLineTakesTheRangeAndTheFile() throws {
         let key = ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
         let command = try ConfigurationLoader(
-            arguments: ["backfill", "--since=24h", "--until", "2025-12-01T12:00:00Z", "--output=x.om", "--location", "A=1,2"], environment: key
+            arguments: [
+                "backfill", "--since=24h", "--until", "2025-12-01T12:00:00Z", "--output=x.om", "--location", "A=1,2",
+            ], environment: key
         ).load()
-        guard case .backfill(let configuration, let options) = command else { Issue.record("not a backfill"); return }
+        guard case .backfill(let configuration, let options) = command else {
+            Issue.record("not a backfill")
+            return
+        }
         #expect(options == BackfillOptions(since: .seconds(86_400), until: Self.until, output: "x.om"))
         #expect(configuration.locations.map(\.name) == ["A"])
         #expect(BackfillOptions.parseTime("2025-12-01T13:30:00+01:30") == Self.until)
         #expect(BackfillOptions.parseTime("1764590400") == Self.until)
         #expect(BackfillOptions.parseTime("2025-12-01 12:00") == nil)
-        #expect(throws: ConfigError.self) { try ConfigurationLoader(arguments: ["backfill", "--output=x.om", "--demo"], environment: [:]).load() }
-        #expect(throws: ConfigError.self) { try ConfigurationLoader(arguments: ["--since=24h", "--demo"], environment: [:]).load() }
-        guard case .help(let help) = try ConfigurationLoader(arguments: ["backfill", "--help"], environment: [:]).load() else {
+        #expect(throws: ConfigError.self) {
+            try ConfigurationLoader(arguments: ["backfill", "--output=x.om", "--demo"], environment: [:]).load()
+        }
+        #expect(throws: ConfigError.self) {
+            try ConfigurationLoader(arguments: ["--since=24h", "--demo"], environment: [:]).load()
+        }
+        guard
+            case .help(let help) = try ConfigurationLoader(arguments: ["backfill", "--help"], environment: [:]).load()
+        else {
             Issue.record("no help")
             return
         }
         #expect(help.contains("--since=DURATION"))
-        guard case .help(let main) = try ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else { return }
+        guard case .help(let main) = try ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else {
+            return
+        }
         #expect(main.contains("openweather-exporter backfill --help"))
     }
 }

@@ -14,23 +14,31 @@ import Testing
     /// 96 h reaches past the fixture's last hour (it ends 96 h after the first began), as horizon and window.
     static let source: AirPollutionForecastSource = {
         var source = AirPollutionForecastSource()
-        source.options = .init(horizons: [3, 24, 96].map { .seconds($0 * 3600) }, windows: [24, 72, 96].map { .seconds($0 * 3600) })
+        source.options = .init(
+            horizons: [3, 24, 96].map { .seconds($0 * 3600) }, windows: [24, 72, 96].map { .seconds($0 * 3600) })
         return source
     }()
 
     static func store(polledAt polled: Double) throws -> ReadingStore {
         let store = ReadingStore(
-            locations: [Location(name: "Barcelona", latitude: 41.3851, longitude: 2.1734), Location(name: "Nowhere", latitude: 0, longitude: 0)],
-            sources: [source], intervals: [.seconds(3600)], maxStaleness: [96 * 3600], thresholds: { _ in .init() }, now: polled - 3600)
+            locations: [
+                Location(name: "Barcelona", latitude: 41.3851, longitude: 2.1734),
+                Location(name: "Nowhere", latitude: 0, longitude: 0),
+            ],
+            sources: [source], intervals: [.seconds(3600)], maxStaleness: [96 * 3600], thresholds: { _ in .init() },
+            now: polled - 3600)
         store.success(
-            "Barcelona", "air_pollution_forecast", try AirPollutionForecastDecoder.decode(Fixture.bytes("air-pollution-forecast-barcelona.json")),
+            "Barcelona", "air_pollution_forecast",
+            try AirPollutionForecastDecoder.decode(Fixture.bytes("air-pollution-forecast-barcelona.json")),
             now: polled)
         store.failure("Nowhere", "air_pollution_forecast", code: "500", reason: "OpenWeather answered 500")
         return store
     }
 
     static func value(_ text: String, _ series: String) -> Double? {
-        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap { Double($0.split(separator: " ").last!) }
+        text.split(separator: "\n").first { $0.hasPrefix(series + " ") }.flatMap {
+            Double($0.split(separator: " ").last!)
+        }
     }
 
     @Test func barcelonaRendersAsTheGoldenFile() throws {
@@ -39,15 +47,37 @@ import Testing
         #expect(rendered == ExpositionText.reRendered(rendered))
         let text = String(decoding: rendered, as: UTF8.self)
         // 3.5 h after the first hour began: halfway between hour 3 (NO₂ 31.85) and hour 4 (36.87 µg/m³).
-        #expect(Self.value(text, #"openweather_forecast_air_pollutant_grams_per_cubic_meter{location="Barcelona",pollutant="no2",hours_ahead="3"}"#) == 3.436e-05)
+        #expect(
+            Self.value(
+                text,
+                #"openweather_forecast_air_pollutant_grams_per_cubic_meter{location="Barcelona",pollutant="no2",hours_ahead="3"}"#
+            ) == 3.436e-05)
         #expect(Self.value(text, #"openweather_forecast_air_quality_index{location="Barcelona",hours_ahead="3"}"#) == 2)
         // Hour 3: PM2.5 10.32 → 10.3 → 51 + 49 × 12 / 263 = 53.2; CAQI O₃ 43.86 / 60 × 25 = 18.3; DAQI PM10 18 and O₃ 44 → 2.
-        #expect(Self.value(text, #"openweather_forecast_air_quality_scale_index{location="Barcelona",scale="us_epa",hours_ahead="3"}"#) == 53)
-        #expect(Self.value(text, #"openweather_forecast_air_quality_scale_index{location="Barcelona",scale="eu_caqi",hours_ahead="3"}"#) == 18)
-        #expect(Self.value(text, #"openweather_forecast_air_quality_scale_index{location="Barcelona",scale="uk_daqi",hours_ahead="3"}"#) == 2)
+        #expect(
+            Self.value(
+                text,
+                #"openweather_forecast_air_quality_scale_index{location="Barcelona",scale="us_epa",hours_ahead="3"}"#)
+                == 53)
+        #expect(
+            Self.value(
+                text,
+                #"openweather_forecast_air_quality_scale_index{location="Barcelona",scale="eu_caqi",hours_ahead="3"}"#)
+                == 18)
+        #expect(
+            Self.value(
+                text,
+                #"openweather_forecast_air_quality_scale_index{location="Barcelona",scale="uk_daqi",hours_ahead="3"}"#)
+                == 2)
         // Hour 20 (the evening rush of the first day) is the first at 3; none reaches 4.
-        #expect(Self.value(text, #"openweather_forecast_air_quality_max_index{location="Barcelona",window_hours="24"}"#) == 3)
-        #expect(Self.value(text, #"openweather_forecast_air_quality_scale_max_index{location="Barcelona",scale="openweather",window_hours="72"}"#) == 3)
+        #expect(
+            Self.value(text, #"openweather_forecast_air_quality_max_index{location="Barcelona",window_hours="24"}"#)
+                == 3)
+        #expect(
+            Self.value(
+                text,
+                #"openweather_forecast_air_quality_scale_max_index{location="Barcelona",scale="openweather",window_hours="72"}"#
+            ) == 3)
         #expect(!text.contains("hours_ahead=\"96\""), "beyond the last hour")
         #expect(!text.contains("window_hours=\"96\""), "the forecast does not reach the end")
         #expect(!text.contains("openweather_forecast_air_quality_index{location=\"Nowhere\""))
@@ -73,18 +103,24 @@ import Testing
     }
 
     @Test func horizonsAndWindowsAreTheSourcesOwnSettings() throws {
-        let config = try ConfigurationLoader(arguments: [
-            "--demo", "--collector.air_pollution_forecast.horizons=1h,90m", "--collector.air_pollution_forecast.windows=12h",
-        ], environment: [:]).load()
+        let config = try ConfigurationLoader(
+            arguments: [
+                "--demo", "--collector.air_pollution_forecast.horizons=1h,90m",
+                "--collector.air_pollution_forecast.windows=12h",
+            ], environment: [:]
+        ).load()
         guard case .run(let loaded) = config else {
             Issue.record("not a run: \(config)")
             return
         }
-        let source = try #require(loaded.activeSources.first { $0.name == "air_pollution_forecast" } as? AirPollutionForecastSource)
+        let source = try #require(
+            loaded.activeSources.first { $0.name == "air_pollution_forecast" } as? AirPollutionForecastSource)
         #expect(source.options.horizons == [.seconds(3600), .seconds(5400)])
         #expect(source.options.windows == [.seconds(43200)])
         #expect(throws: ConfigError.self) {
-            try ConfigurationLoader(arguments: ["--demo", "--collector.air_pollution_forecast.horizons=97h"], environment: [:]).load()
+            try ConfigurationLoader(
+                arguments: ["--demo", "--collector.air_pollution_forecast.horizons=97h"], environment: [:]
+            ).load()
         }
     }
 }

@@ -17,7 +17,8 @@ import Testing
     static func current(listing ids: [String]) -> [UInt8] {
         let text = String(decoding: Fixture.bytes("onecall4-current-tulsa.json"), as: UTF8.self)
         precondition(text.contains(listed))
-        return Array(text.replacing(listed, with: "\"alerts\":[" + ids.map { "\"\($0)\"" }.joined(separator: ",") + "]").utf8)
+        return Array(
+            text.replacing(listed, with: "\"alerts\":[" + ids.map { "\"\($0)\"" }.joined(separator: ",") + "]").utf8)
     }
 
     /// An alert's detail with a text of `bytes` (of €, three bytes each, so a cut at 4 KiB falls
@@ -25,7 +26,8 @@ import Testing
     static func detail(_ id: String, bytes: Int = 200_000) -> [UInt8] {
         let text = String(repeating: "€", count: bytes / 3)
         return Array(
-            "{\"id\":\"\(id)\",\"sender_name\":\"NWS\",\"event\":\"Flood\",\"start\":\(Int(now)),\"end\":4102444800,\"description\":\"\(text)\"}".utf8)
+            "{\"id\":\"\(id)\",\"sender_name\":\"NWS\",\"event\":\"Flood\",\"start\":\(Int(now)),\"end\":4102444800,\"description\":\"\(text)\"}"
+                .utf8)
     }
 
     /// Polls every 10 minutes as the poller does, each reading the last one back from its body (as a
@@ -38,7 +40,9 @@ import Testing
         func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
             asked.withLock { $0.append(request.path) }
             if request.path == "/data/4.0/onecall/current" { return Self.current(listing: ids(poll.withLock { $0 })) }
-            if request.path.hasPrefix("/data/4.0/onecall/alert/") { return Self.detail(String(request.path.split(separator: "/").last!)) }
+            if request.path.hasPrefix("/data/4.0/onecall/alert/") {
+                return Self.detail(String(request.path.split(separator: "/").last!))
+            }
             return try FakeTransport.fixtures(request).get()
         }
         var previous: OneCall4.Reading?
@@ -46,22 +50,28 @@ import Testing
         for round in 0..<12 {
             poll.withLock { $0 = round }
             let fetched = try source.fetch(
-                Poll(location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928), language: "en", previous: previous,
-                     now: Self.now + Double(round) * 600, interval: 600, configured: 600), get: get)
+                Poll(
+                    location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
+                    language: "en", previous: previous,
+                    now: Self.now + Double(round) * 600, interval: 600, configured: 600), get: get)
             let reading = try source.decode(fetched.body, for: Self.tulsa)
             #expect(reading.details.count <= OneCall4.alertsKept)
             #expect(reading.answers.alerts.count <= OneCall4.alertsKept)
             for detail in reading.details.values {
-                #expect(detail.description.utf8.count <= OneCall4.alertTextLimit && detail.description.utf8.count > OneCall4.alertTextLimit - 3)
+                #expect(
+                    detail.description.utf8.count <= OneCall4.alertTextLimit
+                        && detail.description.utf8.count > OneCall4.alertTextLimit - 3)
                 #expect(detail.description.unicodeScalars.allSatisfy { $0 == "€" }, "cut at a code point")
             }
-            #expect(Set(reading.details.keys).isSubset(of: Set(ids(round))), "texts of IDs no longer listed are dropped")
+            #expect(
+                Set(reading.details.keys).isSubset(of: Set(ids(round))), "texts of IDs no longer listed are dropped")
             largest = max(largest, fetched.body.count)
             previous = reading
         }
         // 16 texts of 4 KiB (€ is kept as itself, not escaped) and the parts' answers.
         #expect(largest < 16 * (OneCall4.alertTextLimit + 200) + 64 * 1024, "\(largest) bytes kept for one place")
-        #expect(asked.withLock { $0 }.count { $0.hasPrefix("/data/4.0/onecall/alert/") } <= 12 * OneCallSource.maxAlerts)
+        #expect(
+            asked.withLock { $0 }.count { $0.hasPrefix("/data/4.0/onecall/alert/") } <= 12 * OneCallSource.maxAlerts)
     }
 
     /// A text is kept while its place lists it, and at most a day from when it was asked: an alert
@@ -79,8 +89,10 @@ import Testing
         var previous: OneCall4.Reading?
         for hour in 0...26 {
             let fetched = try source.fetch(
-                Poll(location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928), language: "en", previous: previous,
-                     now: Self.now + Double(hour) * 3600, interval: 3600, configured: 3600), get: get)
+                Poll(
+                    location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
+                    language: "en", previous: previous,
+                    now: Self.now + Double(hour) * 3600, interval: 3600, configured: 3600), get: get)
             previous = try source.decode(fetched.body, for: Self.tulsa)
             #expect(previous?.details[id] != nil || hour == 24, "hour \(hour)")
         }
@@ -98,7 +110,8 @@ import Testing
         #expect(page.alertIDs == (0..<64).map { "ID-\($0)" })
         #expect(threadCPUSeconds() - started < 5)
         // Read back from a document, the same 64.
-        let document = try OneCall4Decoder.decode(document: OneCall4.Answers(pages: [.current: [body]], fetched: [.current: Self.now]).document())
+        let document = try OneCall4Decoder.decode(
+            document: OneCall4.Answers(pages: [.current: [body]], fetched: [.current: Self.now]).document())
         #expect(document.alertIDs.count == 64)
     }
 

@@ -26,7 +26,10 @@ import Testing
         let entry = try #require(config.requestPlan.entries.first { $0.name == "onecall4" })
         #expect(entry.parts.map(\.name) == ["current", "1min", "1h", "1day"])
         #expect(entry.parts.map(\.perPoll) == [1, 1, 0.5, 1.0 / 36])
-        #expect(entry.text == "0.25/min (1 poll per location every 10m, per location current 144/day, 1min 144/day, 1h 72/day, 1day 4/day; 364/day needed, 1000/day allowed)")
+        #expect(
+            entry.text
+                == "0.25/min (1 poll per location every 10m, per location current 144/day, 1min 144/day, 1h 72/day, 1day 4/day; 364/day needed, 1000/day allowed)"
+        )
         #expect(config.requestPlan.entries.filter { $0.readFrom == "onecall4" }.map(\.name) == ["forecast", "weather"])
         #expect(config.requestPlan.stretchedForDay.isEmpty)
 
@@ -37,24 +40,42 @@ import Testing
         #expect(stretched.text.hasSuffix("; 1092/day needed, 1000/day allowed)"), "\(stretched.text)")
 
         // A horizon under the hour asks the 15min timeline (one page reaches 12 hours); parts left out cost nothing.
-        let quarter = try load(["--location=A=1,1", "--collector.onecall4", "--collector.forecast.horizons=15m,45m,3h,24h"])
+        let quarter = try load([
+            "--location=A=1,1", "--collector.onecall4", "--collector.forecast.horizons=15m,45m,3h,24h",
+        ])
         #expect(try oneCall4(quarter).options.pages == [.current: 1, .minute: 1, .quarterHour: 1, .hour: 3, .day: 1])
-        let lean = try load(["--location=A=1,1", "--collector.onecall4", "--collector.onecall4.exclude=1min,1day,alerts", "--collector.forecast.windows=24h"])
+        let lean = try load([
+            "--location=A=1,1", "--collector.onecall4", "--collector.onecall4.exclude=1min,1day,alerts",
+            "--collector.forecast.windows=24h",
+        ])
         let leanEntry = try #require(lean.requestPlan.entries.first { $0.name == "onecall4" })
         #expect(leanEntry.parts.map(\.name) == ["current", "1h"])
         #expect(try oneCall4(lean).options.pages[.hour] == 3, "the 48-hour horizon")
-        let slow = try load(["--location=A=1,1", "--collector.onecall4", "--collector.onecall4.hourly-interval=3h", "--collector.onecall4.daily-interval=1d"])
-        #expect(try #require(slow.requestPlan.entries.first { $0.name == "onecall4" }).parts.map(\.perPoll) == [1, 1, 3.0 / 18, 1.0 / 144])
+        let slow = try load([
+            "--location=A=1,1", "--collector.onecall4", "--collector.onecall4.hourly-interval=3h",
+            "--collector.onecall4.daily-interval=1d",
+        ])
+        #expect(
+            try #require(slow.requestPlan.entries.first { $0.name == "onecall4" }).parts.map(\.perPoll) == [
+                1, 1, 3.0 / 18, 1.0 / 144,
+            ])
     }
 
     @Test func mistakesSayWhatIsWrong() {
         func error(_ arguments: [String]) -> String { loadError(["--location=A=1,1"] + arguments) }
-        #expect(error(["--collector.onecall", "--collector.onecall4"]).contains(
-            "--collector.onecall and --collector.onecall4 both stand in for forecast and weather: switch one off"))
-        #expect(error(["--collector.onecall4", "--collector.onecall4.exclude=1h"]).contains("\"1h\" cannot be left out"))
-        #expect(error(["--collector.onecall4", "--collector.onecall4.exclude=1h"]).contains("use 1min, 1day or alerts"))
-        #expect(error(["--collector.onecall4", "--collector.onecall4.exclude=15min"]).contains("is asked only when a forecast horizon is not whole hours"))
-        #expect(error(["--collector.onecall4", "--collector.onecall4.hourly-interval=soon"]).contains("--collector.onecall4.hourly-interval"))
+        #expect(
+            error(["--collector.onecall", "--collector.onecall4"]).contains(
+                "--collector.onecall and --collector.onecall4 both stand in for forecast and weather: switch one off"))
+        #expect(
+            error(["--collector.onecall4", "--collector.onecall4.exclude=1h"]).contains("\"1h\" cannot be left out"))
+        #expect(
+            error(["--collector.onecall4", "--collector.onecall4.exclude=1h"]).contains("use 1min, 1day or alerts"))
+        #expect(
+            error(["--collector.onecall4", "--collector.onecall4.exclude=15min"]).contains(
+                "is asked only when a forecast horizon is not whole hours"))
+        #expect(
+            error(["--collector.onecall4", "--collector.onecall4.hourly-interval=soon"]).contains(
+                "--collector.onecall4.hourly-interval"))
     }
 
     /// Six hours on the manual clock, one place polled every 10 minutes: current and 1min at every poll
@@ -74,10 +95,16 @@ import Testing
         #expect(counts["/data/4.0/onecall/timeline/15min"] == nil, "no horizon under the hour")
         #expect(counts["/data/4.0/onecall/alert/\(Self.windAdvisory)"] == 1)
         #expect(counts["/data/4.0/onecall/alert/A7F03D6C-18E2-4B95-9C4D-6E2F1A8B3C07"] == 7)
-        #expect(Set(counts.keys).allSatisfy { $0.hasPrefix("/data/4.0/onecall/") }, "no request of weather or forecast: \(counts.keys)")
-        let starts = rig.transport.requests(to: "/data/4.0/onecall/timeline/1h").prefix(3).map { $0.request.query.first { $0.name == "start" }?.value }
+        #expect(
+            Set(counts.keys).allSatisfy { $0.hasPrefix("/data/4.0/onecall/") },
+            "no request of weather or forecast: \(counts.keys)")
+        let starts = rig.transport.requests(to: "/data/4.0/onecall/timeline/1h").prefix(3).map {
+            $0.request.query.first { $0.name == "start" }?.value
+        }
         #expect(starts == [nil, "1764662400", "1764734400"], "first dt + 20 h and + 40 h")
-        #expect(!rig.transport.log.contains { request in request.request.query.contains { $0.value.contains("deadbeef") } }, "a link's key was followed")
+        #expect(
+            !rig.transport.log.contains { request in request.request.query.contains { $0.value.contains("deadbeef") } },
+            "a link's key was followed")
         #expect(rig.store.snapshot().daily?.count(named: "onecall4") == rig.transport.log.count)
 
         #expect(rig.state("Tulsa", "weather")?.up == true)
@@ -94,15 +121,21 @@ import Testing
     @Test func aDaysLimitHoldsForPollsOfSeveralCalls() throws {
         let midnight = 1_764_547_200.0
         let time = ManualTime(monotonic: 1000, epoch: midnight - 1000)
-        let config = try load(["--location=Tulsa=36.154,-95.9928", "--collector.onecall4", "--collector.onecall4.max-requests-per-day=100"])
+        let config = try load([
+            "--location=Tulsa=36.154,-95.9928", "--collector.onecall4", "--collector.onecall4.max-requests-per-day=100",
+        ])
         #expect(try oneCall4(config).maxRequestsPerPoll == 1 + 1 + 3 + 1 + 16)
         let rig = Rig(config, time: time)
         rig.run(until: 1000 + 2 * 86_400 - 1)
         let fourPerDay = Dictionary(
-            rig.transport.log.filter { $0.request.path.hasPrefix("/data/4.0/") }.map { (Int(($0.time - 1000) / 86_400), 1) }, uniquingKeysWith: +)
+            rig.transport.log.filter { $0.request.path.hasPrefix("/data/4.0/") }.map {
+                (Int(($0.time - 1000) / 86_400), 1)
+            }, uniquingKeysWith: +)
         #expect(fourPerDay[0].map { $0 <= 100 && $0 > 70 } == true, "\(fourPerDay)")
         #expect(fourPerDay[1].map { $0 <= 100 && $0 > 70 } == true, "\(fourPerDay)")
-        let free = rig.transport.log.filter { $0.request.path == "/data/2.5/weather" }.map { Int(($0.time - 1000) / 86_400) }
+        let free = rig.transport.log.filter { $0.request.path == "/data/2.5/weather" }.map {
+            Int(($0.time - 1000) / 86_400)
+        }
         #expect(Set(free) == [0, 1], "the free endpoints stood in at the end of each day")
         #expect(rig.logs.all.contains { $0.contains("onecall4 may send no more requests today") })
     }
@@ -117,28 +150,39 @@ import Testing
         #expect(rig.state("Tulsa", "onecall4")?.up == true)
         let broken = Locked<String?>("/data/4.0/onecall/timeline/1min")
         rig.transport.answer { request in
-            request.path == broken.withLock({ $0 }) ? .success(Array("{\"data\": [{\"dt\": \"soon\"}".utf8)) : FakeTransport.fixtures(request)
+            request.path == broken.withLock({ $0 })
+                ? .success(Array("{\"data\": [{\"dt\": \"soon\"}".utf8)) : FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 900)
         #expect(rig.transport.requests(to: "/data/4.0/onecall/timeline/1min").count == 2)
         #expect(rig.state("Tulsa", "onecall4")?.up == false)
-        #expect(rig.state("Tulsa", "onecall4")?.lastError?.contains("1min") == true, "\(rig.state("Tulsa", "onecall4")?.lastError ?? "")")
+        #expect(
+            rig.state("Tulsa", "onecall4")?.lastError?.contains("1min") == true,
+            "\(rig.state("Tulsa", "onecall4")?.lastError ?? "")")
         #expect(rig.state("Tulsa", "weather")?.reading != nil, "the last good reading is still there")
         broken.withLock { $0 = nil }
         rig.run(until: 1000 + 2400)
         #expect(rig.state("Tulsa", "onecall4")?.up == true)
 
-        let ids = ["../../../data/2.5/weather", "a b", "x?appid=1", String(repeating: "A", count: 65)] + (0..<2_000).map { "ID-\($0)" }
+        let ids =
+            ["../../../data/2.5/weather", "a b", "x?appid=1", String(repeating: "A", count: 65)]
+            + (0..<2_000).map { "ID-\($0)" }
         let flood = String(decoding: Fixture.bytes("onecall4-current-tulsa.json"), as: UTF8.self).replacing(
-            "\"alerts\":[\"4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31\"]", with: "\"alerts\":[" + ids.map { "\"\($0)\"" }.joined(separator: ",") + "]")
+            "\"alerts\":[\"4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31\"]",
+            with: "\"alerts\":[" + ids.map { "\"\($0)\"" }.joined(separator: ",") + "]")
         rig.transport.answer { request in
             request.path == "/data/4.0/onecall/current" ? .success(Array(flood.utf8)) : FakeTransport.fixtures(request)
         }
         let before = rig.transport.log.count
         rig.run(until: 1000 + 3000)
-        let asked = rig.transport.log.dropFirst(before).map(\.request.path).filter { $0.hasPrefix("/data/4.0/onecall/alert/") }
+        let asked = rig.transport.log.dropFirst(before).map(\.request.path).filter {
+            $0.hasPrefix("/data/4.0/onecall/alert/")
+        }
         #expect(asked.count <= OneCallSource.maxAlerts, "\(asked.count) alert calls in one poll")
-        #expect(asked.allSatisfy { $0.dropFirst("/data/4.0/onecall/alert/".count).allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" } }, "\(asked)")
+        #expect(
+            asked.allSatisfy {
+                $0.dropFirst("/data/4.0/onecall/alert/".count).allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" }
+            }, "\(asked)")
         #expect(rig.state("Tulsa", "onecall4")?.up == true)
     }
 
@@ -151,11 +195,15 @@ import Testing
             asked.withLock { $0.append(request.path) }
             return try FakeTransport.fixtures(request).get()
         }
-        func poll(after seconds: Double, previous: OneCall4.Reading?, interval: Double = 600, configured: Double = 600) throws -> (Fetched<OneCall4.Reading>, [String]) {
+        func poll(
+            after seconds: Double, previous: OneCall4.Reading?, interval: Double = 600, configured: Double = 600
+        ) throws -> (Fetched<OneCall4.Reading>, [String]) {
             asked.withLock { $0 = [] }
             let fetched = try source.fetch(
-                Poll(location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928), language: "en", previous: previous,
-                     now: Self.now + seconds, interval: interval, configured: configured), get: get)
+                Poll(
+                    location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
+                    language: "en", previous: previous,
+                    now: Self.now + seconds, interval: interval, configured: configured), get: get)
             return (fetched, asked.withLock { $0 })
         }
         let (first, all) = try poll(after: 0, previous: nil)
@@ -164,10 +212,14 @@ import Testing
         #expect(restored.answers == first.reading.answers, "the state file's body gives the same reading back")
         let current = ["/data/4.0/onecall/current", "/data/4.0/onecall/timeline/1min"]
         #expect(try poll(after: 1200, previous: restored).1 == current, "20 minutes on: only what every poll asks")
-        #expect(try poll(after: 3600, previous: restored, interval: 1200, configured: 600).1 == current, "stretched twice: the hours every 2 h")
+        #expect(
+            try poll(after: 3600, previous: restored, interval: 1200, configured: 600).1 == current,
+            "stretched twice: the hours every 2 h")
         let (_, later) = try poll(after: 3600, previous: restored)
         #expect(later.filter { $0.hasSuffix("/1h") }.count == 3 && !later.contains { $0.hasSuffix("/1day") })
-        #expect(later.contains { $0.hasSuffix("/alert/A7F03D6C-18E2-4B95-9C4D-6E2F1A8B3C07") }, "the failed text again with the new hours")
+        #expect(
+            later.contains { $0.hasSuffix("/alert/A7F03D6C-18E2-4B95-9C4D-6E2F1A8B3C07") },
+            "the failed text again with the new hours")
         #expect(!later.contains { $0.hasSuffix(Self.windAdvisory) }, "a text is asked once")
         let (_, nextDay) = try poll(after: 6 * 3600, previous: restored)
         #expect(nextDay.contains { $0.hasSuffix("/1day") })
@@ -180,7 +232,8 @@ import Testing
     @Test func rendersAs3DoesFromTheSameData() throws {
         let answers = OneCall4.Answers(
             pages: [
-                .current: [Fixture.bytes("onecall4-current-tulsa.json")], .minute: [Fixture.bytes("onecall4-1min-london.json")],
+                .current: [Fixture.bytes("onecall4-current-tulsa.json")],
+                .minute: [Fixture.bytes("onecall4-1min-london.json")],
                 .hour: [Fixture.bytes("onecall4-1h-tulsa.json")], .day: [Fixture.bytes("onecall4-1day-tulsa.json")],
             ],
             fetched: [.current: Self.now, .minute: Self.now, .hour: Self.now, .day: Self.now],
@@ -195,17 +248,24 @@ import Testing
                 thresholds: { _ in .init(aboveCelsius: 25, belowCelsius: 0) }, now: Self.now)
             store.success("Tulsa", source.name, reading, now: Self.now)
             for (name, derived) in zip(source.standsIn, source.readings(standingIn: reading) ?? []) {
-                store.recordStandIn(location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: Result<any Sendable, OpenWeatherError>.success(derived), duration: 0.25, now: Self.now)
+                store.recordStandIn(
+                    location: 0, source: store.snapshot().sources.firstIndex(of: name)!,
+                    result: Result<any Sendable, OpenWeatherError>.success(derived), duration: 0.25, now: Self.now)
             }
             let text = String(decoding: renderPlain(store.snapshot(), now: Self.now + 60), as: UTF8.self)
-            return text.split(separator: "\n").filter { !$0.contains("source=\"onecall") && !$0.contains("duration_seconds") }.joined(separator: "\n")
+            return text.split(separator: "\n").filter {
+                !$0.contains("source=\"onecall") && !$0.contains("duration_seconds")
+            }.joined(separator: "\n")
         }
         let fromFour = rendered(OneCall4Source(), four)
         let fromThree = rendered(OneCallSource(), three)
         #expect(fromFour == fromThree)
-        for family in ["openweather_temperature_celsius{", "openweather_forecast_temperature_celsius{", "openweather_forecast_daily_temperature_max_celsius{",
-                       "openweather_weather_alert_info{", "openweather_uv_index{", "openweather_precipitation_next_hour_meters{",
-                       "openweather_forecast_temperature_min_celsius{"] {
+        for family in [
+            "openweather_temperature_celsius{", "openweather_forecast_temperature_celsius{",
+            "openweather_forecast_daily_temperature_max_celsius{",
+            "openweather_weather_alert_info{", "openweather_uv_index{", "openweather_precipitation_next_hour_meters{",
+            "openweather_forecast_temperature_min_celsius{",
+        ] {
             #expect(fromFour.contains("\n" + family), "\(family) is written")
         }
         #expect(fromFour.contains("event=\"Wind Advisory\""))
@@ -216,7 +276,8 @@ import Testing
     @Test func horizonsUnderTheHourReadTheQuarterHours() throws {
         let answers = OneCall4.Answers(
             pages: [
-                .current: [Fixture.bytes("onecall4-current-tulsa.json")], .quarterHour: [Fixture.bytes("onecall4-15min-tulsa.json")],
+                .current: [Fixture.bytes("onecall4-current-tulsa.json")],
+                .quarterHour: [Fixture.bytes("onecall4-15min-tulsa.json")],
                 .hour: [Fixture.bytes("onecall4-1h-tulsa.json")],
             ],
             fetched: [.current: Self.now, .quarterHour: Self.now, .hour: Self.now])
@@ -231,7 +292,12 @@ import Testing
         #expect(forecast.value({ $0.temperatureCelsius }, at: Self.now + 900) == quarters[1].temperatureCelsius)
         #expect(forecast.stepSeconds == 900)
         // Without the 15min part, the hours as they are.
-        #expect(OneCall4Source.forecast(of: try OneCall4Decoder.decode(document: OneCall4.Answers(pages: [.current: answers.pages[.current]!, .hour: answers.pages[.hour]!]).document())) == reading.oneCall.hourly)
+        #expect(
+            OneCall4Source.forecast(
+                of: try OneCall4Decoder.decode(
+                    document: OneCall4.Answers(pages: [
+                        .current: answers.pages[.current]!, .hour: answers.pages[.hour]!,
+                    ]).document())) == reading.oneCall.hourly)
     }
 
     /// Without the subscription: one error line, the free endpoints for every location, 4.0 tried
@@ -240,7 +306,8 @@ import Testing
         let places = (0..<3).map { Location(name: "P\($0)", latitude: Double($0), longitude: Double($0)) }
         let rig = Rig(configuration(places, collectors: ["onecall4": .seconds(600)]))
         rig.transport.answer { request in
-            request.path.hasPrefix("/data/4.0/") ? .failure(OneCallStandInTests.noSubscription) : FakeTransport.fixtures(request)
+            request.path.hasPrefix("/data/4.0/")
+                ? .failure(OneCallStandInTests.noSubscription) : FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 2 * 3600 - 1)
         let errors = rig.logs.all.filter { $0.contains("level=error") }
@@ -248,12 +315,22 @@ import Testing
         #expect(rig.transport.requests(to: "/data/4.0/onecall/current").count <= 3 * 2)
         #expect(rig.transport.requests(to: "/data/4.0/onecall/timeline/1h").isEmpty, "the first call said it all")
         #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 3 * 11)
-        #expect(places.allSatisfy { rig.state($0.name, "weather")?.up == true && rig.state($0.name, "forecast")?.up == true })
+        #expect(
+            places.allSatisfy {
+                rig.state($0.name, "weather")?.up == true && rig.state($0.name, "forecast")?.up == true
+            })
 
         let wrongKey = Rig(configuration(places, collectors: ["onecall4": .seconds(600)]))
-        wrongKey.transport.answer { _ in .failure(.http(status: 401, message: "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info.", retryAfterSeconds: nil)) }
+        wrongKey.transport.answer { _ in
+            .failure(
+                .http(
+                    status: 401,
+                    message: "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info.",
+                    retryAfterSeconds: nil))
+        }
         wrongKey.run(until: 1000 + 1800)
         #expect(wrongKey.logs.all.contains { $0.contains("rejects the API key") })
-        #expect(wrongKey.transport.requests(to: "/data/2.5/weather").isEmpty, "a wrong key is not a missing subscription")
+        #expect(
+            wrongKey.transport.requests(to: "/data/2.5/weather").isEmpty, "a wrong key is not a missing subscription")
     }
 }

@@ -12,14 +12,16 @@ import Testing
     static let oneCall: [String: Duration] = ["onecall": .seconds(600)]
     static let noSubscription = OpenWeatherError.http(
         status: 401,
-        message: "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan. Learn more here https://openweathermap.org/price.",
+        message:
+            "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan. Learn more here https://openweathermap.org/price.",
         retryAfterSeconds: nil)
 
     @Test func oneRequestFillsWeatherAndForecast() {
         let rig = Rig(configuration([Self.texarkana], collectors: Self.oneCall))
         #expect(rig.store.snapshot().sources == ["forecast", "onecall", "weather"])
         rig.run(until: 1000 + 3600)
-        #expect(Set(rig.transport.log.map(\.request.path)) == ["/data/3.0/onecall"], "no request of weather or forecast")
+        #expect(
+            Set(rig.transport.log.map(\.request.path)) == ["/data/3.0/onecall"], "no request of weather or forecast")
         #expect(rig.transport.log.count == 6 || rig.transport.log.count == 7)
         #expect(rig.state("Texarkana", "weather")?.up == true)
         #expect((rig.state("Texarkana", "weather")?.reading as? CurrentWeather)?.temperatureCelsius == 19.4)
@@ -35,7 +37,8 @@ import Testing
         let rig = Rig(configuration(places, collectors: Self.oneCall))
         let subscribed = Locked(false)
         rig.transport.answer { request in
-            request.path == "/data/3.0/onecall" && !subscribed.withLock({ $0 }) ? .failure(Self.noSubscription) : FakeTransport.fixtures(request)
+            request.path == "/data/3.0/onecall" && !subscribed.withLock({ $0 })
+                ? .failure(Self.noSubscription) : FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 3 * 3600 - 1)
         let errors = rig.logs.all.filter { $0.contains("level=error") }
@@ -55,7 +58,8 @@ import Testing
 
         // The landing page says it once, above the table, with where weather and forecast come from.
         let message = "requires a separate subscription to the One Call by Call plan"
-        let page = String(decoding: LandingPage(telemetryPath: "/metrics", demo: false).render(rig.store.snapshot()), as: UTF8.self)
+        let page = String(
+            decoding: LandingPage(telemetryPath: "/metrics", demo: false).render(rig.store.snapshot()), as: UTF8.self)
         #expect(page.ranges(of: message).count == 1, "the reason once, not in each of the 5 rows")
         #expect(page.contains("onecall cannot be used with this key"))
         #expect(page.contains("forecast and weather are polled from their own free endpoints instead"))
@@ -66,7 +70,9 @@ import Testing
         #expect(rig.store.snapshot().unavailable.allSatisfy { $0 == nil })
         #expect(rig.logs.all.contains { $0.contains("works with this key again") })
         let after = rig.transport.log.filter { $0.time > 1000 + 4 * 3600 - 600 }
-        #expect(!after.isEmpty && after.allSatisfy { $0.request.path == "/data/3.0/onecall" }, "\(after.map(\.request.path))")
+        #expect(
+            !after.isEmpty && after.allSatisfy { $0.request.path == "/data/3.0/onecall" },
+            "\(after.map(\.request.path))")
         #expect(rig.state("P3", "onecall")?.up == true)
     }
 
@@ -76,10 +82,16 @@ import Testing
     @Test func aWrongKeyIsNotAMissingSubscription() {
         let rig = Rig(configuration([Self.texarkana], collectors: Self.oneCall))
         rig.transport.answer { _ in
-            .failure(.http(status: 401, message: "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info.", retryAfterSeconds: nil))
+            .failure(
+                .http(
+                    status: 401,
+                    message: "Invalid API key. Please see https://openweathermap.org/faq#error401 for more info.",
+                    retryAfterSeconds: nil))
         }
         rig.run(until: 1000 + 3600)
-        #expect(Set(rig.transport.log.map(\.request.path)) == ["/data/3.0/onecall"], "weather and forecast make no requests")
+        #expect(
+            Set(rig.transport.log.map(\.request.path)) == ["/data/3.0/onecall"], "weather and forecast make no requests"
+        )
         #expect(rig.state("Texarkana", "onecall")?.up == false)
         #expect(rig.state("Texarkana", "weather")?.up == false)
         #expect(rig.state("Texarkana", "forecast")?.up == false)
@@ -107,7 +119,9 @@ import Testing
     static let other = Location(name: "Shreveport", latitude: 32.52, longitude: -93.75)
 
     /// One Call without its daily limit (`--collector.onecall.max-requests-per-day=0`).
-    static func unlimited(_ configuration: Configuration) -> Configuration { withOneCallLimit(configuration, perDay: 0) }
+    static func unlimited(_ configuration: Configuration) -> Configuration {
+        withOneCallLimit(configuration, perDay: 0)
+    }
 
     /// The plan counts One Call once for both sources it stands in for (its daily limit aside: see
     /// `DailyBudgetTests`).
@@ -122,17 +136,26 @@ import Testing
         #expect(free.fallbackRequestPlan == nil)
         // Without the subscription, weather and forecast at 10m would need 80 a minute: their intervals
         // are planned for that case, stretched alike.
-        let fallback = try #require(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]).fallbackRequestPlan)
+        let fallback = try #require(
+            configuration(
+                places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)]
+            ).fallbackRequestPlan)
         #expect(fallback.stretched && fallback.configuredRequestsPerMinute == 80)
-        let intervals = Self.unlimited(configuration(places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)])).sourcePolling.intervals
-        #expect(intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!], "forecast, onecall, weather")
+        let intervals = Self.unlimited(
+            configuration(
+                places, collectors: ["onecall": .seconds(600), "weather": .seconds(600), "forecast": .seconds(600)])
+        ).sourcePolling.intervals
+        #expect(
+            intervals == [fallback.interval(of: "forecast")!, .seconds(600), fallback.interval(of: "weather")!],
+            "forecast, onecall, weather")
     }
 
     /// 400 places on 60 a minute: the default intervals (weather 10m, forecast 1h) need 46.7 a minute
     /// and fit; weather every 5 minutes does not, and both intervals stretch alike. The poller keeps to it.
     @Test func fourHundredPlacesWithTheForecastKeepTheBudget() {
         let places = (0..<400).map { Location(name: "P\($0)", latitude: Double($0 % 170) - 85, longitude: 1) }
-        let defaults = configuration(places, collectors: ["weather": .seconds(600), "forecast": .seconds(3600)]).requestPlan
+        let defaults = configuration(places, collectors: ["weather": .seconds(600), "forecast": .seconds(3600)])
+            .requestPlan
         #expect(!defaults.stretched && abs(defaults.requestsPerMinute - 46.67) < 0.01)
         let config = configuration(places, collectors: ["weather": .seconds(300), "forecast": .seconds(3600)])
         let plan = config.requestPlan
@@ -164,8 +187,12 @@ import Testing
             intervals: [.seconds(3600), .seconds(600), .seconds(600)], maxStaleness: [3 * 3600, 1800, 1800],
             thresholds: { _ in .init(aboveCelsius: 25) }, now: polled)
         store.success("Texarkana", "onecall", reading, now: polled)
-        for (name, derived) in zip(OneCallSource().standsIn, try #require(OneCallSource().readings(standingIn: reading))) {
-            store.recordStandIn(location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: .success(derived), duration: 0.25, now: polled)
+        for (name, derived) in zip(
+            OneCallSource().standsIn, try #require(OneCallSource().readings(standingIn: reading)))
+        {
+            store.recordStandIn(
+                location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: .success(derived),
+                duration: 0.25, now: polled)
         }
         return store.snapshot()
     }
@@ -180,7 +207,8 @@ import Testing
         #expect(series == plain)
         #expect(rendered == ExpositionText.reRendered(rendered))
         let text = String(decoding: rendered, as: UTF8.self)
-        let heat = "{location=\"Texarkana\",event=\"Heat Advisory\",sender=\"NWS Shreveport (Northwest Louisiana, Southern Arkansas, East Texas, Southeast Oklahoma)\"}"
+        let heat =
+            "{location=\"Texarkana\",event=\"Heat Advisory\",sender=\"NWS Shreveport (Northwest Louisiana, Southern Arkansas, East Texas, Southeast Oklahoma)\"}"
         #expect(text.contains("\nopenweather_weather_alert_info\(heat) 1\n"))
         #expect(text.contains("\nopenweather_weather_alert_end_timestamp_seconds\(heat) 1684980000\n"))
         #expect(!text.contains("Flood Watch"), "not in force yet")
@@ -188,7 +216,8 @@ import Testing
         #expect(text.contains("\nopenweather_uv_index{location=\"Texarkana\"} 0.16\n"))
         #expect(!text.contains("openweather_temperature_min_celsius{"), "One Call reports no spread")
         // Later, the flood watch is in force and the heat advisory has ended.
-        let later = String(decoding: renderPlain(try Self.snapshot(polledAt: 1_684_990_000 - 60), now: 1_684_990_000), as: UTF8.self)
+        let later = String(
+            decoding: renderPlain(try Self.snapshot(polledAt: 1_684_990_000 - 60), now: 1_684_990_000), as: UTF8.self)
         #expect(later.contains("event=\"Flood Watch\"") && !later.contains("event=\"Heat Advisory\""))
     }
 }
@@ -236,12 +265,22 @@ import Testing
         let openMetrics = renderOpenMetrics(try Self.snapshot(polledAt: Self.now - 60), now: Self.now)
         ExpositionGoldenTests().compare(Self.nowcastLines(openMetrics), golden: "onecall-nowcast.om")
         let text = String(decoding: rendered, as: UTF8.self)
-        #expect(text.contains("\nopenweather_precipitation_next_start_timestamp_seconds{location=\"Texarkana\"} 1684931280\n"), "rain now: this minute's start")
+        #expect(
+            text.contains(
+                "\nopenweather_precipitation_next_start_timestamp_seconds{location=\"Texarkana\"} 1684931280\n"),
+            "rain now: this minute's start")
         #expect(text.contains("\nopenweather_precipitation_next_hour_meters{location=\"Dry\"} 0\n"))
-        #expect(!text.contains("openweather_precipitation_next_start_timestamp_seconds{location=\"Dry\"}"), "no rain, no start")
-        #expect(!text.contains("_next_hour_meters{location=\"Excluded\"}") && !text.contains("_next_start_timestamp_seconds{location=\"Excluded\"}"),
-                "no minute forecast, neither family")
-        let amount = try #require(text.split(separator: "\n").first { $0.hasPrefix("openweather_precipitation_next_hour_meters{location=\"Texarkana\"}") })
+        #expect(
+            !text.contains("openweather_precipitation_next_start_timestamp_seconds{location=\"Dry\"}"),
+            "no rain, no start")
+        #expect(
+            !text.contains("_next_hour_meters{location=\"Excluded\"}")
+                && !text.contains("_next_start_timestamp_seconds{location=\"Excluded\"}"),
+            "no minute forecast, neither family")
+        let amount = try #require(
+            text.split(separator: "\n").first {
+                $0.hasPrefix("openweather_precipitation_next_hour_meters{location=\"Texarkana\"}")
+            })
         // Half of the 0.2 mm/h minute, then 0.4 ... 6.2 mm/h a minute each.
         let value: Double = try #require(Double(String(amount.split(separator: " ")[1])))
         let expected: Double = (0.1 + 99.0) / 60 / 1000
@@ -252,7 +291,9 @@ import Testing
     @Test func movesWithTheRendersNow() throws {
         let snapshot = try Self.snapshot(polledAt: Self.first)
         let early = String(decoding: renderPlain(snapshot, now: Self.first + 600), as: UTF8.self)
-        #expect(early.contains("\nopenweather_precipitation_next_start_timestamp_seconds{location=\"Texarkana\"} 1684931280\n"))
+        #expect(
+            early.contains(
+                "\nopenweather_precipitation_next_start_timestamp_seconds{location=\"Texarkana\"} 1684931280\n"))
         let late = String(decoding: renderPlain(snapshot, now: Self.first + 61 * 60), as: UTF8.self)
         #expect(!late.contains("openweather_precipitation_next_"), "the minute forecast is over")
         #expect(OneCallSource().timePeriod == 60, "a render each minute: every minute step shows from its start")
@@ -265,19 +306,30 @@ import Testing
         }
         let whole = try oneCall([])
         #expect(whole.options.exclude.isEmpty)
-        let request = whole.request(for: OneCallStandInTests.texarkana, at: Coordinates(latitude: 1, longitude: 2), language: "en")
-        #expect(!request.query.contains { $0.name == "exclude" }, "every part by default: today's families and the minute forecast")
+        let request = whole.request(
+            for: OneCallStandInTests.texarkana, at: Coordinates(latitude: 1, longitude: 2), language: "en")
+        #expect(
+            !request.query.contains { $0.name == "exclude" },
+            "every part by default: today's families and the minute forecast")
         let less = try oneCall(["--collector.onecall.exclude=alerts, minutely,alerts"])
         #expect(less.options.exclude == [.minutely, .alerts], "the answer's order, without repeats")
-        #expect(less.request(for: OneCallStandInTests.texarkana, at: nil, language: "en").query.last == .init("exclude", "minutely,alerts"))
+        #expect(
+            less.request(for: OneCallStandInTests.texarkana, at: nil, language: "en").query.last
+                == .init("exclude", "minutely,alerts"))
         #expect(try oneCall(["--collector.onecall.exclude="]).options.exclude.isEmpty)
-        #expect(loadError(["--location", "A=1,2", "--collector.onecall.exclude=hourly"]).contains(
-            "--collector.onecall.exclude \"hourly\": \"hourly\" cannot be left out: One Call stands in for the weather and the forecast"))
-        #expect(loadError(["--location", "A=1,2", "--collector.onecall.exclude=minutely,rain"]).contains(
-            "\"rain\" is not a part of the One Call answer; use minutely, daily or alerts"))
-        let file = temporaryFile("collector:\n  onecall:\n    enabled: true\n    exclude: [daily]\nlocations: [{name: A, latitude: 1, longitude: 2}]\n", suffix: ".yml")
+        #expect(
+            loadError(["--location", "A=1,2", "--collector.onecall.exclude=hourly"]).contains(
+                "--collector.onecall.exclude \"hourly\": \"hourly\" cannot be left out: One Call stands in for the weather and the forecast"
+            ))
+        #expect(
+            loadError(["--location", "A=1,2", "--collector.onecall.exclude=minutely,rain"]).contains(
+                "\"rain\" is not a part of the One Call answer; use minutely, daily or alerts"))
+        let file = temporaryFile(
+            "collector:\n  onecall:\n    enabled: true\n    exclude: [daily]\nlocations: [{name: A, latitude: 1, longitude: 2}]\n",
+            suffix: ".yml")
         defer { unlink(file) }
-        let fromFile = try #require(try load(["--config.file", file]).activeSources.first { $0.name == "onecall" } as? OneCallSource)
+        let fromFile = try #require(
+            try load(["--config.file", file]).activeSources.first { $0.name == "onecall" } as? OneCallSource)
         #expect(fromFile.options.exclude == [.daily])
     }
 }

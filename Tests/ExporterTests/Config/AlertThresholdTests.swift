@@ -26,7 +26,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("35", 35.0, TemperatureThreshold.Unit.celsius), ("-5.5", -5.5, .celsius), ("+3", 3, .celsius), ("1e1", 10, .celsius),
+        ("35", 35.0, TemperatureThreshold.Unit.celsius), ("-5.5", -5.5, .celsius), ("+3", 3, .celsius),
+        ("1e1", 10, .celsius),
         ("0C", 0, .celsius), ("35c", 35, .celsius), ("35°C", 35, .celsius), (" 35 C ", 35, .celsius),
         ("95F", 35, .fahrenheit), ("95f", 35, .fahrenheit), ("32°F", 0, .fahrenheit), ("-40F", -40, .fahrenheit),
         ("212F", 100, .fahrenheit),
@@ -50,13 +51,16 @@ import Testing
     @Test func locationOptions() throws {
         let config = try load([
             "--location", "Phoenix=33.45,-112.07,above=110F,below=32F,hysteresis=2,gust=25,rain=15",
-            "--location", "Oslo=59.91,10.75,below=-10C", "--location", "Plain=1,2", "--location", "Quiet=3,4,alerts=off",
+            "--location", "Oslo=59.91,10.75,below=-10C", "--location", "Plain=1,2", "--location",
+            "Quiet=3,4,alerts=off",
         ])
         let phoenix = config.thresholds(for: config.locations[0])
         #expect(phoenix.above?.unit == .fahrenheit && phoenix.below?.unit == .fahrenheit)
         #expect(abs(phoenix.aboveCelsius! - 43.333_333_333) < 1e-6 && phoenix.belowCelsius == 0)
         #expect(phoenix.hysteresisCelsius == 2 && phoenix.gustMetersPerSecond == 25 && phoenix.rainMeters == 0.015)
-        #expect(config.thresholds(for: config.locations[1]) == AlertThresholds(belowCelsius: -10, hysteresisCelsius: 1, rainMeters: 0.02))
+        #expect(
+            config.thresholds(for: config.locations[1])
+                == AlertThresholds(belowCelsius: -10, hysteresisCelsius: 1, rainMeters: 0.02))
         // A place that sets nothing: the built-in margin and rain, no temperature bound, no gust.
         #expect(config.thresholds(for: config.locations[2]) == AlertThresholds(hysteresisCelsius: 1, rainMeters: 0.02))
         #expect(config.thresholds(for: config.locations[3]) == AlertThresholds())
@@ -66,9 +70,11 @@ import Testing
         let config = try load([
             "--location", "A=1,2", "--location", "B=3,4,gust=30,rain=5,hysteresis=0",
             "--alerts.temperature-above-celsius=95F", "--alerts.temperature-below-celsius=-5",
-            "--alerts.hysteresis-celsius=1.5", "--alerts.wind-gust-meters-per-second=18", "--alerts.rain-millimeters=25",
+            "--alerts.hysteresis-celsius=1.5", "--alerts.wind-gust-meters-per-second=18",
+            "--alerts.rain-millimeters=25",
         ])
-        var expected = AlertThresholds(belowCelsius: -5, hysteresisCelsius: 1.5, gustMetersPerSecond: 18, rainMeters: 0.025)
+        var expected = AlertThresholds(
+            belowCelsius: -5, hysteresisCelsius: 1.5, gustMetersPerSecond: 18, rainMeters: 0.025)
         expected.above = TemperatureThreshold(celsius: 35, unit: .fahrenheit)
         #expect(config.alertDefaults == expected)
         #expect(config.thresholds(for: config.locations[0]) == expected)
@@ -80,7 +86,8 @@ import Testing
     }
 
     @Test func configFileBlocks() throws {
-        let file = temporaryFile("""
+        let file = temporaryFile(
+            """
             alerts:
               wind_gust_meters_per_second: 20
               rain_millimeters: 30
@@ -98,14 +105,19 @@ import Testing
         let phoenix = config.thresholds(for: config.locations[0])
         #expect(phoenix.above?.unit == .fahrenheit && phoenix.below == TemperatureThreshold(celsius: 0))
         #expect(phoenix.gustMetersPerSecond == 28 && phoenix.rainMeters == 0.01 && phoenix.hysteresisCelsius == 0.5)
-        #expect(config.thresholds(for: config.locations[1]) == AlertThresholds(belowCelsius: -10, hysteresisCelsius: 2, gustMetersPerSecond: 20, rainMeters: 0.03))
+        #expect(
+            config.thresholds(for: config.locations[1])
+                == AlertThresholds(belowCelsius: -10, hysteresisCelsius: 2, gustMetersPerSecond: 20, rainMeters: 0.03))
         #expect(config.thresholds(for: config.locations[2]) == AlertThresholds())
         #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
 
     /// Each wrong value says which forms are accepted.
     @Test(arguments: [
-        ("X=1,2,above=hot", "above=hot is not a temperature: a number in °C (35, -5.5), or one with a unit: 35C or 95F, from -150 to 150 °C (-238 to 302 °F)"),
+        (
+            "X=1,2,above=hot",
+            "above=hot is not a temperature: a number in °C (35, -5.5), or one with a unit: 35C or 95F, from -150 to 150 °C (-238 to 302 °F)"
+        ),
         ("X=1,2,below=400F", "below=400F is not a temperature"),
         ("X=1,2,gust=0", "gust=0 is not a gust speed in m/s above 0 and at most 200, like 20 (72 km/h)"),
         ("X=1,2,gust=fast", "gust=fast is not a gust speed in m/s"),
@@ -113,7 +125,10 @@ import Testing
         ("X=1,2,rain=20mm", "rain=20mm is not a rain total in mm"),
         ("X=1,2,hysteresis=60", "hysteresis=60 is not a margin in °C from 0 to 50"),
         ("X=1,2,hysteresis=-1", "hysteresis=-1 is not a margin in °C"),
-        ("X=1,2,wind=20", "\"wind=20\" is not an option; use above=, below=, hysteresis=, gust=, rain= or alerts=off after the place"),
+        (
+            "X=1,2,wind=20",
+            "\"wind=20\" is not an option; use above=, below=, hysteresis=, gust=, rain= or alerts=off after the place"
+        ),
         ("X=1,2,alerts=off,gust=20", "sets thresholds and alerts=off: keep one"),
         ("X=1,2,gust=20,alerts=off", "sets thresholds and alerts=off: keep one"),
     ])
@@ -127,21 +142,28 @@ import Testing
         #expect(flag.contains("--alerts.temperature-above-celsius") && flag.contains("35C or 95F"), "\(flag)")
         let gust = error(["--location", "A=1,2", "--alerts.wind-gust-meters-per-second=-3"])
         #expect(gust.contains("is not a gust speed in m/s"), "\(gust)")
-        let file = temporaryFile("""
+        let file = temporaryFile(
+            """
             locations:
               - {name: A, latitude: 1, longitude: 2, alerts: {gusts: 20}}
             """)
         defer { unlink(file) }
         let key = error(["--config.file", file])
         #expect(key.contains("unknown key `locations[0].alerts.gusts`"), "\(key)")
-        #expect(key.contains("temperature_above_celsius, temperature_below_celsius, hysteresis_celsius, wind_gust_meters_per_second or rain_millimeters"), "\(key)")
-        let value = temporaryFile("""
+        #expect(
+            key.contains(
+                "temperature_above_celsius, temperature_below_celsius, hysteresis_celsius, wind_gust_meters_per_second or rain_millimeters"
+            ), "\(key)")
+        let value = temporaryFile(
+            """
             locations:
               - {name: A, latitude: 1, longitude: 2, alerts: {temperature_above_celsius: 95 Fahrenheit}}
             """)
         defer { unlink(value) }
         let bad = error(["--config.file", value])
-        #expect(bad.contains("`locations[0].alerts.temperature_above_celsius` is \"95 Fahrenheit\": give a temperature"), "\(bad)")
+        #expect(
+            bad.contains("`locations[0].alerts.temperature_above_celsius` is \"95 Fahrenheit\": give a temperature"),
+            "\(bad)")
     }
 
     /// The exposition carries each value per place, °C for a bound given in °F, the unit as an info
@@ -151,19 +173,23 @@ import Testing
         phoenix.above = TemperatureThreshold.parse("95F")
         phoenix.below = TemperatureThreshold.parse("0")
         let thresholds = ["Phoenix": phoenix, "Plain": AlertThresholds.builtIn, "Quiet": AlertThresholds()]
-        let locations = ["Phoenix", "Plain", "Quiet"].enumerated().map { Location(name: $1, latitude: Double($0), longitude: 0) }
-        let store = ReadingStore.allSources(locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
+        let locations = ["Phoenix", "Plain", "Quiet"].enumerated().map {
+            Location(name: $1, latitude: Double($0), longitude: 0)
+        }
+        let store = ReadingStore.allSources(
+            locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
         let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
         let lines = text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
-        #expect(lines == [
-            "openweather_rain_alert_threshold_meters{location=\"Phoenix\"} 0.015",
-            "openweather_rain_alert_threshold_meters{location=\"Plain\"} 0.02",
-            "openweather_temperature_alert_hysteresis_celsius{location=\"Phoenix\"} 2",
-            "openweather_temperature_alert_threshold_celsius{location=\"Phoenix\",bound=\"above\"} 35",
-            "openweather_temperature_alert_threshold_celsius{location=\"Phoenix\",bound=\"below\"} 0",
-            "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"above\",unit=\"fahrenheit\"} 1",
-            "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"below\",unit=\"celsius\"} 1",
-            "openweather_wind_gust_alert_threshold_meters_per_second{location=\"Phoenix\"} 25",
-        ], "\(lines)")
+        #expect(
+            lines == [
+                "openweather_rain_alert_threshold_meters{location=\"Phoenix\"} 0.015",
+                "openweather_rain_alert_threshold_meters{location=\"Plain\"} 0.02",
+                "openweather_temperature_alert_hysteresis_celsius{location=\"Phoenix\"} 2",
+                "openweather_temperature_alert_threshold_celsius{location=\"Phoenix\",bound=\"above\"} 35",
+                "openweather_temperature_alert_threshold_celsius{location=\"Phoenix\",bound=\"below\"} 0",
+                "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"above\",unit=\"fahrenheit\"} 1",
+                "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"below\",unit=\"celsius\"} 1",
+                "openweather_wind_gust_alert_threshold_meters_per_second{location=\"Phoenix\"} 25",
+            ], "\(lines)")
     }
 }

@@ -16,7 +16,8 @@ import Testing
     }
 
     @Test func commentsFlowAndBlockForms() throws {
-        let config = try loadFile("""
+        let config = try loadFile(
+            """
             %YAML 1.2
             ---
             # The exporter's settings.
@@ -69,11 +70,12 @@ import Testing
         #expect(forecast.windows == [Duration.seconds(24 * 3600), .seconds(48 * 3600)])
         #expect(config.logLevel == .debug && config.logFormat == .json)
         #expect(config.storagePath == "/var/lib/owe")
-        #expect(config.locations == [
-            Location(name: "London", latitude: 51.51, longitude: -0.13),
-            Location(name: "Paris", place: .query(.name("Paris,FR")), alerts: .off),
-            Location(name: "Home Town", place: .query(.zip("94040,US")), alerts: .custom(.init(belowCelsius: -5))),
-        ])
+        #expect(
+            config.locations == [
+                Location(name: "London", latitude: 51.51, longitude: -0.13),
+                Location(name: "Paris", place: .query(.name("Paris,FR")), alerts: .off),
+                Location(name: "Home Town", place: .query(.zip("94040,US")), alerts: .custom(.init(belowCelsius: -5))),
+            ])
         #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 35).merged(over: .builtIn))
         #expect(config.warnings.isEmpty, "\(config.warnings)")
     }
@@ -82,8 +84,14 @@ import Testing
     /// column of its item's keys.
     @Test func aLocationKeyOutOfItsItemIsToldTheItemsKeyColumn() throws {
         for (text, says) in [
-            ("locations:\n  - name: Home\n    longitude: 2\n  latitude: 1\n", "line 4, column 3: this line is at the column of the '- ' above"),
-            ("locations:\n  - name: Home\n    longitude: 2\nlatitude: 1\n", "line 4, column 1: `latitude` is a key of a location"),
+            (
+                "locations:\n  - name: Home\n    longitude: 2\n  latitude: 1\n",
+                "line 4, column 3: this line is at the column of the '- ' above"
+            ),
+            (
+                "locations:\n  - name: Home\n    longitude: 2\nlatitude: 1\n",
+                "line 4, column 1: `latitude` is a key of a location"
+            ),
         ] {
             do {
                 _ = try loadFile(text)
@@ -97,7 +105,8 @@ import Testing
     }
 
     @Test func jsonWithTheSameKeysGivesTheSameConfiguration() throws {
-        let yaml = try loadFile("""
+        let yaml = try loadFile(
+            """
             web:
               listen_address: ":9001"
             collector:
@@ -105,56 +114,73 @@ import Testing
             locations:
               - {name: A, latitude: 1, longitude: 2, alerts: {temperature_above_celsius: 30}}
             """)
-        let json = try loadFile("""
+        let json = try loadFile(
+            """
             {"web": {"listen_address": ":9001"},
              "collector": {"air_pollution": {"enabled": true, "interval": "2h"}},
              "locations": [{"name": "A", "latitude": 1, "longitude": 2, "alerts": {"temperature_above_celsius": 30}}]}
             """)
         #expect(yaml.listenAddress == json.listenAddress && yaml.locations == json.locations)
-        #expect(yaml.collectors.map(\.enabled) == json.collectors.map(\.enabled) && yaml.collectors.map(\.interval) == json.collectors.map(\.interval))
+        #expect(
+            yaml.collectors.map(\.enabled) == json.collectors.map(\.enabled)
+                && yaml.collectors.map(\.interval) == json.collectors.map(\.interval))
         #expect(yaml.interval(of: "air_pollution") == .seconds(7200))
         #expect(yaml.warnings.isEmpty && json.warnings.isEmpty)
     }
 
     /// A JSON file written for an older release (camelCase keys) keeps working, with one warning per old key.
     @Test func camelCaseKeysOfOlderReleasesWarnOnceEach() throws {
-        let config = try loadFile("""
+        let config = try loadFile(
+            """
             {"web": {"listenAddress": ":9001", "config.file": ""},
              "openweather": {"maxRequestsPerMinute": 120, "apiKeyFile": null},
              "alerts": {"temperatureAboveCelsius": 35},
              "collector": {"airPollution": {"enabled": true, "interval": "1h"}},
              "locations": [{"name": "Seville", "latitude": 37.39, "longitude": -5.99, "alerts": {"temperatureBelowCelsius": 0}}]}
             """.replacing("\"apiKeyFile\": null", with: "\"maxIdleConnections\": 4"))
-        #expect(config.listenAddress.port == 9001 && config.maxRequestsPerMinute == 120 && config.maxIdleConnections == 4)
+        #expect(
+            config.listenAddress.port == 9001 && config.maxRequestsPerMinute == 120 && config.maxIdleConnections == 4)
         #expect(config.alertDefaults == AlertThresholds(aboveCelsius: 35).merged(over: .builtIn))
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
-        #expect(config.thresholds(for: config.locations[0]) == AlertThresholds(aboveCelsius: 35, belowCelsius: 0).merged(over: .builtIn))
+        #expect(
+            config.thresholds(for: config.locations[0])
+                == AlertThresholds(aboveCelsius: 35, belowCelsius: 0).merged(over: .builtIn))
         let renames = [
             ("web.listenAddress", "web.listen_address"), ("web.config.file", "web.config_file"),
             ("openweather.maxRequestsPerMinute", "openweather.max_requests_per_minute"),
             ("openweather.maxIdleConnections", "openweather.max_idle_connections"),
-            ("alerts.temperatureAboveCelsius", "alerts.temperature_above_celsius"), ("collector.airPollution", "collector.air_pollution"),
+            ("alerts.temperatureAboveCelsius", "alerts.temperature_above_celsius"),
+            ("collector.airPollution", "collector.air_pollution"),
             ("locations[0].alerts.temperatureBelowCelsius", "locations[0].alerts.temperature_below_celsius"),
         ]
         #expect(config.warnings.count == renames.count, "\(config.warnings)")
         for (old, new) in renames {
-            #expect(config.warnings.filter { $0.contains("`\(old)` is the old name of `\(new)`") }.count == 1, "\(old): \(config.warnings)")
+            #expect(
+                config.warnings.filter { $0.contains("`\(old)` is the old name of `\(new)`") }.count == 1,
+                "\(old): \(config.warnings)")
         }
-        #expect(config.warnings.allSatisfy { $0.contains("config file \"") && $0.contains(", line ") && $0.contains(", column ") })
+        #expect(
+            config.warnings.allSatisfy {
+                $0.contains("config file \"") && $0.contains(", line ") && $0.contains(", column ")
+            })
     }
 
     /// The example shipped in deploy/ is read by the exporter's own reader, as users will feed it.
     @Test func theDeployExampleLoads() throws {
         let root = repositoryDirectory()
-        guard case .run(let config) = try ConfigurationLoader(
-            arguments: ["--config.file", root + "/deploy/config/openweather-exporter.yml"], environment: key
-        ).load() else { throw ConfigError("not a run") }
+        guard
+            case .run(let config) = try ConfigurationLoader(
+                arguments: ["--config.file", root + "/deploy/config/openweather-exporter.yml"], environment: key
+            ).load()
+        else { throw ConfigError("not a run") }
         #expect(config.locations.map(\.name) == ["London", "Seville", "Ocean", "Paris"])
         #expect(config.locations[1].alerts == .custom(.init(aboveCelsius: 40, belowCelsius: 0)))
         #expect(config.locations[2].alerts == .off)
         #expect(config.locations[3].place == .query(.name("Paris,FR")))
         #expect(config.alertDefaults == AlertThresholds(aboveCelsius: 35, belowCelsius: -10).merged(over: .builtIn))
-        #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"], "the forecast alerts have their data")
+        #expect(
+            config.activeSources.map(\.name) == ["air_pollution", "forecast", "geocoding", "weather"],
+            "the forecast alerts have their data")
         #expect(config.interval(of: "air_pollution") == .seconds(3600))
         #expect(config.interval(of: "forecast") == .seconds(3600))
         #expect(config.warnings.isEmpty, "\(config.warnings)")
@@ -183,7 +209,10 @@ import Testing
         #expect(Settings.readTimeout.flag.defaultText == PrometheusDuration.format(Configuration().readTimeout))
         #expect(Settings.listenAddress.flag.defaultText == Configuration().listenAddress.description)
         #expect(Settings.maxStaleness.flag.defaultText == Configuration().maxStaleness.description)
-        #expect(text.contains("--openweather.max-requests-per-minute=N\n      Request budget of your plan; the poll interval stretches to fit it. (default: 60)"))
+        #expect(
+            text.contains(
+                "--openweather.max-requests-per-minute=N\n      Request budget of your plan; the poll interval stretches to fit it. (default: 60)"
+            ))
     }
 
     /// Issue 29 §7: a short "start here" group first, then a heading per group; the usage names backfill.
@@ -212,7 +241,9 @@ import Testing
         let listed = groups.flatMap(\.flags)
         #expect(listed.sorted() == Flag.all.map(\.name).sorted(), "every flag once")
         #expect(groups.first { $0.heading.hasPrefix("Web server") }?.flags.allSatisfy { $0.hasPrefix("web.") } == true)
-        #expect(groups.first { $0.heading.hasPrefix("Collectors") }?.flags.allSatisfy { $0.hasPrefix("collector.") } == true)
+        #expect(
+            groups.first { $0.heading.hasPrefix("Collectors") }?.flags.allSatisfy { $0.hasPrefix("collector.") } == true
+        )
     }
 
     /// The deploy reference's flags tables list every flag, and a default it gives as one value is the table's.
@@ -220,7 +251,8 @@ import Testing
         // Issue 29 §8: one table, deploy/docs/configuration.md's under "## Configuration", has a row for
         // every flag of the settings table (a flag documented only elsewhere is a miss) and none for a
         // flag that does not exist.
-        let text = String(decoding: try readFile(repositoryDirectory() + "/deploy/docs/configuration.md"), as: UTF8.self)
+        let text = String(
+            decoding: try readFile(repositoryDirectory() + "/deploy/docs/configuration.md"), as: UTF8.self)
         let section = try #require(text.firstRange(of: "\n## Configuration\n").map { text[$0.upperBound...] })
         let lines = section.split(separator: "\n", omittingEmptySubsequences: false)
         let header = try #require(lines.firstIndex { $0.hasPrefix("| flag | default | meaning |") })
@@ -242,7 +274,9 @@ import Testing
                 continue
             }
             if shown.hasPrefix("`"), shown.hasSuffix("`"), shown.filter({ $0 == "`" }).count == 2 {
-                #expect(shown.dropFirst().dropLast() == Substring(flag.defaultText), "--\(flag.name): deploy reference \(shown), --help \(flag.defaultText)")
+                #expect(
+                    shown.dropFirst().dropLast() == Substring(flag.defaultText),
+                    "--\(flag.name): deploy reference \(shown), --help \(flag.defaultText)")
             }
         }
         for name in documented.keys where Flag.named(name) == nil {
@@ -255,20 +289,28 @@ import Testing
     @Test func configKnowsNothingOfTheRendererOrTheServer() throws {
         let root = repositoryDirectory()
         let folder = root + "/Sources/Exporter/Config/"
-        let names = ["CommandLineFlags", "ConfigError", "ConfigFile", "Configuration", "ConfigurationLoader", "DemoLocations", "Flags",
-                     "ListenAddress", "Location", "LocationSpec", "PrometheusDuration", "Setting", "Shard"]
+        let names = [
+            "CommandLineFlags", "ConfigError", "ConfigFile", "Configuration", "ConfigurationLoader", "DemoLocations",
+            "Flags",
+            "ListenAddress", "Location", "LocationSpec", "PrometheusDuration", "Setting", "Shard",
+        ]
         guard let directory = opendir(folder) else { throw ConfigError("cannot list \(folder)") }
         defer { closedir(directory) }
         var files: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if name.hasSuffix(".swift") { files.append(String(name.dropLast(6))) }
         }
         #expect(Set(files).isSuperset(of: names), "\(files)")
         for file in files {
             let text = String(decoding: try readFile(folder + file + ".swift"), as: UTF8.self)
-            for word in ["import HTTPServer", "import Exposition", "import Gzip", "MetricsRendering", "MetricsPublisher", "WebHandler",
-                         "HTTPServerConfiguration", "Exposition."] {
+            for word in [
+                "import HTTPServer", "import Exposition", "import Gzip", "MetricsRendering", "MetricsPublisher",
+                "WebHandler",
+                "HTTPServerConfiguration", "Exposition.",
+            ] {
                 #expect(!text.contains(word), "Config/\(file).swift uses \(word)")
             }
         }
@@ -285,7 +327,8 @@ import Testing
         }
         // The flags of a collector come from the source list, with file keys of their own.
         for source in Sources.all where !source.resolves {
-            #expect(Flag.named("collector.\(source.name)")?.key == "collector.\(Settings.snakeCase(source.name)).enabled")
+            #expect(
+                Flag.named("collector.\(source.name)")?.key == "collector.\(Settings.snakeCase(source.name)).enabled")
             #expect(Flag.named("collector.\(source.name).interval") != nil)
         }
     }

@@ -13,7 +13,8 @@ extension PrometheusDurationTests {
         #expect(PrometheusDuration.format(Duration(attoseconds: .min)) == "-1969226660422097d14h8m51s687ms")
         #expect(PrometheusDuration.format(.seconds(-90)) == "-1m30s")
         #expect(PrometheusDuration.format(.milliseconds(-250)) == "-250ms")
-        #expect(PrometheusDuration.format(Duration(attoseconds: 499_999_999_999_999)) == "0s", "under half a millisecond")
+        #expect(
+            PrometheusDuration.format(Duration(attoseconds: 499_999_999_999_999)) == "0s", "under half a millisecond")
         #expect(PrometheusDuration.format(Duration(attoseconds: 999_999_999_999_999)) == "1ms", "rounded, not cut")
         // 914.4 is held as 914.39999...: cut, it showed as 914s399ms (found by fuzz.sh upstream-headers).
         #expect(PrometheusDuration.format(seconds: 914.4) == "15m14s400ms")
@@ -36,7 +37,8 @@ extension PrometheusDurationTests {
         for _ in 0..<20_000 {
             // Every magnitude, from attoseconds to the largest a Duration holds.
             let bits = Int(random.next() % 127)
-            let magnitude = Int128(truncatingIfNeeded: UInt128(random.next()) << 64 | UInt128(random.next())) & ((1 << bits) - 1)
+            let magnitude =
+                Int128(truncatingIfNeeded: UInt128(random.next()) << 64 | UInt128(random.next())) & ((1 << bits) - 1)
             durations.append(Duration(attoseconds: random.next() % 4 == 0 ? -magnitude : magnitude))
         }
         for duration in durations {
@@ -49,15 +51,19 @@ extension PrometheusDurationTests {
             }
         }
         var doubles: [Double] = [
-            .nan, .signalingNaN, .infinity, -.infinity, .greatestFiniteMagnitude, -.greatestFiniteMagnitude, .leastNonzeroMagnitude,
-            -.leastNonzeroMagnitude, 0, -0.0, 9.223372036854775e18, 9.223372036854776e18, -9.223372036854776e18, 1e18, 1e300,
+            .nan, .signalingNaN, .infinity, -.infinity, .greatestFiniteMagnitude, -.greatestFiniteMagnitude,
+            .leastNonzeroMagnitude,
+            -.leastNonzeroMagnitude, 0, -0.0, 9.223372036854775e18, 9.223372036854776e18, -9.223372036854776e18, 1e18,
+            1e300,
         ]
         for _ in 0..<20_000 { doubles.append(Double(bitPattern: random.next())) }
         for seconds in doubles {
             let text = PrometheusDuration.format(seconds: seconds)
             #expect(!text.isEmpty)
             if seconds >= 0 && seconds < 1e12 {
-                #expect(PrometheusDuration.parse(text).map { abs($0.seconds - seconds) <= 0.0005 + seconds * 1e-15 } == true, "\(seconds) as \(text)")
+                #expect(
+                    PrometheusDuration.parse(text).map { abs($0.seconds - seconds) <= 0.0005 + seconds * 1e-15 }
+                        == true, "\(seconds) as \(text)")
             }
         }
     }
@@ -73,7 +79,8 @@ extension PrometheusDurationTests {
 extension LoggerTests {
     /// A state file's times are shown in the log: ones no calendar holds are shown at its ends.
     @Test(arguments: [
-        (1e300, "9999-12-31T23:59:59.000Z"), (.infinity, "9999-12-31T23:59:59.000Z"), (-1e300, "0001-01-01T00:00:00.000Z"),
+        (1e300, "9999-12-31T23:59:59.000Z"), (.infinity, "9999-12-31T23:59:59.000Z"),
+        (-1e300, "0001-01-01T00:00:00.000Z"),
         (.nan, "1970-01-01T00:00:00.000Z"), (0, "1970-01-01T00:00:00.000Z"),
     ])
     func timestampsOfAnyDoubleAreShown(seconds: Double, shown: String) {

@@ -20,8 +20,12 @@ import Testing
         let owners = ["London", "New York", "Tokyo", "Sydney", "São Paulo", "place-0", "place-1", "place-2"]
             .map { Shard.owner(of: $0, shards: 3) }
         #expect(owners == [2, 0, 2, 1, 1, 1, 0, 0])
-        #expect(Shard.score(prefix: Shard.fnv1a(Array("London".utf8), seed: Shard.fnvOffset), shard: 0) == 0x2d8e_c958_4418_9902)
-        #expect(Shard.score(prefix: Shard.fnv1a(Array("São Paulo".utf8), seed: Shard.fnvOffset), shard: 2) == 0x9f7c_9aa1_10e9_9861)
+        #expect(
+            Shard.score(prefix: Shard.fnv1a(Array("London".utf8), seed: Shard.fnvOffset), shard: 0)
+                == 0x2d8e_c958_4418_9902)
+        #expect(
+            Shard.score(prefix: Shard.fnv1a(Array("São Paulo".utf8), seed: Shard.fnvOffset), shard: 2)
+                == 0x9f7c_9aa1_10e9_9861)
     }
 
     @Test func everyShardGetsAboutItsShare() {
@@ -57,7 +61,10 @@ import Testing
         #expect(Shard.ordinal(ofPod: "openweather-exporter-0") == 0)
         #expect(Shard.ordinal(ofPod: "openweather-exporter-12") == 12)
         #expect(Shard.ordinal(ofPod: "web-3") == 3)
-        for bad in ["openweather-exporter", "openweather-exporter-", "-3", "exporter-x1", "exporter-1a", "exporter-٣", "", "a-9999999999"] {
+        for bad in [
+            "openweather-exporter", "openweather-exporter-", "-3", "exporter-x1", "exporter-1a", "exporter-٣", "",
+            "a-9999999999",
+        ] {
             #expect(Shard.ordinal(ofPod: bad) == nil, "\(bad)")
         }
     }
@@ -77,7 +84,8 @@ import Testing
         let all = try load(Self.locations).locations
         var seen: [String: Int] = [:]
         for index in 0..<3 {
-            let config = try load(Self.locations + ["--total-shards=3", "--shard=\(index)", "--openweather.max-requests-per-minute=100"])
+            let config = try load(
+                Self.locations + ["--total-shards=3", "--shard=\(index)", "--openweather.max-requests-per-minute=100"])
             #expect(config.shard == Shard(index: index, total: 3))
             #expect(config.maxRequestsPerMinute == 33)
             #expect(config.requestPlan.budgetPerMinute == 33)
@@ -97,16 +105,20 @@ import Testing
         let byFlag = try load(Self.locations + ["--total-shards=3", "--pod=openweather-exporter-2"])
         #expect(byFlag.shard == Shard(index: 2, total: 3))
         #expect(byFlag.locations == (try load(Self.locations + ["--total-shards=3", "--shard=2"])).locations)
-        let byEnvironment = try load(Self.locations, environment: [
-            "OPENWEATHER_API_KEY": "k", "OPENWEATHER_EXPORTER_POD": "openweather-exporter-1", "OPENWEATHER_EXPORTER_TOTAL_SHARDS": "3",
-        ])
+        let byEnvironment = try load(
+            Self.locations,
+            environment: [
+                "OPENWEATHER_API_KEY": "k", "OPENWEATHER_EXPORTER_POD": "openweather-exporter-1",
+                "OPENWEATHER_EXPORTER_TOTAL_SHARDS": "3",
+            ])
         #expect(byEnvironment.shard == Shard(index: 1, total: 3))
     }
 
     @Test func demoLocationsAreShardedToo() throws {
         var names: [String] = []
         for index in 0..<2 {
-            names += try load(["--demo", "--total-shards=2", "--shard=\(index)"], environment: [:]).locations.map(\.name)
+            names += try load(["--demo", "--total-shards=2", "--shard=\(index)"], environment: [:]).locations.map(
+                \.name)
         }
         #expect(names.sorted() == DemoLocations.all.map(\.name).sorted())
     }
@@ -121,23 +133,38 @@ import Testing
     }
 
     @Test func stretchWarningNamesTheShardsBudget() throws {
-        let config = try load(Self.locations + ["--total-shards=2", "--shard=0", "--openweather.max-requests-per-minute=4"])
+        let config = try load(
+            Self.locations + ["--total-shards=2", "--shard=0", "--openweather.max-requests-per-minute=4"])
         #expect(config.warnings.contains { $0.contains("more than this shard's 2 (1/2 of the key's) allows") })
     }
 
     @Test func badValuesSayHowToFixThem() {
-        #expect(loadError(Self.locations + ["--total-shards=3", "--shard=3"])
-            == "--shard=3 is not below --total-shards=3: shards are numbered from 0 to 2; set --total-shards to the number of replicas")
+        #expect(
+            loadError(Self.locations + ["--total-shards=3", "--shard=3"])
+                == "--shard=3 is not below --total-shards=3: shards are numbered from 0 to 2; set --total-shards to the number of replicas"
+        )
         #expect(loadError(Self.locations + ["--shard=1"]).contains("is not below --total-shards=1"))
-        #expect(loadError(Self.locations + ["--total-shards=0"]) == "--total-shards \"0\" is not a whole number from 1 to 1000")
+        #expect(
+            loadError(Self.locations + ["--total-shards=0"])
+                == "--total-shards \"0\" is not a whole number from 1 to 1000")
         #expect(loadError(Self.locations + ["--total-shards=three"]).contains("is not a whole number from 1 to 1000"))
-        #expect(loadError(Self.locations + ["--total-shards=3", "--shard=-1"]).contains("is not a shard number: use 0 to 2"))
-        #expect(loadError(Self.locations + ["--total-shards=3", "--shard=1", "--pod=x-1"])
-            == "--shard and --pod both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)")
-        #expect(loadError(Self.locations + ["--total-shards=3", "--pod=openweather-exporter"]).contains("does not end in a StatefulSet ordinal"))
-        #expect(loadError(Self.locations + ["--total-shards=3", "--pod=openweather-exporter-3"])
-            == "--pod \"openweather-exporter-3\" is shard 3, but --total-shards is 3: set --total-shards to the StatefulSet's replicas")
-        #expect(loadError(Self.locations + ["--total-shards=3", "--openweather.max-requests-per-minute=2"]).contains("cannot be split among --total-shards=3"))
+        #expect(
+            loadError(Self.locations + ["--total-shards=3", "--shard=-1"]).contains("is not a shard number: use 0 to 2")
+        )
+        #expect(
+            loadError(Self.locations + ["--total-shards=3", "--shard=1", "--pod=x-1"])
+                == "--shard and --pod both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)"
+        )
+        #expect(
+            loadError(Self.locations + ["--total-shards=3", "--pod=openweather-exporter"]).contains(
+                "does not end in a StatefulSet ordinal"))
+        #expect(
+            loadError(Self.locations + ["--total-shards=3", "--pod=openweather-exporter-3"])
+                == "--pod \"openweather-exporter-3\" is shard 3, but --total-shards is 3: set --total-shards to the StatefulSet's replicas"
+        )
+        #expect(
+            loadError(Self.locations + ["--total-shards=3", "--openweather.max-requests-per-minute=2"]).contains(
+                "cannot be split among --total-shards=3"))
         let file = temporaryFile(#"{"totalShards": 3}"#)
         defer { unlink(file) }
         #expect(loadError(["--config.file", file]).contains("`totalShards` cannot be set in the file; use the flag"))

@@ -15,8 +15,13 @@ import Testing
     }
 
     @Test func proxiesComeFromTheEnvironment() throws {
-        let config = try load(location, environment: environment(["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"]))
-        #expect(config.proxy == (try ProxyConfiguration(environment: ["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"])))
+        let config = try load(
+            location, environment: environment(["HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost"]))
+        #expect(
+            config.proxy
+                == (try ProxyConfiguration(environment: [
+                    "HTTPS_PROXY": "http://proxy.corp:3128", "NO_PROXY": "localhost",
+                ])))
         #expect(config.proxy != .direct)
     }
 
@@ -24,16 +29,20 @@ import Testing
         let config = try load(
             location + ["--openweather.proxy-url=http://u:p@flag.corp:8080"],
             environment: environment(["HTTPS_PROXY": "http://env.corp:3128", "NO_PROXY": "*"]))
-        #expect(config.proxy == ProxyConfiguration(proxy: try ProxyServer(parsing: "http://u:p@flag.corp:8080", origin: "")))
+        #expect(
+            config.proxy == ProxyConfiguration(proxy: try ProxyServer(parsing: "http://u:p@flag.corp:8080", origin: ""))
+        )
     }
 
     @Test func demoIgnoresProxies() throws {
-        let config = try load(["--demo"], environment: ["HTTPS_PROXY": "http://env.corp:3128", "HTTP_PROXY": "http://env.corp:3128"])
+        let config = try load(
+            ["--demo"], environment: ["HTTPS_PROXY": "http://env.corp:3128", "HTTP_PROXY": "http://env.corp:3128"])
         #expect(config.proxy == .direct)
     }
 
     @Test func badProxySaysWhereItCameFromWithoutTheCredentials() {
-        let fromEnvironment = loadError(location, environment: environment(["HTTPS_PROXY": "socks5://me:TOPSECRET@h:1080"]))
+        let fromEnvironment = loadError(
+            location, environment: environment(["HTTPS_PROXY": "socks5://me:TOPSECRET@h:1080"]))
         #expect(fromEnvironment.hasPrefix("$HTTPS_PROXY: socks5:// proxies are not supported"), "\(fromEnvironment)")
         #expect(!fromEnvironment.contains("TOPSECRET"))
         let fromFlag = loadError(location + ["--openweather.proxy-url=http://me:TOPSECRET@h:0"])
@@ -43,12 +52,15 @@ import Testing
 
     @Test func caFileIsCheckedAtStartup() throws {
         let missing = loadError(location + ["--openweather.tls-ca-file=/nonexistent/ca.pem"])
-        #expect(missing.contains("cannot read the CA certificates \"/nonexistent/ca.pem\" (--openweather.tls-ca-file)"), "\(missing)")
+        #expect(
+            missing.contains("cannot read the CA certificates \"/nonexistent/ca.pem\" (--openweather.tls-ca-file)"),
+            "\(missing)")
         let notPEM = temporaryFile("hello")
         #expect(loadError(location + ["--openweather.tls-ca-file=\(notPEM)"]).contains("holds no PEM certificate"))
         let pem = temporaryFile("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
         #expect(try load(location + ["--openweather.tls-ca-file=\(pem)"]).tlsCAFile == pem)
-        let unreadableBundle = loadError(location, environment: environment(["SSL_CERT_FILE": "/nonexistent/bundle.pem"]))
+        let unreadableBundle = loadError(
+            location, environment: environment(["SSL_CERT_FILE": "/nonexistent/bundle.pem"]))
         #expect(unreadableBundle.contains("($SSL_CERT_FILE)"), "\(unreadableBundle)")
     }
 
@@ -61,18 +73,27 @@ import Testing
     @Test func plainHTTPOffLoopbackWarns() throws {
         let remote = try load(location + ["--openweather.url=http://api.openweathermap.org"])
         #expect(remote.warnings.contains { $0.contains("travels unencrypted") })
-        for url in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:80", "https://api.openweathermap.org"] {
-            #expect(!(try load(location + ["--openweather.url=\(url)"])).warnings.contains { $0.contains("unencrypted") }, "\(url)")
+        for url in ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:80", "https://api.openweathermap.org"]
+        {
+            #expect(
+                !(try load(location + ["--openweather.url=\(url)"])).warnings.contains { $0.contains("unencrypted") },
+                "\(url)")
         }
     }
 
     /// A base URL no request could use is refused where it is read, naming where it came from; the
     /// client, which parses it once when it is made, is the judge of what is usable.
     @Test func aBaseURLTheClientCannotUseIsRefusedWhenRead() throws {
-        #expect(throws: ConfigError("--openweather.url is not a usable base URL (invalid URL: port must be a number from 1 to 65535): give scheme and host, like https://api.openweathermap.org")) {
+        #expect(
+            throws: ConfigError(
+                "--openweather.url is not a usable base URL (invalid URL: port must be a number from 1 to 65535): give scheme and host, like https://api.openweathermap.org"
+            )
+        ) {
             try load(location + ["--openweather.url=https://api.openweathermap.org:99999"])
         }
-        #expect(throws: Never.self) { try load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient() }
+        #expect(throws: Never.self) {
+            try load(location + ["--openweather.url=https://gateway.example/owm/"]).openWeatherClient()
+        }
     }
 
     /// A reload to such a URL is refused whole: the previous configuration and its client stay.
@@ -86,13 +107,16 @@ import Testing
             arguments: ["--web.listen-address=127.0.0.1:0", "--config.file", configFile] + location,
             environment: testKey)
         guard case .run(let configuration) = try loader.load() else { throw ConfigError("no run") }
-        let exporter = try Exporter(configuration: configuration, logger: Logger(level: .error, sink: { _ in })) { () throws(ConfigError) -> Configuration in
+        let exporter = try Exporter(configuration: configuration, logger: Logger(level: .error, sink: { _ in })) {
+            () throws(ConfigError) -> Configuration in
             guard case .run(let next) = try loader.load() else { throw ConfigError("no run") }
             return next
         }
         defer { exporter.shutdown() }
         try writeFile(configFile, #"{"openweather": {"url": "http://127.0.0.1:99999"}}"#)
-        #expect(exporter.reload()?.contains("is not a usable base URL (invalid URL: port must be a number from 1 to 65535)") == true)
+        #expect(
+            exporter.reload()?.contains("is not a usable base URL (invalid URL: port must be a number from 1 to 65535)")
+                == true)
         try writeFile(configFile, good)
         #expect(exporter.reload() == nil)
     }

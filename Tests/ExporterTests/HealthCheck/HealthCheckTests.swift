@@ -1,5 +1,5 @@
-import Glibc
 import Dispatch
+import Glibc
 import Locking
 import Platform
 import Simulator
@@ -11,7 +11,11 @@ import Testing
 /// `openweather-exporter healthcheck`: where it asks, and what it says for each way an answer can fail.
 @Suite struct HealthCheckOptionsTests {
     func check(_ arguments: [String], environment: [String: String] = [:]) throws -> HealthCheck {
-        guard case .healthcheck(let check) = try ConfigurationLoader(arguments: ["healthcheck"] + arguments, environment: environment).load() else {
+        guard
+            case .healthcheck(let check) = try ConfigurationLoader(
+                arguments: ["healthcheck"] + arguments, environment: environment
+            ).load()
+        else {
             throw ConfigError("not a health check")
         }
         return check
@@ -21,8 +25,11 @@ import Testing
         #expect(try check([]).address == nil)
         #expect(try check([]).tls == nil)
         #expect(try check([]).timeout == .seconds(4))
-        #expect(try check(["--web.listen-address=127.0.0.2:9800"]).address == ListenAddress(host: "127.0.0.2", port: 9800))
-        #expect(try check([], environment: ["OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS": ":9801"]).address == ListenAddress(host: "", port: 9801))
+        #expect(
+            try check(["--web.listen-address=127.0.0.2:9800"]).address == ListenAddress(host: "127.0.0.2", port: 9800))
+        #expect(
+            try check([], environment: ["OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS": ":9801"]).address
+                == ListenAddress(host: "", port: 9801))
         let file = "/tmp/owe-healthcheck-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).yml"
         defer { unlink(file) }
         try write("web:\n  listen_address: \"[::1]:9802\"\n", to: file)
@@ -30,12 +37,17 @@ import Testing
         // Port 0 names no port to ask: the sockets in /proc are looked up instead.
         #expect(try check(["--web.listen-address=127.0.0.1:0"]).address == nil)
         // The exporter's whole command line is accepted (locations, keys' files), only the web part is read.
-        #expect(try check(["--location", "London=51.5,-0.12", "--collector.onecall", "--timeout", "500ms"]).timeout == .milliseconds(500))
+        #expect(
+            try check(["--location", "London=51.5,-0.12", "--collector.onecall", "--timeout", "500ms"]).timeout
+                == .milliseconds(500))
     }
 
     @Test func theWebConfigSaysWhetherToSpeakTLS() throws {
         let base = "/tmp/owe-healthcheck-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        defer { unlink(base + "-tls.yml"); unlink(base + "-auth.yml") }
+        defer {
+            unlink(base + "-tls.yml")
+            unlink(base + "-auth.yml")
+        }
         try write("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n", to: base + "-tls.yml")
         try write("basic_auth_users:\n  alice: \(WebConfigTests.hash)\n", to: base + "-auth.yml")
         #expect(try check(["--web.config.file=\(base)-tls.yml"]).tls == true)
@@ -55,13 +67,20 @@ import Testing
         #expect(failure(["--timeout=1s", "--timeout=2s"]).contains("--timeout is given twice"))
         #expect(failure(["--timeout"]).contains("--timeout needs a value"))
         #expect(failure(["--web.listen-adress=:1"]).contains("unknown flag --web.listen-adress"))
-        #expect(failure(["--web.config.file=/nonexistent/web.yml"]).contains("cannot read --web.config.file /nonexistent/web.yml"))
-        guard case .help(let text) = try? ConfigurationLoader(arguments: ["healthcheck", "--help"], environment: [:]).load() else {
+        #expect(
+            failure(["--web.config.file=/nonexistent/web.yml"]).contains(
+                "cannot read --web.config.file /nonexistent/web.yml"))
+        guard
+            case .help(let text) = try? ConfigurationLoader(arguments: ["healthcheck", "--help"], environment: [:])
+                .load()
+        else {
             Issue.record("healthcheck --help is not help")
             return
         }
         #expect(text.hasPrefix("usage: openweather-exporter healthcheck"))
-        guard case .help(let main) = try? ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else { return }
+        guard case .help(let main) = try? ConfigurationLoader(arguments: ["--help"], environment: [:]).load() else {
+            return
+        }
         #expect(main.contains("openweather-exporter healthcheck --help"))
     }
 
@@ -79,10 +98,14 @@ import Testing
         let loopback = String(UInt32(0x7F00_0001).bigEndian, radix: 16, uppercase: true).leftPadded(8) + ":2623"
         #expect(ListeningSockets.parse(loopback, isIPv6: false) == ListenAddress(host: "127.0.0.1", port: 0x2623))
         #expect(ListeningSockets.parse("00000000:0050", isIPv6: false) == ListenAddress(host: "127.0.0.1", port: 80))
-        #expect(ListeningSockets.parse("00000000000000000000000000000000:2623", isIPv6: true) == ListenAddress(host: "127.0.0.1", port: 0x2623))
-        let v6loopback = "000000000000000000000000" + String(UInt32(1).bigEndian, radix: 16, uppercase: true).leftPadded(8)
+        #expect(
+            ListeningSockets.parse("00000000000000000000000000000000:2623", isIPv6: true)
+                == ListenAddress(host: "127.0.0.1", port: 0x2623))
+        let v6loopback =
+            "000000000000000000000000" + String(UInt32(1).bigEndian, radix: 16, uppercase: true).leftPadded(8)
         #expect(ListeningSockets.parse(v6loopback + ":2623", isIPv6: true) == ListenAddress(host: "::1", port: 0x2623))
-        let mapped = "0000000000000000" + String(UInt32(0xFFFF).bigEndian, radix: 16, uppercase: true).leftPadded(8)
+        let mapped =
+            "0000000000000000" + String(UInt32(0xFFFF).bigEndian, radix: 16, uppercase: true).leftPadded(8)
             + String(UInt32(0x7F00_0002).bigEndian, radix: 16, uppercase: true).leftPadded(8)
         #expect(ListeningSockets.parse(mapped + ":0050", isIPv6: true) == ListenAddress(host: "127.0.0.2", port: 80))
         #expect(ListeningSockets.parse("0100007F", isIPv6: false) == nil)
@@ -100,7 +123,9 @@ import Testing
         // The connected socket's local port is not a listening one.
         var local = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         #expect(!addresses.contains { $0.port == UInt16(bigEndian: local.sin_port) })
         // The test runner is not an openweather-exporter: nothing else runs its executable.
         #expect(!ListeningSockets.exporterProcesses().contains(getpid()))
@@ -139,7 +164,9 @@ final class StubListener: Sendable {
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else {
             Glibc.close(fd)
@@ -168,7 +195,12 @@ final class StubListener: Sendable {
 
     /// Once; the accepting thread, woken by the shutdown, closes its own listener.
     func close() {
-        guard closed.withLock({ was in defer { was = true }; return !was }) else { return }
+        guard
+            closed.withLock({ was in
+                defer { was = true }
+                return !was
+            })
+        else { return }
         shutdown(fd, Int32(SHUT_RDWR))
         if !accepting { Glibc.close(fd) }
     }
@@ -180,18 +212,24 @@ final class StubListener: Sendable {
     @Test func healthyExporterIsZeroWithTheAddressItAsked() async throws {
         let running = try ExporterWebTests.Running()
         defer { running.stop() }
-        let (status, line) = HealthCheck(address: ListenAddress(host: "127.0.0.1", port: running.port), tls: nil, timeout: .seconds(4)).run()
+        let (status, line) = HealthCheck(
+            address: ListenAddress(host: "127.0.0.1", port: running.port), tls: nil, timeout: .seconds(4)
+        ).run()
         #expect(status == 0)
         #expect(line == "healthcheck: GET http://127.0.0.1:\(running.port)/-/healthy answered 200")
         // The wildcard host, as --web.listen-address=:PORT gives it, is asked on the loopback.
-        #expect(HealthCheck(address: ListenAddress(host: "", port: running.port), tls: false, timeout: .seconds(4)).run().status == 0)
+        #expect(
+            HealthCheck(address: ListenAddress(host: "", port: running.port), tls: false, timeout: .seconds(4)).run()
+                .status == 0)
     }
 
     @Test func nothingListeningIsOneAndSaysRefused() throws {
         let listener = try StubListener(accepting: false)
         let port = listener.port
         listener.close()
-        let (status, line) = HealthCheck(address: ListenAddress(host: "127.0.0.1", port: port), tls: nil, timeout: .seconds(4)).run()
+        let (status, line) = HealthCheck(
+            address: ListenAddress(host: "127.0.0.1", port: port), tls: nil, timeout: .seconds(4)
+        ).run()
         #expect(status == 1)
         #expect(line.hasPrefix("healthcheck: unhealthy: GET http://127.0.0.1:\(port)/-/healthy: "), "\(line)")
         #expect(line.contains("refused"), "\(line)")
@@ -204,7 +242,9 @@ final class StubListener: Sendable {
         let simulator = try Simulator()
         defer { simulator.stop() }
         let port = try #require(UInt16(simulator.baseURL.split(separator: ":").last.map(String.init) ?? ""))
-        let (status, line) = HealthCheck(address: ListenAddress(host: "127.0.0.1", port: port), tls: nil, timeout: .seconds(4)).run()
+        let (status, line) = HealthCheck(
+            address: ListenAddress(host: "127.0.0.1", port: port), tls: nil, timeout: .seconds(4)
+        ).run()
         #expect(status == 1)
         #expect(line.contains("GET http://127.0.0.1:\(port)/-/healthy answered 404"), "\(line)")
     }
@@ -213,7 +253,9 @@ final class StubListener: Sendable {
         let listener = try StubListener(accepting: false)
         defer { listener.close() }
         let started = monotonicSeconds()
-        let (status, line) = HealthCheck(address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: nil, timeout: .milliseconds(500)).run()
+        let (status, line) = HealthCheck(
+            address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: nil, timeout: .milliseconds(500)
+        ).run()
         let took = monotonicSeconds() - started
         #expect(status == 1)
         #expect(line.contains("timed out"), "\(line)")
@@ -224,26 +266,42 @@ final class StubListener: Sendable {
     @Test func garbageAnswerIsOneAndSaysSo() throws {
         let listener = try StubListener(accepting: true, answer: Array("SSH-2.0-OpenSSH_9.2\r\n".utf8))
         defer { listener.close() }
-        let (status, line) = HealthCheck(address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: nil, timeout: .seconds(4)).run()
+        let (status, line) = HealthCheck(
+            address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: nil, timeout: .seconds(4)
+        ).run()
         #expect(status == 1)
         #expect(line.contains("GET http://127.0.0.1:\(listener.port)/-/healthy: malformed response"), "\(line)")
         // Not HTTP: perhaps TLS, so https was tried as well, and failed.
         #expect(line.contains("GET https://127.0.0.1:\(listener.port)/-/healthy: "), "\(line)")
-        let plainOnly = HealthCheck(address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: false, timeout: .seconds(4)).run()
+        let plainOnly = HealthCheck(
+            address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: false, timeout: .seconds(4)
+        ).run()
         #expect(plainOnly.status == 1 && !plainOnly.line.contains("https"), "\(plainOnly.line)")
     }
 
     @Test func tlsAndBasicAuthThroughTheWebConfig() throws {
         let serving = try WebConfigServingTests()
         let hash = WebConfigTests.hash
-        let dir = serving.directory(web: "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  alice: \(hash)\n")
+        let dir = serving.directory(
+            web:
+                "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  alice: \(hash)\n"
+        )
         let (exporter, simulator) = try serving.start(dir)
-        defer { exporter.shutdown(); simulator.stop() }
+        defer {
+            exporter.shutdown()
+            simulator.stop()
+        }
         let address = ListenAddress(host: "127.0.0.1", port: exporter.port)
         // As the subcommand reads it: the web config's TLS, from the exporter's own flag.
-        guard case .healthcheck(let given) = try ConfigurationLoader(
-            arguments: ["healthcheck", "--web.listen-address=127.0.0.1:\(exporter.port)", "--web.config.file=\(dir)/web.yml"],
-            environment: [:]).load() else { throw ConfigError("not a health check") }
+        guard
+            case .healthcheck(let given) = try ConfigurationLoader(
+                arguments: [
+                    "healthcheck", "--web.listen-address=127.0.0.1:\(exporter.port)",
+                    "--web.config.file=\(dir)/web.yml",
+                ],
+                environment: [:]
+            ).load()
+        else { throw ConfigError("not a health check") }
         #expect(given.tls == true)
         let (status, line) = given.run()
         #expect(status == 0, "\(line)")

@@ -10,7 +10,9 @@ import Testing
         logger.warn("poll failed", [("location", "New York"), ("code", "500"), ("reason", "a \"quoted\"\nline")])
         let line = logs.all[0]
         #expect(line.hasPrefix("ts="))
-        #expect(line.contains(" level=warn msg=\"poll failed\" location=\"New York\" code=500 reason=\"a \\\"quoted\\\"\\nline\""))
+        #expect(
+            line.contains(
+                " level=warn msg=\"poll failed\" location=\"New York\" code=500 reason=\"a \\\"quoted\\\"\\nline\""))
         #expect(!line.contains("\n"))
     }
 
@@ -29,7 +31,10 @@ import Testing
         logger.info("i")
         logger.warn("w")
         logger.error("e")
-        #expect(logs.all.map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == ["level=warn msg=w", "level=error msg=e"])
+        #expect(
+            logs.all.map { $0.split(separator: " ").dropFirst().joined(separator: " ") } == [
+                "level=warn msg=w", "level=error msg=e",
+            ])
         // Each level lets through itself and those above it, nothing below.
         for (threshold, expected) in [(Logger.Level.debug, 4), (.info, 3), (.warn, 2), (.error, 1)] {
             let lines = LogCapture()

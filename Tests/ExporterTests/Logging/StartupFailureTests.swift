@@ -6,8 +6,9 @@ import Testing
 @Suite struct StartupFailureTests {
     @Test func controlCharactersBecomeEscapes() {
         let line = StartupFailure.line("name \"a\u{1B}[31m\u{07}\nb\u{0}c\u{7F}\u{9B}d\" é\tx\r")
-        #expect(String(decoding: line, as: UTF8.self)
-            == "openweather-exporter: error: name \"a\\u001b[31m\\u0007\\nb\\u0000c\\u007f\\u009bd\" é\\tx\\r\n")
+        #expect(
+            String(decoding: line, as: UTF8.self)
+                == "openweather-exporter: error: name \"a\\u001b[31m\\u0007\\nb\\u0000c\\u007f\\u009bd\" é\\tx\\r\n")
     }
 
     @Test func longMessagesAreCutAtACharacterBoundary() {

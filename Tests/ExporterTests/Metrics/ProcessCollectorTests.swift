@@ -10,13 +10,16 @@ import Testing
         var families: [MetricFamily] = []
         ProcessCollector().collect(into: &families)
         let values = Dictionary(uniqueKeysWithValues: families.map { ($0.name, $0.samples.first?.value ?? -1) })
-        #expect(families.map(\.name) == [
-            "process_cpu_seconds_total", "process_virtual_memory_bytes", "process_resident_memory_bytes", "process_start_time_seconds",
-            "process_open_fds", "process_max_fds",
-        ])
+        #expect(
+            families.map(\.name) == [
+                "process_cpu_seconds_total", "process_virtual_memory_bytes", "process_resident_memory_bytes",
+                "process_start_time_seconds",
+                "process_open_fds", "process_max_fds",
+            ])
         #expect(try #require(values["process_resident_memory_bytes"]) > 1_000_000)
         #expect(try #require(values["process_virtual_memory_bytes"]) >= values["process_resident_memory_bytes"]!)
-        #expect(try #require(values["process_open_fds"]) >= 3 && values["process_open_fds"]! <= values["process_max_fds"]!)
+        #expect(
+            try #require(values["process_open_fds"]) >= 3 && values["process_open_fds"]! <= values["process_max_fds"]!)
         let started = try #require(values["process_start_time_seconds"])
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

@@ -21,7 +21,12 @@ import Testing
         #expect(plan.stretchedForDay == ["onecall"] && !plan.stretched)
         #expect(onecall.text == "0.69/min (1 request per location every 14m24s; 1440/day needed, 1000/day allowed)")
         #expect(plan.logFields.contains { $0 == ("stretched_for_day", "onecall") })
-        #expect(config.warnings.contains { $0.contains("onecall needs 1440 a day at its configured interval, 1000 allowed (--collector.onecall.max-requests-per-day)") })
+        #expect(
+            config.warnings.contains {
+                $0.contains(
+                    "onecall needs 1440 a day at its configured interval, 1000 allowed (--collector.onecall.max-requests-per-day)"
+                )
+            })
         // 0: no limit, no stretching, no warning.
         let unlimited = try load(places + ["--collector.onecall", "--collector.onecall.max-requests-per-day=0"])
         #expect(unlimited.requestPlan.interval(of: "onecall") == .seconds(600) && unlimited.dailyLimits.isEmpty)
@@ -39,15 +44,27 @@ import Testing
         #expect(plan.interval(of: "weather") == .seconds(1200) && plan.interval(of: "forecast") == .seconds(7200))
         #expect(plan.requestsPerDay <= 840 && plan.stretchedForDay == ["forecast", "weather"])
         #expect(plan.logFields.contains { $0 == ("budget_per_day", "840") })
-        #expect(plan.summary == "forecast=0.08/min (1 request per location every 2h; 240/day needed, 120/day planned), weather=0.5/min (1 request per location every 20m; 1440/day needed, 720/day planned)")
-        #expect(config.warnings.contains { $0.contains("the key allows 840 a day in all (--openweather.max-requests-per-day)") })
+        #expect(
+            plan.summary
+                == "forecast=0.08/min (1 request per location every 2h; 240/day needed, 120/day planned), weather=0.5/min (1 request per location every 20m; 1440/day needed, 720/day planned)"
+        )
+        #expect(
+            config.warnings.contains {
+                $0.contains("the key allows 840 a day in all (--openweather.max-requests-per-day)")
+            })
         // Shards share the key's day as they share its minute.
-        let shard = try load(places + ["--openweather.max-requests-per-day=840", "--total-shards=2", "--shard=0",
-                                       "--collector.onecall", "--collector.onecall.max-requests-per-day=1000"])
+        let shard = try load(
+            places + [
+                "--openweather.max-requests-per-day=840", "--total-shards=2", "--shard=0",
+                "--collector.onecall", "--collector.onecall.max-requests-per-day=1000",
+            ])
         #expect(shard.maxRequestsPerDay == 420 && shard.dailyLimits == ["onecall": 500])
         // One Call's own limit, then the key's share over both: both shown.
         let onecall = try #require(shard.requestPlan.entries.first { $0.name == "onecall" })
-        #expect(onecall.text.hasSuffix("/day needed, 500/day allowed, \(RequestPlan.count(onecall.requestsPerDay))/day planned)"), "\(onecall.text)")
+        #expect(
+            onecall.text.hasSuffix(
+                "/day needed, 500/day allowed, \(RequestPlan.count(onecall.requestsPerDay))/day planned)"),
+            "\(onecall.text)")
         #expect(shard.requestPlan.requestsPerDay <= 420)
         #expect(!shard.warnings.isEmpty)
     }
@@ -55,14 +72,20 @@ import Testing
     /// The demo's simulator bills nothing: One Call's default limit there is far above the demo's pace
     /// (so its series show and nothing stretches); a given one applies.
     @Test func theDemosOneCallLimitIsFarAboveItsPaceUnlessGiven() throws {
-        #expect(try load(["--demo", "--collector.onecall"]).dailyLimits == ["onecall": OneCallSource.demoMaxRequestsPerDay])
+        #expect(
+            try load(["--demo", "--collector.onecall"]).dailyLimits == ["onecall": OneCallSource.demoMaxRequestsPerDay])
         #expect(!(try load(["--demo", "--collector.onecall"]).requestPlan.stretched), "far above the demo's pace")
-        #expect(try load(["--demo", "--collector.onecall", "--collector.onecall.max-requests-per-day=100"]).dailyLimits == ["onecall": 100])
+        #expect(
+            try load(["--demo", "--collector.onecall", "--collector.onecall.max-requests-per-day=100"]).dailyLimits == [
+                "onecall": 100
+            ])
     }
 
     @Test func badLimitsSayWhatIsWrong() {
         #expect(throws: ConfigError.self) { try load(["--location=A=1,2", "--openweather.max-requests-per-day=-1"]) }
-        #expect(throws: ConfigError.self) { try load(["--location=A=1,2", "--collector.onecall.max-requests-per-day=lots"]) }
+        #expect(throws: ConfigError.self) {
+            try load(["--location=A=1,2", "--collector.onecall.max-requests-per-day=lots"])
+        }
     }
 
     /// Three places polled every minute (4,320 a day) under a limit of 100 a day, over four virtual
@@ -79,7 +102,9 @@ import Testing
         #expect(byDay.keys.sorted() == [20_000, 20_001, 20_002, 20_003, 20_004])
         for (number, starts) in byDay {
             #expect(starts.count <= 100, "day \(number): \(starts.count)")
-            if number > 20_000 { #expect(starts.min()! - Double(number) * day < 1, "day \(number) starts at \(starts.min()!)") }
+            if number > 20_000 {
+                #expect(starts.min()! - Double(number) * day < 1, "day \(number) starts at \(starts.min()!)")
+            }
         }
         #expect(byDay[20_001]!.count == 100)
         #expect(poller.schedule.daily.count(of: 0) == byDay[20_004]!.count)
@@ -90,7 +115,8 @@ import Testing
         let day = 86_400.0
         let start = 30_000 * day
         var schedule = PollSchedule(
-            specs: PollSchedule.specs(locations: 2, intervals: [60, 60]), sourceCount: 2, requestsPerMinute: 60, now: start)
+            specs: PollSchedule.specs(locations: 2, intervals: [60, 60]), sourceCount: 2, requestsPerMinute: 60,
+            now: start)
         schedule.daily.configure(sources: ["onecall", "air_pollution"], limits: [10, nil], keyLimit: 50)
         var poller = VirtualPoller(schedule: schedule, now: start)
         poller.run(until: start + 2 * day)
@@ -134,7 +160,9 @@ import Testing
         // Dropped, its counts stay for the state file and for a reload that brings it back.
         budget.configure(sources: ["weather"], limits: [nil], keyLimit: nil)
         #expect(budget.count(named: "onecall") == 2 && budget.total == 3)
-        #expect(budget.savedDay.counts.map(\.name) == ["onecall", "weather"] && budget.savedDay.counts.map(\.count) == [2, 1])
+        #expect(
+            budget.savedDay.counts.map(\.name) == ["onecall", "weather"]
+                && budget.savedDay.counts.map(\.count) == [2, 1])
         #expect(budget.savedDay.spent == ["weather"])
         budget.configure(sources: ["onecall"], limits: [2], keyLimit: nil)
         #expect(budget.count(of: 0) == 2 && !budget.allows(0, 1))
@@ -147,10 +175,13 @@ import Testing
         var budget = DailyBudget(wall: Double(day) * 86_400 + 5)
         budget.configure(sources: ["weather"], limits: [nil], keyLimit: 10)
         budget.record(0)
-        budget.absorb(SavedState.Daily(day: day, total: 4, counts: [("geocoding", 1), ("onecall", 3)], spent: ["onecall"]))
+        budget.absorb(
+            SavedState.Daily(day: day, total: 4, counts: [("geocoding", 1), ("onecall", 3)], spent: ["onecall"]))
         #expect(budget.dayTotal == 5 && budget.count(named: "onecall") == 3)
         let written = budget.shared()
-        #expect(written.counts.map(\.name) == ["geocoding", "onecall", "weather"] && written.counts.map(\.count) == [1, 3, 1])
+        #expect(
+            written.counts.map(\.name) == ["geocoding", "onecall", "weather"]
+                && written.counts.map(\.count) == [1, 3, 1])
         #expect(written.total == 5 && written.spent == ["onecall"])
         // Read back as the next step does: the others' part is the same, nothing counted twice.
         budget.absorb(written)
@@ -161,7 +192,9 @@ import Testing
 extension Configuration {
     /// Each active source's own daily limit (this replica's share), by name.
     var dailyLimits: [String: Int] {
-        Dictionary(uniqueKeysWithValues: activeSources.compactMap { source in dailyLimit(of: source).map { (source.name, $0) } })
+        Dictionary(
+            uniqueKeysWithValues: activeSources.compactMap { source in dailyLimit(of: source).map { (source.name, $0) }
+            })
     }
 }
 
@@ -199,7 +232,8 @@ func manualTime(day: Int, hours: Double, monotonic: Double = 1000) -> ManualTime
         let rig = Rig(config, time: manualTime(day: 20_300, hours: 22))
         let spent = Locked(false)
         rig.transport.answer { request in
-            request.path == Self.oneCall && spent.withLock({ $0 }) ? .failure(Self.blocked) : FakeTransport.fixtures(request)
+            request.path == Self.oneCall && spent.withLock({ $0 })
+                ? .failure(Self.blocked) : FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 1200)
         let answered = rig.transport.requests(to: Self.oneCall).count
@@ -212,9 +246,13 @@ func manualTime(day: Int, hours: Double, monotonic: Double = 1000) -> ManualTime
         let midnight = 1000 + 7200.0
         rig.run(until: midnight - 1)
         #expect(rig.transport.requests(to: Self.oneCall).count == refused)
-        #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 3 * 8, "weather every 10 minutes from its own endpoint")
+        #expect(
+            rig.transport.requests(to: "/data/2.5/weather").count >= 3 * 8,
+            "weather every 10 minutes from its own endpoint")
         #expect(rig.transport.requests(to: "/data/2.5/forecast").count >= 3)
-        #expect(rig.transport.requests(to: "/data/2.5/air_pollution").filter { $0.time > 1000 + 1900 }.count >= 3 * 8, "not a pause of the key")
+        #expect(
+            rig.transport.requests(to: "/data/2.5/air_pollution").filter { $0.time > 1000 + 1900 }.count >= 3 * 8,
+            "not a pause of the key")
         #expect(rig.logs.all.contains { $0.contains("level=error") && $0.contains("pausing onecall until 00:00 UTC") })
         #expect(!rig.logs.all.contains { $0.contains("pausing all requests") })
         for place in Self.places { #expect(rig.state(place.name, "weather")?.up == true) }
@@ -225,7 +263,9 @@ func manualTime(day: Int, hours: Double, monotonic: Double = 1000) -> ManualTime
         #expect(after.count == 3 && after.allSatisfy { $0.time < midnight + 5 })
         let weather = rig.transport.requests(to: "/data/2.5/weather").count
         rig.run(until: midnight + 3600)
-        #expect(rig.transport.requests(to: "/data/2.5/weather").count == weather, "One Call stands in for the weather again")
+        #expect(
+            rig.transport.requests(to: "/data/2.5/weather").count == weather, "One Call stands in for the weather again"
+        )
         #expect(rig.logs.all.contains { $0.contains("a new UTC day: onecall stands in for") })
     }
 
@@ -245,7 +285,9 @@ func manualTime(day: Int, hours: Double, monotonic: Double = 1000) -> ManualTime
     @Test func aFourTwentyNineElsewhereStillPausesTheKey() {
         let config = configuration(Self.places, collectors: ["weather": .seconds(600), "air_pollution": .seconds(600)])
         let rig = Rig(config, time: manualTime(day: 20_300, hours: 12))
-        rig.transport.answer { request in request.path == "/data/2.5/weather" ? .failure(Self.blocked) : FakeTransport.fixtures(request) }
+        rig.transport.answer { request in
+            request.path == "/data/2.5/weather" ? .failure(Self.blocked) : FakeTransport.fixtures(request)
+        }
         rig.run(until: 1000 + 30)
         #expect(rig.logs.all.contains { $0.contains("pausing all requests") })
     }
@@ -261,10 +303,12 @@ extension DailyBudgetTests {
         let rig = Rig(configuration(places), time: manualTime(day: 20_400, hours: 12))
         var rendering = MetricsRendering(gzipAbove: .max)
         let wall = rig.time.wall()
-        let empty = String(decoding: rendering.render(rig.store.snapshot(), now: wall).text.chunks.concatenated, as: UTF8.self)
+        let empty = String(
+            decoding: rendering.render(rig.store.snapshot(), now: wall).text.chunks.concatenated, as: UTF8.self)
         #expect(!empty.contains("requests_today"))
         rig.run(until: 1000 + 5)
-        let counted = String(decoding: rendering.render(rig.store.snapshot(), now: wall + 5).text.chunks.concatenated, as: UTF8.self)
+        let counted = String(
+            decoding: rendering.render(rig.store.snapshot(), now: wall + 5).text.chunks.concatenated, as: UTF8.self)
         let weather = rig.transport.requests(to: "/data/2.5/weather").count
         #expect(weather > 0 && weather < 32, "the first seconds' polls change one shard of three")
         #expect(counted.contains("\nopenweather_api_requests_today{source=\"weather\"} \(weather)\n"))
@@ -272,9 +316,12 @@ extension DailyBudgetTests {
         limited.maxRequestsPerDay = 1000
         rig.poller.apply(limited.pollerSetup(transport: rig.transport))
         rig.run(until: 1000 + 6)
-        let text = String(decoding: rendering.render(rig.store.snapshot(), now: wall + 6).text.chunks.concatenated, as: UTF8.self)
+        let text = String(
+            decoding: rendering.render(rig.store.snapshot(), now: wall + 6).text.chunks.concatenated, as: UTF8.self)
         #expect(text.contains("\nopenweather_api_daily_request_limit{source=\"onecall\"} 100\n"))
         #expect(text.contains("\nopenweather_api_key_daily_request_limit 1000\n"))
-        #expect(text.contains("\nopenweather_api_requests_today{source=\"weather\"} \(weather)\n"), "a reload keeps the day's counts")
+        #expect(
+            text.contains("\nopenweather_api_requests_today{source=\"weather\"} \(weather)\n"),
+            "a reload keeps the day's counts")
     }
 }

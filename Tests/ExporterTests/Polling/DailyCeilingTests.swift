@@ -15,9 +15,11 @@ import Testing
     static let places = (0..<6).map { "--location=P\($0)=\(30 + $0),\(-90 - $0)" }
 
     func load(_ arguments: [String]) throws -> Configuration {
-        guard case .run(let configuration) = try ConfigurationLoader(
-            arguments: arguments, environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
-        ).load() else { throw ConfigError("not a run") }
+        guard
+            case .run(let configuration) = try ConfigurationLoader(
+                arguments: arguments, environment: ["OPENWEATHER_API_KEY": "0123456789abcdef0123456789abcdef"]
+            ).load()
+        else { throw ConfigError("not a run") }
         return configuration
     }
 
@@ -27,9 +29,16 @@ import Testing
         let current = String(decoding: Fixture.bytes("onecall4-current-tulsa.json"), as: UTF8.self)
         return { request in
             guard request.path == "/data/4.0/onecall/current" else { return FakeTransport.fixtures(request) }
-            let round = served.withLock { $0 += 1; return $0 }
+            let round = served.withLock {
+                $0 += 1
+                return $0
+            }
             let ids = (0..<16).map { "\"BURST-\(round)-\($0)\"" }.joined(separator: ",")
-            return .success(Array(current.replacing("\"alerts\":[\"4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31\"]", with: "\"alerts\":[\(ids)]").utf8))
+            return .success(
+                Array(
+                    current.replacing(
+                        "\"alerts\":[\"4C1B7E2A-93D5-4F60-8A1E-2B7C9D0E5F31\"]", with: "\"alerts\":[\(ids)]"
+                    ).utf8))
         }
     }
 
@@ -44,7 +53,10 @@ import Testing
         let latency: Double
         private let pending = Locked<[(due: Double, work: @Sendable () -> Void)]>([])
 
-        init(_ configuration: Configuration, time: ManualTime, transport: FakeTransport, latency: Double = 0.2, sharedDay: SharedDay? = nil) {
+        init(
+            _ configuration: Configuration, time: ManualTime, transport: FakeTransport, latency: Double = 0.2,
+            sharedDay: SharedDay? = nil
+        ) {
             self.time = time
             self.transport = transport
             self.latency = latency
@@ -55,7 +67,8 @@ import Testing
             let pending = self.pending
             poller = Poller(
                 setup: setup, store: store, logger: logger, time: time,
-                execute: { work in pending.withLock { $0.append((time.monotonic() + latency, work)) } }, sharedDay: sharedDay, onChange: {})
+                execute: { work in pending.withLock { $0.append((time.monotonic() + latency, work)) } },
+                sharedDay: sharedDay, onChange: {})
         }
 
         /// Polls in flight, not answered yet.
@@ -98,32 +111,42 @@ import Testing
     /// Calls to One Call 4.0 per UTC day of the test's clock.
     static func fourPerDay(_ transport: FakeTransport, epoch: Double) -> [Int: Int] {
         Dictionary(
-            transport.log.filter { $0.request.path.hasPrefix("/data/4.0/") }.map { (Int(($0.time + epoch) / 86_400), 1) }, uniquingKeysWith: +)
+            transport.log.filter { $0.request.path.hasPrefix("/data/4.0/") }.map {
+                (Int(($0.time + epoch) / 86_400), 1)
+            }, uniquingKeysWith: +)
     }
 
     /// Six places, One Call 4.0 polled, answers taking 0.2 s, 16 new alert IDs a poll, and a limit of
     /// 30 calls a day on the source (`--collector.onecall4.max-requests-per-day`) or on the key
     /// (`--openweather.max-requests-per-day`, every source together): measured before the room was
     /// held, 132 calls in the day; now never more than 30, each counted.
-    @Test(arguments: [
-        ("--collector.onecall4.max-requests-per-day=30", "onecall4"),
-        ("--openweather.max-requests-per-day=30", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("--collector.onecall4.max-requests-per-day=30", "onecall4"),
+            ("--openweather.max-requests-per-day=30", nil),
+        ] as [(String, String?)])
     func overlappingPollsNeverPassADailyLimit(limit: String, source: String?) throws {
-        let config = try load(Self.places + ["--collector.onecall4", limit, "--openweather.max-requests-per-minute=600"])
+        let config = try load(
+            Self.places + ["--collector.onecall4", limit, "--openweather.max-requests-per-minute=600"])
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight - 1000)
         let rig = SlowRig(config, time: time, transport: FakeTransport(time: time, answer: Self.alertBursts()))
         rig.run(until: 1000 + 2 * 86_400 - 1)
         // The calls the limit holds, per UTC day of the test's clock.
-        let perDay = source == nil
+        let perDay =
+            source == nil
             ? Dictionary(rig.transport.log.map { (Int(($0.time + time.epoch) / 86_400), 1) }, uniquingKeysWith: +)
             : Self.fourPerDay(rig.transport, epoch: time.epoch)
         #expect(perDay.count == 2 && perDay.values.allSatisfy { $0 <= 30 }, "\(perDay)")
-        #expect(perDay.values.allSatisfy { $0 >= 18 }, "a whole poll fits in 30 (22 with every page, 18 with the pages kept): \(perDay)")
-        let counted = rig.poller.withState { _, schedule, _ in source.map(schedule.daily.count(named:)) ?? schedule.daily.total }
+        #expect(
+            perDay.values.allSatisfy { $0 >= 18 },
+            "a whole poll fits in 30 (22 with every page, 18 with the pages kept): \(perDay)")
+        let counted = rig.poller.withState { _, schedule, _ in
+            source.map(schedule.daily.count(named:)) ?? schedule.daily.total
+        }
         #expect(counted == perDay[Int(time.wall() / 86_400)], "every call sent today is counted")
         if source != nil {
-            #expect(rig.transport.log.contains { $0.request.path == "/data/2.5/weather" }, "the free endpoints stood in")
+            #expect(
+                rig.transport.log.contains { $0.request.path == "/data/2.5/weather" }, "the free endpoints stood in")
             #expect(!rig.logs.all.contains { $0.contains("not sent") }, "no poll ran out of room midway")
         }
     }
@@ -131,21 +154,27 @@ import Testing
     /// A restart while a poll is in flight: the state saved says what that poll may still send, so the
     /// next run (whose predecessor's requests still go out) does not spend that room a second time.
     @Test func aRestartWithAPollInFlightKeepsItsRoom() throws {
-        let config = try load(Self.places + [
-            "--collector.onecall4", "--collector.onecall4.max-requests-per-day=30", "--openweather.max-requests-per-minute=600",
-        ])
+        let config = try load(
+            Self.places + [
+                "--collector.onecall4", "--collector.onecall4.max-requests-per-day=30",
+                "--openweather.max-requests-per-minute=600",
+            ])
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
         let transport = FakeTransport(time: time, answer: Self.alertBursts())
         let first = SlowRig(config, time: time, transport: transport)
         first.run(until: 1000.05, answering: false)
         #expect(first.inFlight == 1, "one poll holds the room for 22 of the 30")
         let directory = BackfillTests.temporaryDirectory()
-        let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: first.store, logger: Logger(level: .error, format: .logfmt), time: time) {}
+        let keeper = StateKeeper(
+            storage: try StateStorage(directory: directory), store: first.store,
+            logger: Logger(level: .error, format: .logfmt), time: time
+        ) {}
         let saved = keeper.capture(first.poller)
         #expect(saved.daily?.counts.first { $0.name == "onecall4" }?.count == 22)
 
         let second = SlowRig(config, time: time, transport: transport)
-        _ = StateRestore.apply(saved, to: second.poller, store: second.store, wallNow: time.wall(), now: time.monotonic())
+        _ = StateRestore.apply(
+            saved, to: second.poller, store: second.store, wallNow: time.wall(), now: time.monotonic())
         first.answerAll()
         second.run(until: 1000 + 3600)
         let perDay = Self.fourPerDay(transport, epoch: time.epoch)
@@ -156,24 +185,33 @@ import Testing
     /// of it is in flight: the poll's later requests are counted as One Call 4.0's, and the room it held
     /// goes back to One Call 4.0, in its new slot.
     @Test func aReloadWithAPollInFlightCountsItUnderItsSourcesNewSlot() throws {
-        let flags = ["--collector.onecall4", "--collector.onecall4.max-requests-per-day=30", "--openweather.max-requests-per-minute=600"]
+        let flags = [
+            "--collector.onecall4", "--collector.onecall4.max-requests-per-day=30",
+            "--openweather.max-requests-per-minute=600",
+        ]
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
         let transport = FakeTransport(time: time, answer: Self.alertBursts())
         let rig = SlowRig(try load([Self.places[0]] + flags), time: time, transport: transport)
         rig.run(until: 1000.05, answering: false)
         #expect(rig.inFlight == 1)
         let before = rig.poller.withState { setup, _, _ in setup.layout.names.firstIndex(of: "onecall4") }
-        rig.poller.apply(try load([Self.places[0]] + flags + ["--collector.air_pollution"]).pollerSetup(transport: transport))
+        rig.poller.apply(
+            try load([Self.places[0]] + flags + ["--collector.air_pollution"]).pollerSetup(transport: transport))
         let after = rig.poller.withState { setup, _, _ in setup.layout.names.firstIndex(of: "onecall4") }
-        #expect(before != nil && after != nil && before != after, "the reload moved it: \(String(describing: before)) → \(String(describing: after))")
+        #expect(
+            before != nil && after != nil && before != after,
+            "the reload moved it: \(String(describing: before)) → \(String(describing: after))")
         rig.answerAll()
         rig.poller.step()
         let sent = Self.fourPerDay(transport, epoch: time.epoch).values.reduce(0, +)
         #expect(sent > 1, "the poll asked for its parts after the reload")
         rig.poller.withState { setup, schedule, _ in
             #expect(schedule.daily.count(named: "onecall4") == sent, "every call of the poll counted as One Call 4.0's")
-            #expect(schedule.daily.count(named: "air_pollution") == transport.requests(to: "/data/2.5/air_pollution").count)
-            #expect(schedule.daily.reserved[after ?? 0] == schedule.jobs.filter(\.inFlight).map(\.held).reduce(0, +), "the poll's room went back")
+            #expect(
+                schedule.daily.count(named: "air_pollution") == transport.requests(to: "/data/2.5/air_pollution").count)
+            #expect(
+                schedule.daily.reserved[after ?? 0] == schedule.jobs.filter(\.inFlight).map(\.held).reduce(0, +),
+                "the poll's room went back")
         }
     }
 
@@ -196,12 +234,15 @@ import Testing
     }
 
     /// A poller over `transport` on `time` that runs its jobs inline, and what it logs at debug.
-    static func loggedPoller(_ config: Configuration, transport: any OpenWeatherTransport, time: ManualTime) -> (Poller, LogCapture) {
+    static func loggedPoller(
+        _ config: Configuration, transport: any OpenWeatherTransport, time: ManualTime
+    ) -> (Poller, LogCapture) {
         let logs = LogCapture()
         let setup = config.pollerSetup(transport: transport)
         let store = ReadingStore(setup: setup, now: time.wall())
         let poller = Poller(
-            setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }), time: time, execute: { $0() },
+            setup: setup, store: store, logger: Logger(level: .debug, format: .logfmt, sink: { logs.append($0) }),
+            time: time, execute: { $0() },
             onChange: {})
         return (poller, logs)
     }
@@ -210,7 +251,8 @@ import Testing
     /// counted as it leaves and goes only with room, so the key's 11 a day are 11 sent (the last poll's
     /// resend finds no room and stays unsent).
     @Test func theClientsResendIsCountedAndHeldToTheDay() throws {
-        var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)], collectors: ["weather": .seconds(60)])
+        var config = configuration(
+            [Location(name: "Zocca", latitude: 44.34, longitude: 10.99)], collectors: ["weather": .seconds(60)])
         config.maxRequestsPerDay = 11
         let time = ManualTime(monotonic: 1000, epoch: Self.midnight + 3600 - 1000)
         let transport = ResendingTransport(FakeTransport(time: time))
@@ -234,9 +276,13 @@ import Testing
         let (poller, logs) = Self.loggedPoller(config, transport: transport, time: time)
         poller.step()
         let failed = logs.all.filter { $0.contains("poll failed") && $0.contains("source=onecall4") }
-        #expect(failed.count == 1 && failed.first?.contains("code=daily_limit") == true && failed.first?.contains("not sent") == true, "\(failed)")
+        #expect(
+            failed.count == 1 && failed.first?.contains("code=daily_limit") == true
+                && failed.first?.contains("not sent") == true, "\(failed)")
         let sent = transport.sent.withLock { $0 }
-        #expect(sent == 22 && poller.withState { _, schedule, _ in schedule.daily.count(named: "onecall4") } == sent, "sent \(sent)")
+        #expect(
+            sent == 22 && poller.withState { _, schedule, _ in schedule.daily.count(named: "onecall4") } == sent,
+            "sent \(sent)")
     }
 
     // MARK: backfill
@@ -249,11 +295,16 @@ import Testing
         let run = BackfillTests.Run(output: output)
         let served = Locked(0)
         run.transport.answer { request in
-            served.withLock { $0 += 1; return $0 } == 1
-                ? .failure(.http(status: 429, message: "slow down", retryAfterSeconds: retryAfter)) : BackfillTests.answers(request)
+            served.withLock {
+                $0 += 1
+                return $0
+            } == 1
+                ? .failure(.http(status: 429, message: "slow down", retryAfterSeconds: retryAfter))
+                : BackfillTests.answers(request)
         }
         let started = run.time.wall()
-        try run.backfill([BackfillTests.locations[0]], air: false).run(since: .seconds(3600), until: BackfillTests.until)
+        try run.backfill([BackfillTests.locations[0]], air: false).run(
+            since: .seconds(3600), until: BackfillTests.until)
         let lines = run.lines.withLock { $0 }
         #expect(lines.contains { $0.hasSuffix("trying again in 1h") }, "\(lines)")
         #expect(run.time.wall() - started <= 3600 + 60, "waited \(run.time.wall() - started) s")
@@ -266,10 +317,14 @@ import Testing
         let run = BackfillTests.Run(output: output)
         let served = Locked(0)
         run.transport.answer { request in
-            served.withLock { $0 += 1; return $0 } <= 2
+            served.withLock {
+                $0 += 1
+                return $0
+            } <= 2
                 ? .failure(.http(status: 503, message: "down", retryAfterSeconds: nil)) : BackfillTests.answers(request)
         }
-        try run.backfill([BackfillTests.locations[0]], air: false).run(since: .seconds(3600), until: BackfillTests.until)
+        try run.backfill([BackfillTests.locations[0]], air: false).run(
+            since: .seconds(3600), until: BackfillTests.until)
         let times = run.transport.log.map(\.time)
         #expect(times.count == 3)
         #expect((48...72).contains(times[1] - times[0]), "first wait \(times[1] - times[0])")
@@ -312,7 +367,9 @@ import Testing
             let run = BackfillTests.Run(output: BackfillTests.temporaryDirectory() + "/history.om")
             var backfill = run.backfill(Array(BackfillTests.locations.prefix(3)), air: false, keyPerDay: 5)
             backfill.sharedDay = SharedDay(storage: storage)
-            #expect(throws: BackfillError.self) { try backfill.run(since: .seconds(2 * 3600), until: BackfillTests.until) }
+            #expect(throws: BackfillError.self) {
+                try backfill.run(since: .seconds(2 * 3600), until: BackfillTests.until)
+            }
             sent += run.transport.log.count
             if round == 0 { #expect(run.lines.withLock { $0 }.first?.contains("shared with the exporter") == true) }
         }
@@ -325,7 +382,8 @@ import Testing
         var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)])
         config.maxRequestsPerDay = 5
         let time = ManualTime(monotonic: 1000, epoch: BackfillTests.until + 60 - 1000)
-        let rig = SlowRig(config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
+        let rig = SlowRig(
+            config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
         rig.run(until: 1000 + 3600)
         #expect(rig.transport.log.count == 1, "one call left of the day's 5")
     }
@@ -337,10 +395,12 @@ import Testing
     @Test func aBackfillAndTheExporterTogetherNeverPassTheDay() throws {
         let directory = BackfillTests.temporaryDirectory()
         let storage = try StateStorage(directory: directory)
-        var config = configuration([Location(name: "Zocca", latitude: 44.34, longitude: 10.99)], collectors: ["weather": .seconds(60)])
+        var config = configuration(
+            [Location(name: "Zocca", latitude: 44.34, longitude: 10.99)], collectors: ["weather": .seconds(60)])
         config.maxRequestsPerDay = 20
         let time = ManualTime(monotonic: 1000, epoch: BackfillTests.until + 60 - 1000)
-        let exporter = SlowRig(config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
+        let exporter = SlowRig(
+            config, time: time, transport: FakeTransport(time: time), sharedDay: SharedDay(storage: storage))
         // Its plan spreads the 20 over the day (a poll every 72 minutes): five hours of it first.
         exporter.run(until: 1000 + 5 * 3600)
         let before = exporter.transport.log.count
@@ -356,9 +416,12 @@ import Testing
         }
         // The rest of the day.
         exporter.run(until: 1000 + 10 * 3600)
-        let backfilled = run.transport.log.count, polled = exporter.transport.log.count
+        let backfilled = run.transport.log.count
+        let polled = exporter.transport.log.count
         #expect(backfilled + polled == 20, "backfill \(backfilled), exporter \(polled)")
-        #expect(before == 5 && backfilled == 12, "two locations of 6 calls fit beside the exporter's first 5, not a third: \(before), \(backfilled)")
+        #expect(
+            before == 5 && backfilled == 12,
+            "two locations of 6 calls fit beside the exporter's first 5, not a third: \(before), \(backfilled)")
         let shared = try StateFile.decode(try readFile(directory + "/" + SharedDay.fileName)).daily
         #expect(shared?.total == 20)
         #expect(exporter.poller.withState { _, schedule, _ in schedule.daily.dayTotal } == 20)
@@ -371,12 +434,14 @@ import Testing
         var backfill = run.backfill([BackfillTests.locations[0]], air: false, keyPerDay: 3)
         backfill.transport = transport
         try backfill.run(since: .seconds(2 * 3600), until: BackfillTests.until)
-        #expect(transport.sent.withLock { $0 } == 3, "two hours, the first resent, the second's resend past the day's 3")
+        #expect(
+            transport.sent.withLock { $0 } == 3, "two hours, the first resent, the second's resend past the day's 3")
     }
 
     @Test func withoutAStateDirectoryBackfillSaysItsCountsArePerRun() throws {
         let run = BackfillTests.Run(output: BackfillTests.temporaryDirectory() + "/history.om")
-        try run.backfill([BackfillTests.locations[0]], air: false).run(since: .seconds(3600), until: BackfillTests.until)
+        try run.backfill([BackfillTests.locations[0]], air: false).run(
+            since: .seconds(3600), until: BackfillTests.until)
         #expect(run.lines.withLock { $0 }.first?.contains("counted for this run alone") == true)
     }
 }

@@ -7,14 +7,17 @@ extension PollSchedule {
     /// One polling source at every location.
     init(names: [String], interval: Double, requestsPerMinute: Int, now: Double) {
         self.init(
-            specs: names.map { Spec(key: $0, kind: .poll, interval: interval) }, sourceCount: 1, requestsPerMinute: requestsPerMinute,
+            specs: names.map { Spec(key: $0, kind: .poll, interval: interval) }, sourceCount: 1,
+            requestsPerMinute: requestsPerMinute,
             now: now)
     }
 
     /// Locations polled by several sources, each at its own interval: specs location by location.
     static func specs(locations: Int, intervals: [Double]) -> [Spec] {
         (0..<locations).flatMap { location in
-            intervals.enumerated().map { source, interval in Spec(key: "L\(location)/\(source)", kind: .poll, interval: interval) }
+            intervals.enumerated().map { source, interval in
+                Spec(key: "L\(location)/\(source)", kind: .poll, interval: interval)
+            }
         }
     }
 }
@@ -30,7 +33,9 @@ struct VirtualPoller {
     var generator = SeededGenerator(seed: 7)
 
     init(names: [String], interval: Double, requestsPerMinute: Int, now: Double = 1000) {
-        self.init(schedule: PollSchedule(names: names, interval: interval, requestsPerMinute: requestsPerMinute, now: now), now: now)
+        self.init(
+            schedule: PollSchedule(names: names, interval: interval, requestsPerMinute: requestsPerMinute, now: now),
+            now: now)
     }
 
     init(schedule: PollSchedule, now: Double = 1000) {
@@ -47,7 +52,9 @@ struct VirtualPoller {
             while let first = pending.first, first.done <= now {
                 pending.removeFirst()
                 let result = outcome(first.job, first.done)
-                schedule.finished(job: first.job, outcome: result, now: first.done, random: Double.random(in: 0..<1, using: &generator))
+                schedule.finished(
+                    job: first.job, outcome: result, now: first.done,
+                    random: Double.random(in: 0..<1, using: &generator))
                 then(&schedule, first.job, result, first.done)
             }
             switch schedule.next(now: now, wall: now) {
@@ -102,7 +109,9 @@ struct VirtualPoller {
 
     @Test func twoThousandLocationsNeverExceedTheBudget() {
         let names = (0..<2000).map { "L\($0)" }
-        let interval = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 2000)], budgetPerMinute: 60).entries[0].interval.seconds
+        let interval = RequestPlan(
+            sources: [.init(name: "weather", interval: .seconds(600), locations: 2000)], budgetPerMinute: 60
+        ).entries[0].interval.seconds
         var poller = VirtualPoller(names: names, interval: interval, requestsPerMinute: 60)
         poller.run(until: 1000 + interval * 2.5)
         #expect(poller.maxInAnyWindow(60) <= 60)
@@ -115,14 +124,20 @@ struct VirtualPoller {
     /// Weather every 10 minutes and air pollution every hour for 600 locations (70 requests a minute):
     /// one budget for both, stretched.
     @Test func twoSourcesShareOneBudget() {
-        let plan = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 600), .init(name: "air_pollution", interval: .seconds(3600), locations: 600)], budgetPerMinute: 60)
+        let plan = RequestPlan(
+            sources: [
+                .init(name: "weather", interval: .seconds(600), locations: 600),
+                .init(name: "air_pollution", interval: .seconds(3600), locations: 600),
+            ], budgetPerMinute: 60)
         #expect(plan.stretched)
         #expect(plan.requestsPerMinute <= RequestPlan.capacity(60) + 1e-9)
         // Stretched by one factor: each keeps its share.
         #expect(abs(plan.entries[0].interval.seconds / plan.entries[1].interval.seconds - 600.0 / 3600) < 1e-6)
         let intervals = plan.entries.map(\.interval.seconds)
-        var poller = VirtualPoller(schedule: PollSchedule(
-            specs: PollSchedule.specs(locations: 600, intervals: intervals), sourceCount: 2, requestsPerMinute: 60, now: 1000))
+        var poller = VirtualPoller(
+            schedule: PollSchedule(
+                specs: PollSchedule.specs(locations: 600, intervals: intervals), sourceCount: 2, requestsPerMinute: 60,
+                now: 1000))
         poller.run(until: 1000 + intervals[1] * 5)
         #expect(poller.maxInAnyWindow(60) <= 60)
         // After the first round (1,200 requests at the budget's pace), each source at its own rate.
@@ -143,9 +158,11 @@ struct VirtualPoller {
     @Test func eachSourcePollsTheLocationsInThePhaseOrder() {
         let order = [3, 0, 4, 1, 2]
         let intervals = [300.0, 600.0]
-        var poller = VirtualPoller(schedule: PollSchedule(
-            specs: PollSchedule.specs(locations: 5, intervals: intervals), sourceCount: 2, requestsPerMinute: 600, now: 1000,
-            phaseOrder: order))
+        var poller = VirtualPoller(
+            schedule: PollSchedule(
+                specs: PollSchedule.specs(locations: 5, intervals: intervals), sourceCount: 2, requestsPerMinute: 600,
+                now: 1000,
+                phaseOrder: order))
         poller.run(until: 1000 + 600 * 4)
         for source in 0..<2 {
             let steady = poller.starts.filter { $0.time >= 1000 + 600 && $0.job % 2 == source }
@@ -158,7 +175,11 @@ struct VirtualPoller {
     }
 
     @Test func aPlanThatFitsIsNotStretched() {
-        let plan = RequestPlan(sources: [.init(name: "weather", interval: .seconds(600), locations: 10), .init(name: "air_pollution", interval: .seconds(3600), locations: 10)], budgetPerMinute: 60)
+        let plan = RequestPlan(
+            sources: [
+                .init(name: "weather", interval: .seconds(600), locations: 10),
+                .init(name: "air_pollution", interval: .seconds(3600), locations: 10),
+            ], budgetPerMinute: 60)
         #expect(!plan.stretched)
         #expect(plan.entries.map(\.interval) == [.seconds(600), .seconds(3600)])
         #expect(abs(plan.requestsPerMinute - (1 + 10.0 / 60)) < 1e-9)
@@ -185,7 +206,10 @@ struct VirtualPoller {
             var schedule = PollSchedule(names: ["a"], interval: 100, requestsPerMinute: 600, now: 0)
             #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
             schedule.finished(job: 0, outcome: .transientFailure, now: 10, random: random)
-            guard case .wait(let until) = schedule.next(now: 10, wall: 10) else { Issue.record("not waiting"); continue }
+            guard case .wait(let until) = schedule.next(now: 10, wall: 10) else {
+                Issue.record("not waiting")
+                continue
+            }
             #expect(abs(until - (10 + 100 * factor)) < 0.01, "random \(random): \(until)")
         }
     }
@@ -197,15 +221,23 @@ struct VirtualPoller {
     }
 
     @Test func rateLimitOnOneSourcePausesEverySourceThenResumes() {
-        var poller = VirtualPoller(schedule: PollSchedule(
-            specs: PollSchedule.specs(locations: 5, intervals: [60, 120]), sourceCount: 2, requestsPerMinute: 600, now: 1000))
+        var poller = VirtualPoller(
+            schedule: PollSchedule(
+                specs: PollSchedule.specs(locations: 5, intervals: [60, 120]), sourceCount: 2, requestsPerMinute: 600,
+                now: 1000))
         var hit: Double?
         poller.run(until: 1000 + 400) { job, time in
             // The second source (air pollution, say) answers 429 once.
-            if hit == nil && job % 2 == 1 && time > 1000 + 60 { hit = time; return .rateLimited(retryAfter: nil) }
+            if hit == nil && job % 2 == 1 && time > 1000 + 60 {
+                hit = time
+                return .rateLimited(retryAfter: nil)
+            }
             return .success
         }
-        guard let hit else { Issue.record("no request of the second source after a minute"); return }
+        guard let hit else {
+            Issue.record("no request of the second source after a minute")
+            return
+        }
         let during = poller.starts.filter { $0.time > hit && $0.time < hit + 60 }
         #expect(during.isEmpty, "nothing may start during the pause: \(during)")
         #expect(poller.starts.contains { $0.time >= hit + 60 && $0.time < hit + 70 && $0.job % 2 == 0 })
@@ -252,7 +284,8 @@ struct VirtualPoller {
         #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
         schedule.finished(job: 0, outcome: .success, now: 0.1, random: 0.5)
         schedule.reconfigure(
-            specs: ["a", "c"].map { .init(key: $0, kind: .poll, interval: 600) }, sourceCount: 1, requestsPerMinute: 600, now: 1)
+            specs: ["a", "c"].map { .init(key: $0, kind: .poll, interval: 600) }, sourceCount: 1,
+            requestsPerMinute: 600, now: 1)
         #expect(schedule.jobs.map(\.spec.key) == ["a", "c"])
         #expect(schedule.jobs[0].nextDue > 300, "a keeps its next phase")
         #expect(schedule.next(now: 1, wall: 1) == .fire(job: 1))
@@ -260,13 +293,15 @@ struct VirtualPoller {
 
     /// A reload that removes jobs with requests in flight: those requests still count until they answer.
     @Test func aReloadNeverLetsMoreRequestsRunAtOnce() {
-        var schedule = PollSchedule(specs: (0..<20).map { .init(key: "old\($0)", kind: .poll, interval: 600) }, sourceCount: 1,
-                                    requestsPerMinute: 1_000_000, now: 0, maxInFlight: 16)
+        var schedule = PollSchedule(
+            specs: (0..<20).map { .init(key: "old\($0)", kind: .poll, interval: 600) }, sourceCount: 1,
+            requestsPerMinute: 1_000_000, now: 0, maxInFlight: 16)
         var time = 0.0
         while case .fire = schedule.next(now: time, wall: time) { time += 1 }
         #expect(schedule.inFlightCount == 16)
         schedule.reconfigure(
-            specs: (0..<20).map { .init(key: "new\($0)", kind: .poll, interval: 600) }, sourceCount: 1, requestsPerMinute: 1_000_000,
+            specs: (0..<20).map { .init(key: "new\($0)", kind: .poll, interval: 600) }, sourceCount: 1,
+            requestsPerMinute: 1_000_000,
             now: time)
         #expect(schedule.next(now: time + 1, wall: time + 1) == .idle, "16 requests are still out")
         for _ in 0..<4 { schedule.orphanFinished() }
@@ -284,8 +319,10 @@ struct VirtualPoller {
     /// A place given by name: its resolver runs first and once; its polling jobs wait for it.
     @Test func pollingWaitsForTheResolverWhichRunsOnce() {
         let specs: [PollSchedule.Spec] = [
-            .init(key: "paris/geocoding", kind: .resolve, interval: 3600), .init(key: "paris/weather", kind: .poll, interval: 600, waiting: true),
-            .init(key: "oslo/geocoding", kind: .none, interval: 3600), .init(key: "oslo/weather", kind: .poll, interval: 600),
+            .init(key: "paris/geocoding", kind: .resolve, interval: 3600),
+            .init(key: "paris/weather", kind: .poll, interval: 600, waiting: true),
+            .init(key: "oslo/geocoding", kind: .none, interval: 3600),
+            .init(key: "oslo/weather", kind: .poll, interval: 600),
         ]
         var schedule = PollSchedule(specs: specs, sourceCount: 2, requestsPerMinute: 600, now: 0)
         #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
@@ -309,7 +346,8 @@ struct VirtualPoller {
             .init(key: "atlantis/geocoding", kind: .resolve, interval: 3600),
             .init(key: "atlantis/weather", kind: .poll, interval: 600, waiting: true),
         ]
-        var poller = VirtualPoller(schedule: PollSchedule(specs: specs, sourceCount: 2, requestsPerMinute: 60, now: 0), now: 0)
+        var poller = VirtualPoller(
+            schedule: PollSchedule(specs: specs, sourceCount: 2, requestsPerMinute: 60, now: 0), now: 0)
         poller.run(until: 3 * 3600 - 1) { _, _ in .steadyFailure }
         #expect(poller.times(of: 0).map { ($0 / 100).rounded() } == [0, 36, 72])
         #expect(poller.times(of: 1).isEmpty)
@@ -320,7 +358,8 @@ struct VirtualPoller {
     /// A transient failure of a resolver retries after a minute, doubling up to its interval.
     @Test func aResolverBacksOffFromAMinute() {
         let specs: [PollSchedule.Spec] = [.init(key: "x/geocoding", kind: .resolve, interval: 3600)]
-        var poller = VirtualPoller(schedule: PollSchedule(specs: specs, sourceCount: 1, requestsPerMinute: 60, now: 0), now: 0)
+        var poller = VirtualPoller(
+            schedule: PollSchedule(specs: specs, sourceCount: 1, requestsPerMinute: 60, now: 0), now: 0)
         poller.run(until: 5 * 3600) { _, _ in .transientFailure }
         let gaps = zip(poller.times(of: 0).dropFirst(), poller.times(of: 0)).map { $0 - $1 }
         for (index, gap) in gaps.enumerated() {
@@ -339,7 +378,9 @@ struct VirtualPoller {
         var reference = initial
         for step in 0..<5_000 {
             if Bool.random(using: &generator) || reference.isEmpty {
-                let entry = (Double(Int.random(in: 0..<50, using: &generator)), Int.random(in: 0..<1_000, using: &generator))
+                let entry = (
+                    Double(Int.random(in: 0..<50, using: &generator)), Int.random(in: 0..<1_000, using: &generator)
+                )
                 queue.insert(entry)
                 reference.append(entry)
             } else {

@@ -39,7 +39,8 @@ import Testing
         let rig = Rig(configuration([Self.london], collectors: Self.weatherAndAir))
         rig.transport.answer { request in
             request.path == "/data/2.5/air_pollution"
-                ? .failure(.http(status: 500, message: "Internal error", retryAfterSeconds: nil)) : FakeTransport.fixtures(request)
+                ? .failure(.http(status: 500, message: "Internal error", retryAfterSeconds: nil))
+                : FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 3600)
         #expect(rig.state("London", "air_pollution")?.up == false)
@@ -52,7 +53,9 @@ import Testing
 
     /// OpenWeather limits the key: a 429 on air pollution pauses the weather too, for Retry-After.
     @Test func aRateLimitOnEitherSourcePausesBoth() {
-        let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60), "air_pollution": .seconds(120)]))
+        let rig = Rig(
+            configuration(
+                [Self.london, Self.tokyo], collectors: ["weather": .seconds(60), "air_pollution": .seconds(120)]))
         rig.run(until: 1000 + 300)
         let hit = Locked<Double?>(nil)
         let time = rig.time
@@ -64,11 +67,17 @@ import Testing
             return FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 3000)
-        guard let at = hit.withLock({ $0 }) else { Issue.record("no air pollution request"); return }
+        guard let at = hit.withLock({ $0 }) else {
+            Issue.record("no air pollution request")
+            return
+        }
         let during = rig.transport.log.filter { $0.time > at && $0.time < at + 600 }
         #expect(during.isEmpty, "\(during.map { ($0.time - at, $0.request.path) })")
         #expect(rig.transport.log.contains { $0.time >= at + 600 && $0.request.path == "/data/2.5/weather" })
-        #expect(rig.logs.all.contains { $0.contains("pausing all requests") && $0.contains("pause=10m") && $0.contains("source=air_pollution") })
+        #expect(
+            rig.logs.all.contains {
+                $0.contains("pausing all requests") && $0.contains("pause=10m") && $0.contains("source=air_pollution")
+            })
     }
 
     /// A Retry-After from a broken or hostile upstream: the process neither traps (formatting 1e18 s
@@ -86,7 +95,10 @@ import Testing
             return FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 2 * 3600)
-        guard let at = hit.withLock({ $0 }) else { Issue.record("no request"); return }
+        guard let at = hit.withLock({ $0 }) else {
+            Issue.record("no request")
+            return
+        }
         let pause = retryAfter == 0 ? 60.0 : 3600
         #expect(!rig.transport.log.contains { $0.time > at && $0.time < at + pause }, "paused for \(shown)")
         #expect(rig.transport.log.contains { $0.time >= at + pause && $0.time < at + pause + 61 }, "and not longer")
@@ -98,10 +110,12 @@ import Testing
         let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(60)], budget: 600))
         rig.transport.answer { request in
             Self.latitude(request) == Self.tokyo.coordinates!.latitude
-                ? .failure(.http(status: 503, message: "busy", retryAfterSeconds: nil)) : FakeTransport.fixtures(request)
+                ? .failure(.http(status: 503, message: "busy", retryAfterSeconds: nil))
+                : FakeTransport.fixtures(request)
         }
         rig.run(until: 1000 + 4 * 3600)
-        let tokyo = rig.transport.log.filter { Self.latitude($0.request) == Self.tokyo.coordinates!.latitude }.map(\.time)
+        let tokyo = rig.transport.log.filter { Self.latitude($0.request) == Self.tokyo.coordinates!.latitude }.map(
+            \.time)
         let gaps = zip(tokyo.dropFirst(), tokyo).map { $0 - $1 }
         for (index, gap) in gaps.enumerated() {
             let expected = min(60 * Double(1 << min(index, 20)), 3600)
@@ -117,7 +131,9 @@ import Testing
         let rig = Rig(configuration([Self.london, Self.tokyo], collectors: ["weather": .seconds(600)]))
         let works = Locked(false)
         rig.transport.answer { request in
-            works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
+            works.withLock { $0 }
+                ? FakeTransport.fixtures(request)
+                : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
         rig.run(until: 1000 + 3600)
         for latitude in [Self.london.coordinates!.latitude, Self.tokyo.coordinates!.latitude] {
@@ -148,7 +164,9 @@ import Testing
         let transport = FakeTransport(time: time)
         let works = Locked(false)
         transport.answer { request in
-            works.withLock { $0 } ? FakeTransport.fixtures(request) : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
+            works.withLock { $0 }
+                ? FakeTransport.fixtures(request)
+                : .failure(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil))
         }
         let setup = config.pollerSetup(transport: transport)
         let store = ReadingStore(setup: setup, now: time.wall())
@@ -160,7 +178,10 @@ import Testing
         poller.step()
         time.advance(1)
         poller.step()
-        let sent = held.withLock { list in defer { list = [] }; return list }
+        let sent = held.withLock { list in
+            defer { list = [] }
+            return list
+        }
         try #require(sent.count == 2)
         sent[0]()  // London: 401
         poller.step()
@@ -168,7 +189,11 @@ import Testing
         works.withLock { $0 = true }
         time.advance(600)
         poller.step()  // London again, now with a working key
-        held.withLock { list in defer { list = [] }; return list }.forEach { $0() }
+        let answers = held.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        for answer in answers { answer() }
         poller.step()
         #expect(logs.all.count { $0.contains("accepts the API key again") } == 1)
         // Tokyo's old request, sent before the key worked, now answers 401.
@@ -199,8 +224,10 @@ import Testing
     // MARK: places by name
 
     @Test func aPlaceByNameIsResolvedOnceThenPolledAtItsCoordinates() {
-        let rig = Rig(configuration(
-            [Location(name: "Home", place: .query(.name("London,GB"))), Self.tokyo], collectors: Self.weatherAndAir))
+        let rig = Rig(
+            configuration(
+                [Location(name: "Home", place: .query(.name("London,GB"))), Self.tokyo], collectors: Self.weatherAndAir)
+        )
         rig.run(until: 1000 + 5 * 3600)
         #expect(rig.transport.requests(to: "/geo/1.0/direct").count == 1)
         let query = rig.transport.requests(to: "/geo/1.0/direct")[0].request.query
@@ -216,10 +243,12 @@ import Testing
         #expect(resolved?.name == "London" && resolved?.state == "England" && resolved?.country == "GB")
         #expect(resolved?.latitude == 51.5073219 && resolved?.longitude == -0.1276474)
         // Several matches: the first is taken and the log says which, and how many others there were.
-        #expect(rig.logs.all.contains {
-            $0.contains("place resolved") && $0.contains("location=Home") && $0.contains("state=England") && $0.contains("country=GB")
-                && $0.contains("other_matches=4") && $0.contains("NAME=LAT,LON")
-        })
+        #expect(
+            rig.logs.all.contains {
+                $0.contains("place resolved") && $0.contains("location=Home") && $0.contains("state=England")
+                    && $0.contains("country=GB")
+                    && $0.contains("other_matches=4") && $0.contains("NAME=LAT,LON")
+            })
     }
 
     @Test func aPostalCodeIsResolvedThroughTheZipEndpoint() {
@@ -244,7 +273,10 @@ import Testing
         #expect(rig.state("Atlantis", "weather")?.up == nil)
         #expect(rig.transport.requests(to: "/data/2.5/weather").count >= 3 * 6)
         #expect(rig.store.snapshot().allAttempted)
-        #expect(rig.logs.all.contains { $0.contains("level=warn") && $0.contains("location=Atlantis") && $0.contains("source=geocoding") })
+        #expect(
+            rig.logs.all.contains {
+                $0.contains("level=warn") && $0.contains("location=Atlantis") && $0.contains("source=geocoding")
+            })
         #expect(rig.store.snapshot().requestCounts[.init(source: "geocoding", code: "200")] == 3)
         rig.poller.apply(config.pollerSetup(transport: rig.transport))
         rig.run(until: rig.time.monotonic() + 1)
@@ -253,12 +285,15 @@ import Testing
 
     @Test(arguments: [
         OpenWeatherError.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil),
-        .http(status: 404, message: "not found", retryAfterSeconds: nil), .http(status: 500, message: "oops", retryAfterSeconds: nil),
+        .http(status: 404, message: "not found", retryAfterSeconds: nil),
+        .http(status: 500, message: "oops", retryAfterSeconds: nil),
         .decode("`[0].lat` is missing"),
     ])
     func aGeocodingFailureLeavesTheOtherLocationsPolling(error: OpenWeatherError) {
         let rig = Rig(configuration([Location(name: "Home", place: .query(.name("Paris"))), Self.tokyo]))
-        rig.transport.answer { request in request.path.hasPrefix("/geo/") && error.code != "401" ? .failure(error) : FakeTransport.fixtures(request) }
+        rig.transport.answer { request in
+            request.path.hasPrefix("/geo/") && error.code != "401" ? .failure(error) : FakeTransport.fixtures(request)
+        }
         rig.run(until: 1000 + 3600)
         #expect(rig.state("Home", "geocoding")?.up == false)
         #expect(rig.state("Tokyo", "weather")?.up == true)
@@ -277,7 +312,8 @@ import Testing
         config.locations = [Location(name: "Home", place: .query(.name("London,CA")))]
         rig.poller.apply(config.pollerSetup(transport: rig.transport))
         rig.run(until: 1000 + 180)
-        #expect(rig.transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
+        #expect(
+            rig.transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
     }
 
     /// An answer for the place a reload moved a location away from is not the new place's, even while
@@ -292,7 +328,12 @@ import Testing
         let poller = Poller(
             setup: setup, store: store, logger: Logger(level: .debug, sink: { _ in }), time: time,
             execute: { work in held.withLock { $0.append(work) } }, onChange: {})
-        func sent() -> [@Sendable () -> Void] { held.withLock { list in defer { list = [] }; return list } }
+        func sent() -> [@Sendable () -> Void] {
+            held.withLock { list in
+                defer { list = [] }
+                return list
+            }
+        }
         poller.step()
         let london = sent()
         try #require(london.count == 1)
@@ -343,7 +384,9 @@ import Testing
         #expect(after !== before)
         #expect(after.contents == publisher.body(.text).chunks.concatenated)
         let gzipped = MetricsPublisher(store: rig.store, time: rig.time, gzipAbove: 0)
-        #expect(gzipped.body(.text).gzipped && gzipped.kept(.text, of: gzipped.body(.text)) == nil && gzipped.body(.text).gzip == nil)
+        #expect(
+            gzipped.body(.text).gzipped && gzipped.kept(.text, of: gzipped.body(.text)) == nil
+                && gzipped.body(.text).gzip == nil)
         // Below `alsoGzipAbove` nothing is compressed; from it, the kept text is also one gzip member.
         #expect(publisher.body(.text).gzip == nil)
         let both = MetricsPublisher(store: rig.store, time: rig.time, alsoGzipAbove: 0)
@@ -416,7 +459,10 @@ import Testing
     /// sleeps (in real time) until the next due time, so the test sets the clock just before one.
     static func turn(_ publisher: MetricsPublisher) {
         var first = true
-        publisher.runTimers { defer { first = false }; return first }
+        publisher.runTimers {
+            defer { first = false }
+            return first
+        }
     }
 
     static func shows(_ publisher: MetricsPublisher, _ name: String) -> Bool {
@@ -445,7 +491,9 @@ import Testing
         #expect(!Self.shows(publisher, "Tokyo"))
         rig.time.set(end + wait - 0.001)
         Self.turn(publisher)
-        #expect(!Self.shows(publisher, "Tokyo"), "published \(rig.time.monotonic() - end) s after the refresh, before \(wait) s")
+        #expect(
+            !Self.shows(publisher, "Tokyo"),
+            "published \(rig.time.monotonic() - end) s after the refresh, before \(wait) s")
         rig.time.set(end + wait + 1e-6)
         Self.turn(publisher)
         #expect(Self.shows(publisher, "Tokyo"), "not published \(wait) s after the refresh")

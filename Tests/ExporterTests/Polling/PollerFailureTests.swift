@@ -73,14 +73,19 @@ extension PollerTests {
     @Test(arguments: [400, 404])
     func aRefusedLocationIsLoggedWithOpenWeathersMessage(status: Int) throws {
         let harness = try Harness(
-            locations: [Self.london, Self.tokyo], faults: [Fault(response: .status(status), latitude: Self.tokyo.coordinates!.latitude)])
+            locations: [Self.london, Self.tokyo],
+            faults: [Fault(response: .status(status), latitude: Self.tokyo.coordinates!.latitude)])
         defer { harness.stop() }
         #expect(harness.waitForAttempts(2))
         #expect(harness.state("London").up == true)
         #expect(harness.state("Tokyo").up == false)
         let message = status == 400 ? "wrong latitude" : "city not found"
-        #expect(waitUntil { harness.logs.all.contains {
-            $0.contains("level=warn") && $0.contains("location=Tokyo") && $0.contains(message) && $0.contains("code=\(status)")
-        } })
+        #expect(
+            waitUntil {
+                harness.logs.all.contains {
+                    $0.contains("level=warn") && $0.contains("location=Tokyo") && $0.contains(message)
+                        && $0.contains("code=\(status)")
+                }
+            })
     }
 }

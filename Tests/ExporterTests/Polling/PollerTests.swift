@@ -18,7 +18,8 @@ import Testing
 
         init(
             locations: [Location] = [Location(name: "London", latitude: 51.5074, longitude: -0.1278)],
-            collectors: [String: Duration] = ["weather": .seconds(600)], timeout: Duration = .seconds(2), baseURL: String? = nil,
+            collectors: [String: Duration] = ["weather": .seconds(600)], timeout: Duration = .seconds(2),
+            baseURL: String? = nil,
             scheme: String = "http", key: String = "test-key-123", faults: [Fault] = []
         ) throws {
             simulator = try Simulator(acceptedKeys: ["test-key-123"])
@@ -31,14 +32,17 @@ import Testing
             store = ReadingStore(setup: setup, now: SystemClock.wallSeconds())
             let logs = LogCapture()
             self.logs = logs
-            poller = Poller(setup: setup, store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }), onChange: {})
+            poller = Poller(
+                setup: setup, store: store, logger: Logger(level: .debug, secrets: [key], sink: { logs.append($0) }),
+                onChange: {})
             poller.start()
         }
 
         /// `name`'s state for `source`.
         func state(_ name: String = "London", _ source: String = "weather") -> ReadingStore.SourceState {
             let snapshot = store.snapshot()
-            return snapshot.locations.first { $0.location.name == name }!.sources[snapshot.sources.firstIndex(of: source)!]
+            return snapshot.locations.first { $0.location.name == name }!.sources[
+                snapshot.sources.firstIndex(of: source)!]
         }
 
         func reading(_ name: String = "London") -> CurrentWeather? { state(name).reading as? CurrentWeather }
@@ -88,7 +92,8 @@ import Testing
         let harness = try Harness(faults: [Fault(response: .status(404))])
         defer { harness.stop() }
         #expect(harness.waitForAttempts())
-        #expect(waitUntil { harness.logs.all.contains { $0.contains("city not found") && $0.contains("location=London") } })
+        #expect(
+            waitUntil { harness.logs.all.contains { $0.contains("city not found") && $0.contains("location=London") } })
     }
 
     @Test func timeout() throws {
@@ -100,7 +105,8 @@ import Testing
     }
 
     @Test func slowTrickleIsCutAtTheDeadline() throws {
-        let harness = try Harness(timeout: .milliseconds(400), faults: [Fault(response: .trickle(interval: .milliseconds(100)))])
+        let harness = try Harness(
+            timeout: .milliseconds(400), faults: [Fault(response: .trickle(interval: .milliseconds(100)))])
         defer { harness.stop() }
         #expect(harness.waitForAttempts())
         #expect(harness.counts == ["timeout": 1])
@@ -130,14 +136,17 @@ import Testing
     }
 
     @Test func missingOptionalFieldsAndNoRainNorSun() throws {
-        let polar = #"{"coord":{"lon":15.6,"lat":78.2},"weather":[{"id":600,"main":"Snow","description":"light snow","icon":"13n"}],"main":{"temp":-14.09,"feels_like":-21.09,"temp_min":-14.09,"temp_max":-14.09,"pressure":1004,"humidity":79},"wind":{"speed":4.63,"deg":110},"clouds":{"all":75},"dt":1703152800,"sys":{"type":1,"id":1663,"country":"SJ"},"timezone":3600,"id":2729907,"name":"Longyearbyen","cod":200}"#
+        let polar =
+            #"{"coord":{"lon":15.6,"lat":78.2},"weather":[{"id":600,"main":"Snow","description":"light snow","icon":"13n"}],"main":{"temp":-14.09,"feels_like":-21.09,"temp_min":-14.09,"temp_max":-14.09,"pressure":1004,"humidity":79},"wind":{"speed":4.63,"deg":110},"clouds":{"all":75},"dt":1703152800,"sys":{"type":1,"id":1663,"country":"SJ"},"timezone":3600,"id":2729907,"name":"Longyearbyen","cod":200}"#
         let harness = try Harness(faults: [Fault(response: .body(polar))])
         defer { harness.stop() }
         #expect(harness.waitForAttempts())
         let reading = try #require(harness.reading())
         #expect(reading.sunrise == nil && reading.sunset == nil)
         #expect(reading.rain1hMeters == 0 && reading.snow1hMeters == 0)
-        #expect(reading.windGustMetersPerSecond == nil && reading.visibilityMeters == nil && reading.groundLevelPressurePascals == nil)
+        #expect(
+            reading.windGustMetersPerSecond == nil && reading.visibilityMeters == nil
+                && reading.groundLevelPressurePascals == nil)
     }
 
     @Test func oneFailingLocationLeavesTheOthersAlone() throws {
@@ -170,7 +179,9 @@ import Testing
         let harness = try Harness(locations: locations, timeout: .seconds(5), faults: [Fault(delay: .seconds(2))])
         defer { harness.stop() }
         // Budget 6000 a minute: a start every ~10 ms, so 16 starts take ~0.16 s of the 2 s.
-        #expect(waitUntil(seconds: 1.5) { harness.simulator.requests.count >= 16 }, "\(harness.simulator.requests.count) requests in flight")
+        #expect(
+            waitUntil(seconds: 1.5) { harness.simulator.requests.count >= 16 },
+            "\(harness.simulator.requests.count) requests in flight")
         let first = harness.simulator.requests.map(\.time).min() ?? 0
         #expect(harness.simulator.requests.filter { $0.time < first + 1.9 }.count == 16, "never more than 16 in flight")
     }

@@ -6,7 +6,9 @@ import Testing
     static let weather = Sources.all.firstIndex { $0.name == "weather" }!
 
     static func locations(_ count: Int) -> [Location] {
-        (0..<count).map { Location(name: "Place \($0)", latitude: Double($0 % 180) - 90, longitude: Double($0 % 360) - 180) }
+        (0..<count).map {
+            Location(name: "Place \($0)", latitude: Double($0 % 180) - 90, longitude: Double($0 % 360) - 180)
+        }
     }
 
     /// A renderer may hold a snapshot while polls land: it keeps what it saw, and the store bumps the
@@ -22,7 +24,9 @@ import Testing
         #expect(after.locations[500].sources[Self.weather].up == false)
         #expect(after.locations[500].sources[Self.weather].lastError == "server error")
         #expect(after.locations.map(\.location) == locations)
-        let changed = after.locations.indices.filter { after.locations[$0].generation != before.locations[$0].generation }
+        let changed = after.locations.indices.filter {
+            after.locations[$0].generation != before.locations[$0].generation
+        }
         #expect(changed == [500])
         #expect(after.requestCounts == [.init(source: "weather", code: "500"): 1])
     }
@@ -52,9 +56,10 @@ import Testing
         store.failure("Place 4", "weather", code: "500", reason: "server error", duration: 1)
         var next = [Location(name: "New", latitude: 1, longitude: 2)] + locations.reversed()
         next[next.firstIndex { $0.name == "Place 4" }!] = Location(name: "Place 4", latitude: 5, longitude: 5)
-        store.replaceLocations(Layout(
-            locations: next, sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
-            thresholds: { _ in .init(aboveCelsius: 30) }))
+        store.replaceLocations(
+            Layout(
+                locations: next, sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
+                thresholds: { _ in .init(aboveCelsius: 30) }))
         let snapshot = store.snapshot()
         #expect(snapshot.sources == ["weather"])
         #expect(snapshot.locations.map(\.location) == next)
@@ -69,9 +74,11 @@ import Testing
         let store = ReadingStore.allSources(Self.locations(3), now: 0)
         store.failure("Place 1", "weather", code: "500", reason: "server error")
         var rendering = MetricsRendering(gzipAbove: .max)
-        let before = String(decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
+        let before = String(
+            decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
         store.recordStateWrite(successful: nil, now: 10)
-        let after = String(decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
+        let after = String(
+            decoding: rendering.render(store.snapshot(), now: 10).text.chunks.concatenated, as: UTF8.self)
         #expect(!before.contains("openweather_exporter_state_write_failures_total"))
         #expect(after.contains("openweather_exporter_state_write_failures_total 0"))
         #expect(after.contains(#"openweather_up{location="Place 1",source="weather"} 0"#))

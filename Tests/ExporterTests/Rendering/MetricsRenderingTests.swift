@@ -19,11 +19,16 @@ import Testing
     /// or sort by their bytes ("Z" before "a", "é" after "z").
     static func store() throws -> ReadingStore {
         let names = (0..<150).map { index in
-            ["Zürich \(index)", "a\"quoted\" \(index)", "back\\slash \(index)", "new\nline \(index)", "été \(index)", "B\(149 - index)"][index % 6]
+            [
+                "Zürich \(index)", "a\"quoted\" \(index)", "back\\slash \(index)", "new\nline \(index)", "été \(index)",
+                "B\(149 - index)",
+            ][index % 6]
         }
         let locations = names.enumerated().map { index, name in
-            Location(name: name, latitude: Double(index) / 2 - 30, longitude: Double(index) - 70.125,
-                     alerts: index % 3 == 0 ? .off : .custom(.init(aboveCelsius: 30, belowCelsius: index % 2 == 0 ? -5 : nil)))
+            Location(
+                name: name, latitude: Double(index) / 2 - 30, longitude: Double(index) - 70.125,
+                alerts: index % 3 == 0
+                    ? .off : .custom(.init(aboveCelsius: 30, belowCelsius: index % 2 == 0 ? -5 : nil)))
         }
         let store = ReadingStore(
             locations: locations, sources: [AirPollutionSource(), WeatherSource()],
@@ -35,8 +40,9 @@ import Testing
             if index % 11 == 0 {
                 store.failure(location.name, "weather", code: "500", reason: "server error", duration: 1.5)
             } else {
-                store.success(location.name, "weather", readings[index % readings.count], duration: 0.125,
-                              now: now - (index % 5 == 0 ? 4000 : 60))
+                store.success(
+                    location.name, "weather", readings[index % readings.count], duration: 0.125,
+                    now: now - (index % 5 == 0 ? 4000 : 60))
             }
             if index % 3 == 1 { store.success(location.name, "air_pollution", air, now: now - 5000) }
         }
@@ -72,10 +78,13 @@ import Testing
 
     /// A reload: the first `count` locations go, one comes, thresholds change; air pollution is switched off.
     static func reload(_ store: ReadingStore, dropping count: Int) {
-        store.replaceLocations(Layout(
-            locations: Array(store.snapshot().locations.map(\.location).dropFirst(count)) + [Location(name: "Zz new", latitude: 1, longitude: 2)],
-            sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
-            thresholds: { _ in .init(belowCelsius: 0) }))
+        store.replaceLocations(
+            Layout(
+                locations: Array(store.snapshot().locations.map(\.location).dropFirst(count)) + [
+                    Location(name: "Zz new", latitude: 1, longitude: 2)
+                ],
+                sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
+                thresholds: { _ in .init(belowCelsius: 0) }))
     }
 
     @Test func largeExpositionsAreServedAsChunks() throws {

@@ -37,25 +37,29 @@ struct RenderBenchmark {
         // Likewise the air quality forecast: its first hour began an hour before now.
         let airFixture = try AirPollutionForecastDecoder.decode(Fixture.bytes("air-pollution-forecast-barcelona.json"))
         let airShift = now - 3600 - airFixture.steps[0].observationTime
-        let airForecast = AirPollutionForecast(steps: airFixture.steps.map { step in
-            var moved = step
-            moved.observationTime += airShift
-            return moved
-        })
+        let airForecast = AirPollutionForecast(
+            steps: airFixture.steps.map { step in
+                var moved = step
+                moved.observationTime += airShift
+                return moved
+            })
         let locations = (0..<count).map { index in
-            Location(name: "Place \(index)", latitude: Double(index % 180) - 89.5, longitude: Double(index % 360) - 179.75)
+            Location(
+                name: "Place \(index)", latitude: Double(index % 180) - 89.5, longitude: Double(index % 360) - 179.75)
         }
         let store = ReadingStore(
-            locations: locations, sources: sources.compactMap(Sources.named), intervals: sources.map { _ in .seconds(600) },
+            locations: locations, sources: sources.compactMap(Sources.named),
+            intervals: sources.map { _ in .seconds(600) },
             maxStaleness: sources.map { _ in 3600 }, thresholds: { _ in AlertThresholds(aboveCelsius: 35) }, now: now)
         for position in locations.indices {
             for (slot, source) in sources.enumerated() {
-                let reading: any Sendable = switch source {
-                case "weather": readings[position % readings.count]
-                case "forecast": forecast
-                case "air_pollution_forecast": airForecast
-                default: air
-                }
+                let reading: any Sendable =
+                    switch source {
+                    case "weather": readings[position % readings.count]
+                    case "forecast": forecast
+                    case "air_pollution_forecast": airForecast
+                    default: air
+                    }
                 store.recordSuccess(location: position, source: slot, reading: reading, duration: 0.2, now: now)
             }
         }
@@ -89,11 +93,14 @@ struct RenderBenchmark {
             let hundredths = Int((value * 100).rounded())
             return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
         }
-        return " \(name)_ms_median=\(format(wall[runs / 2])) \(name)_ms_min=\(format(wall[0])) \(name)_cpu_ms_median=\(format(cpu[runs / 2])) \(name)_cpu_ms_min=\(format(cpu[0]))"
+        return
+            " \(name)_ms_median=\(format(wall[runs / 2])) \(name)_ms_min=\(format(wall[0])) \(name)_cpu_ms_median=\(format(cpu[runs / 2])) \(name)_cpu_ms_min=\(format(cpu[0]))"
     }
 
     /// Weather alone, with air pollution, and with the forecast (re-rendered every minute as time passes).
-    @Test(arguments: [["weather"], ["air_pollution", "weather"], ["forecast", "weather"], ["air_pollution_forecast", "weather"]])
+    @Test(arguments: [
+        ["weather"], ["air_pollution", "weather"], ["forecast", "weather"], ["air_pollution_forecast", "weather"],
+    ])
     func renderTimes(sources: [String]) throws {
         let count = Self.locationCount
         let now = SystemClock.wallSeconds()
@@ -128,7 +135,8 @@ struct RenderBenchmark {
         report += Self.measure("poll_refresh") {
             round += 1
             store.recordSuccess(
-                location: round * 997 % count, source: sources.count - 1, reading: reading, duration: 0.3, now: now + Double(round))
+                location: round * 997 % count, source: sources.count - 1, reading: reading, duration: 0.3,
+                now: now + Double(round))
             publisher.refreshWeather()
         }
         // References on the same text in the same run: copying it, and gzipping it in one call
@@ -137,7 +145,9 @@ struct RenderBenchmark {
         report += Self.measure("reference_copy") { copy = text.withUnsafeBufferPointer { Array($0) } }
         var member: [UInt8] = []
         report += Self.measure("reference_gzip", runs: 3) { member = Gzip.member(text) }
-        print("RENDER_BENCHMARK sources=\(sources.joined(separator: "+")) locations=\(count) bytes=\(text.count) served_bytes=\(servedBytes) gzip_bytes=\(member.count)\(report)")
+        print(
+            "RENDER_BENCHMARK sources=\(sources.joined(separator: "+")) locations=\(count) bytes=\(text.count) served_bytes=\(servedBytes) gzip_bytes=\(member.count)\(report)"
+        )
         #expect(copy.count == text.count)
     }
 }

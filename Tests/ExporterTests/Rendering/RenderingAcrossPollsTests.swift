@@ -1,5 +1,5 @@
-import Testing
 import Gzip
+import Testing
 
 @testable import Exporter
 
@@ -23,7 +23,9 @@ import Gzip
                 if round.isMultiple(of: 2) {
                     store.success(name, "weather", reading, duration: Double(round) / 8, now: at)
                 } else {
-                    store.failure(name, round == 3 ? "air_pollution" : "weather", code: "500", reason: "server error", duration: Double(round) / 4)
+                    store.failure(
+                        name, round == 3 ? "air_pollution" : "weather", code: "500", reason: "server error",
+                        duration: Double(round) / 4)
                 }
             }
             #expect(held.locations.map(\.generation) != store.snapshot().locations.map(\.generation))
@@ -85,7 +87,9 @@ import Gzip
     }
 
     static func inflate(_ body: MetricsRendering.Body) -> [UInt8]? {
-        Gzip.inflate([Gzip.header] + body.chunks + [Gzip.trailer(crc: body.crc, count: body.plainCount)], expectedCount: body.plainCount)
+        Gzip.inflate(
+            [Gzip.header] + body.chunks + [Gzip.trailer(crc: body.crc, count: body.plainCount)],
+            expectedCount: body.plainCount)
     }
 
     static func address(_ chunk: [UInt8]) -> Int {

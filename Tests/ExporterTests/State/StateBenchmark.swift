@@ -15,16 +15,24 @@ struct StateBenchmark {
         let count = RenderBenchmark.locationCount
         var template = Array("/tmp/owe-state-bench-XXXXXX".utf8CString)
         let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-        defer { _ = unlink(directory + "/" + StateStorage.fileName); _ = rmdir(directory) }
-        let locations = (0..<count).map { Location(name: "Place \($0)", latitude: Double($0 % 180) - 89.5, longitude: Double($0 % 360) - 179.75) }
-        let config = configuration(locations, collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)], budget: 1_000_000)
+        defer {
+            _ = unlink(directory + "/" + StateStorage.fileName)
+            _ = rmdir(directory)
+        }
+        let locations = (0..<count).map {
+            Location(name: "Place \($0)", latitude: Double($0 % 180) - 89.5, longitude: Double($0 % 360) - 179.75)
+        }
+        let config = configuration(
+            locations, collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)], budget: 1_000_000)
 
         func rig(time: ManualTime) throws -> (Poller, StateKeeper, FakeTransport) {
             let transport = FakeTransport(time: time)
             let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
             let setup = config.pollerSetup(transport: transport)
             let store = ReadingStore(setup: setup, now: time.wall())
-            let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
+            let keeper = StateKeeper(
+                storage: try StateStorage(directory: directory), store: store, logger: logger, time: time
+            ) {}
             let poller = Poller(
                 setup: setup, store: store, logger: logger, time: time, execute: { $0() },
                 keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
@@ -34,7 +42,9 @@ struct StateBenchmark {
         let time = ManualTime()
         let (poller, keeper, transport) = try rig(time: time)
         // One whole round: the budget lets every request start at once, a microsecond apart.
-        while case .wait(let until) = poller.step(), transport.log.count < 2 * count { time.set(max(until, time.monotonic())) }
+        while case .wait(let until) = poller.step(), transport.log.count < 2 * count {
+            time.set(max(until, time.monotonic()))
+        }
         let storage = try StateStorage(directory: directory)
         var state = SavedState(savedAt: 0)
         let capture = RenderBenchmark.measure("capture", runs: 5) { state = keeper.capture(poller) }
@@ -49,6 +59,8 @@ struct StateBenchmark {
             guard let (fresh, freshKeeper, _) = try? rig(time: later) else { return }
             freshKeeper.load(into: fresh)
         }
-        print("STATE_BENCHMARK locations=\(count) sources=air_pollution+weather file_bytes=\(bytes.count) body_bytes=\(bodies) \(capture) \(encode) \(write) \(load)")
+        print(
+            "STATE_BENCHMARK locations=\(count) sources=air_pollution+weather file_bytes=\(bytes.count) body_bytes=\(bodies) \(capture) \(encode) \(write) \(load)"
+        )
     }
 }

@@ -21,7 +21,8 @@ private struct StateRig {
     let directory: String
 
     init(
-        _ configuration: Configuration, scratch: ScratchDirectory = ScratchDirectory(), subdirectory: String = "", time: ManualTime = ManualTime(),
+        _ configuration: Configuration, scratch: ScratchDirectory = ScratchDirectory(), subdirectory: String = "",
+        time: ManualTime = ManualTime(),
         answer: FakeTransport.Answer? = nil
     ) throws {
         self.time = time
@@ -31,11 +32,14 @@ private struct StateRig {
         transport = answer.map { FakeTransport(time: time, answer: $0) } ?? FakeTransport(time: time)
         let logs = LogCapture()
         self.logs = logs
-        let logger = Logger(level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
+        let logger = Logger(
+            level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let setup = configuration.pollerSetup(transport: transport)
         let store = ReadingStore(setup: setup, now: time.wall())
         self.store = store
-        let keeper = StateKeeper(storage: try StateStorage(directory: directory), store: store, logger: logger, time: time) {}
+        let keeper = StateKeeper(
+            storage: try StateStorage(directory: directory), store: store, logger: logger, time: time
+        ) {}
         self.keeper = keeper
         poller = Poller(
             setup: setup, store: store, logger: logger, time: time, execute: { $0() },
@@ -55,15 +59,19 @@ private struct StateRig {
     }
 
     /// Shuts down (the final write) and starts again `after` seconds later on a fresh monotonic clock.
-    func restarted(_ configuration: Configuration, after: Double, answer: FakeTransport.Answer? = nil) throws -> StateRig {
+    func restarted(
+        _ configuration: Configuration, after: Double, answer: FakeTransport.Answer? = nil
+    ) throws -> StateRig {
         keeper.stop(poller)
         let wall = time.wall() + after
-        return try StateRig(configuration, scratch: scratch, time: ManualTime(monotonic: 50, epoch: wall - 50), answer: answer)
+        return try StateRig(
+            configuration, scratch: scratch, time: ManualTime(monotonic: 50, epoch: wall - 50), answer: answer)
     }
 
     func state(_ location: String, _ source: String) -> ReadingStore.SourceState? {
         let snapshot = store.snapshot()
-        guard let slot = snapshot.sources.firstIndex(of: source), let state = snapshot.locations.first(where: { $0.location.name == location })
+        guard let slot = snapshot.sources.firstIndex(of: source),
+            let state = snapshot.locations.first(where: { $0.location.name == location })
         else { return nil }
         return state.sources[slot]
     }
@@ -83,7 +91,9 @@ final class ScratchDirectory: Sendable {
     private static func remove(_ path: String) {
         if let directory = opendir(path) {
             while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                    String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+                }
                 if name == "." || name == ".." { continue }
                 remove(path + "/" + name)
             }
@@ -102,20 +112,29 @@ private let places = [
 
 @Suite struct StateFileTests {
     static let sample = SavedState(
-        savedAt: 1_700_000_000, pausedUntil: 1_700_003_600, rateLimitStrikes: 2, recentStarts: [1_699_999_990, 1_699_999_995],
+        savedAt: 1_700_000_000, pausedUntil: 1_700_003_600, rateLimitStrikes: 2,
+        recentStarts: [1_699_999_990, 1_699_999_995],
         locations: [
-            .init(identity: Location(name: "Zocca", latitude: 44.34, longitude: 10.99).identity, sources: [
-                .init(name: "weather", up: true, lastSuccess: 1_699_999_000, lastPollDuration: 0.2, lastError: nil, lastAttempt: 1_699_999_000,
-                      nextDue: 1_700_000_500, failures: 0, body: Fixture.bytes("current-zocca-rain.json")),
-                .init(name: "air_pollution", up: false, lastSuccess: nil, lastPollDuration: 10, lastError: "timeout", lastAttempt: 1_699_999_500,
-                      nextDue: 1_700_000_700, failures: 3, body: []),
-            ]),
+            .init(
+                identity: Location(name: "Zocca", latitude: 44.34, longitude: 10.99).identity,
+                sources: [
+                    .init(
+                        name: "weather", up: true, lastSuccess: 1_699_999_000, lastPollDuration: 0.2, lastError: nil,
+                        lastAttempt: 1_699_999_000,
+                        nextDue: 1_700_000_500, failures: 0, body: Fixture.bytes("current-zocca-rain.json")),
+                    .init(
+                        name: "air_pollution", up: false, lastSuccess: nil, lastPollDuration: 10, lastError: "timeout",
+                        lastAttempt: 1_699_999_500,
+                        nextDue: 1_700_000_700, failures: 3, body: []),
+                ]),
             .init(identity: "nobody\u{0}at:0.0,0.0", sources: []),
         ])
 
     @Test func checksumIsZlibs() {
         let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
-        for count in [0, 1, 7, 8, 9, 100, 10_000] { #expect(CRC32.checksum(bytes.prefix(count)) == Gzip.crc32(Array(bytes.prefix(count)))) }
+        for count in [0, 1, 7, 8, 9, 100, 10_000] {
+            #expect(CRC32.checksum(bytes.prefix(count)) == Gzip.crc32(Array(bytes.prefix(count))))
+        }
     }
 
     /// A state file written while air pollution was still `air-pollution` restores under its new name.
@@ -144,7 +163,10 @@ private let places = [
     @Test func refusesTruncatedCorruptFutureAndForeignFiles() {
         let bytes = StateFile.encode(Self.sample)
         func reason(_ bytes: [UInt8]) -> String? {
-            do { _ = try StateFile.decode(bytes); return nil } catch { return error.description }
+            do {
+                _ = try StateFile.decode(bytes)
+                return nil
+            } catch { return error.description }
         }
         #expect(reason(Array(bytes.prefix(bytes.count - 1)))?.contains("truncated") == true)
         #expect(reason(Array(bytes.prefix(10)))?.contains("too short") == true)
@@ -171,7 +193,10 @@ private let places = [
                 switch random.next() % 4 {
                 case 0: bytes[position] ^= UInt8(truncatingIfNeeded: random.next() | 1)
                 case 1: bytes.removeSubrange(position..<min(bytes.count, position + Int(random.next() % 64)))
-                case 2: bytes.insert(contentsOf: (0..<Int(random.next() % 16)).map { _ in UInt8(truncatingIfNeeded: random.next()) }, at: position)
+                case 2:
+                    bytes.insert(
+                        contentsOf: (0..<Int(random.next() % 16)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
+                        at: position)
                 default: bytes[position] = [0, 0xFF, 0x7F, 0x80][Int(random.next() % 4)]
                 }
             }
@@ -180,15 +205,20 @@ private let places = [
                 var sealed = StateFile.magic + withUnsafeBytes(of: StateFile.version.littleEndian, Array.init)
                 let payload = Array(bytes[StateFile.headerCount...])
                 let crc = CRC32.checksum(payload)
-                for shift in stride(from: 0, to: 32, by: 8) { sealed.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift))) }
-                for shift in stride(from: 0, to: 64, by: 8) { sealed.append(UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64(shift))) }
+                for shift in stride(from: 0, to: 32, by: 8) {
+                    sealed.append(UInt8(truncatingIfNeeded: crc >> UInt32(shift)))
+                }
+                for shift in stride(from: 0, to: 64, by: 8) {
+                    sealed.append(UInt8(truncatingIfNeeded: UInt64(payload.count) >> UInt64(shift)))
+                }
                 bytes = sealed + payload
             }
             guard let state = try? StateFile.decode(bytes) else { continue }
             decoded += 1
             // What decodes must also restore without harm: into a poller that has the sample's location.
             if decoded % 8 == 0 {
-                let rig = Rig(configuration([places[0]], collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)]))
+                let rig = Rig(
+                    configuration([places[0]], collectors: ["weather": .seconds(600), "air_pollution": .seconds(3600)]))
                 _ = StateRestore.apply(state, to: rig.poller, store: rig.store, wallNow: 1_700_000_100, now: 1000)
                 rig.run(until: 1000 + 7200)
             }
@@ -226,12 +256,17 @@ extension StateStorage {
         #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
         #expect(second.state("London", "air_pollution")?.reading is AirPollution)
         #expect(second.store.snapshot().locations[1].resolved?.name == "London")
-        #expect(second.logs.all.contains { $0.contains("state restored") && $0.contains("readings=5") && $0.contains("places=1") })
+        #expect(
+            second.logs.all.contains {
+                $0.contains("state restored") && $0.contains("readings=5") && $0.contains("places=1")
+            })
         let exposition = String(decoding: renderPlain(second.store.snapshot(), now: second.time.wall()), as: UTF8.self)
         #expect(exposition.contains("openweather_temperature_celsius{location=\"Zocca\"}"))
         #expect(exposition.contains("openweather_temperature_celsius{location=\"London\"}"))
         second.run(until: 50 + 400)
-        #expect(second.transport.log.isEmpty, "weather was polled 2.5 minutes before the restart; its 10 minutes are not over")
+        #expect(
+            second.transport.log.isEmpty,
+            "weather was polled 2.5 minutes before the restart; its 10 minutes are not over")
         second.run(until: 50 + 600)
         #expect(second.transport.requests(to: "/data/2.5/weather").count == 2)
         #expect(second.transport.requests(to: "/geo/1.0/direct").isEmpty, "a resolved place is not resolved again")
@@ -246,7 +281,8 @@ extension StateStorage {
         first.run(until: 1000 + 30)
         #expect(first.transport.log.map(\.request.path) == ["/data/3.0/onecall"])
         let saved = try StateFile.decode(try #require(try StateStorage(directory: first.directory).read()).bytes)
-        let bodies = Dictionary(uniqueKeysWithValues: try #require(saved.locations.first).sources.map { ($0.name, $0.body) })
+        let bodies = Dictionary(
+            uniqueKeysWithValues: try #require(saved.locations.first).sources.map { ($0.name, $0.body) })
         #expect(bodies["onecall"]?.isEmpty == false)
         #expect(bodies["weather"] == [] && bodies["forecast"] == [], "a stood-in slot has no body of its own")
 
@@ -260,7 +296,9 @@ extension StateStorage {
         #expect(exposition.contains("openweather_temperature_celsius{location=\"Zocca\"}"))
         #expect(exposition.hasLine("openweather_up{location=\"Zocca\",source=\"weather\"} 1"))
         second.run(until: 50 + 400)
-        #expect(second.transport.log.isEmpty, "One Call was asked 2 minutes before the restart; its 10 minutes are not over")
+        #expect(
+            second.transport.log.isEmpty, "One Call was asked 2 minutes before the restart; its 10 minutes are not over"
+        )
     }
 
     @Test func aChangedLocationKeepsNothing() throws {
@@ -299,7 +337,9 @@ extension StateStorage {
         var saved = try StateFile.decode(try #require(try storage.read()).bytes)
         saved.locations[0].sources[0].body.removeLast(10)
         try storage.write(StateFile.encode(saved))
-        let second = try StateRig(configuration([places[0]]), scratch: first.scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
+        let second = try StateRig(
+            configuration([places[0]]), scratch: first.scratch,
+            time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
         #expect(second.state("Zocca", "weather")?.reading == nil)
         second.run(until: 51)
         #expect(second.transport.log.count == 1, "not left blank until its next due time, 10 minutes away")
@@ -307,7 +347,9 @@ extension StateStorage {
     }
 
     @Test func anHourOf429PauseSurvivesARestart() throws {
-        let blocked: FakeTransport.Answer = { _ in .failure(.http(status: 429, message: "blocked", retryAfterSeconds: 3600)) }
+        let blocked: FakeTransport.Answer = { _ in
+            .failure(.http(status: 429, message: "blocked", retryAfterSeconds: 3600))
+        }
         let config = configuration([places[0]])
         let first = try StateRig(config, answer: blocked)
         first.run(until: 1010)
@@ -321,7 +363,8 @@ extension StateStorage {
     }
 
     @Test func backoffSurvivesARestart() throws {
-        let failing: FakeTransport.Answer = { _ in .failure(.http(status: 503, message: "down", retryAfterSeconds: nil)) }
+        let failing: FakeTransport.Answer = { _ in .failure(.http(status: 503, message: "down", retryAfterSeconds: nil))
+        }
         let config = configuration([places[0]])
         let first = try StateRig(config, answer: failing)
         // One failure: the retry is 10 minutes ± 20% away.
@@ -357,7 +400,9 @@ extension StateStorage {
         rig.run(until: 1001)
         #expect(rig.transport.log.count == 1)
         rig.run(until: 1010)
-        #expect(try StateFile.decode(try #require(try storage.read()).bytes).locations.count == 1, "the next write replaces it")
+        #expect(
+            try StateFile.decode(try #require(try storage.read()).bytes).locations.count == 1,
+            "the next write replaces it")
     }
 
     @Test func writesArePacedWhateverTheChanges() throws {
@@ -370,11 +415,16 @@ extension StateStorage {
             rig.poller.step()
             rig.keeper.step(rig.poller)
             let stamp = rig.store.snapshot().stateWrites?.lastSuccess ?? 0
-            if stamp != last { writes.append(stamp); last = stamp }
+            if stamp != last {
+                writes.append(stamp)
+                last = stamp
+            }
         }
         #expect(rig.transport.log.count == 50)
         #expect(writes.count >= 2 && writes.count <= 4, "20 s of changes: a write at most every 5 s")
-        for (earlier, later) in zip(writes, writes.dropFirst()) { #expect(later - earlier >= StateKeeper.spacing - 1e-6) }
+        for (earlier, later) in zip(writes, writes.dropFirst()) {
+            #expect(later - earlier >= StateKeeper.spacing - 1e-6)
+        }
     }
 
     @Test func anUnwritableDirectoryLaterIsAWarningAndAMetric() throws {
@@ -387,7 +437,8 @@ extension StateStorage {
         rig.keeper.step(rig.poller)
         let writes = try #require(rig.store.snapshot().stateWrites)
         #expect(writes.failures == 2 && writes.lastSuccess == 0)
-        #expect(rig.logs.all.count { $0.contains("cannot write the state file") } == 1, "one warning, not one per attempt")
+        #expect(
+            rig.logs.all.count { $0.contains("cannot write the state file") } == 1, "one warning, not one per attempt")
         let exposition = String(decoding: renderPlain(rig.store.snapshot(), now: rig.time.wall()), as: UTF8.self)
         #expect(exposition.contains("openweather_exporter_state_write_failures_total 2\n"))
         #expect(exposition.contains("openweather_exporter_state_last_write_success_timestamp_seconds 0\n"))
@@ -409,9 +460,12 @@ extension StateStorage {
         let logger = Logger(level: .error, format: .logfmt, secrets: [], sink: { _ in })
         let setup = config.pollerSetup(transport: transport)
         let store = ReadingStore(setup: setup, now: time.wall())
-        let keeper = StateKeeper(storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time) {}
+        let keeper = StateKeeper(
+            storage: try StateStorage(directory: scratch.path), store: store, logger: logger, time: time
+        ) {}
         let poller = Poller(
-            setup: setup, store: store, logger: logger, time: time, execute: { work in held.withLock { $0.append(work) } },
+            setup: setup, store: store, logger: logger, time: time,
+            execute: { work in held.withLock { $0.append(work) } },
             keepBody: { keeper.keep(body: $2, location: $0, source: $1) }, onChange: { keeper.changed() })
         poller.step()
         #expect(transport.log.isEmpty && held.withLock { $0.count } == 1, "sent, not answered")
@@ -421,12 +475,17 @@ extension StateStorage {
         #expect(inFlight.lastAttempt == time.wall() - 1)
 
         // The answer arrives during the shutdown's grace: stored, and in the last write.
-        held.withLock { list in defer { list = [] }; return list }.forEach { $0() }
+        let answers = held.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        for answer in answers { answer() }
         poller.settle(grace: 0)
         keeper.stop(poller)
         let saved = try StateFile.decode(try #require(try StateStorage(directory: scratch.path).read()).bytes)
         #expect(saved.locations[0].sources[0].up == true && !saved.locations[0].sources[0].body.isEmpty)
-        #expect(saved.locations[0].sources[0].nextDue! > time.wall() + 300, "polled: next due at its phase, minutes away")
+        #expect(
+            saved.locations[0].sources[0].nextDue! > time.wall() + 300, "polled: next due at its phase, minutes away")
     }
 
     @Test func theFileIsTheOwnersAlone() throws {
@@ -459,8 +518,13 @@ extension StateStorage {
 
     @Test func fromTheFlagTheEnvironmentOrTheFile() throws {
         #expect(try load(["--location", "A=1,2", "--storage.path", "/var/lib/owx"]).storagePath == "/var/lib/owx")
-        #expect(try load(["--location", "A=1,2"], environment: ["OPENWEATHER_API_KEY": "k", "OPENWEATHER_EXPORTER_STORAGE_PATH": "/env"]).storagePath == "/env")
-        let file = temporaryFile(#"{"storage": {"path": "/from-file"}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
+        #expect(
+            try load(
+                ["--location", "A=1,2"],
+                environment: ["OPENWEATHER_API_KEY": "k", "OPENWEATHER_EXPORTER_STORAGE_PATH": "/env"]
+            ).storagePath == "/env")
+        let file = temporaryFile(
+            #"{"storage": {"path": "/from-file"}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#)
         defer { unlink(file) }
         #expect(try load(["--config.file", file]).storagePath == "/from-file")
         #expect(Flag.helpText.contains("--storage.path=DIR"))
@@ -475,7 +539,9 @@ extension StateStorage {
 /// (it once made the exporter overwrite its target), a FIFO must not hang startup, and a directory
 /// or file others control is worth a warning.
 @Suite struct StateDirectoryTests {
-    private static func contents(_ path: String) -> String? { (try? readFile(path)).map { String(decoding: $0, as: UTF8.self) } }
+    private static func contents(_ path: String) -> String? {
+        (try? readFile(path)).map { String(decoding: $0, as: UTF8.self) }
+    }
 
     @Test func linksPlantedAtTheTemporaryNamesAreNotFollowed() throws {
         let scratch = ScratchDirectory()
@@ -490,8 +556,12 @@ extension StateStorage {
         var info = stat()
         #expect(stat(precious, &info) == 0 && info.st_mode & 0o777 == 0o644, "and keeps its mode")
         #expect(lstat(directory + "/" + StateStorage.fileName, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
-        #expect(try StateFile.decode(try #require(try StateStorage(directory: directory).read()).bytes).locations.count == 1)
-        #expect(lstat(directory + "/" + StateStorage.fileName + ".tmp", &info) == 0 && info.st_mode & S_IFMT == S_IFLNK, "the planted link is left alone")
+        #expect(
+            try StateFile.decode(try #require(try StateStorage(directory: directory).read()).bytes).locations.count == 1
+        )
+        #expect(
+            lstat(directory + "/" + StateStorage.fileName + ".tmp", &info) == 0 && info.st_mode & S_IFMT == S_IFLNK,
+            "the planted link is left alone")
     }
 
     /// A FIFO at the state path once hung startup, deaf to SIGTERM: it is a warning and a clean start.
@@ -514,7 +584,10 @@ extension StateStorage {
             Issue.record("loading the state blocked on a FIFO")
         }
         let started = try #require(box.rig)
-        #expect(started.logs.all.contains { $0.contains("cannot read the state file; starting clean") && $0.contains("it is a FIFO") }, "\(started.logs.all)")
+        #expect(
+            started.logs.all.contains {
+                $0.contains("cannot read the state file; starting clean") && $0.contains("it is a FIFO")
+            }, "\(started.logs.all)")
         started.run(until: 1010)
         var info = stat()
         #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "the first write replaces it")
@@ -532,7 +605,10 @@ extension StateStorage {
     }
 
     /// The sticky bit only stops others removing our files: they can still plant names, so it warns too.
-    @Test(arguments: [(0o777 as mode_t, "every user"), (0o770, "its group"), (0o1777, "every user"), (0o1770, "its group"), (0o700, nil), (0o750, nil)])
+    @Test(arguments: [
+        (0o777 as mode_t, "every user"), (0o770, "its group"), (0o1777, "every user"), (0o1770, "its group"),
+        (0o700, nil), (0o750, nil),
+    ])
     func aDirectoryOthersCanWriteIsAWarning(mode: mode_t, who: String?) throws {
         let scratch = ScratchDirectory()
         #expect(chmod(scratch.path, mode) == 0)
@@ -554,8 +630,12 @@ extension StateStorage {
         #expect(mkdir(planted, 0o755) == 0 && mkdir(planted + "/inside", 0o755) == 0)
         let storage = try StateStorage(directory: scratch.path)
         for _ in 0..<3 { try storage.write(StateFile.encode(StateFileTests.sample)) }
-        #expect(try StateFile.decode(try #require(try storage.read()).bytes).locations.count == StateFileTests.sample.locations.count)
-        #expect(Self.names(scratch.path) == [StateStorage.fileName, StateStorage.fileName + ".tmp"], "no temporary is left behind")
+        #expect(
+            try StateFile.decode(try #require(try storage.read()).bytes).locations.count
+                == StateFileTests.sample.locations.count)
+        #expect(
+            Self.names(scratch.path) == [StateStorage.fileName, StateStorage.fileName + ".tmp"],
+            "no temporary is left behind")
     }
 
     /// A write that fails after its temporary file is made (here the rename, over a directory) removes it.
@@ -594,7 +674,9 @@ extension StateStorage {
         defer { closedir(stream) }
         var names: [String] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(cString: $0.bindMemory(to: CChar.self).baseAddress!)
+            }
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
@@ -607,7 +689,9 @@ extension StateStorage {
         try storage.write(StateFile.encode(StateFileTests.sample))
         #expect(chown(storage.path, 4242, 4242) == 0)
         let rig = try StateRig(configuration([places[0]]), scratch: scratch)
-        #expect(rig.logs.all.contains { $0.contains("belongs to another user") && $0.contains("owner_uid=4242") }, "\(rig.logs.all)")
+        #expect(
+            rig.logs.all.contains { $0.contains("belongs to another user") && $0.contains("owner_uid=4242") },
+            "\(rig.logs.all)")
     }
 
     /// A hand-made file asking for a day's pause (a Retry-After of 10^12 s once saved as one) is held
@@ -620,7 +704,9 @@ extension StateStorage {
         saved.rateLimitStrikes = 1
         try StateStorage(directory: scratch.path).write(StateFile.encode(saved))
         let rig = try StateRig(configuration([places[0]]), scratch: scratch, time: time)
-        #expect(rig.logs.all.contains { $0.contains("state restored") && $0.hasSuffix("rate_limit_pause=1h") }, "\(rig.logs.all)")
+        #expect(
+            rig.logs.all.contains { $0.contains("state restored") && $0.hasSuffix("rate_limit_pause=1h") },
+            "\(rig.logs.all)")
         rig.run(until: time.monotonic() + 3599)
         #expect(rig.transport.log.isEmpty)
         rig.run(until: time.monotonic() + 2)
@@ -635,7 +721,9 @@ extension StateStorage {
         saved.pausedUntil = .greatestFiniteMagnitude
         try StateStorage(directory: scratch.path).write(StateFile.encode(saved))
         let rig = try StateRig(configuration([places[0]]), scratch: scratch)
-        #expect(rig.logs.all.contains { $0.contains("state restored") && $0.contains("saved=9999-12-31T23:59:59.000Z") }, "\(rig.logs.all)")
+        #expect(
+            rig.logs.all.contains { $0.contains("state restored") && $0.contains("saved=9999-12-31T23:59:59.000Z") },
+            "\(rig.logs.all)")
     }
 }
 
@@ -648,7 +736,9 @@ extension StateStorage {
     /// 8 One Call requests a day. The first run polls 5 places at 10:00 UTC; a restart a minute later
     /// polls 10, the 5 new ones at once: only 3 go out (8 - 5), the other 2 at 00:00 UTC.
     @Test func aRestartTheSameDayGoesOnCounting() throws {
-        let first = try StateRig(withOneCallLimit(configuration(Self.five, collectors: ["onecall": .seconds(600)]), perDay: 8), time: manualTime(day: 20_200, hours: 10))
+        let first = try StateRig(
+            withOneCallLimit(configuration(Self.five, collectors: ["onecall": .seconds(600)]), perDay: 8),
+            time: manualTime(day: 20_200, hours: 10))
         first.run(until: 1000 + 60)
         #expect(first.transport.requests(to: "/data/3.0/onecall").count == 5)
         let config = withOneCallLimit(configuration(Self.ten, collectors: ["onecall": .seconds(600)]), perDay: 8)
@@ -674,7 +764,9 @@ extension StateStorage {
         let second = try first.restarted(config, after: 3600)
         second.run(until: 51)
         #expect(second.store.snapshot().daily?.day == 20_201)
-        #expect(second.store.snapshot().daily?.count(named: "onecall") == second.transport.requests(to: "/data/3.0/onecall").count)
+        #expect(
+            second.store.snapshot().daily?.count(named: "onecall")
+                == second.transport.requests(to: "/data/3.0/onecall").count)
     }
 
     /// A version 1 file (before the counts): its readings load, the counts start at 0.
@@ -694,10 +786,13 @@ extension StateStorage {
         let payload = Array(bytes[StateFile.headerCount...])
         let crc = CRC32.checksum(payload)
         for index in 0..<4 { bytes[12 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
-        for index in 0..<8 { bytes[16 + index] = UInt8(truncatingIfNeeded: UInt64(payload.count) >> (8 * UInt64(index))) }
+        for index in 0..<8 {
+            bytes[16 + index] = UInt8(truncatingIfNeeded: UInt64(payload.count) >> (8 * UInt64(index)))
+        }
         #expect(try StateFile.decode(bytes) == saved)
         try StateStorage(directory: scratch.path).write(bytes)
-        let second = try StateRig(config, scratch: scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
+        let second = try StateRig(
+            config, scratch: scratch, time: ManualTime(monotonic: 50, epoch: first.time.wall() + 60 - 50))
         #expect(second.state("Zocca", "weather")?.reading is CurrentWeather)
         #expect(second.logs.all.contains { $0.contains("state restored") })
         #expect(second.store.snapshot().daily?.count(named: "weather") == 0)

@@ -1,8 +1,8 @@
 import Dispatch
 import Glibc
 import Locking
-import Testing
 import TestSupport
+import Testing
 
 @testable import Exporter
 
@@ -73,10 +73,14 @@ import TestSupport
         for _ in 0..<4 { release.signal() }
         let first = tally.read(\.threads)
         #expect(first.count == 4)
-        #expect(await waitUntil(seconds: 10) { first.allSatisfy { access("/proc/\($0)", F_OK) != 0 } }, "the idle threads ended")
+        #expect(
+            await waitUntil(seconds: 10) { first.allSatisfy { access("/proc/\($0)", F_OK) != 0 } },
+            "the idle threads ended")
 
         Self.submit(2, to: pool, tally: tally, release: release)
-        #expect(await waitUntil(seconds: 10) { tally.read(\.running) == 2 }, "work after the threads ended still runs at once")
+        #expect(
+            await waitUntil(seconds: 10) { tally.read(\.running) == 2 },
+            "work after the threads ended still runs at once")
         for _ in 0..<2 { release.signal() }
         #expect(await waitUntil(seconds: 10) { tally.read(\.done) == 6 })
     }

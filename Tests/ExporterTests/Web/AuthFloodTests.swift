@@ -5,9 +5,8 @@ import Synchronization
 import TestSupport
 import Testing
 
-@testable import HTTPServer
-
 @testable import Exporter
+@testable import HTTPServer
 
 /// Basic auth under a flood of wrong passwords: a password seen before is answered at once, bcrypt work
 /// is bounded, and nothing is checked for a client that has left. Through a real server and web config.
@@ -21,13 +20,17 @@ import Testing
     static let hash = shell("htpasswd -nbBC 4 '' right | tr -d ':\\n'").output
 
     /// A web config at a fresh path, the security built from it, and a server in front of `Routes`.
-    func serve(_ web: String, checks: BcryptQueue = BcryptQueue(limit: 16, perPeer: 2)) throws -> (HTTPServer, WebSecurity, String) {
+    func serve(
+        _ web: String, checks: BcryptQueue = BcryptQueue(limit: 16, perPeer: 2)
+    ) throws -> (HTTPServer, WebSecurity, String) {
         let path = "/tmp/owe-auth-\(UInt64.random(in: 0...UInt64.max)).yml"
         write(web, to: path)
         let security = try WebSecurity(path: path, logger: Logger(level: .error, secrets: [], sink: { _ in }))
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configuration.eventLoops = 1
-        let server = try HTTPServer(configuration: configuration, handler: AuthenticatingHandler(routes: Routes(), web: security, checks: checks))
+        let server = try HTTPServer(
+            configuration: configuration,
+            handler: AuthenticatingHandler(routes: Routes(), web: security, checks: checks))
         server.start()
         return (server, security, path)
     }
@@ -40,10 +43,13 @@ import Testing
     }
 
     /// A connection with one request sent; reads give up after `timeout` seconds.
-    func send(_ port: UInt16, user: String, password: String, from source: String = "127.0.0.1", timeout: Double = 1) throws -> Int32 {
+    func send(
+        _ port: UInt16, user: String, password: String, from source: String = "127.0.0.1", timeout: Double = 1
+    ) throws -> Int32 {
         let fd = try LoopbackHTTP.connect(port: port, source: source, timeoutSeconds: timeout)
         let credentials = Array("\(user):\(password)".utf8)
-        try LoopbackHTTP.send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(Base64.encoded(credentials))\r\n\r\n")
+        try LoopbackHTTP.send(
+            fd, "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic \(Base64.encoded(credentials))\r\n\r\n")
         return fd
     }
 
@@ -64,7 +70,10 @@ import Testing
     @Test func aKnownPasswordIsAnsweredAtOnceWhileWrongOnesQueueOrAreRefused() throws {
         let checks = BcryptQueue(limit: 3, perPeer: 3)
         let (server, web, path) = try serve("basic_auth_users:\n  prom: \"\(Self.hash)\"\n", checks: checks)
-        defer { server.shutdown(gracePeriod: .zero); unlink(path) }
+        defer {
+            server.shutdown(gracePeriod: .zero)
+            unlink(path)
+        }
         let first = try send(server.port, user: "prom", password: "right", timeout: 10)
         #expect(status(first) == 200)
         close(first)
@@ -73,7 +82,11 @@ import Testing
         // It starts once the first check has left the queue (one at a time), so that one holds no place.
         let gate = DispatchSemaphore(value: 0)
         let busy = DispatchSemaphore(value: 0)
-        #expect(checks.submit(from: Self.elsewhere) { busy.signal(); gate.wait() })
+        #expect(
+            checks.submit(from: Self.elsewhere) {
+                busy.signal()
+                gate.wait()
+            })
         #expect(busy.wait(timeout: .now() + 10) == .success)
         let wrong = try (0..<4).map { try send(server.port, user: "prom", password: "wrong\($0)") }
         let answers = wrong.map { status($0) }
@@ -103,7 +116,9 @@ import Testing
         }
         #expect(stayerStatus == 401)
         #expect(web.auth().cached(user: "prom", password: "wrong\(stayer)") == false)
-        #expect(web.auth().cached(user: "prom", password: "wrong\(leaver)") == nil, "a check ran for a client that had left")
+        #expect(
+            web.auth().cached(user: "prom", password: "wrong\(leaver)") == nil, "a check ran for a client that had left"
+        )
         for fd in wrong { close(fd) }
     }
 
@@ -128,7 +143,9 @@ import Testing
         #expect(checks.submit(from: Self.loopback) { done.signal() })
         #expect(!checks.submit(from: Self.loopback) {}, "one address held more than its share")
         #expect(checks.submit(from: Self.elsewhere) {})
-        #expect(!checks.submit(from: PeerAddress(high: 0x2001_0db8_0000_0000, low: 1)) {}, "the queue took more than its limit")
+        #expect(
+            !checks.submit(from: PeerAddress(high: 0x2001_0db8_0000_0000, low: 1)) {},
+            "the queue took more than its limit")
         gate.signal()
         #expect(done.wait(timeout: .now() + 10) == .success)
         #expect(waitUntil(seconds: 5) { checks.submit(from: Self.loopback) {} })
@@ -140,7 +157,10 @@ import Testing
     @Test func aFloodFromOneAddressLeavesAPlaceForAScraperAtAnother() throws {
         let checks = BcryptQueue(limit: 16, perPeer: 2)
         let (server, _, path) = try serve("basic_auth_users:\n  prom: \"\(Self.hash)\"\n", checks: checks)
-        defer { server.shutdown(gracePeriod: .zero); unlink(path) }
+        defer {
+            server.shutdown(gracePeriod: .zero)
+            unlink(path)
+        }
         // bcrypt busy with the flood's first check until the scraper has asked.
         let gate = DispatchSemaphore(value: 0)
         var released = false
@@ -186,7 +206,10 @@ import Testing
     @Test func rateLimitAnswers429AndKeepsItsBucketOverAReload() throws {
         let limited = "rate_limit:\n  interval: 1h\n  burst: 1\n"
         let (server, web, path) = try serve(limited)
-        defer { server.shutdown(gracePeriod: .zero); unlink(path) }
+        defer {
+            server.shutdown(gracePeriod: .zero)
+            unlink(path)
+        }
         func get() throws -> Int { try LoopbackHTTP.request(port: server.port, path: "/metrics").status }
         #expect(try get() == 200)
         #expect(try get() == 429)

@@ -18,19 +18,24 @@ import Testing
 
         init(
             locations: [String] = ["London=51.5074,-0.1278", "Tokyo=35.6762,139.6503"], extra: [String] = [],
-            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false, gzipAbove: Int? = nil, alsoGzipAbove: Int? = nil,
+            configFile: String? = nil, faults: [Fault] = [], demo: Bool = false, gzipAbove: Int? = nil,
+            alsoGzipAbove: Int? = nil,
             url makeURL: (Simulator) -> String = { $0.baseURL }, time: any TimeSource = SystemTime()
         ) throws {
             simulator = try Simulator()
             for fault in faults { simulator.addFault(fault) }
             let url = makeURL(simulator)
             // The weather alone unless a test asks for more: request counts and failures are the weather's.
-            var arguments = ["--web.listen-address=127.0.0.1:0", "--openweather.url=\(url)", "--collector.weather.interval=1m",
-                             "--no-collector.forecast", "--openweather.max-requests-per-minute=6000"] + extra
+            var arguments =
+                [
+                    "--web.listen-address=127.0.0.1:0", "--openweather.url=\(url)", "--collector.weather.interval=1m",
+                    "--no-collector.forecast", "--openweather.max-requests-per-minute=6000",
+                ] + extra
             arguments += locations.flatMap { ["--location", $0] }
             if let configFile { arguments += ["--config.file", configFile] }
             if demo { arguments.append("--demo") }
-            let loader = ConfigurationLoader(arguments: arguments, environment: ["OPENWEATHER_API_KEY": "SECRET-KEY-42"])
+            let loader = ConfigurationLoader(
+                arguments: arguments, environment: ["OPENWEATHER_API_KEY": "SECRET-KEY-42"])
             guard case .run(var configuration) = try loader.load() else { throw ConfigError("no run") }
             configuration.openWeatherURL = url
             if let gzipAbove { configuration.gzipAbove = gzipAbove }
@@ -42,7 +47,8 @@ import Testing
                 return next
             }
             exporter = try Exporter(
-                configuration: configuration, logger: Logger(level: .debug, secrets: [], sink: { logs.append($0) }), reloader: reloader, time: time)
+                configuration: configuration, logger: Logger(level: .debug, secrets: [], sink: { logs.append($0) }),
+                reloader: reloader, time: time)
             exporter.start()
         }
 
@@ -54,7 +60,9 @@ import Testing
 
         /// `/metrics` with `Accept-Encoding: acceptEncoding` and `Accept: accept` (each left out when nil).
         func scrape(acceptEncoding: String?, accept: String? = nil, method: String = "GET") throws -> LoopbackResponse {
-            let headers = [acceptEncoding.map { "Accept-Encoding: \($0)" }, accept.map { "Accept: \($0)" }].compactMap { $0 }
+            let headers = [acceptEncoding.map { "Accept-Encoding: \($0)" }, accept.map { "Accept: \($0)" }].compactMap {
+                $0
+            }
             return try LoopbackHTTP.request(port: port, method: method, path: "/metrics", headers: headers)
         }
 
@@ -68,10 +76,13 @@ import Testing
         let running = try Running()
         defer { running.stop() }
         // Both polls run at once and either may finish first.
-        #expect(await waitUntil {
-            let metrics = (try? running.metrics()) ?? ""
-            return ["London", "Tokyo"].allSatisfy { metrics.contains("openweather_temperature_celsius{location=\"\($0)\"}") }
-        })
+        #expect(
+            await waitUntil {
+                let metrics = (try? running.metrics()) ?? ""
+                return ["London", "Tokyo"].allSatisfy {
+                    metrics.contains("openweather_temperature_celsius{location=\"\($0)\"}")
+                }
+            })
         let response = try running.get("/metrics")
         #expect(response.status == 200)
         #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
@@ -130,7 +141,9 @@ import Testing
             #expect(uncompressed.header("content-type") == contentType)
             #expect(uncompressed.header("content-encoding") == nil)
             #expect(accept == nil || uncompressed.text.hasSuffix("\n# EOF\n"))
-            for encoding in ["gzip", "gzip, deflate, br", "deflate;q=1, GZIP;q=0.5", "*", "identity, *;q=0.1", "x-gzip"] {
+            for encoding in [
+                "gzip", "gzip, deflate, br", "deflate;q=1, GZIP;q=0.5", "*", "identity, *;q=0.1", "x-gzip",
+            ] {
                 let gzipped = try running.scrape(acceptEncoding: encoding, accept: accept)
                 let asked = "Accept-Encoding: \(encoding), Accept: \(accept ?? "none")"
                 #expect(gzipped.status == 200)
@@ -147,7 +160,9 @@ import Testing
             }
         }
         // An explicit gzip;q=0 wins over "*".
-        for encoding in ["gzip;q=0", "identity", "deflate, br", "gzip;q=0.000, identity", "*;q=0", "", "gzip ; q=0 , *"] {
+        for encoding in [
+            "gzip;q=0", "identity", "deflate, br", "gzip;q=0.000, identity", "*;q=0", "", "gzip ; q=0 , *",
+        ] {
             let response = try running.scrape(acceptEncoding: encoding)
             #expect(response.status == 200)
             #expect(response.header("content-encoding") == nil, "Accept-Encoding: \(encoding)")
@@ -184,10 +199,14 @@ import Testing
         defer { running.stop() }
         #expect(await waitUntil { (try? running.get("/-/ready").status) == 200 })
         let text = try running.scrape(acceptEncoding: nil)
-        for accept in [Self.prometheusAccept, "application/openmetrics-text; version=1.0.0", "application/openmetrics-text"] {
+        for accept in [
+            Self.prometheusAccept, "application/openmetrics-text; version=1.0.0", "application/openmetrics-text",
+        ] {
             let response = try running.scrape(acceptEncoding: nil, accept: accept)
             #expect(response.status == 200)
-            #expect(response.header("content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8", "Accept: \(accept)")
+            #expect(
+                response.header("content-type") == "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                "Accept: \(accept)")
             #expect(response.header("vary") == "Accept")
             #expect(Int(response.header("content-length") ?? "") == response.body.count)
             #expect(response.text.hasSuffix("\n# EOF\n"))
@@ -207,9 +226,10 @@ import Testing
     /// The handler alone: which Accept-Encoding values take gzip.
     @Test func acceptEncodingNegotiation() {
         func accepts(_ values: [String]) -> Bool {
-            WebHandler.acceptsGzip(HTTPRequest(
-                method: "GET", target: "/metrics", path: "/metrics", query: "", version: .http11,
-                headers: values.map { (name: "accept-encoding", value: $0) }, body: []))
+            WebHandler.acceptsGzip(
+                HTTPRequest(
+                    method: "GET", target: "/metrics", path: "/metrics", query: "", version: .http11,
+                    headers: values.map { (name: "accept-encoding", value: $0) }, body: []))
         }
         #expect(accepts(["gzip"]))
         #expect(accepts(["deflate", "gzip;q=0.2"]))
@@ -293,7 +313,10 @@ import Testing
         defer { running.stop() }
         let refused = try running.get("/-/reload", method: "POST")
         #expect(refused.status == 403)
-        #expect(refused.text == "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n")
+        #expect(
+            refused.text
+                == "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n"
+        )
         #expect(running.exporter.reload() == nil)
     }
 
@@ -310,9 +333,12 @@ import Testing
         defer { running.stop() }
         let metrics = try running.metrics()
         #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Hot\",bound=\"above\"} 40"))
-        #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"below\"} -20"))
-        #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"above\"} 35"))
-        #expect(metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Default\",bound=\"above\"} 35"))
+        #expect(
+            metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"below\"} -20"))
+        #expect(
+            metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Cold\",bound=\"above\"} 35"))
+        #expect(
+            metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Default\",bound=\"above\"} 35"))
         #expect(!metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Off\""))
     }
 
@@ -321,7 +347,10 @@ import Testing
         defer { unlink(file) }
         let running = try Running(locations: [], extra: ["--web.enable-lifecycle"], configFile: file)
         defer { running.stop() }
-        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 1") == true })
+        #expect(
+            await waitUntil {
+                (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 1") == true
+            })
 
         let rewrite = { (text: String) in
             let handle = fopen(file, "w")!
@@ -331,7 +360,10 @@ import Testing
         rewrite(#"{"locations": [{"name": "Tokyo", "latitude": 35.6762, "longitude": 139.6503}]}"#)
         let reload = try running.get("/-/reload", method: "POST")
         #expect(reload.status == 200, "\(reload.text)")
-        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"Tokyo\",source=\"weather\"} 1") == true })
+        #expect(
+            await waitUntil {
+                (try? running.metrics())?.hasLine("openweather_up{location=\"Tokyo\",source=\"weather\"} 1") == true
+            })
         #expect(try !running.metrics().contains("location=\"London\""))
         #expect(try running.metrics().hasLine("openweather_exporter_config_last_reload_successful 1"))
 
@@ -349,10 +381,17 @@ import Testing
     @Test func upstreamLabelsArePrintableAndBounded() async throws {
         let barcelona = String(decoding: Fixture.bytes("current-barcelona-clouds.json"), as: UTF8.self)
             .replacing(#""name":"Barcelona""#, with: #""name":"Bar\u0000ce\u001b[2Jlona""#)
-            .replacing(#""description":"algo de nubes""#, with: #""description":"\#(String(repeating: "x", count: 40_000))\u001b""#)
-        let running = try Running(locations: ["London=51.5074,-0.1278"], faults: [Fault(response: .body(barcelona), path: "/data/2.5/weather")])
+            .replacing(
+                #""description":"algo de nubes""#,
+                with: #""description":"\#(String(repeating: "x", count: 40_000))\u001b""#)
+        let running = try Running(
+            locations: ["London=51.5074,-0.1278"],
+            faults: [Fault(response: .body(barcelona), path: "/data/2.5/weather")])
         defer { running.stop() }
-        #expect(await waitUntil { (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 1") == true })
+        #expect(
+            await waitUntil {
+                (try? running.metrics())?.hasLine("openweather_up{location=\"London\",source=\"weather\"} 1") == true
+            })
         let metrics = try running.metrics()
         #expect(metrics.contains(#"city="Barce[2Jlona""#), "\(metrics.prefix(2000))")
         #expect(metrics.contains("description=\"\(String(repeating: "x", count: 256))\""))

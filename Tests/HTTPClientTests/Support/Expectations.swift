@@ -4,7 +4,10 @@ import Testing
 /// Every test URL carries this key, so any error text that echoes a query is caught.
 let secret = "SECRET123"
 
-func url(_ port: UInt16, path: String = "/data/2.5/weather?lat=1&lon=2&appid=\(secret)", scheme: String = "http", host: String = "127.0.0.1") throws -> RequestURL {
+func url(
+    _ port: UInt16, path: String = "/data/2.5/weather?lat=1&lon=2&appid=\(secret)", scheme: String = "http",
+    host: String = "127.0.0.1"
+) throws -> RequestURL {
     try RequestURL(parsing: "\(scheme)://\(host):\(port)\(path)")
 }
 

@@ -31,8 +31,8 @@ final class KeepAliveServer: Sendable {
         acceptConnections(
             on: listener, until: { [self] in stopped.load(ordering: .relaxed) },
             accepted: { [self] in stats.withLock { $0.connections += 1 } },
-            closed: { [self] in stats.withLock { $0.closed += 1 } }
-        ) { [self] fd in serve(fd) }
+            closed: { [self] in stats.withLock { $0.closed += 1 } },
+            serve: { [self] fd in serve(fd) })
     }
 
     deinit {
@@ -53,7 +53,9 @@ final class KeepAliveServer: Sendable {
     private func serve(_ fd: Int32) {
         var answered = 0
         var pending: [UInt8] = []
-        let idleMilliseconds = Int32(behaviour.idleClose.components.seconds * 1000 + behaviour.idleClose.components.attoseconds / 1_000_000_000_000_000)
+        let idleMilliseconds = Int32(
+            behaviour.idleClose.components.seconds * 1000 + behaviour.idleClose.components.attoseconds
+                / 1_000_000_000_000_000)
         while answered < behaviour.closeAfter {
             while findHeadEnd(pending) == nil {
                 var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -72,7 +74,8 @@ final class KeepAliveServer: Sendable {
             }
             if behaviour.dropRequest == answered + 1 { return }
             let body = #"{"n":\#(answered + 1)}"#
-            let response = "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n"
+            let response =
+                "HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\n"
                 + (behaviour.sayClose ? "Connection: close\r\n" : "") + "\r\n" + body
             guard sendAll(fd, Array(response.utf8)) else { return }
             answered += 1
@@ -82,7 +85,9 @@ final class KeepAliveServer: Sendable {
 
     private func findHeadEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        return (0...(bytes.count - 4)).first { bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10 }
+        return (0...(bytes.count - 4)).first {
+            bytes[$0] == 13 && bytes[$0 + 1] == 10 && bytes[$0 + 2] == 13 && bytes[$0 + 3] == 10
+        }
     }
 }
 

@@ -45,8 +45,9 @@ struct TLSFixture: Sendable {
         var ports: [UInt16] = []
         for name in ["good", "wrong"] {
             let server: ChildProcess
-            do { server = try ChildProcess("python3", ["\(dir)/server.py", "\(dir)/\(name).pem", "\(dir)/\(name).key"]) }
-            catch { throw TestFailure("\(error)") }
+            do {
+                server = try ChildProcess("python3", ["\(dir)/server.py", "\(dir)/\(name).pem", "\(dir)/\(name).key"])
+            } catch { throw TestFailure("\(error)") }
             guard let line = server.readLine(seconds: 20), let port = UInt16(line) else {
                 throw TestFailure("python3 TLS server did not report its port")
             }

@@ -29,7 +29,8 @@ final class TestProxy: Sendable {
         self.mode = mode
         self.requiredAuthorization = requiredAuthorization
         (listener, port) = try LoopbackHTTP.listen(backlog: 64)
-        acceptConnections(on: listener, until: { [self] in stopped.load(ordering: .relaxed) }) { [self] fd in handle(fd) }
+        acceptConnections(
+            on: listener, until: { [self] in stopped.load(ordering: .relaxed) }, serve: { [self] fd in handle(fd) })
     }
 
     deinit { stopped.store(true, ordering: .relaxed) }
@@ -54,8 +55,14 @@ final class TestProxy: Sendable {
         seen.withLock { $0.heads.append(text) }
         let lines = text.split(separator: "\r\n")
         if let required = requiredAuthorization,
-           !lines.contains(where: { $0.lowercased().hasPrefix("proxy-authorization:") && $0.hasSuffix(" \(required)") }) {
-            _ = sendAll(client, Array("HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"test\"\r\nContent-Length: 0\r\n\r\n".utf8))
+            !lines.contains(where: { $0.lowercased().hasPrefix("proxy-authorization:") && $0.hasSuffix(" \(required)") }
+            )
+        {
+            _ = sendAll(
+                client,
+                Array(
+                    "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"test\"\r\nContent-Length: 0\r\n\r\n"
+                        .utf8))
             return
         }
         let requestLine = lines.first.map(String.init) ?? ""
@@ -71,7 +78,7 @@ final class TestProxy: Sendable {
         }
         let target = requestLine.split(separator: " ")[1]
         guard let port = target.split(separator: ":").last.flatMap({ UInt16($0) }),
-              let origin = try? LoopbackHTTP.connect(port: port)
+            let origin = try? LoopbackHTTP.connect(port: port)
         else {
             _ = sendAll(client, Array("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n".utf8))
             return
@@ -87,7 +94,10 @@ final class TestProxy: Sendable {
     private func splice(_ client: Int32, _ origin: Int32, originBudget: inout Int) {
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
-            var entries = [pollfd(fd: client, events: Int16(POLLIN), revents: 0), pollfd(fd: origin, events: Int16(POLLIN), revents: 0)]
+            var entries = [
+                pollfd(fd: client, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: origin, events: Int16(POLLIN), revents: 0),
+            ]
             guard poll(&entries, 2, 5000) > 0 else { return }
             for (index, entry) in entries.enumerated() where entry.revents != 0 {
                 let from = index == 0 ? client : origin

@@ -27,16 +27,21 @@ func seconds() -> Double {
 
 /// Runs `work` on `threads` threads at once; returns the CPU time in seconds.
 func timed(threads: Int, _ work: @escaping @Sendable () -> Void) -> Double {
-    final class Box { let work: @Sendable () -> Void; init(_ work: @escaping @Sendable () -> Void) { self.work = work } }
+    final class Box {
+        let work: @Sendable () -> Void
+        init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+    }
     let start = seconds()
     var ids: [pthread_t] = []
     for _ in 0..<threads {
         var id = pthread_t()
         let box = Unmanaged.passRetained(Box(work)).toOpaque()
-        let result = pthread_create(&id, nil, { raw in
-            Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().work()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &id, nil,
+            { raw in
+                Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().work()
+                return nil
+            }, box)
         precondition(result == 0)
         ids.append(id)
     }
@@ -50,13 +55,15 @@ let locks = Locks()
 let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 2_000_000
 let rounds = 9
 for threads in [1, 2] {
-    var mutex: [Double] = [], locked: [Double] = []
+    var mutex: [Double] = []
+    var locked: [Double] = []
     for _ in 0..<rounds {
         mutex.append(timed(threads: threads) { addMutex(locks, count) })
         locked.append(timed(threads: threads) { addLocked(locks, count) })
     }
     let operations = Double(count * threads)
-    let m = median(mutex) / operations * 1e9, l = median(locked) / operations * 1e9
+    let m = median(mutex) / operations * 1e9
+    let l = median(locked) / operations * 1e9
     let name = threads == 1 ? "uncontended" : "contended (2 threads)"
     print("\(name): Mutex \(format(m)) ns, Locked \(format(l)) CPU ns per withLock; Locked/Mutex = \(format(l / m))")
 }

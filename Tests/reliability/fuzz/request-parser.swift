@@ -16,7 +16,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             check(resumed, size: size)
             if case .complete(let whole) = RequestParser.parse(buffer, limits: limits) {
                 guard case .complete(let again) = resumed, again.consumed == whole.consumed,
-                      again.request.target == whole.request.target, again.request.body == whole.request.body
+                    again.request.target == whole.request.target, again.request.body == whole.request.body
                 else { fatalError("resumed parse disagrees with the whole parse") }
             }
         }
@@ -31,7 +31,9 @@ private func check(_ result: ParseResult, size: Int) {
         precondition(parsed.request.body.count <= limits.maxBodyBytes, "body over the limit")
         precondition(parsed.request.headers.count <= limits.maxHeaderCount, "too many headers")
         // Bytes, not characters: "/" followed by a combining mark is one Character.
-        precondition(parsed.request.path.utf8.first == UInt8(ascii: "/") || parsed.request.path == "*", "path \(parsed.request.path)")
+        precondition(
+            parsed.request.path.utf8.first == UInt8(ascii: "/") || parsed.request.path == "*",
+            "path \(parsed.request.path)")
     case .incomplete(let scanned, let needBytes):
         precondition(needBytes > size && scanned <= size, "incomplete with enough bytes")
         precondition(size <= limits.maxHeadBytes + limits.maxBodyBytes + 4, "waiting past the limits")

@@ -25,8 +25,13 @@ private let sink = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alig
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data, size > 0 else { return 0 }
     var fds: [Int32] = [0, 0]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0 else { return 0 }
-    defer { close(fds[0]); close(fds[1]) }
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &fds) == 0 else {
+        return 0
+    }
+    defer {
+        close(fds[0])
+        close(fds[1])
+    }
     guard let transport = TLSTransport(fd: fds[0], context: source.context(now: 0), scratch: scratch) else { return 0 }
     defer { transport.release() }
     var offset = 0
@@ -40,7 +45,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
         let n = transport.read(into: buffer)
         precondition(n <= buffer.count, "read more than the buffer")
-        precondition(n > 0 || n == 0 || n == -Int(EAGAIN) || n == -Int(EPROTO) || n == -Int(ECONNRESET) || n == -Int(EPIPE), "unexpected result \(n)")
+        precondition(
+            n > 0 || n == 0 || n == -Int(EAGAIN) || n == -Int(EPROTO) || n == -Int(ECONNRESET) || n == -Int(EPIPE),
+            "unexpected result \(n)")
         // Whatever the server answered (alerts, a ServerHello) is read away, so it never blocks.
         while read(fds[1], sink.baseAddress, sink.count) > 0 {}
         if n == 0 || n == -Int(EPROTO) { break }

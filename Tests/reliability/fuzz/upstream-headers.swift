@@ -26,13 +26,18 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     if let wait { precondition(wait.isFinite && wait >= 0, "wait \(wait)") }
 
     // A 429 with that Retry-After, strike after strike: each pause is within [1 min, 1 h] and formats.
-    var schedule = PollSchedule(specs: [.init(key: "a", kind: .poll, interval: 60)], sourceCount: 1, requestsPerMinute: 60, now: 0)
+    var schedule = PollSchedule(
+        specs: [.init(key: "a", kind: .poll, interval: 60)], sourceCount: 1, requestsPerMinute: 60, now: 0)
     var time = 0.0
     for _ in 0..<12 {
-        guard case .fire(let job) = schedule.next(now: time, wall: time) else { preconditionFailure("the job is not due after the pause") }
+        guard case .fire(let job) = schedule.next(now: time, wall: time) else {
+            preconditionFailure("the job is not due after the pause")
+        }
         schedule.finished(job: job, outcome: .rateLimited(retryAfter: wait), now: time, random: 0.5)
         let pause = schedule.pause(now: time) ?? 0
-        precondition(pause >= PollSchedule.firstRateLimitPause && pause <= PollSchedule.maxRateLimitPause, "a pause of \(pause) s")
+        precondition(
+            pause >= PollSchedule.firstRateLimitPause && pause <= PollSchedule.maxRateLimitPause,
+            "a pause of \(pause) s")
         let shown = PrometheusDuration.format(seconds: pause.rounded(.up))
         precondition(PrometheusDuration.parse(shown) != nil, "\(shown) does not read back")
         time += pause
@@ -43,7 +48,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         let text = PrometheusDuration.format(seconds: seconds)
         precondition(!text.isEmpty)
         if seconds >= 0 && seconds < 1e12 {
-            guard let back = PrometheusDuration.parse(text) else { preconditionFailure("\(seconds) as \(text) does not read back") }
+            guard let back = PrometheusDuration.parse(text) else {
+                preconditionFailure("\(seconds) as \(text) does not read back")
+            }
             precondition(abs(back.seconds - seconds) < 0.001, "\(seconds) as \(text) reads back as \(back.seconds)")
         }
     }

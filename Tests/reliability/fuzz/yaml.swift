@@ -23,7 +23,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         precondition(position.line >= 1 && position.line <= lines + 1, "line \(position.line) of \(lines)")
         precondition(position.column >= 1 && position.column <= size + 1, "column \(position.column)")
         if position.line <= widths.count {
-            precondition(position.column <= widths[position.line - 1] + 1, "column \(position.column) of a line of \(widths[position.line - 1])")
+            precondition(
+                position.column <= widths[position.line - 1] + 1,
+                "column \(position.column) of a line of \(widths[position.line - 1])")
         }
     }
     func walk(_ node: YAMLNode) {
