@@ -47,6 +47,8 @@ struct BackfillRequests {
     var held = [Int](repeating: 0, count: Counted.allCases.count)
     /// 429s in a row: the exporter's pause doubles with them.
     var rateLimitStrikes = 0
+    /// A line said the shared day's file was not taken (`Backfill.sharing`): once a run.
+    var sharedDayOddReported = false
 
     init(perMinute: Int, oneCallPerDay: Int?, keyPerDay: Int?, wall: Double) {
         budget = RequestBudget(limitPerMinute: max(perMinute, 1))
@@ -309,21 +311,32 @@ struct Backfill {
     }
 
     /// Runs `body` on the day as every process sharing it (`SharedDay`) has counted it, under its lock,
-    /// and writes back what this run holds; without a shared day, on this run's counts alone.
+    /// and writes back what this run holds; without a shared day, on this run's counts alone. The day is
+    /// this run's by its clock, as the exporter's is; a file it does not take is said once a run.
     private func sharing<Result>(
         _ requests: inout BackfillRequests, _ body: (inout BackfillRequests) -> Result
     ) throws(BackfillError) -> Result {
         guard let sharedDay else { return body(&requests) }
         var updated = requests
         let result: Result
+        var odd: String?
         do throws(SharedDay.Failure) {
-            result = try sharedDay.update { shared in
-                updated.daily.absorb(shared)
+            result = try sharedDay.update { contents in
+                updated.daily.advance(to: time.now())
+                let taken = updated.daily.absorb(contents.day)
+                let today = updated.daily.day
+                odd = contents.odd ?? (taken ? nil : contents.day.map { SharedDay.laterDay($0.day, than: today) })
                 let result = body(&updated)
                 return (result, updated.daily.shared())
             }
         } catch {
             throw BackfillError("\(error.description); give another --storage.path, or none to count this run alone")
+        }
+        if let odd, !updated.sharedDayOddReported {
+            updated.sharedDayOddReported = true
+            report(
+                "the day's counts shared in \(sharedDay.path) were not taken (\(odd)); "
+                    + "this run's own are kept and written over them")
         }
         requests = updated
         return result

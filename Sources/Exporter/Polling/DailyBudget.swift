@@ -10,9 +10,16 @@
 ///
 /// Other processes may share the day (a backfill with the exporter's `--storage.path`, `SharedDay`):
 /// what they counted is `others`, read from the shared file before each decision (`absorb`), and
-/// what this one holds is written back (`shared`) before a request of it leaves.
+/// what this one holds is written back (`shared`) before a request of it leaves. The day is always
+/// this process's own, by its clock: a saved or shared day of another is not today's counts.
 struct DailyBudget: Equatable {
     static let day = 86_400.0
+    /// The most source names a day counts. The exporter has 7 sources and a backfill counts 3 of them;
+    /// a day keeps them, those a reload dropped, and those of other versions sharing the directory. 64
+    /// leaves room for all of that many times over, and keeps a day a few KB: a saved or shared day
+    /// that names more is not one this exporter wrote (`SharedDay` does not take it), and names past
+    /// 64 are not learnt from a saved day (its total still counts them).
+    static let maxNames = 64
 
     /// The UTC day the counts are of: days since the epoch.
     private(set) var day: Int
@@ -21,7 +28,11 @@ struct DailyBudget: Equatable {
     /// Each slot's source name, as the state file and the shared day keep the counts: first the
     /// sources configured, in their slots; after them any other a saved or shared day counted, or a
     /// reload dropped, so its counts are kept and written back.
-    private(set) var names: [String] = []
+    private(set) var names: [String] = [] {
+        didSet { slots = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first }) }
+    }
+    /// Each name's slot: a saved day's names are each looked up once, not searched for in `names`.
+    private var slots: [String: Int] = [:]
     /// Slots OpenWeather refused for the rest of `day` (a 429 that says the day's quota is spent).
     private(set) var spent: Set<Int> = []
     /// Per slot; nil, or a slot past the end, has no limit of its own.
@@ -64,16 +75,22 @@ struct DailyBudget: Equatable {
 
     /// The slot counting `name`: a new one after the others when no slot does yet.
     mutating func slot(named name: String) -> Int {
-        if let slot = names.firstIndex(of: name) { return slot }
+        if let slot = slots[name] { return slot }
         names.append(name)
         return names.count - 1
+    }
+
+    /// The slot counting `name` from a saved day: none for a name new to this budget once it counts
+    /// `maxNames`, so a saved day cannot grow it without end.
+    private mutating func savedSlot(named name: String) -> Int? {
+        slots[name] ?? (names.count < Self.maxNames ? slot(named: name) : nil)
     }
 
     /// A saved day's counts (the state file's or the shared one) in this budget's slots, none below zero.
     private mutating func tally(_ saved: SavedState.Daily) -> Tally {
         var tally = Tally()
         for (name, count) in saved.counts {
-            let slot = slot(named: name)
+            guard let slot = savedSlot(named: name) else { continue }
             if count > tally[slot] { tally.add(slot, count - tally[slot]) }
         }
         tally.set(total: saved.total)
@@ -117,8 +134,8 @@ struct DailyBudget: Equatable {
     func limit(of slot: Int) -> Int? { slot < limits.count ? limits[slot] : nil }
 
     /// By name, for the metrics (a reload may have moved the slots since the labels were laid out).
-    func count(named name: String) -> Int { names.firstIndex(of: name).map(count(of:)) ?? 0 }
-    func limit(named name: String) -> Int? { names.firstIndex(of: name).flatMap(limit(of:)) }
+    func count(named name: String) -> Int { slots[name].map(count(of:)) ?? 0 }
+    func limit(named name: String) -> Int? { slots[name].flatMap(limit(of:)) }
 
     /// The sources this process sent requests of today, by name.
     var namesSent: [String] { names.indices.filter { sent[$0] > 0 }.map { names[$0] } }
@@ -190,24 +207,29 @@ struct DailyBudget: Equatable {
     mutating func restore(_ saved: SavedState.Daily) {
         guard saved.day == day else { return }
         sent.raise(to: tally(saved))
-        spent.formUnion(saved.spent.map { slot(named: $0) })
+        spent.formUnion(saved.spent.compactMap { savedSlot(named: $0) })
         published = sent
         revision += 1
     }
 
     /// The shared day as read (nil: none yet, or unreadable: the last known `others` stay): what it
-    /// holds beyond this process's part is the others'.
-    mutating func absorb(_ shared: SavedState.Daily?) {
-        guard let shared else { return }
-        // Another process saw 00:00 UTC first: the day it started is this one's too.
-        if shared.day > day { advance(to: Double(shared.day) * Self.day) }
-        guard shared.day == day else { return }
+    /// holds beyond this process's part is the others'. A day other than this process's is not taken:
+    /// an earlier one is over, and a later one is not today by this process's clock (processes sharing
+    /// the day advance each by its own clock, `advance`, under the file's lock, so on one host none writes
+    /// a day the others have not reached): a clock elsewhere ahead, or a file written by hand. What this
+    /// process sent today stays counted whatever the file says, and `shared` writes its own day over it.
+    /// Returns false for a later day, which the caller warns of.
+    @discardableResult
+    mutating func absorb(_ shared: SavedState.Daily?) -> Bool {
+        guard let shared else { return true }
+        guard shared.day == day else { return shared.day < day }
         let others = tally(shared).beyond(published)
-        let newlySpent = Set(shared.spent.map { slot(named: $0) }).subtracting(spent)
-        guard others != self.others || !newlySpent.isEmpty else { return }
+        let newlySpent = Set(shared.spent.compactMap { savedSlot(named: $0) }).subtracting(spent)
+        guard others != self.others || !newlySpent.isEmpty else { return true }
         self.others = others
         spent.formUnion(newlySpent)
         revision += 1
+        return true
     }
 
     /// The shared day to write back: the others' counts and this process's committed ones (held room as

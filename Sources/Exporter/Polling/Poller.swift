@@ -58,6 +58,11 @@ final class Poller: Sendable {
         var dailyShown = -1
         /// The shared day's file could not be used at the last try (logged once, until it works again).
         var sharedDayFailing = false
+        /// While it fails: when it is tried again (monotonic seconds); until then this process counts alone.
+        var sharedDayRetry = -Double.infinity
+        /// The UTC day (this process's) on which the file's contents were last warned of as not taken
+        /// (odd, or a later day): one warning a day however often they come back.
+        var sharedDayOddWarned: Int?
         var random = SystemRandomNumberGenerator()
     }
 
@@ -169,7 +174,7 @@ final class Poller: Sendable {
         while true {
             let now = time.monotonic()
             let wall = time.wall()
-            let (completions, launches, decision, dailyChanged) = withSharedDay(wall: wall) { core in
+            let (completions, launches, decision, dailyChanged) = withSharedDay { core in
                 core.sleepsUntil = 0
                 let completions = core.completions
                 core.completions = []
@@ -209,16 +214,27 @@ final class Poller: Sendable {
     /// Runs `body` on the core with the day's counts as every process sharing them has them (`SharedDay`),
     /// under the shared file's lock, then writes back what this process holds: a decision on the day's
     /// room and the room it takes are one step for all of them. A file that cannot be used leaves the
-    /// decision to this process's counts, with one warning.
-    func withSharedDay<Result: Sendable>(wall: Double, _ body: (inout sending Core) -> sending Result) -> Result {
+    /// decision to this process's counts, with one warning, and is tried again `SharedDay.retrySeconds`
+    /// later (not on every step, which would wait for a held lock each time).
+    func withSharedDay<Result: Sendable>(_ body: (inout sending Core) -> sending Result) -> Result {
         guard let sharedDay else { return core.withLock(body) }
+        let (due, failing) = core.withLock { (time.monotonic() >= $0.sharedDayRetry, $0.sharedDayFailing) }
+        guard due else { return core.withLock(body) }
         var decided: Result?
+        var odd: String?
         let failure: SharedDay.Failure?
         do throws(SharedDay.Failure) {
-            try sharedDay.update { shared in
+            try sharedDay.update(waitMilliseconds: failing ? 0 : SharedDay.lockWaitMilliseconds) { contents in
                 core.withLock { core in
-                    core.schedule.daily.advance(to: wall)
-                    core.schedule.daily.absorb(shared)
+                    // The clock is read under the lock: on one host no process writes a day another has not reached.
+                    core.schedule.daily.advance(to: time.wall())
+                    let taken = core.schedule.daily.absorb(contents.day)
+                    let today = core.schedule.daily.day
+                    let later = taken ? nil : contents.day.map { SharedDay.laterDay($0.day, than: today) }
+                    if let reason = contents.odd ?? later, core.sharedDayOddWarned != today {
+                        core.sharedDayOddWarned = today
+                        odd = reason
+                    }
                     decided = body(&core)
                     return ((), core.schedule.daily.shared())
                 }
@@ -228,18 +244,29 @@ final class Poller: Sendable {
             failure = error
         }
         let changed = core.withLock { core in
-            defer { core.sharedDayFailing = failure != nil }
+            defer {
+                core.sharedDayFailing = failure != nil
+                core.sharedDayRetry = failure == nil ? -.infinity : time.monotonic() + SharedDay.retrySeconds
+            }
             return core.sharedDayFailing != (failure != nil)
         }
         if changed, let failure {
             logger.warn(
                 "cannot share the day's request counts with backfills; counting this process's alone",
                 [
-                    ("reason", failure.description),
+                    ("reason", failure.description), ("retry_in", "\(Int(SharedDay.retrySeconds))s"),
                     ("hint", "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path"),
                 ])
         } else if changed {
             logger.info("the day's request counts are shared again", [("path", sharedDay.path)])
+        }
+        if let odd {
+            logger.warn(
+                "the day's shared request counts were not taken; this process's own are kept and written over them",
+                [
+                    ("path", sharedDay.path), ("reason", odd),
+                    ("hint", "warned once a day at most; is another process's clock ahead, or was the file edited?"),
+                ])
         }
         if let decided { return decided }
         return core.withLock(body)
@@ -282,7 +309,7 @@ final class Poller: Sendable {
                         $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic())
                     }
                 }
-                return withSharedDay(wall: time.wall()) {
+                return withSharedDay {
                     $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic())
                 }
             }

@@ -9,12 +9,24 @@ import Platform
 /// The file is the lock, so it is written in place (a rename would hand the next process another
 /// inode, unlocked). It is a state file holding only the day (`StateFile`), a few hundred bytes,
 /// and not synced: the state file keeps the counts across a crash, and a torn one reads as unknown.
+///
+/// Each process's day is its own clock's, advanced under the lock (`DailyBudget.absorb`): a file of an
+/// earlier day is over, and one of a later day, which no process on the same clock writes, is not taken
+/// either; nor is one too large or naming more sources than a day counts. What the process sent today
+/// stays counted, and the day it writes back replaces the file's.
 struct SharedDay: Sendable {
     let path: String
 
     static let fileName = "openweather-exporter.day"
     /// How long a process waits for the others' lock before it decides on its own counts.
     static let lockWaitMilliseconds = 2000
+    /// The most a day file holds: `DailyBudget.maxNames` names and as many spent take a few KB; read on
+    /// every decision, a larger file is not a day's counts but a cost (it is written over).
+    static let sizeLimit = 64 * 1024
+    /// After the file could not be used (held locked past the wait, not a regular file), how long the
+    /// exporter counts alone before it tries again, without waiting for the lock then: a process that
+    /// holds the file costs one bounded wait, not one on every step.
+    static let retrySeconds = 60.0
 
     init(storage: StateStorage) { path = storage.directory + "/" + Self.fileName }
 
@@ -22,9 +34,20 @@ struct SharedDay: Sendable {
         let description: String
     }
 
-    /// Runs `decide` under the lock with the day as the file has it (nil: none yet, or unreadable),
-    /// then writes the day `decide` returns.
-    func update<Result>(_ decide: (SavedState.Daily?) -> (Result, SavedState.Daily)) throws(Failure) -> Result {
+    /// The file as read under the lock.
+    struct Contents {
+        /// Nil: none yet (an empty file), or none to take (`odd`).
+        var day: SavedState.Daily?
+        /// Why the file's bytes are no day to take (too large, not a day file, too many names): the day
+        /// written back replaces them.
+        var odd: String?
+    }
+
+    /// Runs `decide` under the lock with what the file holds, then writes the day `decide` returns.
+    /// `waitMilliseconds`: how long another process's lock is waited for (0: tried once).
+    func update<Result>(
+        waitMilliseconds: Int = lockWaitMilliseconds, _ decide: (Contents) -> (Result, SavedState.Daily)
+    ) throws(Failure) -> Result {
         // O_NONBLOCK: a FIFO planted at the name would block the open; it is refused below.
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw fail("cannot open it: \(errnoText(errno))") }
@@ -38,21 +61,17 @@ struct SharedDay: Sendable {
         var waited = 0
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw fail("cannot lock it: \(errnoText(errno))") }
-            guard waited < Self.lockWaitMilliseconds else {
+            guard waited < waitMilliseconds else {
                 throw fail(
-                    "another process has held it locked for \(Self.lockWaitMilliseconds / 1000) s: is a backfill stopped (SIGSTOP)?"
-                )
+                    waitMilliseconds < Self.lockWaitMilliseconds
+                        ? "another process holds it locked"
+                        : "another process has held it locked for \(waitMilliseconds / 1000) s: "
+                            + "is a backfill stopped (SIGSTOP)?")
             }
             usleep(1000)
             waited += 1
         }
-        let bytes: [UInt8]
-        do throws(RegularFile.Failure) {
-            bytes = try RegularFile.read(fd: fd, limit: 1 << 20)
-        } catch {
-            throw fail("cannot read it: \(error.description)")
-        }
-        let (result, day) = decide(try? StateFile.decode(bytes).daily)
+        let (result, day) = decide(try read(fd))
         var state = SavedState(savedAt: 0)
         state.daily = day
         let out = StateFile.encode(state)
@@ -63,17 +82,35 @@ struct SharedDay: Sendable {
         return result
     }
 
-    /// Takes the others' counts into `daily`, lets `decide` use it, and writes back what this process holds.
-    func update<Result>(_ daily: inout DailyBudget, _ decide: (inout DailyBudget) -> Result) throws(Failure) -> Result {
-        try withoutActuallyEscaping(decide) { decide throws(Failure) in
-            var budget = daily
-            defer { daily = budget }
-            return try update { shared in
-                budget.absorb(shared)
-                let result = decide(&budget)
-                return (result, budget.shared())
-            }
+    /// What the locked file holds.
+    private func read(_ fd: Int32) throws(Failure) -> Contents {
+        let bytes: [UInt8]
+        do throws(RegularFile.Failure) {
+            bytes = try RegularFile.read(fd: fd, limit: Self.sizeLimit)
+        } catch let error where error.code == EFBIG {
+            return Contents(odd: "larger than \(Self.sizeLimit / 1024) KiB")
+        } catch {
+            throw fail("cannot read it: \(error.description)")
         }
+        guard !bytes.isEmpty else { return Contents() }
+        let daily: SavedState.Daily?
+        do throws(StateFile.DecodeError) {
+            daily = try StateFile.decode(bytes).daily
+        } catch {
+            return Contents(odd: "not a day's counts: \(error.description)")
+        }
+        guard let daily else { return Contents() }
+        let names = max(daily.counts.count, daily.spent.count)
+        guard names <= DailyBudget.maxNames else {
+            return Contents(odd: "it names \(names) sources, more than the \(DailyBudget.maxNames) a day counts")
+        }
+        return Contents(day: daily)
+    }
+
+    /// Why a day later than this process's `today` is not taken (`DailyBudget.absorb`), for its warning.
+    static func laterDay(_ day: Int, than today: Int) -> String {
+        let date = Clock.rfc3339(Double(today) * DailyBudget.day).prefix(10)
+        return "it counts UTC day \(day) since 1970, later than this clock's day \(today) (\(date))"
     }
 
     private func fail(_ reason: String) -> Failure {

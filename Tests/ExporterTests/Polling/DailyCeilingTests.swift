@@ -344,7 +344,7 @@ import Testing
         #expect(throws: SharedDay.Failure.self) {
             try shared.update { day in
                 decided = true
-                return ((), day ?? SavedState.Daily(day: 0, total: 0, counts: []))
+                return ((), day.day ?? SavedState.Daily(day: 0, total: 0, counts: []))
             }
         }
         #expect(!decided)
