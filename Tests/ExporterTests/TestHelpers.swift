@@ -120,7 +120,8 @@ enum Fixture {
     static func weather(_ name: String) throws -> CurrentWeather { try WeatherDecoder.decode(bytes(name)) }
 }
 
-/// A poller on a clock the test moves, with requests answered at once on the scheduler's thread.
+/// A poller on a clock the test moves, with requests answered at once on the scheduler's thread
+/// (or run by `execute`; nil: the poller's own threads).
 struct Rig {
     let time: ManualTime
     let transport: FakeTransport
@@ -129,7 +130,7 @@ struct Rig {
     let logger: Logger
     let logs: LogCapture
 
-    init(_ configuration: Configuration, time: ManualTime = ManualTime()) {
+    init(_ configuration: Configuration, time: ManualTime = ManualTime(), execute: Poller.Executor? = { $0() }) {
         self.time = time
         transport = FakeTransport(time: time)
         let logs = LogCapture()
@@ -138,7 +139,7 @@ struct Rig {
             level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
         let setup = configuration.pollerSetup(transport: transport)
         store = ReadingStore(setup: setup, now: time.wall())
-        poller = Poller(setup: setup, store: store, logger: logger, time: time, execute: { $0() }, onChange: {})
+        poller = Poller(setup: setup, store: store, logger: logger, time: time, execute: execute, onChange: {})
     }
 
     /// Runs the poller until `end` on the virtual clock, jumping from one due time to the next.

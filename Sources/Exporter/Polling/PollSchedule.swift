@@ -2,7 +2,9 @@
 /// hours of schedule in microseconds.
 ///
 /// A job is one source at one location; all jobs share one request budget and one 429 pause, since
-/// OpenWeather limits the key, not the endpoint. Jobs are laid out location by location, a slot per
+/// OpenWeather limits the key, not the endpoint. The requests in flight (`maxInFlight`) are split
+/// evenly among the sources that have jobs, so a source whose endpoint hangs holds its own share for
+/// the timeout and the others keep theirs. Jobs are laid out location by location, a slot per
 /// source: job `location × sources + source`. A source's `n` polling jobs own the phases
 /// `i × interval / n`, so each source's requests are spread evenly over its interval; `i` counts
 /// the locations in `phaseOrder`, so the caller decides which locations follow each other. The first
@@ -71,13 +73,16 @@ struct PollSchedule {
 
         /// Not waiting, not finished, not off: belongs in the due queue whenever it is not in flight.
         var schedulable: Bool { spec.kind != .none && !done && !spec.waiting && !off }
+        /// May send a request now or later (a polling job waiting for its place too): its source takes
+        /// a share of the requests in flight.
+        var takesShare: Bool { spec.kind != .none && !done && !off }
     }
 
     private(set) var jobs: [Job] = []
     private(set) var sourceCount = 1
-    /// Every schedulable job not in flight, by when it is due (ties: job order), so choosing the next
-    /// costs O(log n) instead of a scan of every job.
-    private var due = DueQueue()
+    /// Per slot, every schedulable job not in flight, by when it is due (ties: job order), so choosing
+    /// the next costs O(log n) and a look at each source's first instead of a scan of every job.
+    private var due: [DueQueue] = []
     /// Due jobs out of `due` because polls in flight hold the day's room they need (`release` puts them back).
     private var waitingForRoom: [Int] = []
     private(set) var budget: RequestBudget
@@ -86,13 +91,18 @@ struct PollSchedule {
     private(set) var pausedUntil = -Double.infinity
     private(set) var rateLimitStrikes = 0
     private(set) var inFlightCount = 0
+    /// Per slot: its requests in flight, and the most it may have (its share of `maxInFlight`).
+    private(set) var inFlightBySlot: [Int] = []
+    private(set) var shares: [Int] = []
+    /// Per slot: its jobs that take a share (`Job.takesShare`).
+    private var sharing: [Int] = []
     /// Requests still in flight for jobs a reload removed: they hold their place under `maxInFlight`
     /// until they answer (`orphanFinished`), so reloads never let more requests run at once.
     private(set) var orphans = 0
     private let origin: Double
     let maxInFlight: Int
 
-    /// Requests in flight at once, across every location and source.
+    /// Requests in flight at once, across every location and source (split among the sources).
     static let requestLimit = 16
     static let firstRateLimitPause = 60.0
     static let maxRateLimitPause = 3600.0
@@ -147,6 +157,8 @@ struct PollSchedule {
             return job
         }
         inFlightCount = jobs.count { $0.inFlight }
+        inFlightBySlot = [Int](repeating: 0, count: self.sourceCount)
+        for index in jobs.indices where jobs[index].inFlight { inFlightBySlot[id(of: index).slot] += 1 }
         rebuildQueue()
     }
 
@@ -154,7 +166,7 @@ struct PollSchedule {
     mutating func next(now: Double, wall: Double) -> Decision {
         daily.advance(to: wall)
         while true {
-            guard inFlightCount + orphans < maxInFlight, let (nextDue, index) = due.first else { return .idle }
+            guard inFlightCount + orphans < maxInFlight, let (nextDue, index) = firstDue() else { return .idle }
             let start = max(nextDue, budget.nextAllowed(), pausedUntil)
             guard start <= now else { return .wait(until: start) }
             // 00:00 UTC on this clock.
@@ -165,20 +177,21 @@ struct PollSchedule {
             // A poll of several requests starts only when the day has room for all of them, and holds
             // that room until it ends (`release`), so polls in flight together never pass a limit.
             if !daily.allows(slot, cost) {
-                due.removeFirst()
+                due[slot].removeFirst()
                 if daily.hasRoom(slot, cost) {
                     // The room is held by polls in flight: the job goes when one of them gives some back.
                     waitingForRoom.append(index)
                 } else {
                     jobs[index].nextDue = midnight
-                    due.insert((midnight, index))
+                    enqueue(index)
                 }
                 continue
             }
-            due.removeFirst()
+            due[slot].removeFirst()
             jobs[index].inFlight = true
             jobs[index].lastStart = now
             inFlightCount += 1
+            inFlightBySlot[slot] += 1
             budget.record(start: now)
             daily.reserve(slot, cost)
             daily.record(slot, reserved: true)
@@ -202,7 +215,7 @@ struct PollSchedule {
         daily.release(slot, held)
         for index in waitingForRoom
         where jobs.indices.contains(index) && jobs[index].schedulable && !jobs[index].inFlight {
-            due.insert((jobs[index].nextDue, index))
+            enqueue(index)
         }
         waitingForRoom = []
     }
@@ -210,14 +223,21 @@ struct PollSchedule {
     /// `random` in 0..<1 draws the jitter.
     mutating func finished(job index: Int, outcome: Outcome, now: Double, random: Double) {
         guard jobs.indices.contains(index), jobs[index].inFlight else { return }
+        let slot = id(of: index).slot
         jobs[index].inFlight = false
         inFlightCount -= 1
+        inFlightBySlot[slot] -= 1
         let interval = jobs[index].spec.interval
         switch outcome {
         case .success:
             jobs[index].failures = 0
             rateLimitStrikes = 0
             if jobs[index].spec.kind == .resolve {
+                // Every place resolved: the resolver's share goes to the sources that poll.
+                if jobs[index].takesShare {
+                    sharing[slot] -= 1
+                    if sharing[slot] == 0 { share() }
+                }
                 jobs[index].done = true
                 return
             }
@@ -244,7 +264,7 @@ struct PollSchedule {
                 + Self.rateLimitPause(retryAfter: retryAfter, backoff: Self.rateLimitBackoff(strikes: rateLimitStrikes))
             jobs[index].nextDue = now
         }
-        if jobs[index].schedulable { due.insert((jobs[index].nextDue, index)) }
+        if jobs[index].schedulable { enqueue(index) }
     }
 
     /// The wait before the next try after `failures` transient failures in a row: `first`, doubling up
@@ -292,8 +312,38 @@ struct PollSchedule {
 
     private mutating func rebuildQueue() {
         waitingForRoom = []
-        due = DueQueue(
-            jobs.indices.filter { jobs[$0].schedulable && !jobs[$0].inFlight }.map { (jobs[$0].nextDue, $0) })
+        var entries = [[(Double, Int)]](repeating: [], count: sourceCount)
+        sharing = [Int](repeating: 0, count: sourceCount)
+        for index in jobs.indices {
+            let slot = id(of: index).slot
+            if jobs[index].takesShare { sharing[slot] += 1 }
+            if jobs[index].schedulable && !jobs[index].inFlight { entries[slot].append((jobs[index].nextDue, index)) }
+        }
+        due = entries.map(DueQueue.init)
+        share()
+    }
+
+    /// `maxInFlight` split evenly among the slots whose jobs take a share (the remainder to the first),
+    /// at least one each: a source that hangs cannot hold the others' requests back.
+    private mutating func share() {
+        let active = (0..<sourceCount).filter { sharing[$0] > 0 }
+        shares = [Int](repeating: 0, count: sourceCount)
+        guard !active.isEmpty else { return }
+        let (each, remainder) = maxInFlight.quotientAndRemainder(dividingBy: active.count)
+        for (rank, slot) in active.enumerated() { shares[slot] = max(each + (rank < remainder ? 1 : 0), 1) }
+    }
+
+    private mutating func enqueue(_ index: Int) { due[id(of: index).slot].insert((jobs[index].nextDue, index)) }
+
+    /// The job due first (ties: job order) among the sources below their share of the requests in flight.
+    private func firstDue() -> (due: Double, index: Int)? {
+        var first: (due: Double, index: Int)?
+        for slot in due.indices where inFlightBySlot[slot] < shares[slot] {
+            guard let head = due[slot].first else { continue }
+            if let best = first, best.due < head.due || (best.due == head.due && best.index < head.index) { continue }
+            first = head
+        }
+        return first
     }
 
     /// `location`'s place is resolved: its polling jobs are due at once.
@@ -301,7 +351,7 @@ struct PollSchedule {
         for index in indices(atLocation: location) where jobs[index].spec.waiting {
             jobs[index].spec.waiting = false
             jobs[index].nextDue = now
-            if jobs[index].schedulable && !jobs[index].inFlight { due.insert((now, index)) }
+            if jobs[index].schedulable && !jobs[index].inFlight { enqueue(index) }
         }
     }
 

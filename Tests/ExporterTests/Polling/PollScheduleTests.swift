@@ -310,6 +310,66 @@ struct VirtualPoller {
         #expect(fired == 4)
     }
 
+    /// Starts every job it may until the schedule waits past `end` or idles; `hangs` says which
+    /// jobs' requests never answer, the others answer at once. Returns the starts per slot.
+    static func startAll(_ schedule: inout PollSchedule, slots: Int, until end: Double, hangs: (Int) -> Bool) -> [Int] {
+        var started = [Int](repeating: 0, count: slots)
+        var time = 0.0
+        while time <= end {
+            switch schedule.next(now: time, wall: time) {
+            case .fire(let job):
+                started[job % slots] += 1
+                if !hangs(job) { schedule.finished(job: job, outcome: .success, now: time, random: 0.5) }
+            case .wait(let until): time = until
+            case .idle: return started
+            }
+        }
+        return started
+    }
+
+    /// A source whose endpoint hangs holds its share of the 16 requests in flight, not all of them:
+    /// 60 places' air quality all go while the weather's requests never answer.
+    @Test func aHangingSourceHoldsOnlyItsShareOfTheRequestsInFlight() {
+        var schedule = PollSchedule(
+            specs: PollSchedule.specs(locations: 60, intervals: [3600, 600]), sourceCount: 2, requestsPerMinute: 6000,
+            now: 0)
+        #expect(schedule.shares == [8, 8])
+        let started = Self.startAll(&schedule, slots: 2, until: 60) { $0 % 2 == 1 }
+        #expect(started == [60, 8], "every place's air quality; the weather holds 8 of the 16")
+        #expect(schedule.inFlightCount == 8 && schedule.inFlightBySlot == [0, 8])
+        // Three sources: 6, 5 and 5; one alone takes all 16.
+        let three = PollSchedule(
+            specs: PollSchedule.specs(locations: 4, intervals: [600, 600, 600]), sourceCount: 3, requestsPerMinute: 60,
+            now: 0)
+        #expect(three.shares == [6, 5, 5])
+        #expect(PollSchedule(names: ["a"], interval: 600, requestsPerMinute: 60, now: 0).shares == [16])
+    }
+
+    /// A resolver that has found every place gives its share to the sources that poll; a source
+    /// switched off (a stand-in covers it) takes none.
+    @Test func sharesFollowTheSourcesThatStillSend() {
+        // Location 0 is resolved by name; 23 others have coordinates. Every weather request hangs.
+        let specs: [PollSchedule.Spec] = (0..<24).flatMap { location -> [PollSchedule.Spec] in
+            [
+                .init(key: "L\(location)/geocoding", kind: location == 0 ? .resolve : .none, interval: 3600),
+                .init(key: "L\(location)/weather", kind: .poll, interval: 600, waiting: location == 0),
+            ]
+        }
+        var schedule = PollSchedule(specs: specs, sourceCount: 2, requestsPerMinute: 6000, now: 0)
+        #expect(schedule.shares == [8, 8])
+        #expect(Self.startAll(&schedule, slots: 2, until: 60) { _ in true } == [1, 8], "the resolver hangs too")
+        schedule.finished(job: 0, outcome: .success, now: 1, random: 0.5)
+        #expect(schedule.shares == [0, 16])
+        #expect(Self.startAll(&schedule, slots: 2, until: 60) { _ in true } == [0, 8], "8 more weather requests")
+        #expect(schedule.inFlightCount == 16)
+
+        var standIn = PollSchedule(
+            specs: PollSchedule.specs(locations: 4, intervals: [600, 600, 600]), sourceCount: 3, requestsPerMinute: 60,
+            now: 0)
+        standIn.setSlot(1, on: false, now: 0)
+        #expect(standIn.shares == [8, 0, 8])
+    }
+
     @Test func neverTwoRequestsForOneJobAtOnce() {
         var schedule = PollSchedule(names: ["a"], interval: 1, requestsPerMinute: 6000, now: 0)
         #expect(schedule.next(now: 0, wall: 0) == .fire(job: 0))
