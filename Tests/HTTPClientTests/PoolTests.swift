@@ -68,14 +68,18 @@ extension HTTPClientTests {
         @Test func idleConnectionPastTheIdleTimeoutIsReplaced() throws {
             let server = try KeepAliveServer()
             defer { server.stop() }
-            let client = HTTPClient(configuration: .init(idleTimeout: .milliseconds(30)))
+            let client = HTTPClient(configuration: .init(idleTimeout: .milliseconds(50)))
+            let start = ContinuousClock.now
             #expect(try get(client, server.port).status == 200)
             #expect(try get(client, server.port).status == 200)
-            #expect(server.connections == 1)
+            // Reused when the connection was idle less than the limit, which it is unless the machine
+            // is so busy that the two requests took longer than that (then nothing is shown either way).
+            #expect(server.connections == 1 || ContinuousClock.now - start >= .milliseconds(50))
+            let before = server.connections
             // Waiting out the client's idle limit is the behaviour under test.
             sleep(for: .milliseconds(80))
             #expect(try get(client, server.port).status == 200)
-            #expect(server.connections == 2)
+            #expect(server.connections == before + 1)
         }
 
         @Test func serverIdleTimeoutIsSurvived() throws {
