@@ -7,8 +7,10 @@ import Encoding
 /// secret, whatever an upstream did around it (cut it and added `...`, started the text in its
 /// middle, upper-cased it, split it by a line break). Letters are compared without case (the key is
 /// hex). The text is searched in several views, each mapped back to the bytes it came from: as it
-/// is (line breaks skipped), percent-decoded once and twice (`+` as a space), and base64-decoded (both
-/// alphabets, at each of the four alignments). A secret shorter than the window is searched whole.
+/// is (line breaks skipped), percent-decoded once and twice (`+` as a space), base64-decoded (both
+/// alphabets, at each of the four alignments), and each of the first three as shown (character
+/// references decoded, full-width forms as ASCII: `Redaction+Shown`), so what is cut is the text as
+/// written, a whole `&#x39;` or `９`. A secret shorter than the window is searched whole.
 /// A text that ends inside a secret (an echo cut short) loses that piece too, from 4 bytes on.
 ///
 /// Linear in the text's length: every window of the text is one 64-bit word looked up in a set of
@@ -78,6 +80,9 @@ public enum Redaction {
         var bytes: [UInt8] = []
         var starts: [Int] = []
         var ends: [Int] = []
+        /// Bytes at the end decoded from what the end of the text may have cut (`&#x6` of `&#x66;`):
+        /// read in the windows, left out of the piece at the end.
+        var tentative = 0
 
         mutating func append(_ byte: UInt8, from start: Int, to end: Int) {
             bytes.append(byte)
@@ -187,12 +192,14 @@ public enum Redaction {
             }
             // The fewest base64 characters that hold the shortest window, wherever its groups fall.
             let shortest = ((windows.keys.min() ?? window) * 4 + 2) / 3
-            for view in views.prefix(2) {
+            let texts = views
+            for view in texts.prefix(2) {
                 for skip in 0..<4 {
                     let decoded = view.base64Decoded(skip: skip, shortest: shortest + skip)
                     if !decoded.bytes.isEmpty { views.append(decoded) }
                 }
             }
+            views += texts.compactMap { $0.shown() }
             for view in views { mark(view, into: &marked) }
             return marked
         }
@@ -229,13 +236,17 @@ public enum Redaction {
                     if set.contains(word) { markRange(position + 1 - length, position + 1) }
                 }
             }
-            // A text that stops inside a secret: its last bytes (perhaps but the start of an escape,
-            // cut) are the secret's first.
+            // A text that stops inside a secret: its last bytes (perhaps but the start of an escape or
+            // of a character reference, cut) are the secret's first.
             var end = view.bytes.count
-            if end > 0, view.bytes[end - 1] == UInt8(ascii: "%") {
+            if view.tentative > 0 {
+                end -= view.tentative
+            } else if end > 0, view.bytes[end - 1] == UInt8(ascii: "%") {
                 end -= 1
             } else if end > 1, view.bytes[end - 2] == UInt8(ascii: "%"), Hex.value(of: view.bytes[end - 1]) != nil {
                 end -= 2
+            } else if let start = unfinishedReference(view.bytes) {
+                end = start
             }
             for secret in secrets {
                 var length = min(secret.count - 1, end)
@@ -247,6 +258,20 @@ public enum Redaction {
                     length -= 1
                 }
             }
+        }
+
+        /// Where a character reference cut by the end of `bytes` starts (`&`, `&#x`, `&am`), if one may.
+        private func unfinishedReference(_ bytes: [UInt8]) -> Int? {
+            var index = bytes.count - 1
+            while index >= max(bytes.count - 20, 0) {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "&") { return index }
+                guard byte == UInt8(ascii: "#") || Hex.value(of: byte) != nil || (97...122).contains(byte | 0x20) else {
+                    return nil
+                }
+                index -= 1
+            }
+            return nil
         }
 
         private func word(_ bytes: ArraySlice<UInt8>) -> UInt64 {

@@ -6,7 +6,8 @@ import Testing
 
 /// The real exporter against an upstream that echoes its key altered in every way one was seen to
 /// (issue 27): cut and followed by `...`, `…` or `"`, its end at the start of the text, upper-cased,
-/// in base64, percent-encoded twice, split by a line break. Its log and its pages carry none of it.
+/// in base64, percent-encoded twice, split by a line break; and as a page or a terminal shows it
+/// (issue 38): full-width, as character references, mixed. Its log and its pages carry none of it.
 @Suite(.endToEnd) struct RedactionEndToEndTests {
     static let key = "9f86d081884c7d659a2feaa0c55ad015"
 
@@ -20,13 +21,49 @@ import Testing
             "\(String(key[10...])) is not a key", "KEY \(String(key).uppercased()) REFUSED",
             "auth \(Base64.encoded(("appid=" + String(key)).utf8)) refused",
             "GET /data/2.5/weather?appid=\(doublePercent)", "key \(String(key[..<9]))\\n\(String(key[9...])) refused",
+            "KEY \(fullWidth(String(key))) refused",
+            // Each character in turn raw, hex without `;` (a full-width form follows), full-width, decimal.
+            "appid="
+                + key.enumerated().map { index, character in
+                    let value = character.unicodeScalars.first!.value
+                    let forms = [
+                        String(character), "&#x\(String(value, radix: 16))", fullWidth(String(character)),
+                        "&#\(value);",
+                    ]
+                    return forms[index % 4]
+                }.joined() + " refused",
         ]
     }()
 
+    /// `text` in full-width forms.
+    static func fullWidth(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { Unicode.Scalar($0.value + 0xFEE0)! }))
+    }
+
+    /// `text` as a browser shows it: character references decoded (twice, since the landing page writes
+    /// the `&` of one as `&amp;`), full-width forms as ASCII.
+    static func asShown(_ text: String) -> String {
+        var text = text
+        for _ in 0..<2 {
+            text = text.replacing(/&#[xX]([0-9a-fA-F]+);?/) { match in
+                UInt32(match.1, radix: 16).flatMap(Unicode.Scalar.init).map { String($0) } ?? String(match.0)
+            }
+            text = text.replacing(/&#([0-9]+);?/) { match in
+                UInt32(match.1).flatMap(Unicode.Scalar.init).map { String($0) } ?? String(match.0)
+            }
+            text = text.replacing("&amp;", with: "&")
+        }
+        let folded = text.unicodeScalars.map {
+            (0xFF01...0xFF5E).contains($0.value) ? Unicode.Scalar($0.value - 0xFEE0)! : $0
+        }
+        return String(String.UnicodeScalarView(folded))
+    }
+
     /// A window of 8 characters of the key in `text`, as shown (line breaks and their `\n` escapes
-    /// skipped, any case), or in its base64 or percent-decoded forms.
+    /// skipped, any case, references decoded, full-width as ASCII), or in its base64 or percent-decoded
+    /// forms.
     static func leak(in text: String) -> String? {
-        let plain = text.replacing("\\n", with: "").replacing("\n", with: "").lowercased()
+        let plain = asShown(text).replacing("\\n", with: "").replacing("\n", with: "").lowercased()
         let decoded = plain.replacing("%25", with: "%")
         let windows = (0...(key.count - 8)).map { String(Array(key)[$0..<($0 + 8)]) }
         for window in windows

@@ -105,6 +105,83 @@ import Testing
         #expect(Redaction.redacted("user alice here", secrets: secrets) == "user alice here")
     }
 
+    /// The key as a page or a terminal shows it (issue 38): full-width, as character references (decimal,
+    /// hex, leading zeros, without `;`), all mixed with raw characters, references to full-width forms
+    /// and percent-encoded full-width UTF-8. What goes is the text as written: whole references.
+    @Test(arguments: [
+        RedactionWindowTests.fullWidth(key), RedactionWindowTests.references(key, as: "&#%d;"),
+        RedactionWindowTests.references(key, as: "&#x%x;"), RedactionWindowTests.references(key, as: "&#X%X"),
+        RedactionWindowTests.references(key, as: "&#000%d;"), RedactionWindowTests.mixed(key),
+        RedactionWindowTests.references(key, as: "&#x%x;", fullWidth: true),
+        RedactionWindowTests.percentEncoded(RedactionWindowTests.fullWidth(String(key.prefix(12))))
+            + String(key.dropFirst(12)),
+        "appid=" + RedactionWindowTests.mixed(String(key.dropFirst(9))),
+    ])
+    func theKeyAsShownIsCutWhole(echo: String) {
+        let shown = Redaction.redacted("upstream said: \(echo) (code 401)", secrets: [Self.key])
+        #expect(shown == "upstream said: \(echo.hasPrefix("appid=") ? "appid=" : "")<redacted> (code 401)", "\(echo)")
+        #expect(Oracle.leak(in: shown, of: Self.key) == nil, "\(echo) → \(shown)")
+    }
+
+    /// Cut short by an upstream inside a reference: the piece at the end goes, the cut reference too.
+    @Test func aKeyAsReferencesCutShortLosesThePiece() {
+        let echo = Self.references(String(Self.key.prefix(6)), as: "&#x%x;")
+        for cut in ["&", "&#", "&#x", "&#x6", "&#x64"] {
+            #expect(Redaction.redacted("key \(echo)\(cut)", secrets: [Self.key]) == "key <redacted>", "\(cut)")
+        }
+        let fullWidth = Self.fullWidth(String(Self.key.prefix(5)))
+        #expect(Redaction.redacted("key \(fullWidth)", secrets: [Self.key]) == "key <redacted>")
+    }
+
+    /// A proxy password with punctuation, as named references (XML's and HTML's) and full-width.
+    @Test func aPasswordAsNamedReferencesIsCut() throws {
+        let proxy = try ProxyServer(parsing: "http://alice:Tr0ub4dor%26%3Cxyz%40Q@proxy.example:3128", origin: "test")
+        let secrets = ProxyConfiguration(proxy: proxy).secrets
+        for echo in [
+            "Tr0ub4dor&amp;&lt;xyz&commat;Q", "Tr0ub4dor&AMP;&#60;xyz&#x40Q", Self.fullWidth("Tr0ub4dor&<xyz@Q"),
+        ] {
+            let shown = Redaction.redacted("proxy said: \(echo)!", secrets: secrets)
+            #expect(shown == "proxy said: <redacted>!", "\(echo)")
+        }
+        let plain = "a &amp; b &#60; c"
+        #expect(Redaction.redacted(plain, secrets: secrets) == plain, "references alone are no secret")
+    }
+
+    /// `text` in full-width forms (U+FF01–U+FF5E for `!` to `~`).
+    static func fullWidth(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { Unicode.Scalar($0.value + 0xFEE0)! }))
+    }
+
+    /// Each character of `text` as a numeric reference written by `format` (`%d` decimal, `%x`/`%X`
+    /// hex); of its full-width form when asked.
+    static func references(_ text: String, as format: String, fullWidth: Bool = false) -> String {
+        text.unicodeScalars.map { scalar in
+            let value = scalar.value + (fullWidth ? 0xFEE0 : 0)
+            let number =
+                format.contains("%d") ? String(value) : String(value, radix: 16, uppercase: format.contains("%X"))
+            return format.replacing("%d", with: number).replacing("%x", with: number).replacing("%X", with: number)
+        }.joined()
+    }
+
+    /// Every byte of `text` as `%XX`.
+    static func percentEncoded(_ text: String) -> String {
+        String(decoding: text.utf8.flatMap { Oracle.escape($0, upper: true) }, as: UTF8.self)
+    }
+
+    /// Each character in turn raw, full-width, decimal, hex and hex of its full-width form.
+    static func mixed(_ text: String) -> String {
+        text.unicodeScalars.enumerated().map { index, scalar in
+            let character = String(scalar)
+            switch index % 5 {
+            case 0: return character
+            case 1: return fullWidth(character)
+            case 2: return references(character, as: "&#%d;")
+            case 3: return references(character, as: "&#x%x")
+            default: return references(character, as: "&#X%X;", fullWidth: true)
+            }
+        }.joined()
+    }
+
     /// A secret split between a log line's message and a field is found in the pieces joined.
     @Test func aSecretSplitAcrossPiecesIsCut() {
         let pieces = Redaction.redacted(
@@ -114,8 +191,10 @@ import Testing
 
     /// Random secrets (hex keys and passwords), cut anywhere to 8 characters or more, their case
     /// changed, encoded raw, percent-encoded (all or some bytes, once or twice), in base64 (either
-    /// alphabet, at any alignment), split by line breaks or across two pieces, and decorated as
-    /// upstreams cut text: no window of the secret is left in any view, and the text around stays.
+    /// alphabet, at any alignment), full-width, as character references (numeric in every way, named
+    /// where HTML names the character) or all of these mixed, split by line breaks or across two
+    /// pieces, and decorated as upstreams cut text: no window of the secret is left in any view, and
+    /// the text around stays.
     @Test func randomSecretsCutsCasesAndEncodingsLeaveNoWindow() {
         var random = SeededGenerator(seed: 0x27_05)
         let hexDigits = Array("0123456789abcdef")
@@ -144,6 +223,7 @@ import Testing
             }
             let form = [
                 "raw", "percent-all", "percent-some", "percent-twice", "base64", "base64url", "line-break", "pieces",
+                "full-width", "references", "mixed-shown",
             ].randomElement(using: &random)!
             forms[form, default: 0] += 1
             var echo: [UInt8]
@@ -159,6 +239,17 @@ import Testing
                 // What is encoded may start before the secret, so its groups fall at any alignment.
                 let before = Array("appid=".utf8.suffix(Int.random(in: 0...6, using: &random)))
                 echo = Array(Oracle.base64(before + piece + Array("&x".utf8), url: form == "base64url").utf8)
+            case "full-width": echo = piece.flatMap { Oracle.fullWidth($0) }
+            case "references":
+                echo = piece.flatMap { Oracle.reference($0, using: &random, semicolon: Bool.random(using: &random)) }
+            case "mixed-shown":
+                echo = piece.flatMap { byte in
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0: [byte]
+                    case 1: Oracle.fullWidth(byte)
+                    default: Oracle.reference(byte, using: &random, semicolon: true)
+                    }
+                }
             case "line-break":
                 echo = piece
                 echo.insert(
@@ -189,7 +280,7 @@ import Testing
                 shown.hasPrefix(lead) && shown.hasSuffix("(code 401)"),
                 "round \(round): the text around is kept: \(shown)")
         }
-        #expect(forms.count == 8 && forms.values.allSatisfy { $0 > 100 }, "\(forms)")
+        #expect(forms.count == 11 && forms.values.allSatisfy { $0 > 60 }, "\(forms)")
     }
 
     /// Linear in the text: 1 MB of near misses (7 characters of the key, escapes, base64 letters)
@@ -199,7 +290,7 @@ import Testing
         let secrets =
             (0..<64).map { index in String(repeating: String(index, radix: 16), count: 40).prefix(32) }.map(String.init)
             + [Self.key]
-        let unit = "9f86d08 %39%66 OWY4NmQw 9F86D08x\n"
+        let unit = "9f86d08 %39%66 OWY4NmQw 9F86D08x &#57;&#x66;８６ｄ０８\n"
         let text = String(repeating: unit, count: 1_000_000 / unit.utf8.count) + Self.key
         let started = threadCPUSeconds()
         let shown = Redaction.redacted(text, secrets: secrets)
@@ -224,6 +315,7 @@ enum Oracle {
         for (name, view) in [("raw", raw), ("percent-decoded", once)] {
             for skip in 0..<4 { views.append(("\(name) base64 at \(skip)", base64Decoded(view, skip: skip))) }
         }
+        for (name, view) in views.prefix(3) { views.append(("\(name) as shown", Self.shown(view))) }
         for (name, view) in views {
             let folded = view.map { (65...90).contains($0) ? $0 + 32 : $0 }
             for window in windows where contains(folded, window) {
@@ -238,6 +330,63 @@ enum Oracle {
         return (0...(haystack.count - needle.count)).contains {
             haystack[$0..<($0 + needle.count)].elementsEqual(needle)
         }
+    }
+
+    /// The text as shown: every `&` tried as each kind of character reference, every character
+    /// between U+FF01 and U+FF5E as the ASCII it is the full-width form of.
+    static func shown(_ bytes: [UInt8]) -> [UInt8] {
+        let scalars = Array(String(decoding: bytes, as: UTF8.self).unicodeScalars)
+        func ascii(_ scalar: Unicode.Scalar) -> Unicode.Scalar {
+            (0xFF01...0xFF5E).contains(scalar.value) ? Unicode.Scalar(scalar.value - 0xFEE0)! : scalar
+        }
+        var out = String.UnicodeScalarView()
+        var index = 0
+        while index < scalars.count {
+            if let (scalar, length) = reference(Array(scalars[index...].prefix(40))) {
+                out.append(ascii(scalar))
+                index += length
+            } else {
+                out.append(ascii(scalars[index]))
+                index += 1
+            }
+        }
+        return Array(String(out).utf8)
+    }
+
+    static let names: [String: Unicode.Scalar] = [
+        "amp": "&", "AMP": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "commat": "@", "num": "#", "excl": "!",
+    ]
+
+    /// The character reference at the start of `scalars`, and how many it takes.
+    static func reference(_ scalars: [Unicode.Scalar]) -> (Unicode.Scalar, Int)? {
+        let text = String(String.UnicodeScalarView(scalars))
+        for (name, scalar) in names where text.hasPrefix("&\(name);") { return (scalar, name.count + 2) }
+        let hex = text.hasPrefix("&#x") || text.hasPrefix("&#X")
+        guard hex || text.hasPrefix("&#") else { return nil }
+        let start = hex ? 3 : 2
+        let digits = scalars.dropFirst(start).prefix {
+            $0.isASCII && (hex ? $0.properties.isASCIIHexDigit : ("0"..."9").contains($0))
+        }
+        guard !digits.isEmpty else { return nil }
+        let value = UInt32(String(String.UnicodeScalarView(digits)), radix: hex ? 16 : 10) ?? 0
+        let semicolon = scalars.count > start + digits.count && scalars[start + digits.count] == ";"
+        return ((value == 0 ? nil : Unicode.Scalar(value)) ?? "\u{FFFD}", start + digits.count + (semicolon ? 1 : 0))
+    }
+
+    /// `byte` (printable ASCII) as its full-width form's UTF-8.
+    static func fullWidth(_ byte: UInt8) -> [UInt8] { Array(String(Unicode.Scalar(UInt32(byte) + 0xFEE0)!).utf8) }
+
+    /// `byte` as a numeric character reference, decimal or hex, perhaps with leading zeros; by its
+    /// name for some that have one.
+    static func reference(_ byte: UInt8, using random: inout SeededGenerator, semicolon: Bool) -> [UInt8] {
+        if let name = names.first(where: { $0.value.value == UInt32(byte) })?.key, Bool.random(using: &random) {
+            return Array("&\(name);".utf8)
+        }
+        let zeros = String(repeating: "0", count: Int.random(in: 0...2, using: &random))
+        let number = [String(byte), "x" + String(byte, radix: 16), "X" + String(byte, radix: 16, uppercase: true)]
+            .randomElement(using: &random)!
+        let text = number.first!.isLetter ? "&#\(number.prefix(1))\(zeros)\(number.dropFirst())" : "&#\(zeros)\(number)"
+        return Array((text + (semicolon ? ";" : "")).utf8)
     }
 
     static func escape(_ byte: UInt8, upper: Bool) -> [UInt8] {
