@@ -233,7 +233,8 @@ struct PollSchedule {
             jobs[index].failures = 0
             rateLimitStrikes = 0
             if jobs[index].spec.kind == .resolve {
-                // Every place resolved: the resolver's share goes to the sources that poll.
+                // A resolver that found its place sends no more; once every place is found, its
+                // source's share goes to the sources that poll.
                 if jobs[index].takesShare {
                     sharing[slot] -= 1
                     if sharing[slot] == 0 { share() }
