@@ -96,50 +96,97 @@ public enum Gzip {
     /// (empty pieces are skipped). Nil when it is not valid gzip (CRC and length checked) or ends
     /// inside a member. `expectedCount`, when known, sizes the output once.
     public static func inflate(_ pieces: [[UInt8]], expectedCount: Int = 0) -> [UInt8]? {
-        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
-        stream.initialize(to: z_stream())
-        defer {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-        }
-        guard czlib_inflate_init_gzip(stream) == Z_OK else { return nil }
-        defer { inflateEnd(stream) }
-
+        guard let inflater = GzipInflater(pieces) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(expectedCount)
         var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        /// Bytes of the current member have been read and its end not yet.
-        var insideMember = false
-        for piece in pieces where !piece.isEmpty {
-            let ok = piece.withUnsafeBufferPointer { input -> Bool in
-                stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
-                stream.pointee.avail_in = uInt(input.count)
-                defer { stream.pointee.next_in = nil }
-                while stream.pointee.avail_in > 0 {
-                    insideMember = true
-                    let (status, produced) = buffer.withUnsafeMutableBufferPointer { output -> (Int32, Int) in
-                        stream.pointee.next_out = output.baseAddress
-                        stream.pointee.avail_out = uInt(output.count)
-                        let status = CZlib.inflate(stream, Z_NO_FLUSH)
-                        stream.pointee.next_out = nil
-                        return (status, output.count - Int(stream.pointee.avail_out))
-                    }
-                    out.append(contentsOf: buffer[0..<produced])
-                    switch status {
-                    case Z_STREAM_END:
-                        // The next member, if any, starts with the bytes left.
-                        insideMember = false
-                        guard inflateReset(stream) == Z_OK else { return false }
-                    case Z_OK:
-                        continue
-                    default:
-                        return false
-                    }
-                }
-                return true
-            }
-            guard ok else { return nil }
+        while !inflater.isFinished {
+            guard let produced = buffer.withUnsafeMutableBytes({ inflater.read(into: $0) }) else { return nil }
+            out.append(contentsOf: buffer[0..<produced])
         }
-        return insideMember ? nil : out
+        return out
+    }
+}
+
+/// Inflates a gzip stream of one or more members, given in pieces that may cut anywhere, as much at a
+/// time as the caller has room for: a reader that takes the text a piece at a time holds zlib's state
+/// (about 40 KB) and its own buffer, never the whole text. The pieces are referenced, not copied.
+/// Not thread-safe: one owner at a time.
+public final class GzipInflater {
+    private let stream: UnsafeMutablePointer<z_stream>
+    private let pieces: [[UInt8]]
+    /// The piece being read and how much of it zlib has taken.
+    private var index = 0
+    private var offset = 0
+    /// Bytes of the current member have been read and its end not yet.
+    private var insideMember = false
+    private var failed = false
+    /// The whole stream is inflated and every member's CRC and length matched.
+    public private(set) var isFinished = false
+
+    /// Nil when zlib cannot start (out of memory).
+    public init?(_ pieces: [[UInt8]]) {
+        stream = .allocate(capacity: 1)
+        stream.initialize(to: z_stream())
+        guard czlib_inflate_init_gzip(stream) == Z_OK else {
+            stream.deinitialize(count: 1)
+            stream.deallocate()
+            return nil
+        }
+        self.pieces = pieces
+    }
+
+    deinit {
+        inflateEnd(stream)
+        stream.deinitialize(count: 1)
+        stream.deallocate()
+    }
+
+    /// Fills `buffer` from its start and returns how many bytes it wrote: all of it unless the stream
+    /// ends first (then `isFinished` is set; a call after the end writes nothing). Nil when the stream
+    /// is not valid gzip (CRC and length checked) or ends inside a member, on this call or an earlier.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        var produced = 0
+        while !failed && !isFinished && produced < buffer.count {
+            guard index < pieces.count else {
+                if insideMember { failed = true } else { isFinished = true }
+                break
+            }
+            guard offset < pieces[index].count else {
+                index += 1
+                offset = 0
+                continue
+            }
+            let (status, consumed, written) = pieces[index].withUnsafeBufferPointer { input -> (Int32, Int, Int) in
+                let available = input.count - offset
+                let room = buffer.count - produced
+                stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress! + offset)
+                stream.pointee.avail_in = uInt(available)
+                stream.pointee.next_out = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + produced
+                stream.pointee.avail_out = uInt(room)
+                let status = CZlib.inflate(stream, Z_NO_FLUSH)
+                defer {
+                    stream.pointee.next_in = nil
+                    stream.pointee.next_out = nil
+                }
+                return (status, available - Int(stream.pointee.avail_in), room - Int(stream.pointee.avail_out))
+            }
+            offset += consumed
+            produced += written
+            insideMember = true
+            switch status {
+            case Z_STREAM_END:
+                // The next member, if any, starts with the bytes left.
+                insideMember = false
+                if inflateReset(stream) != Z_OK { failed = true }
+            case Z_OK:
+                continue
+            case Z_BUF_ERROR where consumed > 0 || written > 0:
+                continue
+            default:
+                failed = true
+            }
+        }
+        return failed ? nil : produced
     }
 }

@@ -53,6 +53,8 @@ final class Connection {
     /// Written after `pending`: a kept body, sent from its memfd (plain) or its mapping (TLS), and how far.
     var kept: KeptBody?
     var keptOffset = 0
+    /// A streamed response's producer, waiting for everything queued to be written (`writeBody(_:whenWritten:)`).
+    var whenWritten: (@Sendable () -> Void)?
 
     // Monotonic nanoseconds for the timeouts.
     var readStartedAt: Int64
@@ -166,6 +168,7 @@ final class Connection {
         pendingOffset = 0
         kept = nil
         keptOffset = 0
+        whenWritten = nil
         responder = nil
     }
 }

@@ -527,21 +527,35 @@ final class EventLoop {
             connection.state = .streaming
             connection.streamRemaining = contentLength
             send(connection, status: status, headers: headers, contentLength: contentLength, body: [], kept: nil)
-        case .body(let bytes):
-            guard connection.state == .streaming, !connection.isHead, !bytes.isEmpty else { return }
-            var chunk = bytes
+        case .body(let bytes, let whenWritten):
+            guard connection.state == .streaming else { return }
+            var chunk = connection.isHead ? [] : bytes
             if chunk.count > connection.streamRemaining {
                 // More than announced would be read as the start of the next response.
                 chunk = Array(chunk.prefix(connection.streamRemaining))
                 connection.closeAfter = true
-                if chunk.isEmpty { return }
             }
-            connection.streamRemaining -= chunk.count
-            if !connection.hasPending { connection.lastWriteProgress = now }
-            connection.pending.append(chunk)
+            if let whenWritten {
+                if let earlier = connection.whenWritten {
+                    connection.whenWritten = { @Sendable in
+                        earlier()
+                        whenWritten()
+                    }
+                } else {
+                    connection.whenWritten = whenWritten
+                }
+            } else if chunk.isEmpty {
+                return
+            }
+            if !chunk.isEmpty {
+                connection.streamRemaining -= chunk.count
+                if !connection.hasPending { connection.lastWriteProgress = now }
+                connection.pending.append(chunk)
+            }
             flush(connection, prefix: UnsafeRawBufferPointer(start: nil, count: 0))
         case .end:
             guard connection.state == .streaming else { return }
+            connection.whenWritten = nil
             if connection.streamRemaining > 0 && !connection.isHead {
                 // Fewer bytes than announced: only closing tells the client the body is short.
                 connection.closeAfter = true
@@ -579,7 +593,8 @@ final class EventLoop {
 
     /// Writes `prefix`, the queued chunks, then the kept body, until done or the socket is full: the chunks
     /// with gathered transport writes, the kept body with sendfile where `sendsFile` says so (else it is the
-    /// last iovec of the gathered write).
+    /// last iovec of the gathered write). Once all is written, the next request starts, or a streamed
+    /// response's producer is told (`HTTPResponder.writeBody(_:whenWritten:)`).
     private func flush(_ connection: Connection, prefix: UnsafeRawBufferPointer) {
         var prefixWritten = 0
         let transport = connection.transport
@@ -620,8 +635,13 @@ final class EventLoop {
         if prefixWritten < prefix.count {
             connection.pending.insert(Array(prefix[prefixWritten...]), at: connection.pendingIndex)
         }
-        if !connection.hasPending && connection.state == .draining {
-            completeCycle(connection)
+        if !connection.hasPending {
+            if connection.state == .draining {
+                completeCycle(connection)
+            } else if let whenWritten = connection.whenWritten {
+                connection.whenWritten = nil
+                whenWritten()
+            }
         }
     }
 

@@ -51,7 +51,15 @@ public final class HTTPResponder: Sendable {
     }
 
     public func writeBody(_ bytes: [UInt8]) {
-        submit(.body(bytes))
+        submit(.body(bytes, whenWritten: nil))
+    }
+
+    /// `writeBody`, then `whenWritten` once these bytes and all before them are in the socket (for a HEAD
+    /// request, at once): a producer that makes its next part only then holds one part per client, however
+    /// slowly the client reads. Called on the event loop's thread, so it must not block (hand the work to
+    /// a queue), and not at all when the connection closes first (the closure is released then).
+    public func writeBody(_ bytes: [UInt8], whenWritten: @escaping @Sendable () -> Void) {
+        submit(.body(bytes, whenWritten: whenWritten))
     }
 
     public func end() {
@@ -67,6 +75,6 @@ public final class HTTPResponder: Sendable {
 enum ResponderCall: Sendable {
     case respond(HTTPResponse)
     case head(status: Int, headers: [(name: String, value: String)], contentLength: Int)
-    case body([UInt8])
+    case body([UInt8], whenWritten: (@Sendable () -> Void)?)
     case end
 }
