@@ -82,7 +82,7 @@ let package = Package(
             ], exclude: ["Golden"]),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["Encoding", "Exporter", "openweather-exporter", "Simulator", "TestSupport"]
+            dependencies: ["Encoding", "Exporter", "Gzip", "openweather-exporter", "Simulator", "TestSupport"]
         ),
     ]
 )

@@ -50,6 +50,39 @@ import Testing
         #expect(Gzip.memberCount(members) == Self.pieces.count)
     }
 
+    /// Read into any buffer size, a stream cut anywhere gives its text, and nothing after its end.
+    @Test func anInflaterFillsEachBufferInTurn() throws {
+        let members = [Gzip.member(Self.text), Gzip.member(Array(Self.text.prefix(5000)))]
+        let stream = members.concatenated
+        let cut = stride(from: 0, to: stream.count, by: 333).map { Array(stream[$0..<min($0 + 333, stream.count)]) }
+        for size in [1, 7, 4096, 1 << 20] {
+            let inflater = try #require(GzipInflater([[]] + cut + [[]]))
+            var text: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: size)
+            var reads = 0
+            while !inflater.isFinished {
+                let count = try #require(buffer.withUnsafeMutableBytes { inflater.read(into: $0) })
+                // Only the read that reaches the end may come back short.
+                #expect(count == size || inflater.isFinished, "\(size)")
+                text += buffer[0..<count]
+                reads += 1
+            }
+            #expect(text == Self.text + Self.text.prefix(5000), "\(size)")
+            #expect(reads <= (text.count + size - 1) / size + 1)
+            #expect(buffer.withUnsafeMutableBytes { inflater.read(into: $0) } == 0)
+        }
+        // Invalid or cut short: nil, on that read and every later one.
+        var corrupt = members[0]
+        corrupt[corrupt.count - 6] ^= 0xFF
+        for bad in [[corrupt], [Array(members[0].dropLast(3))], [Array(Self.text.prefix(100))]] {
+            let inflater = try #require(GzipInflater(bad))
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            #expect(buffer.withUnsafeMutableBytes { inflater.read(into: $0) } == nil)
+            #expect(buffer.withUnsafeMutableBytes { inflater.read(into: $0) } == nil)
+            #expect(!inflater.isFinished)
+        }
+    }
+
     @Test func invalidOrTruncatedStreamsGiveNil() {
         let member = Gzip.member(Self.text)
         #expect(Gzip.inflate([]) == [])

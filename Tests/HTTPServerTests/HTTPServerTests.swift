@@ -581,6 +581,91 @@ struct HTTPServerLimitTests {
         client.abort()
     }
 
+    /// A streamed body whose producer makes its next part only when `whenWritten` says the last is in the
+    /// socket: a client that reads gets every part in order, HEAD is answered without waiting for anyone,
+    /// and a client that stops reading stalls the producer at what its socket holds (not the 16 MiB it
+    /// would make) until the write timeout closes it; the producer is then released, never called again.
+    @Test func aStreamedProducerWaitsForItsClient() throws {
+        // What the kernel may queue for a client that does not read: the server socket's send buffer
+        // grows up to tcp_wmem's maximum (on loopback, with its 64 KiB segments, to about all of it).
+        let wmem = (try? readFile("/proc/sys/net/ipv4/tcp_wmem")).map { String(decoding: $0, as: UTF8.self) }
+        let sendBufferMax = wmem?.split(whereSeparator: \.isWhitespace).last.flatMap { Int($0) } ?? 4 << 20
+        let partSize = 64 * 1024
+        let parts = max(256, 2 * sendBufferMax / partSize + 8)
+        let made = Locked(0)
+        let released = Locked(0)
+        let queue = DispatchQueue(label: "HTTPServerTests.producer")
+        /// Touched only on `queue`, one step at a time.
+        final class Producer: @unchecked Sendable {
+            let responder: HTTPResponder
+            let queue: DispatchQueue
+            let made: Locked<Int>
+            let released: Locked<Int>
+            let parts: Int
+            let partSize: Int
+            var next = 0
+            init(
+                _ responder: HTTPResponder, _ queue: DispatchQueue, _ made: Locked<Int>, _ released: Locked<Int>,
+                parts: Int, partSize: Int
+            ) {
+                (self.responder, self.queue, self.made, self.released) = (responder, queue, made, released)
+                (self.parts, self.partSize) = (parts, partSize)
+            }
+            deinit { released.withLock { $0 += 1 } }
+            func step() {
+                guard next < parts else { return responder.end() }
+                let part = [UInt8](repeating: UInt8(next % 251), count: partSize)
+                next += 1
+                made.withLock { $0 += 1 }
+                responder.writeBody(part) { [self] in queue.async { self.step() } }
+            }
+        }
+        let server = try startServer(
+            { $0.writeTimeout = .milliseconds(600) },
+            handler: { _, responder in
+                responder.writeHead(status: 200, headers: [], contentLength: partSize * parts)
+                let producer = Producer(responder, queue, made, released, parts: parts, partSize: partSize)
+                queue.async { producer.step() }
+            })
+        defer { server.shutdown() }
+
+        let reader = try TestClient(port: server.port)
+        reader.send(request("/"))
+        let whole = try #require(reader.readResponse())
+        #expect(whole.body.count == partSize * parts)
+        #expect(
+            (0..<parts).allSatisfy {
+                whole.body[$0 * partSize] == UInt8($0 % 251) && whole.body[($0 + 1) * partSize - 1] == UInt8($0 % 251)
+            })
+        reader.send(request("/", method: "HEAD"))
+        #expect(reader.readResponse(head: true)?.header("content-length") == String(partSize * parts))
+        reader.send(request("/again"))
+        #expect(reader.readResponse()?.body.count == partSize * parts)
+        #expect(waitUntil { released.withLock { $0 } == 3 })
+        #expect(made.withLock { $0 } == 3 * parts)
+
+        let stalled = try TestClient(port: server.port)
+        var small: Int32 = 4096
+        setsockopt(stalled.fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        stalled.send(request("/"))
+        var byte: UInt8 = 0
+        #expect(recv(stalled.fd, &byte, 1, 0) == 1)
+        // The ceiling as in `checkClosedAtTheWriteTimeout`: a sweep, a busy machine, ThreadSanitizer.
+        #expect(
+            waitUntil(seconds: 15) {
+                serverSockets(port: server.port, state: .established, peers: [stalled.localPort]) == 0
+            },
+            "the server kept a connection whose client stopped reading")
+        #expect(waitUntil { released.withLock { $0 } == 4 }, "the stalled response's producer was kept")
+        // What the sockets hold, one part the loop holds and one made meanwhile.
+        let stalledParts = made.withLock { $0 } - 3 * parts
+        #expect(
+            stalledParts <= sendBufferMax / partSize + 4,
+            "\(stalledParts) parts of 64 KiB made for a client that read one byte (send buffer up to \(sendBufferMax) bytes)"
+        )
+        stalled.abort()
+    }
+
     @Test func atTheConnectionLimitTheLongestIdleConnectionMakesRoom() throws {
         // One loop: each loop drops its own longest-idle connection, so with two which one goes depends on the loop.
         let server = try startServer {

@@ -82,13 +82,19 @@ public struct LoopbackResponse: Sendable {
 /// test can hang.
 public enum LoopbackHTTP {
     /// Opens a TCP connection to `host` (`127.0.0.1` or `::1`) with a send and receive timeout; from the
-    /// IPv4 address `source` (e.g. `127.0.0.2`, any of 127/8 is loopback) when given.
+    /// IPv4 address `source` (e.g. `127.0.0.2`, any of 127/8 is loopback) when given. With `maxSegment`
+    /// (e.g. 1400, as across Ethernet) the server sends in segments that small: loopback's own are 64 KiB,
+    /// and its send buffer for a client that does not read grows with them, to about 4 MiB.
     public static func connect(
-        port: UInt16, host: String = "127.0.0.1", source: String? = nil, timeoutSeconds: Double = 5
+        port: UInt16, host: String = "127.0.0.1", source: String? = nil, maxSegment: Int32? = nil,
+        timeoutSeconds: Double = 5
     ) throws -> Int32 {
         let v6 = host.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errnoText(errno))") }
+        if var maxSegment {
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_MAXSEG, &maxSegment, socklen_t(MemoryLayout<Int32>.size))
+        }
         let whole = Int(timeoutSeconds)
         var timeout = timeval(tv_sec: whole, tv_usec: Int((timeoutSeconds - Double(whole)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
