@@ -36,8 +36,8 @@ final class TestClient {
     let fd: Int32
     private var buffer: [UInt8] = []
 
-    init(port: UInt16, host: String = "127.0.0.1", timeout: Double = 30) throws {
-        fd = try LoopbackHTTP.connect(port: port, host: host, timeoutSeconds: timeout)
+    init(port: UInt16, host: String = "127.0.0.1", maxSegment: Int32? = nil, timeout: Double = 30) throws {
+        fd = try LoopbackHTTP.connect(port: port, host: host, maxSegment: maxSegment, timeoutSeconds: timeout)
     }
 
     /// This client's own port (the server's socket has it as its remote port).
