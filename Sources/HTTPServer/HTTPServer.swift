@@ -38,7 +38,9 @@
 /// - Pipelined requests are answered in order, one in flight per connection; the next is parsed once the
 ///   previous response has been written out (a client that stops reading stops being parsed).
 /// - A streamed response (`writeHead`/`writeBody`/`end`) that sends fewer bytes than its Content-Length
-///   ends with a close; bytes beyond it are dropped and the connection closed.
+///   ends with a close; bytes beyond it are dropped and the connection closed. A producer that passes
+///   `whenWritten` to `writeBody` hears when the client's socket has taken everything so far, so it can
+///   hold one part per client however slowly the client reads.
 /// - The listener is in every loop's epoll with EPOLLEXCLUSIVE; an accepted connection goes to the loop with
 ///   the fewest connections. Out of file descriptors, a loop stops watching the listener for 100 ms, doubling
 ///   to 1 s, and reports it once through `onError`.
