@@ -51,11 +51,11 @@ import Testing
         }
         // Each has its head and the start of its body waiting, unread.
         var peek = [UInt8](repeating: 0, count: 4096)
+        let flags = Int32(MSG_PEEK | MSG_DONTWAIT)
         #expect(
             await waitUntil(seconds: 120) {
                 sockets.allSatisfy { fd in
-                    peek.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_PEEK | MSG_DONTWAIT)) }
-                        == peek.count
+                    peek.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, flags) } == peek.count
                 }
             })
         // Then one that reads it all: its pieces are made on the same queue, after or between theirs, so

@@ -629,8 +629,9 @@ struct HTTPServerLimitTests {
         let whole = try #require(reader.readResponse())
         #expect(whole.body.count == partSize * parts)
         #expect(
-            (0..<parts).allSatisfy {
-                whole.body[$0 * partSize] == UInt8($0 % 251) && whole.body[($0 + 1) * partSize - 1] == UInt8($0 % 251)
+            (0..<parts).allSatisfy { part in
+                let mark = UInt8(part % 251)
+                return whole.body[part * partSize] == mark && whole.body[(part + 1) * partSize - 1] == mark
             })
         reader.send(request("/", method: "HEAD"))
         #expect(reader.readResponse(head: true)?.header("content-length") == String(partSize * parts))
@@ -651,8 +652,7 @@ struct HTTPServerLimitTests {
         #expect(
             waitUntil(seconds: 15) {
                 serverSockets(port: server.port, state: .established, peers: [stalled.localPort]) == 0
-            },
-            "the server kept a connection whose client stopped reading")
+            }, "the server kept a connection whose client stopped reading")
         #expect(waitUntil { released.withLock { $0 } == 4 }, "the stalled response's producer was kept")
         // What the sockets hold (2 parts measured), one the loop holds and one made meanwhile.
         let stalledParts = made.withLock { $0 } - 3 * parts

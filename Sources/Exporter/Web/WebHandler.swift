@@ -101,8 +101,8 @@ struct WebHandler: HTTPHandler {
             responder.writeHead(status: 200, headers: headers, contentLength: body.plainCount)
             inflating.start()
         } else {
-            responder.respond(
-                Self.text(503, "Out of memory to inflate the exposition: ask with Accept-Encoding: gzip\n"))
+            let reason = "Out of memory to inflate the exposition: ask with Accept-Encoding: gzip\n"
+            responder.respond(Self.text(503, reason))
         }
     }
 
@@ -155,10 +155,10 @@ struct WebHandler: HTTPHandler {
 /// A kept-gzipped exposition inflated for one client that does not take gzip: a piece at a time on the
 /// serial inflate queue, the next only once the client's socket has taken the last
 /// (`HTTPResponder.writeBody(_:whenWritten:)`). A client that reads slowly or not at all holds one piece
-/// and zlib's state (about 100 KB), not a copy of the text (9 MB at 500 places with every source); the
-/// kept chunks it reads from are the version's own, shared, not copied. One inflate per plain client,
-/// as before: a plain copy shared per version would save it, but every second brings a new version
-/// (the process part), so slow clients that came a second apart would still each hold one.
+/// and zlib's state (about 150 KB), not a copy of the text (9 MB at 500 places with every source); the
+/// kept chunks it reads from are the version's own, shared, not copied. One inflate per plain client:
+/// a plain copy shared per version would save it, but every second brings a new version (the process
+/// part), so slow clients that came a second apart would still each hold a whole copy.
 final class InflatingBody: @unchecked Sendable {
     // Unchecked: the inflater is touched only on `queue`, one step at a time (each step queues the next).
 
