@@ -98,8 +98,9 @@ do {
         exit(status)
     }
 } catch {
-    // Docker reserves a health check's exit status 2; for it, a bad setting is unhealthy (1) with the reason.
-    fail(error.description, status: CommandLine.arguments.dropFirst().first == "healthcheck" ? 1 : 2)
+    // A mistake in the flags, the environment or the config file, for every subcommand as for the
+    // exporter. Docker counts any status but 0 as a failed health check, so 2 turns it unhealthy too.
+    fail(error.description)
 }
 
 let logger = Logger(for: configuration)

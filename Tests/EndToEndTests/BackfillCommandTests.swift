@@ -26,4 +26,31 @@ import Testing
             "\(backfill.standardError)")
         #expect(access("-.partial", F_OK) != 0, "nothing kept on disk")
     }
+
+    /// A configuration mistake exits 2, as the exporter's do, whether the flag parser or the run finds
+    /// it: `--since=31000y` said what was wrong and exited 1.
+    @Test func configurationMistakesExitTwo() async throws {
+        let output = "/tmp/owe-backfill-status-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).om"
+        for (arguments, says) in [
+            (
+                ["--since=31000y", "--output=\(output)"],
+                "--since and --until give a range OpenWeather has no history for"
+            ),
+            (["--since=soon", "--output=\(output)"], "--since=soon is not a duration"),
+            (["--since=2h", "--output=/nonexistent/history.om"], "--output must be in a directory you can write"),
+            (
+                [
+                    "--since=2h", "--output=\(output)", "--no-collector.weather", "--no-collector.air_pollution",
+                    "--collector.forecast",
+                ],
+                "nothing to backfill"
+            ),
+        ] {
+            let backfill = try ChildProcess(
+                DemoModeTests.executable, ["backfill", "--demo", "--location", "A=44.34,10.99"] + arguments)
+            #expect(await backfill.wait(seconds: 60) == 2, "\(arguments): \(backfill.standardError)")
+            #expect(backfill.standardError.contains(says), "\(arguments): \(backfill.standardError)")
+        }
+        #expect(access(output, F_OK) != 0 && access(output + ".partial", F_OK) != 0, "nothing written")
+    }
 }

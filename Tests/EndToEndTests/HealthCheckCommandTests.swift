@@ -41,11 +41,15 @@ import Testing
             gone.output.hasPrefix("healthcheck: unhealthy: GET http://127.0.0.1:\(port)/-/healthy: "), "\(gone.output)")
     }
 
-    /// Docker reserves exit status 2 for health checks: a setting the check cannot read is unhealthy (1).
-    @Test func aBadSettingIsUnhealthyWithTheReasonNeverDockersReservedTwo() async throws {
+    /// A mistake in the check's flags exits 2, as the exporter's own do (Docker counts it as a failed
+    /// check all the same): told apart from an exporter that does not answer (1).
+    @Test func aBadSettingIsStatusTwoWithTheReason() async throws {
         let bad = try await healthcheck(["--web.config.file=/nonexistent/web.yml"])
-        #expect(bad.status == 1)
+        #expect(bad.status == 2)
         #expect(bad.errors.contains("cannot read --web.config.file /nonexistent/web.yml"), "\(bad.errors)")
+        let timeout = try await healthcheck(["--timeout=soon"])
+        #expect(timeout.status == 2)
+        #expect(timeout.errors.contains("--timeout=soon is not a duration"), "\(timeout.errors)")
         let help = try await healthcheck(["--help"])
         #expect(help.status == 0)
         #expect(help.output.hasPrefix("usage: openweather-exporter healthcheck"))

@@ -162,13 +162,13 @@ struct Backfill {
             airPollution: airPollution != nil)
         // Before anything is sized by it: --since=31000y once made an array of 2.2 GB of hours.
         if let problem = range.problem(now: now) {
-            throw BackfillError(
+            throw BackfillError.configuration(
                 "--since and --until give a range OpenWeather has no history for: \(problem); --since may reach back to 1979-01-01, --until at most four days ahead"
             )
         }
         if let earlier = try parts.existingRange(now: now) {
             guard earlier.weather == range.weather, earlier.airPollution == range.airPollution else {
-                throw BackfillError(
+                throw BackfillError.configuration(
                     "\(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the directory to start afresh"
                 )
             }
@@ -222,9 +222,11 @@ struct Backfill {
                     needed > limit
                     ? "one location's range alone needs \(needed): backfill shorter ranges, one a day (--until)"
                     : "what is done is kept: run the same command after 00:00 UTC to go on"
-                return BackfillError(
-                    "\(done); \(location.name) needs \(needed) more calls, past the day's \(limit) (\(flag), \(spent) sent today): \(hint)"
-                )
+                let message =
+                    "\(done); \(location.name) needs \(needed) more calls, past the day's \(limit) "
+                    + "(\(flag), \(spent) sent today): \(hint)"
+                // More than a whole day's allowance: no day fits it, so the range given is the mistake.
+                return needed > limit ? BackfillError.configuration(message) : BackfillError(message)
             }
             requests.hold(calls)
             return nil
@@ -496,7 +498,7 @@ public enum BackfillCommand {
             return 0
         } catch {
             report(error.description)
-            return 1
+            return error.status
         }
     }
 }

@@ -133,7 +133,7 @@ struct HistoryBlock: Equatable {
         } else {
             let own = labelNames(line[(end + 1)...])
             if let clash = labels.first(where: { own.contains($0.name) }) {
-                throw BackfillError(
+                throw BackfillError.configuration(
                     "--label \(clash.name)=\(clash.value): \(String(decoding: line[..<end], as: UTF8.self)) has a label \(clash.name) of its own: choose another name (the work done is kept: run the same command with it)"
                 )
             }
@@ -241,7 +241,7 @@ struct BackfillParts {
         do {
             try FileWriter.checkReplaceable(output)
         } catch {
-            throw BackfillError("--output: \(error.description), or --output=- for standard output")
+            throw BackfillError.configuration("--output: \(error.description), or --output=- for standard output")
         }
     }
 
@@ -280,7 +280,7 @@ struct BackfillParts {
     func start(_ range: HistoryRange) throws(BackfillError) {
         guard kept else { return }
         guard mkdir(directory, 0o700) == 0 else {
-            throw BackfillError(
+            throw BackfillError.configuration(
                 "cannot create \(directory): \(errnoText(errno)); --output must be in a directory you can write")
         }
         try Self.keepFile(Array(range.line.utf8), at: directory + "/range")
@@ -378,9 +378,21 @@ struct BackfillError: Error, CustomStringConvertible, Equatable {
     let description: String
     /// One Call's 401 for a key without its subscription: the weather is skipped, the rest goes on.
     var subscriptionMissing = false
+    /// The command as given cannot run, whatever the API answers: change the flags (exit status 2,
+    /// as for the exporter's mistakes), not a failure that running it again may get past (1).
+    var isConfigurationMistake = false
 
     init(_ description: String, subscriptionMissing: Bool = false) {
         self.description = description
         self.subscriptionMissing = subscriptionMissing
     }
+
+    static func configuration(_ description: String) -> BackfillError {
+        var error = BackfillError(description)
+        error.isConfigurationMistake = true
+        return error
+    }
+
+    /// The command's exit status for it.
+    var status: Int32 { isConfigurationMistake ? 2 : 1 }
 }

@@ -285,6 +285,43 @@ struct ManualBackfillTime: BackfillTime {
         }
     }
 
+    /// A command that cannot run as given, whatever the API answers, exits 2 as the exporter's
+    /// mistakes do (`--since=31000y` exited 1); a failure that a later run may get past exits 1.
+    @Test func configurationMistakesAreStatusTwoAndFailuresOne() throws {
+        func status(_ run: Run, _ backfill: Backfill? = nil, since: Int64 = 3600) -> Int32? {
+            do {
+                try (backfill ?? run.backfill()).run(since: .seconds(since), until: Self.until)
+                return 0
+            } catch {
+                return error.status
+            }
+        }
+        let directory = Self.temporaryDirectory()
+        #expect(status(Run(output: directory + "/far.om"), since: 31_000 * 365 * 86_400) == 2)
+        let tooLong = Run(output: directory + "/long.om")
+        #expect(status(tooLong, tooLong.backfill(oneCallPerDay: 2), since: 3 * 3600) == 2)
+        #expect(mkfifo(directory + "/fifo.om", 0o600) == 0)
+        #expect(status(Run(output: directory + "/fifo.om")) == 2)
+        #expect(status(Run(output: directory + "/missing/history.om")) == 2)
+        var clash = Run(output: directory + "/clash.om").backfill(air: false)
+        clash.labels = try BackfillOptions.parseLabels(["location=x"])
+        #expect(status(Run(output: directory + "/clash.om"), clash) == 2)
+        // The kept work was made with the weather alone: this run asks for air pollution too.
+        #expect(status(Run(output: directory + "/clash.om")) == 2)
+
+        // The day's allowance used up: the next day's run goes on.
+        let day = Run(output: directory + "/day.om")
+        #expect(status(day, day.backfill(oneCallPerDay: 7), since: 3 * 3600) == 1)
+        let down = Run(output: directory + "/down.om") { _ in
+            .failure(.http(status: 400, message: "bad", retryAfterSeconds: nil))
+        }
+        #expect(status(down) == 1)
+        #expect(mkdir(directory + "/corrupt.om.partial", 0o700) == 0)
+        try writeFile(
+            directory + "/corrupt.om.partial/range", "from=nan until=1764590400 weather=true air_pollution=true")
+        #expect(status(Run(output: directory + "/corrupt.om")) == 1)
+    }
+
     @Test func aPlaceTheGeocoderDoesNotKnowIsSkippedAndTheRestWritten() throws {
         let output = Self.temporaryDirectory() + "/history.om"
         let run = Run(output: output)
