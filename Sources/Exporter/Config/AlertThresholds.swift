@@ -90,11 +90,27 @@ struct AlertThresholds: Sendable, Equatable {
                 guard value > 0, value <= 200 else { return false }
                 thresholds.gustMetersPerSecond = value
             default:
-                guard value > 0, value <= 10000 else { return false }
-                // To the micrometre, so 20 mm reads 0.02, not 0.020000000000000000416.
-                thresholds.rainMeters = (value * 1000).rounded() / 1e6
+                guard value > 0, value <= 10000, let meters = Self.meters(millimeters: trimmed), meters > 0 else {
+                    return false
+                }
+                thresholds.rainMeters = meters
             }
             return true
+        }
+
+        /// A rain total in mm as metres, exactly as written: the decimal exponent lowered by three and the
+        /// text read once, so 1.1 is 0.0011 (1.1 / 1000 is 0.0011000000000000001) and 0.0001 is 1e-07.
+        /// A threshold rounded to some step would export a small one as 0, which any forecast reaches.
+        static func meters(millimeters text: String) -> Double? {
+            var mantissa = Substring(text)
+            var exponent = 0
+            if let mark = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+                guard let given = Int(text[text.index(after: mark)...]) else { return nil }
+                mantissa = text[..<mark]
+                exponent = given
+            }
+            let (lowered, overflow) = exponent.subtractingReportingOverflow(3)
+            return overflow ? nil : Double("\(mantissa)e\(lowered)")
         }
     }
 

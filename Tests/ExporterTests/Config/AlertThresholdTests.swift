@@ -166,6 +166,36 @@ import Testing
             "\(bad)")
     }
 
+    /// A threshold is exported as given, however small: `rain=0.0001` was rounded to the micrometre and
+    /// exported as 0, which a dry forecast reaches. Only a value below what a double holds is refused.
+    @Test func smallThresholdsAreExportedAsGivenNeverAsZero() throws {
+        let config = try load(["--location", "A=1,2,above=32.0001F,hysteresis=0.00001,gust=0.0001,rain=0.0001"])
+        let store = ReadingStore.allSources(
+            config.locations, sources: [WeatherSource()], thresholds: { config.thresholds(for: $0) }, now: 1_700_000_000
+        )
+        let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
+        let lines = text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
+        #expect(
+            lines == [
+                "openweather_rain_alert_threshold_meters{location=\"A\"} 1e-07",
+                "openweather_temperature_alert_hysteresis_celsius{location=\"A\"} 1e-05",
+                "openweather_temperature_alert_threshold_celsius{location=\"A\",bound=\"above\"} \((32.0001 - 32) * 5 / 9)",
+                "openweather_temperature_alert_threshold_info{location=\"A\",bound=\"above\",unit=\"fahrenheit\"} 1",
+                "openweather_wind_gust_alert_threshold_meters_per_second{location=\"A\"} 0.0001",
+            ], "\(lines)")
+        // Metres as written, in every form a number may take.
+        for (given, meters) in [
+            ("20", 0.02), ("1.1", 0.0011), ("2e1", 0.02), ("+5E-1", 0.0005), (".5", 0.0005), ("10000", 10.0),
+        ] {
+            var read = AlertThresholds()
+            #expect(
+                AlertThresholds.Field.rain.read(given, into: &read) && read.rainMeters == meters, "\(given): \(read)")
+        }
+        var read = AlertThresholds()
+        #expect(!AlertThresholds.Field.rain.read("1e-330", into: &read), "no double holds 1e-333 m: it would be 0")
+        #expect(error(["--location", "A=1,2,rain=1e-330"]).contains("rain=1e-330 is not a rain total in mm above 0"))
+    }
+
     /// The exposition carries each value per place, °C for a bound given in °F, the unit as an info
     /// series; a place with alerts off has none of them, one without a temperature bound no margin.
     @Test func thresholdsAreExportedPerPlace() throws {
