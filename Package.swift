@@ -51,8 +51,8 @@ let package = Package(
         .target(
             name: "Exporter",
             dependencies: [
-                "CBuildInfo", "CCrypt", "Encoding", "HTTPClient", "HTTPServer", "Exposition", "Gzip", "Locking",
-                "OpenWeather", "Platform", "YAML",
+                "CBuildInfo", "CCrypt", "CLinux", "Encoding", "HTTPClient", "HTTPServer", "Exposition", "Gzip",
+                "Locking", "OpenWeather", "Platform", "YAML",
             ]),
         .executableTarget(
             name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),

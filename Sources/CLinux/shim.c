@@ -2,6 +2,7 @@
 #include "CLinux.h"
 
 #include <netinet/in.h>
+#include <sched.h>
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -52,4 +53,8 @@ long clinux_sendfile(int out_fd, int in_fd, long *offset, size_t count) {
     ssize_t n = sendfile(out_fd, in_fd, &position, count);
     *offset = (long)position;
     return (long)n;
+}
+
+int clinux_enter_network_namespace(int fd) {
+    return setns(fd, CLONE_NEWNET);
 }

@@ -45,6 +45,17 @@ public enum RegularFile {
     /// The rest of an open file, refusing anything larger than `limit` bytes.
     public static func read(fd: Int32, limit: Int) throws(Failure) -> [UInt8] {
         var out: [UInt8] = []
+        try forEachChunk(fd: fd, limit: limit) { chunk in
+            out.append(contentsOf: chunk)
+            return true
+        }
+        return out
+    }
+
+    /// The rest of an open file a chunk at a time, for a reader that needs no more than a chunk in
+    /// memory or stops early: until the end, until `body` returns false, or a failure past `limit` bytes.
+    public static func forEachChunk(fd: Int32, limit: Int, _ body: (ArraySlice<UInt8>) -> Bool) throws(Failure) {
+        var total = 0
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -53,9 +64,10 @@ public enum RegularFile {
                 let code = errno
                 throw Failure(description: errnoText(code), code: code)
             }
-            if count == 0 { return out }
-            out.append(contentsOf: chunk[0..<count])
-            if out.count > limit { throw Failure(description: "larger than \(limit) bytes", code: EFBIG) }
+            if count == 0 { return }
+            total += count
+            if total > limit { throw Failure(description: "larger than \(limit) bytes", code: EFBIG) }
+            guard body(chunk[0..<count]) else { return }
         }
     }
 

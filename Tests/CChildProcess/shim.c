@@ -3,8 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <string.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,3 +65,20 @@ pid_t child_process_spawn(char *const argv[], char *const envp[], int stdin_fd, 
 }
 
 int child_process_pipe(int ends[2]) { return pipe2(ends, O_CLOEXEC); }
+
+int child_process_new_network_namespace(void) {
+    if (unshare(CLONE_NEWNET) != 0) return -errno;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    struct ifreq request;
+    memset(&request, 0, sizeof request);
+    strncpy(request.ifr_name, "lo", IFNAMSIZ - 1);
+    int result = ioctl(fd, SIOCGIFFLAGS, &request);
+    if (result == 0) {
+        request.ifr_flags |= IFF_UP;
+        result = ioctl(fd, SIOCSIFFLAGS, &request);
+    }
+    int code = result == 0 ? 0 : -errno;
+    close(fd);
+    return code;
+}

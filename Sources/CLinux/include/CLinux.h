@@ -1,7 +1,7 @@
 #ifndef CLINUX_H
 #define CLINUX_H
 
-// What Swift's Glibc module leaves out: epoll, eventfd, the GNU accept4 and pthread_setname_np.
+// What Swift's Glibc module leaves out: epoll, eventfd, the GNU accept4, pthread_setname_np and setns.
 // Real headers, so constants and the (packed on x86_64) epoll_event layout come from the system.
 // No _GNU_SOURCE here: it renames fd_set's field, which would clash with other modules' view of
 // <sys/select.h>; the GNU functions are wrapped in shim.c instead.
@@ -40,6 +40,10 @@ int clinux_memfd(const char *name, size_t count);
 /// Seals a memfd against any write, growth or shrinking: pages the kernel still sends from can never
 /// change. 0, or -1 with errno set.
 int clinux_seal(int fd);
+
+/// setns(2) into the network namespace `fd` names (an open /proc/PID/ns/net), for the calling thread
+/// only; 0, or -1 with errno set (EPERM without CAP_SYS_ADMIN).
+int clinux_enter_network_namespace(int fd);
 
 /// sendfile(2): up to `count` bytes of `in_fd` from `*offset` to the socket `out_fd`; advances `*offset`.
 long clinux_sendfile(int out_fd, int in_fd, long *offset, size_t count);

@@ -23,12 +23,15 @@ public struct HealthCheck: Sendable {
         usage: openweather-exporter healthcheck [--timeout=DURATION] [flags]
 
         Asks GET /-/healthy of a running exporter and exits 0 when it answers 200, 1 otherwise, with one \
-        line saying why: a container's HEALTHCHECK with no shell or curl in the image.
+        line saying why (2 for a mistake in its flags): a container's HEALTHCHECK with no shell or curl in \
+        the image.
 
         Where: the address of --web.listen-address (or its variable, or web.listen_address in \
         --config.file), the wildcard host asked on 127.0.0.1; when none of them is given, the TCP sockets \
         on which the processes running this same executable listen, read from /proc (so an exporter \
-        started with other flags than the check is found all the same), and :9755 when /proc shows none.
+        started with other flags than the check is found all the same), and :9755 when /proc shows none. \
+        An exporter in another network namespace is asked in it (setns, which needs CAP_SYS_ADMIN); \
+        without that right the check says so and fails rather than ask the same address in its own.
 
         How: https when the --web.config.file given has a tls_server_config (the certificate is not \
         checked: the check asks the exporter's own socket and sends no secret), plain HTTP when it has \
@@ -37,7 +40,8 @@ public struct HealthCheck: Sendable {
         for a client certificate (client_auth_type Require*) cannot be checked this way.
 
         Healthcheck flags:
-          --timeout=DURATION  For the whole check (default 4s, under Docker's 5 s).
+          --timeout=DURATION  For the whole check, the look through /proc included (default 4s, under
+                              Docker's 5 s).
 
         Every other flag is the exporter's (openweather-exporter --help) and is accepted, so the check \
         can be given the exporter's own command line; only the listen address, the web config and the \
@@ -93,39 +97,110 @@ public struct HealthCheck: Sendable {
         return (timeout, rest)
     }
 
-    /// The exit status (0 healthy, 1 not) and the line saying why.
+    /// The exit status (0 healthy, 1 not) and the line saying why, all within `timeout`.
     public func run() -> (status: Int32, line: String) {
-        let started = ContinuousClock.now
-        let targets: [ListenAddress]
-        var source = ""
-        if let address {
-            targets = [Self.reachable(address)]
-        } else {
-            let processes = ListeningSockets.exporterProcesses()
-            let found = ListeningSockets.addresses(of: processes)
-            if found.isEmpty {
-                targets = [ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)]
-                source =
-                    processes.isEmpty
-                    ? " (no other openweather-exporter process in /proc, so the default address)"
-                    : " (process \(processes.map(String.init).joined(separator: ", ")) listens on no TCP port in /proc, so the default address)"
-            } else {
-                targets = found
-            }
+        let deadline = ContinuousClock.now + timeout
+        let (status, line) = check(until: deadline)
+        return (status, Self.bounded(line))
+    }
+
+    /// Addresses asked in one network namespace: the check's own (`namespace` nil) or that of exporter
+    /// processes, where an address found in their tables means what it means to them.
+    struct Group: Sendable, Equatable {
+        var namespace: ListeningSockets.Namespace?
+        var addresses: [ListenAddress]
+    }
+
+    private func check(until deadline: ContinuousClock.Instant) -> (status: Int32, line: String) {
+        if let address { return ask([Group(addresses: [Self.reachable(address)])], until: deadline, note: "") }
+        let scan = ListeningSockets.scan(until: deadline)
+        if let unfinished = scan.unfinished {
+            return (
+                1,
+                "healthcheck: unhealthy: the \(PrometheusDuration.format(timeout)) timeout passed while \(unfinished); "
+                    + "give the check --web.listen-address to ask without looking through /proc"
+            )
         }
+        let (groups, note) = Self.plan(scan)
+        return ask(groups, until: deadline, note: note)
+    }
+
+    /// Where the exporters a scan found are asked: in the check's own network namespace first, then in
+    /// each other one (a process in another namespace listens there: the same address here may be
+    /// nothing, or something else); when none listens, the default address here.
+    static func plan(_ scan: ListeningSockets.Scan) -> (groups: [Group], note: String) {
+        let own = scan.namespaces.filter { $0.id == scan.own }.map { Group(addresses: $0.addresses) }
+        let others = scan.namespaces.filter { $0.id != scan.own }.map { Group(namespace: $0, addresses: $0.addresses) }
+        guard own.isEmpty && others.isEmpty else {
+            let note =
+                scan.truncated
+                ? " (more than \(ListeningSockets.maxAddresses) listening sockets in /proc: the first \(ListeningSockets.maxAddresses) asked)"
+                : ""
+            return (own + others, note)
+        }
+        let fallback = Group(addresses: [
+            ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)
+        ])
+        guard !scan.processes.isEmpty else {
+            return ([fallback], " (no other openweather-exporter process in /proc, so the default address)")
+        }
+        let shown = scan.processes.prefix(8).map(String.init).joined(separator: ", ")
+        let more = scan.processes.count > 8 ? " and \(scan.processes.count - 8) more" : ""
+        return ([fallback], " (process \(shown)\(more) listens on no TCP port in /proc, so the default address)")
+    }
+
+    /// Asks each group's addresses until one answers 200, those of another namespace from inside it.
+    func ask(_ groups: [Group], until deadline: ContinuousClock.Instant, note: String) -> (status: Int32, line: String)
+    {
+        var left = groups.reduce(0) { $0 + $1.addresses.count }
+        var failures: [String] = []
+        for group in groups {
+            var outcome: (healthy: String?, failures: [String])
+            if let namespace = group.namespace {
+                let within = " in the network namespace of process \(namespace.pids[0])"
+                switch NetworkNamespace.run(
+                    in: namespace, { [self, left] in ask(group.addresses, of: left, until: deadline) })
+                {
+                case .success(let asked):
+                    outcome = (asked.healthy.map { $0 + within }, asked.failures.map { $0 + within })
+                case .failure(let refusal):
+                    // Asked here, the address could answer for something else: refuse to judge instead.
+                    outcome = (
+                        nil,
+                        [
+                            "process \(namespace.pids[0]) listens in another network namespace (net:[\(namespace.id.inode)]), "
+                                + "which this check cannot enter (\(refusal)): run the check in it (docker exec, nsenter --net "
+                                + "--target \(namespace.pids[0]), ip netns exec) or give it --web.listen-address"
+                        ]
+                    )
+                }
+            } else {
+                outcome = ask(group.addresses, of: left, until: deadline)
+            }
+            if let healthy = outcome.healthy { return (0, healthy) }
+            failures += outcome.failures
+            left -= group.addresses.count
+        }
+        return (1, "healthcheck: unhealthy\(note): \(failures.joined(separator: "; "))")
+    }
+
+    /// Asks `addresses` in the calling thread's namespace, the first of `left` still to be asked in the check.
+    private func ask(
+        _ addresses: [ListenAddress], of left: Int, until deadline: ContinuousClock.Instant
+    ) -> (healthy: String?, failures: [String]) {
         let client = HTTPClient(
             configuration: .init(
                 userAgent: "openweather-exporter healthcheck", proxy: .direct, maxIdleConnections: 0,
                 verifiesServer: false))
         var failures: [String] = []
-        for (index, target) in targets.enumerated() {
+        for (index, target) in addresses.enumerated() {
             // Each address gets its share of what is left: one that hangs (another exporter on the
             // machine, stopped) leaves time to ask the next.
-            let share = (timeout - (ContinuousClock.now - started)) / (targets.count - index)
             let targetStarted = ContinuousClock.now
+            let share = (deadline - targetStarted) / (left - index)
             for scheme in tls.map({ [$0 ? "https" : "http"] }) ?? ["http", "https"] {
-                let left = share - (ContinuousClock.now - targetStarted)
-                guard left > .zero else {
+                let remaining = share - (ContinuousClock.now - targetStarted)
+                guard remaining > .zero else {
                     failures.append(
                         "\(scheme)://\(target): no time left of its share of the \(PrometheusDuration.format(timeout)) timeout"
                     )
@@ -134,10 +209,10 @@ public struct HealthCheck: Sendable {
                 let url = "\(scheme)://\(target)/-/healthy"
                 do {
                     let request = HTTPClientRequest(
-                        url: try RequestURL(parsing: url), timeout: left, maxBodyBytes: 4096)
+                        url: try RequestURL(parsing: url), timeout: remaining, maxBodyBytes: 4096)
                     let response = try client.get(request)
                     if response.status == 200 {
-                        return (0, "healthcheck: GET \(url) answered 200")
+                        return ("healthcheck: GET \(url) answered 200", failures)
                     }
                     failures.append("GET \(url) answered \(response.status)")
                     // exporter-toolkit (and this exporter) answer plain HTTP on a TLS port with this 400.
@@ -153,7 +228,22 @@ public struct HealthCheck: Sendable {
                 }
             }
         }
-        return (1, "healthcheck: unhealthy\(source): \(failures.joined(separator: "; "))")
+        return (nil, failures)
+    }
+
+    /// The most of its line the check prints: what Docker keeps of a health check's output.
+    static let maxLineBytes = 4096
+
+    /// `line` cut to `maxLineBytes` at a character boundary, saying so.
+    static func bounded(_ line: String) -> String {
+        guard line.utf8.count > maxLineBytes else { return line }
+        let marker = " ... (cut)"
+        var cut = ""
+        for character in line {
+            guard cut.utf8.count + character.utf8.count + marker.utf8.count <= maxLineBytes else { break }
+            cut.append(character)
+        }
+        return cut + marker
     }
 
     /// The wildcard hosts are every interface: ask the IPv4 loopback, which every container has.

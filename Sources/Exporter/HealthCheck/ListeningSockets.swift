@@ -1,18 +1,126 @@
 import Glibc
 import Platform
 
-/// Where a running exporter listens, read from /proc without starting a process (the shell script this
-/// replaces forked `readlink` once per descriptor: 4.9 s with 1,500 connections open).
+/// Where running exporters listen, read from /proc without starting a process (the shell script this
+/// replaces forked `readlink` once per descriptor: 4.9 s with 1,500 connections open), and in which
+/// network namespace: an address means nothing outside its own. Every step stops at the check's
+/// deadline and is linear in what it reads, and at most `maxAddresses` are kept, so a huge or planted
+/// table costs neither the timeout nor a long answer.
 enum ListeningSockets {
+    /// An exporter listens on one address, so this many is a machine running several of them; a table
+    /// with more was not made by exporters, and asking each would outlast any timeout.
+    static let maxAddresses = 8
+
+    /// A network namespace: the device and inode behind /proc/PID/ns/net (`net:[INODE]`).
+    struct NamespaceID: Hashable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+
+        init(device: UInt64, inode: UInt64) {
+            self.device = device
+            self.inode = inode
+        }
+
+        init(_ info: stat) {
+            self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+
+        /// The namespace `path` (a /proc/…/ns/net link) stands for; nil when it cannot be read.
+        init?(of path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            self.init(info)
+        }
+
+        /// The calling thread's, which a thread that entered another namespace does not share with the process.
+        static func current() -> NamespaceID? {
+            NamespaceID(of: "/proc/thread-self/ns/net") ?? NamespaceID(of: "/proc/self/ns/net")
+        }
+    }
+
+    /// Exporter processes that share a network namespace, and the addresses they listen on in it.
+    struct Namespace: Sendable, Equatable {
+        var id: NamespaceID
+        /// Its tables are read, and it is entered, through the first of these still there.
+        var pids: [Int32]
+        var addresses: [ListenAddress] = []
+    }
+
+    /// What a look through /proc found.
+    struct Scan: Sendable {
+        /// The namespace the scan ran in; nil when /proc does not show it.
+        var own = NamespaceID.current()
+        /// The other processes running this executable.
+        var processes: [Int32] = []
+        /// The namespaces where they listen, in the order of their first process.
+        var namespaces: [Namespace] = []
+        /// Whether there was more listening than `maxAddresses`, which were kept.
+        var truncated = false
+        /// What the scan was at when the deadline passed; nil when it finished.
+        var unfinished: String?
+    }
+
+    /// The TCP addresses the other exporter processes listen on, by network namespace: the socket
+    /// inodes among their descriptors, looked up in their namespace's tables (/proc/PID/net/tcp and
+    /// tcp6), read once per namespace however many processes share it (they list every socket of
+    /// the namespace, and reading them costs the kernel time in proportion).
+    static func scan(until deadline: ContinuousClock.Instant) -> Scan {
+        var scan = Scan()
+        guard let processes = exporterProcesses(until: deadline) else {
+            scan.unfinished = "looking through /proc for the exporter's processes"
+            return scan
+        }
+        scan.processes = processes
+        var positions: [NamespaceID: Int] = [:]
+        var inodes: [Set<UInt64>] = []
+        for pid in processes {
+            guard let found = socketInodes(of: pid, until: deadline) else {
+                scan.unfinished = "reading the descriptors of process \(pid)"
+                return scan
+            }
+            // No namespace to read: the process has gone since it was listed.
+            guard !found.isEmpty, let id = NamespaceID(of: "/proc/\(pid)/ns/net") else { continue }
+            if let position = positions[id] {
+                scan.namespaces[position].pids.append(pid)
+                inodes[position].formUnion(found)
+            } else {
+                positions[id] = scan.namespaces.count
+                scan.namespaces.append(Namespace(id: id, pids: [pid]))
+                inodes.append(found)
+            }
+        }
+        var room = maxAddresses
+        for position in scan.namespaces.indices {
+            guard room > 0 else {
+                scan.truncated = true
+                break
+            }
+            let namespace = scan.namespaces[position]
+            guard
+                let found = listening(
+                    readingFrom: namespace.pids, among: inodes[position], until: deadline, limit: room)
+            else {
+                scan.unfinished = "reading the TCP tables of process \(namespace.pids[0])"
+                return scan
+            }
+            scan.namespaces[position].addresses = found.addresses
+            scan.truncated = scan.truncated || found.more
+            room -= found.addresses.count
+        }
+        scan.namespaces.removeAll { $0.addresses.isEmpty }
+        return scan
+    }
+
     /// Other processes running the same executable as this one (same device and inode behind
-    /// /proc/PID/exe), so a renamed or moved binary is still found and nothing else is.
-    static func exporterProcesses() -> [Int32] {
+    /// /proc/PID/exe), so a renamed or moved binary is still found and nothing else is; nil at the deadline.
+    static func exporterProcesses(until deadline: ContinuousClock.Instant) -> [Int32]? {
         var own = stat()
         guard stat("/proc/self/exe", &own) == 0, let directory = opendir("/proc") else { return [] }
         defer { closedir(directory) }
         let me = getpid()
         var found: [Int32] = []
         while let entry = readdir(directory) {
+            guard ContinuousClock.now < deadline else { return nil }
             let name = withUnsafeBytes(of: entry.pointee.d_name) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }
@@ -26,73 +134,140 @@ enum ListeningSockets {
         return found.sorted()
     }
 
-    /// The TCP addresses `pids` listen on, as a client on this machine reaches them: the socket inodes
-    /// among their descriptors, looked up in their network namespaces' tables (/proc/PID/net/tcp and
-    /// tcp6). Each namespace's tables are read once, however many processes share it: they list every
-    /// socket of the namespace, and reading them costs the kernel time in proportion. They are read
-    /// through any of the namespace's processes that is still there: one may exit between the listing of
-    /// its descriptors and the reading (a short-lived run of the same executable, such as this check).
-    static func addresses(of pids: [Int32]) -> [ListenAddress] {
-        var namespaces: [(namespace: UInt64, readers: [Int32], inodes: Set<UInt64>)] = []
-        for pid in pids {
-            let inodes = socketInodes(of: pid)
-            guard !inodes.isEmpty else { continue }
-            var info = stat()
-            let namespace =
-                stat("/proc/\(pid)/ns/net", &info) == 0 ? UInt64(info.st_ino) : UInt64(UInt32(bitPattern: pid)) << 32
-            if let index = namespaces.firstIndex(where: { $0.namespace == namespace }) {
-                namespaces[index].inodes.formUnion(inodes)
-                namespaces[index].readers.append(pid)
-            } else {
-                namespaces.append((namespace, [pid], inodes))
-            }
-        }
-        var addresses: [ListenAddress] = []
-        for (_, readers, inodes) in namespaces {
-            for address in listening(readingFrom: readers, among: inodes) where !addresses.contains(address) {
-                addresses.append(address)
-            }
-        }
-        return addresses
-    }
-
     /// The listening addresses among `inodes` in the tables of the network namespace `readers` share,
-    /// read through the first of them whose tables can still be read.
-    static func listening(readingFrom readers: [Int32], among inodes: Set<UInt64>) -> [ListenAddress] {
+    /// read through the first of them whose tables can still be read (one may exit between the listing
+    /// of its descriptors and the reading: a short-lived run of the same executable, such as this check):
+    /// at most `limit`, and whether there were more; nil when the deadline passed.
+    static func listening(
+        readingFrom readers: [Int32], among inodes: Set<UInt64>, until deadline: ContinuousClock.Instant,
+        limit: Int = maxAddresses
+    ) -> (addresses: [ListenAddress], more: Bool)? {
         for pid in readers {
-            var tables: [(bytes: [UInt8], isIPv6: Bool)] = []
-            for (table, isIPv6) in [("tcp", false), ("tcp6", true)] {
-                // Each line is a few hundred bytes; 64 MiB holds some 400,000 connections.
-                if let bytes = try? RegularFile.read("/proc/\(pid)/net/\(table)", limit: 64 << 20) {
-                    tables.append((bytes, isIPv6))
-                }
+            let tables = ["tcp", "tcp6"].map { "/proc/\(pid)/net/\($0)" }
+            switch listening(inTables: tables[0], tables[1], among: inodes, until: deadline, limit: limit) {
+            case .found(let addresses, let more): return (addresses, more)
+            case .late: return nil
+            case .unreadable: continue
             }
-            // A kernel without IPv6 has no tcp6, so one table is enough; none: the process is gone.
-            guard !tables.isEmpty else { continue }
-            var addresses: [ListenAddress] = []
-            for (bytes, isIPv6) in tables {
-                for line in bytes.split(separator: UInt8(ascii: "\n")).dropFirst() {
-                    let fields = line.split(separator: UInt8(ascii: " "))
-                    // sl, local_address, rem_address, st (0A: LISTEN), tx:rx, tr:when, retrnsmt, uid, timeout, inode
-                    guard fields.count > 9, String(decoding: fields[3], as: UTF8.self) == "0A",
-                        let inode = UInt64(String(decoding: fields[9], as: UTF8.self)), inodes.contains(inode),
-                        let address = parse(String(decoding: fields[1], as: UTF8.self), isIPv6: isIPv6)
-                    else { continue }
-                    if !addresses.contains(address) { addresses.append(address) }
-                }
-            }
-            return addresses
         }
-        return []
+        return ([], false)
     }
 
-    /// The inodes of the sockets among `pid`'s descriptors (`socket:[INODE]` links).
-    static func socketInodes(of pid: Int32) -> Set<UInt64> {
+    /// What the tables of a namespace gave.
+    enum Tables: Equatable {
+        /// At most the limit asked for, and whether there were more.
+        case found([ListenAddress], more: Bool)
+        /// Neither could be opened: the process they were read through is gone.
+        case unreadable
+        /// The deadline passed first.
+        case late
+    }
+
+    /// The listening addresses among `inodes` in the IPv4 table `tcp` and the IPv6 table `tcp6` (a
+    /// kernel without IPv6 has none, so one is enough), read a chunk at a time, each row once: at most
+    /// `limit` of them.
+    static func listening(
+        inTables tcp: String, _ tcp6: String, among inodes: Set<UInt64>, until deadline: ContinuousClock.Instant,
+        limit: Int
+    ) -> Tables {
+        var addresses: [ListenAddress] = []
+        var more = false
+        var read = false
+        for (path, isIPv6) in [(tcp, false), (tcp6, true)] where !more {
+            let rows = forEachRow(of: path, until: deadline) { row in
+                guard let address = listeningAddress(row, among: inodes, isIPv6: isIPv6), !addresses.contains(address)
+                else {
+                    return true
+                }
+                guard addresses.count < limit else {
+                    more = true
+                    return false
+                }
+                addresses.append(address)
+                return true
+            }
+            guard let rows else { return .late }
+            read = read || rows
+        }
+        return read ? .found(addresses, more: more) : .unreadable
+    }
+
+    /// Calls `body` with each row of the table at `path` (its header line skipped) until it returns
+    /// false, one chunk of the file in memory at a time: true when the table was read, false when it
+    /// could not be opened, nil when the deadline passed first.
+    private static func forEachRow(
+        of path: String, until deadline: ContinuousClock.Instant, _ body: (ArraySlice<UInt8>) -> Bool
+    ) -> Bool? {
+        guard let (fd, _) = try? RegularFile.open(path) else { return false }
+        defer { close(fd) }
+        var pending: [UInt8] = []
+        var header = true
+        var late = false
+        // Each row is a few hundred bytes; 64 MiB holds some 400,000 connections. A table cut short by
+        // the limit or a failed read still gave its rows so far.
+        try? RegularFile.forEachChunk(fd: fd, limit: 64 << 20) { chunk in
+            guard ContinuousClock.now < deadline else {
+                late = true
+                return false
+            }
+            var start = chunk.startIndex
+            while let end = chunk[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                defer { start = end + 1 }
+                let row: ArraySlice<UInt8>
+                if pending.isEmpty {
+                    row = chunk[start..<end]
+                } else {
+                    pending += chunk[start..<end]
+                    row = pending[...]
+                }
+                defer { pending.removeAll(keepingCapacity: true) }
+                if header {
+                    header = false
+                } else if !body(row) {
+                    return false
+                }
+            }
+            pending += chunk[start...]
+            return true
+        }
+        return late ? nil : true
+    }
+
+    /// A table row's local address when it is a listening socket (state 0A) among `inodes`; the fields:
+    /// sl, local_address, rem_address, st, tx:rx, tr:when, retrnsmt, uid, timeout, inode.
+    static func listeningAddress(_ row: ArraySlice<UInt8>, among inodes: Set<UInt64>, isIPv6: Bool) -> ListenAddress? {
+        var local = row[row.startIndex..<row.startIndex]
+        var state = local
+        var inode = local
+        var field = 0
+        var index = row.startIndex
+        while field <= 9 {
+            while index < row.endIndex, row[index] == UInt8(ascii: " ") { index += 1 }
+            let start = index
+            while index < row.endIndex, row[index] != UInt8(ascii: " ") { index += 1 }
+            guard start < index else { return nil }
+            switch field {
+            case 1: local = row[start..<index]
+            case 3: state = row[start..<index]
+            case 9: inode = row[start..<index]
+            default: break
+            }
+            field += 1
+        }
+        guard state.elementsEqual("0A".utf8), let number = UInt64(String(decoding: inode, as: UTF8.self)),
+            inodes.contains(number)
+        else { return nil }
+        return parse(String(decoding: local, as: UTF8.self), isIPv6: isIPv6)
+    }
+
+    /// The inodes of the sockets among `pid`'s descriptors (`socket:[INODE]` links); nil at the deadline.
+    static func socketInodes(of pid: Int32, until deadline: ContinuousClock.Instant) -> Set<UInt64>? {
         guard let directory = opendir("/proc/\(pid)/fd") else { return [] }
         defer { closedir(directory) }
         var inodes: Set<UInt64> = []
         var link = [CChar](repeating: 0, count: 64)
         while let entry = readdir(directory) {
+            guard ContinuousClock.now < deadline else { return nil }
             let name = withUnsafeBytes(of: entry.pointee.d_name) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }

@@ -15,4 +15,9 @@ pid_t child_process_spawn(char *const argv[], char *const envp[], int stdin_fd, 
 /// test's child inherits, even one forked between the pipe's creation and a later fcntl.
 int child_process_pipe(int ends[2]);
 
+/// Moves the calling thread alone into a new network namespace, its loopback up (unshare and an
+/// ioctl, which Swift's Glibc module leaves out; root only), for a server a test must reach only from
+/// inside it. 0, or minus the errno of what failed.
+int child_process_new_network_namespace(void);
+
 #endif

@@ -113,12 +113,18 @@ import Testing
         #expect(ListeningSockets.parse("0100007F:0050", isIPv6: true) == nil)
     }
 
+    static let later = ContinuousClock.now + .seconds(3600)
+
     @Test func findsThisProcesssListeningSocketButNotItsConnections() throws {
         let listener = try StubListener(accepting: false)
         defer { listener.close() }
         let fd = try LoopbackHTTP.connect(port: listener.port)
         defer { close(fd) }
-        let addresses = ListeningSockets.addresses(of: [getpid()])
+        let inodes = try #require(ListeningSockets.socketInodes(of: getpid(), until: Self.later))
+        // Other tests listen in this process too: no limit here.
+        let found = try #require(
+            ListeningSockets.listening(readingFrom: [getpid()], among: inodes, until: Self.later, limit: .max))
+        let addresses = found.addresses
         #expect(addresses.contains(ListenAddress(host: "127.0.0.1", port: listener.port)), "\(addresses)")
         // The connected socket's local port is not a listening one.
         var local = sockaddr_in()
@@ -128,7 +134,7 @@ import Testing
         }
         #expect(!addresses.contains { $0.port == UInt16(bigEndian: local.sin_port) })
         // The test runner is not an openweather-exporter: nothing else runs its executable.
-        #expect(!ListeningSockets.exporterProcesses().contains(getpid()))
+        #expect(ListeningSockets.exporterProcesses(until: Self.later)?.contains(getpid()) == false)
     }
 
     /// The first process of a namespace may exit between the listing of its descriptors and the reading
@@ -137,13 +143,124 @@ import Testing
     @Test func readsTheTablesThroughAProcessStillThereWhenTheFirstIsGone() throws {
         let listener = try StubListener(accepting: false)
         defer { listener.close() }
-        let inodes = ListeningSockets.socketInodes(of: getpid())
+        let inodes = try #require(ListeningSockets.socketInodes(of: getpid(), until: Self.later))
         // No process has the number pid_max: the kernel hands out numbers below it.
         let text = String(decoding: try RegularFile.read("/proc/sys/kernel/pid_max", limit: 64), as: UTF8.self)
         let maximum = try #require(Int32(text.filter(\.isNumber)))
-        let found = ListeningSockets.listening(readingFrom: [maximum, getpid()], among: inodes)
-        #expect(found.contains(ListenAddress(host: "127.0.0.1", port: listener.port)), "\(found)")
-        #expect(ListeningSockets.listening(readingFrom: [maximum], among: inodes).isEmpty)
+        let found = try #require(
+            ListeningSockets.listening(readingFrom: [maximum, getpid()], among: inodes, until: Self.later, limit: .max))
+        #expect(found.addresses.contains(ListenAddress(host: "127.0.0.1", port: listener.port)), "\(found)")
+        #expect(ListeningSockets.listening(readingFrom: [maximum], among: inodes, until: Self.later)?.addresses == [])
+    }
+
+    /// A table row as the kernel prints it: `local` as HEX:PORT, LISTEN (0A) unless `state` says otherwise.
+    static func row(_ number: Int, local: String, state: String = "0A", inode: UInt64) -> String {
+        "\(String(repeating: " ", count: 4))\(number): \(local) 00000000:0000 \(state) 00000000:00000000 00:00000000 00000000"
+            + "     0        0 \(inode) 1 0000000000000000 100 0 0 10 0"
+    }
+
+    static let header =
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
+
+    /// Issue 38: a table of 60,000 listening rows naming one of the exporter's inodes made the check run
+    /// 14.4 s past a 1 s timeout (each address compared with every one before it) and print 4.4 MB.
+    /// Each row is read once now, and at most `maxAddresses` are kept.
+    @Test func aTableOfSixtyThousandRowsIsReadOnceAndKeepsAFew() throws {
+        let directory = BackfillTests.temporaryDirectory()
+        var table = Self.header + "\n"
+        for number in 0..<60_000 {
+            let host = String(UInt32(0x7F00_0000 + number).bigEndian, radix: 16, uppercase: true).leftPadded(8)
+            table += Self.row(number, local: "\(host):2623", inode: 4242) + "\n"
+        }
+        try writeFile(directory + "/tcp", table)
+        let started = threadCPUSeconds()
+        let found = ListeningSockets.listening(
+            inTables: directory + "/tcp", directory + "/none", among: [4242], until: Self.later, limit: 8)
+        guard case .found(let addresses, let more) = found else {
+            Issue.record("\(found)")
+            return
+        }
+        #expect(addresses.count == 8 && more)
+        #expect(addresses.first == ListenAddress(host: "127.0.0.0", port: 0x2623))
+        // The same row 60,000 times is one address, and every row is read: a linear pass.
+        var same = Self.header + "\n"
+        for number in 0..<60_000 { same += Self.row(number, local: "0100007F:2623", inode: 4242) + "\n" }
+        same +=
+            Self.row(60_000, local: "0200007F:2623", inode: 4243) + "\n"
+            + Self.row(60_001, local: "0300007F:2623", state: "01", inode: 4242)
+        try writeFile(directory + "/same", same)
+        let once = ListeningSockets.listening(
+            inTables: directory + "/same", directory + "/none", among: [4242, 4243], until: Self.later, limit: 8)
+        #expect(
+            once
+                == .found(
+                    [ListenAddress(host: "127.0.0.1", port: 0x2623), ListenAddress(host: "127.0.0.2", port: 0x2623)],
+                    more: false))
+        #expect(threadCPUSeconds() - started < 5)
+        #expect(
+            ListeningSockets.listening(
+                inTables: directory + "/none", directory + "/none", among: [4242], until: Self.later, limit: 8)
+                == .unreadable)
+    }
+
+    /// The look through /proc is part of the check's timeout: past the deadline it stops and says where it was.
+    @Test func theScanStopsAtTheDeadline() throws {
+        let listener = try StubListener(accepting: false)
+        defer { listener.close() }
+        let past = ContinuousClock.now - .seconds(1)
+        #expect(ListeningSockets.scan(until: past).unfinished == "looking through /proc for the exporter's processes")
+        #expect(ListeningSockets.socketInodes(of: getpid(), until: past) == nil)
+        #expect(ListeningSockets.listening(readingFrom: [getpid()], among: [1], until: past) == nil)
+        let check = HealthCheck(address: nil, tls: nil, timeout: .milliseconds(1))
+        let started = monotonicSeconds()
+        let (status, line) = check.run()
+        #expect(status == 1)
+        // A scan this fast may finish within 1 ms on an idle machine; then the asking has no time left.
+        #expect(line.contains("timeout passed while") || line.contains("no time left"), "\(line)")
+        #expect(monotonicSeconds() - started < 2)
+    }
+
+    /// The decision of where to ask, from what a scan found.
+    @Test func exportersInAnotherNetworkNamespaceAreAskedThereOwnFirst() {
+        let own = ListeningSockets.NamespaceID(device: 4, inode: 4_026_531_840)
+        let other = ListeningSockets.NamespaceID(device: 4, inode: 4_026_532_999)
+        let here = ListenAddress(host: "127.0.0.1", port: 9755)
+        let there = ListenAddress(host: "127.0.0.1", port: 9800)
+        let away = ListeningSockets.Namespace(id: other, pids: [20, 21], addresses: [there])
+        var scan = ListeningSockets.Scan(own: own, processes: [10, 20, 21])
+        scan.namespaces = [away, ListeningSockets.Namespace(id: own, pids: [10], addresses: [here])]
+        let (groups, note) = HealthCheck.plan(scan)
+        #expect(
+            groups == [HealthCheck.Group(addresses: [here]), HealthCheck.Group(namespace: away, addresses: [there])])
+        #expect(note == "")
+        // Its own namespace unknown, no address is taken for one here.
+        scan.own = nil
+        #expect(HealthCheck.plan(scan).groups.allSatisfy { $0.namespace != nil })
+        scan.truncated = true
+        #expect(HealthCheck.plan(scan).note == " (more than 8 listening sockets in /proc: the first 8 asked)")
+        // None listening: the default address, here, saying why.
+        let idle = ListeningSockets.Scan(own: own, processes: Array(1...20))
+        #expect(
+            HealthCheck.plan(idle).groups == [
+                HealthCheck.Group(addresses: [ListenAddress(host: "127.0.0.1", port: 9755)])
+            ])
+        #expect(
+            HealthCheck.plan(idle).note
+                == " (process 1, 2, 3, 4, 5, 6, 7, 8 and 12 more listens on no TCP port in /proc, so the default address)"
+        )
+        #expect(
+            HealthCheck.plan(ListeningSockets.Scan(own: own)).note
+                == " (no other openweather-exporter process in /proc, so the default address)")
+    }
+
+    @Test func theLineIsCutToWhatDockerKeeps() {
+        let long =
+            "healthcheck: unhealthy: " + String(repeating: "GET http://127.0.0.1:1/-/healthy: refused ü; ", count: 200)
+        let cut = HealthCheck.bounded(long)
+        #expect(
+            cut.utf8.count <= HealthCheck.maxLineBytes && cut.hasSuffix(" ... (cut)")
+                && cut.hasPrefix("healthcheck: unhealthy: GET"))
+        #expect(HealthCheck.bounded("short") == "short")
     }
 }
 
@@ -156,11 +273,13 @@ final class StubListener: Sendable {
 
     /// `accepting: false` leaves connections in the backlog: connected, never answered (a hung server).
     /// `answer` is written to each accepted connection, which is then closed.
-    init(accepting: Bool, answer: [UInt8] = []) throws {
+    /// `port` 0: any free one.
+    init(accepting: Bool, answer: [UInt8] = [], port: UInt16 = 0) throws {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         self.fd = fd
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
@@ -172,7 +291,7 @@ final class StubListener: Sendable {
             Glibc.close(fd)
             throw ConfigError("cannot listen on the loopback")
         }
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = UInt16(bigEndian: address.sin_port)
         self.accepting = accepting
         guard accepting else { return }
         let server = fd
@@ -277,6 +396,77 @@ final class StubListener: Sendable {
             address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: false, timeout: .seconds(4)
         ).run()
         #expect(plainOnly.status == 1 && !plainOnly.line.contains("https"), "\(plainOnly.line)")
+    }
+
+    static func answer(_ status: String) -> [UInt8] {
+        Array("HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+    }
+
+    /// Issue 38: the address an exporter in another network namespace listens on was asked in the
+    /// check's own, where something else answered 200 for an exporter that was not healthy, and nothing
+    /// answered for one that was. It is asked inside the exporter's namespace now.
+    @Test(.enabled(if: getuid() == 0, "entering a network namespace needs root"))
+    func anExporterInAnotherNetworkNamespaceIsAskedThere() throws {
+        // Here, something else answers 200 on the port the sick exporter there listens on.
+        let decoy = try StubListener(accepting: true, answer: Self.answer("200 OK"))
+        defer { decoy.close() }
+        let port = decoy.port
+        let listeners = Locked<[StubListener]>([])
+        let away = try #require(
+            NetworkNamespaceThread {
+                for (status, port) in [("503 Service Unavailable", port), ("200 OK", 0)] {
+                    if let listener = try? StubListener(accepting: true, answer: Self.answer(status), port: port) {
+                        listeners.withLock { $0.append(listener) }
+                    }
+                }
+            })
+        defer {
+            away.release()
+            listeners.withLock { $0.forEach { $0.close() } }
+        }
+        let ports = listeners.withLock { $0.map(\.port) }
+        try #require(ports.count == 2 && ports[0] == port)
+        let id = try #require(ListeningSockets.NamespaceID(of: "/proc/\(away.tid)/ns/net"))
+        #expect(id != ListeningSockets.NamespaceID.current())
+        let check = HealthCheck(address: nil, tls: false, timeout: .seconds(10))
+        func ask(_ port: UInt16, through pids: [Int32]) -> (status: Int32, line: String) {
+            let found = ListeningSockets.Namespace(
+                id: id, pids: pids, addresses: [ListenAddress(host: "127.0.0.1", port: port)])
+            let groups = HealthCheck.plan(ListeningSockets.Scan(processes: pids, namespaces: [found])).groups
+            return check.ask(groups, until: .now + .seconds(10), note: "")
+        }
+        let sick = ask(port, through: [away.tid])
+        #expect(sick.status == 1, "\(sick.line)")
+        let within = "in the network namespace of process \(away.tid)"
+        #expect(sick.line.contains("GET http://127.0.0.1:\(port)/-/healthy answered 503 \(within)"), "\(sick.line)")
+        let well = ask(ports[1], through: [away.tid])
+        #expect(well.status == 0, "\(well.line)")
+        #expect(well.line == "healthcheck: GET http://127.0.0.1:\(ports[1])/-/healthy answered 200 \(within)")
+        // The number now names a process in another namespace (this one): not entered, and not asked here.
+        let gone = ask(port, through: [getpid()])
+        #expect(gone.status == 1, "\(gone.line)")
+        #expect(
+            gone.line.contains(
+                "listens in another network namespace (net:[\(id.inode)]), which this check cannot enter"),
+            "\(gone.line)")
+    }
+
+    /// A namespace the check cannot enter is never asked in its own instead: it refuses to judge, saying why.
+    @Test func aNamespaceThatCannotBeEnteredIsNotAskedHere() throws {
+        let decoy = try StubListener(accepting: true, answer: Self.answer("200 OK"))
+        defer { decoy.close() }
+        let elsewhere = ListeningSockets.Namespace(
+            id: ListeningSockets.NamespaceID(device: 0, inode: 1), pids: [getpid()],
+            addresses: [ListenAddress(host: "127.0.0.1", port: decoy.port)])
+        let groups = HealthCheck.plan(ListeningSockets.Scan(processes: [getpid()], namespaces: [elsewhere])).groups
+        let (status, line) = HealthCheck(address: nil, tls: nil, timeout: .seconds(10)).ask(
+            groups, until: .now + .seconds(10), note: "")
+        #expect(status == 1)
+        #expect(
+            line
+                == "healthcheck: unhealthy: process \(getpid()) listens in another network namespace (net:[1]), which this check "
+                + "cannot enter (its processes have exited): run the check in it (docker exec, nsenter --net --target \(getpid()), "
+                + "ip netns exec) or give it --web.listen-address")
     }
 
     @Test func tlsAndBasicAuthThroughTheWebConfig() throws {
