@@ -52,7 +52,8 @@ let package = Package(
             name: "Exporter",
             dependencies: [
                 "CBuildInfo", "CCrypt", "CLinux", "Encoding", "HTTPClient", "HTTPServer", "Exposition", "Gzip",
-                "Locking", "OpenWeather", "Platform", "YAML",
+                "Locking",
+                "OpenWeather", "Platform", "YAML",
             ]),
         .executableTarget(
             name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),

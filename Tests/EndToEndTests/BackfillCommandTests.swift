@@ -31,23 +31,15 @@ import Testing
     /// it: `--since=31000y` said what was wrong and exited 1.
     @Test func configurationMistakesExitTwo() async throws {
         let output = "/tmp/owe-backfill-status-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).om"
+        let nothing = ["--no-collector.weather", "--no-collector.air_pollution", "--collector.forecast"]
         for (arguments, says) in [
-            (
-                ["--since=31000y", "--output=\(output)"],
-                "--since and --until give a range OpenWeather has no history for"
-            ),
+            (["--since=31000y", "--output=\(output)"], "--since and --until give a range OpenWeather has no history"),
             (["--since=soon", "--output=\(output)"], "--since=soon is not a duration"),
             (["--since=2h", "--output=/nonexistent/history.om"], "--output must be in a directory you can write"),
-            (
-                [
-                    "--since=2h", "--output=\(output)", "--no-collector.weather", "--no-collector.air_pollution",
-                    "--collector.forecast",
-                ],
-                "nothing to backfill"
-            ),
+            (["--since=2h", "--output=\(output)"] + nothing, "nothing to backfill"),
         ] {
-            let backfill = try ChildProcess(
-                DemoModeTests.executable, ["backfill", "--demo", "--location", "A=44.34,10.99"] + arguments)
+            let command = ["backfill", "--demo", "--location", "A=44.34,10.99"] + arguments
+            let backfill = try ChildProcess(DemoModeTests.executable, command)
             #expect(await backfill.wait(seconds: 60) == 2, "\(arguments): \(backfill.standardError)")
             #expect(backfill.standardError.contains(says), "\(arguments): \(backfill.standardError)")
         }

@@ -24,13 +24,13 @@ else cat "$bf/link.log"; failed "backfill wrote through a planted link (or did n
 
 mkfifo "$bf/fifo.om"
 backfill --since=2h --output="$bf/fifo.om" 2>"$bf/fifo.log"; status=$?
-if [ "$status" = 1 ] && grep -q "exists and is a FIFO" "$bf/fifo.log" && [ -p "$bf/fifo.om" ]; then
-    pass "backfill --output=FIFO: refused with a message, the FIFO left as it was"
+if [ "$status" = 2 ] && grep -q "exists and is a FIFO" "$bf/fifo.log" && [ -p "$bf/fifo.om" ]; then
+    pass "backfill --output=FIFO: refused with a message and exit 2, the FIFO left as it was"
 else cat "$bf/fifo.log"; failed "backfill --output=FIFO (exit $status)"; fi
 
 if [ "$(id -u)" = 0 ] && mknod "$bf/null.om" c 1 3 2>/dev/null; then
     backfill --since=2h --output="$bf/null.om" 2>"$bf/device.log"; status=$?
-    if [ "$status" = 1 ] && grep -q "exists and is a device" "$bf/device.log" && [ -c "$bf/null.om" ]; then
+    if [ "$status" = 2 ] && grep -q "exists and is a device" "$bf/device.log" && [ -c "$bf/null.om" ]; then
         pass "backfill --output=DEVICE as root (a copy of /dev/null): refused, the device left as it was"
     else cat "$bf/device.log"; failed "backfill --output=DEVICE (exit $status)"; fi
 else echo "  (not root: the device case needs mknod; the FIFO case covers the same check)"; fi
@@ -51,8 +51,8 @@ done
 
 /usr/bin/time -f '%M %e' -o "$bf/since.time" "$BIN" backfill --demo --location "A=44.34,10.99" --since=31000y --output="$bf/since.om" 2>"$bf/since.log"
 status=$?; read -r peak seconds < <(tail -1 "$bf/since.time") || { peak=0; seconds=0; }
-if [ "$status" = 1 ] && grep -q "before 1979-01-01" "$bf/since.log" && [ "${peak:-0}" -lt 200000 ]; then
-    pass "backfill --since=31000y: refused before sizing anything (peak RSS ${peak} kB, ${seconds} s)"
+if [ "$status" = 2 ] && grep -q "before 1979-01-01" "$bf/since.log" && [ "${peak:-0}" -lt 200000 ]; then
+    pass "backfill --since=31000y: refused with exit 2 before sizing anything (peak RSS ${peak} kB, ${seconds} s)"
 else cat "$bf/since.log"; failed "backfill --since=31000y (exit $status, peak RSS ${peak} kB)"; fi
 
 step "One Call 4.0 answers listing 16 new alert IDs a poll, each a 200 KB text until 2100, for ${ENDLESS_SECONDS} s"

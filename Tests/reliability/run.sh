@@ -57,6 +57,11 @@ if timeout 900 bash "$HERE/hostile.sh" 90; then
     pass "hostile cases: backfill refuses planted links, FIFOs, devices and corrupt ranges; endless alert texts keep RSS and the state file bounded; no altered echo of the key is logged"
 else failed "hostile cases (hostile.sh)"; fi
 
+step "issue 38's health check cases: a planted 60,000-row TCP table, an exporter in another network namespace (healthcheck.sh)"
+if timeout 300 bash "$HERE/healthcheck.sh"; then
+    pass "health check: within --timeout and short with a planted table; asked in the exporter's network namespace, or refused without the right to enter it"
+else failed "health check cases (healthcheck.sh)"; fi
+
 step "garbage TLS records and half handshakes (TLS + basic auth)"
 mkdir -p "$WORK/tls"
 (

@@ -163,8 +163,8 @@ struct Backfill {
         // Before anything is sized by it: --since=31000y once made an array of 2.2 GB of hours.
         if let problem = range.problem(now: now) {
             throw BackfillError.configuration(
-                "--since and --until give a range OpenWeather has no history for: \(problem); --since may reach back to 1979-01-01, --until at most four days ahead"
-            )
+                "--since and --until give a range OpenWeather has no history for: \(problem); "
+                    + "--since may reach back to 1979-01-01, --until at most four days ahead")
         }
         if let earlier = try parts.existingRange(now: now) {
             guard earlier.weather == range.weather, earlier.airPollution == range.airPollution else {

@@ -132,15 +132,12 @@ public struct HealthCheck: Sendable {
         let own = scan.namespaces.filter { $0.id == scan.own }.map { Group(addresses: $0.addresses) }
         let others = scan.namespaces.filter { $0.id != scan.own }.map { Group(namespace: $0, addresses: $0.addresses) }
         guard own.isEmpty && others.isEmpty else {
-            let note =
-                scan.truncated
-                ? " (more than \(ListeningSockets.maxAddresses) listening sockets in /proc: the first \(ListeningSockets.maxAddresses) asked)"
-                : ""
+            let most = ListeningSockets.maxAddresses
+            let note = scan.truncated ? " (more than \(most) listening sockets in /proc: the first \(most) asked)" : ""
             return (own + others, note)
         }
-        let fallback = Group(addresses: [
-            ListenAddress(host: "127.0.0.1", port: Settings.listenAddress.defaultValue.port)
-        ])
+        let defaultPort = Settings.listenAddress.defaultValue.port
+        let fallback = Group(addresses: [ListenAddress(host: "127.0.0.1", port: defaultPort)])
         guard !scan.processes.isEmpty else {
             return ([fallback], " (no other openweather-exporter process in /proc, so the default address)")
         }
@@ -150,27 +147,30 @@ public struct HealthCheck: Sendable {
     }
 
     /// Asks each group's addresses until one answers 200, those of another namespace from inside it.
-    func ask(_ groups: [Group], until deadline: ContinuousClock.Instant, note: String) -> (status: Int32, line: String)
-    {
+    func ask(
+        _ groups: [Group], until deadline: ContinuousClock.Instant, note: String
+    ) -> (status: Int32, line: String) {
         var left = groups.reduce(0) { $0 + $1.addresses.count }
         var failures: [String] = []
         for group in groups {
             var outcome: (healthy: String?, failures: [String])
             if let namespace = group.namespace {
-                let within = " in the network namespace of process \(namespace.pids[0])"
-                switch NetworkNamespace.run(
-                    in: namespace, { [self, left] in ask(group.addresses, of: left, until: deadline) })
-                {
+                let pid = namespace.pids[0]
+                let within = " (in the network namespace of process \(pid))"
+                let asking: @Sendable () -> (healthy: String?, failures: [String]) = { [self, left] in
+                    ask(group.addresses, of: left, until: deadline, within: within)
+                }
+                switch NetworkNamespace.run(in: namespace, asking) {
                 case .success(let asked):
-                    outcome = (asked.healthy.map { $0 + within }, asked.failures.map { $0 + within })
+                    outcome = asked
                 case .failure(let refusal):
                     // Asked here, the address could answer for something else: refuse to judge instead.
                     outcome = (
                         nil,
                         [
-                            "process \(namespace.pids[0]) listens in another network namespace (net:[\(namespace.id.inode)]), "
-                                + "which this check cannot enter (\(refusal)): run the check in it (docker exec, nsenter --net "
-                                + "--target \(namespace.pids[0]), ip netns exec) or give it --web.listen-address"
+                            "process \(pid) listens in another network namespace (net:[\(namespace.id.inode)]), "
+                                + "which this check cannot enter (\(refusal)): run the check in it (docker exec, "
+                                + "nsenter --net --target \(pid), ip netns exec) or give it --web.listen-address"
                         ]
                     )
                 }
@@ -184,9 +184,10 @@ public struct HealthCheck: Sendable {
         return (1, "healthcheck: unhealthy\(note): \(failures.joined(separator: "; "))")
     }
 
-    /// Asks `addresses` in the calling thread's namespace, the first of `left` still to be asked in the check.
+    /// Asks `addresses` in the calling thread's namespace (`within` says which, after each URL), the
+    /// first of `left` still to be asked in the check.
     private func ask(
-        _ addresses: [ListenAddress], of left: Int, until deadline: ContinuousClock.Instant
+        _ addresses: [ListenAddress], of left: Int, until deadline: ContinuousClock.Instant, within: String = ""
     ) -> (healthy: String?, failures: [String]) {
         let client = HTTPClient(
             configuration: .init(
@@ -201,26 +202,26 @@ public struct HealthCheck: Sendable {
             for scheme in tls.map({ [$0 ? "https" : "http"] }) ?? ["http", "https"] {
                 let remaining = share - (ContinuousClock.now - targetStarted)
                 guard remaining > .zero else {
-                    failures.append(
-                        "\(scheme)://\(target): no time left of its share of the \(PrometheusDuration.format(timeout)) timeout"
-                    )
+                    let whole = PrometheusDuration.format(timeout)
+                    failures.append("\(scheme)://\(target)\(within): no time left of its share of the \(whole) timeout")
                     break
                 }
                 let url = "\(scheme)://\(target)/-/healthy"
+                let asked = "GET \(url)\(within)"
                 do {
                     let request = HTTPClientRequest(
                         url: try RequestURL(parsing: url), timeout: remaining, maxBodyBytes: 4096)
                     let response = try client.get(request)
                     if response.status == 200 {
-                        return ("healthcheck: GET \(url) answered 200", failures)
+                        return ("healthcheck: \(asked) answered 200", failures)
                     }
-                    failures.append("GET \(url) answered \(response.status)")
+                    failures.append("\(asked) answered \(response.status)")
                     // exporter-toolkit (and this exporter) answer plain HTTP on a TLS port with this 400.
                     guard scheme == "http", response.status == 400,
                         String(decoding: response.body, as: UTF8.self).contains("HTTPS server")
                     else { break }
                 } catch {
-                    failures.append("GET \(url): \(error.description)")
+                    failures.append("\(asked): \(error.description)")
                     // Plain HTTP to a TLS server fails as a malformed answer or a closed connection; a
                     // timeout would only repeat, and a refused connection is refused for TLS too.
                     if case .timeout = error { break }

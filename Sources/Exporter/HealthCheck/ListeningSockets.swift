@@ -96,10 +96,8 @@ enum ListeningSockets {
                 break
             }
             let namespace = scan.namespaces[position]
-            guard
-                let found = listening(
-                    readingFrom: namespace.pids, among: inodes[position], until: deadline, limit: room)
-            else {
+            let found = listening(readingFrom: namespace.pids, among: inodes[position], until: deadline, limit: room)
+            guard let found else {
                 scan.unfinished = "reading the TCP tables of process \(namespace.pids[0])"
                 return scan
             }
@@ -176,9 +174,7 @@ enum ListeningSockets {
         for (path, isIPv6) in [(tcp, false), (tcp6, true)] where !more {
             let rows = forEachRow(of: path, until: deadline) { row in
                 guard let address = listeningAddress(row, among: inodes, isIPv6: isIPv6), !addresses.contains(address)
-                else {
-                    return true
-                }
+                else { return true }
                 guard addresses.count < limit else {
                     more = true
                     return false

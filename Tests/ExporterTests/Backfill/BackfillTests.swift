@@ -317,8 +317,8 @@ struct ManualBackfillTime: BackfillTime {
         }
         #expect(status(down) == 1)
         #expect(mkdir(directory + "/corrupt.om.partial", 0o700) == 0)
-        try writeFile(
-            directory + "/corrupt.om.partial/range", "from=nan until=1764590400 weather=true air_pollution=true")
+        let range = "from=nan until=1764590400 weather=true air_pollution=true"
+        try writeFile(directory + "/corrupt.om.partial/range", range)
         #expect(status(Run(output: directory + "/corrupt.om")) == 1)
     }
 

@@ -171,8 +171,8 @@ import Testing
     @Test func smallThresholdsAreExportedAsGivenNeverAsZero() throws {
         let config = try load(["--location", "A=1,2,above=32.0001F,hysteresis=0.00001,gust=0.0001,rain=0.0001"])
         let store = ReadingStore.allSources(
-            config.locations, sources: [WeatherSource()], thresholds: { config.thresholds(for: $0) }, now: 1_700_000_000
-        )
+            config.locations, sources: [WeatherSource()], thresholds: { config.thresholds(for: $0) },
+            now: 1_700_000_000)
         let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
         let lines = text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
         #expect(
@@ -184,12 +184,11 @@ import Testing
                 "openweather_wind_gust_alert_threshold_meters_per_second{location=\"A\"} 0.0001",
             ], "\(lines)")
         // Metres as written, in every form a number may take.
-        for (given, meters) in [
-            ("20", 0.02), ("1.1", 0.0011), ("2e1", 0.02), ("+5E-1", 0.0005), (".5", 0.0005), ("10000", 10.0),
-        ] {
+        let forms = [("20", 0.02), ("1.1", 0.0011), ("2e1", 0.02), ("+5E-1", 0.0005), (".5", 0.0005), ("10000", 10.0)]
+        for (given, meters) in forms {
             var read = AlertThresholds()
-            #expect(
-                AlertThresholds.Field.rain.read(given, into: &read) && read.rainMeters == meters, "\(given): \(read)")
+            let accepted = AlertThresholds.Field.rain.read(given, into: &read)
+            #expect(accepted && read.rainMeters == meters, "\(given): \(read)")
         }
         var read = AlertThresholds()
         #expect(!AlertThresholds.Field.rain.read("1e-330", into: &read), "no double holds 1e-333 m: it would be 0")

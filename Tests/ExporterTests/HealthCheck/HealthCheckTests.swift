@@ -155,12 +155,13 @@ import Testing
 
     /// A table row as the kernel prints it: `local` as HEX:PORT, LISTEN (0A) unless `state` says otherwise.
     static func row(_ number: Int, local: String, state: String = "0A", inode: UInt64) -> String {
-        "\(String(repeating: " ", count: 4))\(number): \(local) 00000000:0000 \(state) 00000000:00000000 00:00000000 00000000"
+        "    \(number): \(local) 00000000:0000 \(state) 00000000:00000000 00:00000000 00000000"
             + "     0        0 \(inode) 1 0000000000000000 100 0 0 10 0"
     }
 
     static let header =
-        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode"
+        "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout "
+        + "inode"
 
     /// Issue 38: a table of 60,000 listening rows naming one of the exporter's inodes made the check run
     /// 14.4 s past a 1 s timeout (each address compared with every one before it) and print 4.4 MB.
@@ -173,9 +174,12 @@ import Testing
             table += Self.row(number, local: "\(host):2623", inode: 4242) + "\n"
         }
         try writeFile(directory + "/tcp", table)
+        func read(_ table: String, among inodes: Set<UInt64>) -> ListeningSockets.Tables {
+            ListeningSockets.listening(
+                inTables: directory + "/" + table, directory + "/none", among: inodes, until: Self.later, limit: 8)
+        }
         let started = threadCPUSeconds()
-        let found = ListeningSockets.listening(
-            inTables: directory + "/tcp", directory + "/none", among: [4242], until: Self.later, limit: 8)
+        let found = read("tcp", among: [4242])
         guard case .found(let addresses, let more) = found else {
             Issue.record("\(found)")
             return
@@ -185,22 +189,14 @@ import Testing
         // The same row 60,000 times is one address, and every row is read: a linear pass.
         var same = Self.header + "\n"
         for number in 0..<60_000 { same += Self.row(number, local: "0100007F:2623", inode: 4242) + "\n" }
-        same +=
-            Self.row(60_000, local: "0200007F:2623", inode: 4243) + "\n"
-            + Self.row(60_001, local: "0300007F:2623", state: "01", inode: 4242)
+        // Another listening socket of the exporter's; a connection (01) is not one.
+        same += Self.row(60_000, local: "0200007F:2623", inode: 4243) + "\n"
+        same += Self.row(60_001, local: "0300007F:2623", state: "01", inode: 4242) + "\n"
         try writeFile(directory + "/same", same)
-        let once = ListeningSockets.listening(
-            inTables: directory + "/same", directory + "/none", among: [4242, 4243], until: Self.later, limit: 8)
-        #expect(
-            once
-                == .found(
-                    [ListenAddress(host: "127.0.0.1", port: 0x2623), ListenAddress(host: "127.0.0.2", port: 0x2623)],
-                    more: false))
+        let two = [ListenAddress(host: "127.0.0.1", port: 0x2623), ListenAddress(host: "127.0.0.2", port: 0x2623)]
+        #expect(read("same", among: [4242, 4243]) == .found(two, more: false))
         #expect(threadCPUSeconds() - started < 5)
-        #expect(
-            ListeningSockets.listening(
-                inTables: directory + "/none", directory + "/none", among: [4242], until: Self.later, limit: 8)
-                == .unreadable)
+        #expect(read("none", among: [4242]) == .unreadable)
     }
 
     /// The look through /proc is part of the check's timeout: past the deadline it stops and says where it was.
@@ -230,8 +226,7 @@ import Testing
         var scan = ListeningSockets.Scan(own: own, processes: [10, 20, 21])
         scan.namespaces = [away, ListeningSockets.Namespace(id: own, pids: [10], addresses: [here])]
         let (groups, note) = HealthCheck.plan(scan)
-        #expect(
-            groups == [HealthCheck.Group(addresses: [here]), HealthCheck.Group(namespace: away, addresses: [there])])
+        #expect(groups == [.init(addresses: [here]), .init(namespace: away, addresses: [there])])
         #expect(note == "")
         // Its own namespace unknown, no address is taken for one here.
         scan.own = nil
@@ -240,10 +235,7 @@ import Testing
         #expect(HealthCheck.plan(scan).note == " (more than 8 listening sockets in /proc: the first 8 asked)")
         // None listening: the default address, here, saying why.
         let idle = ListeningSockets.Scan(own: own, processes: Array(1...20))
-        #expect(
-            HealthCheck.plan(idle).groups == [
-                HealthCheck.Group(addresses: [ListenAddress(host: "127.0.0.1", port: 9755)])
-            ])
+        #expect(HealthCheck.plan(idle).groups == [.init(addresses: [ListenAddress(host: "127.0.0.1", port: 9755)])])
         #expect(
             HealthCheck.plan(idle).note
                 == " (process 1, 2, 3, 4, 5, 6, 7, 8 and 12 more listens on no TCP port in /proc, so the default address)"
@@ -254,12 +246,10 @@ import Testing
     }
 
     @Test func theLineIsCutToWhatDockerKeeps() {
-        let long =
-            "healthcheck: unhealthy: " + String(repeating: "GET http://127.0.0.1:1/-/healthy: refused ü; ", count: 200)
-        let cut = HealthCheck.bounded(long)
-        #expect(
-            cut.utf8.count <= HealthCheck.maxLineBytes && cut.hasSuffix(" ... (cut)")
-                && cut.hasPrefix("healthcheck: unhealthy: GET"))
+        let failure = "GET http://127.0.0.1:1/-/healthy: refused ü; "
+        let cut = HealthCheck.bounded("healthcheck: unhealthy: " + String(repeating: failure, count: 200))
+        #expect(cut.utf8.count <= HealthCheck.maxLineBytes && cut.utf8.count > HealthCheck.maxLineBytes - 64)
+        #expect(cut.hasSuffix(" ... (cut)") && cut.hasPrefix("healthcheck: unhealthy: GET"))
         #expect(HealthCheck.bounded("short") == "short")
     }
 }
@@ -430,25 +420,23 @@ final class StubListener: Sendable {
         #expect(id != ListeningSockets.NamespaceID.current())
         let check = HealthCheck(address: nil, tls: false, timeout: .seconds(10))
         func ask(_ port: UInt16, through pids: [Int32]) -> (status: Int32, line: String) {
-            let found = ListeningSockets.Namespace(
-                id: id, pids: pids, addresses: [ListenAddress(host: "127.0.0.1", port: port)])
+            let address = ListenAddress(host: "127.0.0.1", port: port)
+            let found = ListeningSockets.Namespace(id: id, pids: pids, addresses: [address])
             let groups = HealthCheck.plan(ListeningSockets.Scan(processes: pids, namespaces: [found])).groups
             return check.ask(groups, until: .now + .seconds(10), note: "")
         }
         let sick = ask(port, through: [away.tid])
         #expect(sick.status == 1, "\(sick.line)")
-        let within = "in the network namespace of process \(away.tid)"
-        #expect(sick.line.contains("GET http://127.0.0.1:\(port)/-/healthy answered 503 \(within)"), "\(sick.line)")
+        let within = "(in the network namespace of process \(away.tid))"
+        #expect(sick.line.contains("GET http://127.0.0.1:\(port)/-/healthy \(within) answered 503"), "\(sick.line)")
         let well = ask(ports[1], through: [away.tid])
         #expect(well.status == 0, "\(well.line)")
-        #expect(well.line == "healthcheck: GET http://127.0.0.1:\(ports[1])/-/healthy answered 200 \(within)")
+        #expect(well.line == "healthcheck: GET http://127.0.0.1:\(ports[1])/-/healthy \(within) answered 200")
         // The number now names a process in another namespace (this one): not entered, and not asked here.
         let gone = ask(port, through: [getpid()])
         #expect(gone.status == 1, "\(gone.line)")
-        #expect(
-            gone.line.contains(
-                "listens in another network namespace (net:[\(id.inode)]), which this check cannot enter"),
-            "\(gone.line)")
+        let refused = "listens in another network namespace (net:[\(id.inode)]), which this check cannot enter"
+        #expect(gone.line.contains(refused), "\(gone.line)")
     }
 
     /// A namespace the check cannot enter is never asked in its own instead: it refuses to judge, saying why.
@@ -459,14 +447,13 @@ final class StubListener: Sendable {
             id: ListeningSockets.NamespaceID(device: 0, inode: 1), pids: [getpid()],
             addresses: [ListenAddress(host: "127.0.0.1", port: decoy.port)])
         let groups = HealthCheck.plan(ListeningSockets.Scan(processes: [getpid()], namespaces: [elsewhere])).groups
-        let (status, line) = HealthCheck(address: nil, tls: nil, timeout: .seconds(10)).ask(
-            groups, until: .now + .seconds(10), note: "")
+        let check = HealthCheck(address: nil, tls: nil, timeout: .seconds(10))
+        let (status, line) = check.ask(groups, until: .now + .seconds(10), note: "")
         #expect(status == 1)
         #expect(
-            line
-                == "healthcheck: unhealthy: process \(getpid()) listens in another network namespace (net:[1]), which this check "
-                + "cannot enter (its processes have exited): run the check in it (docker exec, nsenter --net --target \(getpid()), "
-                + "ip netns exec) or give it --web.listen-address")
+            line == "healthcheck: unhealthy: process \(getpid()) listens in another network namespace (net:[1]), "
+                + "which this check cannot enter (its processes have exited): run the check in it (docker exec, "
+                + "nsenter --net --target \(getpid()), ip netns exec) or give it --web.listen-address")
     }
 
     @Test func tlsAndBasicAuthThroughTheWebConfig() throws {
