@@ -40,6 +40,13 @@ public final class NetworkNamespaceThread: Sendable {
         self.thread = Locked(thread)
     }
 
+    /// Whether this process may make one (root, with CAP_SYS_ADMIN: not in a container that drops it).
+    public static let available: Bool = {
+        guard getuid() == 0, let probe = NetworkNamespaceThread({}) else { return false }
+        probe.release()
+        return true
+    }()
+
     /// Lets the thread end (once); the namespace lives on while a socket made in it is open.
     public func release() {
         guard

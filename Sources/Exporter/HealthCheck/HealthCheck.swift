@@ -40,8 +40,7 @@ public struct HealthCheck: Sendable {
         for a client certificate (client_auth_type Require*) cannot be checked this way.
 
         Healthcheck flags:
-          --timeout=DURATION  For the whole check, the look through /proc included (default 4s, under
-                              Docker's 5 s).
+          --timeout=DURATION  For the whole check, the look through /proc included (default 4s, under Docker's 5 s).
 
         Every other flag is the exporter's (openweather-exporter --help) and is accepted, so the check \
         can be given the exporter's own command line; only the listen address, the web config and the \

@@ -169,33 +169,35 @@ import Testing
     @Test func aTableOfSixtyThousandRowsIsReadOnceAndKeepsAFew() throws {
         let directory = BackfillTests.temporaryDirectory()
         var table = Self.header + "\n"
+        // The same row 60,000 times is one address, and every row is still read.
+        var same = Self.header + "\n"
         for number in 0..<60_000 {
             let host = String(UInt32(0x7F00_0000 + number).bigEndian, radix: 16, uppercase: true).leftPadded(8)
             table += Self.row(number, local: "\(host):2623", inode: 4242) + "\n"
+            same += Self.row(number, local: "0100007F:2623", inode: 4242) + "\n"
         }
+        // Another listening socket of the exporter's; a connection (01) is not one.
+        same += Self.row(60_000, local: "0200007F:2623", inode: 4243) + "\n"
+        same += Self.row(60_001, local: "0300007F:2623", state: "01", inode: 4242) + "\n"
         try writeFile(directory + "/tcp", table)
+        try writeFile(directory + "/same", same)
         func read(_ table: String, among inodes: Set<UInt64>) -> ListeningSockets.Tables {
             ListeningSockets.listening(
                 inTables: directory + "/" + table, directory + "/none", among: inodes, until: Self.later, limit: 8)
         }
         let started = threadCPUSeconds()
         let found = read("tcp", among: [4242])
+        let once = read("same", among: [4242, 4243])
+        // Linear: a pass over 9 MB. Comparing each address with those before it took 14.4 s (release build).
+        #expect(threadCPUSeconds() - started < 5)
         guard case .found(let addresses, let more) = found else {
             Issue.record("\(found)")
             return
         }
         #expect(addresses.count == 8 && more)
         #expect(addresses.first == ListenAddress(host: "127.0.0.0", port: 0x2623))
-        // The same row 60,000 times is one address, and every row is read: a linear pass.
-        var same = Self.header + "\n"
-        for number in 0..<60_000 { same += Self.row(number, local: "0100007F:2623", inode: 4242) + "\n" }
-        // Another listening socket of the exporter's; a connection (01) is not one.
-        same += Self.row(60_000, local: "0200007F:2623", inode: 4243) + "\n"
-        same += Self.row(60_001, local: "0300007F:2623", state: "01", inode: 4242) + "\n"
-        try writeFile(directory + "/same", same)
         let two = [ListenAddress(host: "127.0.0.1", port: 0x2623), ListenAddress(host: "127.0.0.2", port: 0x2623)]
-        #expect(read("same", among: [4242, 4243]) == .found(two, more: false))
-        #expect(threadCPUSeconds() - started < 5)
+        #expect(once == .found(two, more: false))
         #expect(read("none", among: [4242]) == .unreadable)
     }
 
@@ -395,7 +397,7 @@ final class StubListener: Sendable {
     /// Issue 38: the address an exporter in another network namespace listens on was asked in the
     /// check's own, where something else answered 200 for an exporter that was not healthy, and nothing
     /// answered for one that was. It is asked inside the exporter's namespace now.
-    @Test(.enabled(if: getuid() == 0, "entering a network namespace needs root"))
+    @Test(.enabled(if: NetworkNamespaceThread.available, "making and entering a network namespace needs CAP_SYS_ADMIN"))
     func anExporterInAnotherNetworkNamespaceIsAskedThere() throws {
         // Here, something else answers 200 on the port the sick exporter there listens on.
         let decoy = try StubListener(accepting: true, answer: Self.answer("200 OK"))
