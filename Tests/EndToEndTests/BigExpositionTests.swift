@@ -41,7 +41,7 @@ import Testing
         let before = try Self.residentBytes(process.pid)
         let clients = 48
         var sockets: [Int32] = []
-        defer { sockets.forEach { close($0) } }
+        defer { for socket in sockets { close(socket) } }
         for _ in 0..<clients {
             // Segments as across a network: on loopback's 64 KiB ones the kernel would take most of
             // the text into the socket, hiding what the exporter holds.

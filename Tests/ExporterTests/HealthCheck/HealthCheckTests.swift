@@ -414,7 +414,9 @@ final class StubListener: Sendable {
             })
         defer {
             away.release()
-            listeners.withLock { $0.forEach { $0.close() } }
+            listeners.withLock { all in
+                for listener in all { listener.close() }
+            }
         }
         let ports = listeners.withLock { $0.map(\.port) }
         try #require(ports.count == 2 && ports[0] == port)
