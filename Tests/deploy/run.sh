@@ -14,7 +14,7 @@
 # REPO is where the built exporter is (.build/release/openweather-exporter);
 # default: this checkout. EXPORTER_BIN overrides the binary itself.
 # DEPLOY_TEST_TIMEOUT bounds the whole run (seconds, default 600).
-# Installs prometheus, prometheus-alertmanager, python3-yaml and curl from
+# Installs prometheus, prometheus-alertmanager, jsonnet, python3-yaml and curl from
 # Debian when missing, and prometheus_client (for its OpenMetrics parser) from
 # PyPI into the work directory (Debian's python3-prometheus-client without pip);
 # Tests/deploy/spelling.sh installs codespell from PyPI, kubernetes.sh kubernetes-validate.
@@ -116,6 +116,7 @@ command -v promtool >/dev/null || missing+=(prometheus)
 command -v prometheus >/dev/null || missing+=(prometheus)
 command -v amtool >/dev/null || missing+=(prometheus-alertmanager)
 command -v curl >/dev/null || missing+=(curl)
+command -v jsonnet >/dev/null || missing+=(jsonnet)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 # Compose files are checked by Compose itself; Debian packages the standalone docker-compose.
 docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null || missing+=(docker-compose)
@@ -171,6 +172,10 @@ extract_prometheusrule() {
 }
 export -f extract_prometheusrule
 step "promtool check rules on the PrometheusRule's groups" extract_prometheusrule
+step "deploy/mixin renders the shipped rules, dashboard and PrometheusRule byte for byte (render.sh --check)" \
+    bash "$DEPLOY/mixin/render.sh" --check
+step "deploy/mixin: its objects are the shipped files; rendered with openweatherSelector, every query of the rules, their texts and the dashboard carries it" \
+    "$PY" "$HERE/mixin.py" "$ROOT"
 step "kubernetes/base/prometheusrule.yaml is generated from the current rules" \
     "$PY" "$DEPLOY/kubernetes/generate-prometheusrule.py" --check
 step "amtool check-config deploy/alertmanager/alertmanager.yml" \

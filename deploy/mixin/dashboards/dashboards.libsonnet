@@ -1,0 +1,7 @@
+local selectors = import '../lib/selectors.libsonnet';
+
+{
+  grafanaDashboards+:: {
+    'openweather.json': (import 'openweather.libsonnet')($._config, selectors($._config)),
+  },
+}

@@ -1,0 +1,35 @@
+// What the rules and the dashboard put into their queries, made once from _config.
+// Expressions are jsonnet format strings: `metric%(selector)s`, `metric{%(matchers)sbound="above"}`,
+// `up{%(upSelector)s}`. An alert's text queries from inside a Go template string, so there the
+// same goes in escaped, through tokens that a literal % of printf cannot be confused with:
+// «sel» (first in a metric's braces), «{sel}» (after a bare metric name), «up» (`up`'s matchers).
+function(config)
+  local s = config.openweatherSelector;
+  // A Go string literal that is also printf's format.
+  local go(text) = std.strReplace(std.strReplace(std.strReplace(text, '\\', '\\\\'), '"', '\\"'), '%', '%%');
+  {
+    selector: if s == '' then '' else '{' + s + '}',
+    matchers: if s == '' then '' else s + ', ',
+    upSelector: config.exporterSelector,
+
+    // For an alert's annotations: its description, written as lines (a ||| block) and folded into
+    // one line as YAML's `>-` folds them; the lines are kept for the rules file's layout.
+    describe(text):: {
+      local replaced = std.foldl(
+        function(t, pair) std.strReplace(t, pair[0], pair[1]),
+        [
+          ['«sel»', if s == '' then '' else go(s) + ','],
+          ['«{sel}»', if s == '' then '' else '{' + go(s) + '}'],
+          ['«up»', config.exporterSelector],
+        ],
+        text
+      ),
+      descriptionLines:: replaced,
+      description: std.join(' ', std.split(std.rstripChars(replaced, '\n'), '\n')),
+    },
+
+    // The `dashboard` annotation: the dashboard at the alert's place.
+    dashboardLink:
+      '{{ with $externalLabels.grafana_url }}{{ . }}{{ else }}http://localhost:3000{{ end }}/d/' + config.dashboardUid
+      + '?var-job={{ $labels.job | urlquery }}&var-location={{ $labels.location | urlquery }}',
+  }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Writes the files deploy/ ships from the mixin, or with --check says which differ from it:
+#
+#   bash deploy/mixin/render.sh            # after editing deploy/mixin
+#   bash deploy/mixin/render.sh --check    # exit 1, with a diff, when a committed file is not its output
+#
+# rules: prometheus/rules/openweather.yml; dashboard: grafana/dashboards/openweather.json;
+# prometheusrule: kubernetes/base/prometheusrule.yaml. Needs jsonnet (Debian's package, 0.18 or later).
+set -euo pipefail
+MIXIN="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DEPLOY="$(dirname "$MIXIN")"
+check=0
+[[ "${1:-}" == --check ]] && check=1
+command -v jsonnet >/dev/null || { echo "jsonnet is missing: apt-get install jsonnet" >&2; exit 2; }
+
+status=0
+for pair in rules:prometheus/rules/openweather.yml dashboard:grafana/dashboards/openweather.json \
+    prometheusrule:kubernetes/base/prometheusrule.yaml; do
+    source="$MIXIN/render/${pair%%:*}.jsonnet" target="$DEPLOY/${pair#*:}"
+    rendered="$(mktemp)"
+    if ! jsonnet -S "$source" >"$rendered"; then
+        rm -f "$rendered"; echo "jsonnet failed on $source" >&2; exit 1
+    fi
+    if ((check)); then
+        if cmp -s "$rendered" "$target"; then
+            echo "ok    deploy/${pair#*:} is the mixin's output"
+        else
+            echo "FAIL  deploy/${pair#*:} differs from the mixin's output (bash deploy/mixin/render.sh writes it):"
+            diff -u "$target" "$rendered" | head -n 40
+            status=1
+        fi
+        rm -f "$rendered"
+    else
+        mv "$rendered" "$target" && chmod 644 "$target"
+        echo "wrote deploy/${pair#*:}"
+    fi
+done
+exit "$status"
