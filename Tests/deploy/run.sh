@@ -176,8 +176,6 @@ step "deploy/mixin renders the shipped rules, dashboard and PrometheusRule byte 
     bash "$DEPLOY/mixin/render.sh" --check
 step "deploy/mixin: its objects are the shipped files; rendered with openweatherSelector, every query of the rules, their texts and the dashboard carries it" \
     "$PY" "$HERE/mixin.py" "$ROOT"
-step "kubernetes/base/prometheusrule.yaml is generated from the current rules" \
-    "$PY" "$DEPLOY/kubernetes/generate-prometheusrule.py" --check
 step "amtool check-config deploy/alertmanager/alertmanager.yml" \
     amtool check-config "$DEPLOY/alertmanager/alertmanager.yml"
 step "alertmanager routes: critical alerts go to webhook-critical" \

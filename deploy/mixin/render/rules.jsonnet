@@ -9,6 +9,12 @@ function(config={})
     |||
       Alerts for openweather-exporter.
 
+      Written by deploy/mixin/render.sh from the mixin in deploy/mixin (jsonnet),
+      as are the dashboard and the Kubernetes PrometheusRule: edit the mixin and
+      run it, not this file (Tests/deploy/run.sh fails when they differ). To
+      select a job of another name, or some of your series only, render them with
+      the mixin's _config.openweatherSelector (deploy/docs/mixin.md).
+
       The temperature thresholds live in the exporter's configuration (per location,
       or global defaults) and are exported as
         openweather_temperature_alert_threshold_celsius{location, bound="above"|"below"}
@@ -43,8 +49,8 @@ function(config={})
       prometheus.yml, for example https://grafana.example.com) to your Grafana's
       address; without it the link points at http://localhost:3000.
 
-      The exporter-health rules assume the scrape job is called "openweather"
-      (deploy/prometheus/prometheus.yml); change them together.
+      The exporter-health rules read `up` of the scrape job "openweather"
+      (deploy/prometheus/prometheus.yml), or of the mixin's selector.
 
       Every health series has a `source` label, the API it is about: weather,
       forecast, air_pollution, onecall, or geocoding (a place given by name, looked
@@ -53,9 +59,6 @@ function(config={})
       source where a key can be refused for one API only, and once per exporter
       for the rate limit, which OpenWeather applies to the key. Rules about the
       weather's own values use its series, which have no `source` label.
-
-      deploy/kubernetes/prometheusrule.yaml is generated from this file by
-      deploy/kubernetes/generate-prometheusrule.py; do not edit it by hand.
 
       No recording rules: every dashboard query and alert is a single plain
       expression over raw series, so a recorded copy would only add a name to learn.
