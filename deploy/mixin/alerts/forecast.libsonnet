@@ -39,7 +39,7 @@ function(c) {
       } + c.describe(|||
         The forecast for {{ $labels.location }} goes down to
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_forecast_temperature_min_celsius{«sel»job=%q,instance=%q,location=%q,window_hours=\"24\"} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"below\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }} within the next 24 hours; its
-        threshold is {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | humanize }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | humanize }} °F){{ end }}.
+        threshold is {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}.
       |||),
     },
     {
@@ -69,7 +69,7 @@ function(c) {
       } + c.describe(|||
         The forecast for {{ $labels.location }} goes up to
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_forecast_temperature_max_celsius{«sel»job=%q,instance=%q,location=%q,window_hours=\"24\"} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"above\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }} within the next 24 hours; its
-        threshold is {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | humanize }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | humanize }} °F){{ end }}.
+        threshold is {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}.
       |||),
     },
     {
@@ -107,9 +107,9 @@ function(c) {
         dashboard: c.dashboardLink,
       } + c.describe(|||
         The forecast for {{ $labels.location }} adds up to
-        {{ $value | printf "%.0f" }} mm of rain over the next 24 hours; its
+        {{ $value | printf "%.4g" }} mm of rain over the next 24 hours; its
         threshold is
-        {{ with printf "openweather_rain_alert_threshold_meters{«sel»job=%q,instance=%q,location=%q} * 1000" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | humanize }}{{ end }} mm.
+        {{ with printf "openweather_rain_alert_threshold_meters{«sel»job=%q,instance=%q,location=%q} * 1000" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} mm.
       |||),
     },
     {
@@ -143,7 +143,7 @@ function(c) {
       } + c.describe(|||
         The forecast for {{ $labels.location }} has gusts of
         {{ $value | printf "%.1f" }} m/s within the next 24 hours; its threshold is
-        {{ with printf "openweather_wind_gust_alert_threshold_meters_per_second{«sel»job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | humanize }}{{ end }} m/s.
+        {{ with printf "openweather_wind_gust_alert_threshold_meters_per_second{«sel»job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} m/s.
       |||),
     },
     {

@@ -27,10 +27,10 @@ function(c) {
         dashboard: c.dashboardLink,
       } + c.describe(|||
         The temperature in {{ $labels.location }} went above its threshold of
-        {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | humanize }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | humanize }} °F){{ end }}
+        {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}
         at least 15 minutes ago and is now
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_temperature_celsius{«sel»job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"above\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }}.{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} - on(job, instance, location) group_left openweather_temperature_alert_hysteresis_celsius«{sel}»" $labels.job $labels.instance $labels.location | query }}
-        It ends when back to {{ . | first | value | humanize }} °C or below.{{ end }}
+        It ends when back to {{ . | first | value | printf "%.4g" }} °C or below.{{ end }}
       |||),
     },
     {
@@ -59,10 +59,10 @@ function(c) {
         dashboard: c.dashboardLink,
       } + c.describe(|||
         The temperature in {{ $labels.location }} went below its threshold of
-        {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | humanize }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | humanize }} °F){{ end }}
+        {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}
         at least 15 minutes ago and is now
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_temperature_celsius{«sel»job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"below\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }}.{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} + on(job, instance, location) group_left openweather_temperature_alert_hysteresis_celsius«{sel}»" $labels.job $labels.instance $labels.location | query }}
-        It ends when back to {{ . | first | value | humanize }} °C or above.{{ end }}
+        It ends when back to {{ . | first | value | printf "%.4g" }} °C or above.{{ end }}
       |||),
     },
   ],
