@@ -768,7 +768,8 @@ fi
 # An exporter polling the simulator of a demo exporter started for it, steered before its first
 # poll: Gusty (gust=20) has gusts of 30 m/s now and forecast, Quiet (alerts=off) the same gusts and
 # heavy rain. Both gust rules fire for Gusty in a real Prometheus with the shipped rules, the
-# forecast's is muted in Alertmanager by the gusts now, and Quiet raises nothing.
+# forecast's is muted in Alertmanager by the gusts now, and Quiet raises nothing. Then the steering
+# is cleared: the gusts now resolve, and the webhook gets the text of their last firing evaluation.
 gust_section() {
     local gusty prom4 sim
     start_simulator gust-simulator || return
@@ -779,13 +780,16 @@ gust_section() {
         "$PY" "$HERE/e2e.py" steer_wind_rain --simulator "${sim:-http://127.0.0.1:1}" --latitude 57.5 --longitude 9.5 --gust 30 --rain-mm 10
     start_exporter gust "exporter with gust thresholds starts" \
         env OPENWEATHER_API_KEY=0123456789abcdef0123456789abcdef "$BIN" --openweather.url="${sim:-http://127.0.0.1:1}" \
-        --location "Gusty=53.5,8.5,gust=20" --location "Quiet=57.5,9.5,alerts=off" || return
+        --collector.weather.interval=15s --location "Gusty=53.5,8.5,gust=20" --location "Quiet=57.5,9.5,alerts=off" || return
     gusty=$STARTED
     start_prometheus gust "$gusty"
     prom4=$PROMETHEUS_URL
     step "gusts: OpenWeatherWindGustAboveThreshold and OpenWeatherWindGustExpected fire for Gusty (threshold and dashboard link in the text), the forecast's muted in Alertmanager; Quiet (alerts off) raises nothing" \
         "$PY" "$HERE/e2e.py" gust_alerts --prometheus "$prom4" --alertmanager "$AM" --place Gusty --quiet Quiet \
         --job openweather --threshold 20 --timeout 150
+    step "gusts back to the model's: the webhook gets OpenWeatherWindGustAboveThreshold resolved, its text the last firing evaluation's (30.0 m/s at HH:MM UTC)" \
+        "$PY" "$HERE/e2e.py" gust_resolved --simulator "${sim:-http://127.0.0.1:1}" --webhook-log "$HOOK_LOG" --place Gusty \
+        --gust 30 --timeout 120
 }
 if [[ -x "$BIN" ]] && http_ok "$AM/-/ready"; then
     echo "== per-place gust and rain thresholds"

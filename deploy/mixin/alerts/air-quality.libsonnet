@@ -13,9 +13,9 @@ function(c) {
       annotations: {
         summary: 'Air quality in {{ $labels.location }} is poor',
       } + c.describe(|||
-        The air quality index in {{ $labels.location }} has been 4 (poor) or
-        worse for at least an hour; it is now {{ $value }}
-        ({{ if ge $value 5.0 }}very poor{{ else }}poor{{ end }}) on
+        The air quality index in {{ $labels.location }} was 4 (poor) or worse
+        for at least an hour, and {{ $value }}
+        ({{ if ge $value 5.0 }}very poor{{ else }}poor{{ end }}) at «time», on
         OpenWeather's scale of 1 (good) to 5 (very poor).
       |||),
     },
@@ -34,8 +34,8 @@ function(c) {
       annotations: {
         summary: 'Poor air expected in {{ $labels.location }} within 24 hours',
       } + c.describe(|||
-        OpenWeather's forecast for {{ $labels.location }} has an air quality
-        index of {{ $value }}
+        At «time» OpenWeather's forecast for {{ $labels.location }} had an air
+        quality index of {{ $value }}
         ({{ if ge $value 5.0 }}very poor{{ else }}poor{{ end }}) within the
         next 24 hours, on its scale of 1 (good) to 5 (very poor).
       |||),

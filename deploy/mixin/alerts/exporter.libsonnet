@@ -112,7 +112,7 @@ function(c) {
       annotations: {
         summary: 'Weather data for {{ $labels.location }} is more than an hour old',
       } + c.describe(|||
-        The latest observation for {{ $labels.location }} is
+        At «time» the latest observation for {{ $labels.location }} was
         {{ $value | humanizeDuration }} old (OpenWeather normally updates
         every 10 minutes).
       |||),
@@ -153,8 +153,8 @@ function(c) {
         summary: 'OpenWeather rejects the API key of {{ $labels.instance }} for {{ $labels.source }}',
       } + c.describe(|||
         OpenWeather answered 401 to {{ $value | printf "%.0f" }}
-        {{ $labels.source }} requests in the last 2 hours, and polls of
-        {{ $labels.source }} still fail: the key is wrong, not yet activated
+        {{ $labels.source }} requests in the 2 hours to «time», and polls of
+        {{ $labels.source }} still failed: the key is wrong, not yet activated
         (up to a couple of hours for a new key) or lacks the subscription.
       |||),
     },
@@ -170,7 +170,7 @@ function(c) {
         summary: 'OpenWeather rate-limits {{ $labels.instance }}',
       } + c.describe(|||
         OpenWeather answered 429 to {{ $value | printf "%.0f" }} requests in
-        the last 20 minutes. It blocks the key for an hour or more; lower
+        the 20 minutes to «time». It blocks the key for an hour or more; lower
         --openweather.max-requests-per-minute to your plan's limit, poll
         fewer locations or sources, or check whether another client shares
         the key.
@@ -194,7 +194,7 @@ function(c) {
       annotations: {
         summary: '{{ $labels.instance }} has spent 90 % of {{ if $labels.source }}{{ $labels.source }}\'s{{ else }}the key\'s{{ end }} requests for today',
       } + c.describe(|||
-        {{ $value | printf "%.0f" }} requests sent since 00:00 UTC, 90 % or
+        {{ $value | printf "%.0f" }} requests sent from 00:00 to «time», 90 % or
         more of the daily limit of {{ if $labels.source }}{{ $labels.source }}
         (--collector.{{ $labels.source }}.max-requests-per-day){{ else }}the
         key (--openweather.max-requests-per-day){{ end }}. At the limit it

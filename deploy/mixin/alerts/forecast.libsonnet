@@ -37,7 +37,7 @@ function(c) {
         summary: '{{ $labels.location }} is forecast to get colder than its alert threshold within 24 hours',
         dashboard: c.dashboardLink,
       } + c.describe(|||
-        The forecast for {{ $labels.location }} goes down to
+        At «time» the forecast for {{ $labels.location }} went down to
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_forecast_temperature_min_celsius{«sel»job=%q,instance=%q,location=%q,window_hours=\"24\"} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"below\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }} within the next 24 hours; its
         threshold is {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}.
       |||),
@@ -67,7 +67,7 @@ function(c) {
         summary: '{{ $labels.location }} is forecast to get hotter than its alert threshold within 24 hours',
         dashboard: c.dashboardLink,
       } + c.describe(|||
-        The forecast for {{ $labels.location }} goes up to
+        At «time» the forecast for {{ $labels.location }} went up to
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_forecast_temperature_max_celsius{«sel»job=%q,instance=%q,location=%q,window_hours=\"24\"} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"above\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }} within the next 24 hours; its
         threshold is {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}.
       |||),
@@ -106,7 +106,7 @@ function(c) {
         summary: 'Heavy rain is forecast for {{ $labels.location }} within 24 hours',
         dashboard: c.dashboardLink,
       } + c.describe(|||
-        The forecast for {{ $labels.location }} adds up to
+        At «time» the forecast for {{ $labels.location }} added up to
         {{ $value | printf "%.4g" }} mm of rain over the next 24 hours; its
         threshold is
         {{ with printf "openweather_rain_alert_threshold_meters{«sel»job=%q,instance=%q,location=%q} * 1000" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} mm.
@@ -141,7 +141,7 @@ function(c) {
         summary: 'Gusts above the alert threshold are forecast for {{ $labels.location }} within 24 hours',
         dashboard: c.dashboardLink,
       } + c.describe(|||
-        The forecast for {{ $labels.location }} has gusts of
+        At «time» the forecast for {{ $labels.location }} had gusts of
         {{ $value | printf "%.1f" }} m/s within the next 24 hours; its threshold is
         {{ with printf "openweather_wind_gust_alert_threshold_meters_per_second{«sel»job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} m/s.
       |||),
@@ -222,7 +222,7 @@ function(c) {
       annotations: {
         summary: 'Rain is about to start in {{ $labels.location }}',
       } + c.describe(|||
-        One Call's minute forecast for {{ $labels.location }} has
+        At «time» One Call's minute forecast for {{ $labels.location }} had
         precipitation starting in {{ $value | humanizeDuration }}
         ({{ with printf "openweather_precipitation_next_hour_meters{«sel»job=%q,instance=%q,location=%q} * 1000" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.1f" }}{{ end }}
         mm forecast for the next hour).

@@ -32,8 +32,8 @@ function(c) {
         summary: 'Gusts in {{ $labels.location }} are above its alert threshold',
         dashboard: c.dashboardLink,
       } + c.describe(|||
-        Gusts in {{ $labels.location }} reach {{ $value | printf "%.1f" }} m/s;
-        its threshold is
+        Gusts in {{ $labels.location }} reached {{ $value | printf "%.1f" }} m/s
+        at «time»; its threshold is
         {{ with printf "openweather_wind_gust_alert_threshold_meters_per_second{«sel»job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} m/s.{{ with printf "openweather_wind_gust_alert_threshold_meters_per_second{«sel»job=%q,instance=%q,location=%q} * 0.8" $labels.job $labels.instance $labels.location | query }}
         It ends when they are back to {{ . | first | value | printf "%.4g" }} m/s or below.{{ end }}
       |||),

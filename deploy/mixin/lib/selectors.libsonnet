@@ -2,10 +2,16 @@
 // Expressions are jsonnet format strings: `metric%(selector)s`, `metric{%(matchers)sbound="above"}`,
 // `up{%(upSelector)s}`. An alert's text queries from inside a Go template string, so there the
 // same goes in escaped, through tokens that a literal % of printf cannot be confused with:
-// «sel» (first in a metric's braces), «{sel}» (after a bare metric name), «up» (`up`'s matchers).
+// «sel» (first in a metric's braces), «{sel}» (after a bare metric name), «up» (`up`'s matchers);
+// «time» is the evaluation's time.
 function(config)
   local s = config.openweatherSelector;
   // A Go string literal that is also printf's format.
+  // The time of the evaluation that wrote an alert's text, HH:MM UTC: a resolved alert keeps the
+  // text of its last firing evaluation, so its values are said as of then. (toTime, which could
+  // format it at once, needs Prometheus 2.38.)
+  local time = '{{ with query "hour()" }}{{ . | first | value | printf "%02.0f" }}{{ end }}:'
+               + '{{ with query "minute()" }}{{ . | first | value | printf "%02.0f" }}{{ end }} UTC';
   local go(text) = std.strReplace(std.strReplace(std.strReplace(text, '\\', '\\\\'), '"', '\\"'), '%', '%%');
   {
     selector: if s == '' then '' else '{' + s + '}',
@@ -21,6 +27,7 @@ function(config)
           ['«sel»', if s == '' then '' else go(s) + ','],
           ['«{sel}»', if s == '' then '' else '{' + go(s) + '}'],
           ['«up»', config.exporterSelector],
+          ['«time»', time],
         ],
         text
       ),
