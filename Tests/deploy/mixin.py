@@ -185,7 +185,7 @@ def check_alerting(selector):
 
 # What the rules say of Seville at 20m (35 °C, given as 95 °F; 36 °C; hysteresis 1 °C).
 DESCRIPTION = ("The temperature in Seville went above its threshold of 35 °C (95 °F) at least 15 minutes ago "
-               "and was 36.0 °C (96.8 °F) at 00:20 UTC. It ends when back to 34 °C or below.")
+               "and was 36.0 °C (96.8 °F) at 00:20 UTC. It ends when back to 34 °C (93.2 °F) or below.")
 
 
 def main():

@@ -30,7 +30,8 @@ function(c) {
         {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}
         at least 15 minutes ago and was
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_temperature_celsius{«sel»job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"above\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }} at «time».{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} - on(job, instance, location) group_left openweather_temperature_alert_hysteresis_celsius«{sel}»" $labels.job $labels.instance $labels.location | query }}
-        It ends when back to {{ . | first | value | printf "%.4g" }} °C or below.{{ end }}
+        It ends when back to {{ . | first | value | printf "%.4g" }} °C{{ with printf "(openweather_temperature_alert_threshold_celsius{«sel»bound=\"above\",job=%q,instance=%q,location=%q} - on(job, instance, location) group_left openweather_temperature_alert_hysteresis_celsius«{sel}») * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}
+        or below.{{ end }}
       |||),
     },
     {
@@ -62,7 +63,8 @@ function(c) {
         {{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q}" $labels.job $labels.instance $labels.location | query }}{{ . | first | value | printf "%.4g" }}{{ end }} °C{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}
         at least 15 minutes ago and was
         {{ $value | printf "%.1f" }} °C{{ with printf "openweather_temperature_celsius{«sel»job=%q,instance=%q,location=%q} * 9 / 5 + 32 and on(job, instance, location) openweather_temperature_alert_threshold_info{«sel»bound=\"below\",unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.1f" }} °F){{ end }} at «time».{{ with printf "openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} + on(job, instance, location) group_left openweather_temperature_alert_hysteresis_celsius«{sel}»" $labels.job $labels.instance $labels.location | query }}
-        It ends when back to {{ . | first | value | printf "%.4g" }} °C or above.{{ end }}
+        It ends when back to {{ . | first | value | printf "%.4g" }} °C{{ with printf "(openweather_temperature_alert_threshold_celsius{«sel»bound=\"below\",job=%q,instance=%q,location=%q} + on(job, instance, location) group_left openweather_temperature_alert_hysteresis_celsius«{sel}») * 9 / 5 + 32 and on(job, instance, location, bound) openweather_temperature_alert_threshold_info{«sel»unit=\"fahrenheit\"}" $labels.job $labels.instance $labels.location | query }} ({{ . | first | value | printf "%.4g" }} °F){{ end }}
+        or above.{{ end }}
       |||),
     },
   ],
