@@ -343,6 +343,24 @@ def quantity(expr):
     return (units[0] if units else "", scale)
 
 
+# The Grafana unit of what a query draws, by its family's unit and scale (see quantity).
+GRAFANA_UNITS = {("celsius", ""): "celsius", ("meters", "*1000"): "lengthmm", ("meters_per_second", ""): "velocityms",
+                 ("ratio", ""): "percentunit", ("pascals", "/100"): "pressurehpa", ("degrees", ""): "degree",
+                 ("grams_per_cubic_meter", "*1e6"): "conμgm3", ("bytes", ""): "bytes"}
+
+
+def check_units(panels):
+    """Issue 40: a panel drawing a physical quantity says its unit (not `none`, which printed the next
+    hour's rain as 1.7000000000000006): the unit of its first query's family, scaled."""
+    for p in panels:
+        if p["type"] not in ("timeseries", "barchart", "stat") or not p.get("targets"):
+            continue
+        q = quantity(p["targets"][0]["expr"])
+        if q in GRAFANA_UNITS:
+            got = p.get("fieldConfig", {}).get("defaults", {}).get("unit")
+            check(got == GRAFANA_UNITS[q], f"panel {p['title']!r}: unit {GRAFANA_UNITS[q]} for {q[0]}{q[1]} (has {got})")
+
+
 def check_layout(panels):
     """Issue 29 §6: no two panels overlap; the Forecast row comes right after the first ("Now") row;
     every axis of a time series shows one quantity (a series on a second axis is one an override
@@ -397,6 +415,7 @@ def check_grafana():
             ok &= all(t.get("datasource", {}).get("uid") == "${datasource}" and t.get("expr") for t in p["targets"])
     check(ok, "dashboard: every panel and query uses the ${datasource} variable, and fits the grid")
     check_layout(panels)
+    check_units(panels)
     targets = [(p, t) for p in panels for t in p.get("targets", [])]
     exprs = " ".join(t["expr"] for _, t in targets)
     # Every family the exporter can write (the golden exposition of every

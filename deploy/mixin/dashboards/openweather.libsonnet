@@ -1493,13 +1493,14 @@ function(config, s)
             datasource: ds,
             refId: 'A',
             expr: 'openweather_precipitation_next_hour_meters{%(matchers)sjob=~"$job",location=~"$location"} * 1000' % s,
-            legendFormat: '{{location}} mm',
+            legendFormat: '{{location}}',
           },
         ],
         fieldConfig: {
           defaults: {
             noValue: 'Only from One Call: enable --collector.onecall (One Call 3.0 subscription)',
-            unit: 'none',
+            unit: 'lengthmm',
+            decimals: 1,
             custom: { lineWidth: 1, fillOpacity: 0, showPoints: 'never', spanNulls: false },
           },
           overrides: [],
