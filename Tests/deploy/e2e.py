@@ -908,6 +908,26 @@ def gust_resolved(a):
     finish()
 
 
+def backfill_panels(a):
+    """Issue 40: backfilled samples are an hour apart, so a panel drawing lines of a family the backfill
+    writes connects across the gaps between them (spanNulls true, or an hour or more); points and
+    bars need not, nor the exporter's health (the observation's age), whose gaps are the news."""
+    families = set(re.findall(r"^# TYPE (\S+) ", pathlib.Path(a.history).read_text(), re.M))
+    families.discard("openweather_observation_timestamp_seconds")
+    check(len(families) > 10, f"{len(families)} families in the backfill")
+    dash = json.loads(pathlib.Path(a.dashboard).read_text())
+    for p in walk(dash["panels"]):
+        if p["type"] != "timeseries":
+            continue
+        custom = p.get("fieldConfig", {}).get("defaults", {}).get("custom", {})
+        read = {name for t in p.get("targets", []) for name in re.findall(r"\bopenweather_\w+", t["expr"])} & families
+        if read and custom.get("drawStyle", "line") == "line":
+            span = custom.get("spanNulls", False)
+            check(span is True or (not isinstance(span, bool) and span >= 3600 * 1000),
+                  f"panel {p['title']!r} connects the hourly samples of {sorted(read)} (spanNulls {span})")
+    finish()
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1010,6 +1030,9 @@ def main():
         gr.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
     gr.add_argument("--gust", type=float, required=True)
     gr.add_argument("--timeout", type=float, default=150)
+    bp = sub.add_parser("backfill_panels")
+    bp.add_argument("--history", required=True)
+    bp.add_argument("--dashboard", required=True)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)

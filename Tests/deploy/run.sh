@@ -431,6 +431,7 @@ backfill_history() {
     [[ "$(tail -n 1 "$dir/history.om")" == "# EOF" ]] || { echo "the file does not end with # EOF"; return 1; }
     [[ ! -e "$dir/history.om.partial" ]] || { echo "the work directory was left behind"; return 1; }
     promtool tsdb create-blocks-from openmetrics "$dir/history.om" "$dir/data" || return 1
+    "$PY" "$HERE/e2e.py" backfill_panels --history "$dir/history.om" --dashboard "$DEPLOY/grafana/dashboards/openweather.json" || return 1
     prom_port="$(free_port)"
     printf 'global: {scrape_interval: 1m}\n' >"$dir/prometheus.yml"
     prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
@@ -451,7 +452,7 @@ backfill_history() {
 export -f backfill_history
 if [[ -x "$BIN" ]]; then
     echo "== backfill"
-    step "backfill --demo 24 h: promtool tsdb create-blocks-from openmetrics accepts it; Prometheus on the blocks reads past values back" backfill_history
+    step "backfill --demo 24 h: promtool tsdb create-blocks-from openmetrics accepts it; the dashboard's lines of its families connect its hourly samples; Prometheus on the blocks reads past values back" backfill_history
 fi
 
 # --- a newcomer's journey: an existing Prometheus plus the snippet, a backfill, the demo's alert ---

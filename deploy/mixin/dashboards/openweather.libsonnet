@@ -1256,7 +1256,7 @@ function(config, s)
         fieldConfig: {
           defaults: {
             unit: 'celsius',
-            custom: { lineWidth: 1, fillOpacity: 0, showPoints: 'never', spanNulls: false },
+            custom: { lineWidth: 1, fillOpacity: 0, showPoints: 'never', spanNulls: true },
           },
           overrides: [],
         },
@@ -1284,7 +1284,7 @@ function(config, s)
           defaults: {
             noValue: 'Needs 24 h of forecast history (--collector.forecast, or One Call)',
             unit: 'celsius',
-            custom: { lineWidth: 1, fillOpacity: 0, showPoints: 'never', spanNulls: false },
+            custom: { lineWidth: 1, fillOpacity: 0, showPoints: 'never', spanNulls: true },
           },
           overrides: [],
         },
