@@ -303,7 +303,9 @@ PROMQL_WORDS = {"and", "or", "unless", "bool", "offset"}
 
 def series_selectors(expr):
     """(metric, matchers) of every series an expression reads; matchers is "" when it has none."""
-    e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", expr)
+    # String arguments (label_join's label names), not the strings of a selector's matchers.
+    e = re.sub(r'\{[^}]*\}|"(?:[^"\\]|\\.)*"', lambda m: m.group(0) if m.group(0).startswith("{") else " ", expr)
+    e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", e)
     e = re.sub(r"\[[^\]]*\]", " ", e)              # range and subquery durations
     e = re.sub(r"\boffset\s+\S+", " ", e)
     e = re.sub(r"\b\d+(\.\d+)?(e[+-]?\d+)?\b", " ", e)  # numbers such as 1e6

@@ -5,7 +5,8 @@
 - rendered with _config.openweatherSelector set, every series selector carries it: in every rule's
   expression, every query an alert's text makes (inside its Go template), every dashboard target,
   annotation and variable query; the rules so rendered pass `promtool check rules`, and a promtool
-  unit test sees them alert on the selected job only, with the thresholds their texts query.
+  unit test sees them alert on the selected job only, with the thresholds their texts query;
+- a place two exporters of the job poll gets two legends told apart by instance.
 
     python3 Tests/deploy/mixin.py [REPO_ROOT]     # needs jsonnet, PyYAML and promtool
 """
@@ -183,6 +184,43 @@ def check_alerting(selector):
               + ("" if result.returncode == 0 else ":\n" + result.stdout + result.stderr))
 
 
+def check_legends():
+    """Issue 40: two exporters of one job polling the same place drew two legends alike. Every query
+    whose legend names the location adds the instance to the location of a place that repeats:
+    promtool evaluates the temperature panel's query over Paris on two exporters and Lyon on one."""
+    dash = json.loads((ROOT / "deploy" / "grafana" / "dashboards" / "openweather.json").read_text())
+    marker = '"location", " on ", "location", "instance")'
+    targets = [(p, t) for p in dash["panels"] if p["type"] in ("timeseries", "stat", "state-timeline")
+               for t in p.get("targets", []) if "{{location}}" in t.get("legendFormat", "")]
+    plain = [f"{p['title']!r} {t['refId']}" for p, t in targets if marker not in t["expr"]]
+    check(len(targets) > 40 and not plain, f"all {len(targets)} queries with the location in their legend tell repeated places apart"
+          + (f" (not: {', '.join(plain)})" if plain else ""))
+    (expr,) = [t["expr"] for p, t in targets if p["title"] == "Temperature" and p["type"] == "stat"]
+    expr = expr.replace('job=~"$job"', 'job=~"openweather"').replace('location=~"$location"', 'location=~".+"')
+    series = lambda instance, place: f'openweather_temperature_celsius{{job="openweather",instance="{instance}",location="{place}"}}'
+    test = {
+        "evaluation_interval": "1m",
+        "tests": [{
+            "interval": "1m",
+            "input_series": [{"series": series("a:9755", "Paris"), "values": "10x5"},
+                             {"series": series("b:9755", "Paris"), "values": "11x5"},
+                             {"series": series("a:9755", "Lyon"), "values": "12x5"}],
+            "promql_expr_test": [{
+                "expr": expr,
+                "eval_time": "2m",
+                "exp_samples": [{"labels": series("a:9755", "Paris on a:9755"), "value": 10},
+                                {"labels": series("b:9755", "Paris on b:9755"), "value": 11},
+                                {"labels": series("a:9755", "Lyon"), "value": 12}],
+            }],
+        }],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        (pathlib.Path(tmp) / "test.yml").write_text(yaml.safe_dump(test))
+        result = subprocess.run(["promtool", "test", "rules", "test.yml"], cwd=tmp, capture_output=True, text=True)
+        check(result.returncode == 0, "promtool: Paris on two exporters is \"Paris on a:9755\" and \"Paris on b:9755\", Lyon stays Lyon"
+              + ("" if result.returncode == 0 else ":\n" + result.stdout + result.stderr))
+
+
 # What the rules say of Seville at 20m (35 °C, given as 95 °F; 36 °C; hysteresis 1 °C).
 DESCRIPTION = ("The temperature in Seville went above its threshold of 35 °C (95 °F) at least 15 minutes ago "
                "and was 36.0 °C (96.8 °F) at 00:20 UTC. It ends when back to 34 °C (93.2 °F) or below.")
@@ -200,6 +238,8 @@ def main():
     check_selector(SELECTOR, kubernetes=True)
     check_selector(TRICKY, kubernetes=False)
     check_alerting(TRICKY)
+    print("the dashboard's legends:")
+    check_legends()
     print(f"mixin: {len(failures)} failed")
     sys.exit(1 if failures else 0)
 

@@ -5,6 +5,13 @@ function(config, s)
   local ds = { type: 'prometheus', uid: '${datasource}' };
   local jobs = 'label_values(openweather_temperature_celsius%(selector)s, job)' % s;
   local locations = 'label_values(openweather_temperature_celsius{%(matchers)sjob=~"$job"}, location)' % s;
+  // A place two exporters of the job poll is two series of one `location`, which would draw two
+  // legends alike: those get the instance added to their location ("Paris on a:9755"), every other
+  // place keeps its own. The query does it, as Grafana's legend prints a missing label's name.
+  local perPlace(v) =
+    local twice = 'count by (location) (count by (location, instance) (' + v + ')) > 1';
+    '(label_join((' + v + ') and on(location) (' + twice + '), "location", " on ", "location", "instance")'
+    + ' or ((' + v + ') unless on(location) (' + twice + ')))';
   {
     uid: config.dashboardUid,
     title: 'OpenWeather',
@@ -141,7 +148,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_temperature_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_temperature_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             instant: true,
             range: false,
@@ -183,7 +190,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_condition_info{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_condition_info{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}: {{description}}',
             instant: true,
             range: false,
@@ -210,7 +217,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: '(openweather_sunrise_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"} + openweather_timezone_offset_seconds{%(matchers)sjob=~"$job", location=~"$location"}) %% 86400' % s,
+            expr: perPlace('(openweather_sunrise_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"} + openweather_timezone_offset_seconds{%(matchers)sjob=~"$job", location=~"$location"})' % s) + ' % 86400',
             legendFormat: '{{location}}',
             instant: true,
             range: false,
@@ -240,7 +247,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: '(openweather_sunset_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"} + openweather_timezone_offset_seconds{%(matchers)sjob=~"$job", location=~"$location"}) %% 86400' % s,
+            expr: perPlace('(openweather_sunset_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"} + openweather_timezone_offset_seconds{%(matchers)sjob=~"$job", location=~"$location"})' % s) + ' % 86400',
             legendFormat: '{{location}}',
             instant: true,
             range: false,
@@ -269,7 +276,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_sunset_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"} - openweather_sunrise_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_sunset_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"} - openweather_sunrise_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             instant: true,
             range: false,
@@ -337,35 +344,35 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_temperature_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_temperature_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             range: true,
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_feels_like_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_feels_like_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} feels like',
             range: true,
           },
           {
             datasource: ds,
             refId: 'C',
-            expr: 'openweather_temperature_min_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_temperature_min_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} min',
             range: true,
           },
           {
             datasource: ds,
             refId: 'D',
-            expr: 'openweather_temperature_max_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_temperature_max_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} max',
             range: true,
           },
           {
             datasource: ds,
             refId: 'E',
-            expr: 'openweather_temperature_alert_threshold_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_temperature_alert_threshold_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} alert {{bound}}',
             range: true,
           },
@@ -427,7 +434,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_humidity_ratio{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_humidity_ratio{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             range: true,
           },
@@ -451,14 +458,14 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_pressure_pascals{%(matchers)sjob=~"$job", location=~"$location"} / 100' % s,
+            expr: perPlace('openweather_pressure_pascals{%(matchers)sjob=~"$job", location=~"$location"}' % s) + ' / 100',
             legendFormat: '{{location}} sea level',
             range: true,
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_ground_level_pressure_pascals{%(matchers)sjob=~"$job", location=~"$location"} / 100' % s,
+            expr: perPlace('openweather_ground_level_pressure_pascals{%(matchers)sjob=~"$job", location=~"$location"}' % s) + ' / 100',
             legendFormat: '{{location}} ground level',
             range: true,
           },
@@ -487,14 +494,14 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_cloudiness_ratio{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_cloudiness_ratio{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} clouds',
             range: true,
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_visibility_meters{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_visibility_meters{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} visibility',
             range: true,
           },
@@ -536,21 +543,21 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_wind_speed_meters_per_second{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_wind_speed_meters_per_second{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             range: true,
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_wind_gust_meters_per_second{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_wind_gust_meters_per_second{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} gusts',
             range: true,
           },
           {
             datasource: ds,
             refId: 'C',
-            expr: 'openweather_wind_gust_alert_threshold_meters_per_second{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_wind_gust_alert_threshold_meters_per_second{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} gust alert',
             range: true,
           },
@@ -588,7 +595,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_wind_direction_degrees{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_wind_direction_degrees{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             range: true,
           },
@@ -613,14 +620,14 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_rain_1h_meters{%(matchers)sjob=~"$job", location=~"$location"} * 1000' % s,
+            expr: perPlace('openweather_rain_1h_meters{%(matchers)sjob=~"$job", location=~"$location"}' % s) + ' * 1000',
             legendFormat: '{{location}} rain',
             range: true,
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_snow_1h_meters{%(matchers)sjob=~"$job", location=~"$location"} * 1000' % s,
+            expr: perPlace('openweather_snow_1h_meters{%(matchers)sjob=~"$job", location=~"$location"}' % s) + ' * 1000',
             legendFormat: '{{location}} snow',
             range: true,
           },
@@ -652,7 +659,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_air_quality_index{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_air_quality_index{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             instant: true,
             range: false,
@@ -709,7 +716,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_air_quality_index{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_air_quality_index{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}}',
             range: true,
           },
@@ -760,7 +767,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_air_pollution_observation_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"} * 1000' % s,
+            expr: perPlace('openweather_air_pollution_observation_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"}' % s) + ' * 1000',
             legendFormat: '{{location}}',
             instant: true,
             range: false,
@@ -790,7 +797,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_air_pollutant_grams_per_cubic_meter{%(matchers)sjob=~"$job", location=~"$location", pollutant=~"pm2_5|pm10"} * 1e6' % s,
+            expr: perPlace('openweather_air_pollutant_grams_per_cubic_meter{%(matchers)sjob=~"$job", location=~"$location", pollutant=~"pm2_5|pm10"}' % s) + ' * 1e6',
             legendFormat: '{{location}} {{pollutant}}',
             range: true,
           },
@@ -815,7 +822,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_air_pollutant_grams_per_cubic_meter{%(matchers)sjob=~"$job", location=~"$location", pollutant!~"pm2_5|pm10"} * 1e6' % s,
+            expr: perPlace('openweather_air_pollutant_grams_per_cubic_meter{%(matchers)sjob=~"$job", location=~"$location", pollutant!~"pm2_5|pm10"}' % s) + ' * 1e6',
             legendFormat: '{{location}} {{pollutant}}',
             range: true,
           },
@@ -843,7 +850,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_air_quality_scale_index{%(matchers)sjob=~"$job", location=~"$location", scale!="openweather"}' % s,
+            expr: perPlace('openweather_air_quality_scale_index{%(matchers)sjob=~"$job", location=~"$location", scale!="openweather"}' % s),
             legendFormat: '{{location}} {{scale}}',
             instant: true,
             range: false,
@@ -870,14 +877,14 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_forecast_air_quality_max_index{%(matchers)sjob=~"$job", location=~"$location", window_hours="24"}' % s,
+            expr: perPlace('openweather_forecast_air_quality_max_index{%(matchers)sjob=~"$job", location=~"$location", window_hours="24"}' % s),
             legendFormat: '{{location}} worst in the next 24 h',
             range: true,
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_forecast_air_quality_index{%(matchers)sjob=~"$job", location=~"$location", hours_ahead="24"}' % s,
+            expr: perPlace('openweather_forecast_air_quality_index{%(matchers)sjob=~"$job", location=~"$location", hours_ahead="24"}' % s),
             legendFormat: '{{location}} in 24 h',
             range: true,
           },
@@ -966,7 +973,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_up{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_up{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} {{source}}',
             range: true,
           },
@@ -1005,14 +1012,14 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'time() - openweather_last_success_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location", source!="geocoding"}' % s,
+            expr: perPlace('time() - openweather_last_success_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location", source!="geocoding"}' % s),
             legendFormat: '{{location}} {{source}} last success',
             range: true,
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'time() - openweather_observation_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('time() - openweather_observation_timestamp_seconds{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} observation',
             range: true,
           },
@@ -1088,7 +1095,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_poll_duration_seconds{%(matchers)sjob=~"$job", location=~"$location"}' % s,
+            expr: perPlace('openweather_poll_duration_seconds{%(matchers)sjob=~"$job", location=~"$location"}' % s),
             legendFormat: '{{location}} {{source}}',
             range: true,
           },
@@ -1225,31 +1232,31 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location"}' % s,
+            expr: perPlace('openweather_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location"}' % s),
             legendFormat: '{{location}} measured',
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_forecast_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="3"} offset 3h' % s,
+            expr: perPlace('openweather_forecast_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="3"} offset 3h' % s),
             legendFormat: '{{location}} forecast 3 h before',
           },
           {
             datasource: ds,
             refId: 'C',
-            expr: 'openweather_forecast_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="24"} offset 24h' % s,
+            expr: perPlace('openweather_forecast_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="24"} offset 24h' % s),
             legendFormat: '{{location}} forecast 24 h before',
           },
           {
             datasource: ds,
             refId: 'D',
-            expr: 'openweather_forecast_temperature_min_celsius{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s,
+            expr: perPlace('openweather_forecast_temperature_min_celsius{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s),
             legendFormat: '{{location}} lowest in the next 24 h',
           },
           {
             datasource: ds,
             refId: 'E',
-            expr: 'openweather_forecast_temperature_max_celsius{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s,
+            expr: perPlace('openweather_forecast_temperature_max_celsius{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s),
             legendFormat: '{{location}} highest in the next 24 h',
           },
         ],
@@ -1276,7 +1283,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location"} - ignoring(hours_ahead) openweather_forecast_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="24"} offset 24h' % s,
+            expr: perPlace('openweather_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location"} - ignoring(hours_ahead) openweather_forecast_temperature_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="24"} offset 24h' % s),
             legendFormat: '{{location}}',
           },
         ],
@@ -1304,13 +1311,13 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_uv_index{%(matchers)sjob=~"$job",location=~"$location"}' % s,
+            expr: perPlace('openweather_uv_index{%(matchers)sjob=~"$job",location=~"$location"}' % s),
             legendFormat: '{{location}} now',
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_forecast_uv_index{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="3"}' % s,
+            expr: perPlace('openweather_forecast_uv_index{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="3"}' % s),
             legendFormat: '{{location}} in 3 h',
           },
         ],
@@ -1338,13 +1345,13 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_dew_point_celsius{%(matchers)sjob=~"$job",location=~"$location"}' % s,
+            expr: perPlace('openweather_dew_point_celsius{%(matchers)sjob=~"$job",location=~"$location"}' % s),
             legendFormat: '{{location}} now',
           },
           {
             datasource: ds,
             refId: 'B',
-            expr: 'openweather_forecast_dew_point_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="3"}' % s,
+            expr: perPlace('openweather_forecast_dew_point_celsius{%(matchers)sjob=~"$job",location=~"$location",hours_ahead="3"}' % s),
             legendFormat: '{{location}} in 3 h',
           },
         ],
@@ -1372,13 +1379,13 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_forecast_window_rain_meters{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"} * 1000' % s,
+            expr: perPlace('openweather_forecast_window_rain_meters{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s) + ' * 1000',
             legendFormat: '{{location}}',
           },
           {
             datasource: ds,
             refId: 'C',
-            expr: 'openweather_rain_alert_threshold_meters{%(matchers)sjob=~"$job",location=~"$location"} * 1000' % s,
+            expr: perPlace('openweather_rain_alert_threshold_meters{%(matchers)sjob=~"$job",location=~"$location"}' % s) + ' * 1000',
             legendFormat: '{{location}} alert mm',
           },
         ],
@@ -1415,7 +1422,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_forecast_precipitation_probability_max_ratio{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s,
+            expr: perPlace('openweather_forecast_precipitation_probability_max_ratio{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s),
             legendFormat: '{{location}}',
           },
         ],
@@ -1453,7 +1460,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'clamp_min(openweather_precipitation_next_start_timestamp_seconds{%(matchers)sjob=~"$job",location=~"$location"} - time(), 0)' % s,
+            expr: perPlace('clamp_min(openweather_precipitation_next_start_timestamp_seconds{%(matchers)sjob=~"$job",location=~"$location"} - time(), 0)' % s),
             legendFormat: '{{location}}',
             instant: true,
             range: false,
@@ -1492,7 +1499,7 @@ function(config, s)
           {
             datasource: ds,
             refId: 'A',
-            expr: 'openweather_precipitation_next_hour_meters{%(matchers)sjob=~"$job",location=~"$location"} * 1000' % s,
+            expr: perPlace('openweather_precipitation_next_hour_meters{%(matchers)sjob=~"$job",location=~"$location"}' % s) + ' * 1000',
             legendFormat: '{{location}}',
           },
         ],
