@@ -41,9 +41,10 @@ while IFS= read -r kust; do
 done < <(find "$ROOT/deploy/kubernetes" -name kustomization.yaml | sort)
 
 # The image is the kustomization's `images:` entry, and pointing it at a registry changes every pod
-# (issue 29 §10): a copy of deploy/kubernetes with the entry rewritten as `kustomize edit set image
-# openweather-exporter=registry.example.com/openweather-exporter:1.2.3` writes it (kustomize itself
-# when it is installed; this machine has only kubectl's), built again by kubectl kustomize.
+# (issue 29 §10): a copy of deploy/kubernetes with newName and newTag edited as deploy/docs/install.md
+# says for kubectl alone (or by `kustomize edit set image
+# openweather-exporter=registry.example.com/openweather-exporter:1.2.3` when kustomize is installed),
+# built again by kubectl kustomize.
 images_of() { grep -E '^ +image: ' "$1" | sed -E 's/^ +image: //' | sort -u | xargs; }
 for name in kubernetes kubernetes-sharded; do
     got=$(images_of "$OUT/$name.yaml")
