@@ -663,6 +663,41 @@ def forecast_alerts(a):
     finish()
 
 
+def showcase(a):
+    """Issue 40: what the README says of plain --demo in Alertmanager. La Rinconada's forecast goes below
+    its 0 °C (OpenWeatherForecastBelowThreshold fires), and it is below 0 °C now at almost any hour, so
+    OpenWeatherTemperatureBelowThreshold fires too: that one is active in Alertmanager and reaches the
+    webhook, and it inhibits the forecast's. On a rare hour at or above 0 °C, the forecast's is the one
+    active and notified instead."""
+    forecast, now = ("OpenWeatherForecastBelowThreshold", a.place), ("OpenWeatherTemperatureBelowThreshold", a.place)
+    wait_firing(a.prometheus, {forecast}, a.timeout)
+    temperature = [float(r["value"][1]) for r in query(a.prometheus, f'openweather_temperature_celsius{{location="{a.place}"}}')]
+    check(len(temperature) == 1, f"{a.place}: {temperature} °C now")
+    cold = bool(temperature) and temperature[0] < 0
+    if cold:
+        wait_firing(a.prometheus, {now}, a.timeout)
+    shown, muted = (now, forecast) if cold else (forecast, None)
+
+    def statuses():
+        got = {x["labels"]["alertname"]: x["status"] for x in get_json(f"{a.alertmanager}/api/v2/alerts")
+               if x["labels"].get("location") == a.place}
+        want = {shown[0]} | ({muted[0]} if muted else set())
+        return got if want <= set(got) and (not muted or got[muted[0]]["state"] == "suppressed") else None
+    got = poll(statuses, a.timeout) or {}
+    check(got.get(shown[0], {}).get("state") == "active", f"Alertmanager: {shown[0]} active for {a.place} ({got})")
+    if muted:
+        check(got.get(muted[0], {}).get("state") == "suppressed" and got[muted[0]].get("inhibitedBy"),
+              f"Alertmanager: {muted[0]} inhibited by it, as the README says ({got})")
+
+    def delivered():
+        path = pathlib.Path(a.webhook_log)
+        posts = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+        return [al for p in posts for al in p["alerts"] if al["status"] == "firing"
+                and (al["labels"].get("alertname"), al["labels"].get("location")) == shown]
+    check(bool(poll(delivered, a.timeout)), f"the webhook receiver got {shown[0]} for {a.place}")
+    finish()
+
+
 def inhibit_forecast(a):
     """Synthetic alerts: below (above) the threshold now mutes the forecast below (above) it for the same
     place only; a forecast that fails to poll, or whose key is refused, mutes "forecast missing"."""
@@ -1033,6 +1068,10 @@ def main():
     bp = sub.add_parser("backfill_panels")
     bp.add_argument("--history", required=True)
     bp.add_argument("--dashboard", required=True)
+    sh = sub.add_parser("showcase")
+    for k in ("prometheus", "alertmanager", "webhook_log", "place"):
+        sh.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
+    sh.add_argument("--timeout", type=float, default=150)
     s = sub.add_parser("argsets")
     for k in ("deploy", "config", "key_file"):
         s.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
