@@ -55,9 +55,9 @@ local scalar(v) =
 
 // A literal block: `|` and the lines at `indent`.
 local literal(text, indent) =
-  assert !std.startsWith(text, ' ') && !std.startsWith(text, '\n') : 'a literal block starting with a space or a blank line';
-  local hint = if !std.endsWith(text, '\n') then '-' else if std.endsWith(text, '\n\n') then '+' else '';
-  ['|' + hint] + [if l == '' then '' else spaces(indent) + l for l in lines(text)];
+  assert !std.startsWith(text, ' ') && !std.startsWith(text, '\n') && !std.endsWith(text, '\n\n')
+         : 'a literal block starting with a space or a blank line, or ending in one: ' + text;
+  ['|' + (if std.endsWith(text, '\n') then '' else '-')] + [if l == '' then '' else spaces(indent) + l for l in lines(text)];
 
 local commentLines(text, indent) =
   if text == null then []
