@@ -2,10 +2,12 @@
 # Writes the files deploy/ ships from the mixin, or with --check says which differ from it:
 #
 #   bash deploy/mixin/render.sh            # after editing deploy/mixin
-#   bash deploy/mixin/render.sh --check    # exit 1, with a diff, when a committed file is not its output
+#   bash deploy/mixin/render.sh --check    # exit 1, with a diff, when a committed file is not its output,
+#                                          # or when a file of the mixin is not as jsonnetfmt writes it
 #
 # rules: prometheus/rules/openweather.yml; dashboard: grafana/dashboards/openweather.json;
-# prometheusrule: kubernetes/base/prometheusrule.yaml. Needs jsonnet (Debian's package, 0.18 or later).
+# prometheusrule: kubernetes/base/prometheusrule.yaml. Needs jsonnet and jsonnetfmt (Debian's jsonnet
+# package, 0.18 or later).
 set -euo pipefail
 MIXIN="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 DEPLOY="$(dirname "$MIXIN")"
@@ -14,6 +16,18 @@ check=0
 command -v jsonnet >/dev/null || { echo "jsonnet is missing: apt-get install jsonnet" >&2; exit 2; }
 
 status=0
+if ((check)); then
+    unformatted=()
+    while IFS= read -r file; do
+        jsonnetfmt --test "$file" 2>/dev/null || unformatted+=("${file#"$DEPLOY"/}")
+    done < <(find "$MIXIN" -name '*.jsonnet' -o -name '*.libsonnet' | sort)
+    if ((${#unformatted[@]})); then
+        echo "FAIL  not as jsonnetfmt writes them (jsonnetfmt -i FILE): ${unformatted[*]}"
+        status=1
+    else
+        echo "ok    the mixin's files are as jsonnetfmt writes them"
+    fi
+fi
 for pair in rules:prometheus/rules/openweather.yml dashboard:grafana/dashboards/openweather.json \
     prometheusrule:kubernetes/base/prometheusrule.yaml; do
     source="$MIXIN/render/${pair%%:*}.jsonnet" target="$DEPLOY/${pair#*:}"

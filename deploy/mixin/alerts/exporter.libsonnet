@@ -68,7 +68,7 @@ function(c) {
       'for': '30m',
       labels: { severity: 'warning' },
       annotations: {
-        summary: 'Polling OpenWeather\'s {{ $labels.source }} for {{ $labels.location }} keeps failing',
+        summary: "Polling OpenWeather's {{ $labels.source }} for {{ $labels.location }} keeps failing",
       } + c.describe(|||
         Every poll of {{ $labels.source }} for {{ $labels.location }} on
         {{ $labels.instance }} has failed for
@@ -192,7 +192,7 @@ function(c) {
       ||| % c,
       labels: { severity: 'warning' },
       annotations: {
-        summary: '{{ $labels.instance }} has spent 90 % of {{ if $labels.source }}{{ $labels.source }}\'s{{ else }}the key\'s{{ end }} requests for today',
+        summary: "{{ $labels.instance }} has spent 90 % of {{ if $labels.source }}{{ $labels.source }}'s{{ else }}the key's{{ end }} requests for today",
       } + c.describe(|||
         {{ $value | printf "%.0f" }} requests sent from 00:00 to «time», 90 % or
         more of the daily limit of {{ if $labels.source }}{{ $labels.source }}

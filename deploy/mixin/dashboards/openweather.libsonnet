@@ -15,7 +15,7 @@ function(config, s)
   {
     uid: config.dashboardUid,
     title: 'OpenWeather',
-    description: 'Weather and air quality per location from openweather-exporter, with its alert thresholds and the exporter\'s health per location and source.',
+    description: "Weather and air quality per location from openweather-exporter, with its alert thresholds and the exporter's health per location and source.",
     tags: ['openweather', 'weather', 'prometheus'],
     schemaVersion: 39,
     version: 1,
@@ -205,7 +205,7 @@ function(config, s)
           orientation: 'auto',
           textMode: 'name',
         },
-        description: 'OpenWeather\'s primary condition (weather[0]); the icon code is in the icon label.',
+        description: "OpenWeather's primary condition (weather[0]); the icon code is in the icon label.",
       },
       {
         id: 4,
@@ -314,7 +314,7 @@ function(config, s)
         ],
         fieldConfig: { defaults: {}, overrides: [] },
         options: { showHeader: true, cellHeight: 'sm' },
-        description: 'Where each configured location\'s data comes from: the coordinates polled, and the place\'s city, state and country (from the geocoder for places given by name, else from the weather answer).',
+        description: "Where each configured location's data comes from: the coordinates polled, and the place's city, state and country (from the geocoder for places given by name, else from the weather answer).",
         transformations: [
           {
             id: 'organize',
@@ -414,7 +414,7 @@ function(config, s)
           legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
           tooltip: { mode: 'multi', sort: 'desc' },
         },
-        description: 'min/max are OpenWeather\'s spread of the current observation over a large city, not the day\'s forecast. Thresholds are drawn only for locations that have them.',
+        description: "min/max are OpenWeather's spread of the current observation over a large city, not the day's forecast. Thresholds are drawn only for locations that have them.",
       },
       {
         id: 10,
@@ -704,7 +704,7 @@ function(config, s)
           orientation: 'auto',
           textMode: 'value_and_name',
         },
-        description: 'OpenWeather\'s air quality index: 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor. The air-quality alert fires after an hour at 4 or worse. From the air_pollution source: enable it with --collector.air_pollution (off by default; on in --demo).',
+        description: "OpenWeather's air quality index: 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor. The air-quality alert fires after an hour at 4 or worse. From the air_pollution source: enable it with --collector.air_pollution (off by default; on in --demo).",
       },
       {
         id: 28,
@@ -865,7 +865,7 @@ function(config, s)
           orientation: 'auto',
           textMode: 'auto',
         },
-        description: 'The index in the scales people read, computed by the exporter from the hour\'s concentrations: us_epa (US EPA AQI, 0-500; above 100 unhealthy for sensitive groups), eu_caqi (European CAQI, 0-100; above 75 high), uk_daqi (UK DAQI, 1-10; 7 and more high). Hourly values stand for the 8 h and 24 h means the scales define (deploy/docs/sources.md lists what each simplifies). From the air_pollution source: enable it with --collector.air_pollution (off by default; on in --demo).',
+        description: "The index in the scales people read, computed by the exporter from the hour's concentrations: us_epa (US EPA AQI, 0-500; above 100 unhealthy for sensitive groups), eu_caqi (European CAQI, 0-100; above 75 high), uk_daqi (UK DAQI, 1-10; 7 and more high). Hourly values stand for the 8 h and 24 h means the scales define (deploy/docs/sources.md lists what each simplifies). From the air_pollution source: enable it with --collector.air_pollution (off by default; on in --demo).",
       },
       {
         id: 33,
@@ -912,7 +912,7 @@ function(config, s)
           legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
           tooltip: { mode: 'multi', sort: 'desc' },
         },
-        description: 'OpenWeather\'s index (1 good .. 5 very poor) that its hourly forecast gives: the worst hour of the next 24 hours (what OpenWeatherPoorAirExpected fires on, at 4) and the hour 24 hours ahead. From the air_pollution_forecast source: enable it with --collector.air_pollution_forecast (off by default; on in --demo).',
+        description: "OpenWeather's index (1 good .. 5 very poor) that its hourly forecast gives: the worst hour of the next 24 hours (what OpenWeatherPoorAirExpected fires on, at 4) and the hour 24 hours ahead. From the air_pollution_forecast source: enable it with --collector.air_pollution_forecast (off by default; on in --demo).",
       },
       {
         id: 18,
@@ -1045,7 +1045,7 @@ function(config, s)
           legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
           tooltip: { mode: 'multi', sort: 'desc' },
         },
-        description: 'Per polled source (a place\'s geocoding succeeds once, so it is left out). The data-stale alert fires when the weather observation is over an hour old.',
+        description: "Per polled source (a place's geocoding succeeds once, so it is left out). The data-stale alert fires when the weather observation is over an hour old.",
       },
       {
         id: 22,
@@ -1225,7 +1225,7 @@ function(config, s)
         id: 102,
         type: 'timeseries',
         title: 'Temperature: measured, and what was forecast for now',
-        description: 'The measured temperature beside what the forecast said 3 and 24 hours earlier (a forecast series read back by its horizon), and the forecast\'s lowest and highest over the next 24 hours. The lines of what was forecast for now need Prometheus to hold 3 and 24 hours of forecast history: they start 3 h and 24 h after the forecast collector (--collector.forecast, or One Call) began.',
+        description: "The measured temperature beside what the forecast said 3 and 24 hours earlier (a forecast series read back by its horizon), and the forecast's lowest and highest over the next 24 hours. The lines of what was forecast for now need Prometheus to hold 3 and 24 hours of forecast history: they start 3 h and 24 h after the forecast collector (--collector.forecast, or One Call) began.",
         datasource: ds,
         gridPos: { x: 0, y: 12, w: 12, h: 9 },
         targets: [
@@ -1304,7 +1304,7 @@ function(config, s)
         id: 104,
         type: 'timeseries',
         title: 'UV index',
-        description: 'Now and forecast 3 hours ahead. Only One Call has the UV index: empty without it (needs --collector.onecall and OpenWeather\'s One Call 3.0 subscription); the free forecast has none.',
+        description: "Now and forecast 3 hours ahead. Only One Call has the UV index: empty without it (needs --collector.onecall and OpenWeather's One Call 3.0 subscription); the free forecast has none.",
         datasource: ds,
         gridPos: { x: 0, y: 29, w: 6, h: 8 },
         targets: [
@@ -1338,7 +1338,7 @@ function(config, s)
         id: 105,
         type: 'timeseries',
         title: 'Dew point',
-        description: 'Now and forecast 3 hours ahead; near the temperature means fog or dew. Only One Call has the dew point: empty without it (needs --collector.onecall and OpenWeather\'s One Call 3.0 subscription); the free weather and forecast have none.',
+        description: "Now and forecast 3 hours ahead; near the temperature means fog or dew. Only One Call has the dew point: empty without it (needs --collector.onecall and OpenWeather's One Call 3.0 subscription); the free weather and forecast have none.",
         datasource: ds,
         gridPos: { x: 6, y: 29, w: 6, h: 8 },
         targets: [
@@ -1453,7 +1453,7 @@ function(config, s)
         id: 108,
         type: 'stat',
         title: 'Rain starts in',
-        description: 'From One Call\'s minute forecast: the time until the first minute with precipitation within the next hour; 0 while it rains now. No value when none is forecast in the hour, and always without One Call (needs --collector.onecall and OpenWeather\'s One Call 3.0 subscription). OpenWeatherRainStartingSoon fires from 15 minutes ahead.',
+        description: "From One Call's minute forecast: the time until the first minute with precipitation within the next hour; 0 while it rains now. No value when none is forecast in the hour, and always without One Call (needs --collector.onecall and OpenWeather's One Call 3.0 subscription). OpenWeatherRainStartingSoon fires from 15 minutes ahead.",
         datasource: ds,
         gridPos: { x: 0, y: 21, w: 8, h: 8 },
         targets: [
@@ -1492,7 +1492,7 @@ function(config, s)
         id: 109,
         type: 'timeseries',
         title: 'Precipitation in the next hour',
-        description: 'From One Call\'s minute forecast: the precipitation forecast from now to the end of the minute forecast (about an hour), in mm. Always empty without One Call (needs --collector.onecall and OpenWeather\'s One Call 3.0 subscription).',
+        description: "From One Call's minute forecast: the precipitation forecast from now to the end of the minute forecast (about an hour), in mm. Always empty without One Call (needs --collector.onecall and OpenWeather's One Call 3.0 subscription).",
         datasource: ds,
         gridPos: { x: 8, y: 21, w: 16, h: 8 },
         targets: [
@@ -1521,7 +1521,7 @@ function(config, s)
         id: 107,
         type: 'table',
         title: 'Official weather alerts in force',
-        description: 'From One Call: the alerts national weather services have issued, until their end. Empty when none is in force, and always without One Call (needs --collector.onecall and OpenWeather\'s One Call 3.0 subscription).',
+        description: "From One Call: the alerts national weather services have issued, until their end. Empty when none is in force, and always without One Call (needs --collector.onecall and OpenWeather's One Call 3.0 subscription).",
         datasource: ds,
         gridPos: { x: 0, y: 37, w: 24, h: 6 },
         targets: [

@@ -16,9 +16,23 @@ local hasPair(c, a, b) = std.length([i for i in std.range(0, std.length(c) - 2) 
 
 // Keys in the order Prometheus' documentation and the rules file give them; others after, sorted.
 local order = [
-  'apiVersion', 'kind', 'metadata', 'spec', 'name', 'groups', 'rules',
-  'alert', 'record', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations',
-  'summary', 'description', 'dashboard',
+  'apiVersion',
+  'kind',
+  'metadata',
+  'spec',
+  'name',
+  'groups',
+  'rules',
+  'alert',
+  'record',
+  'expr',
+  'for',
+  'keep_firing_for',
+  'labels',
+  'annotations',
+  'summary',
+  'description',
+  'dashboard',
 ];
 // (A string, compared by code point: std.format is slow in jsonnet 0.18.)
 local rank(key) =
@@ -133,7 +147,7 @@ local commentLines(text, indent) =
         else valueLines(pad + k + ': ', v, indent + 2)
         for k in keys(obj)
       ]),
-      sequence(arr, indent) =
+          sequence(arr, indent) =
       std.flattenArrays([
         if std.isObject(item) then
           local l = mapping(item, indent + 2);
