@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks everything in deploy/: the static checks (promtool, amtool, the
+# Checks everything in deploy/: the static checks (promtool, amtool, the mixin's
+# output and its selector, the
 # kustomizations built by kubectl kustomize and validated against the Kubernetes
 # schemas, the Kubernetes/compose/systemd/Grafana structure), then an end-to-end run on
 # loopback: the exporter in --demo mode, a real Prometheus on a copy of

@@ -44,6 +44,11 @@ function(config={})
       wavering longer than that time, and older Prometheus versions still in
       distributions refuse the whole file.
 
+      A description that gives a value gives it as of its evaluation (its time of day,
+      UTC, from hour() and minute()): Prometheus sends a resolved alert with the
+      annotations of its last firing evaluation, which must stay true then. Values
+      and thresholds print with printf "%.4g" (0.8, not humanize's 800m).
+
       Each weather alert's `dashboard` annotation links the Grafana dashboard at the
       place: set the external label `grafana_url` (global.external_labels in
       prometheus.yml, for example https://grafana.example.com) to your Grafana's
