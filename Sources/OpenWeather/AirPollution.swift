@@ -10,11 +10,16 @@ public struct AirPollution: Sendable, Equatable {
     public var gramsPerCubicMeter: [Double?]
     /// When the (hourly, modelled) values apply.
     public var observationTime: Double
+    /// What the answer lacked (for the current answer; a forecast's hours leave it to the forecast).
+    public var gaps: AnswerGaps
 
-    public init(airQualityIndex: Int, gramsPerCubicMeter: [Double?], observationTime: Double) {
+    public init(
+        airQualityIndex: Int, gramsPerCubicMeter: [Double?], observationTime: Double, gaps: AnswerGaps = AnswerGaps()
+    ) {
         self.airQualityIndex = airQualityIndex
         self.gramsPerCubicMeter = gramsPerCubicMeter
         self.observationTime = observationTime
+        self.gaps = gaps
     }
 
     /// `/data/2.5/air_pollution` for one place; the endpoint takes no units or language.
@@ -24,8 +29,14 @@ public struct AirPollution: Sendable, Equatable {
     }
 }
 
-/// Decodes a `/data/2.5/air_pollution` body; a negative or absurd concentration or
-/// an index outside 1...5 is a `decode` failure, like any broken answer.
+/// Decodes a `/data/2.5/air_pollution` body.
+///
+/// Field policy. Required: the body an object whose `list` holds an entry (the answer has one, the
+/// current hour) with `dt` and `main.aqi`, a whole number from 1 to 5: the index is what the source is
+/// for, and a value outside OpenWeather's scale says nothing. Optional, each its own series, left out
+/// when absent, null, of another type or out of range (noted in `gaps`): `components.co`, `.nh3`,
+/// `.no`, `.no2`, `.o3`, `.pm10`, `.pm2_5`, `.so2` (a scale computed from them is left out when none of
+/// its pollutants came). Not read: `coord`.
 public enum AirPollutionDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> AirPollution {
         try Fields.decode(body, convert)
@@ -38,27 +49,34 @@ public enum AirPollutionDecoder {
     }
 
     private static func convert(_ root: Fields) throws(FieldError) -> AirPollution {
-        let list = try root.requireObject().list("list")
-        guard let latest = list.first else { throw FieldError(reason: "`list` is empty: no measurement reported") }
-        return try item(latest)
+        let root = try root.requireObject()
+        try root.requireList("list")
+        guard case .array(let items)? = root.value["list"], let latest = items.first else {
+            throw FieldError(reason: "`list` is empty: no measurement reported")
+        }
+        guard case .object = latest else { throw FieldError(reason: "`list[0]` is \(latest.typeName), not an object") }
+        var reading = try item(Fields(latest, path: "list[0]", log: root.log))
+        reading.gaps = root.gaps
+        return reading
     }
 
-    /// One hour of a `list`: the current answer's, or one of the forecast's.
+    /// One hour of a `list`: the current answer's, or one of the forecast's and the history's.
     static func item(_ entry: Fields) throws(FieldError) -> AirPollution {
         let index = try entry.object("main").number("aqi", 1...5)
         guard index == index.rounded() else {
             throw FieldError(reason: "`\(entry.path).main.aqi` = \(index) is not a whole number")
         }
-        let components = try entry.object("components")
-        var concentrations: [Double?] = []
-        for pollutant in AirPollution.pollutants {
-            concentrations.append(
-                try components.optionalNumber(pollutant, limit(pollutant)).map { WeatherDecoder.shift($0, by: -6) })
+        let time = try entry.number("dt", 1...1e11)
+        let components = entry.part("components")
+        let concentrations = AirPollution.pollutants.map { pollutant in
+            components.optional(pollutant, limit(pollutant)).map { WeatherDecoder.shift($0, by: -6) }
         }
-        return AirPollution(
-            airQualityIndex: Int(index),
-            gramsPerCubicMeter: concentrations,
-            observationTime: try entry.number("dt", 1...1e11)
-        )
+        return AirPollution(airQualityIndex: Int(index), gramsPerCubicMeter: concentrations, observationTime: time)
+    }
+
+    /// Hours rise strictly in time; one that does not is skipped.
+    static func rising(_ previous: AirPollution, _ hour: AirPollution, _ path: String) -> String? {
+        hour.observationTime > previous.observationTime
+            ? nil : "`\(path).dt` = \(Int(hour.observationTime)) is not after the hour before it"
     }
 }

@@ -6,13 +6,22 @@ struct FieldError: Error {
 }
 
 /// Typed, range-checked access to one JSON object, naming the full path in errors.
+///
+/// Each decoder writes its endpoint's field policy beside it: the few fields a reading cannot exist
+/// without are read with `number`, `object` and `list`, which throw; every other field with
+/// `optional`, `part`, `optionalText` and `entries`, which never throw: what is absent, null, of
+/// another type or out of range becomes nil (its series are left out, never replaced by a number)
+/// and is noted in `gaps`, or the list entry it belongs to is skipped.
 struct Fields {
     let value: JSONValue
     let path: String
+    /// Where the gaps of the answer being decoded are noted; nil outside a decode (nothing noted).
+    let log: GapLog?
 
-    init(_ value: JSONValue, path: String) {
+    init(_ value: JSONValue, path: String, log: GapLog? = nil) {
         self.value = value
         self.path = path
+        self.log = log
     }
 
     /// Parses `body` and converts its root; every failure is a `decode` error.
@@ -24,11 +33,100 @@ struct Fields {
             throw .decode("the body is not valid JSON (\(error))")
         }
         do {
-            return try convert(Fields(document, path: ""))
+            return try convert(Fields(document, path: "", log: GapLog()))
         } catch {
             throw .decode(error.reason)
         }
     }
+
+    /// What the decode has noted so far: read at its end, into the reading.
+    var gaps: AnswerGaps { log?.gaps ?? AnswerGaps() }
+
+    // MARK: Optional fields: nil and noted, never thrown
+
+    /// The number at `key`, or nil, noted as a gap, when it is absent, null, not a number or outside `range`.
+    func optional(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+        guard let found = value[key], found != .null else {
+            log?.missing(name(key), Self.absent)
+            return nil
+        }
+        guard case .number(let number) = found else {
+            log?.missing(name(key), "`\(name(key))` is \(found.typeName), not a number")
+            return nil
+        }
+        guard range.contains(number) else {
+            log?.missing(name(key), "`\(name(key))` = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
+            return nil
+        }
+        return number
+    }
+
+    /// The number at `key` when it is one within `range`, else nil, not noted: a field that stands in
+    /// for another (`main.sea_level` before `main.pressure`) or that no series is made of (`coord`).
+    func peek(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+        guard case .number(let number)? = value[key], range.contains(number) else { return nil }
+        return number
+    }
+
+    /// The object at `key`; absent, null or not an object, an empty one at its path, whose fields then
+    /// read as absent (`wind` missing: `wind.speed`, `wind.deg` and `wind.gust` are noted).
+    func part(_ key: String) -> Fields {
+        if let found = value[key], case .object = found { return Fields(found, path: name(key), log: log) }
+        return Fields(.object([]), path: name(key), log: log)
+    }
+
+    /// Whether `key` holds a value at all (not absent, not null): an object whose absence means
+    /// something (`rain` left out when it does not rain).
+    func has(_ key: String) -> Bool { present(key) != nil }
+
+    /// A text that becomes a label (a name, a country, a condition's words): nil when absent, null or
+    /// not a string, and not noted, since the label is then `""` as OpenWeather itself sends far from
+    /// any city. Made a label as `optionalString` does.
+    func optionalText(_ key: String) -> String? {
+        guard case .string(let text)? = value[key] else { return nil }
+        return Self.label(text)
+    }
+
+    /// The entries of the list at `key` that can be read, in order: one that is not an object, whose
+    /// `decode` throws (a field it needs is unusable) or that `follows` refuses after the entry kept
+    /// before it is skipped and noted, with what it had noted itself taken back. Nil, not noted, when
+    /// the list is absent or null (a part left out: `exclude=`, no alerts); not a list, nil and noted.
+    func entries<T>(
+        _ key: String, follows: ((_ previous: T, _ entry: T, _ path: String) -> String?)? = nil,
+        _ decode: (Fields) throws(FieldError) -> T
+    ) -> [T]? {
+        guard let found = present(key) else { return nil }
+        guard case .array(let items) = found else {
+            log?.missing(name(key), "`\(name(key))` is \(found.typeName), not a list")
+            return nil
+        }
+        var kept: [T] = []
+        for (index, item) in items.enumerated() {
+            let path = "\(name(key))[\(index)]"
+            guard case .object = item else {
+                log?.skipped(name(key), "`\(path)` is \(item.typeName), not an object")
+                continue
+            }
+            let mark = log?.mark
+            do {
+                let entry = try decode(Fields(item, path: path, log: log))
+                if let previous = kept.last, let refusal = follows?(previous, entry, path) {
+                    if let mark { log?.rollBack(to: mark) }
+                    log?.skipped(name(key), refusal)
+                    continue
+                }
+                kept.append(entry)
+            } catch {
+                if let mark { log?.rollBack(to: mark) }
+                log?.skipped(name(key), error.reason)
+            }
+        }
+        return kept
+    }
+
+    static let absent = "absent or null"
+
+    // MARK: Required fields, and fields of our own documents: thrown
 
     /// This value as an object; the root of a body that must be one.
     func requireObject() throws(FieldError) -> Fields {
@@ -48,12 +146,12 @@ struct Fields {
             guard case .object = element else {
                 throw FieldError(reason: "`\(path)[\(index)]` is \(element.typeName), not an object")
             }
-            fields.append(Fields(element, path: "\(path)[\(index)]"))
+            fields.append(Fields(element, path: "\(path)[\(index)]", log: log))
         }
         return fields
     }
 
-    private func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+    func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     private func present(_ key: String) -> JSONValue? {
         guard let found = value[key], found != .null else { return nil }
@@ -70,12 +168,18 @@ struct Fields {
         guard case .object = found else {
             throw FieldError(reason: "`\(name(key))` is \(found.typeName), not an object")
         }
-        return Fields(found, path: name(key))
+        return Fields(found, path: name(key), log: log)
     }
 
     func list(_ key: String) throws(FieldError) -> [Fields] {
         guard let found = present(key) else { throw FieldError(reason: "missing field `\(name(key))`") }
-        return try Fields(found, path: name(key)).elements()
+        return try Fields(found, path: name(key), log: log).elements()
+    }
+
+    /// Throws unless `key` holds a list, whose entries `entries` then reads.
+    func requireList(_ key: String) throws(FieldError) {
+        guard let found = present(key) else { throw FieldError(reason: "missing field `\(name(key))`") }
+        guard case .array = found else { throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a list") }
     }
 
     /// Nil when absent (One Call leaves out `alerts` when there are none).

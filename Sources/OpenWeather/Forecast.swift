@@ -3,25 +3,34 @@
 /// future samples, so the exporter reads it at "now + H" and over "the next W": `value(_:at:)`,
 /// `step(covering:)` and `window(from:to:)` say what a forecast tells about a time.
 public struct Forecast: Sendable, Equatable {
+    /// One step as the answer gives it; nil where its entry had no usable value (see the decoders' field
+    /// policies): a quantity a step lacks is not shown where that step would be read.
     public struct Step: Sendable, Equatable {
-        /// Unix time the step is for (`dt`); its volumes are over its period: from the step before
-        /// (`stepSeconds` before, for the first) up to this time.
+        /// Unix time the step is for (`dt`).
         public var time: Double
+        /// How long a span its rain and snow are over, ending at `time` (and never before the step
+        /// before it): 3 hours from `/data/2.5/forecast`, an hour (or 15 minutes) from One Call's
+        /// steps, a day from its days. A time between a step and the start of the next one's span is
+        /// covered by no step: an entry was skipped there.
+        public var seconds: Double
         public var temperatureCelsius: Double
-        public var feelsLikeCelsius: Double
-        public var humidityRatio: Double
+        public var feelsLikeCelsius: Double?
+        public var humidityRatio: Double?
         /// At sea level.
-        public var pressurePascals: Double
-        public var windSpeedMetersPerSecond: Double
+        public var pressurePascals: Double?
+        public var windSpeedMetersPerSecond: Double?
         public var windGustMetersPerSecond: Double?
-        public var cloudinessRatio: Double
+        /// Where the wind comes from, meteorological degrees.
+        public var windDirectionDegrees: Double?
+        public var cloudinessRatio: Double?
+        public var visibilityMeters: Double?
         /// Probability of precipitation over the step, 0 to 1 (`pop`).
-        public var precipitationProbability: Double
-        /// Over the step; zero when OpenWeather leaves the object out.
-        public var rainMeters: Double
-        public var snowMeters: Double
+        public var precipitationProbability: Double?
+        /// Over the step's span; zero when OpenWeather leaves the object out.
+        public var rainMeters: Double?
+        public var snowMeters: Double?
         /// The primary condition (`weather[0].id`).
-        public var conditionID: Int
+        public var conditionID: Int?
         /// One Call's steps only.
         public var dewPointCelsius: Double?
         public var uvIndex: Double?
@@ -30,21 +39,24 @@ public struct Forecast: Sendable, Equatable {
         public var dayMaximumCelsius: Double?
 
         public init(
-            time: Double, temperatureCelsius: Double, feelsLikeCelsius: Double, humidityRatio: Double,
-            pressurePascals: Double,
-            windSpeedMetersPerSecond: Double, windGustMetersPerSecond: Double?, cloudinessRatio: Double,
-            precipitationProbability: Double, rainMeters: Double, snowMeters: Double, conditionID: Int,
-            dewPointCelsius: Double? = nil, uvIndex: Double? = nil, dayMinimumCelsius: Double? = nil,
-            dayMaximumCelsius: Double? = nil
+            time: Double, seconds: Double, temperatureCelsius: Double, feelsLikeCelsius: Double? = nil,
+            humidityRatio: Double? = nil, pressurePascals: Double? = nil, windSpeedMetersPerSecond: Double? = nil,
+            windGustMetersPerSecond: Double? = nil, windDirectionDegrees: Double? = nil, cloudinessRatio: Double? = nil,
+            visibilityMeters: Double? = nil, precipitationProbability: Double? = nil, rainMeters: Double? = nil,
+            snowMeters: Double? = nil, conditionID: Int? = nil, dewPointCelsius: Double? = nil, uvIndex: Double? = nil,
+            dayMinimumCelsius: Double? = nil, dayMaximumCelsius: Double? = nil
         ) {
             self.time = time
+            self.seconds = seconds
             self.temperatureCelsius = temperatureCelsius
             self.feelsLikeCelsius = feelsLikeCelsius
             self.humidityRatio = humidityRatio
             self.pressurePascals = pressurePascals
             self.windSpeedMetersPerSecond = windSpeedMetersPerSecond
             self.windGustMetersPerSecond = windGustMetersPerSecond
+            self.windDirectionDegrees = windDirectionDegrees
             self.cloudinessRatio = cloudinessRatio
+            self.visibilityMeters = visibilityMeters
             self.precipitationProbability = precipitationProbability
             self.rainMeters = rainMeters
             self.snowMeters = snowMeters
@@ -56,83 +68,104 @@ public struct Forecast: Sendable, Equatable {
         }
     }
 
-    /// In time order: `stepSeconds` apart (One Call: hourly, then daily after the last hour).
+    /// In time order (One Call: hourly, then daily after the last hour).
     public var steps: [Step]
-    public var stepSeconds: Double
     /// When the forecast was made, as far as the answer tells (see the decoder).
     public var issued: Double
+    /// What the answer lacked.
+    public var gaps: AnswerGaps
 
-    public init(steps: [Step], stepSeconds: Double, issued: Double) {
+    public init(steps: [Step], issued: Double, gaps: AnswerGaps = AnswerGaps()) {
         self.steps = steps
-        self.stepSeconds = stepSeconds
         self.issued = issued
+        self.gaps = gaps
     }
 
-    /// What the next `W` hold, for alerting: the extremes and totals over the steps in it.
+    /// What the next `W` hold, for alerting: the extremes and totals over the steps in it. A quantity
+    /// that a step in the window lacks is nil: a total or an extreme of fewer steps would mislead.
     public struct Window: Sendable, Equatable {
         public var temperatureMinCelsius: Double
         public var temperatureMaxCelsius: Double
-        public var precipitationProbabilityMax: Double
-        /// Each step's volume in proportion to the part of it inside the window.
-        public var rainMeters: Double
-        public var snowMeters: Double
-        /// The strongest gust of the steps in the window; nil when none of them reports one.
+        public var precipitationProbabilityMax: Double?
+        /// Each step's amount in proportion to the part of its span inside the window.
+        public var rainMeters: Double?
+        public var snowMeters: Double?
+        /// The strongest gust of the steps in the window; nil when none of them reports one (a gust is
+        /// only sent when there is one).
         public var windGustMaxMetersPerSecond: Double?
     }
 
-    /// A continuous quantity at `time`: linear between the two steps around it; nil before the
-    /// first step, after the last, or where either step lacks it.
+    /// Where the span of the step at `index` begins: its `seconds` before it, but not before the step
+    /// before it.
+    public func begins(_ index: Int) -> Double {
+        let step = steps[index]
+        return index == 0 ? step.time - step.seconds : max(steps[index - 1].time, step.time - step.seconds)
+    }
+
+    /// Whether an entry is missing before the step at `index`: its span does not reach the step before.
+    private func gap(before index: Int) -> Bool {
+        index > 0 && steps[index].time - steps[index].seconds > steps[index - 1].time
+    }
+
+    /// A continuous quantity at `time`: linear between the two steps around it; nil before the first
+    /// step, after the last, between two steps with an entry missing between them, or where either
+    /// step lacks it.
     public func value(_ quantity: (Step) -> Double?, at time: Double) -> Double? {
         guard let last = steps.last, let first = steps.first, time >= first.time, time <= last.time else { return nil }
         let after = firstIndex(atOrAfter: time)
         let upper = steps[after]
         guard let high = quantity(upper) else { return nil }
         if upper.time == time || after == 0 { return high }
+        guard !gap(before: after) else { return nil }
         let lower = steps[after - 1]
         guard let low = quantity(lower) else { return nil }
         let fraction = (time - lower.time) / (upper.time - lower.time)
         return low + (high - low) * fraction
     }
 
-    /// The step whose period holds `time`; nil outside the forecast.
+    /// The step whose span holds `time`; nil outside the forecast or where an entry is missing.
     public func step(covering time: Double) -> Step? {
-        guard let first = steps.first, let last = steps.last, time > first.time - stepSeconds, time <= last.time else {
+        guard let first = steps.first, let last = steps.last, time > first.time - first.seconds, time <= last.time
+        else {
             return nil
         }
-        return steps[firstIndex(atOrAfter: time)]
+        let index = firstIndex(atOrAfter: time)
+        return time > begins(index) ? steps[index] : nil
     }
 
-    /// From `start` to `end`; nil unless the forecast reaches `end`. The temperature extremes take
-    /// the steps inside (a daily step's own minimum and maximum) and the interpolated values at both
-    /// ends, so they move smoothly with time.
+    /// From `start` to `end`; nil unless the forecast reaches `end`, or when an entry is missing in
+    /// between. The temperature extremes take the steps inside (a daily step's own minimum and
+    /// maximum) and the interpolated values at both ends, so they move smoothly with time.
     public func window(from start: Double, to end: Double) -> Window? {
         guard end > start, let last = steps.last, last.time >= end else { return nil }
         var temperatures: [Double] = []
         if let atStart = value({ $0.temperatureCelsius }, at: start) { temperatures.append(atStart) }
         if let atEnd = value({ $0.temperatureCelsius }, at: end) { temperatures.append(atEnd) }
-        var probability = 0.0
-        var rain = 0.0
-        var snow = 0.0
+        var probability: Double? = 0
+        var rain: Double? = 0
+        var snow: Double? = 0
         var gust: Double?
         for (index, step) in steps.enumerated() {
-            let begins = index == 0 ? step.time - stepSeconds : steps[index - 1].time
+            let begins = begins(index)
             guard step.time > start && begins < end else { continue }
+            // An entry missing inside the window: no total or extreme of it is whole.
+            if index > 0 && begins > max(steps[index - 1].time, start) { return nil }
             if step.time < end {
                 temperatures.append(step.dayMinimumCelsius ?? step.temperatureCelsius)
                 temperatures.append(step.dayMaximumCelsius ?? step.temperatureCelsius)
             }
-            probability = max(probability, step.precipitationProbability)
+            probability = step.precipitationProbability.flatMap { pop in probability.map { max($0, pop) } }
             if let stepGust = step.windGustMetersPerSecond { gust = max(gust ?? stepGust, stepGust) }
-            let inside = (min(step.time, end) - max(begins, start)) / (step.time - begins)
-            rain += step.rainMeters * inside
-            snow += step.snowMeters * inside
+            let inside = (min(step.time, end) - max(begins, start)) / step.seconds
+            rain = step.rainMeters.flatMap { amount in rain.map { $0 + amount * inside } }
+            snow = step.snowMeters.flatMap { amount in snow.map { $0 + amount * inside } }
         }
         guard let low = temperatures.min(), let high = temperatures.max() else { return nil }
         // To the micrometre, so a sum of millimetres reads 0.0024, not 0.0024000000000000002.
+        func rounded(_ meters: Double) -> Double { (meters * 1e9).rounded() / 1e9 }
         return Window(
             temperatureMinCelsius: low, temperatureMaxCelsius: high, precipitationProbabilityMax: probability,
-            rainMeters: (rain * 1e9).rounded() / 1e9, snowMeters: (snow * 1e9).rounded() / 1e9,
-            windGustMaxMetersPerSecond: gust)
+            rainMeters: rain.map(rounded), snowMeters: snow.map(rounded), windGustMaxMetersPerSecond: gust)
     }
 
     /// The first step at or after `time`, which must not be after the last step.
@@ -157,8 +190,17 @@ public struct Forecast: Sendable, Equatable {
     }
 }
 
-/// Decodes a `/data/2.5/forecast` body (requested with `units=metric`), checking every number
-/// as the current weather's are; steps out of time order are a `decode` failure.
+/// Decodes a `/data/2.5/forecast` body (requested with `units=metric`), checking every number as
+/// the current weather's are.
+///
+/// Field policy. Required: the body an object with a `list` of at least one usable entry. An entry
+/// needs `dt` (after the entry kept before it) and `main.temp`; one without is skipped and noted in
+/// `gaps`, and the others are used (a time where it would have been is covered by no step: see
+/// `Forecast`). Optional in each entry, left out of that step alone when absent, null, of another type
+/// or out of range (noted): `main.feels_like`, `.humidity`, the sea-level pressure (`main.sea_level`,
+/// else `main.pressure`), `wind.speed`, `.deg`, `.gust`, `clouds.all`, `visibility`, `pop`, `rain.3h`,
+/// `snow.3h` (the object left out when none falls: 0) and `weather[0].id`. Not read: `main.temp_min`,
+/// `.temp_max`, `.grnd_level`, `.temp_kf`, `sys`, `dt_txt`, `city`.
 public enum ForecastDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> Forecast {
         try Fields.decode(body, convert)
@@ -167,39 +209,47 @@ public enum ForecastDecoder {
     static let stepSeconds = 10_800.0
 
     private static func convert(_ root: Fields) throws(FieldError) -> Forecast {
-        let list = try root.requireObject().list("list")
-        guard !list.isEmpty else { throw FieldError(reason: "`list` is empty: no forecast step") }
-        var steps: [Forecast.Step] = []
-        for entry in list {
-            let main = try entry.object("main")
-            let wind = try entry.optionalObject("wind")
-            let conditions = try entry.list("weather")
-            guard let primary = conditions.first else {
-                throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported")
-            }
-            let step = Forecast.Step(
-                time: try entry.number("dt", 1...1e11),
-                temperatureCelsius: try main.number("temp", -100...70),
-                feelsLikeCelsius: try main.number("feels_like", -120...90),
-                humidityRatio: WeatherDecoder.shift(try main.number("humidity", 0...100), by: -2),
-                pressurePascals: WeatherDecoder.shift(try main.number("pressure", 800...1100), by: 2),
-                windSpeedMetersPerSecond: try wind?.optionalNumber("speed", 0...150) ?? 0,
-                windGustMetersPerSecond: try wind?.optionalNumber("gust", 0...200),
-                cloudinessRatio: WeatherDecoder.shift(
-                    try entry.optionalObject("clouds")?.optionalNumber("all", 0...100) ?? 0, by: -2),
-                precipitationProbability: try entry.optionalNumber("pop", 0...1) ?? 0,
-                rainMeters: WeatherDecoder.shift(
-                    try entry.optionalObject("rain")?.optionalNumber("3h", 0...1000) ?? 0, by: -3),
-                snowMeters: WeatherDecoder.shift(
-                    try entry.optionalObject("snow")?.optionalNumber("3h", 0...1000) ?? 0, by: -3),
-                conditionID: Int(try primary.number("id", -1_000_000...1_000_000)))
-            if let previous = steps.last, step.time <= previous.time {
-                throw FieldError(reason: "`\(entry.path).dt` = \(Int(step.time)) is not after the step before it")
-            }
-            steps.append(step)
-        }
+        let root = try root.requireObject()
+        try root.requireList("list")
+        let steps =
+            root.entries("list", follows: rising) { (entry: Fields) throws(FieldError) in try step(entry) } ?? []
+        guard let first = steps.first else { throw FieldError(reason: noUsableEntry(root, "list", "forecast step")) }
         // The answer carries no issue time. OpenWeather's first step is the first 3-hour mark after
         // it computed the forecast, so the forecast was made in the 3 hours before it.
-        return Forecast(steps: steps, stepSeconds: stepSeconds, issued: steps[0].time - stepSeconds)
+        return Forecast(steps: steps, issued: first.time - stepSeconds, gaps: root.gaps)
+    }
+
+    private static func step(_ entry: Fields) throws(FieldError) -> Forecast.Step {
+        let main = try entry.object("main")
+        let wind = entry.part("wind")
+        return Forecast.Step(
+            time: try entry.number("dt", 1...1e11),
+            seconds: stepSeconds,
+            temperatureCelsius: try main.number("temp", -100...70),
+            feelsLikeCelsius: main.optional("feels_like", -120...90),
+            humidityRatio: main.optional("humidity", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            pressurePascals: WeatherDecoder.seaLevelPressure(main),
+            windSpeedMetersPerSecond: wind.optional("speed", 0...150),
+            windGustMetersPerSecond: wind.optional("gust", 0...200),
+            windDirectionDegrees: wind.optional("deg", 0...360),
+            cloudinessRatio: entry.part("clouds").optional("all", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            visibilityMeters: entry.optional("visibility", 0...100_000),
+            precipitationProbability: entry.optional("pop", 0...1),
+            rainMeters: WeatherDecoder.fallen(entry, "rain", "3h", 0...1000),
+            snowMeters: WeatherDecoder.fallen(entry, "snow", "3h", 0...1000),
+            conditionID: WeatherDecoder.conditions(entry).primary?.id)
+    }
+
+    /// Steps rise strictly in time; one that does not is skipped.
+    static func rising(_ previous: Forecast.Step, _ step: Forecast.Step, _ path: String) -> String? {
+        step.time > previous.time ? nil : "`\(path).dt` = \(Int(step.time)) is not after the step before it"
+    }
+
+    /// Why a required list gave nothing: empty, or every entry skipped (the first one's reason).
+    static func noUsableEntry(_ root: Fields, _ list: String, _ what: String) -> String {
+        guard let skipped = root.gaps.skipped.first(where: { $0.field == list }) else {
+            return "`\(list)` is empty: no \(what)"
+        }
+        return "`\(list)` holds no usable \(what): \(skipped.count) skipped, the first because \(skipped.reason)"
     }
 }

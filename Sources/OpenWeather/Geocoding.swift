@@ -56,11 +56,14 @@ public enum Geocoding {
         }
     }
 
+    /// Field policy. Required in every match: `name`, `lat` and `lon`; a broken match fails the answer
+    /// rather than being skipped, since the next one is another place, and a place is resolved once.
+    /// Texts, `""` or none when absent or not strings: `state`, `country`. Not read: `local_names`.
     private static func place(_ fields: Fields) throws(FieldError) -> Place {
         Place(
             name: try fields.string("name"),
-            state: try fields.optionalString("state").flatMap { $0.isEmpty ? nil : $0 },
-            country: try fields.optionalString("country") ?? "",
+            state: fields.optionalText("state").flatMap { $0.isEmpty ? nil : $0 },
+            country: fields.optionalText("country") ?? "",
             latitude: try fields.number("lat", -90...90),
             longitude: try fields.number("lon", -180...180)
         )

@@ -28,33 +28,32 @@ public enum History {
 }
 
 /// Decodes a `/data/3.0/onecall/timemachine` body: its one `data` record, checked as One Call's
-/// `current` is (no `temp_min`/`temp_max`, city or country, which One Call does not report).
+/// `current` is, by the same field policy (`OneCallDecoder`; no `temp_min`/`temp_max`, city or country,
+/// which One Call does not report).
 public enum TimemachineDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> CurrentWeather {
         try Fields.decode(body) { (root: Fields) throws(FieldError) in
             guard let record = try root.requireObject().list("data").first else {
                 throw FieldError(reason: "`data` is empty: no weather reported for that moment")
             }
-            return try OneCallDecoder.weather(record, in: root)
+            var weather = try OneCallDecoder.weather(record, in: root)
+            weather.gaps = root.gaps
+            return weather
         }
     }
 }
 
-/// Decodes a `/data/2.5/air_pollution/history` body: every hour checked as the current answer's
-/// one is, in time order; an empty `list` is no data for the range (before 2020-11-27, say).
+/// Decodes a `/data/2.5/air_pollution/history` body: every hour read as the forecast's are (an hour
+/// without `dt` and a usable `main.aqi`, or not after the one before, is skipped); an empty `list` is
+/// no data for the range (before 2020-11-27, say).
 public enum AirPollutionHistoryDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> [AirPollution] {
         try Fields.decode(body) { (root: Fields) throws(FieldError) in
-            var hours: [AirPollution] = []
-            for entry in try root.requireObject().list("list") {
-                let hour = try AirPollutionDecoder.item(entry)
-                if let previous = hours.last, hour.observationTime <= previous.observationTime {
-                    throw FieldError(
-                        reason: "`\(entry.path).dt` = \(Int(hour.observationTime)) is not after the hour before it")
-                }
-                hours.append(hour)
-            }
-            return hours
+            let root = try root.requireObject()
+            try root.requireList("list")
+            return root.entries("list", follows: AirPollutionDecoder.rising) { (entry: Fields) throws(FieldError) in
+                try AirPollutionDecoder.item(entry)
+            } ?? []
         }
     }
 }

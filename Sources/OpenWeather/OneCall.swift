@@ -36,12 +36,14 @@ public struct OneCall: Sendable, Equatable {
         public var event: String
         public var start: Double
         public var end: Double
+        /// The alert's kinds (`Flood`, `Wind`), as sent, for routing; empty when none (4.0 sends none).
+        public var tags: [String] = []
     }
 
     /// Without `main.temp_min`/`temp_max`, city name and country, which One Call does not report.
     public var current: CurrentWeather
-    public var dewPointCelsius: Double
-    public var uvIndex: Double
+    public var dewPointCelsius: Double?
+    public var uvIndex: Double?
     /// The minute forecast (about the next hour), one step a minute; empty when the answer has none.
     public var minutely: [Minute]
     /// The hourly steps, then the days after the last hour (issued at `current.observationTime`).
@@ -49,6 +51,8 @@ public struct OneCall: Sendable, Equatable {
     public var daily: [Day]
     /// As sent, possibly several of one event and sender.
     public var alerts: [Alert]
+    /// What the answer lacked.
+    public var gaps = AnswerGaps()
 
     /// `/data/3.0/onecall` for one place, in metric units, without the parts in `exclude` (no
     /// `exclude=` when none: the whole answer). One Call is billed per call, whatever it holds.
@@ -105,68 +109,67 @@ extension OneCall {
 
 /// Decodes a `/data/3.0/onecall` body (`units=metric`): flat field names (`temp`, not
 /// `main.temp`), checked as the 2.5 endpoints' are.
+///
+/// Field policy. Required: the body an object with `current.dt` and `current.temp`. Optional in
+/// `current`, each its own series, left out when absent, null, of another type or out of range (noted
+/// in `gaps`): `feels_like`, `humidity`, `pressure`, `dew_point`, `uvi`, `clouds`, `visibility`,
+/// `wind_speed`, `wind_deg`, `wind_gust`, `rain.1h`, `snow.1h` (the object left out when none falls:
+/// 0), `sunrise`, `sunset` (absent or 0 in polar day and night), `weather[].id`; `timezone_offset` at
+/// the top. The parts `minutely`, `hourly`, `daily` and `alerts` may each be absent (`exclude=`, no
+/// alert: not a gap); in each, an entry without what it needs is skipped and noted, the rest used:
+/// a minute needs `dt` (a minute after the one before) and `precipitation`; an hour `dt` (after the one
+/// before) and `temp`, its other fields optional as `current`'s, plus `pop`; a day `dt`, `temp.min` and
+/// `temp.max` (its step after the hours also `temp.day`, else the day adds no step, noted), its
+/// `rain`/`snow` totals (absent: 0), `feels_like.day`, `humidity`, `pressure`, `dew_point`, `uvi`,
+/// `clouds`, `wind_*`, `pop` and `weather[0].id` optional; an alert `event`, `start` and `end`, with
+/// `sender_name` (`""` when absent) and `tags` (strings; none when absent) as texts.
 public enum OneCallDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall {
         try Fields.decode(body, convert)
     }
 
-    static func conditionID(_ entry: Fields) throws(FieldError) -> Int {
-        guard let primary = try entry.list("weather").first else {
-            throw FieldError(reason: "`\(entry.path).weather` is empty: no condition reported")
-        }
-        return Int(try primary.number("id", -1_000_000...1_000_000))
-    }
-
     /// An hourly step; its `rain.1h`/`snow.1h` is over `hours` at that rate (3.0 gives the hour's
     /// amount, which is the rate over one hour; 4.0's 15-minute records give the rate).
     static func hour(_ entry: Fields, hours: Double = 1) throws(FieldError) -> Forecast.Step {
-        Forecast.Step(
+        func over(_ key: String) -> Double? {
+            WeatherDecoder.fallenMillimeters(entry, key, "1h", 0...500).map { WeatherDecoder.shift($0 * hours, by: -3) }
+        }
+        return Forecast.Step(
             time: try entry.number("dt", 1...1e11),
+            seconds: 3600 * hours,
             temperatureCelsius: try entry.number("temp", -100...70),
-            feelsLikeCelsius: try entry.number("feels_like", -120...90),
-            humidityRatio: WeatherDecoder.shift(try entry.number("humidity", 0...100), by: -2),
-            pressurePascals: WeatherDecoder.shift(try entry.number("pressure", 800...1100), by: 2),
-            windSpeedMetersPerSecond: try entry.optionalNumber("wind_speed", 0...150) ?? 0,
-            windGustMetersPerSecond: try entry.optionalNumber("wind_gust", 0...200),
-            cloudinessRatio: WeatherDecoder.shift(try entry.optionalNumber("clouds", 0...100) ?? 0, by: -2),
-            precipitationProbability: try entry.optionalNumber("pop", 0...1) ?? 0,
-            rainMeters: WeatherDecoder.shift(
-                (try entry.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
-            snowMeters: WeatherDecoder.shift(
-                (try entry.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0) * hours, by: -3),
-            conditionID: try conditionID(entry),
-            dewPointCelsius: try entry.optionalNumber("dew_point", -100...70),
-            uvIndex: try entry.optionalNumber("uvi", 0...30))
+            feelsLikeCelsius: entry.optional("feels_like", -120...90),
+            humidityRatio: entry.optional("humidity", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            pressurePascals: entry.optional("pressure", 800...1100).map { WeatherDecoder.shift($0, by: 2) },
+            windSpeedMetersPerSecond: entry.optional("wind_speed", 0...150),
+            windGustMetersPerSecond: entry.optional("wind_gust", 0...200),
+            windDirectionDegrees: entry.optional("wind_deg", 0...360),
+            cloudinessRatio: entry.optional("clouds", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            visibilityMeters: entry.optional("visibility", 0...100_000),
+            precipitationProbability: entry.optional("pop", 0...1),
+            rainMeters: over("rain"),
+            snowMeters: over("snow"),
+            conditionID: WeatherDecoder.conditions(entry).primary?.id,
+            dewPointCelsius: entry.optional("dew_point", -100...70),
+            uvIndex: entry.optional("uvi", 0...30))
     }
 
-    /// Hourly steps (`hour`), each after the one before it.
-    static func hours(_ entries: [Fields], hours: Double = 1) throws(FieldError) -> [Forecast.Step] {
-        var steps: [Forecast.Step] = []
-        for entry in entries {
-            let step = try hour(entry, hours: hours)
-            if let previous = steps.last, step.time <= previous.time {
-                throw FieldError(reason: "`\(entry.path).dt` = \(Int(step.time)) is not after the step before it")
-            }
-            steps.append(step)
-        }
-        return steps
+    /// Steps rise strictly in time; one that does not is skipped.
+    static func rising(_ previous: Forecast.Step, _ step: Forecast.Step, _ path: String) -> String? {
+        ForecastDecoder.rising(previous, step, path)
     }
 
-    /// The minute forecast's steps, at least a minute apart.
-    static func minutes(_ entries: [Fields]) throws(FieldError) -> [OneCall.Minute] {
-        var minutely: [OneCall.Minute] = []
-        for entry in entries {
-            // 2000 mm/h: above the heaviest minute ever measured (31 mm, Unionville 1956).
-            let minute = OneCall.Minute(
-                time: try entry.number("dt", 1...1e11),
-                precipitationMetersPerSecond: try entry.number("precipitation", 0...2000) / 3_600_000)
-            if let previous = minutely.last, minute.time < previous.time + OneCall.minuteSeconds {
-                throw FieldError(
-                    reason: "`\(entry.path).dt` = \(Int(minute.time)) is less than a minute after the step before it")
-            }
-            minutely.append(minute)
-        }
-        return minutely
+    /// A minute step; the minute forecast's steps are at least a minute apart.
+    static func minute(_ entry: Fields) throws(FieldError) -> OneCall.Minute {
+        // 2000 mm/h: above the heaviest minute ever measured (31 mm, Unionville 1956).
+        OneCall.Minute(
+            time: try entry.number("dt", 1...1e11),
+            precipitationMetersPerSecond: try entry.number("precipitation", 0...2000) / 3_600_000)
+    }
+
+    static func minuteApart(_ previous: OneCall.Minute, _ minute: OneCall.Minute, _ path: String) -> String? {
+        minute.time >= previous.time + OneCall.minuteSeconds
+            ? nil : "`\(path).dt` = \(Int(minute.time)) is less than a minute after the step before it"
     }
 
     static func day(_ day: Fields) throws(FieldError) -> OneCall.Day {
@@ -177,113 +180,117 @@ public enum OneCallDecoder {
             temperatureMaxCelsius: try temperature.number("max", -100...70))
     }
 
-    /// A day as a forecast step (for the days after the hours). `millimeters` reads its `rain` or
-    /// `snow` total, whose shape differs between 3.0 and 4.0.
-    static func dayStep(
-        _ day: Fields, _ entry: OneCall.Day, millimeters: (Fields, String) throws(FieldError) -> Double
-    ) throws(FieldError) -> Forecast.Step {
-        let dayTemperature = try day.object("temp").number("day", -100...70)
-        let feelsLike = try day.optionalObject("feels_like")?.optionalNumber("day", -120...90)
+    static func dayApart(_ previous: OneCall.Day, _ day: OneCall.Day, _ path: String) -> String? {
+        day.time > previous.time ? nil : "`\(path).dt` = \(Int(day.time)) is not after the day before it"
+    }
+
+    /// A day as a forecast step (for the days after the hours); nil, noted, without `temp.day`.
+    /// `millimeters` reads its `rain` or `snow` total, whose shape differs between 3.0 and 4.0.
+    static func dayStep(_ day: Fields, _ entry: OneCall.Day, millimeters: (Fields, String) -> Double?) -> Forecast.Step?
+    {
+        guard let dayTemperature = day.part("temp").optional("day", -100...70) else { return nil }
         return Forecast.Step(
             time: entry.time,
+            seconds: 86_400,
             temperatureCelsius: dayTemperature,
-            feelsLikeCelsius: feelsLike ?? dayTemperature,
-            humidityRatio: WeatherDecoder.shift(try day.number("humidity", 0...100), by: -2),
-            pressurePascals: WeatherDecoder.shift(try day.number("pressure", 800...1100), by: 2),
-            windSpeedMetersPerSecond: try day.optionalNumber("wind_speed", 0...150) ?? 0,
-            windGustMetersPerSecond: try day.optionalNumber("wind_gust", 0...200),
-            cloudinessRatio: WeatherDecoder.shift(try day.optionalNumber("clouds", 0...100) ?? 0, by: -2),
-            precipitationProbability: try day.optionalNumber("pop", 0...1) ?? 0,
-            rainMeters: WeatherDecoder.shift(try millimeters(day, "rain"), by: -3),
-            snowMeters: WeatherDecoder.shift(try millimeters(day, "snow"), by: -3),
-            conditionID: try conditionID(day),
-            dewPointCelsius: try day.optionalNumber("dew_point", -100...70),
-            uvIndex: try day.optionalNumber("uvi", 0...30),
+            feelsLikeCelsius: day.part("feels_like").optional("day", -120...90),
+            humidityRatio: day.optional("humidity", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            pressurePascals: day.optional("pressure", 800...1100).map { WeatherDecoder.shift($0, by: 2) },
+            windSpeedMetersPerSecond: day.optional("wind_speed", 0...150),
+            windGustMetersPerSecond: day.optional("wind_gust", 0...200),
+            windDirectionDegrees: day.optional("wind_deg", 0...360),
+            cloudinessRatio: day.optional("clouds", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            precipitationProbability: day.optional("pop", 0...1),
+            rainMeters: millimeters(day, "rain").map { WeatherDecoder.shift($0, by: -3) },
+            snowMeters: millimeters(day, "snow").map { WeatherDecoder.shift($0, by: -3) },
+            conditionID: WeatherDecoder.conditions(day).primary?.id,
+            dewPointCelsius: day.optional("dew_point", -100...70),
+            uvIndex: day.optional("uvi", 0...30),
             dayMinimumCelsius: entry.temperatureMinCelsius,
             dayMaximumCelsius: entry.temperatureMaxCelsius)
     }
 
-    /// A 3.0 daily `rain`/`snow`: the day's millimetres, a plain number.
-    static func dailyMillimeters(_ day: Fields, _ key: String) throws(FieldError) -> Double {
-        try day.optionalNumber(key, 0...2000) ?? 0
+    /// A 3.0 daily `rain`/`snow`: the day's millimetres, a plain number; left out when none falls.
+    static func dailyMillimeters(_ day: Fields, _ key: String) -> Double? {
+        day.has(key) ? day.optional(key, 0...2000) : 0
     }
 
     static func alert(_ alert: Fields) throws(FieldError) -> OneCall.Alert {
-        OneCall.Alert(
-            sender: try alert.optionalString("sender_name") ?? "",
+        var tags: [String] = []
+        if case .array(let items)? = alert.value["tags"] {
+            for case .string(let tag) in items where !tag.isEmpty { tags.append(Fields.label(tag)) }
+        }
+        return OneCall.Alert(
+            sender: alert.optionalText("sender_name") ?? "",
             event: try alert.string("event"),
             start: try alert.number("start", 0...1e11),
-            end: try alert.number("end", 0...1e11))
-    }
-
-    /// `dew_point` and `uvi` of a `current` record, which `CurrentWeather` does not hold.
-    static func dewPointAndUV(_ current: Fields) throws(FieldError) -> (dewPointCelsius: Double, uvIndex: Double) {
-        (try current.number("dew_point", -100...70), try current.optionalNumber("uvi", 0...30) ?? 0)
+            end: try alert.number("end", 0...1e11),
+            tags: tags)
     }
 
     /// One moment's weather as One Call writes it (`current`, and each record of `timemachine`'s
     /// `data`), with the place's fields from `root`.
     static func weather(_ current: Fields, in root: Fields) throws(FieldError) -> CurrentWeather {
-        let conditions = try current.list("weather").map { (condition: Fields) throws(FieldError) in
-            CurrentWeather.Condition(
-                id: Int(try condition.number("id", -1_000_000...1_000_000)),
-                main: try condition.optionalString("main") ?? "",
-                description: try condition.optionalString("description") ?? "",
-                icon: try condition.optionalString("icon") ?? "")
-        }
-        guard !conditions.isEmpty else {
-            throw FieldError(reason: "`\(current.path).weather` is empty: no condition reported")
-        }
-        let observation = try current.number("dt", 1...1e11)
+        let (primary, secondary) = WeatherDecoder.conditions(current)
         return CurrentWeather(
             temperatureCelsius: try current.number("temp", -100...70),
-            feelsLikeCelsius: try current.number("feels_like", -120...90),
+            feelsLikeCelsius: current.optional("feels_like", -120...90),
             temperatureMinCelsius: nil,
             temperatureMaxCelsius: nil,
-            humidityRatio: WeatherDecoder.shift(try current.number("humidity", 0...100), by: -2),
-            pressurePascals: WeatherDecoder.shift(try current.number("pressure", 800...1100), by: 2),
+            humidityRatio: current.optional("humidity", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            pressurePascals: current.optional("pressure", 800...1100).map { WeatherDecoder.shift($0, by: 2) },
             groundLevelPressurePascals: nil,
-            windSpeedMetersPerSecond: try current.optionalNumber("wind_speed", 0...150) ?? 0,
-            windGustMetersPerSecond: try current.optionalNumber("wind_gust", 0...200),
-            windDirectionDegrees: try current.optionalNumber("wind_deg", 0...360) ?? 0,
-            cloudinessRatio: WeatherDecoder.shift(try current.optionalNumber("clouds", 0...100) ?? 0, by: -2),
-            visibilityMeters: try current.optionalNumber("visibility", 0...100_000),
-            rain1hMeters: WeatherDecoder.shift(
-                try current.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
-            snow1hMeters: WeatherDecoder.shift(
-                try current.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
-            sunrise: try current.optionalNumber("sunrise", 0...1e11).flatMap { $0 > 0 ? $0 : nil },
-            sunset: try current.optionalNumber("sunset", 0...1e11).flatMap { $0 > 0 ? $0 : nil },
-            observationTime: observation,
-            timezoneOffsetSeconds: try root.optionalNumber("timezone_offset", -50_400...50_400) ?? 0,
-            conditions: conditions,
+            windSpeedMetersPerSecond: current.optional("wind_speed", 0...150),
+            windGustMetersPerSecond: current.optional("wind_gust", 0...200),
+            windDirectionDegrees: current.optional("wind_deg", 0...360),
+            cloudinessRatio: current.optional("clouds", 0...100).map { WeatherDecoder.shift($0, by: -2) },
+            visibilityMeters: current.optional("visibility", 0...100_000),
+            rain1hMeters: WeatherDecoder.fallen(current, "rain", "1h", 0...500),
+            rain3hMeters: nil,
+            snow1hMeters: WeatherDecoder.fallen(current, "snow", "1h", 0...500),
+            snow3hMeters: nil,
+            sunrise: WeatherDecoder.sunTime(current, "sunrise"),
+            sunset: WeatherDecoder.sunTime(current, "sunset"),
+            observationTime: try current.number("dt", 1...1e11),
+            timezoneOffsetSeconds: root.optional("timezone_offset", -50_400...50_400),
+            primaryCondition: primary,
+            secondaryConditions: secondary,
             cityName: "",
             country: nil,
-            latitude: try root.optionalNumber("lat", -90...90) ?? 0,
-            longitude: try root.optionalNumber("lon", -180...180) ?? 0)
+            latitude: root.peek("lat", -90...90),
+            longitude: root.peek("lon", -180...180))
+    }
+
+    /// `dew_point` and `uvi` of a `current` record, which `CurrentWeather` does not hold.
+    static func dewPointAndUV(_ current: Fields) -> (dewPointCelsius: Double?, uvIndex: Double?) {
+        (current.optional("dew_point", -100...70), current.optional("uvi", 0...30))
     }
 
     private static func convert(_ root: Fields) throws(FieldError) -> OneCall {
         let current = try root.requireObject().object("current")
         let weather = try weather(current, in: root)
-        let observation = weather.observationTime
-        let minutely = try minutes(try root.optionalList("minutely") ?? [])
-        var hourly = try hours(try root.optionalList("hourly") ?? [])
-        var daily: [OneCall.Day] = []
-        for day in try root.optionalList("daily") ?? [] {
-            let entry = try Self.day(day)
-            daily.append(entry)
-            // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours).
-            guard let last = hourly.last, entry.time > last.time else { continue }
-            hourly.append(try dayStep(day, entry, millimeters: dailyMillimeters))
+        let extras = dewPointAndUV(current)
+        let minutely = root.entries("minutely", follows: minuteApart) { (entry: Fields) throws(FieldError) in
+            try minute(entry)
         }
-        let alerts = try (root.optionalList("alerts") ?? []).map { (alert: Fields) throws(FieldError) in
-            try Self.alert(alert)
+        var hourly =
+            root.entries("hourly", follows: rising) { (entry: Fields) throws(FieldError) in try hour(entry) } ?? []
+        let days =
+            root.entries("daily", follows: { dayApart($0.0, $1.0, $2) }) {
+                (entry: Fields) throws(FieldError) in (try day(entry), entry)
+            } ?? []
+        // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours).
+        if let last = hourly.last {
+            for (entry, fields) in days where entry.time > last.time {
+                if let step = dayStep(fields, entry, millimeters: dailyMillimeters) { hourly.append(step) }
+            }
         }
-        let extras = try dewPointAndUV(current)
-        return OneCall(
+        let alerts = root.entries("alerts") { (alert: Fields) throws(FieldError) in try Self.alert(alert) } ?? []
+        var oneCall = OneCall(
             current: weather, dewPointCelsius: extras.dewPointCelsius, uvIndex: extras.uvIndex,
-            minutely: minutely, hourly: Forecast(steps: hourly, stepSeconds: 3600, issued: observation), daily: daily,
-            alerts: alerts)
+            minutely: minutely ?? [],
+            hourly: Forecast(steps: hourly, issued: weather.observationTime), daily: days.map(\.0), alerts: alerts)
+        oneCall.gaps = root.gaps
+        return oneCall
     }
 }

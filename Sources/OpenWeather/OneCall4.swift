@@ -93,10 +93,10 @@ public enum OneCall4 {
     /// The current record: the weather now as 3.0's `current` gives it, its dew point and UV index.
     public struct Now: Sendable, Equatable {
         public var weather: CurrentWeather
-        public var dewPointCelsius: Double
-        public var uvIndex: Double
+        public var dewPointCelsius: Double?
+        public var uvIndex: Double?
 
-        public init(weather: CurrentWeather, dewPointCelsius: Double, uvIndex: Double) {
+        public init(weather: CurrentWeather, dewPointCelsius: Double?, uvIndex: Double?) {
             self.weather = weather
             self.dewPointCelsius = dewPointCelsius
             self.uvIndex = uvIndex
@@ -104,12 +104,12 @@ public enum OneCall4 {
     }
 
     /// A 1day record: the day's extremes (3.0's `OneCall.Day`) and the step 3.0 appends for days after
-    /// the hours (`dayMinimumCelsius`/`dayMaximumCelsius` set).
+    /// the hours (`dayMinimumCelsius`/`dayMaximumCelsius` set; nil without `temp.day`).
     public struct Day: Sendable, Equatable {
         public var day: OneCall.Day
-        public var step: Forecast.Step
+        public var step: Forecast.Step?
 
-        public init(day: OneCall.Day, step: Forecast.Step) {
+        public init(day: OneCall.Day, step: Forecast.Step?) {
             self.day = day
             self.step = step
         }

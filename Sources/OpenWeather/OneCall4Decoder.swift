@@ -37,30 +37,39 @@ public enum OneCall4Decoder {
 
     // MARK: One answer
 
-    /// The records of `data` and the alert IDs they list.
+    /// The records of `data` that can be read (see `Fields.entries`: one without what it needs is
+    /// skipped and noted) and the alert IDs every record lists.
     private static func page<Record>(
-        _ root: Fields, _ decode: ([Fields]) throws(FieldError) -> [Record]
+        _ root: Fields, follows: ((Record, Record, String) -> String?)? = nil,
+        _ record: (Fields) throws(FieldError) -> Record
     ) throws(FieldError) -> OneCall4.Page<Record> {
-        let data = try root.requireObject().list("data")
-        let records = try decode(data)
+        let root = try root.requireObject()
+        try root.requireList("data")
+        let records = root.entries("data", follows: follows, record) ?? []
         var ids: [String] = []
         var seen: Set<String> = []
-        for entry in data { try alertIDs(entry, into: &ids, seen: &seen) }
+        if case .array(let items)? = root.value["data"] {
+            for (index, item) in items.enumerated() {
+                alertIDs(Fields(item, path: "\(root.name("data"))[\(index)]", log: root.log), into: &ids, seen: &seen)
+            }
+        }
         return OneCall4.Page(records: records, alertIDs: ids)
     }
 
     /// A record's `alerts`: absent, null or `[]` for none, else a list of ID strings; the first
-    /// `alertIDsPerRecord` are read, each once (`seen` makes that linear in the IDs).
-    private static func alertIDs(_ record: Fields, into ids: inout [String], seen: inout Set<String>) throws(FieldError)
-    {
+    /// `alertIDsPerRecord` are read, each once (`seen` makes that linear in the IDs). Not a list, or an
+    /// item not a string: left out, noted.
+    private static func alertIDs(_ record: Fields, into ids: inout [String], seen: inout Set<String>) {
         guard let found = record.value["alerts"], found != .null else { return }
         let path = "\(record.path).alerts"
         guard case .array(let items) = found else {
-            throw FieldError(reason: "`\(path)` is \(found.typeName), not a list of alert IDs")
+            record.log?.missing(path, "`\(path)` is \(found.typeName), not a list of alert IDs")
+            return
         }
         for (index, item) in items.prefix(OneCall4.alertIDsPerRecord).enumerated() {
             guard case .string(let id) = item else {
-                throw FieldError(reason: "`\(path)[\(index)]` is \(item.typeName), not an alert ID (a string)")
+                record.log?.missing(path, "`\(path)[\(index)]` is \(item.typeName), not an alert ID (a string)")
+                continue
             }
             let cleaned = Fields.label(id)
             if seen.insert(cleaned).inserted { ids.append(cleaned) }
@@ -68,50 +77,47 @@ public enum OneCall4Decoder {
     }
 
     private static func current(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall4.Now> {
-        try page(root) { (data: [Fields]) throws(FieldError) in
-            guard data.count == 1 else {
-                throw FieldError(reason: "`data` holds \(data.count) records; the current weather is one")
-            }
-            let extras = try OneCallDecoder.dewPointAndUV(data[0])
-            return [
-                OneCall4.Now(
-                    weather: try OneCallDecoder.weather(data[0], in: root), dewPointCelsius: extras.dewPointCelsius,
-                    uvIndex: extras.uvIndex)
-            ]
+        let page = try page(root) { (record: Fields) throws(FieldError) in
+            let extras = OneCallDecoder.dewPointAndUV(record)
+            return OneCall4.Now(
+                weather: try OneCallDecoder.weather(record, in: root), dewPointCelsius: extras.dewPointCelsius,
+                uvIndex: extras.uvIndex)
         }
+        guard page.records.count == 1 else {
+            if let skipped = root.gaps.skipped.first(where: { $0.field == root.name("data") }) {
+                throw FieldError(reason: "`\(root.name("data"))` holds no usable record: \(skipped.reason)")
+            }
+            throw FieldError(reason: "`data` holds \(page.records.count) records; the current weather is one")
+        }
+        return page
     }
 
     private static func minutes(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall.Minute> {
-        try page(root, OneCallDecoder.minutes)
+        try page(root, follows: OneCallDecoder.minuteApart) { (record: Fields) throws(FieldError) in
+            try OneCallDecoder.minute(record)
+        }
     }
 
     private static func steps(_ root: Fields, part: OneCall4.Part) throws(FieldError) -> OneCall4.Page<Forecast.Step> {
-        try page(root) { (data: [Fields]) throws(FieldError) in
-            try OneCallDecoder.hours(data, hours: OneCall4.stepSeconds(part) / 3600)
+        try page(root, follows: OneCallDecoder.rising) { (record: Fields) throws(FieldError) in
+            try OneCallDecoder.hour(record, hours: OneCall4.stepSeconds(part) / 3600)
         }
     }
 
     private static func days(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall4.Day> {
-        try page(root) { (data: [Fields]) throws(FieldError) in
-            var days: [OneCall4.Day] = []
-            for entry in data {
-                let day = try OneCallDecoder.day(entry)
-                if let previous = days.last, day.time <= previous.day.time {
-                    throw FieldError(reason: "`\(entry.path).dt` = \(Int(day.time)) is not after the day before it")
-                }
-                days.append(
-                    OneCall4.Day(day: day, step: try OneCallDecoder.dayStep(entry, day, millimeters: dailyMillimeters)))
-            }
-            return days
+        try page(root, follows: { OneCallDecoder.dayApart($0.day, $1.day, $2) }) {
+            (record: Fields) throws(FieldError) in
+            let day = try OneCallDecoder.day(record)
+            return OneCall4.Day(day: day, step: OneCallDecoder.dayStep(record, day, millimeters: dailyMillimeters))
         }
     }
 
     /// A day's `rain`/`snow`: 3.0 gives a plain number (the day's mm); 4.0's field list names an object
     /// `{"1h": x}` that no example shows (not confirmed). Both are taken, and the object's `1h` is read as
     /// the day's millimetres too: a rate per hour over a whole day would be a wild over-count if wrong.
-    private static func dailyMillimeters(_ day: Fields, _ key: String) throws(FieldError) -> Double {
-        if case .object? = day.value[key] { return try day.object(key).optionalNumber("1h", 0...2000) ?? 0 }
-        return try OneCallDecoder.dailyMillimeters(day, key)
+    private static func dailyMillimeters(_ day: Fields, _ key: String) -> Double? {
+        if case .object? = day.value[key] { return day.part(key).optional("1h", 0...2000) }
+        return OneCallDecoder.dailyMillimeters(day, key)
     }
 
     private static func alert(_ root: Fields) throws(FieldError) -> OneCall4.AlertDetail {
@@ -243,14 +249,14 @@ public enum OneCall4Decoder {
         let days = joined(dayPages) { $0.day.time }
         let daily = days.prefix(dailyLimit)
         var hourly = joined(timelines[.hour] ?? []) { $0.time }
-        if let last = hourly.last { hourly += daily.filter { $0.day.time > last.time }.map(\.step) }
+        if let last = hourly.last { hourly += daily.filter { $0.day.time > last.time }.compactMap(\.step) }
         let first = now.records[0]
-        let oneCall = OneCall(
+        var oneCall = OneCall(
             current: first.weather, dewPointCelsius: first.dewPointCelsius, uvIndex: first.uvIndex,
             minutely: joined(minutePages) { $0.time },
-            hourly: Forecast(
-                steps: hourly, stepSeconds: OneCall4.stepSeconds(.hour), issued: first.weather.observationTime),
+            hourly: Forecast(steps: hourly, issued: first.weather.observationTime),
             daily: daily.map(\.day), alerts: alerts)
+        oneCall.gaps = root.gaps
         return OneCall4.Reading(
             answers: answers, oneCall: oneCall, quarterHours: joined(timelines[.quarterHour] ?? []) { $0.time },
             days: days, details: details, alertIDs: alertIDs)

@@ -1,51 +1,118 @@
-/// Decodes a `/data/2.5/weather` body (requested with `units=metric`) and checks
-/// that every number is one the atmosphere can produce; anything else is a
-/// `decode` failure, so a broken upstream marks the location down rather than
-/// graphing nonsense.
+import JSON
+
+/// Decodes a `/data/2.5/weather` body (requested with `units=metric`) and checks that every number
+/// is one the atmosphere can produce.
+///
+/// Field policy. Required, else the answer is a `decode` failure (the location shows down rather than
+/// graphing nonsense): the body an object with `dt` and `main.temp`. Everything else is optional: a
+/// field absent, null, of another type or out of range leaves out its own series (noted in `gaps`),
+/// never the reading, and is never replaced by a number. Optional: `main.feels_like`, `.temp_min`,
+/// `.temp_max`, `.humidity`; the sea-level pressure, `main.sea_level` or else `main.pressure` (older
+/// answers carry the ground level in `pressure` beside a `sea_level`); `main.grnd_level`; `wind.speed`,
+/// `.deg`, `.gust`; `clouds.all`; `visibility`; `rain.1h`, `rain.3h`, `snow.1h`, `snow.3h` (the whole
+/// `rain` or `snow` object is left out when none falls: that is 0, not a gap); `sys.sunrise`,
+/// `sys.sunset` (absent or 0 in polar day and night); `timezone`; `weather[].id` (`weather[0]` is the
+/// primary condition; a later one never takes its place). Texts become labels and are `""` when
+/// absent, as OpenWeather itself sends far from any city: `name`, `sys.country`, `weather[].main`,
+/// `.description`, `.icon`. `coord` is kept when given (the location's own coordinates come first).
 public enum WeatherDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> CurrentWeather {
         try Fields.decode(body, convert)
     }
 
     private static func convert(_ root: Fields) throws(FieldError) -> CurrentWeather {
+        let root = try root.requireObject()
         let main = try root.object("main")
-        let wind = try root.object("wind")
-        let sys = try root.optionalObject("sys")
-        let coord = try root.optionalObject("coord")
-        let conditions = try root.list("weather").map { (condition: Fields) throws(FieldError) in
-            CurrentWeather.Condition(
-                id: Int(try condition.number("id", -1_000_000...1_000_000)),
-                main: try condition.optionalString("main") ?? "",
-                description: try condition.optionalString("description") ?? "",
-                icon: try condition.optionalString("icon") ?? ""
-            )
-        }
-        guard !conditions.isEmpty else { throw FieldError(reason: "`weather` is empty: no condition reported") }
-        return CurrentWeather(
-            temperatureCelsius: try main.number("temp", -100...70),
-            feelsLikeCelsius: try main.number("feels_like", -120...90),
-            temperatureMinCelsius: try main.number("temp_min", -100...70),
-            temperatureMaxCelsius: try main.number("temp_max", -100...70),
-            humidityRatio: shift(try main.number("humidity", 0...100), by: -2),
-            pressurePascals: shift(try main.number("pressure", 800...1100), by: 2),
-            groundLevelPressurePascals: try main.optionalNumber("grnd_level", 300...1100).map { shift($0, by: 2) },
-            windSpeedMetersPerSecond: try wind.number("speed", 0...150),
-            windGustMetersPerSecond: try wind.optionalNumber("gust", 0...200),
-            windDirectionDegrees: try wind.optionalNumber("deg", 0...360) ?? 0,
-            cloudinessRatio: shift(try root.optionalObject("clouds")?.optionalNumber("all", 0...100) ?? 0, by: -2),
-            visibilityMeters: try root.optionalNumber("visibility", 0...100_000),
-            rain1hMeters: shift(try root.optionalObject("rain")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
-            snow1hMeters: shift(try root.optionalObject("snow")?.optionalNumber("1h", 0...500) ?? 0, by: -3),
-            sunrise: try sys?.optionalNumber("sunrise", 0...1e11).flatMap(positive),
-            sunset: try sys?.optionalNumber("sunset", 0...1e11).flatMap(positive),
-            observationTime: try root.number("dt", 1...1e11),
-            timezoneOffsetSeconds: try root.optionalNumber("timezone", -50_400...50_400) ?? 0,
-            conditions: conditions,
-            cityName: try root.optionalString("name") ?? "",
-            country: try sys?.optionalString("country").flatMap { $0.isEmpty ? nil : $0 },
-            latitude: try coord?.optionalNumber("lat", -90...90) ?? 0,
-            longitude: try coord?.optionalNumber("lon", -180...180) ?? 0
+        let wind = root.part("wind")
+        let sys = root.part("sys")
+        let coord = root.part("coord")
+        let temperature = try main.number("temp", -100...70)
+        let observation = try root.number("dt", 1...1e11)
+        let (primary, secondary) = conditions(root)
+        var weather = CurrentWeather(
+            temperatureCelsius: temperature,
+            feelsLikeCelsius: main.optional("feels_like", -120...90),
+            temperatureMinCelsius: main.optional("temp_min", -100...70),
+            temperatureMaxCelsius: main.optional("temp_max", -100...70),
+            humidityRatio: main.optional("humidity", 0...100).map { shift($0, by: -2) },
+            pressurePascals: seaLevelPressure(main),
+            groundLevelPressurePascals: main.optional("grnd_level", 300...1100).map { shift($0, by: 2) },
+            windSpeedMetersPerSecond: wind.optional("speed", 0...150),
+            windGustMetersPerSecond: wind.optional("gust", 0...200),
+            windDirectionDegrees: wind.optional("deg", 0...360),
+            cloudinessRatio: root.part("clouds").optional("all", 0...100).map { shift($0, by: -2) },
+            visibilityMeters: root.optional("visibility", 0...100_000),
+            rain1hMeters: fallen(root, "rain", "1h", 0...500),
+            rain3hMeters: fallen(root, "rain", "3h", 0...1000),
+            snow1hMeters: fallen(root, "snow", "1h", 0...500),
+            snow3hMeters: fallen(root, "snow", "3h", 0...1000),
+            sunrise: sunTime(sys, "sunrise"),
+            sunset: sunTime(sys, "sunset"),
+            observationTime: observation,
+            timezoneOffsetSeconds: root.optional("timezone", -50_400...50_400),
+            primaryCondition: primary,
+            secondaryConditions: secondary,
+            cityName: root.optionalText("name") ?? "",
+            country: sys.optionalText("country").flatMap { $0.isEmpty ? nil : $0 },
+            latitude: coord.peek("lat", -90...90),
+            longitude: coord.peek("lon", -180...180)
         )
+        weather.gaps = root.gaps
+        return weather
+    }
+
+    /// Sea-level pressure in pascals: `sea_level` when given, else `pressure`; noted as `pressure` when
+    /// neither is usable.
+    static func seaLevelPressure(_ main: Fields) -> Double? {
+        (main.peek("sea_level", 800...1100) ?? main.optional("pressure", 800...1100)).map { shift($0, by: 2) }
+    }
+
+    /// Metres of rain or snow over `span` (`1h`, `3h`): 0 when the whole object is left out (none
+    /// fell), nil and noted when it is there without a usable `span`.
+    static func fallen(_ fields: Fields, _ key: String, _ span: String, _ range: ClosedRange<Double>) -> Double? {
+        fallenMillimeters(fields, key, span, range).map { shift($0, by: -3) }
+    }
+
+    /// The same in millimetres, as sent.
+    static func fallenMillimeters(
+        _ fields: Fields, _ key: String, _ span: String, _ range: ClosedRange<Double>
+    ) -> Double? {
+        guard fields.has(key) else { return 0 }
+        return fields.part(key).optional(span, range)
+    }
+
+    /// A sunrise or sunset; absent or 0 (polar day or night) is none, noted.
+    static func sunTime(_ fields: Fields, _ key: String) -> Double? {
+        guard let time = fields.optional(key, 0...1e11) else { return nil }
+        guard time > 0 else {
+            fields.log?.missing(fields.name(key), "`\(fields.name(key))` is 0: none that day (polar day or night)")
+            return nil
+        }
+        return time
+    }
+
+    /// `weather[]`: the primary condition (`weather[0]`) and the others, in order. An entry without a
+    /// usable `id` is left out (noted as `weather[].id`), and a later one never becomes the primary.
+    static func conditions(
+        _ fields: Fields
+    ) -> (primary: CurrentWeather.Condition?, secondary: [CurrentWeather.Condition]) {
+        var items: [JSONValue] = []
+        if case .array(let list)? = fields.value["weather"] { items = list }
+        guard !items.isEmpty else {
+            let list = fields.name("weather")
+            fields.log?.missing(list + "[].id", "`\(list)` is absent or empty: no condition reported")
+            return (nil, [])
+        }
+        let found = items.enumerated().map { index, item -> CurrentWeather.Condition? in
+            let entry = Fields(item, path: "\(fields.name("weather"))[\(index)]", log: fields.log)
+            return entry.optional("id", -1_000_000...1_000_000).map { id in
+                CurrentWeather.Condition(
+                    id: Int(id), main: entry.optionalText("main") ?? "",
+                    description: entry.optionalText("description") ?? "",
+                    icon: entry.optionalText("icon") ?? "")
+            }
+        }
+        return (found[0], found.dropFirst().compactMap { $0 })
     }
 
     /// `value × 10^exponent` as the decimal a person expects: 0.21 mm is 0.00021 m,
@@ -56,7 +123,4 @@ public enum WeatherDecoder {
         for _ in 0..<(6 - exponent) { scale *= 10 }
         return (value * 1e6).rounded() / scale
     }
-
-    /// 0 means "no sunrise" (polar day or night), like an absent field.
-    private static func positive(_ value: Double) -> Double? { value > 0 ? value : nil }
 }

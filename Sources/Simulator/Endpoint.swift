@@ -192,7 +192,7 @@ enum Endpoint: String, CaseIterable {
     var breakable: (number: String, absurd: String, required: String) {
         switch self {
         case .weather: ("temp", "9999", "main")
-        case .airPollution, .airPollutionForecast, .airPollutionHistory: ("aqi", "9", "components")
+        case .airPollution, .airPollutionForecast, .airPollutionHistory: ("aqi", "9", "main")
         case .forecast: ("temp", "9999", "list")
         case .oneCall: ("temp", "9999", "current")
         case .oneCallTimemachine: ("temp", "9999", "data")

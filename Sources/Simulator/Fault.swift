@@ -28,7 +28,8 @@ public struct Fault: Sendable, Equatable {
         case notJSON
         /// Numbers sent as strings.
         case wrongTypes
-        /// No `main` object (weather), `components` (air pollution) or `lat` (geocoding).
+        /// No `main` object (weather, air pollution), `list` (forecast) or `lat` (geocoding): a field the
+        /// answer cannot be read without.
         case missingFields
         /// A temperature no planet of ours has, an index of 9, a latitude of 999.
         case absurdNumbers

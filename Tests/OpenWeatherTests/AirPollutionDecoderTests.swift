@@ -56,17 +56,6 @@ import Testing
         (good.replacing(#""aqi":3"#, with: #""aqi":2.5"#), "`list[0].main.aqi` = 2.5 is not a whole number"),
         (good.replacing(#""aqi":3"#, with: #""aqi":"3""#), "`list[0].main.aqi` is a string, not a number"),
         (good.replacing(#""main":{"aqi":3},"#, with: ""), "missing field `list[0].main`"),
-        (
-            good.replacing(#""no2":31.87"#, with: #""no2":-1"#),
-            "`list[0].components.no2` = -1.0 is outside 0.0...100000.0"
-        ),
-        (good.replacing(#""pm10":23.1"#, with: #""pm10":1e9"#), "`list[0].components.pm10` = 1000000000.0 is outside"),
-        (
-            good.replacing(#""co":347.14"#, with: #""co":2000000"#),
-            "`list[0].components.co` = 2000000.0 is outside 0.0...1000000.0"
-        ),
-        (good.replacing(#""so2":4.23"#, with: #""so2":"4.23""#), "`list[0].components.so2` is a string, not a number"),
-        (good.replacing(#""components":{"#, with: #""parts":{"#), "missing field `list[0].components`"),
         (good.replacing(#","dt":1700147040"#, with: ""), "missing field `list[0].dt`"),
         (good.replacing(#""dt":1700147040"#, with: #""dt":"today""#), "`list[0].dt` is a string, not a number"),
         (good.replacing(#""o3":48.99"#, with: #""o3":NaN"#), "not valid JSON"),
@@ -78,5 +67,39 @@ import Testing
             guard case .decode(let message) = error as? OpenWeatherError else { return false }
             return message.contains(reason)
         }
+    }
+
+    /// A pollutant is optional: unusable, its own series goes (noted), the index and the others stay.
+    @Test(arguments: [
+        (
+            good.replacing(#""no2":31.87"#, with: #""no2":-1"#), ["no2"],
+            "`list[0].components.no2` = -1.0 is outside 0.0...100000.0"
+        ),
+        (
+            good.replacing(#""pm10":23.1"#, with: #""pm10":1e9"#), ["pm10"],
+            "`list[0].components.pm10` = 1000000000.0 is outside"
+        ),
+        (
+            good.replacing(#""co":347.14"#, with: #""co":2000000"#), ["co"],
+            "`list[0].components.co` = 2000000.0 is outside 0.0...1000000.0"
+        ),
+        (
+            good.replacing(#""so2":4.23"#, with: #""so2":"4.23""#), ["so2"],
+            "`list[0].components.so2` is a string, not a number"
+        ),
+        (good.replacing(#""so2":4.23"#, with: #""so2":null"#), ["so2"], "absent or null"),
+        (good.replacing(#""components":{"#, with: #""parts":{"#), AirPollution.pollutants, "absent or null"),
+    ])
+    func anUnusablePollutantIsLeftOutAndNoted(body: String, lost: [String], reason: String) throws {
+        let reading = try AirPollutionDecoder.decode(Array(body.utf8))
+        let whole = try AirPollutionDecoder.decode(Array(Self.good.utf8))
+        #expect(reading.airQualityIndex == 3 && reading.observationTime == whole.observationTime)
+        for (pollutant, (value, before)) in zip(
+            AirPollution.pollutants, zip(reading.gramsPerCubicMeter, whole.gramsPerCubicMeter))
+        {
+            #expect(value == (lost.contains(pollutant) ? nil : before), "\(pollutant)")
+        }
+        #expect(reading.gaps.missing == lost.map { "list[].components.\($0)" })
+        #expect(reading.gaps.fields.first?.reason.contains(reason) == true)
     }
 }

@@ -71,18 +71,14 @@ import Testing
 
     @Test(arguments: [
         (#"{"list":[]}"#, "`list` is empty"),
-        (#"{"list":[\#(hour),\#(hour)]}"#, "`list[1].dt` = 1764590400 is not after the hour before it"),
-        (
-            #"{"list":[\#(hour),\#(hour.replacing("\"aqi\":2", with: "\"aqi\":7").replacing("1764590400", with: "1764594000"))]}"#,
-            "`list[1].main.aqi` = 7.0 is outside 1.0...5.0"
-        ),
-        (
-            #"{"list":[\#(hour.replacing("\"no2\":27.48", with: "\"no2\":-3"))]}"#,
-            "`list[0].components.no2` = -3.0 is outside"
-        ),
+        (#"{"list":{}}"#, "`list` is an object, not a list"),
         (
             #"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":2.5"))]}"#,
-            "`list[0].main.aqi` = 2.5 is not a whole number"
+            "`list` holds no usable forecast hour: 1 skipped, the first because `list[0].main.aqi` = 2.5 is not a whole number"
+        ),
+        (
+            #"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":0")),3]}"#,
+            "`list` holds no usable forecast hour: 2 skipped, the first because `list[0].main.aqi` = 0.0 is outside 1.0...5.0"
         ),
     ])
     func rejectsBrokenForecasts(body: String, reason: String) {
@@ -92,5 +88,39 @@ import Testing
             guard let error = error as? OpenWeatherError, case .decode(let message) = error else { return false }
             return message.contains(reason)
         }
+    }
+
+    /// A real forecast carried `main.aqi` 0 in one hour: that hour is skipped and counted, the other 95
+    /// are used; nothing is read across the missing hour (neither its index nor a window over it).
+    @Test func anHourWithAnIndexOfZeroIsSkippedAndTheRestUsed() throws {
+        let forecast = try AirPollutionForecastDecoder.decode(Fixtures.bytes("air-pollution-forecast-aqi-zero.json"))
+        #expect(forecast.steps.count == 95)
+        #expect(
+            forecast.gaps.skipped == [
+                .init(field: "list", reason: "`list[26].main.aqi` = 0.0 is outside 1.0...5.0", count: 1)
+            ])
+        #expect(forecast.gaps.fields.isEmpty)
+        let missing = Self.first + 26 * 3600
+        #expect(forecast.step(covering: missing - 1) == 25)
+        #expect(forecast.step(covering: missing) == nil && forecast.step(covering: missing + 3599) == nil)
+        #expect(forecast.step(covering: missing + 3600) == 26)
+        #expect(
+            forecast.gramsPerCubicMeter(at: missing - 1800) == nil, "between hour 25 and hour 27, an hour is missing")
+        #expect(forecast.gramsPerCubicMeter(at: missing + 3600) == forecast.steps[26].gramsPerCubicMeter)
+        // A window over the missing hour is not shown; one before or after it is.
+        #expect(forecast.steps(from: Self.first, to: Self.first + 24 * 3600) == 0..<24)
+        #expect(forecast.steps(from: Self.first, to: Self.first + 27 * 3600) == nil)
+        #expect(forecast.steps(from: missing - 1, to: missing + 1) == nil)
+        #expect(forecast.steps(from: missing + 3600, to: missing + 5 * 3600) == 26..<30)
+        // The same answer with the hour kept is read whole.
+        #expect(try Self.barcelona().steps.count == 96)
+    }
+
+    @Test func hoursOutOfOrderAreSkipped() throws {
+        let later = Self.hour.replacing("1764590400", with: "1764594000")
+        let forecast = try AirPollutionForecastDecoder.decode(
+            Array(#"{"list":[\#(Self.hour),\#(Self.hour),\#(later)]}"#.utf8))
+        #expect(forecast.steps.map(\.observationTime) == [1_764_590_400, 1_764_594_000])
+        #expect(forecast.gaps.skipped.map(\.reason) == ["`list[1].dt` = 1764590400 is not after the hour before it"])
     }
 }

@@ -6,7 +6,7 @@ import Testing
     @Test func decodesZoccaInBaseUnits() throws {
         let forecast = try ForecastDecoder.decode(Fixtures.bytes("forecast-zocca.json"))
         #expect(forecast.steps.count == 40)
-        #expect(forecast.stepSeconds == 10_800)
+        #expect(forecast.steps.allSatisfy { $0.seconds == 10_800 })
         #expect(forecast.issued == 1_661_871_600 - 10_800)
         let first = try #require(forecast.steps.first)
         #expect(first.time == 1_661_871_600)
@@ -21,22 +21,65 @@ import Testing
         #expect(first.rainMeters == 0)
         #expect(first.conditionID == 800)
         #expect(forecast.steps.last?.time == 1_662_292_800)
-        #expect(forecast.steps.contains { $0.rainMeters > 0 })
+        #expect(forecast.steps.contains { ($0.rainMeters ?? 0) > 0 })
+        #expect(first.windDirectionDegrees == 349 && first.visibilityMeters == 10_000)
+        #expect(forecast.gaps.missing == ["list[].visibility"], "visibility is optional, and some steps have none")
     }
 
-    @Test func stepsOutOfOrderOrAbsurdAreDecodeFailures() {
+    /// A step out of order or without a usable temperature is skipped (noted), the others used; a
+    /// forecast of no usable step is a decode failure that says why.
+    @Test func stepsOutOfOrderOrAbsurdAreSkipped() throws {
         let step = #"{"dt":1000,"main":{"temp":1,"feels_like":1,"humidity":50,"pressure":1000},"weather":[{"id":800}]}"#
         let later = step.replacing("\"dt\":1000", with: "\"dt\":2000")
-        #expect(throws: OpenWeatherError.decode("`list[1].dt` = 1000 is not after the step before it")) {
-            try ForecastDecoder.decode(Array(#"{"list":[\#(later),\#(step)]}"#.utf8))
-        }
+        let backwards = try ForecastDecoder.decode(Array(#"{"list":[\#(later),\#(step)]}"#.utf8))
+        #expect(backwards.steps.map(\.time) == [2000])
+        #expect(
+            backwards.gaps.skipped == [
+                .init(field: "list", reason: "`list[1].dt` = 1000 is not after the step before it", count: 1)
+            ])
         #expect(throws: OpenWeatherError.decode("`list` is empty: no forecast step")) {
             try ForecastDecoder.decode(Array(#"{"cod":"200","list":[]}"#.utf8))
         }
         let hot = step.replacing("\"temp\":1", with: "\"temp\":99")
-        #expect(throws: OpenWeatherError.decode("`list[0].main.temp` = 99.0 is outside -100.0...70.0")) {
+        #expect(
+            throws: OpenWeatherError.decode(
+                "`list` holds no usable forecast step: 1 skipped, the first because `list[0].main.temp` = 99.0 is outside -100.0...70.0"
+            )
+        ) {
             try ForecastDecoder.decode(Array(#"{"list":[\#(hot)]}"#.utf8))
         }
+        #expect(try ForecastDecoder.decode(Array(#"{"list":[\#(hot),\#(later)]}"#.utf8)).steps.map(\.time) == [2000])
+    }
+
+    /// Every entry without `main.feels_like` (older answers): the forecast stands, only the felt
+    /// temperature is unknown.
+    @Test func aForecastWithoutFeelsLikeKeepsEverythingElse() throws {
+        let text = String(decoding: Fixtures.bytes("forecast-zocca.json"), as: UTF8.self)
+        let stripped = text.replacing(/"feels_like":[-0-9.]+,/, with: "")
+        #expect(stripped != text)
+        let forecast = try ForecastDecoder.decode(Array(stripped.utf8))
+        let whole = try ForecastDecoder.decode(Fixtures.bytes("forecast-zocca.json"))
+        #expect(forecast.steps.count == 40 && forecast.steps.allSatisfy { $0.feelsLikeCelsius == nil })
+        #expect(forecast.steps.map(\.temperatureCelsius) == whole.steps.map(\.temperatureCelsius))
+        #expect(forecast.gaps.missing == ["list[].main.feels_like"] + whole.gaps.missing)
+    }
+
+    /// A step skipped in the 2.5 forecast leaves a hole of 3 hours: nothing is read in it, and a
+    /// window over it is not shown (its totals would miss the step); around it all is as before.
+    @Test func aMissingStepIsAHole() throws {
+        var steps = Self.simple.steps
+        steps.append(Forecast.Step(time: 43_200, seconds: 10_800, temperatureCelsius: 0, rainMeters: 0.001))
+        let holed = Forecast(steps: steps, issued: -10_800)
+        #expect(holed.step(covering: 30_000) == nil && holed.step(covering: 32_401)?.time == 43_200)
+        #expect(holed.value({ $0.temperatureCelsius }, at: 30_000) == nil)
+        #expect(holed.value({ $0.temperatureCelsius }, at: 43_200) == 0)
+        #expect(holed.window(from: 0, to: 43_200) == nil)
+        #expect(holed.window(from: 0, to: 21_600) == Self.simple.window(from: 0, to: 21_600))
+        #expect(holed.window(from: 32_400, to: 43_200)?.rainMeters == 0.001)
+        // A quantity a step lacks: the window's total of it is unknown, the rest stands.
+        let window = try #require(holed.window(from: 32_400, to: 43_200))
+        #expect(
+            window.precipitationProbabilityMax == nil && window.snowMeters == nil && window.temperatureMinCelsius == 0)
     }
 
     /// Three steps 3 hours apart: 10, 4, -2 °C; 0, 3, 6 mm of rain; pop 0.2, 0.5, 0.9.
@@ -44,12 +87,13 @@ import Testing
         steps: [(0.0, 10.0, 0.0, 0.2), (10_800, 4, 0.003, 0.5), (21_600, -2, 0.006, 0.9)].map {
             time, temperature, rain, pop in
             Forecast.Step(
-                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5,
-                pressurePascals: 100_000,
-                windSpeedMetersPerSecond: 1, windGustMetersPerSecond: time == 10_800 ? nil : 2, cloudinessRatio: 0,
-                precipitationProbability: pop, rainMeters: rain, snowMeters: 0, conditionID: 500)
+                time: time, seconds: 10_800, temperatureCelsius: temperature, feelsLikeCelsius: temperature,
+                humidityRatio: 0.5,
+                pressurePascals: 100_000, windSpeedMetersPerSecond: 1,
+                windGustMetersPerSecond: time == 10_800 ? nil : 2,
+                cloudinessRatio: 0, precipitationProbability: pop, rainMeters: rain, snowMeters: 0, conditionID: 500)
         },
-        stepSeconds: 10_800, issued: -10_800)
+        issued: -10_800)
 
     @Test func interpolatesBetweenTheStepsAroundATime() {
         let temperature: (Forecast.Step) -> Double? = { $0.temperatureCelsius }
@@ -81,12 +125,12 @@ import Testing
         let forecast = Forecast(
             steps: gusts.enumerated().map { index, gust in
                 Forecast.Step(
-                    time: Double(index) * 10_800, temperatureCelsius: 10, feelsLikeCelsius: 10, humidityRatio: 0.5,
-                    pressurePascals: 100_000,
+                    time: Double(index) * 10_800, seconds: 10_800, temperatureCelsius: 10, feelsLikeCelsius: 10,
+                    humidityRatio: 0.5, pressurePascals: 100_000,
                     windSpeedMetersPerSecond: 1, windGustMetersPerSecond: gust, cloudinessRatio: 0,
                     precipitationProbability: 0, rainMeters: 0, snowMeters: 0, conditionID: 800)
             },
-            stepSeconds: 10_800, issued: -10_800)
+            issued: -10_800)
         #expect(try #require(forecast.window(from: 0, to: 32_400)).windGustMaxMetersPerSecond == 12)
         #expect(try #require(forecast.window(from: -5_400, to: 10_800)).windGustMaxMetersPerSecond == 5)
         #expect(
@@ -100,14 +144,14 @@ import Testing
         #expect(window.temperatureMinCelsius == 1)
         #expect(window.temperatureMaxCelsius == 7)
         #expect(window.precipitationProbabilityMax == 0.9)
-        #expect(abs(window.rainMeters - 0.0045) < 1e-12)
+        #expect(abs((window.rainMeters ?? 1) - 0.0045) < 1e-12)
         #expect(window.snowMeters == 0)
         // The whole forecast from its first step: every step counts, the first one's period is before it.
         let whole = try #require(Self.simple.window(from: 0, to: 21_600))
         #expect(whole.temperatureMinCelsius == -2)
         #expect(whole.temperatureMaxCelsius == 10)
         #expect(whole.precipitationProbabilityMax == 0.9)
-        #expect(abs(whole.rainMeters - 0.009) < 1e-12)
+        #expect(abs((whole.rainMeters ?? 1) - 0.009) < 1e-12)
         #expect(Self.simple.window(from: 5_400, to: 21_601) == nil, "the forecast does not reach the end")
         // Starting before the first step: the start has no temperature, the steps inside do.
         let early = try #require(Self.simple.window(from: -3_600, to: 10_800))
@@ -123,8 +167,8 @@ import Testing
             _ time: Double, _ temperature: Double, rain: Double, pop: Double, low: Double? = nil, high: Double? = nil
         ) -> Forecast.Step {
             Forecast.Step(
-                time: time, temperatureCelsius: temperature, feelsLikeCelsius: temperature, humidityRatio: 0.5,
-                pressurePascals: 100_000,
+                time: time, seconds: low == nil ? 10_800 : 86_400, temperatureCelsius: temperature,
+                feelsLikeCelsius: temperature, humidityRatio: 0.5, pressurePascals: 100_000,
                 windSpeedMetersPerSecond: 1, windGustMetersPerSecond: nil, cloudinessRatio: 0,
                 precipitationProbability: pop,
                 rainMeters: rain, snowMeters: 0, conditionID: 500, dayMinimumCelsius: low, dayMaximumCelsius: high)
@@ -135,7 +179,7 @@ import Testing
                 step(97_200, 20, rain: 0.010, pop: 0.9, low: -5, high: 25),
                 step(183_600, 15, rain: 0, pop: 0.1, low: 0, high: 18),
             ],
-            stepSeconds: 10_800, issued: -10_800)
+            issued: -10_800)
         #expect(forecast.step(covering: 50_000)?.time == 97_200)
         #expect(forecast.value({ $0.temperatureCelsius }, at: 54_000) == 12)
         let window = try #require(forecast.window(from: 5_400, to: 100_000))

@@ -20,7 +20,7 @@ import Testing
             body(
                 "current-barcelona-clouds.json", replacing: #""description":"algo de nubes""#,
                 with: #""description":"algo\nde\tnubes\#(huge)""#))
-        let description = try #require(weather.conditions.first?.description)
+        let description = try #require(weather.primaryCondition?.description)
         #expect(description.hasPrefix("algo de nubesü"))
         #expect(description.utf8.count == 255, "cut at a character boundary: 13 bytes, then 121 two-byte ü")
         #expect(description.unicodeScalars.allSatisfy { $0 == " " || $0.value > 0x20 })

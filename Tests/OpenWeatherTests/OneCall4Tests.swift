@@ -103,7 +103,7 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
             days.records.first?.day
                 == OneCall.Day(time: 1_764_612_000, temperatureMinCelsius: 7.6, temperatureMaxCelsius: 20.1))
         #expect(days.records.last?.day.time == 1_765_389_600)
-        #expect(days.records[0].step.temperatureCelsius == 16.4 && days.records[0].step.dayMaximumCelsius == 20.1)
+        #expect(days.records[0].step?.temperatureCelsius == 16.4 && days.records[0].step?.dayMaximumCelsius == 20.1)
         let dayOne = Fixture.value(Fixture.body(.day)).records[0]["alerts"]
         #expect(
             dayOne == .array([.string(Fixture.wind), .string(Fixture.redFlag)]),
@@ -136,18 +136,21 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
     }
 
     @Test func aDaysRainIsANumberOrAnObject() throws {
-        func day(_ rain: JSONValue?, snow: JSONValue? = nil) throws(OpenWeatherError) -> Forecast.Step {
+        func page(_ rain: JSONValue?, snow: JSONValue? = nil) throws(OpenWeatherError) -> OneCall4.Page<OneCall4.Day> {
             let body = Fixture.value(Fixture.body(.day)).record(0) { $0.setting("rain", rain).setting("snow", snow) }
-            return try OneCall4Decoder.days(body.encoded()).records[0].step
+            return try OneCall4Decoder.days(body.encoded())
         }
-        #expect(try day(.number(3.2)).rainMeters == 0.0032)
-        #expect(try day(.object([(key: "1h", value: .number(3.2))])).rainMeters == 0.0032)
-        #expect(try day(nil).rainMeters == 0 && day(.object([])).rainMeters == 0)
-        #expect(try day(nil, snow: .object([(key: "1h", value: .number(12))])).snowMeters == 0.012)
-        #expect(decodeFailure { _ = try day(.string("3.2")) } == "`data[0].rain` is a string, not a number")
-        #expect(
-            decodeFailure { _ = try day(.object([(key: "1h", value: .number(-1))])) }?.contains(
-                "`data[0].rain.1h` = -1.0 is outside") == true)
+        func day(_ rain: JSONValue?, snow: JSONValue? = nil) throws(OpenWeatherError) -> Forecast.Step? {
+            try page(rain, snow: snow).records[0].step
+        }
+        #expect(try day(.number(3.2))?.rainMeters == 0.0032)
+        #expect(try day(.object([(key: "1h", value: .number(3.2))]))?.rainMeters == 0.0032)
+        #expect(try day(nil)?.rainMeters == 0)
+        #expect(try day(nil, snow: .object([(key: "1h", value: .number(12))]))?.snowMeters == 0.012)
+        // Unusable: that day's rain is unknown (not 0), the day and its other values stay.
+        #expect(try day(.object([]))?.rainMeters == nil)
+        #expect(try day(.string("3.2"))?.rainMeters == nil && day(.string("3.2"))?.temperatureCelsius == 16.4)
+        #expect(try day(.object([(key: "1h", value: .number(-1))]))?.rainMeters == nil)
     }
 
     @Test func alertsAreAbsentEmptyOrIDs() throws {
@@ -159,10 +162,9 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
         #expect(try ids(nil).isEmpty && ids(.array([])).isEmpty && ids(.null).isEmpty)
         #expect(
             try ids(.array([.string("b"), .string("a"), .string("b")])) == ["b", "a"], "first seen first, no repeats")
-        #expect(decodeFailure { _ = try ids(.string("a")) } == "`data[0].alerts` is a string, not a list of alert IDs")
-        #expect(
-            decodeFailure { _ = try ids(.array([.string("a"), .number(1)])) }
-                == "`data[0].alerts[1]` is a number, not an alert ID (a string)")
+        // Not IDs: left out (noted), the record and the rest kept.
+        #expect(try ids(.string("a")) == [])
+        #expect(try ids(.array([.string("a"), .number(1)])) == ["a"])
     }
 
     @Test func aDescriptionIsAStringOrAList() throws {
@@ -199,30 +201,24 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
             "no sender_name")
     }
 
-    @Test func aBadRecordNamesItsPath() {
+    /// A record without what it needs is skipped, the others used; only `current`'s one record is required.
+    @Test func aBadRecordIsSkippedAndNamesItsPath() throws {
         let hours = Fixture.value(Fixture.body(.hour))
+        let humid = try OneCall4Decoder.steps(
+            hours.record(3) { $0.setting("humidity", .number(150)) }.encoded(), part: .hour)
         #expect(
-            decodeFailure {
-                _ = try OneCall4Decoder.steps(
-                    hours.record(3) { $0.setting("humidity", .number(150)) }.encoded(), part: .hour)
-            }
-                == "`data[3].humidity` = 150.0 is outside 0.0...100.0")
-        #expect(
-            decodeFailure {
-                _ = try OneCall4Decoder.steps(
-                    hours.record(1) { $0.setting("dt", .number(1_764_590_400)) }.encoded(), part: .hour)
-            }
-                == "`data[1].dt` = 1764590400 is not after the step before it")
+            humid.records.count == 20 && humid.records[3].humidityRatio == nil, "an optional field: the record stays")
+        let hot = try OneCall4Decoder.steps(hours.record(3) { $0.setting("temp", .number(150)) }.encoded(), part: .hour)
+        #expect(hot.records.count == 19)
+        let again = try OneCall4Decoder.steps(
+            hours.record(1) { $0.setting("dt", .number(1_764_590_400)) }.encoded(), part: .hour)
+        #expect(again.records.count == 19 && again.records[1].time == 1_764_597_600)
         let days = Fixture.value(Fixture.body(.day))
-        #expect(
-            decodeFailure { _ = try OneCall4Decoder.days(days.record(2) { $0.setting("dt", .number(1)) }.encoded()) }
-                == "`data[2].dt` = 1 is not after the day before it")
+        #expect(try OneCall4Decoder.days(days.record(2) { $0.setting("dt", .number(1)) }.encoded()).records.count == 9)
         let minutes = Fixture.value(Fixture.body(.minute))
         #expect(
-            decodeFailure {
-                _ = try OneCall4Decoder.minutes(minutes.record(5) { $0.setting("precipitation", nil) }.encoded())
-            }
-                == "missing field `data[5].precipitation`")
+            try OneCall4Decoder.minutes(minutes.record(5) { $0.setting("precipitation", nil) }.encoded()).records.count
+                == 59)
         let current = Fixture.value(Fixture.body(.current))
         #expect(
             decodeFailure {
@@ -236,12 +232,18 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
         #expect(
             decodeFailure { _ = try OneCall4Decoder.current(current.setting("data", nil).encoded()) }
                 == "missing field `data`")
-        // Inside a document, the path says which part and which page.
-        var answers = Fixture.answers()
-        answers.pages[.hour]?.append(hours.record(3) { $0.setting("humidity", .number(150)) }.encoded())
         #expect(
-            decodeFailure { _ = try OneCall4Decoder.decode(document: answers.document()) }
-                == "`1h[1].data[3].humidity` = 150.0 is outside 0.0...100.0")
+            decodeFailure { _ = try OneCall4Decoder.current(current.record(0) { $0.setting("temp", nil) }.encoded()) }
+                == "`data` holds no usable record: missing field `data[0].temp`")
+        // Inside a document, the gap says which part it is in.
+        var answers = Fixture.answers()
+        answers.pages[.hour]?.append(
+            hours.record(3) { $0.setting("humidity", .number(150)).setting("temp", nil) }.encoded())
+        let reading = try OneCall4Decoder.decode(document: answers.document())
+        #expect(
+            reading.oneCall.gaps.skipped == [
+                .init(field: "1h[].data", reason: "missing field `1h[1].data[3].temp`", count: 1)
+            ])
     }
 
     @Test func theDocumentRoundTripsAndKeepsNoLink() throws {
@@ -267,7 +269,7 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
         #expect(
             reading.oneCall.hourly.steps.count == 20 + 7,
             "20 hours, then the days after the last hour among the first 8")
-        #expect(reading.oneCall.hourly.issued == 1_764_590_517 && reading.oneCall.hourly.stepSeconds == 3600)
+        #expect(reading.oneCall.hourly.issued == 1_764_590_517 && reading.oneCall.hourly.steps[0].seconds == 3600)
     }
 
     @Test func missingPartsAreEmpty() throws {

@@ -13,12 +13,12 @@ import Testing
         #expect(oneCall.current.windGustMetersPerSecond == 6.71)
         #expect(oneCall.current.cloudinessRatio == 0.53)
         #expect(oneCall.current.observationTime == 1_684_929_490)
-        #expect(oneCall.current.conditions.first?.id == 803)
+        #expect(oneCall.current.primaryCondition?.id == 803)
         #expect(oneCall.dewPointCelsius == 17.54)
         #expect(oneCall.uvIndex == 0.16)
         #expect(oneCall.hourly.steps.count == 48 + 6, "48 hours, then the 6 days after the last hour")
         #expect(oneCall.hourly.steps[48].time == 1_685_120_400 && oneCall.hourly.steps[48].dayMinimumCelsius != nil)
-        #expect(oneCall.hourly.stepSeconds == 3600)
+        #expect(oneCall.hourly.steps[0].seconds == 3600 && oneCall.hourly.steps[48].seconds == 86_400)
         #expect(oneCall.hourly.issued == 1_684_929_490)
         #expect(oneCall.hourly.steps[0].dewPointCelsius == 17.3)
         #expect(oneCall.hourly.steps[0].conditionID == 500)
@@ -86,17 +86,19 @@ import Testing
         #expect(oneCall.minutely.isEmpty && oneCall.nowcast(at: 1000) == nil)
     }
 
-    @Test func absurdMinutesAreDecodeErrors() {
+    /// A minute without a usable `dt` or `precipitation`, or too close to the one before, is skipped
+    /// (noted); the others are used.
+    @Test func absurdMinutesAreSkipped() throws {
         func body(_ minutely: String) -> [UInt8] {
             Array(
                 #"{"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]},"minutely":[\#(minutely)]}"#
                     .utf8)
         }
         for (minutely, reason) in [
-            (#"{"dt":960,"precipitation":-1}"#, "minutely[0].precipitation"),
-            (#"{"dt":960,"precipitation":2001}"#, "minutely[0].precipitation"),
-            (#"{"dt":960}"#, "minutely[0].precipitation"),
-            (#"{"dt":0,"precipitation":0}"#, "minutely[0].dt"),
+            (#"{"dt":960,"precipitation":-1}"#, "`minutely[0].precipitation` = -1.0 is outside"),
+            (#"{"dt":960,"precipitation":2001}"#, "`minutely[0].precipitation` = 2001.0 is outside"),
+            (#"{"dt":960}"#, "missing field `minutely[0].precipitation`"),
+            (#"{"dt":0,"precipitation":0}"#, "`minutely[0].dt` = 0.0 is outside"),
             (
                 #"{"dt":960,"precipitation":0},{"dt":990,"precipitation":0}"#,
                 "`minutely[1].dt` = 990 is less than a minute after the step before it"
@@ -106,12 +108,11 @@ import Testing
                 "`minutely[1].dt` = 960 is less than a minute after the step before it"
             ),
         ] {
-            #expect {
-                _ = try OneCallDecoder.decode(body(minutely))
-            } throws: { error in
-                guard case .decode(let message) = error as? OpenWeatherError else { return false }
-                return message.contains(reason)
-            }
+            let oneCall = try OneCallDecoder.decode(body(minutely))
+            #expect(oneCall.minutely.count == (minutely.contains("},{") ? 1 : 0))
+            #expect(oneCall.gaps.skipped.map(\.field) == ["minutely"], "\(reason)")
+            #expect(oneCall.gaps.skipped.first?.reason.hasPrefix(reason) == true, "\(reason)")
+            #expect(oneCall.current.temperatureCelsius == 10)
         }
         #expect(
             (try? OneCallDecoder.decode(body(#"{"dt":960,"precipitation":2000},{"dt":1020,"precipitation":0}"#)))?
@@ -172,5 +173,68 @@ import Testing
         #expect(!whole.query.contains { $0.name == "exclude" }, "by default every part is asked for")
         let less = OneCall.request(latitude: 1, longitude: 2, language: "en", exclude: [.minutely, .alerts])
         #expect(less.query.last == .init("exclude", "minutely,alerts"))
+    }
+
+    static func texarkana(replacing replacements: [(String, String)]) throws -> OneCall {
+        var text = String(decoding: Fixtures.bytes("onecall-texarkana-alerts.json"), as: UTF8.self)
+        for (old, new) in replacements {
+            #expect(text.contains(old), "\(old)")
+            text = text.replacing(old, with: new)
+        }
+        return try OneCallDecoder.decode(Array(text.utf8))
+    }
+
+    /// `current` without `wind_deg`, `uvi` and `dew_point`: no north wind, no UV index of 0, no dew
+    /// point; the rest of the answer as it is.
+    @Test func currentWithoutWindDirectionOrUVIndexLeavesThemOut() throws {
+        let whole = try OneCallDecoder.decode(Fixtures.bytes("onecall-texarkana-alerts.json"))
+        #expect(whole.gaps.isEmpty)
+        let oneCall = try Self.texarkana(replacing: [
+            (#""uvi":0.16,"#, ""), (#""dew_point":17.54,"#, ""),
+            (#""wind_deg":93,"wind_gust":6.71"#, #""wind_gust":6.71"#),
+        ])
+        #expect(oneCall.uvIndex == nil && oneCall.dewPointCelsius == nil && oneCall.current.windDirectionDegrees == nil)
+        #expect(oneCall.gaps.missing == ["current.wind_deg", "current.dew_point", "current.uvi"])
+        var expected = whole
+        expected.uvIndex = nil
+        expected.dewPointCelsius = nil
+        expected.current.windDirectionDegrees = nil
+        expected.gaps = oneCall.gaps
+        #expect(oneCall == expected)
+    }
+
+    /// An hour without `temp` is skipped (noted), the others are used; a day without `temp.day` keeps
+    /// its extremes but adds no step after the hours.
+    @Test func aBadHourOrDayIsSkippedAlone() throws {
+        let whole = try OneCallDecoder.decode(Fixtures.bytes("onecall-texarkana-alerts.json"))
+        let oneCall = try Self.texarkana(replacing: [
+            (#"{"dt":1684933200,"temp":"#, #"{"dt":1684933200,"heat":"#),
+            (#""temp":{"day":26.4,"min":16.5,"#, #""temp":{"min":16.5,"#),
+            (#"{"dt":1685120400,"sunrise""#, #"{"dt":"soon","sunrise""#),
+        ])
+        #expect(oneCall.hourly.steps.count == whole.hourly.steps.count - 2, "one hour and one day fewer")
+        #expect(!oneCall.hourly.steps.contains { $0.time == 1_684_933_200 || $0.time == 1_685_120_400 })
+        #expect(oneCall.daily.count == 7 && oneCall.daily[0] == whole.daily[0])
+        #expect(oneCall.gaps.skipped.map(\.field) == ["hourly", "daily"])
+        #expect(oneCall.gaps.missing == [], "day 0 comes before the last hour: its temp.day is not read")
+        // The hour missing: nothing read across it, everything else as before.
+        #expect(oneCall.hourly.value({ $0.temperatureCelsius }, at: 1_684_931_400) == nil)
+        #expect(oneCall.hourly.step(covering: 1_684_931_400) == nil)
+        #expect(
+            oneCall.hourly.value({ $0.temperatureCelsius }, at: 1_684_940_400)
+                == whole.hourly.value({ $0.temperatureCelsius }, at: 1_684_940_400))
+        #expect(oneCall.hourly.window(from: 1_684_926_000, to: 1_684_940_400) == nil)
+        #expect(
+            oneCall.hourly.window(from: 1_684_936_800, to: 1_684_944_000)
+                == whole.hourly.window(from: 1_684_936_800, to: 1_684_944_000))
+    }
+
+    /// Alert tags are kept (for routing); an alert without `event` is skipped, the others kept.
+    @Test func alertsKeepTheirTagsAndABadOneIsSkipped() throws {
+        let whole = try OneCallDecoder.decode(Fixtures.bytes("onecall-texarkana-alerts.json"))
+        #expect(whole.alerts.map(\.tags) == [["Extreme temperature value"], ["Flood"]])
+        let oneCall = try Self.texarkana(replacing: [(#""event":"Heat Advisory","#, "")])
+        #expect(oneCall.alerts.map(\.event) == ["Flood Watch"])
+        #expect(oneCall.gaps.skipped == [.init(field: "alerts", reason: "missing field `alerts[0].event`", count: 1)])
     }
 }

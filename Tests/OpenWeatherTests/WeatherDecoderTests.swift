@@ -23,7 +23,8 @@ import Testing
         #expect(weather.sunset == 1_634_663_086)
         #expect(weather.observationTime == 1_634_666_651)
         #expect(weather.timezoneOffsetSeconds == 7200)
-        #expect(weather.conditions == [.init(id: 801, main: "Clouds", description: "algo de nubes", icon: "02n")])
+        #expect(weather.primaryCondition == .init(id: 801, main: "Clouds", description: "algo de nubes", icon: "02n"))
+        #expect(weather.secondaryConditions.isEmpty)
         #expect(weather.cityName == "Barcelona")
         #expect(weather.country == "ES")
     }
@@ -48,7 +49,7 @@ import Testing
     @Test func rainAndSeveralConditionsKeepThePrimaryFirst() throws {
         let weather = try WeatherDecoder.decode(Fixtures.bytes("current-zocca-rain.json"))
         #expect(weather.rain1hMeters == 0.00316)
-        #expect(weather.conditions.map(\.id) == [501, 701])
+        #expect(weather.primaryCondition?.id == 501 && weather.secondaryConditions.map(\.id) == [701])
         #expect(weather.primaryCondition?.main == "Rain")
     }
 
@@ -58,7 +59,10 @@ import Testing
         let weather = try WeatherDecoder.decode(Array(body.utf8))
         #expect(weather.sunrise == nil)
         #expect(weather.sunset == nil)
-        #expect(weather.cloudinessRatio == 0)
+        #expect(weather.cloudinessRatio == nil, "no clouds.all: no cloud cover, not 0")
+        #expect(
+            weather.gaps.fields.first { $0.field == "sys.sunrise" }?.reason
+                == "`sys.sunrise` is 0: none that day (polar day or night)")
     }
 
     @Test(arguments: [
@@ -74,16 +78,10 @@ import Testing
             #"{"weather":[{"id":800}],"main":{"temp":9999,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#,
             "`main.temp` = 9999.0 is outside"
         ),
-        (
-            #"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":500},"wind":{"speed":1},"dt":1}"#,
-            "`main.humidity` = 500.0"
-        ),
-        (
-            #"{"weather":[],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#,
-            "`weather` is empty"
-        ),
         (#"{"weather":[{"id":800}],"main":{"temp":NaN}}"#, "not valid JSON"),
-        (#"[1,2]"#, "missing field `main`"),
+        (#"{"main":{"temp":1}}"#, "missing field `dt`"),
+        (#"{"main":{"feels_like":1},"dt":1}"#, "missing field `main.temp`"),
+        (#"[1,2]"#, "the body is a list, not an object"),
     ])
     func rejectsBrokenBodies(body: String, reason: String) {
         #expect {
@@ -150,5 +148,64 @@ extension WeatherDecoderTests {
         let json = OpenWeatherClient.errorMessage(
             Array(#"{"message": "bad appid=held-out-secret-key-01"}"#.utf8), redacting: [Self.longKey])
         #expect(json == "bad appid=<redacted>")
+    }
+
+    /// Older answers (and many samples) have no `main.feels_like` and no `timezone`: everything else is
+    /// read; those two are left out and noted, never made up.
+    @Test func anAnswerWithoutFeelsLikeKeepsEverythingElse() throws {
+        let weather = try WeatherDecoder.decode(Fixtures.bytes("current-london-2017-no-feels-like.json"))
+        #expect(
+            weather.temperatureCelsius == 7.17 && weather.humidityRatio == 0.81 && weather.pressurePascals == 101_200)
+        #expect(
+            weather.windSpeedMetersPerSecond == 4.1 && weather.windDirectionDegrees == 80
+                && weather.cloudinessRatio == 0.9)
+        #expect(weather.sunrise == 1_485_762_037 && weather.primaryCondition?.id == 300 && weather.cityName == "London")
+        #expect(weather.feelsLikeCelsius == nil && weather.timezoneOffsetSeconds == nil)
+        #expect(weather.gaps.missing == ["main.feels_like", "main.grnd_level", "wind.gust", "timezone"])
+        #expect(weather.gaps.skipped.isEmpty)
+    }
+
+    /// A calm answer without `wind.deg`, a shower given over 3 hours only, clouds without `all`, and the
+    /// ground level in `main.pressure` beside a `sea_level`: no north wind, no dry last hour, no clear
+    /// sky, and the sea-level pressure as sent.
+    @Test func gapsAreLeftOutNotMadeNumbers() throws {
+        let weather = try WeatherDecoder.decode(Fixtures.bytes("current-zocca-calm-ground-pressure.json"))
+        #expect(weather.windSpeedMetersPerSecond == 0.5 && weather.windDirectionDegrees == nil)
+        #expect(weather.rain1hMeters == nil && weather.rain3hMeters == 0.00125)
+        #expect(weather.snow1hMeters == 0 && weather.snow3hMeters == 0, "no snow object: none fell")
+        #expect(weather.cloudinessRatio == nil)
+        #expect(weather.pressurePascals == 101_600 && weather.groundLevelPressurePascals == 93_300)
+        #expect(weather.primaryCondition?.description == "light intensity shower rain")
+        #expect(weather.secondaryConditions == [.init(id: 701, main: "Mist", description: "mist", icon: "50d")])
+        #expect(weather.gaps.missing == ["wind.gust", "wind.deg", "clouds.all", "rain.1h"])
+    }
+
+    /// Absent, null, of another type or out of range: the same for every optional field.
+    @Test(arguments: [
+        (#""humidity":80"#, #""humidity":500"#, "main.humidity", "`main.humidity` = 500.0 is outside 0.0...100.0"),
+        (#""humidity":80"#, #""humidity":null"#, "main.humidity", "absent or null"),
+        (#""deg":229"#, #""deg":"SW""#, "wind.deg", "`wind.deg` is a string, not a number"),
+        (#""all":20"#, #""all":-1"#, "clouds.all", "`clouds.all` = -1.0 is outside 0.0...100.0"),
+        (#""timezone":7200"#, #""timezone":99999"#, "timezone", "`timezone` = 99999.0 is outside -50400.0...50400.0"),
+        (
+            #""pressure":1025"#, #""pressure":10250"#, "main.pressure",
+            "`main.pressure` = 10250.0 is outside 800.0...1100.0"
+        ),
+        (#"{"id":801,"#, #"{"id":"801","#, "weather[].id", "`weather[0].id` is a string, not a number"),
+    ])
+    func anUnusableOptionalFieldIsLeftOutAndNoted(
+        present: String, replaced: String, field: String, reason: String
+    ) throws {
+        let text = String(decoding: Fixtures.bytes("current-barcelona-clouds.json"), as: UTF8.self)
+        #expect(text.contains(present))
+        let weather = try WeatherDecoder.decode(Array(text.replacing(present, with: replaced).utf8))
+        let whole = try WeatherDecoder.decode(Fixtures.bytes("current-barcelona-clouds.json"))
+        #expect(
+            weather.gaps.fields.filter { !whole.gaps.missing.contains($0.field) } == [
+                .init(field: field, reason: reason, count: 1)
+            ])
+        #expect(
+            weather.temperatureCelsius == whole.temperatureCelsius && weather.feelsLikeCelsius == whole.feelsLikeCelsius
+        )
     }
 }

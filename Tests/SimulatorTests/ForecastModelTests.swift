@@ -22,7 +22,7 @@ import Testing
             let lead = step.time - first.time + 10_800
             #expect(abs(step.temperatureCelsius - later.temperature) <= 0.3 * lead / 86_400 + 0.01)
             #expect(step.conditionID == later.conditionID)
-            #expect(abs(step.rainMeters - later.rain1h * 3 / 1000) < 1e-5)
+            #expect(abs((step.rainMeters ?? -1) - later.rain1h * 3 / 1000) < 1e-5)
         }
         // What it says for 3 hours ahead is near what the simulator reports then.
         let ahead = try #require(forecast.value({ $0.temperatureCelsius }, at: Self.now + 10_800))
@@ -55,7 +55,7 @@ import Testing
         let weather = WeatherModel.reading(latitude: 41.3888, longitude: 2.159, at: now)
         #expect(oneCall.current.temperatureCelsius == weather.temperature)
         #expect(oneCall.hourly.steps.count > 48 && oneCall.daily.count == 8, "48 hours, then the days after them")
-        #expect(oneCall.dewPointCelsius <= oneCall.current.temperatureCelsius)
+        #expect((oneCall.dewPointCelsius ?? .infinity) <= oneCall.current.temperatureCelsius)
         // Over two days of 6-hour blocks, some have an alert and some do not; an alert is in force when served.
         var withAlert = 0
         for block in 0..<8 {

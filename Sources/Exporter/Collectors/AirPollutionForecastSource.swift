@@ -59,6 +59,8 @@ struct AirPollutionForecastSource: Source {
         try AirPollutionForecastDecoder.decode(body)
     }
 
+    func gaps(of reading: AirPollutionForecast) -> AnswerGaps { reading.gaps }
+
     private static let index: StaticString = "openweather_forecast_air_quality_index"
     private static let scaleIndex: StaticString = "openweather_forecast_air_quality_scale_index"
     private static let pollutant: StaticString = "openweather_forecast_air_pollutant_grams_per_cubic_meter"

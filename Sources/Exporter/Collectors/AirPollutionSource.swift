@@ -20,6 +20,8 @@ struct AirPollutionSource: Source {
         try AirPollutionDecoder.decode(body)
     }
 
+    func gaps(of reading: AirPollution) -> AnswerGaps { reading.gaps }
+
     private static let index: StaticString = "openweather_air_quality_index"
     private static let pollutant: StaticString = "openweather_air_pollutant_grams_per_cubic_meter"
     private static let observation: StaticString = "openweather_air_pollution_observation_timestamp_seconds"

@@ -59,6 +59,8 @@ struct ForecastSource: Source {
         try ForecastDecoder.decode(body)
     }
 
+    func gaps(of reading: Forecast) -> AnswerGaps { reading.gaps }
+
     /// A family at the horizons: interpolated between steps, or the value of the step covering the time.
     struct AtHorizon: Sendable {
         let name: String
@@ -84,11 +86,13 @@ struct ForecastSource: Source {
             name: "openweather_forecast_condition_id",
             help: "Forecast primary condition code (weather[0].id) of the step covering hours_ahead.",
             interpolated: false
-        ) { Double($0.conditionID) },
+        ) { $0.conditionID.map(Double.init) },
         .init(
             name: "openweather_forecast_feels_like_celsius",
             help: "Forecast felt temperature at hours_ahead, interpolated between steps.", interpolated: true
-        ) { $0.feelsLikeCelsius },
+        ) {
+            $0.feelsLikeCelsius
+        },
         .init(
             name: "openweather_forecast_humidity_ratio", help: "Forecast relative humidity, 0 to 1, at hours_ahead.",
             interpolated: true
@@ -102,27 +106,43 @@ struct ForecastSource: Source {
             name: "openweather_forecast_pressure_pascals", help: "Forecast sea-level pressure at hours_ahead.",
             interpolated: true
         ) { $0.pressurePascals },
-        .init(
-            name: "openweather_forecast_rain_meters",
-            help: "Forecast rain over the 3-hour step covering hours_ahead (rain.3h / 1000).", interpolated: false
-        ) { $0.rainMeters },
-        .init(
-            name: "openweather_forecast_snow_meters",
-            help: "Forecast snow over the 3-hour step covering hours_ahead (snow.3h / 1000).", interpolated: false
-        ) { $0.snowMeters },
+        .init(name: "openweather_forecast_rain_meters", help: rainHelp("rain"), interpolated: false) { $0.rainMeters },
+        .init(name: "openweather_forecast_snow_meters", help: rainHelp("snow"), interpolated: false) { $0.snowMeters },
         .init(
             name: "openweather_forecast_temperature_celsius",
             help: "Forecast air temperature at hours_ahead, interpolated between steps.", interpolated: true
-        ) { $0.temperatureCelsius },
+        ) {
+            $0.temperatureCelsius
+        },
+        .init(
+            name: "openweather_forecast_visibility_meters",
+            help: "Forecast visibility at hours_ahead, interpolated between steps, when reported.",
+            interpolated: true
+        ) { $0.visibilityMeters },
+        .init(
+            name: "openweather_forecast_wind_direction_degrees",
+            help: "Forecast direction the wind comes from, meteorological degrees, of the step covering hours_ahead.",
+            interpolated: false
+        ) { $0.windDirectionDegrees },
         .init(
             name: "openweather_forecast_wind_gust_meters_per_second",
             help: "Forecast wind gust speed at hours_ahead, when reported.", interpolated: true
-        ) { $0.windGustMetersPerSecond },
+        ) {
+            $0.windGustMetersPerSecond
+        },
         .init(
             name: "openweather_forecast_wind_speed_meters_per_second", help: "Forecast wind speed at hours_ahead.",
             interpolated: true
         ) { $0.windSpeedMetersPerSecond },
     ]
+
+    /// A step's amount as sent, never divided into hours nobody forecast: how long a step is depends on
+    /// the source, so the HELP says it (the window families mean the same whatever the source).
+    static func rainHelp(_ kind: String) -> String {
+        "Forecast \(kind) of the step covering hours_ahead, as sent: from the 5 day forecast a 3-hour step "
+            + "(\(kind).3h / 1000); from One Call an hour (hourly \(kind).1h; One Call 4.0 also a quarter hour) "
+            + "up to its last hour, then a whole day's total (daily.\(kind))."
+    }
 
     /// Families over the next `window`.
     struct OverWindow: Sendable {
@@ -134,7 +154,8 @@ struct ForecastSource: Source {
     static let overWindows: [OverWindow] = [
         .init(
             name: "openweather_forecast_precipitation_probability_max_ratio",
-            help: "Highest forecast probability of precipitation over the next window_hours."
+            help: "Highest forecast probability of precipitation over the next window_hours; absent when a step "
+                + "in it has none."
         ) { $0.precipitationProbabilityMax },
         .init(
             name: "openweather_forecast_temperature_max_celsius",
@@ -144,19 +165,19 @@ struct ForecastSource: Source {
             name: "openweather_forecast_temperature_min_celsius",
             help: "Lowest forecast temperature over the next window_hours."
         ) { $0.temperatureMinCelsius },
-        .init(
-            name: "openweather_forecast_window_rain_meters",
-            help: "Forecast rain over the next window_hours, each step's volume in proportion to its part inside."
-        ) { $0.rainMeters },
-        .init(
-            name: "openweather_forecast_window_snow_meters",
-            help: "Forecast snow over the next window_hours, each step's volume in proportion to its part inside."
-        ) { $0.snowMeters },
+        .init(name: "openweather_forecast_window_rain_meters", help: windowHelp("rain")) { $0.rainMeters },
+        .init(name: "openweather_forecast_window_snow_meters", help: windowHelp("snow")) { $0.snowMeters },
         .init(
             name: "openweather_forecast_wind_gust_max_meters_per_second",
             help: "Strongest forecast wind gust of the steps in the next window_hours, when reported."
         ) { $0.windGustMaxMetersPerSecond },
     ]
+
+    static func windowHelp(_ kind: String) -> String {
+        "Forecast \(kind) over the next window_hours, whatever the source: each step's amount in proportion to "
+            + "the part of its span inside (a One Call day's total over its 24 hours); absent when a step in it "
+            + "has none."
+    }
 
     private static let issued: StaticString = "openweather_forecast_issued_timestamp_seconds"
 

@@ -165,6 +165,8 @@ struct OneCall4Source: Source {
         try OneCall4Decoder.decode(document: body)
     }
 
+    func gaps(of reading: OneCall4.Reading) -> AnswerGaps { reading.oneCall.gaps }
+
     func fetch(
         _ poll: Poll<OneCall4.Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
     ) throws(OpenWeatherError) -> Fetched<OneCall4.Reading> {
@@ -266,8 +268,7 @@ struct OneCall4Source: Source {
         let quarters = reading.quarterHours.filter { $0.time <= seam }
         guard !quarters.isEmpty else { return hourly }
         return Forecast(
-            steps: quarters + hourly.steps.filter { $0.time >= seam + 3600 },
-            stepSeconds: OneCall4.stepSeconds(.quarterHour), issued: hourly.issued)
+            steps: quarters + hourly.steps.filter { $0.time >= seam + 3600 }, issued: hourly.issued, gaps: hourly.gaps)
     }
 
     func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }

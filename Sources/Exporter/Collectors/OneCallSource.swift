@@ -93,6 +93,8 @@ struct OneCallSource: Source {
         try OneCallDecoder.decode(body)
     }
 
+    func gaps(of reading: OneCall) -> AnswerGaps { reading.gaps }
+
     func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }
     let unavailableHint = "subscribe to One Call by Call (https://openweathermap.org/price)"
 
@@ -118,8 +120,8 @@ struct OneCallSource: Source {
     /// Also One Call 4.0's (`OneCall4Source`), which writes them from the same model.
     static var families: [MetricFamily] {
         [
-            MetricFamily(name: Self.uvIndex.description, help: "UV index now (current.uvi)."),
-            MetricFamily(name: Self.dewPoint.description, help: "Dew point now (current.dew_point)."),
+            MetricFamily(name: Self.uvIndex.description, help: "UV index now (current.uvi), when reported."),
+            MetricFamily(name: Self.dewPoint.description, help: "Dew point now (current.dew_point), when reported."),
             MetricFamily(
                 name: Self.dailyMin.description,
                 help: "Forecast lowest temperature of the day days_ahead from today (daily.temp.min; 0 is today)."),
@@ -128,7 +130,8 @@ struct OneCallSource: Source {
                 help: "Forecast highest temperature of the day days_ahead from today (daily.temp.max; 0 is today)."),
             MetricFamily(
                 name: Self.alertInfo.description,
-                help: "An official weather alert in force (between its start and end), by event and sender; always 1."),
+                help: "An official weather alert in force (between its start and end), by event and sender, with its "
+                    + "tags (alerts[].tags, comma-separated, for routing; \"\" when none); always 1."),
             MetricFamily(
                 name: Self.alertEnd.description,
                 help: "When the official weather alert ends, Unix time; the latest of several alike."),
@@ -145,14 +148,18 @@ struct OneCallSource: Source {
         ]
     }
 
-    /// The alerts in force at `now`, one per event and sender with the latest end, in label order.
+    /// The alerts in force at `now`, one per event and sender with the latest end and every tag of
+    /// those alike (sorted, once each), in label order.
     static func inForce(_ alerts: [OneCall.Alert], at now: Double) -> [OneCall.Alert] {
         var latest: [String: OneCall.Alert] = [:]
+        var tags: [String: Set<String>] = [:]
         for alert in alerts where alert.start <= now && now < alert.end {
             let key = alert.event + "\u{0}" + alert.sender
+            tags[key, default: []].formUnion(alert.tags)
             if let kept = latest[key], kept.end >= alert.end { continue }
             latest[key] = alert
         }
+        for (key, found) in tags { latest[key]?.tags = found.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
         let sorted = latest.values.sorted {
             $0.event != $1.event
                 ? $0.event.utf8.lexicographicallyPrecedes($1.event.utf8)
@@ -178,9 +185,10 @@ struct OneCallSource: Source {
             ] {
                 guard let buffer = lines[family: number] else { continue }
                 for (position, reading) in shown {
+                    guard let value = value(reading) else { continue }
                     buffer.append(family)
                     buffer.append(openings[position])
-                    buffer.appendClosing(value(reading))
+                    buffer.appendClosing(value)
                 }
             }
             for (family, number, value) in [
@@ -224,6 +232,7 @@ struct OneCallSource: Source {
                         buffer.append(openings[position])
                         buffer.appendLabel("event", alert.event)
                         buffer.appendLabel("sender", alert.sender)
+                        if number == .alertInfo { buffer.appendLabel("tags", alert.tags.joined(separator: ",")) }
                         buffer.appendClosing(number == .alertEnd ? alert.end : 1)
                     }
                 }

@@ -63,6 +63,9 @@ protocol Source: Sendable {
     var unavailableHint: String { get }
     /// The landing page's glance at a location (its temperature), from a reading; nil for none.
     func glance(at reading: Reading) -> String?
+    /// What the answer a reading came from lacked (optional fields left out, list entries skipped):
+    /// counted per poll and logged once. Every source that decodes an answer gives its reading's.
+    func gaps(of reading: Reading) -> AnswerGaps
     /// A resolver's answer read as the place it found (where the location is polled, what the poller
     /// logs); nil for a source that does not resolve. The engine asks this instead of casting readings.
     func resolvedPlace(of reading: Reading) -> ResolvedPlace?
@@ -89,6 +92,7 @@ extension Source {
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
     var unavailableHint: String { "" }
     func glance(at reading: Reading) -> String? { nil }
+    func gaps(of reading: Reading) -> AnswerGaps { AnswerGaps() }
     func resolvedPlace(of reading: Reading) -> ResolvedPlace? { nil }
     var maxRequestsPerDay: Int? { nil }
     var maxRequestsPerPoll: Int { 1 }

@@ -51,6 +51,11 @@ extension Source {
     /// The landing page's glance at a stored reading of this source.
     func glance(atStored stored: any Sendable) -> String? { (recovered(stored) as Reading?).flatMap(glance(at:)) }
 
+    /// What the answer of a stored reading of this source lacked.
+    func gaps(ofStored stored: any Sendable) -> AnswerGaps {
+        (recovered(stored) as Reading?).map(gaps(of:)) ?? AnswerGaps()
+    }
+
     /// The place a stored reading of this source found; nil unless the source resolves.
     func resolvedPlace(ofStored stored: any Sendable) -> ResolvedPlace? {
         (recovered(stored) as Reading?).flatMap(resolvedPlace(of:))

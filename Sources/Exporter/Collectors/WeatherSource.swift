@@ -27,12 +27,14 @@ struct WeatherSource: Source {
         try WeatherDecoder.decode(body)
     }
 
+    func gaps(of reading: CurrentWeather) -> AnswerGaps { reading.gaps }
+
     func glance(at reading: CurrentWeather) -> String? { "\(reading.temperatureCelsius) °C" }
 
     /// One gauge per reading field, in this order.
     private enum Field: Int, CaseIterable {
         case temperature, feelsLike, temperatureMin, temperatureMax, humidity, pressure, groundLevelPressure
-        case windSpeed, windGust, windDirection, cloudiness, visibility, rain1h, snow1h
+        case windSpeed, windGust, windDirection, cloudiness, visibility, rain1h, rain3h, snow1h, snow3h
         case sunrise, sunset, observation, timezoneOffset, condition
 
         var name: String {
@@ -50,7 +52,9 @@ struct WeatherSource: Source {
             case .cloudiness: "openweather_cloudiness_ratio"
             case .visibility: "openweather_visibility_meters"
             case .rain1h: "openweather_rain_1h_meters"
+            case .rain3h: "openweather_rain_3h_meters"
             case .snow1h: "openweather_snow_1h_meters"
+            case .snow3h: "openweather_snow_3h_meters"
             case .sunrise: "openweather_sunrise_timestamp_seconds"
             case .sunset: "openweather_sunset_timestamp_seconds"
             case .observation: "openweather_observation_timestamp_seconds"
@@ -62,26 +66,34 @@ struct WeatherSource: Source {
         var help: String {
             switch self {
             case .temperature: "Air temperature (main.temp)."
-            case .feelsLike: "Temperature as a person feels it (main.feels_like)."
+            case .feelsLike: "Temperature as a person feels it (main.feels_like), when reported."
             case .temperatureMin: "Lowest temperature observed in the area now (main.temp_min), not the day's minimum."
             case .temperatureMax: "Highest temperature observed in the area now (main.temp_max), not the day's maximum."
-            case .humidity: "Relative humidity, 0 to 1 (main.humidity / 100)."
-            case .pressure: "Atmospheric pressure at sea level (main.pressure × 100)."
+            case .humidity: "Relative humidity, 0 to 1 (main.humidity / 100), when reported."
+            case .pressure:
+                "Atmospheric pressure at sea level (main.sea_level, else main.pressure, × 100), when reported."
             case .groundLevelPressure: "Atmospheric pressure at ground level (main.grnd_level × 100), when reported."
-            case .windSpeed: "Wind speed (wind.speed)."
+            case .windSpeed: "Wind speed (wind.speed), when reported."
             case .windGust: "Wind gust speed (wind.gust), when reported."
-            case .windDirection: "Direction the wind comes from, meteorological degrees (wind.deg)."
-            case .cloudiness: "Cloud cover, 0 to 1 (clouds.all / 100)."
+            case .windDirection: "Direction the wind comes from, meteorological degrees (wind.deg), when reported."
+            case .cloudiness: "Cloud cover, 0 to 1 (clouds.all / 100), when reported."
             case .visibility: "Visibility, capped at 10 km by OpenWeather (visibility), when reported."
-            case .rain1h: "Rain in the last hour (rain.1h / 1000); 0 when none."
-            case .snow1h: "Snow in the last hour (snow.1h / 1000); 0 when none."
+            case .rain1h: Self.fallenHelp("Rain", "rain", "1h", "hour")
+            case .rain3h: Self.fallenHelp("Rain", "rain", "3h", "3 hours")
+            case .snow1h: Self.fallenHelp("Snow", "snow", "1h", "hour")
+            case .snow3h: Self.fallenHelp("Snow", "snow", "3h", "3 hours")
             case .sunrise: "Today's sunrise, Unix time (sys.sunrise); absent in polar day and night."
             case .sunset: "Today's sunset, Unix time (sys.sunset); absent in polar day and night."
             case .observation: "When OpenWeather computed this reading, Unix time (dt)."
-            case .timezoneOffset: "Offset of local time from UTC (timezone)."
+            case .timezoneOffset: "Offset of local time from UTC (timezone), when reported."
             case .condition:
                 "OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, 5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds."
             }
+        }
+
+        static func fallenHelp(_ what: String, _ key: String, _ span: String, _ words: String) -> String {
+            "\(what) in the last \(words) (\(key).\(span) / 1000); 0 when the answer has no \(key), absent when its "
+                + "\(key) has no \(span)."
         }
 
         func value(of reading: CurrentWeather) -> Double? {
@@ -99,12 +111,14 @@ struct WeatherSource: Source {
             case .cloudiness: reading.cloudinessRatio
             case .visibility: reading.visibilityMeters
             case .rain1h: reading.rain1hMeters
+            case .rain3h: reading.rain3hMeters
             case .snow1h: reading.snow1hMeters
+            case .snow3h: reading.snow3hMeters
             case .sunrise: reading.sunrise
             case .sunset: reading.sunset
             case .observation: reading.observationTime
             case .timezoneOffset: reading.timezoneOffsetSeconds
-            case .condition: reading.conditions.first.map { Double($0.id) }
+            case .condition: reading.primaryCondition.map { Double($0.id) }
             }
         }
     }
@@ -114,6 +128,10 @@ struct WeatherSource: Source {
             MetricFamily(
                 name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1."),
             MetricFamily(
+                name: Self.secondaryConditionInfo.description,
+                help: "Another weather condition reported beside the primary one (weather[1...], \"mist\" beside "
+                    + "\"shower rain\"), by its code; always 1."),
+            MetricFamily(
                 name: Self.locationInfo.description,
                 help:
                     "Where the location is: the coordinates polled, and the place's name, state and country (from the geocoder for places given by name, else from the weather answer; \"\" over the ocean); always 1."
@@ -122,21 +140,23 @@ struct WeatherSource: Source {
     }
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to:
-    /// the fields' in their order, then the condition's and the location's.
+    /// the fields' in their order, then the conditions' and the location's.
     private enum Family: FamilyPosition {
         case field(Field)
-        case condition, location
+        case condition, secondaryCondition, location
 
         var position: Int {
             switch self {
             case .field(let field): field.rawValue
             case .condition: Field.allCases.count
-            case .location: Field.allCases.count + 1
+            case .secondaryCondition: Field.allCases.count + 1
+            case .location: Field.allCases.count + 2
             }
         }
     }
 
     private static let conditionInfo: StaticString = "openweather_condition_info"
+    private static let secondaryConditionInfo: StaticString = "openweather_secondary_condition_info"
     private static let locationInfo: StaticString = "openweather_location_info"
     private static let fieldNames = Field.allCases.map { Array($0.name.utf8) }
 
@@ -174,6 +194,19 @@ struct WeatherSource: Source {
                     buffer.appendClosing(1)
                 }
             }
+            if let buffer = lines[family: Family.secondaryCondition] {
+                for (position, reading) in shown {
+                    for condition in Self.labelOrder(reading.secondaryConditions) {
+                        buffer.append(Self.secondaryConditionInfo)
+                        buffer.append(openings[position])
+                        buffer.appendLabel("id", String(condition.id))
+                        buffer.appendLabel("main", condition.main)
+                        buffer.appendLabel("description", condition.description)
+                        buffer.appendLabel("icon", condition.icon)
+                        buffer.appendClosing(1)
+                    }
+                }
+            }
             if let buffer = lines[family: Family.location] {
                 for (position, reading) in shown {
                     buffer.append(Self.locationInfo)
@@ -182,12 +215,33 @@ struct WeatherSource: Source {
                     buffer.appendLabel("city", place?.name ?? reading.cityName)
                     buffer.appendLabel("country", place?.country ?? reading.country ?? "")
                     let coordinates = shard.locations[position].coordinates
-                    buffer.appendLabel("latitude", coordinates?.latitude ?? reading.latitude)
-                    buffer.appendLabel("longitude", coordinates?.longitude ?? reading.longitude)
+                    // Known from the location, else from the answer; "" (never a made-up 0) without either.
+                    if let latitude = coordinates?.latitude ?? reading.latitude {
+                        buffer.appendLabel("latitude", latitude)
+                    } else {
+                        buffer.appendLabel("latitude", "")
+                    }
+                    if let longitude = coordinates?.longitude ?? reading.longitude {
+                        buffer.appendLabel("longitude", longitude)
+                    } else {
+                        buffer.appendLabel("longitude", "")
+                    }
                     buffer.appendLabel("state", place?.state ?? "")
                     buffer.appendClosing(1)
                 }
             }
+        }
+    }
+
+    /// Each condition once, in the order of their label values (`id` as text, then the words).
+    static func labelOrder(_ conditions: [CurrentWeather.Condition]) -> [CurrentWeather.Condition] {
+        guard conditions.count > 1 else { return conditions }
+        func key(_ condition: CurrentWeather.Condition) -> [String] {
+            [String(condition.id), condition.main, condition.description, condition.icon]
+        }
+        var seen: Set<[String]> = []
+        return conditions.filter { seen.insert(key($0)).inserted }.sorted {
+            key($0).lexicographicallyPrecedes(key($1)) { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         }
     }
 }

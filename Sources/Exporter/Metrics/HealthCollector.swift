@@ -140,6 +140,24 @@ enum ExporterCollector {
         for (key, count) in snapshot.requestCounts {
             requests.add([("code", key.code), ("source", key.source)], count)
         }
+        // Always there (without samples until an answer lacks something), so no family appears mid-run.
+        var missing = MetricFamily(
+            name: "openweather_fields_missing_total",
+            help: "Successful polls whose answer lacked an optional field (absent, null, of another type or out of "
+                + "range), by source and field as the field policies name it (deploy/docs/metrics.md); that field's "
+                + "series were left out.",
+            type: .counter)
+        for (key, count) in snapshot.fieldsMissing {
+            missing.add([("field", key.field), ("source", key.source)], count)
+        }
+        var skipped = MetricFamily(
+            name: "openweather_entries_skipped_total",
+            help: "Entries of an answer's list (forecast steps, hours, days, minutes, alerts) skipped because a field "
+                + "they need was unusable, by source and list; the other entries were used.",
+            type: .counter)
+        for (key, count) in snapshot.entriesSkipped {
+            skipped.add([("list", key.field), ("source", key.source)], count)
+        }
         let state =
             snapshot.stateWrites.map { writes in
                 [
@@ -154,7 +172,7 @@ enum ExporterCollector {
                         type: .counter, samples: [Sample(value: writes.failures)]),
                 ]
             } ?? []
-        return state + [requests] + daily(snapshot) + [
+        return state + [requests, missing, skipped] + daily(snapshot) + [
             MetricFamily(
                 name: "openweather_exporter_build_info", help: "Version of the exporter; always 1.",
                 samples: [

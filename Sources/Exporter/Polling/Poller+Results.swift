@@ -77,6 +77,7 @@ extension Poller {
                             ]
                             : []))
             }
+            logGaps(completion.source.gaps(ofStored: reading), of: completion.source.name, labels: labels, in: &core)
             logger.debug("polled", labels + [("duration", String(completion.duration))])
             return .success
         case .failure(let error):
@@ -121,6 +122,28 @@ extension Poller {
             case .http(400, _, _), .http(404, _, _), .noMatch, .dailyLimit: return .steadyFailure
             default: return .transientFailure
             }
+        }
+    }
+
+    /// What an answer lacked, at debug, once per source and field for the process: the counters
+    /// (`openweather_fields_missing_total`, `openweather_entries_skipped_total`) say how often.
+    private func logGaps(_ gaps: AnswerGaps, of source: String, labels: [(String, String)], in core: inout Core) {
+        guard !gaps.isEmpty, logger.level <= .debug else { return }
+        for gap in gaps.fields where core.gapsLogged.insert(.init(source: source, field: gap.field)).inserted {
+            logger.debug(
+                "answer field unusable: its series are left out",
+                labels + [
+                    ("field", gap.field), ("reason", gap.reason),
+                    ("hint", "logged once per source and field; openweather_fields_missing_total counts them"),
+                ])
+        }
+        for gap in gaps.skipped where core.gapsLogged.insert(.init(source: source, field: gap.field + "[]")).inserted {
+            logger.debug(
+                "answer entries skipped: the others are used",
+                labels + [
+                    ("list", gap.field), ("entries", String(gap.count)), ("reason", gap.reason),
+                    ("hint", "logged once per source and list; openweather_entries_skipped_total counts them"),
+                ])
         }
     }
 }

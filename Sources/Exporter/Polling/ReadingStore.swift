@@ -58,6 +58,12 @@ final class ReadingStore: Sendable {
         var code: String
     }
 
+    /// An answer field by source: an optional field left out, or a list whose entries were skipped.
+    struct FieldKey: Hashable, Sendable {
+        var source: String
+        var field: String
+    }
+
     struct StateWrites: Sendable, Equatable {
         /// Wall time of the last good write; 0 before the first.
         var lastSuccess = 0.0
@@ -71,6 +77,10 @@ final class ReadingStore: Sendable {
         /// Rises with a new `layout` (a reload), so renderers lay out anew.
         var layoutRevision: UInt64 = 0
         var requestCounts: [RequestKey: Double] = [:]
+        /// Successful polls whose answer lacked an optional field (`AnswerGaps.fields`), by source and field.
+        var fieldsMissing: [FieldKey: Double] = [:]
+        /// List entries skipped (`AnswerGaps.skipped`), by source and list.
+        var entriesSkipped: [FieldKey: Double] = [:]
         var reloadSuccessful = true
         var reloadSuccessTimestamp = 0.0
         /// The state file's writes; nil without `--storage.path`.
@@ -120,9 +130,11 @@ final class ReadingStore: Sendable {
 
     func snapshot() -> Snapshot { state.withLock { $0 } }
 
-    /// Stores a success of `source` at `location` (positions in the last layout given).
+    /// Stores a success of `source` at `location` (positions in the last layout given), and counts
+    /// what its answer lacked.
     func recordSuccess(location: Int, source: Int, reading: any Sendable, duration: Double, now: Double) {
-        update(location, source, code: "200") { state in
+        let gaps = state.withLock { $0.layout.sources[source] }.gaps(ofStored: reading)
+        update(location, source, code: "200", gaps: gaps) { state in
             state.sources[source].reading = reading
             state.sources[source].lastSuccess = now
             state.sources[source].up = true
@@ -187,10 +199,21 @@ final class ReadingStore: Sendable {
         }
     }
 
-    private func update(_ location: Int, _ source: Int, code: String?, _ body: (inout LocationState) -> Void) {
+    private func update(
+        _ location: Int, _ source: Int, code: String?, gaps: AnswerGaps = AnswerGaps(),
+        _ body: (inout LocationState) -> Void
+    ) {
         state.withLock { snapshot in
             if let code {
                 snapshot.requestCounts[RequestKey(source: snapshot.layout.names[source], code: code), default: 0] += 1
+            }
+            for gap in gaps.fields {
+                snapshot.fieldsMissing[FieldKey(source: snapshot.layout.names[source], field: gap.field), default: 0] +=
+                    1
+            }
+            for gap in gaps.skipped {
+                snapshot.entriesSkipped[
+                    FieldKey(source: snapshot.layout.names[source], field: gap.field), default: 0] += Double(gap.count)
             }
             body(&snapshot.locations[location])
             snapshot.locations[location].generation &+= 1

@@ -290,7 +290,7 @@ import Testing
         #expect(forecast.steps.filter { $0.time <= seam }.count == 49)
         #expect(forecast.steps.first { $0.time > seam }?.time == seam + 3600)
         #expect(forecast.value({ $0.temperatureCelsius }, at: Self.now + 900) == quarters[1].temperatureCelsius)
-        #expect(forecast.stepSeconds == 900)
+        #expect(forecast.steps[0].seconds == 900 && forecast.steps[49].seconds == 3600)
         // Without the 15min part, the hours as they are.
         #expect(
             OneCall4Source.forecast(

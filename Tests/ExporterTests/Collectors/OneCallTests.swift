@@ -209,7 +209,8 @@ import Testing
         let text = String(decoding: rendered, as: UTF8.self)
         let heat =
             "{location=\"Texarkana\",event=\"Heat Advisory\",sender=\"NWS Shreveport (Northwest Louisiana, Southern Arkansas, East Texas, Southeast Oklahoma)\"}"
-        #expect(text.contains("\nopenweather_weather_alert_info\(heat) 1\n"))
+        let tagged = heat.dropLast() + ",tags=\"Extreme temperature value\"}"
+        #expect(text.contains("\nopenweather_weather_alert_info\(tagged) 1\n"))
         #expect(text.contains("\nopenweather_weather_alert_end_timestamp_seconds\(heat) 1684980000\n"))
         #expect(!text.contains("Flood Watch"), "not in force yet")
         #expect(text.contains("\nopenweather_temperature_celsius{location=\"Texarkana\"} 19.4\n"))

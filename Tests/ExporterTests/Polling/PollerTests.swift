@@ -70,8 +70,9 @@ import Testing
         #expect(state.up == true)
         let reading = try #require(harness.reading())
         #expect(reading.cityName == "London")
-        #expect((0...1).contains(reading.humidityRatio))
-        #expect(reading.pressurePascals > 90_000 && reading.pressurePascals < 110_000)
+        #expect((0...1).contains(try #require(reading.humidityRatio)))
+        let pressure = try #require(reading.pressurePascals)
+        #expect(pressure > 90_000 && pressure < 110_000)
         #expect(harness.counts == ["200": 1])
         #expect(harness.simulator.requests.count == 1)
     }

@@ -33,7 +33,7 @@ struct RenderBenchmark {
                 moved.time += shift
                 return moved
             },
-            stepSeconds: fixture.stepSeconds, issued: fixture.issued + shift)
+            issued: fixture.issued + shift)
         // Likewise the air quality forecast: its first hour began an hour before now.
         let airFixture = try AirPollutionForecastDecoder.decode(Fixture.bytes("air-pollution-forecast-barcelona.json"))
         let airShift = now - 3600 - airFixture.steps[0].observationTime
