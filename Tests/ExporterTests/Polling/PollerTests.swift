@@ -163,6 +163,26 @@ import Testing
         #expect(harness.state("Tokyo").up == false)
     }
 
+    /// An answer without `main.feels_like` (older answers have none) is a success: the location is
+    /// up with everything else, and the gap is counted at each poll and logged once, at debug.
+    @Test func anAnswerWithoutAnOptionalFieldIsASuccessCountedAndLoggedOnce() throws {
+        let body = String(decoding: Fixture.bytes("current-london-2017-no-feels-like.json"), as: UTF8.self)
+        let harness = try Harness(collectors: ["weather": .seconds(1)], faults: [Fault(response: .body(body))])
+        defer { harness.stop() }
+        #expect(harness.waitForAttempts(2))
+        #expect(harness.state().up == true && harness.counts == ["200": harness.counts["200"] ?? -1])
+        let reading = try #require(harness.reading())
+        #expect(reading.feelsLikeCelsius == nil && reading.temperatureCelsius == 7.17 && reading.humidityRatio == 0.81)
+        let missing = harness.store.snapshot().fieldsMissing
+        #expect((missing[.init(source: "weather", field: "main.feels_like")] ?? 0) >= 2)
+        #expect((missing[.init(source: "weather", field: "timezone")] ?? 0) >= 2)
+        let logged = harness.logs.all.filter {
+            $0.contains("answer field unusable") && $0.contains("field=main.feels_like")
+        }
+        #expect(logged.count == 1, "\(logged)")
+        #expect(logged.first?.contains("level=debug") == true && logged.first?.contains("source=weather") == true)
+    }
+
     @Test func aFailureKeepsThePreviousReading() throws {
         let harness = try Harness(collectors: ["weather": .seconds(1)])
         defer { harness.stop() }
