@@ -133,8 +133,7 @@ final class ReadingStore: Sendable {
     /// Stores a success of `source` at `location` (positions in the last layout given), and counts
     /// what its answer lacked.
     func recordSuccess(location: Int, source: Int, reading: any Sendable, duration: Double, now: Double) {
-        let gaps = state.withLock { $0.layout.sources[source] }.gaps(ofStored: reading)
-        update(location, source, code: "200", gaps: gaps) { state in
+        update(location, source, code: "200", gapsOf: reading) { state in
             state.sources[source].reading = reading
             state.sources[source].lastSuccess = now
             state.sources[source].up = true
@@ -199,14 +198,16 @@ final class ReadingStore: Sendable {
         }
     }
 
+    /// `gapsOf`: a reading whose answer's gaps are counted.
     private func update(
-        _ location: Int, _ source: Int, code: String?, gaps: AnswerGaps = AnswerGaps(),
+        _ location: Int, _ source: Int, code: String?, gapsOf reading: (any Sendable)? = nil,
         _ body: (inout LocationState) -> Void
     ) {
         state.withLock { snapshot in
             if let code {
                 snapshot.requestCounts[RequestKey(source: snapshot.layout.names[source], code: code), default: 0] += 1
             }
+            let gaps = reading.map { snapshot.layout.sources[source].gaps(ofStored: $0) } ?? AnswerGaps()
             for gap in gaps.fields {
                 snapshot.fieldsMissing[FieldKey(source: snapshot.layout.names[source], field: gap.field), default: 0] +=
                     1
