@@ -22,21 +22,6 @@ public struct AnswerGaps: Sendable, Equatable {
 
     public var isEmpty: Bool { fields.isEmpty && skipped.isEmpty }
 
-    /// The names in `fields`.
-    public var missing: [String] { fields.map(\.field) }
-
-    /// `other` added: a field once, a list's skipped entries summed.
-    public mutating func add(_ other: AnswerGaps) {
-        for gap in other.fields where !fields.contains(where: { $0.field == gap.field }) { fields.append(gap) }
-        for gap in other.skipped {
-            if let index = skipped.firstIndex(where: { $0.field == gap.field }) {
-                skipped[index].count += gap.count
-            } else {
-                skipped.append(gap)
-            }
-        }
-    }
-
     /// `path` with each entry's index left out: `list[3].main.feels_like` is `list[].main.feels_like`.
     static func field(_ path: String) -> String {
         guard path.utf8.contains(UInt8(ascii: "[")) else { return path }

@@ -84,7 +84,7 @@ public enum OneCall4Decoder {
                 uvIndex: extras.uvIndex)
         }
         guard page.records.count == 1 else {
-            if let skipped = root.gaps.skipped.first(where: { $0.field == root.name("data") }) {
+            if let skipped = root.gaps.skipped.first(where: { $0.field == AnswerGaps.field(root.name("data")) }) {
                 throw FieldError(reason: "`\(root.name("data"))` holds no usable record: \(skipped.reason)")
             }
             throw FieldError(reason: "`data` holds \(page.records.count) records; the current weather is one")

@@ -1,3 +1,4 @@
+import OpenWeather
 import TestSupport
 
 /// The real response shapes, copied from shared/openweather/fixtures into Tests/Fixtures.
@@ -8,4 +9,9 @@ enum Fixtures {
         }
         return bytes
     }
+}
+
+extension AnswerGaps {
+    /// The fields noted, by name.
+    var missing: [String] { fields.map(\.field) }
 }

@@ -244,6 +244,10 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
             reading.oneCall.gaps.skipped == [
                 .init(field: "1h[].data", reason: "missing field `1h[1].data[3].temp`", count: 1)
             ])
+        answers.pages[.current] = [current.record(0) { $0.setting("temp", nil) }.encoded()]
+        #expect(
+            decodeFailure { _ = try OneCall4Decoder.decode(document: answers.document()) }
+                == "`current[0].data` holds no usable record: missing field `current[0].data[0].temp`")
     }
 
     @Test func theDocumentRoundTripsAndKeepsNoLink() throws {

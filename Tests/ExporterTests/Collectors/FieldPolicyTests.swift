@@ -351,3 +351,8 @@ import Testing
         return remove(ArraySlice(field.split(separator: ".")), value)
     }
 }
+
+extension AnswerGaps {
+    /// The fields noted, by name.
+    var missing: [String] { fields.map(\.field) }
+}
