@@ -43,21 +43,23 @@ public struct AnswerGaps: Sendable, Equatable {
 }
 
 /// Where one decode notes its gaps as it reads; made per answer and never shared between threads.
+/// A reason is made only for the first occurrence: a hostile list of 100,000 broken entries costs no
+/// 100,000 messages.
 final class GapLog {
     private(set) var gaps = AnswerGaps()
 
-    func missing(_ path: String, _ reason: String) {
+    func missing(_ path: String, _ reason: @autoclosure () -> String) {
         let field = AnswerGaps.field(path)
         guard !gaps.fields.contains(where: { $0.field == field }) else { return }
-        gaps.fields.append(.init(field: field, reason: reason, count: 1))
+        gaps.fields.append(.init(field: field, reason: reason(), count: 1))
     }
 
-    func skipped(_ list: String, _ reason: String) {
+    func skipped(_ list: String, _ reason: @autoclosure () -> String) {
         let field = AnswerGaps.field(list)
         if let index = gaps.skipped.firstIndex(where: { $0.field == field }) {
             gaps.skipped[index].count += 1
         } else {
-            gaps.skipped.append(.init(field: field, reason: reason, count: 1))
+            gaps.skipped.append(.init(field: field, reason: reason(), count: 1))
         }
     }
 

@@ -51,6 +51,18 @@ import Testing
         #expect(try ForecastDecoder.decode(Array(#"{"list":[\#(hot),\#(later)]}"#.utf8)).steps.map(\.time) == [2000])
     }
 
+    /// A hostile list of many broken entries: each skipped and counted, one reason kept, the good one used.
+    @Test func manyBrokenEntriesAreCountedWithOneReason() throws {
+        let step = #"{"dt":1000,"main":{"temp":1},"weather":[{"id":800}]}"#
+        let body = #"{"list":["# + Array(repeating: "1", count: 20_000).joined(separator: ",") + "," + step + "]}"
+        let forecast = try ForecastDecoder.decode(Array(body.utf8))
+        #expect(forecast.steps.map(\.time) == [1000])
+        #expect(
+            forecast.gaps.skipped == [
+                .init(field: "list", reason: "`list[0]` is a number, not an object", count: 20_000)
+            ])
+    }
+
     /// Every entry without `main.feels_like` (older answers): the forecast stands, only the felt
     /// temperature is unknown.
     @Test func aForecastWithoutFeelsLikeKeepsEverythingElse() throws {
