@@ -17,11 +17,14 @@ struct Fields {
     let path: String
     /// Where the gaps of the answer being decoded are noted; nil outside a decode (nothing noted).
     let log: GapLog?
+    /// For an entry of a list, its place in the list as sent (entries skipped before it counted).
+    let position: Int?
 
-    init(_ value: JSONValue, path: String, log: GapLog? = nil) {
+    init(_ value: JSONValue, path: String, log: GapLog? = nil, position: Int? = nil) {
         self.value = value
         self.path = path
         self.log = log
+        self.position = position
     }
 
     /// Parses `body` and converts its root; every failure is a `decode` error.
@@ -109,7 +112,7 @@ struct Fields {
             }
             let mark = log?.mark
             do {
-                let entry = try decode(Fields(item, path: path, log: log))
+                let entry = try decode(Fields(item, path: path, log: log, position: index))
                 if let previous = kept.last, let refusal = follows?(previous, entry, path) {
                     if let mark { log?.rollBack(to: mark) }
                     log?.skipped(name(key), refusal)

@@ -28,6 +28,9 @@ public struct OneCall: Sendable, Equatable {
         public var time: Double
         public var temperatureMinCelsius: Double
         public var temperatureMaxCelsius: Double
+        /// Its place among the answer's days, 0 today (`days_ahead`): kept as sent when a day before
+        /// it was skipped, so no day is shown as another.
+        public var position = 0
     }
 
     /// An official warning from a national weather service.
@@ -172,12 +175,14 @@ public enum OneCallDecoder {
             ? nil : "`\(path).dt` = \(Int(minute.time)) is less than a minute after the step before it"
     }
 
-    static func day(_ day: Fields) throws(FieldError) -> OneCall.Day {
+    /// A day, at its place in its list (`position` from the entry's, plus `offset`: a 4.0 page's first).
+    static func day(_ day: Fields, offset: Int = 0) throws(FieldError) -> OneCall.Day {
         let temperature = try day.object("temp")
         return OneCall.Day(
             time: try day.number("dt", 1...1e11),
             temperatureMinCelsius: try temperature.number("min", -100...70),
-            temperatureMaxCelsius: try temperature.number("max", -100...70))
+            temperatureMaxCelsius: try temperature.number("max", -100...70),
+            position: offset + (day.position ?? 0))
     }
 
     static func dayApart(_ previous: OneCall.Day, _ day: OneCall.Day, _ path: String) -> String? {

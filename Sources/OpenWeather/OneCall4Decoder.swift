@@ -23,7 +23,7 @@ public enum OneCall4Decoder {
     }
 
     public static func days(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall4.Page<OneCall4.Day> {
-        try Fields.decode(body, days)
+        try Fields.decode(body) { (root: Fields) throws(FieldError) in try days(root) }
     }
 
     public static func alert(_ body: [UInt8]) throws(OpenWeatherError) -> OneCall4.AlertDetail {
@@ -104,10 +104,12 @@ public enum OneCall4Decoder {
         }
     }
 
-    private static func days(_ root: Fields) throws(FieldError) -> OneCall4.Page<OneCall4.Day> {
+    /// A 1day page; its records' places among the days count from `offset`, the page's first (pages
+    /// are placed one after the other from today's).
+    private static func days(_ root: Fields, offset: Int = 0) throws(FieldError) -> OneCall4.Page<OneCall4.Day> {
         try page(root, follows: { OneCallDecoder.dayApart($0.day, $1.day, $2) }) {
             (record: Fields) throws(FieldError) in
-            let day = try OneCallDecoder.day(record)
+            let day = try OneCallDecoder.day(record, offset: offset)
             return OneCall4.Day(day: day, step: OneCallDecoder.dayStep(record, day, millimeters: dailyMillimeters))
         }
     }
@@ -227,8 +229,8 @@ public enum OneCall4Decoder {
             }
         }
         var dayPages: [[OneCall4.Day]] = []
-        for body in try bodies(.day) {
-            let page = try days(body)
+        for (number, body) in try bodies(.day).enumerated() {
+            let page = try days(body, offset: number * OneCall4.recordsPerPage(.day))
             dayPages.append(page.records)
             add(page.alertIDs)
         }
@@ -247,7 +249,7 @@ public enum OneCall4Decoder {
 
         // 3.0's rule: the hours, then the days after the last hour.
         let days = joined(dayPages) { $0.day.time }
-        let daily = days.prefix(dailyLimit)
+        let daily = days.filter { $0.day.position < dailyLimit }
         var hourly = joined(timelines[.hour] ?? []) { $0.time }
         if let last = hourly.last { hourly += daily.filter { $0.day.time > last.time }.compactMap(\.step) }
         let first = now.records[0]

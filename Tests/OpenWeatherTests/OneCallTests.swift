@@ -215,6 +215,8 @@ import Testing
         #expect(oneCall.hourly.steps.count == whole.hourly.steps.count - 2, "one hour and one day fewer")
         #expect(!oneCall.hourly.steps.contains { $0.time == 1_684_933_200 || $0.time == 1_685_120_400 })
         #expect(oneCall.daily.count == 7 && oneCall.daily[0] == whole.daily[0])
+        #expect(oneCall.daily.map(\.position) == [0, 1, 3, 4, 5, 6, 7], "the day skipped keeps its place empty")
+        #expect(oneCall.daily[2] == whole.daily[3])
         #expect(oneCall.gaps.skipped.map(\.field) == ["hourly", "daily"])
         #expect(oneCall.gaps.missing == [], "day 0 comes before the last hour: its temp.day is not read")
         // The hour missing: nothing read across it, everything else as before.

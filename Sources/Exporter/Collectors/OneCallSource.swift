@@ -197,11 +197,12 @@ struct OneCallSource: Source {
             ] {
                 guard let buffer = lines[family: number] else { continue }
                 for (position, reading) in shown {
-                    // Label order: "0" to "7" sort as numbers do while there are fewer than ten days.
-                    for (index, day) in reading.daily.prefix(10).enumerated() {
+                    // Label order: "0" to "7" sort as numbers do while there are fewer than ten days. A day
+                    // skipped as unusable leaves its place empty: the next is not shown as it.
+                    for day in reading.daily where day.position < 10 {
                         buffer.append(family)
                         buffer.append(openings[position])
-                        buffer.appendLabel("days_ahead", String(index))
+                        buffer.appendLabel("days_ahead", String(day.position))
                         buffer.appendClosing(value(day))
                     }
                 }

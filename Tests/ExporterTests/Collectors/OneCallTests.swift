@@ -221,6 +221,24 @@ import Testing
             decoding: renderPlain(try Self.snapshot(polledAt: 1_684_990_000 - 60), now: 1_684_990_000), as: UTF8.self)
         #expect(later.contains("event=\"Flood Watch\"") && !later.contains("event=\"Heat Advisory\""))
     }
+
+    /// A day skipped as unusable leaves its `days_ahead` empty: the day after it is not shown as it.
+    @Test func aSkippedDayKeepsItsPlaceEmpty() throws {
+        var text = String(decoding: Fixture.bytes("onecall-texarkana-alerts.json"), as: UTF8.self)
+        text = text.replacing(#"{"dt":1685120400,"sunrise""#, with: #"{"dt":"soon","sunrise""#)
+        let reading = try OneCallDecoder.decode(Array(text.utf8))
+        let store = ReadingStore(
+            locations: [OneCallStandInTests.texarkana], sources: [OneCallSource()], intervals: [.seconds(600)],
+            maxStaleness: [1800], thresholds: { _ in .init() }, now: Self.now - 60)
+        store.success("Texarkana", "onecall", reading, now: Self.now - 60)
+        let rendered = String(decoding: renderPlain(store.snapshot(), now: Self.now), as: UTF8.self)
+        let lows = rendered.split(separator: "\n").filter {
+            $0.hasPrefix("openweather_forecast_daily_temperature_min_celsius{")
+        }
+        #expect(lows.count == 7 && !rendered.contains("days_ahead=\"2\""))
+        let third = "openweather_forecast_daily_temperature_min_celsius{location=\"Texarkana\",days_ahead=\"3\"}"
+        #expect(rendered.sample(third).flatMap(Double.init) == reading.daily[2].temperatureMinCelsius)
+    }
 }
 
 /// The minute forecast's two families at a fixed now, and `--collector.onecall.exclude`.
