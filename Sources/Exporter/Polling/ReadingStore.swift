@@ -208,13 +208,10 @@ final class ReadingStore: Sendable {
                 snapshot.requestCounts[RequestKey(source: snapshot.layout.names[source], code: code), default: 0] += 1
             }
             let gaps = reading.map { snapshot.layout.sources[source].gaps(ofStored: $0) } ?? AnswerGaps()
-            for gap in gaps.fields {
-                snapshot.fieldsMissing[FieldKey(source: snapshot.layout.names[source], field: gap.field), default: 0] +=
-                    1
-            }
+            let name = snapshot.layout.names[source]
+            for gap in gaps.fields { snapshot.fieldsMissing[FieldKey(source: name, field: gap.field), default: 0] += 1 }
             for gap in gaps.skipped {
-                snapshot.entriesSkipped[
-                    FieldKey(source: snapshot.layout.names[source], field: gap.field), default: 0] += Double(gap.count)
+                snapshot.entriesSkipped[FieldKey(source: name, field: gap.field), default: 0] += Double(gap.count)
             }
             body(&snapshot.locations[location])
             snapshot.locations[location].generation &+= 1
