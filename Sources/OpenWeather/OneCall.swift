@@ -281,9 +281,9 @@ public enum OneCallDecoder {
         var hourly =
             root.entries("hourly", follows: rising) { (entry: Fields) throws(FieldError) in try hour(entry) } ?? []
         let days =
-            root.entries("daily", follows: { dayApart($0.0, $1.0, $2) }) {
-                (entry: Fields) throws(FieldError) in (try day(entry), entry)
-            } ?? []
+            root.entries(
+                "daily", follows: { dayApart($0.0, $1.0, $2) },
+                { (entry: Fields) throws(FieldError) in (try day(entry), entry) }) ?? []
         // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours).
         if let last = hourly.last {
             for (entry, fields) in days where entry.time > last.time {

@@ -107,11 +107,12 @@ public enum OneCall4Decoder {
     /// A 1day page; its records' places among the days count from `offset`, the page's first (pages
     /// are placed one after the other from today's).
     private static func days(_ root: Fields, offset: Int = 0) throws(FieldError) -> OneCall4.Page<OneCall4.Day> {
-        try page(root, follows: { OneCallDecoder.dayApart($0.day, $1.day, $2) }) {
-            (record: Fields) throws(FieldError) in
-            let day = try OneCallDecoder.day(record, offset: offset)
-            return OneCall4.Day(day: day, step: OneCallDecoder.dayStep(record, day, millimeters: dailyMillimeters))
-        }
+        try page(
+            root, follows: { OneCallDecoder.dayApart($0.day, $1.day, $2) },
+            { (record: Fields) throws(FieldError) in
+                let day = try OneCallDecoder.day(record, offset: offset)
+                return OneCall4.Day(day: day, step: OneCallDecoder.dayStep(record, day, millimeters: dailyMillimeters))
+            })
     }
 
     /// A day's `rain`/`snow`: 3.0 gives a plain number (the day's mm); 4.0's field list names an object

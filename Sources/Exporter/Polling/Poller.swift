@@ -58,16 +58,13 @@ final class Poller: Sendable {
         var dailyShown = -1
         /// The shared day's file could not be used at the last try (logged once, until it works again).
         var sharedDayFailing = false
-<<<<<<< ours
         /// While it fails: when it is tried again (monotonic seconds); until then this process counts alone.
         var sharedDayRetry = -Double.infinity
         /// The UTC day (this process's) on which the file's contents were last warned of as not taken
         /// (odd, or a later day): one warning a day however often they come back.
         var sharedDayOddWarned: Int?
-=======
         /// Gaps in answers already logged, by source and field (or list): each is logged once.
         var gapsLogged: Set<ReadingStore.FieldKey> = []
->>>>>>> theirs
         var random = SystemRandomNumberGenerator()
     }
 

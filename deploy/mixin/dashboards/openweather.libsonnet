@@ -195,6 +195,14 @@ function(config, s)
             instant: true,
             range: false,
           },
+          {
+            datasource: ds,
+            refId: 'B',
+            expr: perPlace('openweather_secondary_condition_info{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}}: also {{description}}',
+            instant: true,
+            range: false,
+          },
         ],
         fieldConfig: { defaults: { color: { mode: 'fixed', fixedColor: 'text' } }, overrides: [] },
         options: {
@@ -205,7 +213,7 @@ function(config, s)
           orientation: 'auto',
           textMode: 'name',
         },
-        description: "OpenWeather's primary condition (weather[0]); the icon code is in the icon label.",
+        description: "OpenWeather's primary condition (weather[0]), then any reported beside it (\"also mist\"); the icon code is in the icon label.",
       },
       {
         id: 4,
@@ -613,7 +621,7 @@ function(config, s)
       {
         id: 17,
         type: 'timeseries',
-        title: 'Rain and snow (last hour)',
+        title: 'Rain and snow (last hour, last 3 hours)',
         datasource: ds,
         gridPos: { x: 16, y: 71, w: 8, h: 8 },
         targets: [
@@ -631,6 +639,20 @@ function(config, s)
             legendFormat: '{{location}} snow',
             range: true,
           },
+          {
+            datasource: ds,
+            refId: 'C',
+            expr: perPlace('openweather_rain_3h_meters{%(matchers)sjob=~"$job", location=~"$location"}' % s) + ' * 1000',
+            legendFormat: '{{location}} rain (3 h)',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'D',
+            expr: perPlace('openweather_snow_3h_meters{%(matchers)sjob=~"$job", location=~"$location"}' % s) + ' * 1000',
+            legendFormat: '{{location}} snow (3 h)',
+            range: true,
+          },
         ],
         fieldConfig: {
           defaults: { unit: 'lengthmm', min: 0, custom: { drawStyle: 'bars', fillOpacity: 60 } },
@@ -640,6 +662,7 @@ function(config, s)
           legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
           tooltip: { mode: 'multi', sort: 'desc' },
         },
+        description: 'rain.1h and snow.1h, and rain.3h and snow.3h where the answer gives them (most give the last hour only): 0 when the answer has no rain or snow, no point when it has one without that span.',
       },
       {
         id: 26,
@@ -1592,6 +1615,42 @@ function(config, s)
           legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
           tooltip: { mode: 'multi' },
         },
+      },
+      {
+        id: 112,
+        type: 'timeseries',
+        title: 'Answer fields missing, and list entries skipped, per minute',
+        datasource: ds,
+        gridPos: { x: 0, y: 126, w: 24, h: 8 },
+        targets: [
+          {
+            datasource: ds,
+            refId: 'A',
+            expr: 'sum by (source, field) (rate(openweather_fields_missing_total{%(matchers)sjob=~"$job"}[$__rate_interval])) * 60' % s,
+            legendFormat: '{{source}} {{field}}',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'B',
+            expr: 'sum by (source, list) (rate(openweather_entries_skipped_total{%(matchers)sjob=~"$job"}[$__rate_interval])) * 60' % s,
+            legendFormat: '{{source}} {{list}} entries skipped',
+            range: true,
+          },
+        ],
+        fieldConfig: {
+          defaults: {
+            unit: 'short',
+            min: 0,
+            custom: { drawStyle: 'bars', stacking: { mode: 'normal' }, fillOpacity: 70 },
+          },
+          overrides: [],
+        },
+        options: {
+          legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+          tooltip: { mode: 'multi', sort: 'desc' },
+        },
+        description: "Polls whose answer lacked an optional field (its series are left out for that place, never shown as 0), by source and field; and list entries (forecast steps, hours, days, alerts) skipped as unusable. A census, not an error: fields OpenWeather sends only sometimes (wind.gust, main.grnd_level) count too. The exporter's debug log names the first place and the reason for each.",
       },
     ],
   }
