@@ -58,8 +58,11 @@ public final class Exporter: Sendable {
             keeper.load(into: poller)
             publisher.refreshWeather()
         }
-        var serverConfiguration = HTTPServerConfiguration(
-            host: configuration.listenAddress.host, port: configuration.listenAddress.port)
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.listeners =
+            configuration.systemdSockets.map { sockets in
+                sockets.map { .socket(fd: $0, origin: "systemd ($LISTEN_FDS)") }
+            } ?? configuration.listenAddresses.map { .address(host: $0.host, port: $0.port) }
         serverConfiguration.maxConnections = configuration.maxConnections
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
@@ -73,15 +76,28 @@ public final class Exporter: Sendable {
             configuration: configuration, reloader: reloader, web: web, store: store, publisher: publisher,
             poller: poller, logger: logger)
         let reloadAll: @Sendable () -> String? = { reloading.reload() }
+        // Known once the server has bound them (port 0, the sockets systemd hands over).
+        let listening = Locked<[String]>([])
         let landingPage = LandingPage(
             telemetryPath: configuration.telemetryPath, demo: configuration.demo,
-            simulator: configuration.demo ? configuration.openWeatherURL : nil)
+            simulator: configuration.demo ? configuration.openWeatherURL : nil,
+            listening: { listening.withLock { $0 } })
         let routes = WebHandler(
             telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
             reload: configuration.enableLifecycle ? reloadAll : nil)
-        server = try HTTPServer(
+        let server = try HTTPServer(
             configuration: serverConfiguration,
             handler: web.map { AuthenticatingHandler(routes: routes, web: $0) } ?? routes)
+        if configuration.systemdSockets != nil { SystemdSockets.forget() }
+        let bound = server.addresses
+        let addresses = serverConfiguration.listeners.indices.map { index in
+            // As configured (a name, the empty host of every interface), with the port bound.
+            guard case .address(let host, _) = serverConfiguration.listeners[index] else { return bound[index] }
+            return ListenAddress(host: host, port: server.ports[index]).description
+        }
+        listening.withLock { $0 = addresses }
+        self.server = server
+        self.addresses = addresses
         self.reloadAll = reloadAll
         self.poller = poller
         self.publisher = publisher
@@ -89,8 +105,12 @@ public final class Exporter: Sendable {
         self.reloading = reloading
     }
 
-    /// The port the server listens on (useful with port 0).
+    /// The port the server listens on first (useful with port 0).
     public var port: UInt16 { server.port }
+
+    /// Every address the server listens on, as configured with the port bound, or as bound for the
+    /// sockets systemd handed over.
+    public let addresses: [String]
 
     public func start() {
         Threads.startDispatch()
@@ -182,7 +202,8 @@ private final class Reloading: Sendable {
         // Before anything is logged or sent with them.
         logger.redact(next.secrets)
         for (name, changed) in [
-            ("--web.listen-address", previous.listenAddress != next.listenAddress),
+            ("--web.listen-address", previous.listenAddresses != next.listenAddresses),
+            ("--web.systemd-socket", (previous.systemdSockets == nil) != (next.systemdSockets == nil)),
             ("--web.telemetry-path", previous.telemetryPath != next.telemetryPath),
             ("--log.level or --log.format", previous.logLevel != next.logLevel || previous.logFormat != next.logFormat),
         ] where changed {

@@ -16,7 +16,7 @@ final class EventLoop {
     private let handler: any HTTPHandler
     private let limits: ParserLimits
     private let epollFD: Int32
-    private let listenFD: Int32
+    private let listenFDs: [Int32]
 
     /// Indexed by fd: a lookup per event without hashing.
     private var connections: [Connection?] = []
@@ -65,7 +65,7 @@ final class EventLoop {
         )
         bufferLimit = limits.maxHeadBytes + limits.maxBodyBytes + 1
         epollFD = handle.epollFD
-        listenFD = core.listenFD
+        listenFDs = core.listenFDs
         readTimeout = nanoseconds(configuration.readTimeout)
         idleTimeout = nanoseconds(configuration.idleTimeout)
         writeTimeout = nanoseconds(configuration.writeTimeout)
@@ -130,8 +130,8 @@ final class EventLoop {
                 if serial == 0 {
                     if fd == handle.wakeFD {
                         drainInbox()
-                    } else if fd == listenFD {
-                        acceptConnections()
+                    } else if listenFDs.contains(fd) {
+                        acceptConnections(on: fd)
                     }
                     continue
                 }
@@ -168,21 +168,23 @@ final class EventLoop {
 
     private func watchListener() {
         guard !listenerWatched else { return }
-        // EPOLLEXCLUSIVE: one listener in every loop's epoll, without waking all loops per connection.
-        var event = EpollEvent(events: Linux.EPOLLIN | Linux.EPOLLEXCLUSIVE, data: UInt64(UInt32(bitPattern: listenFD)))
-        if Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, listenFD, &event) == 0 {
-            listenerWatched = true
+        for listenFD in listenFDs {
+            // EPOLLEXCLUSIVE: each listener in every loop's epoll, without waking all loops per connection.
+            var event = EpollEvent(
+                events: Linux.EPOLLIN | Linux.EPOLLEXCLUSIVE, data: UInt64(UInt32(bitPattern: listenFD)))
+            Linux.epollCtl(epollFD, Linux.EPOLL_CTL_ADD, listenFD, &event)
         }
+        listenerWatched = true
     }
 
     private func unwatchListener() {
         guard listenerWatched else { return }
         var event = EpollEvent()
-        Linux.epollCtl(epollFD, Linux.EPOLL_CTL_DEL, listenFD, &event)
+        for listenFD in listenFDs { Linux.epollCtl(epollFD, Linux.EPOLL_CTL_DEL, listenFD, &event) }
         listenerWatched = false
     }
 
-    private func acceptConnections() {
+    private func acceptConnections(on listenFD: Int32) {
         while !draining {
             let (fd, peer) = Linux.accept4(listenFD, flags: Int32(SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue))
             if fd < 0 {

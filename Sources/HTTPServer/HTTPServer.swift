@@ -41,9 +41,10 @@
 ///   ends with a close; bytes beyond it are dropped and the connection closed. A producer that passes
 ///   `whenWritten` to `writeBody` hears when the client's socket has taken everything so far, so it can
 ///   hold one part per client however slowly the client reads.
-/// - The listener is in every loop's epoll with EPOLLEXCLUSIVE; an accepted connection goes to the loop with
-///   the fewest connections. Out of file descriptors, a loop stops watching the listener for 100 ms, doubling
-///   to 1 s, and reports it once through `onError`.
+/// - Each listener (`listeners`: addresses, or sockets inherited from systemd; one server, one set of
+///   limits for all) is in every loop's epoll with EPOLLEXCLUSIVE; an accepted connection goes to the loop
+///   with the fewest connections. Out of file descriptors, a loop stops watching the listeners for 100 ms,
+///   doubling to 1 s, and reports it once through `onError`.
 /// - `Expect: 100-continue` is not answered; clients send the body after their own short wait.
 /// - `shutdown` must not be called from a handler: it waits for the loop threads.
 import Glibc
@@ -63,7 +64,7 @@ public final class HTTPServer: Sendable {
 
     /// Binds and listens here, so a bad address or a port in use surfaces before anything starts.
     public init(configuration: HTTPServerConfiguration, handler: any HTTPHandler) throws(HTTPServerError) {
-        let (listenFD, port) = try Listener.open(configuration)
+        let listeners = try Listener.open(configuration)
         var loops: [LoopHandle] = []
         for index in 0..<max(1, configuration.eventLoops) {
             let epollFD = Linux.epollCreate1(Linux.EPOLL_CLOEXEC)
@@ -77,20 +78,30 @@ public final class HTTPServer: Sendable {
                     close(loop.epollFD)
                     close(loop.wakeFD)
                 }
-                close(listenFD)
-                throw .listen(errno: code, address: "port \(port)", flag: configuration.listenAddressFlag)
+                for listener in listeners { close(listener.fd) }
+                throw .listen(
+                    errno: code, address: Listener.boundAddress(listeners[0].fd), flag: configuration.listenAddressFlag)
             }
             loops.append(LoopHandle(index: index, epollFD: epollFD, wakeFD: wakeFD))
         }
-        core = ServerCore(configuration: configuration, handler: handler, listenFD: listenFD, port: port, loops: loops)
+        core = ServerCore(
+            configuration: configuration, handler: handler, listenFDs: listeners.map(\.fd),
+            ports: listeners.map(\.port), loops: loops)
     }
 
     deinit {
         shutdown(gracePeriod: .zero)
     }
 
-    /// The bound port, useful with port 0.
-    public var port: UInt16 { core.port }
+    /// The first listener's bound port, useful with port 0.
+    public var port: UInt16 { core.ports[0] }
+
+    /// Each listener's bound port, in the order of `HTTPServerConfiguration.listeners`.
+    public var ports: [UInt16] { core.ports }
+
+    /// Each listener's bound address as a user would write it (`[::]:9755`, `127.0.0.1:9755`), in the
+    /// order of `HTTPServerConfiguration.listeners`.
+    public var addresses: [String] { core.listenFDs.map(Listener.boundAddress) }
 
     /// Spawns the event-loop threads and returns; a second call does nothing.
     public func start() {
@@ -121,7 +132,7 @@ public final class HTTPServer: Sendable {
                 core.drainDeadline.store(monotonicNow() + nanoseconds(gracePeriod), ordering: .relaxed)
                 core.stopping.store(true, ordering: .releasing)
                 // Refuses new connections now, even those the kernel already queued.
-                Glibc.shutdown(core.listenFD, Int32(SHUT_RDWR))
+                for listenFD in core.listenFDs { Glibc.shutdown(listenFD, Int32(SHUT_RDWR)) }
                 for loop in core.loops { loop.wake() }
                 for thread in threads { pthread_join(thread, nil) }
             }
@@ -135,8 +146,8 @@ public final class HTTPServer: Sendable {
 final class ServerCore: Sendable {
     let configuration: HTTPServerConfiguration
     let handler: any HTTPHandler
-    let listenFD: Int32
-    let port: UInt16
+    let listenFDs: [Int32]
+    let ports: [UInt16]
     let loops: [LoopHandle]
     let tls: TLSContextSource?
     let extraHeaders: ExtraResponseHeaders?
@@ -149,13 +160,13 @@ final class ServerCore: Sendable {
     let limitLastRefusal = Atomic<Int64>(0)
 
     init(
-        configuration: HTTPServerConfiguration, handler: any HTTPHandler, listenFD: Int32, port: UInt16,
+        configuration: HTTPServerConfiguration, handler: any HTTPHandler, listenFDs: [Int32], ports: [UInt16],
         loops: [LoopHandle]
     ) {
         self.configuration = configuration
         self.handler = handler
-        self.listenFD = listenFD
-        self.port = port
+        self.listenFDs = listenFDs
+        self.ports = ports
         self.loops = loops
         tls = configuration.tls
         extraHeaders = configuration.extraHeaders
@@ -166,7 +177,7 @@ final class ServerCore: Sendable {
     }
 
     func closeDescriptors() {
-        close(listenFD)
+        for listenFD in listenFDs { close(listenFD) }
         for loop in loops {
             // Connections handed over after their loop exited.
             let leftovers = loop.inbox.withLock { inbox in

@@ -2,10 +2,8 @@ import Glibc
 
 /// Where to listen and how much to tolerate from clients; the defaults suit a Prometheus exporter.
 public struct HTTPServerConfiguration: Sendable {
-    /// "" listens on all interfaces (dual-stack `[::]`, or `0.0.0.0` without IPv6); else an IP literal or a resolvable name.
-    public var host: String
-    /// 0 picks an ephemeral port; read it back from `HTTPServer.port`.
-    public var port: UInt16
+    /// Where it listens: each listener serves the same handler under the same limits, TLS and headers.
+    public var listeners: [Listen]
     /// Request line plus headers; beyond it 431 (or 414 when the request line alone is too long).
     public var maxRequestHeadBytes: Int = 16 * 1024
     /// Header fields per request; beyond it 431.
@@ -34,9 +32,20 @@ public struct HTTPServerConfiguration: Sendable {
     /// The command-line flag named in listen errors, so the message tells the user what to change.
     public var listenAddressFlag: String = "--web.listen-address"
 
+    /// One listener on `host:port`.
     public init(host: String = "", port: UInt16 = 0) {
-        self.host = host
-        self.port = port
+        listeners = [.address(host: host, port: port)]
+    }
+
+    /// One place the server accepts connections.
+    public enum Listen: Sendable, Equatable {
+        /// `host` "" listens on all interfaces (dual-stack `[::]`, or `0.0.0.0` without IPv6), else an IP
+        /// literal or a resolvable name; port 0 picks an ephemeral port (`HTTPServer.ports`).
+        case address(host: String, port: UInt16)
+        /// A listening TCP socket opened by another process and inherited (systemd's socket activation):
+        /// checked, made non-blocking and close-on-exec, and closed with the server. `origin` names where
+        /// it came from in errors (`LISTEN_FDS`).
+        case socket(fd: Int32, origin: String)
     }
 
     static var onlineCPUs: Int {

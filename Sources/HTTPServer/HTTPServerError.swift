@@ -8,6 +8,7 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
         case permissionDenied
         case addressNotAvailable
         case badHost
+        case inheritedSocket
         case resources
         case other
     }
@@ -45,6 +46,13 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
         default:
             return .init(kind: .other, address: address, description: prefix + errnoText(code).lowercased())
         }
+    }
+
+    /// An inherited descriptor that cannot be served on; `origin` says who handed it over.
+    static func inherited(fd: Int32, origin: String, reason: String) -> HTTPServerError {
+        .init(
+            kind: .inheritedSocket, address: "descriptor \(fd)",
+            description: "cannot serve on descriptor \(fd) of \(origin): \(reason)")
     }
 
     static func badHost(_ host: String, reason: String, flag: String) -> HTTPServerError {

@@ -1,13 +1,81 @@
 import Glibc
+import Platform
 
-/// Opens the listening socket; every startup failure happens here, so `HTTPServer.init` can report it.
+/// Opens the listening sockets, or takes over inherited ones; every startup failure happens here, so
+/// `HTTPServer.init` can report it.
 enum Listener {
     static let backlog: Int32 = 4096
 
-    static func open(_ configuration: HTTPServerConfiguration) throws(HTTPServerError) -> (fd: Int32, port: UInt16) {
-        let flag = configuration.listenAddressFlag
-        let port = configuration.port
-        if configuration.host.isEmpty {
+    /// Every listener of `configuration`, in its order; none is left open when one fails.
+    static func open(_ configuration: HTTPServerConfiguration) throws(HTTPServerError) -> [(fd: Int32, port: UInt16)] {
+        var opened: [(fd: Int32, port: UInt16)] = []
+        for listen in configuration.listeners {
+            do {
+                switch listen {
+                case .address(let host, let port):
+                    opened.append(try open(host: host, port: port, flag: configuration.listenAddressFlag))
+                case .socket(let fd, let origin):
+                    opened.append((try adopt(fd, origin: origin), boundPort(fd)))
+                }
+            } catch {
+                for listener in opened { close(listener.fd) }
+                throw error
+            }
+        }
+        return opened
+    }
+
+    /// Checks that `fd` is what a server can accept on (a listening IPv4 or IPv6 stream socket), then
+    /// makes it non-blocking (the loops share it: one may find nothing left to accept) and
+    /// close-on-exec, as a socket the server opened itself is.
+    static func adopt(_ fd: Int32, origin: String) throws(HTTPServerError) -> Int32 {
+        func refuse(_ reason: String) -> HTTPServerError { .inherited(fd: fd, origin: origin, reason: reason) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw refuse("it is not open (\(errnoText(errno).lowercased()))")
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            let kind =
+                switch info.st_mode & S_IFMT {
+                case S_IFREG: "a regular file"
+                case S_IFIFO: "a pipe"
+                case S_IFCHR: "a character device"
+                case S_IFDIR: "a directory"
+                default: "not a socket"
+                }
+            throw refuse("it is \(kind), not a socket")
+        }
+        func option(_ name: Int32) -> Int32? {
+            var value: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            return getsockopt(fd, SOL_SOCKET, name, &value, &length) == 0 ? value : nil
+        }
+        guard option(SO_TYPE) == Int32(SOCK_STREAM.rawValue) else {
+            throw refuse("it is not a stream socket: the socket unit must use ListenStream=, not ListenDatagram=")
+        }
+        guard let domain = option(SO_DOMAIN), domain == AF_INET || domain == AF_INET6 else {
+            throw refuse(
+                "it is not a TCP socket (a Unix socket?): give ListenStream= a port or an address and port, such as 9755 or 127.0.0.1:9755"
+            )
+        }
+        guard option(SO_ACCEPTCONN) == 1 else {
+            throw refuse(
+                "it is not listening: systemd hands over a listening socket only with Accept=no (the default) in the socket unit"
+            )
+        }
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0, fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
+            throw refuse("it cannot be made non-blocking (\(errnoText(errno).lowercased()))")
+        }
+        return fd
+    }
+
+    private static func open(
+        host: String, port: UInt16, flag: String
+    ) throws(HTTPServerError) -> (
+        fd: Int32, port: UInt16
+    ) {
+        if host.isEmpty {
             // Dual-stack first so one socket serves both families; plain IPv4 where the kernel has no IPv6.
             var any6 = sockaddr_in6()
             any6.sin6_family = sa_family_t(AF_INET6)
@@ -31,7 +99,7 @@ enum Listener {
             }
         }
 
-        var host = configuration.host
+        var host = host
         if host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2 {
             host = String(host.dropFirst().dropLast())
         }
@@ -110,7 +178,26 @@ enum Listener {
         return .success(fd)
     }
 
-    private static func boundPort(_ fd: Int32) -> UInt16 {
+    /// The address `fd` is bound to as a user would write it (`[::]:9755`, `127.0.0.1:9755`).
+    static func boundAddress(_ fd: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let named = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { return "descriptor \(fd)" }
+        let family = Int32(storage.ss_family)
+        return withUnsafePointer(to: &storage) { pointer in
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { SocketAddress($0.pointee) }
+                    .description
+            }
+            return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { SocketAddress($0.pointee) }
+                .description
+        }
+    }
+
+    static func boundPort(_ fd: Int32) -> UInt16 {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         _ = withUnsafeMutablePointer(to: &storage) {

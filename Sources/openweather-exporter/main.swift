@@ -124,7 +124,7 @@ do {
 }
 exporter.start()
 
-logger.announceStart(configuration, port: exporter.port, simulator: demoURL)
+logger.announceStart(configuration, addresses: exporter.addresses, simulator: demoURL)
 
 var received: Int32 = 0
 while true {

@@ -352,7 +352,7 @@ struct HTTPServerTests {
     }
 
     @Test func listensOnAllInterfacesAndByName() throws {
-        let all = try startServer { $0.host = "" }
+        let all = try startServer { $0.listeners = [.address(host: "", port: 0)] }
         defer { all.shutdown() }
         var hosts = ["127.0.0.1"]
         if LoopbackHTTP.hasIPv6Loopback { hosts.append("::1") }
@@ -361,7 +361,7 @@ struct HTTPServerTests {
             client.send(request("/"))
             #expect(client.readResponse()?.status == 200, "\(host)")
         }
-        let named = try startServer { $0.host = "localhost" }
+        let named = try startServer { $0.listeners = [.address(host: "localhost", port: 0)] }
         defer { named.shutdown() }
         let client = try TestClient(port: named.port)
         client.send(request("/"))
@@ -391,7 +391,7 @@ struct HTTPServerTests {
         defer { v4.shutdown(gracePeriod: .zero) }
         #expect(try peer(v4.port) == "0 ffff7f000001")
         #expect(try peer(v4.port, from: "127.0.0.2") == "0 ffff7f000002")
-        let all = try startServer({ $0.host = "" }, handler: answer)
+        let all = try startServer({ $0.listeners = [.address(host: "", port: 0)] }, handler: answer)
         defer { all.shutdown(gracePeriod: .zero) }
         #expect(try peer(all.port, from: "127.0.0.2") == "0 ffff7f000002")
         if LoopbackHTTP.hasIPv6Loopback {
@@ -409,7 +409,7 @@ struct HTTPServerTests {
         // makes three misses in a row likely enough to be seen (it was, once, under a full parallel run).
         var taken: [String] = []
         for _ in 0..<10 {
-            let server = try startServer { $0.host = "::1" }
+            let server = try startServer { $0.listeners = [.address(host: "::1", port: 0)] }
             defer { server.shutdown() }
             let client = try TestClient(port: server.port, host: "::1")
             client.send(request("/v6"))

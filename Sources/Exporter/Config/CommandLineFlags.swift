@@ -63,6 +63,8 @@ struct CommandLineFlags {
             if flag.kind == .repeatable {
                 flags.settings.locations.append(.init(text: value, origin: origin))
                 flags.settings.locationsOrigin = origin
+            } else if flag.kind == .repeated, let earlier = flags.settings.values[flag.name] {
+                flags.settings.values[flag.name] = .init(text: earlier.text + "," + value, origin: origin)
             } else {
                 flags.settings.values[flag.name] = .init(text: value, origin: origin)
             }

@@ -168,7 +168,7 @@ private struct Reader {
     /// One setting's text; a list setting may be a YAML sequence.
     func leaf(_ node: YAMLNode, flag: Flag, key: String) throws(ConfigError) -> RawSettings.Entry {
         let origin = origin(node.position, key)
-        if let items = node.sequence, flag.kind == .list {
+        if let items = node.sequence, flag.kind == .list || flag.kind == .repeated {
             var texts: [String] = []
             for item in items {
                 guard let scalar = item.scalar, !item.isNull else {
@@ -182,8 +182,9 @@ private struct Reader {
         }
         guard let scalar = node.scalar else {
             let form =
-                flag.kind == .list
-                ? "a list like [3h, 6h] or a single value" : flag.kind == .boolean ? "true or false" : "a single value"
+                flag.kind == .list || flag.kind == .repeated
+                ? "a list like [\(flag.kind == .list ? "3h, 6h" : "\":9755\", \"127.0.0.1:9756\"")] or a single value"
+                : flag.kind == .boolean ? "true or false" : "a single value"
             throw fail(node.position, "`\(key)` must be \(form), not \(node.kindDescription)")
         }
         guard !scalar.isNull else {

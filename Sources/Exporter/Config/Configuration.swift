@@ -13,8 +13,11 @@ public struct Configuration: Sendable {
         case logfmt, json
     }
 
-    /// Where the HTTP server listens.
-    var listenAddress = Settings.listenAddress.defaultValue
+    /// Where the HTTP server listens, each address served alike, unless `systemdSockets` says otherwise.
+    var listenAddresses = Settings.listenAddress.defaultValue
+    /// With --web.systemd-socket, the descriptors systemd handed over (`SystemdSockets`), served instead
+    /// of `listenAddresses`; nil without.
+    var systemdSockets: Range<Int32>?
     /// The path of the exposition.
     var telemetryPath = Settings.telemetryPath.defaultValue
     /// Connections beyond it displace the longest-idle one.

@@ -1,3 +1,4 @@
+import Glibc
 import HTTPClient
 
 /// What the command line asks for.
@@ -80,7 +81,7 @@ public struct ConfigurationLoader: Sendable {
             guard let text = environment[flag.environmentName], !text.isEmpty else { continue }
             let origin = "$\(flag.environmentName)"
             switch flag.kind {
-            case .value, .list, .boolean: settings.values[flag.name] = .init(text: text, origin: origin)
+            case .value, .list, .repeated, .boolean: settings.values[flag.name] = .init(text: text, origin: origin)
             case .repeatable:
                 settings.locations = text.split(separator: ";").map {
                     .init(text: String($0).trimmed, origin: origin)
@@ -125,7 +126,15 @@ public struct ConfigurationLoader: Sendable {
         config.warnings = settings.warnings
         config.demo = try settings.resolved(Settings.demo)
 
-        config.listenAddress = try settings.resolved(Settings.listenAddress)
+        config.listenAddresses = try settings.resolved(Settings.listenAddress)
+        if try settings.resolved(Settings.systemdSocket) {
+            config.systemdSockets = try SystemdSockets.handedOver(environment: environment, pid: getpid())
+            if let given = settings.values[Settings.listenAddress.flag.name] {
+                config.warnings.append(
+                    "\(given.origin) is not used: --web.systemd-socket serves on the sockets systemd hands over instead (the socket unit's ListenStream= says where)"
+                )
+            }
+        }
         config.telemetryPath = try settings.resolved(Settings.telemetryPath)
         config.maxConnections = try settings.resolved(Settings.maxConnections)
         config.readTimeout = try settings.resolved(Settings.readTimeout)

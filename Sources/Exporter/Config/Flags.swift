@@ -1,8 +1,10 @@
 /// A setting as the flag parser, the environment mapping, the config-file reader and `--help` see it,
 /// whatever its type; built by `Setting` (Setting.swift), where each setting's name, default and doc live.
 struct Flag: Sendable {
-    /// `.list` is a value that the file may also give as a YAML sequence (`[3h, 6h]`).
-    enum Kind: Sendable { case value, list, repeatable, boolean }
+    /// `.list` is a value that the file may also give as a YAML sequence (`[3h, 6h]`); `.repeated` is a
+    /// list that the command line also gives by repeating the flag (the values joined with commas, as the
+    /// variable takes them). `.repeatable` is the locations' own list (`RawSettings.locations`).
+    enum Kind: Sendable { case value, list, repeated, repeatable, boolean }
 
     let name: String
     let kind: Kind
@@ -78,7 +80,8 @@ struct Flag: Sendable {
     private static let current: [Flag] =
         [
             Settings.demo.flag, Settings.location, Settings.configFile.flag, Settings.listenAddress.flag,
-            Settings.telemetryPath.flag, Settings.maxConnections.flag, Settings.readTimeout.flag,
+            Settings.systemdSocket.flag, Settings.telemetryPath.flag, Settings.maxConnections.flag,
+            Settings.readTimeout.flag,
             Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag,
             Settings.temperatureAbove.flag,
             Settings.temperatureBelow.flag, Settings.hysteresis.flag, Settings.gust.flag, Settings.rain.flag,

@@ -12,6 +12,23 @@ struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
+    /// Addresses separated by commas (a repeated flag's values, a file's list, a variable's text): each
+    /// once, as a second listener on the same address could only fail to bind. Port 0 (any free port)
+    /// may repeat: each gets its own.
+    static func parseList(_ text: String, origin: String) throws(ConfigError) -> [ListenAddress] {
+        var addresses: [ListenAddress] = []
+        for item in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let address = try parse(String(item).trimmed, origin: origin).get()
+            guard address.port == 0 || !addresses.contains(address) else {
+                throw ConfigError(
+                    "\(origin) \"\(address)\" is given twice: give each address once (a second listener on it could not bind)"
+                )
+            }
+            addresses.append(address)
+        }
+        return addresses
+    }
+
     /// Nil with a reason when the text is not an address.
     static func parse(_ text: String, origin: String) -> Result<ListenAddress, ConfigError> {
         let fail = ConfigError(

@@ -138,11 +138,18 @@ extension String {
 /// `listen_address` under `web`); nil for what only a flag can say (the file cannot name itself, a
 /// replica's shard is the replica's, not the file's).
 enum Settings {
-    static let listenAddress = Setting<ListenAddress>(
-        "web.listen-address", key: "web.listen_address", placeholder: "ADDRESS",
-        doc: "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755.", default: ListenAddress(host: "", port: 9755),
-        group: .startHere
-    ) { entry throws(ConfigError) in try ListenAddress.parse(entry.text, origin: entry.origin).get() }
+    static let listenAddress = Setting<[ListenAddress]>(
+        "web.listen-address", key: "web.listen_address", kind: .repeated, placeholder: "ADDRESS",
+        doc:
+            "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755. Repeatable: the same server on each (the file: a list; the variable: addresses separated by commas).",
+        default: [ListenAddress(host: "", port: 9755)], shown: ":9755", group: .startHere
+    ) { entry throws(ConfigError) in try ListenAddress.parseList(entry.text, origin: entry.origin) }
+
+    static let systemdSocket = Setting<Bool>.boolean(
+        "web.systemd-socket", key: "web.systemd_socket",
+        doc:
+            "Serve on the sockets systemd hands over (socket activation: $LISTEN_FDS for this $LISTEN_PID) instead of --web.listen-address."
+    )
 
     static let telemetryPath = Setting<String>.text(
         "web.telemetry-path", key: "web.telemetry_path", placeholder: "PATH",

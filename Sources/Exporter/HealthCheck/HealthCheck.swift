@@ -3,9 +3,10 @@ import HTTPClient
 /// `openweather-exporter healthcheck`: asks a running exporter's `/-/healthy` and says in one line
 /// whether it answered 200, for a container's HEALTHCHECK in an image without a shell or curl.
 public struct HealthCheck: Sendable {
-    /// The address given through the exporter's own settings (flag, variable, config file); nil: the
-    /// listening sockets of the exporter processes this user can see, from /proc.
-    var address: ListenAddress?
+    /// The addresses given through the exporter's own settings (flag, variable, config file), asked
+    /// in turn until one answers; empty: the listening sockets of the exporter processes this user can
+    /// see, from /proc (also with --web.systemd-socket, whose sockets only the exporter's tables show).
+    var addresses: [ListenAddress] = []
     /// Whether the web config given says TLS; nil without a web config: plain HTTP first, then TLS
     /// when the answer was not HTTP (an exporter started with a web config the check was not told of).
     var tls: Bool?
@@ -26,8 +27,9 @@ public struct HealthCheck: Sendable {
         line saying why (2 for a mistake in its flags): a container's HEALTHCHECK with no shell or curl in \
         the image.
 
-        Where: the address of --web.listen-address (or its variable, or web.listen_address in \
-        --config.file), the wildcard host asked on 127.0.0.1; when none of them is given, the TCP sockets \
+        Where: the addresses of --web.listen-address (or its variable, or web.listen_address in \
+        --config.file), each in turn until one answers, the wildcard host asked on 127.0.0.1; when none \
+        of them is given, or --web.systemd-socket is (systemd's sockets are the exporter's), the TCP sockets \
         on which the processes running this same executable listen, read from /proc (so an exporter \
         started with other flags than the check is found all the same), and :9755 when /proc shows none. \
         An exporter in another network namespace is asked in it (setns, which needs CAP_SYS_ADMIN); \
@@ -48,8 +50,8 @@ public struct HealthCheck: Sendable {
         """
 
     init(_ settings: RawSettings, timeout: String?) throws(ConfigError) {
-        if let given = try settings.value(Settings.listenAddress), given.port != 0 {
-            address = given
+        if try !settings.resolved(Settings.systemdSocket), let given = try settings.value(Settings.listenAddress) {
+            addresses = given.filter { $0.port != 0 }
         }
         if let path = try settings.resolved(Settings.webConfigFile) {
             tls = try WebConfig.load(path: path).tls != nil
@@ -64,8 +66,8 @@ public struct HealthCheck: Sendable {
         }
     }
 
-    init(address: ListenAddress?, tls: Bool?, timeout: Duration) {
-        self.address = address
+    init(addresses: [ListenAddress], tls: Bool?, timeout: Duration) {
+        self.addresses = addresses
         self.tls = tls
         self.timeout = timeout
     }
@@ -111,7 +113,9 @@ public struct HealthCheck: Sendable {
     }
 
     private func check(until deadline: ContinuousClock.Instant) -> (status: Int32, line: String) {
-        if let address { return ask([Group(addresses: [Self.reachable(address)])], until: deadline, note: "") }
+        if !addresses.isEmpty {
+            return ask([Group(addresses: addresses.map(Self.reachable))], until: deadline, note: "")
+        }
         let scan = ListeningSockets.scan(until: deadline)
         if let unfinished = scan.unfinished {
             return (
@@ -135,7 +139,7 @@ public struct HealthCheck: Sendable {
             let note = scan.truncated ? " (more than \(most) listening sockets in /proc: the first \(most) asked)" : ""
             return (own + others, note)
         }
-        let defaultPort = Settings.listenAddress.defaultValue.port
+        let defaultPort = Settings.listenAddress.defaultValue[0].port
         let fallback = Group(addresses: [ListenAddress(host: "127.0.0.1", port: defaultPort)])
         guard !scan.processes.isEmpty else {
             return ([fallback], " (no other openweather-exporter process in /proc, so the default address)")

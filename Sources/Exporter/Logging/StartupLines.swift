@@ -1,14 +1,15 @@
 /// What a person reads first in the log: what runs, where, on which key, at what request pace, and
 /// every warning the configuration earned.
 extension Logger {
-    public func announceStart(_ configuration: Configuration, port: UInt16, simulator: String?) {
+    /// `addresses`: where the server listens (`Exporter.addresses`).
+    public func announceStart(_ configuration: Configuration, addresses: [String], simulator: String?) {
         let active = configuration.sourcePolling
         let shard = configuration.shard
         info(
             "starting openweather-exporter",
             [
                 ("version", BuildInfo.version),
-                ("address", ListenAddress(host: configuration.listenAddress.host, port: port).description),
+                ("address", addresses.joined(separator: ",")),
                 ("telemetry_path", configuration.telemetryPath),
                 ("locations", String(configuration.locations.count)),
             ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [

@@ -6,6 +6,8 @@ struct LandingPage: Sendable {
     let demo: Bool
     /// The demo's simulator (`http://127.0.0.1:PORT`), whose controls the page shows; nil outside the demo.
     var simulator: String? = nil
+    /// Where the server listens, once it does.
+    var listening: @Sendable () -> [String] = { [] }
 
     func render(_ snapshot: ReadingStore.Snapshot) -> [UInt8] {
         // A reason is often the same for every location (a key without a subscription: ~400 characters):
@@ -65,13 +67,15 @@ struct LandingPage: Sendable {
         if demo, let simulator {
             banner += Self.simulatorControls(escape(simulator))
         }
+        let addresses = listening()
+        let listens = addresses.isEmpty ? "" : " Listens on \(escape(addresses.joined(separator: ", ")))."
         let page = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>OpenWeather Exporter</title>
             <style>body{font-family:sans-serif;max-width:50em;margin:2em auto}td,th{padding:.2em .8em;text-align:left}.demo,.note{background:#fff3cd;padding:.5em}</style>
             </head><body>
             <h1>OpenWeather Exporter</h1>
-            <p>Version \(escape(BuildInfo.version)). Polls \(escape(intervals.joined(separator: ", "))).</p>
+            <p>Version \(escape(BuildInfo.version)). Polls \(escape(intervals.joined(separator: ", "))). \(listens)</p>
             \(banner)<p><a href="\(escape(telemetryPath))">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a></p>
             \(fallbacks)<table><tr><th>Location</th><th>Coordinates</th><th>Temperature</th>\(columns)</tr>
             \(rows)</table>

@@ -56,7 +56,7 @@ import Testing
                   temperature_below_celsius: -5
             ...
             """)
-        #expect(config.listenAddress == ListenAddress(host: "127.0.0.1", port: 9100))
+        #expect(config.listenAddresses == [ListenAddress(host: "127.0.0.1", port: 9100)])
         #expect(config.telemetryPath == "/weather")
         #expect(config.maxConnections == 100)
         #expect(config.readTimeout == .seconds(5) && config.idleTimeout == .seconds(30))
@@ -120,7 +120,7 @@ import Testing
              "collector": {"air_pollution": {"enabled": true, "interval": "2h"}},
              "locations": [{"name": "A", "latitude": 1, "longitude": 2, "alerts": {"temperature_above_celsius": 30}}]}
             """)
-        #expect(yaml.listenAddress == json.listenAddress && yaml.locations == json.locations)
+        #expect(yaml.listenAddresses == json.listenAddresses && yaml.locations == json.locations)
         #expect(
             yaml.collectors.map(\.enabled) == json.collectors.map(\.enabled)
                 && yaml.collectors.map(\.interval) == json.collectors.map(\.interval))
@@ -139,7 +139,8 @@ import Testing
              "locations": [{"name": "Seville", "latitude": 37.39, "longitude": -5.99, "alerts": {"temperatureBelowCelsius": 0}}]}
             """.replacing("\"apiKeyFile\": null", with: "\"maxIdleConnections\": 4"))
         #expect(
-            config.listenAddress.port == 9001 && config.maxRequestsPerMinute == 120 && config.maxIdleConnections == 4)
+            config.listenAddresses.map(\.port) == [9001] && config.maxRequestsPerMinute == 120
+                && config.maxIdleConnections == 4)
         #expect(config.alertDefaults == AlertThresholds(aboveCelsius: 35).merged(over: .builtIn))
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
         #expect(
@@ -207,7 +208,7 @@ import Testing
         // The defaults shown are the values a configuration starts from.
         #expect(Settings.maxConnections.flag.defaultText == String(Configuration().maxConnections))
         #expect(Settings.readTimeout.flag.defaultText == PrometheusDuration.format(Configuration().readTimeout))
-        #expect(Settings.listenAddress.flag.defaultText == Configuration().listenAddress.description)
+        #expect(Settings.listenAddress.flag.defaultText == Configuration().listenAddresses.map(\.description).joined())
         #expect(Settings.maxStaleness.flag.defaultText == Configuration().maxStaleness.description)
         #expect(
             text.contains(

@@ -16,7 +16,7 @@ import Testing
         let file = temporaryFile("web:\n  listen_address: \":9100\"\n  telemetry_path: /weather\n", suffix: ".yml")
         defer { unlink(file) }
         let config = try load(["--config.file", file, "--web.listen-address=:9755", "--location", "A=1,2"])
-        #expect(config.listenAddress.port == 9755)
+        #expect(config.listenAddresses.map(\.port) == [9755])
         #expect(config.telemetryPath == "/weather")
         let overrides = config.warnings.filter { $0.contains("overrides it") }
         #expect(

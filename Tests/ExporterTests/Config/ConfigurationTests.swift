@@ -37,7 +37,7 @@ import Testing
 
     @Test func defaults() throws {
         let config = try load(["--location", "London=51.5074,-0.1278"])
-        #expect(config.listenAddress == ListenAddress(host: "", port: 9755))
+        #expect(config.listenAddresses == [ListenAddress(host: "", port: 9755)])
         #expect(config.telemetryPath == "/metrics")
         #expect(config.interval(of: "weather") == .seconds(600))
         #expect(config.activeSources.map(\.name) == ["forecast", "weather"])
@@ -152,7 +152,7 @@ import Testing
             "--log.level=debug", "--log.format", "json",
             "--openweather.max-requests-per-minute=600", "--alerts.temperature-above-celsius=35",
         ])
-        #expect(config.listenAddress == ListenAddress(host: "127.0.0.1", port: 9100))
+        #expect(config.listenAddresses == [ListenAddress(host: "127.0.0.1", port: 9100)])
         #expect(config.telemetryPath == "/weather")
         #expect(config.interval(of: "weather") == .seconds(5400))
         #expect(config.activeSources.map(\.name) == ["air_pollution", "forecast", "weather"])
@@ -173,7 +173,7 @@ import Testing
     ])
     func listenAddresses(text: String, host: String, port: Int) throws {
         let config = try load(["--web.listen-address", text, "--location", "A=1,2"])
-        #expect(config.listenAddress == ListenAddress(host: host, port: UInt16(port)))
+        #expect(config.listenAddresses == [ListenAddress(host: host, port: UInt16(port))])
     }
 
     @Test func environmentAndFileAndFlagsInRisingOrder() throws {
@@ -193,7 +193,7 @@ import Testing
             "OPENWEATHER_EXPORTER_POLL_INTERVAL": "15m", "OPENWEATHER_EXPORTER_WEB_TELEMETRY_PATH": "/from-env",
         ]) { $1 }
         let config = try load(["--config.file", file, "--web.telemetry-path=/from-flag"], environment: environment)
-        #expect(config.listenAddress.port == 9001)
+        #expect(config.listenAddresses.map(\.port) == [9001])
         #expect(config.telemetryPath == "/from-flag")
         #expect(config.interval(of: "weather") == .seconds(900))
         #expect(

@@ -22,20 +22,22 @@ import Testing
     }
 
     @Test func readsTheListenAddressFromTheExportersOwnSettings() throws {
-        #expect(try check([]).address == nil)
+        #expect(try check([]).addresses.isEmpty)
         #expect(try check([]).tls == nil)
         #expect(try check([]).timeout == .seconds(4))
         #expect(
-            try check(["--web.listen-address=127.0.0.2:9800"]).address == ListenAddress(host: "127.0.0.2", port: 9800))
+            try check(["--web.listen-address=127.0.0.2:9800"]).addresses == [
+                ListenAddress(host: "127.0.0.2", port: 9800)
+            ])
         #expect(
-            try check([], environment: ["OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS": ":9801"]).address
-                == ListenAddress(host: "", port: 9801))
+            try check([], environment: ["OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS": ":9801"]).addresses
+                == [ListenAddress(host: "", port: 9801)])
         let file = "/tmp/owe-healthcheck-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).yml"
         defer { unlink(file) }
         try write("web:\n  listen_address: \"[::1]:9802\"\n", to: file)
-        #expect(try check(["--config.file=\(file)"]).address == ListenAddress(host: "::1", port: 9802))
+        #expect(try check(["--config.file=\(file)"]).addresses == [ListenAddress(host: "::1", port: 9802)])
         // Port 0 names no port to ask: the sockets in /proc are looked up instead.
-        #expect(try check(["--web.listen-address=127.0.0.1:0"]).address == nil)
+        #expect(try check(["--web.listen-address=127.0.0.1:0"]).addresses.isEmpty)
         // The exporter's whole command line is accepted (locations, keys' files), only the web part is read.
         #expect(
             try check(["--location", "London=51.5,-0.12", "--collector.onecall", "--timeout", "500ms"]).timeout
@@ -223,7 +225,7 @@ import Testing
         #expect(ListeningSockets.scan(until: past).unfinished == "looking through /proc for the exporter's processes")
         #expect(ListeningSockets.socketInodes(of: getpid(), until: past) == nil)
         #expect(ListeningSockets.listening(readingFrom: [getpid()], among: [1], until: past) == nil)
-        let check = HealthCheck(address: nil, tls: nil, timeout: .milliseconds(1))
+        let check = HealthCheck(addresses: [], tls: nil, timeout: .milliseconds(1))
         let started = monotonicSeconds()
         let (status, line) = check.run()
         #expect(status == 1)
@@ -338,13 +340,14 @@ final class StubListener: Sendable {
         let running = try ExporterWebTests.Running()
         defer { running.stop() }
         let (status, line) = HealthCheck(
-            address: ListenAddress(host: "127.0.0.1", port: running.port), tls: nil, timeout: .seconds(4)
+            addresses: [ListenAddress(host: "127.0.0.1", port: running.port)], tls: nil, timeout: .seconds(4)
         ).run()
         #expect(status == 0)
         #expect(line == "healthcheck: GET http://127.0.0.1:\(running.port)/-/healthy answered 200")
         // The wildcard host, as --web.listen-address=:PORT gives it, is asked on the loopback.
         #expect(
-            HealthCheck(address: ListenAddress(host: "", port: running.port), tls: false, timeout: .seconds(4)).run()
+            HealthCheck(addresses: [ListenAddress(host: "", port: running.port)], tls: false, timeout: .seconds(4))
+                .run()
                 .status == 0)
     }
 
@@ -353,7 +356,7 @@ final class StubListener: Sendable {
         let port = listener.port
         listener.close()
         let (status, line) = HealthCheck(
-            address: ListenAddress(host: "127.0.0.1", port: port), tls: nil, timeout: .seconds(4)
+            addresses: [ListenAddress(host: "127.0.0.1", port: port)], tls: nil, timeout: .seconds(4)
         ).run()
         #expect(status == 1)
         #expect(line.hasPrefix("healthcheck: unhealthy: GET http://127.0.0.1:\(port)/-/healthy: "), "\(line)")
@@ -368,7 +371,7 @@ final class StubListener: Sendable {
         defer { simulator.stop() }
         let port = try #require(UInt16(simulator.baseURL.split(separator: ":").last.map(String.init) ?? ""))
         let (status, line) = HealthCheck(
-            address: ListenAddress(host: "127.0.0.1", port: port), tls: nil, timeout: .seconds(4)
+            addresses: [ListenAddress(host: "127.0.0.1", port: port)], tls: nil, timeout: .seconds(4)
         ).run()
         #expect(status == 1)
         #expect(line.contains("GET http://127.0.0.1:\(port)/-/healthy answered 404"), "\(line)")
@@ -379,7 +382,7 @@ final class StubListener: Sendable {
         defer { listener.close() }
         let started = monotonicSeconds()
         let (status, line) = HealthCheck(
-            address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: nil, timeout: .milliseconds(500)
+            addresses: [ListenAddress(host: "127.0.0.1", port: listener.port)], tls: nil, timeout: .milliseconds(500)
         ).run()
         let took = monotonicSeconds() - started
         #expect(status == 1)
@@ -392,14 +395,14 @@ final class StubListener: Sendable {
         let listener = try StubListener(accepting: true, answer: Array("SSH-2.0-OpenSSH_9.2\r\n".utf8))
         defer { listener.close() }
         let (status, line) = HealthCheck(
-            address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: nil, timeout: .seconds(4)
+            addresses: [ListenAddress(host: "127.0.0.1", port: listener.port)], tls: nil, timeout: .seconds(4)
         ).run()
         #expect(status == 1)
         #expect(line.contains("GET http://127.0.0.1:\(listener.port)/-/healthy: malformed response"), "\(line)")
         // Not HTTP: perhaps TLS, so https was tried as well, and failed.
         #expect(line.contains("GET https://127.0.0.1:\(listener.port)/-/healthy: "), "\(line)")
         let plainOnly = HealthCheck(
-            address: ListenAddress(host: "127.0.0.1", port: listener.port), tls: false, timeout: .seconds(4)
+            addresses: [ListenAddress(host: "127.0.0.1", port: listener.port)], tls: false, timeout: .seconds(4)
         ).run()
         #expect(plainOnly.status == 1 && !plainOnly.line.contains("https"), "\(plainOnly.line)")
     }
@@ -436,7 +439,7 @@ final class StubListener: Sendable {
         try #require(ports.count == 2 && ports[0] == port)
         let id = try #require(ListeningSockets.NamespaceID(of: "/proc/\(away.tid)/ns/net"))
         #expect(id != ListeningSockets.NamespaceID.current())
-        let check = HealthCheck(address: nil, tls: false, timeout: .seconds(10))
+        let check = HealthCheck(addresses: [], tls: false, timeout: .seconds(10))
         func ask(_ port: UInt16, through pids: [Int32]) -> (status: Int32, line: String) {
             let address = ListenAddress(host: "127.0.0.1", port: port)
             let found = ListeningSockets.Namespace(id: id, pids: pids, addresses: [address])
@@ -465,7 +468,7 @@ final class StubListener: Sendable {
             id: ListeningSockets.NamespaceID(device: 0, inode: 1), pids: [getpid()],
             addresses: [ListenAddress(host: "127.0.0.1", port: decoy.port)])
         let groups = HealthCheck.plan(ListeningSockets.Scan(processes: [getpid()], namespaces: [elsewhere])).groups
-        let check = HealthCheck(address: nil, tls: nil, timeout: .seconds(10))
+        let check = HealthCheck(addresses: [], tls: nil, timeout: .seconds(10))
         let (status, line) = check.ask(groups, until: .now + .seconds(10), note: "")
         #expect(status == 1)
         #expect(
@@ -502,11 +505,11 @@ final class StubListener: Sendable {
         #expect(status == 0, "\(line)")
         #expect(line == "healthcheck: GET https://127.0.0.1:\(exporter.port)/-/healthy answered 200")
         // Not told of the web config: plain HTTP fails, then https answers.
-        let guessed = HealthCheck(address: address, tls: nil, timeout: .seconds(4)).run()
+        let guessed = HealthCheck(addresses: [address], tls: nil, timeout: .seconds(4)).run()
         #expect(guessed.status == 0, "\(guessed.line)")
         #expect(guessed.line.contains("https://"))
         // Told wrong: plain only, which the TLS port refuses.
-        #expect(HealthCheck(address: address, tls: false, timeout: .seconds(4)).run().status == 1)
+        #expect(HealthCheck(addresses: [address], tls: false, timeout: .seconds(4)).run().status == 1)
         // Basic auth still guards everything else.
         #expect(serving.curl(exporter.port, "") == "401")
         #expect(serving.curl(exporter.port, "", path: "/-/ready") == "401")

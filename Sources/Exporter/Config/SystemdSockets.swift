@@ -1,0 +1,44 @@
+import Glibc
+
+/// systemd's socket activation, as `sd_listen_fds(3)` reads it: `$LISTEN_PID` names the process the
+/// sockets are for, `$LISTEN_FDS` says how many, and they are the descriptors from 3 on. What each
+/// descriptor is gets checked when the server takes it over (`HTTPServerConfiguration.Listen.socket`).
+enum SystemdSockets {
+    /// The first descriptor systemd hands over (`SD_LISTEN_FDS_START`).
+    static let firstDescriptor: Int32 = 3
+    /// A socket unit lists a few; more is a variable set by mistake, and each would be checked.
+    static let maxCount = 64
+    /// Read and then removed from the environment, so no child process takes the sockets for its own.
+    static let variables = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"]
+
+    /// The descriptors handed to process `pid`, or why there are none it can use.
+    static func handedOver(environment: [String: String], pid: Int32) throws(ConfigError) -> Range<Int32> {
+        let unit =
+            "start the exporter from a socket unit (deploy/systemd/openweather-exporter.socket), or leave --web.systemd-socket out to listen on --web.listen-address"
+        guard let pidText = environment["LISTEN_PID"], let fdsText = environment["LISTEN_FDS"] else {
+            let missing = ["LISTEN_PID", "LISTEN_FDS"].filter { environment[$0] == nil }.map { "$" + $0 }
+            throw ConfigError(
+                "--web.systemd-socket: \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not set, so systemd handed over no socket: \(unit)"
+            )
+        }
+        guard let listenPID = Int32(pidText), listenPID > 0 else {
+            throw ConfigError("--web.systemd-socket: $LISTEN_PID=\(pidText) is not a process ID: \(unit)")
+        }
+        guard listenPID == pid else {
+            throw ConfigError(
+                "--web.systemd-socket: the sockets are for process \(listenPID) ($LISTEN_PID), not this one (\(pid)): a wrapper that starts the exporter must exec it, not run it as a child; or \(unit)"
+            )
+        }
+        guard let count = Int(fdsText), count >= 1, count <= maxCount else {
+            throw ConfigError(
+                "--web.systemd-socket: $LISTEN_FDS=\(fdsText) is not a count of sockets from 1 to \(maxCount): \(unit)")
+        }
+        return firstDescriptor..<firstDescriptor + Int32(count)
+    }
+
+    /// Removes the variables, as `sd_listen_fds(1)` does: a process the exporter starts must not take
+    /// the sockets for its own (their descriptors are close-on-exec once the server has them).
+    static func forget() {
+        for name in variables { unsetenv(name) }
+    }
+}
