@@ -56,7 +56,7 @@ let package = Package(
                 "OpenWeather", "Platform", "YAML",
             ]),
         .executableTarget(
-            name: "openweather-exporter", dependencies: ["Exporter", "Locking", "Platform", "Simulator"]),
+            name: "openweather-exporter", dependencies: ["Exporter", "HTTPServer", "Locking", "Platform", "Simulator"]),
 
         // fork and exec with PR_SET_PDEATHSIG for the tests' children (posix_spawn has no hook for it).
         .target(name: "CChildProcess", path: "Tests/CChildProcess"),

@@ -1,5 +1,6 @@
 import Exporter
 import Glibc
+import HTTPServer
 import Locking
 import Platform
 import Simulator
@@ -118,6 +119,9 @@ do {
             return next
         })
 } catch let error as StateStorageError {
+    fail(error.description)
+} catch let error as HTTPServerError where error.kind == .inheritedSocket {
+    // The socket unit hands over the same descriptors again: a restart cannot fix it.
     fail(error.description)
 } catch {
     fail("\(error)", status: 1)

@@ -62,6 +62,11 @@ if timeout 300 bash "$HERE/healthcheck.sh"; then
     pass "health check: within --timeout and short with a planted table; asked in the exporter's network namespace, or refused without the right to enter it"
 else failed "health check cases (healthcheck.sh)"; fi
 
+step "issue 40's listeners: systemd socket activation (systemd-socket-activate) and wrong handovers (listeners.sh)"
+if timeout 300 bash "$HERE/listeners.sh"; then
+    pass "socket activation: /metrics through each handed-over socket, the health check finds them in /proc; no variables, another process's, LISTEN_FDS=100, not a socket, not listening, a datagram socket, a missing descriptor: each exit 2 saying why"
+else failed "listeners (listeners.sh)"; fi
+
 step "garbage TLS records and half handshakes (TLS + basic auth)"
 mkdir -p "$WORK/tls"
 (

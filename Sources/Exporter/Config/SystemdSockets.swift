@@ -2,7 +2,7 @@ import Glibc
 
 /// systemd's socket activation, as `sd_listen_fds(3)` reads it: `$LISTEN_PID` names the process the
 /// sockets are for, `$LISTEN_FDS` says how many, and they are the descriptors from 3 on. What each
-/// descriptor is gets checked when the server takes it over (`HTTPServerConfiguration.Listen.socket`).
+/// descriptor is gets checked when the server takes it over.
 enum SystemdSockets {
     /// The first descriptor systemd hands over (`SD_LISTEN_FDS_START`).
     static let firstDescriptor: Int32 = 3

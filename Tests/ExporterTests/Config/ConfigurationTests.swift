@@ -453,8 +453,8 @@ import Testing
             "line 2, column 20: `web.max_connections` \"many\" is not a whole number from 1 to 1000000"
         ),
         (
-            "web:\n  listen_address: [a, b]\n",
-            "line 2, column 19: `web.listen_address` must be a single value, not a sequence"
+            "web:\n  telemetry_path: [a, b]\n",
+            "line 2, column 19: `web.telemetry_path` must be a single value, not a sequence"
         ),
         ("web:\n  listen_address:\n", "`web.listen_address` has no value"),
         (

@@ -36,6 +36,13 @@ import Testing
         defer { unlink(file) }
         try write("web:\n  listen_address: \"[::1]:9802\"\n", to: file)
         #expect(try check(["--config.file=\(file)"]).addresses == [ListenAddress(host: "::1", port: 9802)])
+        // Every address given is asked, in turn; with --web.systemd-socket the sockets are the exporter's,
+        // found in /proc, whatever address is given.
+        #expect(
+            try check(["--web.listen-address=127.0.0.2:9800", "--web.listen-address=:9801"]).addresses == [
+                ListenAddress(host: "127.0.0.2", port: 9800), ListenAddress(host: "", port: 9801),
+            ])
+        #expect(try check(["--web.systemd-socket", "--web.listen-address=127.0.0.2:9800"]).addresses.isEmpty)
         // Port 0 names no port to ask: the sockets in /proc are looked up instead.
         #expect(try check(["--web.listen-address=127.0.0.1:0"]).addresses.isEmpty)
         // The exporter's whole command line is accepted (locations, keys' files), only the web part is read.
@@ -349,6 +356,25 @@ final class StubListener: Sendable {
             HealthCheck(addresses: [ListenAddress(host: "", port: running.port)], tls: false, timeout: .seconds(4))
                 .run()
                 .status == 0)
+    }
+
+    /// Of an exporter on two addresses, the one not answering is passed over for the next.
+    @Test func anyOfTheAddressesGivenWillDo() throws {
+        let running = try ExporterWebTests.Running(extra: ["--web.listen-address=127.0.0.1:0"])
+        defer { running.stop() }
+        let listener = try StubListener(accepting: false)
+        let refused = listener.port
+        listener.close()
+        let ports = running.exporter.addresses.compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
+        #expect(ports.count == 2)
+        for port in ports {
+            let (status, line) = HealthCheck(
+                addresses: [ListenAddress(host: "127.0.0.1", port: refused), ListenAddress(host: "", port: port)],
+                tls: false, timeout: .seconds(4)
+            ).run()
+            #expect(status == 0, "\(line)")
+            #expect(line == "healthcheck: GET http://127.0.0.1:\(port)/-/healthy answered 200")
+        }
     }
 
     @Test func nothingListeningIsOneAndSaysRefused() throws {

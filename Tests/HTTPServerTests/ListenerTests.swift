@@ -1,0 +1,125 @@
+import Glibc
+import TestSupport
+import Testing
+
+@testable import HTTPServer
+
+/// Several listeners, and sockets inherited from another process (systemd's socket activation): one
+/// server on each, and a clear refusal of a descriptor it cannot serve on.
+@Suite("HTTPServer listeners") struct ListenerTests {
+    /// A socket of `type` in `family`, bound to the loopback (port 0) and listening when asked.
+    static func socketFD(
+        family: Int32 = AF_INET, type: Int32 = Int32(SOCK_STREAM.rawValue), listening: Bool
+    )
+        throws -> Int32
+    {
+        let fd = socket(family, type, 0)
+        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
+        if family == AF_INET {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard bound == 0 else { throw TestFailure("bind: \(errno)") }
+        }
+        if listening, listen(fd, 16) != 0 { throw TestFailure("listen: \(errno)") }
+        return fd
+    }
+
+    static func get(_ port: UInt16) throws -> Int? {
+        let client = try TestClient(port: port)
+        client.send(request("/"))
+        return client.readResponse()?.status
+    }
+
+    @Test func servesTheSameHandlerOnEveryListener() throws {
+        let server = try startServer {
+            $0.listeners = [.address(host: "127.0.0.1", port: 0), .address(host: "127.0.0.1", port: 0)]
+        }
+        #expect(server.ports.count == 2 && server.ports[0] != server.ports[1] && server.port == server.ports[0])
+        #expect(server.addresses == server.ports.map { "127.0.0.1:\($0)" })
+        for port in server.ports {
+            let client = try TestClient(port: port)
+            client.send(request("/either"))
+            #expect(client.readResponse()?.text == "GET /either? 0")
+        }
+        server.shutdown()
+    }
+
+    /// A listener that cannot open closes those opened before it: nothing is left bound.
+    @Test func aFailingListenerLeavesNoneOpen() throws {
+        let taken = try startServer()
+        defer { taken.shutdown() }
+        let free = try Self.socketFD(listening: false)
+        let port = Listener.boundPort(free)
+        close(free)
+        #expect(throws: HTTPServerError.self) {
+            _ = try HTTPServer(
+                configuration: {
+                    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: port)
+                    configuration.listeners.append(.address(host: "127.0.0.1", port: taken.port))
+                    return configuration
+                }(), handler: ClosureHandler(body: echo))
+        }
+        // The first address was bound and closed again: a server takes it now.
+        let again = try startServer { $0.listeners = [.address(host: "127.0.0.1", port: port)] }
+        again.shutdown()
+    }
+
+    /// An inherited listening socket, blocking as systemd may hand it over, is served on: made
+    /// non-blocking (the loops share it) and close-on-exec, and closed with the server.
+    @Test func servesOnAnInheritedListeningSocket() throws {
+        let fd = try Self.socketFD(listening: true)
+        let port = Listener.boundPort(fd)
+        let server = try startServer { $0.listeners = [.socket(fd: fd, origin: "systemd ($LISTEN_FDS)")] }
+        #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0)
+        #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
+        #expect(server.port == port && server.addresses == ["127.0.0.1:\(port)"])
+        for _ in 0..<3 { #expect(try Self.get(port) == 200) }
+        server.shutdown()
+        #expect(fcntl(fd, F_GETFD) == -1 && errno == EBADF)
+    }
+
+    @Test func refusesAnInheritedDescriptorItCannotServeOn() throws {
+        func refusal(_ fd: Int32) -> String {
+            do {
+                _ = try HTTPServer(
+                    configuration: {
+                        var configuration = HTTPServerConfiguration()
+                        configuration.listeners = [.socket(fd: fd, origin: "systemd ($LISTEN_FDS)")]
+                        return configuration
+                    }(), handler: ClosureHandler(body: echo))
+                return "served"
+            } catch {
+                #expect(error.kind == .inheritedSocket)
+                return error.description
+            }
+        }
+        var pipeFDs: [Int32] = [0, 0]
+        #expect(pipe(&pipeFDs) == 0)
+        defer { for fd in pipeFDs { close(fd) } }
+        #expect(
+            refusal(pipeFDs[0])
+                == "cannot serve on descriptor \(pipeFDs[0]) of systemd ($LISTEN_FDS): it is a pipe, not a socket")
+        let unlistened = try Self.socketFD(listening: false)
+        defer { close(unlistened) }
+        #expect(
+            refusal(unlistened).hasSuffix(
+                "it is not listening: systemd hands over a listening socket only with Accept=no (the default) in the socket unit"
+            ))
+        let datagram = try Self.socketFD(type: Int32(SOCK_DGRAM.rawValue), listening: false)
+        defer { close(datagram) }
+        #expect(refusal(datagram).contains("it is not a stream socket"))
+        let unix = try Self.socketFD(family: AF_UNIX, listening: false)
+        defer { close(unix) }
+        #expect(refusal(unix).contains("it is not a TCP socket"))
+        // Far above any descriptor the test process has open (a closed one could be reused meanwhile).
+        #expect(refusal(999_999).contains("descriptor 999999 of systemd ($LISTEN_FDS): it is not open"))
+        // A refused descriptor is left as it was, for its owner to close.
+        #expect(fcntl(unlistened, F_GETFL) & O_NONBLOCK == 0)
+    }
+}
