@@ -85,7 +85,10 @@ do {
     case .version(let text):
         print(text)
         exit(0)
-    case .run(let loaded): configuration = loaded
+    case .run(let loaded):
+        configuration = loaded
+        // Before the demo's simulator or anything else takes a descriptor number systemd should have handed over.
+        try configuration.claimSystemdSockets()
     case .backfill(var loaded, let options):
         // A backfill is one run to its end: Ctrl-C ends it (what it wrote is kept for the next run).
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)

@@ -287,6 +287,19 @@ def check_systemd():
           "the state file lives in StateDirectory= (mode 0700), given as --storage.path")
     cred = settings.get("LoadCredential", [""])[0].split(":")[0]
     check(cred and f"--openweather.api-key-file=%d/{cred}" in unit, "the key file comes from LoadCredential=")
+    # Socket activation: the drop-in runs the service's command with --web.systemd-socket in place
+    # of --web.listen-address, and the socket listens on the port the service would.
+    def exec_start(text):
+        flat = text.replace("\\\n", " ")
+        return [line.split("=", 1)[1].split() for line in flat.splitlines() if line.startswith("ExecStart=")]
+    service_command = exec_start(unit)[0]
+    dropin = (DEPLOY / "systemd" / "socket-activation.conf").read_text()
+    address = next(a for a in service_command if a.startswith("--web.listen-address="))
+    check(exec_start(dropin) == [[], [a if a != address else "--web.systemd-socket" for a in service_command]],
+          "socket-activation.conf runs the service's ExecStart with --web.systemd-socket for --web.listen-address")
+    socket_unit = (DEPLOY / "systemd" / "openweather-exporter.socket").read_text()
+    streams = [l.split("=", 1)[1] for l in socket_unit.splitlines() if l.startswith("ListenStream=")]
+    check(streams == [address.rsplit(":", 1)[1]], f"the .socket listens on the service's port ({address})")
 
 
 # --- Grafana ----------------------------------------------------------------------

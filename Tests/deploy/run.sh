@@ -225,10 +225,18 @@ systemd_verify() {
     out="$(systemd-analyze verify "$WORK/systemd/openweather-exporter.service" 2>&1)" || { echo "$out"; return 1; }
     # Unknown or misspelt settings are only warnings: treat any output as failure.
     [[ -z "$out" ]] || { echo "$out"; return 1; }
+    # The socket unit with the service it activates, the drop-in for it in place.
+    cp "$DEPLOY/systemd/openweather-exporter.socket" "$WORK/systemd/"
+    mkdir -p "$WORK/systemd/openweather-exporter.service.d"
+    sed "s|/usr/local/bin/openweather-exporter|$exe|" "$DEPLOY/systemd/socket-activation.conf" \
+        >"$WORK/systemd/openweather-exporter.service.d/socket-activation.conf"
+    out="$(cd "$WORK/systemd" && systemd-analyze verify openweather-exporter.socket openweather-exporter.service 2>&1)" ||
+        { echo "$out"; return 1; }
+    [[ -z "$out" ]] || { echo "$out"; return 1; }
     systemd-analyze security --offline=yes "$WORK/systemd/openweather-exporter.service" 2>/dev/null | tail -n 1 || true
 }
 export -f systemd_verify
-step "systemd-analyze verify deploy/systemd/openweather-exporter.service" systemd_verify
+step "systemd-analyze verify deploy/systemd/openweather-exporter.service and .socket" systemd_verify
 
 # --- Alertmanager: inhibitions and the webhook receiver ---------------------------
 

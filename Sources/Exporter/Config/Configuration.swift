@@ -18,6 +18,12 @@ public struct Configuration: Sendable {
     /// With --web.systemd-socket, the descriptors systemd handed over (`SystemdSockets`), served instead
     /// of `listenAddresses`; nil without.
     var systemdSockets: Range<Int32>?
+
+    /// With --web.systemd-socket, checks that the descriptors handed over are open (and makes them
+    /// close-on-exec): to be called at startup, before the process opens a descriptor of its own.
+    public func claimSystemdSockets() throws(ConfigError) {
+        if let systemdSockets { try SystemdSockets.claim(systemdSockets) }
+    }
     /// The path of the exposition.
     var telemetryPath = Settings.telemetryPath.defaultValue
     /// Connections beyond it displace the longest-idle one.

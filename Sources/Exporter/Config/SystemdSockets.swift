@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// systemd's socket activation, as `sd_listen_fds(3)` reads it: `$LISTEN_PID` names the process the
 /// sockets are for, `$LISTEN_FDS` says how many, and they are the descriptors from 3 on. What each
@@ -34,6 +35,17 @@ enum SystemdSockets {
                 "--web.systemd-socket: $LISTEN_FDS=\(fdsText) is not a count of sockets from 1 to \(maxCount): \(unit)")
         }
         return firstDescriptor..<firstDescriptor + Int32(count)
+    }
+
+    /// Checks that each descriptor is open and makes it close-on-exec, as `sd_listen_fds(3)` does,
+    /// before the process opens any of its own: one that systemd did not hand over would otherwise be
+    /// taken by a socket of the exporter's (the demo's simulator) and served on as systemd's.
+    static func claim(_ descriptors: Range<Int32>) throws(ConfigError) {
+        for fd in descriptors where fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 {
+            throw ConfigError(
+                "--web.systemd-socket: $LISTEN_FDS=\(descriptors.count) names descriptor \(fd), which is not open (\(errnoText(errno).lowercased())): systemd hands over descriptors \(descriptors.lowerBound) to \(descriptors.upperBound - 1); start the exporter from its socket unit, not with the variables set by hand"
+            )
+        }
     }
 
     /// Removes the variables, as `sd_listen_fds(1)` does: a process the exporter starts must not take

@@ -96,6 +96,24 @@ import Testing
         #expect(handed(["LISTEN_PID": "4242", "LISTEN_FDS": "64"]) == "3..<67")
     }
 
+    /// Claimed at startup, before the exporter opens a descriptor that a missing one could be taken for.
+    @Test func theDescriptorsHandedOverMustBeOpen() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        try SystemdSockets.claim(fd..<fd + 1)
+        #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
+        // Far above any descriptor the test process has open (a closed one could be reused meanwhile).
+        #expect(throws: ConfigError.self) { try SystemdSockets.claim(999_998..<1_000_000) }
+        do {
+            try SystemdSockets.claim(999_998..<1_000_000)
+        } catch {
+            #expect(
+                error.description
+                    == "--web.systemd-socket: $LISTEN_FDS=2 names descriptor 999998, which is not open (bad file descriptor): systemd hands over descriptors 999998 to 999999; start the exporter from its socket unit, not with the variables set by hand"
+            )
+        }
+    }
+
     @Test func theSystemdSocketFlagTakesTheSocketsInsteadOfTheAddresses() throws {
         let mine = ["LISTEN_PID": String(getpid()), "LISTEN_FDS": "2"]
         let config = try load(location + ["--web.systemd-socket"], environment: testKey.merging(mine) { $1 })
