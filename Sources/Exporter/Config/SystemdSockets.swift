@@ -48,7 +48,7 @@ enum SystemdSockets {
         }
     }
 
-    /// Removes the variables, as `sd_listen_fds(1)` does: a process the exporter starts must not take
+    /// Removes the variables, as `sd_listen_fds(3)` does when asked to: a process the exporter starts must not take
     /// the sockets for its own (their descriptors are close-on-exec once the server has them).
     static func forget() {
         for name in variables { unsetenv(name) }
