@@ -30,16 +30,16 @@ if [ "${1:-}" = --arch ]; then
 fi
 cross=""
 [ "$arch" = "$host_arch" ] || cross=yes
-# run PROGRAM ARGS...: PROGRAM here, or under qemu-user-static with a Debian 13 root of its architecture
-# for its libraries. QEMU_LD_PREFIX, not -L: the exporter runs itself again at start (crash reports
-# without registers), through binfmt_misc, and that qemu reads the variable too.
-run() { "$@"; }
+# "${run[@]}" PROGRAM ARGS...: PROGRAM here, or under qemu-user-static with a Debian 13 root of its
+# architecture for its libraries. QEMU_LD_PREFIX, not -L: the exporter runs itself again at start
+# (crash reports without registers), through binfmt_misc, and that qemu reads the variable too.
+run=()
 if [ -n "$cross" ]; then
     [ "$arch" = arm64 ] || { echo "run.sh: --arch $arch: only arm64 is built here"; exit 2; }
     step "a Debian 13 $arch root for the binary's libraries"
     arch_root=$(image_root dir "$arch")
     echo "$arch_root"
-    run() { QEMU_LD_PREFIX="$arch_root" qemu-aarch64-static "$@"; }
+    run=(env QEMU_LD_PREFIX="$arch_root" qemu-aarch64-static)
 fi
 
 step "build"
@@ -58,7 +58,7 @@ want="$dir/ $dir/LICENSE $dir/README.md $dir/REFERENCE.md $dir/$NAME $dir/$NAME.
 unpacked=$(mktemp -d)
 trap 'rm -rf "$unpacked"; end_children' EXIT
 tar -xzf "$tarball" -C "$unpacked"
-version_line=$(run "$unpacked/$dir/$NAME" --version)
+version_line=$("${run[@]}" "$unpacked/$dir/$NAME" --version)
 echo "$version_line"
 # The stamp is the commit being built, never the "dev" of a plain build.
 version="${dir#"$NAME"-}"
@@ -107,7 +107,7 @@ else
         command -v promtool >/dev/null || { echo "apt-get install prometheus (for promtool) failed"; exit 1; }
     fi
     log="$unpacked/demo.log"
-    run "$unpacked/$dir/$NAME" --demo --web.listen-address=127.0.0.1:0 2>"$log" &
+    "${run[@]}" "$unpacked/$dir/$NAME" --demo --web.listen-address=127.0.0.1:0 2>"$log" &
     pid=$!
     port=$(port_from_log "$log" 'address=127.0.0.1:' "$pid" 60) || { cat "$log"; echo "the demo did not start"; exit 1; }
     # Every demo source's first round, paced by the budget (20 requests, one a second), before ready.
