@@ -71,9 +71,8 @@ export DOCKER_BUILDKIT=1
 # --- the root the Dockerfile's runtime stage starts from --------------------------------------------
 platform=linux/$arch
 cached=$(image_root tar "$arch") || { echo "check_image: no runtime base root"; exit 1; }
-key=$(basename "$cached" .tar)
-echo "image: runtime base $key: $(image_root_packages)"
-key=${key##*-}
+root_name=$(basename "$cached" .tar)   # SUITE-minbase-ARCH-KEY
+echo "image: runtime base $root_name: $(image_root_packages)"
 echo "image: root ready ($(elapsed))"
 
 # --- a dockerd of our own ---------------------------------------------------------------------------
@@ -104,7 +103,7 @@ dockerd_pid=$!
 wait_for 60 docker version >/dev/null 2>&1 || { tail -20 "$work/dockerd.log"; echo "check_image: dockerd did not start within 60 s"; exit 1; }
 echo "image: dockerd $(docker version --format '{{.Server.Version}}') on $work/docker.sock ($(elapsed))"
 
-base="openweather-exporter-ci/debian-$suite-minbase:$key"
+base="openweather-exporter-ci/debian-${root_name%-*}:${root_name##*-}"
 timeout 300 docker import --platform "$platform" "$cached" "$base" >/dev/null
 mkdir -p "$(dirname "$context_binary")"
 install -m 0755 "$binary" "$context_binary"
