@@ -5,7 +5,7 @@
 #     with every container it ran. A dockerd already on the machine is never used or touched.
 #   - the runtime base (ARG RUNTIME_BASE, where the image's files are gathered before they go into
 #     an image FROM scratch): a debootstrap minbase root of the Dockerfile's Debian release with that
-#     stage's packages, `docker import`ed; the root is cached as a tar (debian_root.sh).
+#     stage's packages, loaded as a one-layer image; the root is cached as a tar (debian_root.sh).
 #   - --arch arm64: the image for linux/arm64, its runtime base Debian 13 (the release the arm64 binary
 #     is built on, build.sh --arch arm64), every step of the build and every run of the binary
 #     emulated by qemu-user-static through binfmt_misc (need_binfmt).
@@ -104,7 +104,27 @@ wait_for 60 docker version >/dev/null 2>&1 || { tail -20 "$work/dockerd.log"; ec
 echo "image: dockerd $(docker version --format '{{.Server.Version}}') on $work/docker.sock ($(elapsed))"
 
 base="openweather-exporter-ci/debian-${root_name%-*}:${root_name##*-}"
-timeout 300 docker import --platform "$platform" "$cached" "$base" >/dev/null
+# The root as a one-layer image of its architecture, loaded as `docker save` writes images: `docker
+# import` (20.10) marks an image with the daemon's own architecture whatever --platform says, and
+# BuildKit would then look for an arm64 base in a registry.
+python3 - "$cached" "$base" "$arch" <<'PY' | timeout 300 docker load >/dev/null
+import hashlib, io, json, sys, tarfile
+root, ref, arch = sys.argv[1:4]
+digest = hashlib.sha256()
+with open(root, "rb") as f:
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+        digest.update(chunk)
+config = json.dumps({"architecture": arch, "os": "linux", "config": {}, "history": [{"created_by": "debootstrap"}],
+                     "rootfs": {"type": "layers", "diff_ids": ["sha256:" + digest.hexdigest()]}}).encode()
+config_name = hashlib.sha256(config).hexdigest() + ".json"
+manifest = json.dumps([{"Config": config_name, "RepoTags": [ref], "Layers": ["root/layer.tar"]}]).encode()
+with tarfile.open(fileobj=sys.stdout.buffer, mode="w|") as out:
+    for name, data in ((config_name, config), ("manifest.json", manifest)):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        out.addfile(info, io.BytesIO(data))
+    out.add(root, arcname="root/layer.tar")
+PY
 mkdir -p "$(dirname "$context_binary")"
 install -m 0755 "$binary" "$context_binary"
 version=$(sed -n 's/^openweather-exporter \([^ ]*\) (revision \([^,]*\),.*/\1/p' <<<"$expected_version")
