@@ -25,8 +25,6 @@ cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 NAME=openweather-exporter
 OUT="${OUT:-$PWD/.build/artifacts}"
-# Its own scratch path: the stamped flags would otherwise rebuild the everyday release build.
-SCRATCH="${SCRATCH:-$PWD/.build/release-stamped${cross:+-$arch}}"
 host_arch=$(dpkg --print-architecture)
 arch=$host_arch
 binary_only=""
@@ -40,6 +38,9 @@ while [ $# -gt 0 ]; do
 done
 cross=""
 [ "$arch" = "$host_arch" ] || cross=yes
+# Its own scratch path: the stamped flags would otherwise rebuild the everyday release build
+# (and another architecture's, with another Swift, its own again).
+SCRATCH="${SCRATCH:-$PWD/.build/release-stamped${cross:+-$arch}}"
 
 fail() { echo "release: $*" >&2; exit 1; }
 # Only what the full build needs, installed when missing (apt-get, as CI does).
