@@ -84,10 +84,7 @@ if [ -n "$cross" ] && [ -z "${IN_CROSS_ROOT:-}" ]; then
     [ "$(id -u)" = 0 ] || fail "--arch $arch needs root (debootstrap, chroot, binfmt_misc)"
     source Tests/release/debian_root.sh
     need_binfmt "$arch"
-    # Debian's Swift 6.0.3, what CTLS, CZlib and CCrypt compile against, dpkg-shlibdeps and arm64's strip.
-    root=$(debian_root dir "$CROSS_SUITE" "$host_arch" "swiftlang libstdc++-14-dev libssl-dev zlib1g-dev libcrypt-dev
-        dpkg-dev python3-minimal binutils-aarch64-linux-gnu" "$(cat Tests/release/cross_root.sh)") ||
-        fail "no $CROSS_SUITE build root"
+    root=$(build_root) || fail "no $CROSS_SUITE build root"
     mkdir -p "$OUT"
     echo "release: building in $root"
     in_root "$root" --bind "$PWD:/src" --bind "$(realpath "$OUT"):/out" -- /usr/bin/env -i IN_CROSS_ROOT=1 \

@@ -15,6 +15,10 @@
 #       for ARCH: that Debian release (CROSS_SUITE for another architecture than this machine's, the
 #       release its binary is built on) with the stage's packages (image_root_packages) and the
 #       official Debian images' apt setting. Also where an arm64 binary finds its libraries under qemu.
+#   build_root
+#       the Debian 13 amd64 root build.sh --arch arm64 builds in: Debian's Swift 6.0.3 and the C
+#       libraries' headers, then cross_root.sh (arm64's libraries beside amd64's, arm64's Swift
+#       runtime, the Swift SDK). Its arm64 libraries also serve the arm64 binary under qemu.
 #   in_root ROOT [--bind DIR:PATH]... -- COMMAND...
 #       runs COMMAND in a directory root, mounted read-only in a mount namespace of its own with
 #       /proc, /dev, tmpfs on /tmp and /root, and each DIR writable at PATH (/src or /out): the mounts
@@ -114,6 +118,11 @@ Dir::Cache::srcpkgcache "";'
     debian_root "$form" "$suite" "$arch" "$packages" "cat >/etc/apt/apt.conf.d/docker-clean <<'EOF'
 $docker_clean
 EOF"
+}
+
+build_root() {
+    debian_root dir "$CROSS_SUITE" "$(dpkg --print-architecture)" "swiftlang libstdc++-14-dev libssl-dev zlib1g-dev \
+        libcrypt-dev dpkg-dev python3-minimal binutils-aarch64-linux-gnu" "$(cat Tests/release/cross_root.sh)"
 }
 
 in_root() {
