@@ -1,11 +1,11 @@
-# Debian roots made by debootstrap, cached; sourced by check_image.sh (the image's runtime base) and
-# build.sh (the Debian 13 root the arm64 release is built in). Root only.
+# Debian roots made by debootstrap, cached; sourced by check_image.sh (the image's runtime base),
+# build.sh (the Debian 13 root the arm64 release is built in) and run.sh. Root only.
 #
 #   debian_root tar|dir SUITE ARCH "PACKAGES" ["SETUP"]
 #       prints the path of a root: `debootstrap --variant=minbase` of SUITE for ARCH, then in it
 #       `apt-get install --no-install-recommends PACKAGES` (apt, not debootstrap's --include, which
 #       cannot pick a provider: trixie's libssl3 is libssl3t64) and the shell snippet SETUP; apt's
-#       lists and downloaded packages removed. As a tar (for `docker import`) or an unpacked directory
+#       lists and downloaded packages removed. As a tar (the image's base) or an unpacked directory
 #       (for in_root; either is made from the other without a second debootstrap). Cached under
 #       $ROOT_CACHE (default /var/cache/openweather-exporter-ci: CI runs in a fresh clone, so .build/
 #       would be empty every time), keyed by suite, architecture, packages and setup; one run builds
@@ -158,15 +158,16 @@ need_binfmt() {
         *) echo "need_binfmt: no qemu name for $arch" >&2; return 2 ;;
     esac
     entry=/proc/sys/fs/binfmt_misc/qemu-$cpu
+    # Mounted first: the package registers its formats when it is installed.
+    if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
+        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+            { echo "need_binfmt: cannot mount binfmt_misc on /proc/sys/fs/binfmt_misc" >&2; return 1; }
+    fi
     if [ ! -x /usr/bin/qemu-$cpu-static ] || ! command -v update-binfmts >/dev/null; then
         echo "need_binfmt: installing qemu-user-static and binfmt-support from Debian" >&2
         { apt-get install -y -qq --no-install-recommends qemu-user-static binfmt-support >/dev/null 2>&1 ||
             { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user-static binfmt-support >/dev/null; }; } ||
             { echo "need_binfmt: apt-get install qemu-user-static binfmt-support failed" >&2; return 1; }
-    fi
-    if [ ! -e /proc/sys/fs/binfmt_misc/status ]; then
-        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
-            { echo "need_binfmt: cannot mount binfmt_misc on /proc/sys/fs/binfmt_misc" >&2; return 1; }
     fi
     [ -e "$entry" ] || update-binfmts --enable "qemu-$cpu" >&2 ||
         { echo "need_binfmt: update-binfmts --enable qemu-$cpu failed" >&2; return 1; }
