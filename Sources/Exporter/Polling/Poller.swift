@@ -216,16 +216,11 @@ final class Poller: Sendable {
     /// Runs `body` on the core with the day's counts as every process sharing them has them (`SharedDay`),
     /// under the shared file's lock, then writes back what this process holds: a decision on the day's
     /// room and the room it takes are one step for all of them. A file that cannot be used leaves the
-<<<<<<< ours
     /// decision to this process's counts, with one warning, and is tried again `SharedDay.retrySeconds`
     /// later (not on every step, which would wait for a held lock each time).
-    func withSharedDay<Result: Sendable>(_ body: (inout sending Core) -> sending Result) -> Result {
-=======
-    /// decision to this process's counts, with one warning.
     // Not optimized: Swift 6.0.3's ClosureSpecializer aborts on it ("Can't demangle"), and it is glue.
     @_optimize(none)
-    func withSharedDay<Result: Sendable>(wall: Double, _ body: (inout sending Core) -> sending Result) -> Result {
->>>>>>> theirs
+    func withSharedDay<Result: Sendable>(_ body: (inout sending Core) -> sending Result) -> Result {
         guard let sharedDay else { return core.withLock(body) }
         let (due, failing) = core.withLock { (time.monotonic() >= $0.sharedDayRetry, $0.sharedDayFailing) }
         guard due else { return core.withLock(body) }
