@@ -18,21 +18,13 @@ import sys
 
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
+import checks as tally  # noqa: E402
+from checks import check, failures  # noqa: E402
+
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
 DEPLOY = ROOT / "deploy"
-failures = []
-passes = 0
-
-
-def check(ok, what):
-    global passes
-    if ok:
-        passes += 1
-        print(f"  ok   {what}")
-    else:
-        failures.append(what)
-        print(f"  FAIL {what}")
-    return ok
 
 
 def load_yaml_docs(path):
@@ -580,7 +572,7 @@ def main():
         except Exception as e:  # a missing key is a failed check, not a crash
             check(False, f"{f.__name__} raised {type(e).__name__}: {e}")
     yaml.safe_load((DEPLOY / "config" / "openweather-exporter.yml").read_text())
-    print(f"structure: {passes} passed, {len(failures)} failed")
+    print(f"structure: {tally.passes} passed, {len(failures)} failed")
     for f in failures:
         print(f"  failed: {f}")
     sys.exit(1 if failures else 0)

@@ -17,6 +17,7 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
 from waiting import poll  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 WEATHER_METRICS = [
     "openweather_temperature_celsius", "openweather_feels_like_celsius",
@@ -61,16 +62,6 @@ RANGES = {
     # CO, the largest, is a few hundred µg/m³ in a city: a few 1e-4 g/m³.
     "openweather_air_pollutant_grams_per_cubic_meter": (0, 0.05),
 }
-
-failures = []
-
-
-def check(ok, what):
-    print(f"  {'ok  ' if ok else 'FAIL'} {what}")
-    if not ok:
-        failures.append(what)
-    return ok
-
 
 def finish():
     print(f"  {len(failures)} failed" if failures else "  all ok")

@@ -20,19 +20,15 @@ import tempfile
 
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
+from checks import check, failures  # noqa: E402
+
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
 MIXIN = ROOT / "deploy" / "mixin"
 SELECTOR = 'job="weather"'
 # Two matchers, a regex and a backslash: what must survive the Go string of an alert's text.
 TRICKY = 'job="weather", cluster=~"eu\\\\..*"'
-failures = []
-
-
-def check(ok, what):
-    print(f"  {'ok  ' if ok else 'FAIL'} {what}")
-    if not ok:
-        failures.append(what)
-    return ok
 
 
 def jsonnet(*args):
