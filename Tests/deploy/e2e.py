@@ -691,7 +691,8 @@ def showcase(a):
 
 def inhibit_forecast(a):
     """Synthetic alerts: below (above) the threshold now mutes the forecast below (above) it for the same
-    place only; a forecast that fails to poll, or whose key is refused, mutes "forecast missing"."""
+    place only, and so for the heat index, wet bulb and wind chill, each its own forecast only; a forecast
+    that fails to poll, or whose key is refused, mutes "forecast missing"."""
     def alert(**labels):
         return {"labels": labels, "annotations": {}}
     posted = [
@@ -710,6 +711,16 @@ def inhibit_forecast(a):
         alert(alertname="OpenWeatherAirQualityPoor", job="inhibit-f", instance="x:9755", location="Delhi", severity="warning"),
         alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Delhi", window_hours="24", severity="warning"),
         alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Milan", window_hours="24", severity="warning"),
+        # The thermal indices: each current alert mutes its own forecast only, at its own place.
+        alert(alertname="OpenWeatherHeatIndexAboveThreshold", job="inhibit-f", instance="x:9755", location="Phoenix", severity="warning"),
+        alert(alertname="OpenWeatherHeatIndexExpected", job="inhibit-f", instance="x:9755", location="Phoenix", severity="warning"),
+        alert(alertname="OpenWeatherWetBulbExpected", job="inhibit-f", instance="x:9755", location="Phoenix", severity="warning"),
+        alert(alertname="OpenWeatherHeatIndexExpected", job="inhibit-f", instance="x:9755", location="Tucson", severity="warning"),
+        alert(alertname="OpenWeatherWetBulbAboveThreshold", job="inhibit-f", instance="x:9755", location="Dubai", severity="warning"),
+        alert(alertname="OpenWeatherWetBulbExpected", job="inhibit-f", instance="x:9755", location="Dubai", severity="warning"),
+        alert(alertname="OpenWeatherWindChillBelowThreshold", job="inhibit-f", instance="x:9755", location="Winnipeg", severity="warning"),
+        alert(alertname="OpenWeatherWindChillExpected", job="inhibit-f", instance="x:9755", location="Winnipeg", severity="warning"),
+        alert(alertname="OpenWeatherForecastBelowThreshold", job="inhibit-f", instance="x:9755", location="Winnipeg", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
     want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherForecastBelowThreshold", "Oslo"): True,
@@ -720,7 +731,12 @@ def inhibit_forecast(a):
             ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True,
             # Poor air now mutes the forecast of poor air at that place only.
             ("OpenWeatherAirQualityPoor", "Delhi"): False, ("OpenWeatherPoorAirExpected", "Delhi"): True,
-            ("OpenWeatherPoorAirExpected", "Milan"): False}
+            ("OpenWeatherPoorAirExpected", "Milan"): False,
+            ("OpenWeatherHeatIndexAboveThreshold", "Phoenix"): False, ("OpenWeatherHeatIndexExpected", "Phoenix"): True,
+            ("OpenWeatherWetBulbExpected", "Phoenix"): False, ("OpenWeatherHeatIndexExpected", "Tucson"): False,
+            ("OpenWeatherWetBulbAboveThreshold", "Dubai"): False, ("OpenWeatherWetBulbExpected", "Dubai"): True,
+            ("OpenWeatherWindChillBelowThreshold", "Winnipeg"): False, ("OpenWeatherWindChillExpected", "Winnipeg"): True,
+            ("OpenWeatherForecastBelowThreshold", "Winnipeg"): False}
     got = {}
 
     def settled():
