@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// What the server says about the connection in a response head.
 enum ConnectionHeader {
@@ -160,29 +161,28 @@ struct HTTPDate {
     private var second = -1
 
     mutating func refresh() {
-        var now = time(nil)
+        let now = time(nil)
         guard now != second else { return }
         second = now
-        var parts = tm()
-        gmtime_r(&now, &parts)
+        let parts = CivilTime(seconds: now)
         let days: StaticString = "SunMonTueWedThuFriSat"
         let months: StaticString = "JanFebMarAprMayJunJulAugSepOctNovDec"
-        copy(days, at: 0, from: Int(parts.tm_wday) * 3)
+        copy(days, at: 0, from: parts.weekday * 3)
         bytes[3] = 0x2C
         bytes[4] = 0x20
-        twoDigits(Int(parts.tm_mday), at: 5)
+        twoDigits(parts.day, at: 5)
         bytes[7] = 0x20
-        copy(months, at: 8, from: Int(parts.tm_mon) * 3)
+        copy(months, at: 8, from: (parts.month - 1) * 3)
         bytes[11] = 0x20
-        let year = Int(parts.tm_year) + 1900
+        let year = parts.year
         twoDigits(year / 100, at: 12)
         twoDigits(year % 100, at: 14)
         bytes[16] = 0x20
-        twoDigits(Int(parts.tm_hour), at: 17)
+        twoDigits(parts.hour, at: 17)
         bytes[19] = 0x3A
-        twoDigits(Int(parts.tm_min), at: 20)
+        twoDigits(parts.minute, at: 20)
         bytes[22] = 0x3A
-        twoDigits(Int(parts.tm_sec), at: 23)
+        twoDigits(parts.second, at: 23)
         bytes[25] = 0x20
         bytes[26] = 0x47
         bytes[27] = 0x4D

@@ -1,6 +1,8 @@
+import Platform
+
 /// A `Retry-After` header (RFC 9110 §10.2.3): delta-seconds, or an HTTP-date in any of the three
-/// forms a recipient must accept (IMF-fixdate, RFC 850, asctime). Plain Swift with no imports, so
-/// the fuzzer builds it alone.
+/// forms a recipient must accept (IMF-fixdate, RFC 850, asctime). Plain Swift over `Platform`'s
+/// calendar, so the fuzzer builds it with that module alone.
 enum RetryAfter {
     /// Seconds to wait from `now` (Unix seconds): never negative, NaN or infinite, but as large as the
     /// header says (the schedule clamps it). Nil for anything that is neither form.
@@ -73,7 +75,7 @@ enum RetryAfter {
             return nil
         }
         guard let day, let month, let year, let clock, (1...31).contains(day), year >= 1970 else { return nil }
-        return days(year: year, month: month, day: day) * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]
+        return CivilTime(year: year, month: month, day: day, hour: clock[0], minute: clock[1], second: clock[2]).seconds
     }
 
     /// 1...12.
@@ -94,15 +96,5 @@ enum RetryAfter {
             hour < 24, minute < 60, second <= 60
         else { return nil }
         return [hour, minute, second]
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-    private static func days(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = y / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
     }
 }

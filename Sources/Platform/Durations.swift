@@ -30,3 +30,12 @@ extension Duration {
         return whole.overflow || total.overflow ? Int64.max : max(0, total.partialValue)
     }
 }
+
+#if !compiler(>=6.1)
+    // Swift 6.0's standard library has Int128 but not these two, which 6.1 added (inlined, as here):
+    // the arm64 release is built with Debian 13's Swift 6.0.3.
+    extension Duration {
+        public var attoseconds: Int128 { Int128(_low: _low, _high: _high) }
+        public init(attoseconds: Int128) { self.init(_high: attoseconds._high, low: attoseconds._low) }
+    }
+#endif

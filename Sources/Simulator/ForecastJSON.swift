@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// The simulated `/data/2.5/forecast`: 40 steps 3 hours apart, each the `WeatherModel`'s own
 /// reading at the step's time plus an error that grows with the lead time, so the forecast for
@@ -70,11 +71,9 @@ enum ForecastJSON {
 
     /// `2022-08-30 15:00:00`, UTC.
     static func text(_ time: Double) -> String {
-        var seconds = time_t(time)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return
-            "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
+        let parts = CivilTime(seconds: Int(time.rounded(.down)))
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        let date = "\(parts.year)-\(two(parts.month))-\(two(parts.day))"
+        return "\(date) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second))"
     }
 }

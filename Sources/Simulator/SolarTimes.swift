@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Sunrise and sunset from NOAA's solar equations: within a few minutes of the
 /// real times between the polar circles, and nil where the sun does not rise or set.
@@ -34,9 +35,6 @@ enum SolarTimes {
     }
 
     static func dayOfYear(_ time: Double) -> Double {
-        var seconds = time_t(time)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return Double(parts.tm_yday + 1)
+        Double(CivilTime(seconds: Int(time.rounded(.down))).dayOfYear)
     }
 }

@@ -28,8 +28,8 @@ import Testing
     ]
 
     /// Starts `--demo` on an ephemeral port and returns the process and its port. The request budget
-    /// is raised (a real flag, as a paying user would) unless `budget` is nil: at the demo's default of
-    /// 60 a minute the first round of 5 cities and 4 sources takes about 20 s, which no test here is about.
+    /// is given as a real flag, as a paying user would, unless `budget` is nil (the demo's own default,
+    /// `Settings.demoMaxRequestsPerMinute`, the same 6000).
     static func startDemo(
         _ extra: [String] = [], environment: [String: String] = [:], budget: Int? = 6000
     ) async throws -> (ChildProcess, UInt16) {

@@ -18,21 +18,13 @@ import sys
 
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
+import checks as tally  # noqa: E402
+from checks import check, failures  # noqa: E402
+
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
 DEPLOY = ROOT / "deploy"
-failures = []
-passes = 0
-
-
-def check(ok, what):
-    global passes
-    if ok:
-        passes += 1
-        print(f"  ok   {what}")
-    else:
-        failures.append(what)
-        print(f"  FAIL {what}")
-    return ok
 
 
 def load_yaml_docs(path):
@@ -435,14 +427,14 @@ def check_grafana():
     exprs = " ".join(t["expr"] for _, t in targets)
     # Every family the exporter can write (the golden exposition of every
     # source) is on the dashboard; condition_id is shown through condition_info, and the
-    # temperature thresholds' unit and hysteresis only shape the alerts' logic and text (the
-    # thresholds themselves are drawn).
+    # thresholds' units (temperature and thermal indices) and the hysteresis only shape the
+    # alerts' logic and text (the thresholds themselves are drawn).
     golden = ROOT / "Tests" / "ExporterTests" / "Golden" / "fixtures.prom"
     families = re.findall(r"^# TYPE (\S+) ", golden.read_text(), re.M)
     check(len(families) > 30, f"{len(families)} families in {golden.relative_to(ROOT)}")
     for metric in families:
         if metric not in ("openweather_condition_id", "openweather_temperature_alert_threshold_info",
-                          "openweather_temperature_alert_hysteresis_celsius"):
+                          "openweather_thermal_alert_threshold_info", "openweather_temperature_alert_hysteresis_celsius"):
             check(re.search(rf"\b{metric}\b", exprs) is not None, f"dashboard shows {metric}")
     # Health is per location and source: no two sources drawn as one series.
     for p, t in targets:
@@ -593,7 +585,7 @@ def main():
         except Exception as e:  # a missing key is a failed check, not a crash
             check(False, f"{f.__name__} raised {type(e).__name__}: {e}")
     yaml.safe_load((DEPLOY / "config" / "openweather-exporter.yml").read_text())
-    print(f"structure: {passes} passed, {len(failures)} failed")
+    print(f"structure: {tally.passes} passed, {len(failures)} failed")
     for f in failures:
         print(f"  failed: {f}")
     sys.exit(1 if failures else 0)

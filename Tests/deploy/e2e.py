@@ -17,6 +17,7 @@ import urllib.request
 sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
 from waiting import poll  # noqa: E402
+from checks import check, failures  # noqa: E402
 
 WEATHER_METRICS = [
     "openweather_temperature_celsius", "openweather_feels_like_celsius",
@@ -61,16 +62,6 @@ RANGES = {
     # CO, the largest, is a few hundred µg/m³ in a city: a few 1e-4 g/m³.
     "openweather_air_pollutant_grams_per_cubic_meter": (0, 0.05),
 }
-
-failures = []
-
-
-def check(ok, what):
-    print(f"  {'ok  ' if ok else 'FAIL'} {what}")
-    if not ok:
-        failures.append(what)
-    return ok
-
 
 def finish():
     print(f"  {len(failures)} failed" if failures else "  all ok")
@@ -700,7 +691,8 @@ def showcase(a):
 
 def inhibit_forecast(a):
     """Synthetic alerts: below (above) the threshold now mutes the forecast below (above) it for the same
-    place only; a forecast that fails to poll, or whose key is refused, mutes "forecast missing"."""
+    place only, and so for the heat index, wet bulb and wind chill, each its own forecast only; a forecast
+    that fails to poll, or whose key is refused, mutes "forecast missing"."""
     def alert(**labels):
         return {"labels": labels, "annotations": {}}
     posted = [
@@ -719,6 +711,16 @@ def inhibit_forecast(a):
         alert(alertname="OpenWeatherAirQualityPoor", job="inhibit-f", instance="x:9755", location="Delhi", severity="warning"),
         alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Delhi", window_hours="24", severity="warning"),
         alert(alertname="OpenWeatherPoorAirExpected", job="inhibit-f", instance="x:9755", location="Milan", window_hours="24", severity="warning"),
+        # The thermal indices: each current alert mutes its own forecast only, at its own place.
+        alert(alertname="OpenWeatherHeatIndexAboveThreshold", job="inhibit-f", instance="x:9755", location="Phoenix", severity="warning"),
+        alert(alertname="OpenWeatherHeatIndexExpected", job="inhibit-f", instance="x:9755", location="Phoenix", severity="warning"),
+        alert(alertname="OpenWeatherWetBulbExpected", job="inhibit-f", instance="x:9755", location="Phoenix", severity="warning"),
+        alert(alertname="OpenWeatherHeatIndexExpected", job="inhibit-f", instance="x:9755", location="Tucson", severity="warning"),
+        alert(alertname="OpenWeatherWetBulbAboveThreshold", job="inhibit-f", instance="x:9755", location="Dubai", severity="warning"),
+        alert(alertname="OpenWeatherWetBulbExpected", job="inhibit-f", instance="x:9755", location="Dubai", severity="warning"),
+        alert(alertname="OpenWeatherWindChillBelowThreshold", job="inhibit-f", instance="x:9755", location="Winnipeg", severity="warning"),
+        alert(alertname="OpenWeatherWindChillExpected", job="inhibit-f", instance="x:9755", location="Winnipeg", severity="warning"),
+        alert(alertname="OpenWeatherForecastBelowThreshold", job="inhibit-f", instance="x:9755", location="Winnipeg", severity="warning"),
     ]
     get_json(f"{a.alertmanager}/api/v2/alerts", data=json.dumps(posted).encode())
     want = {("OpenWeatherTemperatureBelowThreshold", "Oslo"): False, ("OpenWeatherForecastBelowThreshold", "Oslo"): True,
@@ -729,7 +731,12 @@ def inhibit_forecast(a):
             ("OpenWeatherAPIKeyRejected", ""): False, ("OpenWeatherForecastMissing", "Graz"): True,
             # Poor air now mutes the forecast of poor air at that place only.
             ("OpenWeatherAirQualityPoor", "Delhi"): False, ("OpenWeatherPoorAirExpected", "Delhi"): True,
-            ("OpenWeatherPoorAirExpected", "Milan"): False}
+            ("OpenWeatherPoorAirExpected", "Milan"): False,
+            ("OpenWeatherHeatIndexAboveThreshold", "Phoenix"): False, ("OpenWeatherHeatIndexExpected", "Phoenix"): True,
+            ("OpenWeatherWetBulbExpected", "Phoenix"): False, ("OpenWeatherHeatIndexExpected", "Tucson"): False,
+            ("OpenWeatherWetBulbAboveThreshold", "Dubai"): False, ("OpenWeatherWetBulbExpected", "Dubai"): True,
+            ("OpenWeatherWindChillBelowThreshold", "Winnipeg"): False, ("OpenWeatherWindChillExpected", "Winnipeg"): True,
+            ("OpenWeatherForecastBelowThreshold", "Winnipeg"): False}
     got = {}
 
     def settled():

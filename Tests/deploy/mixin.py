@@ -20,19 +20,15 @@ import tempfile
 
 import yaml
 
+sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift target
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
+from checks import check, failures  # noqa: E402
+
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).resolve().parents[2]).resolve()
 MIXIN = ROOT / "deploy" / "mixin"
 SELECTOR = 'job="weather"'
 # Two matchers, a regex and a backslash: what must survive the Go string of an alert's text.
 TRICKY = 'job="weather", cluster=~"eu\\\\..*"'
-failures = []
-
-
-def check(ok, what):
-    print(f"  {'ok  ' if ok else 'FAIL'} {what}")
-    if not ok:
-        failures.append(what)
-    return ok
 
 
 def jsonnet(*args):
@@ -144,8 +140,8 @@ def check_selector(selector, kubernetes):
 
 def check_alerting(selector):
     """A promtool unit test of the rules rendered with `selector`: Seville of the selected job is above its
-    threshold (given in °F) and alerts, with the threshold and its end in its text; the same place of
-    another job (no cluster label) does not."""
+    temperature and heat index thresholds (given in °F) and alerts, with the threshold and its end in its
+    text; the same place of another job (no cluster label) does not."""
     with tempfile.TemporaryDirectory() as tmp:
         (pathlib.Path(tmp) / "rules.yml").write_text(render("rules", selector))
         mine = 'job="weather",instance="a:9755",cluster="eu.1",location="Seville"'
@@ -157,6 +153,9 @@ def check_alerting(selector):
                 {"series": "openweather_temperature_alert_threshold_info{%s,bound=\"above\",unit=\"fahrenheit\"}" % labels, "values": "1x30"},
                 {"series": "openweather_temperature_alert_hysteresis_celsius{%s}" % labels, "values": "1x30"},
                 {"series": "openweather_temperature_celsius{%s}" % labels, "values": "36x30"},
+                {"series": "openweather_heat_index_alert_threshold_celsius{%s}" % labels, "values": "40x30"},
+                {"series": "openweather_thermal_alert_threshold_info{%s,index=\"heat_index\",unit=\"fahrenheit\"}" % labels, "values": "1x30"},
+                {"series": "openweather_heat_index_celsius{%s}" % labels, "values": "41x30"},
             ]
         test = {
             "rule_files": ["rules.yml"],
@@ -173,6 +172,17 @@ def check_alerting(selector):
                             "summary": "Seville is hotter than its alert threshold",
                             "dashboard": "http://localhost:3000/d/openweather-exporter?var-job=weather&var-location=Seville",
                             "description": DESCRIPTION,
+                        },
+                    }],
+                }, {
+                    "eval_time": "20m",
+                    "alertname": "OpenWeatherHeatIndexAboveThreshold",
+                    "exp_alerts": [{
+                        "exp_labels": {"severity": "warning", "job": "weather", "instance": "a:9755", "cluster": "eu.1", "location": "Seville"},
+                        "exp_annotations": {
+                            "summary": "The heat index in Seville is above its alert threshold",
+                            "dashboard": "http://localhost:3000/d/openweather-exporter?var-job=weather&var-location=Seville",
+                            "description": HEAT_INDEX_DESCRIPTION,
                         },
                     }],
                 }],
@@ -224,6 +234,9 @@ def check_legends():
 # What the rules say of Seville at 20m (35 °C, given as 95 °F; 36 °C; hysteresis 1 °C).
 DESCRIPTION = ("The temperature in Seville went above its threshold of 35 °C (95 °F) at least 15 minutes ago "
                "and was 36.0 °C (96.8 °F) at 00:20 UTC. It ends when back to 34 °C (93.2 °F) or below.")
+# And of its heat index (40 °C, given in °F; 41 °C; the same hysteresis).
+HEAT_INDEX_DESCRIPTION = ("The heat index in Seville went above its threshold of 40 °C (104 °F) at least 15 minutes ago "
+                          "and was 41.0 °C (105.8 °F) at 00:20 UTC. It ends when back to 39 °C (102.2 °F) or below.")
 
 
 def main():

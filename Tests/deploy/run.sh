@@ -185,6 +185,11 @@ step "alertmanager routes: critical alerts go to webhook-critical" \
 step "alertmanager routes: temperature alerts go to webhook" \
     amtool config routes test --config.file="$DEPLOY/alertmanager/alertmanager.yml" \
     --verify.receivers=webhook alertname=OpenWeatherTemperatureAboveThreshold severity=warning location=Seville
+step "alertmanager routes: heat index, wet-bulb and wind chill alerts, now and forecast, go to webhook" \
+    bash -c 'for alert in HeatIndexAboveThreshold HeatIndexExpected WetBulbAboveThreshold WetBulbExpected WindChillBelowThreshold WindChillExpected; do
+            amtool config routes test --config.file="$1" --verify.receivers=webhook "alertname=OpenWeather$alert" severity=warning location=Phoenix || exit 1
+        done' \
+    _ "$DEPLOY/alertmanager/alertmanager.yml"
 step "alertmanager routes: air quality and place-not-found alerts go to webhook" \
     bash -c 'amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherAirQualityPoor severity=warning location=Delhi \
         && amtool config routes test --config.file="$1" --verify.receivers=webhook alertname=OpenWeatherPlaceNotFound severity=warning location=Nowhere source=geocoding' \

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Builds the release artifacts for this machine's architecture:
+# Builds the release artifacts for this machine's architecture, or for arm64 on amd64:
 #   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, REFERENCE (deploy/README.md and deploy/docs/), example config, systemd unit
 #   openweather-exporter_DEBVERSION_ARCH.deb         built with dpkg-deb
-#   sha256sums.txt
-# into $OUT (default .build/artifacts). The Swift runtime is linked statically; the binary
-# needs glibc, libstdc++, OpenSSL 3 and zlib of Debian 12 or newer.
+#   sha256sums.txt                                   of every architecture's artifacts in $OUT
+# into $OUT (default .build/artifacts), replacing that architecture's. The Swift runtime is linked
+# statically; the binary needs glibc, libstdc++, OpenSSL 3 and zlib of Debian 12 or newer (arm64:
+# Debian 13 or newer).
 #
 #   bash Tests/release/build.sh                      # the artifacts
+#   bash Tests/release/build.sh --arch arm64         # arm64's, beside them (root only; see below)
 #   bash Tests/release/build.sh --binary-only DIR    # only the stamped binary, into DIR (the Dockerfile)
+#
+# --arch arm64 runs this script again in a Debian 13 amd64 root with Debian's Swift 6.0.3 and arm64's
+# libraries beside amd64's (cross_root.sh; made by debootstrap and cached, debian_root.sh), which
+# builds with `swift build --swift-sdk debian13-arm64` and packs as here. The arm64 binary runs
+# there through qemu-user-static and binfmt_misc (--version, --help for the man page).
 #
 # VERSION is `git describe --tags --match 'v[0-9]*' --dirty` without the "v" (0.0.0-N-gHASH before
 # the first tag), REVISION the commit. Without .git (a Docker build context) set both through
@@ -18,15 +25,22 @@ cd "$(dirname "$0")/../.."
 export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 NAME=openweather-exporter
 OUT="${OUT:-$PWD/.build/artifacts}"
-# Its own scratch path: the stamped flags would otherwise rebuild the everyday release build.
-SCRATCH="${SCRATCH:-$PWD/.build/release-stamped}"
+host_arch=$(dpkg --print-architecture)
+arch=$host_arch
 binary_only=""
-if [ "${1:-}" = "--binary-only" ]; then
-    binary_only="${2:?--binary-only needs a directory}"
-elif [ $# -gt 0 ]; then
-    echo "usage: $0 [--binary-only DIR]" >&2
-    exit 2
-fi
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --binary-only) binary_only="${2:?--binary-only needs a directory}" ;;
+        --arch) arch="${2:?--arch needs an architecture}" ;;
+        *) echo "usage: $0 [--arch arm64 | --binary-only DIR]" >&2; exit 2 ;;
+    esac
+    shift 2
+done
+cross=""
+[ "$arch" = "$host_arch" ] || cross=yes
+# Its own scratch path: the stamped flags would otherwise rebuild the everyday release build
+# (and another architecture's, with another Swift, its own again).
+SCRATCH="${SCRATCH:-$PWD/.build/release-stamped${cross:+-$arch}}"
 
 fail() { echo "release: $*" >&2; exit 1; }
 # Only what the full build needs, installed when missing (apt-get, as CI does).
@@ -63,38 +77,59 @@ deb_version=$(sed -E 's/-(rc|beta|alpha)/~\1/; s/-/+/; s/-/./g' <<<"$version")
 SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 export SOURCE_DATE_EPOCH
 
+# --- another architecture: this script again, in the Debian 13 root --------------------------------
+if [ -n "$cross" ] && [ -z "${IN_CROSS_ROOT:-}" ]; then
+    [ "$arch" = arm64 ] && [ "$host_arch" = amd64 ] || fail "--arch $arch: only arm64 is built here, on amd64"
+    [ -z "$binary_only" ] || fail "--binary-only builds for this machine's architecture only"
+    [ "$(id -u)" = 0 ] || fail "--arch $arch needs root (debootstrap, chroot, binfmt_misc)"
+    source Tests/release/debian_root.sh
+    need_binfmt "$arch"
+    root=$(build_root) || fail "no $CROSS_SUITE build root"
+    mkdir -p "$OUT"
+    echo "release: building in $root"
+    in_root "$root" --bind "$PWD:/src" --bind "$(realpath "$OUT"):/out" -- /usr/bin/env -i IN_CROSS_ROOT=1 \
+        PATH=/usr/libexec/swift/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/tmp LC_ALL=C.UTF-8 OUT=/out \
+        OPENWEATHER_EXPORTER_VERSION="$version" OPENWEATHER_EXPORTER_REVISION="$revision" \
+        SOURCE_DATE_EPOCH="$SOURCE_DATE_EPOCH" DEB_MAINTAINER="$maintainer" \
+        bash -c 'cd /src && exec bash Tests/release/build.sh --arch "$1"' _ "$arch"
+    exit
+fi
+
 # --- the binary ------------------------------------------------------------------------------
-echo "release: building $NAME $version (revision $revision)"
-swift build -c release --static-swift-stdlib --product "$NAME" --scratch-path "$SCRATCH" \
+echo "release: building $NAME $version (revision $revision) for $arch"
+sdk=()
+[ -z "$cross" ] || sdk=(--swift-sdks-path /opt/swift-sdks --swift-sdk "debian13-$arch")
+swift build -c release --static-swift-stdlib --product "$NAME" --scratch-path "$SCRATCH" "${sdk[@]}" \
     -Xcc "-DOPENWEATHER_EXPORTER_VERSION=\"$version\"" -Xcc "-DOPENWEATHER_EXPORTER_REVISION=\"$revision\"" \
     -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
-built="$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)/$NAME"
+built="$(swift build -c release --scratch-path "$SCRATCH" "${sdk[@]}" --show-bin-path)/$NAME"
 stamped=$("$built" --version)
 [[ "$stamped" == "$NAME $version (revision $revision,"* ]] || fail "the binary says '$stamped', not version $version"
 # No Swift shared library may be left: the tarball and the image have no Swift installed.
-if ldd "$built" | grep -q 'libswift\|libdispatch\|libFoundation'; then
-    ldd "$built" >&2
+if readelf -d "$built" | grep 'NEEDED' | grep -q 'libswift\|libdispatch\|libFoundation'; then
+    readelf -d "$built" | grep NEEDED >&2
     fail "the binary links Swift libraries dynamically"
 fi
+strip=strip
+[ -z "$cross" ] || strip=aarch64-linux-gnu-strip
 
 # Stripped as dh_strip does, the same binary everywhere: Debian wants it, and it saves 6 of 15
 # MB. Crash reports then show addresses and the Swift runtime's frames, not our names.
 if [ -n "$binary_only" ]; then
     install -D -m 0755 "$built" "$binary_only/$NAME"
-    strip --remove-section=.comment --remove-section=.note "$binary_only/$NAME"
+    "$strip" --remove-section=.comment --remove-section=.note "$binary_only/$NAME"
     echo "release: $binary_only/$NAME: $stamped"
     exit 0
 fi
 
 need dpkg-deb:dpkg dpkg-shlibdeps:dpkg-dev strip:binutils
-arch=$(dpkg --print-architecture)
-rm -rf "$OUT"
 mkdir -p "$OUT"
+rm -f "$OUT/$NAME"-*.linux-"$arch".tar.gz "$OUT/${NAME}"_*_"$arch".deb
 work=$(mktemp -d "$OUT/.work.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 install -m 0755 "$built" "$work/$NAME"
-strip --remove-section=.comment --remove-section=.note "$work/$NAME"
+"$strip" --remove-section=.comment --remove-section=.note "$work/$NAME"
 
 # --- the tarball, as Prometheus' exporters ship them -------------------------------------------
 tardir="$NAME-$version.linux-$arch"
@@ -185,7 +220,7 @@ echo "/etc/$NAME/config.yml" > "$root/DEBIAN/conffiles"
 # dpkg-shlibdeps wants a source tree's debian/control; a stub one is enough.
 mkdir -p "$work/shlibs/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$NAME" "$NAME" > "$work/shlibs/debian/control"
-shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O "$root/usr/bin/$NAME" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+shlibs=$(cd "$work/shlibs" && DEB_HOST_ARCH="$arch" dpkg-shlibdeps -O "$root/usr/bin/$NAME" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || fail "dpkg-shlibdeps found no dependencies for the binary"
 cat > "$root/DEBIAN/control" <<EOF
 Package: $NAME

@@ -5,9 +5,10 @@
 #     with every container it ran. A dockerd already on the machine is never used or touched.
 #   - the runtime base (ARG RUNTIME_BASE, where the image's files are gathered before they go into
 #     an image FROM scratch): a debootstrap minbase root of the Dockerfile's Debian release with that
-#     stage's packages, `docker import`ed; the root is cached as a tar under
-#     $IMAGE_CACHE (default /var/cache/openweather-exporter-ci: CI runs in a fresh clone, so .build/
-#     would be empty every time), keyed by release, architecture and packages.
+#     stage's packages, loaded as a one-layer image; the root is cached as a tar (debian_root.sh).
+#   - --arch arm64: the image for linux/arm64, its runtime base Debian 13 (the release the arm64 binary
+#     is built on, build.sh --arch arm64), every step of the build and every run of the binary
+#     emulated by qemu-user-static through binfmt_misc (need_binfmt).
 #   - the binary: BINARY=prebuilt with the stamped release binary given (the Swift image is never
 #     pulled); the build runs with --network host for the runtime stage's apt-get.
 # The image must hold no shell and weigh at most 25 MB (its files are listed); it must then run the
@@ -17,19 +18,25 @@
 # slow connections, and its health check must fail while the exporter is frozen. Without /proc (a
 # chroot of the same root) the exporter must exit 2 naming /proc.
 # Containers use --network host (loopback addresses only) or none. Root only.
-# About 1 minute with the root cached, 2 to 3 more cold (debootstrap).
+# About 1 minute with the root cached, 2 to 3 more cold (debootstrap); arm64: 5 with the root cached,
+# 15 more cold (debootstrap and apt under emulation).
 #
-#   bash Tests/release/check_image.sh BINARY "EXPECTED --version LINE"
+#   bash Tests/release/check_image.sh [--arch arm64] BINARY "EXPECTED --version LINE"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source Tests/TestSupport/processes.sh
+source Tests/release/debian_root.sh
 export DEBIAN_FRONTEND=noninteractive
+host_arch=$(dpkg --print-architecture)
+arch=$host_arch
+if [ "${1:-}" = --arch ]; then
+    arch="${2:?--arch needs an architecture}"
+    shift 2
+fi
 binary="${1:?usage: check_image.sh BINARY EXPECTED_VERSION_LINE}"
 expected_version="${2:?usage: check_image.sh BINARY EXPECTED_VERSION_LINE}"
 binary=$(realpath "$binary")
-CACHE="${IMAGE_CACHE:-/var/cache/openweather-exporter-ci}"
-MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-DOCKERFILE=deploy/docker/Dockerfile
+DOCKERFILE=$IMAGE_DOCKERFILE
 [ "$(id -u)" = 0 ] || { echo "check_image: needs root (dockerd, debootstrap, chroot)"; exit 1; }
 
 failures=0
@@ -41,7 +48,6 @@ elapsed() { echo "$(( ($(now_ms) - started) / 1000 )) s"; }
 # --- tools: Debian's docker.io (dockerd, containerd, runc, and the client that matches them) --------
 missing=()
 [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ] || missing+=(docker.io)
-command -v debootstrap >/dev/null || missing+=(debootstrap)
 if [ ${#missing[@]} -gt 0 ]; then
     echo "image: installing ${missing[*]} from Debian"
     # policy-rc.d's 101 keeps the package from starting the machine's own dockerd.
@@ -62,41 +68,11 @@ fi
 PATH="/usr/bin:$PATH"
 export DOCKER_BUILDKIT=1
 
-# --- what the Dockerfile's runtime stage is made of -----------------------------------------------
-stage=$(awk '/^FROM /{keep = ($0 ~ /^FROM \$\{RUNTIME_BASE\}/)} keep' "$DOCKERFILE")
-suite=$(sed -n 's/^ARG RUNTIME_BASE=debian:\([a-z]*\)-slim$/\1/p' "$DOCKERFILE")
-packages=$(tr '\\\n' '  ' <<<"$stage" | grep -o 'apt-get -q install -y --no-install-recommends [^&]*' |
-    sed 's/.*--no-install-recommends//' | xargs -n1 | sort | xargs)
-[ -n "$suite" ] && [ -n "$packages" ] && grep -q '^FROM ${RUNTIME_BASE} AS root$' <<<"$stage" ||
-    { echo "check_image: cannot find the runtime stage's base (ARG RUNTIME_BASE=debian:SUITE-slim) and packages in $DOCKERFILE"; exit 1; }
-arch=$(dpkg --print-architecture)
-# The official Debian images' apt setting that keeps apt's caches out of every image layer: without
-# it the runtime stage's `apt-get update` leaves 78 MB of /var/cache/apt/*.bin in the image here.
-docker_clean='DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-APT::Update::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"; };
-Dir::Cache::pkgcache "";
-Dir::Cache::srcpkgcache "";'
-key=$(printf '%s %s %s %s' "$suite" "$arch" "$packages" "$docker_clean" | sha256sum | cut -c1-12)
-cached="$CACHE/$suite-minbase-$arch-$key.tar"
-echo "image: runtime base debian $suite minbase ($arch) + $packages"
-
-if [ ! -f "$cached" ]; then
-    mkdir -p "$CACHE"
-    build=$(mktemp -d "$CACHE/.build.XXXXXX")
-    echo "image: no cached root, debootstrap into $build (a couple of minutes)"
-    if ! timeout 900 debootstrap --variant=minbase --arch="$arch" --include="${packages// /,}" \
-        "$suite" "$build/root" "$MIRROR" >"$build/debootstrap.log" 2>&1; then
-        tail -20 "$build/debootstrap.log"
-        rm -rf "$build"
-        echo "check_image: debootstrap failed"
-        exit 1
-    fi
-    rm -rf "$build/root/var/lib/apt/lists/"* "$build/root/var/cache/apt/archives/"*.deb "$build/root/var/cache/apt/"*.bin
-    printf '%s\n' "$docker_clean" >"$build/root/etc/apt/apt.conf.d/docker-clean"
-    tar -C "$build/root" -cf "$build/root.tar" .
-    mv "$build/root.tar" "$cached"   # atomic: a concurrent run sees all of it or nothing
-    rm -rf "$build"
-fi
+# --- the root the Dockerfile's runtime stage starts from --------------------------------------------
+platform=linux/$arch
+cached=$(image_root tar "$arch") || { echo "check_image: no runtime base root"; exit 1; }
+root_name=$(basename "$cached" .tar)   # SUITE-minbase-ARCH-KEY
+echo "image: runtime base $root_name: $(image_root_packages)"
 echo "image: root ready ($(elapsed))"
 
 # --- a dockerd of our own ---------------------------------------------------------------------------
@@ -127,21 +103,43 @@ dockerd_pid=$!
 wait_for 60 docker version >/dev/null 2>&1 || { tail -20 "$work/dockerd.log"; echo "check_image: dockerd did not start within 60 s"; exit 1; }
 echo "image: dockerd $(docker version --format '{{.Server.Version}}') on $work/docker.sock ($(elapsed))"
 
-base="openweather-exporter-ci/debian-$suite-minbase:$key"
-timeout 300 docker import "$cached" "$base" >/dev/null
+base="openweather-exporter-ci/debian-${root_name%-*}:${root_name##*-}"
+# The root as a one-layer image of its architecture, loaded as `docker save` writes images: `docker
+# import` (20.10) marks an image with the daemon's own architecture whatever --platform says, and
+# BuildKit would then look for an arm64 base in a registry.
+python3 - "$cached" "$base" "$arch" <<'PY' | timeout 300 docker load >/dev/null
+import hashlib, io, json, sys, tarfile
+root, ref, arch = sys.argv[1:4]
+digest = hashlib.sha256()
+with open(root, "rb") as f:
+    for chunk in iter(lambda: f.read(1 << 20), b""):
+        digest.update(chunk)
+config = json.dumps({"architecture": arch, "os": "linux", "config": {}, "history": [{"created_by": "debootstrap"}],
+                     "rootfs": {"type": "layers", "diff_ids": ["sha256:" + digest.hexdigest()]}}).encode()
+config_name = hashlib.sha256(config).hexdigest() + ".json"
+manifest = json.dumps([{"Config": config_name, "RepoTags": [ref], "Layers": ["root/layer.tar"]}]).encode()
+with tarfile.open(fileobj=sys.stdout.buffer, mode="w|") as out:
+    for name, data in ((config_name, config), ("manifest.json", manifest)):
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        out.addfile(info, io.BytesIO(data))
+    out.add(root, arcname="root/layer.tar")
+PY
 mkdir -p "$(dirname "$context_binary")"
 install -m 0755 "$binary" "$context_binary"
 version=$(sed -n 's/^openweather-exporter \([^ ]*\) (revision \([^,]*\),.*/\1/p' <<<"$expected_version")
 image="openweather-exporter:check-image"
 echo "runtime image:"
-if timeout 600 docker build --network host -f "$DOCKERFILE" -t "$image" \
+if timeout 1200 docker build --platform "$platform" --network host -f "$DOCKERFILE" -t "$image" \
     --build-arg BINARY=prebuilt --build-arg RUNTIME_BASE="$base" . >"$work/build.log" 2>&1; then
-    ok "docker build -f $DOCKERFILE --build-arg BINARY=prebuilt --build-arg RUNTIME_BASE=$base ($(elapsed))"
+    ok "docker build --platform $platform -f $DOCKERFILE --build-arg BINARY=prebuilt --build-arg RUNTIME_BASE=$base ($(elapsed))"
 else
     tail -30 "$work/build.log"
     echo "check_image: docker build failed"
     exit 1
 fi
+said=$(docker image inspect -f '{{.Os}}/{{.Architecture}}' "$image")
+[ "$said" = "$platform" ] && ok "the image is for $said" || bad "the image is for $said, not $platform"
 size=$(docker image inspect -f '{{.Size}}' "$image")
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 max_size=25000000
@@ -149,7 +147,7 @@ max_size=25000000
     bad "image size $size bytes ($(mb "$size")), more than $(mb "$max_size")"
 # Every file in the image, with its size: what a user pulls and scans.
 containers+=(owe-check-files)
-docker create --name owe-check-files "$image" >/dev/null
+docker create --platform "$platform" --name owe-check-files "$image" >/dev/null
 # Left out: what Docker adds to every container (.dockerenv, dev/console, etc/hostname, hosts, mtab, resolv.conf).
 docker export owe-check-files | tar --numeric-owner -tvf - >"$work/export"
 awk '$1 !~ /^d/ && $6 !~ /^(\.dockerenv|dev\/console|etc\/(hostname|hosts|mtab|resolv\.conf))$/ {print "       " $3 "\t" $6 ($7 == "->" ? " -> " $8 : "")}' "$work/export" >"$work/files"
@@ -165,12 +163,12 @@ fi
 state_dir=$(awk '$6 ~ /^var\/lib\/openweather-exporter\/?$/ {print $1, $2}' "$work/export")
 [ "$state_dir" = "drwx------ 65532/65532" ] && ok "/var/lib/openweather-exporter: $state_dir" ||
     bad "/var/lib/openweather-exporter is '$state_dir', not drwx------ 65532/65532"
-docker run --rm --network none --entrypoint /bin/sh "$image" -c true >/dev/null 2>&1 && bad "/bin/sh runs in the image" ||
+docker run --rm --platform "$platform" --network none --entrypoint /bin/sh "$image" -c true >/dev/null 2>&1 && bad "/bin/sh runs in the image" ||
     ok "docker run --entrypoint /bin/sh fails"
 [ "$(docker image inspect -f '{{.Config.User}}' "$image")" = 65532:65532 ] && ok "USER 65532:65532" || bad "the image's user is not 65532:65532"
 
 # The loader and every library the binary needs are there (the build's ldd listed them): it runs.
-said=$(docker run --rm --network none "$image" --version 2>&1 || true)
+said=$(docker run --rm --platform "$platform" --network none "$image" --version 2>&1 || true)
 [ "$said" = "$expected_version" ] && ok "the binary runs in the image: $said" ||
     bad "the binary in the image says '$said', not '$expected_version' (a library missing from the runtime stage?)"
 
@@ -181,7 +179,7 @@ health() { docker inspect -f '{{.State.Health.Status}}' "$1" 2>/dev/null; }
 run() {
     local name=$1; shift
     containers+=("$name")
-    docker run -d --name "$name" --network host --read-only --cap-drop ALL --security-opt no-new-privileges \
+    docker run -d --platform "$platform" --name "$name" --network host --read-only --cap-drop ALL --security-opt no-new-privileges \
         --health-interval 1s --health-start-period 60s "$image" --demo "$@" >/dev/null
 }
 
@@ -209,8 +207,15 @@ grep -q 'openweather_temperature_celsius{location="Sydney"}' <<<"$metrics" &&
     ok "/metrics answers with the demo's weather" || bad "/metrics without the demo's weather"
 grep -q "^openweather_exporter_build_info{version=\"$version\"," <<<"$metrics" &&
     ok "build_info says version=\"$version\"" || bad "build_info does not say version=\"$version\""
-grep -q '^process_resident_memory_bytes [1-9]' <<<"$metrics" &&
-    ok "process metrics from /proc" || bad "no process_resident_memory_bytes"
+if [ "$arch" = "$host_arch" ]; then
+    grep -q '^process_resident_memory_bytes [1-9]' <<<"$metrics" &&
+        ok "process metrics from /proc" || bad "no process_resident_memory_bytes"
+else
+    # qemu-user answers /proc/self/stat itself, with zeros for memory and CPU; the rest is the kernel's.
+    grep -q '^process_max_fds [1-9]' <<<"$metrics" && grep -q '^process_open_fds [1-9]' <<<"$metrics" &&
+        ok "process metrics from /proc (memory and CPU read 0 under qemu-user, which answers /proc/self/stat)" ||
+        bad "no process_max_fds or process_open_fds"
+fi
 timeout 60 docker stop -t 10 owe-check-demo >/dev/null
 status=$(docker inspect -f '{{.State.ExitCode}} {{.State.OOMKilled}}' owe-check-demo)
 [ "$status" = "0 false" ] && ok "docker stop: exit 0" || bad "docker stop: exit code and OOM-killed '$status'"

@@ -34,16 +34,9 @@ sys.dont_write_bytecode = True  # no __pycache__ in Tests/TestSupport, a Swift t
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "TestSupport"))
 import shardhash  # noqa: E402
 from waiting import poll, window  # noqa: E402
+from checks import check, failures  # noqa: E402
 
-failures = []
 children = []
-
-
-def check(ok, what):
-    print(f"{'PASS' if ok else 'FAIL'}  {what}", flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
 
 
 def http_get(url, timeout=10):

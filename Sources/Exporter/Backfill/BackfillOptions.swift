@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// What `openweather-exporter backfill` is asked for beyond the exporter's own flags: the range and
 /// the file. These flags belong to the subcommand alone, so they are not in the settings table (the
@@ -176,7 +177,7 @@ public struct BackfillOptions: Sendable, Equatable {
             at(10, "T") || at(10, "t") || at(10, " "), let hour = number(11, 2), at(13, ":"),
             let minute = number(14, 2),
             at(16, ":"), let second = number(17, 2),
-            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            CivilTime.isDate(year: year, month: month, day: day), hour < 24, minute < 60, second < 61
         else { return nil }
         var position = 19
         if at(position, ".") {
@@ -195,13 +196,7 @@ public struct BackfillOptions: Sendable, Equatable {
             return nil
         }
         guard position == bytes.count else { return nil }
-        var parts = tm()
-        parts.tm_year = Int32(year - 1900)
-        parts.tm_mon = Int32(month - 1)
-        parts.tm_mday = Int32(day)
-        parts.tm_hour = Int32(hour)
-        parts.tm_min = Int32(minute)
-        parts.tm_sec = Int32(second)
-        return Double(timegm(&parts) - offset)
+        let time = CivilTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        return Double(time.seconds - offset)
     }
 }

@@ -17,8 +17,13 @@ struct CommandLineFlags {
                 continue
             }
             guard argument.hasPrefix("--"), argument.count > 2 else {
+                // A subcommand comes first; a word there may be one misspelled.
+                let subcommands =
+                    index == 1
+                    ? ", and a subcommand comes first: \(Subcommand.all.map(\.name).joined(separator: " or "))" : ""
                 throw ConfigError(
-                    "unexpected argument \"\(argument)\": flags start with --, run with --help to list them")
+                    "unexpected argument \"\(argument)\": flags start with --\(subcommands); run with --help to list them"
+                )
             }
             var name = String(argument.dropFirst(2))
             var inlineValue: String?

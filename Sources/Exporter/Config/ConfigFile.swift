@@ -200,14 +200,25 @@ private struct Reader {
         guard let items = node.sequence ?? (node.isNull ? [] : nil) else {
             throw fail(
                 node.position,
-                "`locations` must be a list of items (- name: London, then latitude: and longitude:, or query:, or zip:), not \(node.kindDescription)"
+                "`locations` must be a list of items (- London, or - name: London, then latitude: and longitude:, or query:, or zip:), not \(node.kindDescription)"
             )
         }
         settings.locations = []
         for (index, item) in items.enumerated() {
-            let location = try location(item, at: "locations[\(index)]")
-            settings.locations.append(
-                .init(text: location.name, origin: origin(item.position, "locations[\(index)]"), location: location))
+            let key = "locations[\(index)]"
+            let place = origin(item.position, key)
+            let location: Location
+            if let scalar = item.scalar, !scalar.isNull {
+                // The text --location takes (a bare city, NAME=LAT,LON, ...), read as the flag reads it.
+                location = try LocationSpec.parse(
+                    scalar.text, origin: place,
+                    example:
+                        "for example - London, - \"Home=Springfield,IL,US\", - \"London=51.5074,-0.1278\" or - {name: London, latitude: 51.5074, longitude: -0.1278}"
+                )
+            } else {
+                location = try self.location(item, at: key)
+            }
+            settings.locations.append(.init(text: location.name, origin: place, location: location))
         }
         settings.locationsOrigin = "config file \"\(file)\""
     }
@@ -222,7 +233,10 @@ private struct Reader {
     mutating func location(_ item: YAMLNode, at key: String) throws(ConfigError) -> Location {
         let shape = "name and latitude and longitude, name and query (City,State,Country), or name and zip (94040,US)"
         guard let entries = item.mapping else {
-            throw fail(item.position, "`\(key)` must be a mapping of \(shape), not \(item.kindDescription)")
+            throw fail(
+                item.position,
+                "`\(key)` must be a mapping of \(shape), or a place as --location takes it (London, \"Home=Springfield,IL,US\"), not \(item.kindDescription)"
+            )
         }
         let known = Self.locationKeys
         for entry in entries where !known.contains(entry.key) {
@@ -278,12 +292,21 @@ private struct Reader {
 
     mutating func alerts(_ node: YAMLNode?, at key: String) throws(ConfigError) -> AlertSetting {
         guard let node, !node.isNull else { return .inherit }
-        if node.scalar?.bool == false { return .off }
+        let thresholdsExample =
+            "a mapping of thresholds (temperature_above_celsius: 35, temperature_below_celsius: 32F, wind_gust_meters_per_second: 20, ...)"
+        if let scalar = node.scalar {
+            // The flag's word (alerts=off) as well as YAML's false; on or true: the defaults.
+            guard let on = try? Parse.boolean(.init(text: scalar.text, origin: key)) else {
+                throw fail(
+                    node.position,
+                    "`\(key)` is \"\(scalar.text)\": give off (or false) for no weather alert at this place, or \(thresholdsExample)"
+                )
+            }
+            return on ? .inherit : .off
+        }
         guard let entries = node.mapping else {
             throw fail(
-                node.position,
-                "`\(key)` must be a mapping (temperature_above_celsius: 35, temperature_below_celsius: 32F, wind_gust_meters_per_second: 20, ...) or false to opt out"
-            )
+                node.position, "`\(key)` must be \(thresholdsExample) or off to opt out, not \(node.kindDescription)")
         }
         var thresholds = AlertThresholds()
         let fields = AlertThresholds.Field.allCases

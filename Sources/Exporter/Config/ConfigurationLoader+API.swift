@@ -66,7 +66,15 @@ extension ConfigurationLoader {
     }
 
     func loadKey(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
-        if let file = settings.values[Settings.apiKeyFile.flag.name] {
+        var keyFile = settings.values[Settings.apiKeyFile.flag.name]
+        if config.demo, let file = keyFile {
+            // A real config tried against the simulator: its key file may not exist here, and no key is needed.
+            config.warnings.append(
+                "the API key file \"\(file.text)\" (\(file.origin)) is not read with --demo: the demo's simulator needs no key; without --demo the file is read as usual"
+            )
+            keyFile = nil
+        }
+        if let file = keyFile {
             let bytes: [UInt8]
             do {
                 bytes = try Files.read(file.text, limit: 4096)

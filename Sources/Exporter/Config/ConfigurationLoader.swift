@@ -25,28 +25,12 @@ public struct ConfigurationLoader: Sendable {
     }
 
     public func load() throws(ConfigError) -> Command {
-        if arguments.first == "backfill" {
-            let given = try BackfillOptions.extract(Array(arguments.dropFirst()))
-            let rest = ConfigurationLoader(arguments: given.rest, environment: environment)
-            switch try rest.load() {
-            case .help: return .help(BackfillOptions.help)
-            case .run(let configuration):
-                return .backfill(
-                    configuration,
-                    try BackfillOptions.parse(
-                        since: given.since, until: given.until, output: given.output, labels: given.labels))
-            case let other: return other
-            }
-        }
-        if arguments.first == "healthcheck" {
-            let given = try HealthCheck.extract(Array(arguments.dropFirst()))
-            let flags = try CommandLineFlags.parse(given.rest)
-            if flags.isSet(Settings.help) { return .help(HealthCheck.help) }
-            return .healthcheck(try HealthCheck(try layered(flags), timeout: given.timeout))
+        if let subcommand = Subcommand.named(arguments.first) {
+            return try subcommand.load(self, Array(arguments.dropFirst()))
         }
         let flags = try CommandLineFlags.parse(arguments)
         if flags.isSet(Settings.help) {
-            return .help(Flag.helpText + "\n" + BackfillOptions.pointer + "\n" + HealthCheck.pointer)
+            return .help(([Flag.helpText] + Subcommand.all.map(\.pointer)).joined(separator: "\n"))
         }
         if flags.isSet(Settings.version) { return .version(BuildInfo.versionLine) }
 
@@ -62,8 +46,13 @@ public struct ConfigurationLoader: Sendable {
         }
     }
 
+    /// The same environment with other arguments (a subcommand's, without its own flags).
+    func with(arguments: [String]) -> ConfigurationLoader {
+        ConfigurationLoader(arguments: arguments, environment: environment)
+    }
+
     /// The config file's settings, the environment's over them, the flags' over both.
-    private func layered(_ flags: CommandLineFlags) throws(ConfigError) -> RawSettings {
+    func layered(_ flags: CommandLineFlags) throws(ConfigError) -> RawSettings {
         var settings = RawSettings()
         let configFile = Settings.configFile.flag
         if let path = flags.settings.values[configFile.name]?.text ?? environment[configFile.environmentName] {
@@ -150,7 +139,9 @@ public struct ConfigurationLoader: Sendable {
         config.requestTimeout = try settings.resolved(Settings.timeout)
         try loadTransport(settings, into: &config)
         config.language = try settings.resolved(Settings.language)
-        config.maxRequestsPerMinute = try settings.resolved(Settings.maxRequestsPerMinute)
+        config.maxRequestsPerMinute =
+            try settings.value(Settings.maxRequestsPerMinute)
+            ?? (config.demo ? Settings.demoMaxRequestsPerMinute : Settings.maxRequestsPerMinute.defaultValue)
         let perDay = try settings.resolved(Settings.maxRequestsPerDay)
         config.maxRequestsPerDay = perDay == 0 ? nil : perDay
         config.maxStaleness = try settings.resolved(Settings.maxStaleness)

@@ -102,9 +102,13 @@ struct Flag: Sendable {
     static func named(_ name: String) -> Flag? { all.first { $0.name == name } }
 
     static var helpText: String {
-        var lines = [
-            "usage: openweather-exporter [flags]",
-            "       openweather-exporter backfill --since=DURATION --output=FILE [flags]   (history for Prometheus; backfill --help)",
+        var lines = ["usage: openweather-exporter [flags]"]
+        for subcommand in Subcommand.all {
+            lines.append(
+                "       openweather-exporter \(subcommand.name) \(subcommand.usage)   (\(subcommand.purpose); \(subcommand.name) --help)"
+            )
+        }
+        lines += [
             "",
             "Prometheus exporter for OpenWeather: current weather, forecast, air quality, One Call, places by name.",
         ]

@@ -5,9 +5,11 @@ import OpenWeather
 /// (name and query the same), each followed by optional alert values (`,above=95F`, `,below=0`,
 /// `,hysteresis=1`, `,gust=20`, `,rain=30`: `AlertThresholds.Field`) or `,alerts=off`.
 enum LocationSpec {
-    static func parse(_ text: String, origin: String) throws(ConfigError) -> Location {
+    /// `example` is said with a mistake; by default in the flag's form, as `origin` names the flag.
+    static func parse(_ text: String, origin: String, example: String? = nil) throws(ConfigError) -> Location {
         let example =
-            "for example \(origin)=\"London=51.5074,-0.1278\", \(origin)=\"Paris\" or \(origin)=\"Office=zip:94040,US\""
+            example
+            ?? "for example \(origin)=\"London=51.5074,-0.1278\", \(origin)=\"Paris\" or \(origin)=\"Office=zip:94040,US\""
         // NAME=... when the text before the first `=` holds no comma; else the bare form, whose `=` are options'.
         var name: String?
         var rest = Substring(text)

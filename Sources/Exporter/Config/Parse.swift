@@ -1,10 +1,11 @@
 /// Readers of setting text shared by several settings; every error names where the text came from.
 enum Parse {
     static func boolean(_ entry: RawSettings.Entry) throws(ConfigError) -> Bool {
+        // YAML 1.1's words too (on, off), which files written for other tools use.
         switch entry.text.lowercased() {
-        case "true", "1", "yes": return true
-        case "false", "0", "no": return false
-        default: throw ConfigError("\(entry.origin) \"\(entry.text)\" is not true or false")
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw ConfigError("\(entry.origin) \"\(entry.text)\" is not true or false (or yes/no, on/off, 1/0)")
         }
     }
 

@@ -88,7 +88,9 @@ extension Setting where Value: RawRepresentable & CaseIterable, Value.RawValue =
             name, key: key, placeholder: placeholder, doc: listed + ".", default: value, shown: value.rawValue
         ) {
             entry throws(ConfigError) in
-            guard let choice = Value(rawValue: entry.text) else {
+            // Any case: DEBUG is as clear as debug.
+            guard let choice = Value.allCases.first(where: { $0.rawValue.lowercased() == entry.text.lowercased() })
+            else {
                 throw ConfigError("\(entry.origin) \"\(entry.text)\" is not a \(what): use \(listed)")
             }
             return choice
@@ -288,7 +290,13 @@ enum Settings {
 
     static let maxRequestsPerMinute = Setting<Int>.integer(
         "openweather.max-requests-per-minute", key: "openweather.max_requests_per_minute",
-        doc: "Request budget of your plan; the poll interval stretches to fit it.", default: 60, in: 1...1_000_000)
+        doc: "Request budget of your plan; the poll interval stretches to fit it.", default: 60, in: 1...1_000_000,
+        shown: "60 (\(demoMaxRequestsPerMinute) with --demo)")
+
+    /// The demo's own simulator is not OpenWeather and bills nothing: its default budget is far above
+    /// anything the demo asks, so neither the demo's first round nor a `backfill --demo` is paced
+    /// against itself. A budget given explicitly still holds there.
+    static let demoMaxRequestsPerMinute = 6000
 
     static let maxRequestsPerDay = Setting<Int>.integer(
         "openweather.max-requests-per-day", key: "openweather.max_requests_per_day",

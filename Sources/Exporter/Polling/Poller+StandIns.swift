@@ -1,8 +1,8 @@
 import OpenWeather
 
 /// The stand-in policy: a source that stands in for others (One Call for weather and forecast) turns
-/// their jobs off while it works and fills their slots from its answers; when the key cannot use it,
-/// they poll from their own endpoints and it is retried every `Sources.unavailableRetry`.
+/// their jobs off while it works and fills their slots from its answers; when the key cannot use it
+/// (`recordAvailability`), they poll from their own endpoints.
 extension Poller {
     /// Switches each source's jobs on or off: a source another one stands in for is off while that
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
@@ -70,50 +70,5 @@ extension Poller {
             store.recordStandIn(
                 location: location, source: other, result: result, duration: completion.duration, now: time.wall())
         }
-    }
-
-    /// Notes what `completion` says of its source's availability to this key. Returns true for an
-    /// answer that says the key cannot use it: recorded here, with nothing left to do.
-    func recordAvailability(
-        _ completion: Completion, job: Int, location: Int, slot: Int, in core: inout Core, now: Double
-    ) -> Bool {
-        let source = core.setup.sources[slot]
-        if case .failure(let error) = completion.result, source.isUnavailable(error) {
-            store.recordFailure(
-                location: location, source: slot, code: error.code, reason: error.description,
-                duration: completion.duration)
-            core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
-            let first = core.unavailable[slot] == nil
-            core.unavailable[slot] = now + Sources.unavailableRetry.seconds
-            if first {
-                store.recordUnavailable(slot: slot, reason: error.description)
-                logger.error(
-                    "\(source.name) cannot be used with this key; polling \(source.standsIn.joined(separator: " and ")) from their own endpoints instead",
-                    [
-                        ("source", source.name), ("reason", error.description),
-                        (
-                            "hint",
-                            "\(source.unavailableHint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))"
-                        ),
-                    ])
-                // The key, not the place, lacks it: every location's try has its answer (and readiness too).
-                for other in core.setup.locations.indices where other != location {
-                    store.recordStandIn(
-                        location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
-                }
-                switchStandIns(in: &core, now: now)
-            }
-            return true
-        }
-        if case .success = completion.result, core.unavailable[slot] != nil {
-            core.unavailable[slot] = nil
-            store.recordUnavailable(slot: slot, reason: nil)
-            logger.info(
-                "\(source.name) works with this key again; it stands in for \(source.standsIn.joined(separator: " and ")) again",
-                [("source", source.name)])
-            core.schedule.setRetry(job: job, interval: core.setup.intervals[slot].seconds, due: now)
-            switchStandIns(in: &core, now: now)
-        }
-        return false
     }
 }

@@ -218,6 +218,8 @@ final class Poller: Sendable {
     /// room and the room it takes are one step for all of them. A file that cannot be used leaves the
     /// decision to this process's counts, with one warning, and is tried again `SharedDay.retrySeconds`
     /// later (not on every step, which would wait for a held lock each time).
+    // Not optimized: Swift 6.0.3's ClosureSpecializer aborts on it ("Can't demangle"), and it is glue.
+    @_optimize(none)
     func withSharedDay<Result: Sendable>(_ body: (inout sending Core) -> sending Result) -> Result {
         guard let sharedDay else { return core.withLock(body) }
         let (due, failing) = core.withLock { (time.monotonic() >= $0.sharedDayRetry, $0.sharedDayFailing) }

@@ -7,16 +7,14 @@ enum Clock {
     /// the nearest end of that range, and NaN as the epoch: converting them to `time_t` would trap.
     static func rfc3339(_ seconds: Double) -> String {
         let seconds = seconds.isNaN ? 0 : min(max(seconds, -62_135_596_800), 253_402_300_799)
-        var time = time_t(seconds.rounded(.down))
-        var parts = tm()
-        gmtime_r(&time, &parts)
+        let time = CivilTime(seconds: Int(seconds.rounded(.down)))
         let millis = Int((seconds - seconds.rounded(.down)) * 1000)
-        func pad(_ value: Int32, _ width: Int) -> String {
+        func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)
             return String(repeating: "0", count: max(0, width - text.count)) + text
         }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-            + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
+        return "\(pad(time.year, 4))-\(pad(time.month, 2))-\(pad(time.day, 2))T"
+            + "\(pad(time.hour, 2)):\(pad(time.minute, 2)):\(pad(time.second, 2)).\(pad(millis, 3))Z"
     }
 }
 

@@ -25,7 +25,8 @@ struct LandingPage: Sendable {
             let replaced = source.standsIn.filter(snapshot.sources.contains).joined(separator: " and ")
             fallbacks +=
                 "<p class=\"note\"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): "
-                + "\(escape(replaced)) are polled from their own free endpoints instead; \(escape(name)) is tried again every "
+                + (replaced.isEmpty ? "" : "\(escape(replaced)) are polled from their own free endpoints instead; ")
+                + "\(escape(name)) is tried again every "
                 + "\(escape(PrometheusDuration.format(Sources.unavailableRetry))).</p>\n"
         }
         var rows = ""

@@ -410,6 +410,9 @@ struct ManualBackfillTime: BackfillTime {
         #expect(BackfillOptions.parseTime("2025-12-01T13:30:00+01:30") == Self.until)
         #expect(BackfillOptions.parseTime("1764590400") == Self.until)
         #expect(BackfillOptions.parseTime("2025-12-01 12:00") == nil)
+        // A day the month does not have is a mistake, not the first days of the next month.
+        #expect(BackfillOptions.parseTime("2025-02-29T12:00:00Z") == nil)
+        #expect(BackfillOptions.parseTime("2024-02-29T12:00:00Z") == 1_709_208_000)
         #expect(throws: ConfigError.self) {
             try ConfigurationLoader(arguments: ["backfill", "--output=x.om", "--demo"], environment: [:]).load()
         }

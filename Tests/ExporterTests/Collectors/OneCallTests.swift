@@ -76,6 +76,20 @@ import Testing
         #expect(rig.state("P3", "onecall")?.up == true)
     }
 
+    /// A source the key cannot use that stands in for nothing configured (the add-a-source path: a paid
+    /// endpoint of its own) is said to be unusable without naming an empty list of replacements.
+    @Test func anUnusableSourceThatStandsInForNothingIsWordedForItself() {
+        let store = ReadingStore(
+            locations: [Self.texarkana], sources: [OneCallSource()], intervals: [.seconds(600)],
+            maxStaleness: [1800], thresholds: { _ in .init() }, now: 1000)
+        store.recordUnavailable(slot: 0, reason: "needs a subscription")
+        let page = String(
+            decoding: LandingPage(telemetryPath: "/metrics", demo: false).render(store.snapshot()), as: UTF8.self)
+        #expect(page.contains("onecall cannot be used with this key"))
+        #expect(page.contains("onecall is tried again every 1h"), "\(page)")
+        #expect(!page.contains("are polled from their own free endpoints"))
+    }
+
     /// A wrong key gets 401 from One Call too, without the word "subscription": One Call keeps
     /// standing in, so weather and forecast fail with it and make no requests of their own; the
     /// `OpenWeatherAPIKeyRejected` rule tells the two 401s apart by exactly that.

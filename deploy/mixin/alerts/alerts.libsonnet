@@ -8,6 +8,7 @@ local selectors = import '../lib/selectors.libsonnet';
     local c = selectors($._config),
     groups+: [
       (import 'temperature.libsonnet')(c),
+      (import 'thermal-indices.libsonnet')(c),
       (import 'wind.libsonnet')(c),
       (import 'exporter.libsonnet')(c),
       (import 'air-quality.libsonnet')(c),

@@ -149,8 +149,10 @@ function(c) {
     {
       alert: 'OpenWeatherForecastMissing',
       comment:: |||
-        The rules above read the 24-hour window; a location with a temperature
-        or gust threshold and no such series gets no warning at all (the rain
+        The rules above, and the thermal indices' Expected rules, read the
+        24-hour window; a location with a temperature, gust, heat index,
+        wet-bulb or wind chill threshold and no such series gets no warning at
+        all (the rain
         threshold, which every place has by default, is left out: it would
         make every place of an exporter without the forecast alert): the forecast collector is
         off (--no-collector.forecast), --collector.forecast.windows leaves out
@@ -165,6 +167,12 @@ function(c) {
           count without (bound) (openweather_temperature_alert_threshold_celsius%(selector)s)
             or
           openweather_wind_gust_alert_threshold_meters_per_second%(selector)s
+            or
+          openweather_heat_index_alert_threshold_celsius%(selector)s
+            or
+          openweather_wet_bulb_alert_threshold_celsius%(selector)s
+            or
+          openweather_wind_chill_alert_threshold_celsius%(selector)s
         )
           unless on(job, instance, location)
         openweather_forecast_temperature_min_celsius{%(matchers)swindow_hours="24"}
@@ -179,8 +187,10 @@ function(c) {
         {{ $labels.instance }} has alert thresholds for {{ $labels.location }}
         but has exported no openweather_forecast_temperature_min_celsius{window_hours="24"}
         for an hour, so OpenWeatherForecastBelowThreshold,
-        OpenWeatherForecastAboveThreshold, OpenWeatherWindGustExpected and
-        OpenWeatherHeavyRainExpected cannot fire there. Switch the forecast collector on
+        OpenWeatherForecastAboveThreshold, OpenWeatherWindGustExpected,
+        OpenWeatherHeavyRainExpected, OpenWeatherHeatIndexExpected,
+        OpenWeatherWetBulbExpected and OpenWeatherWindChillExpected cannot fire
+        there. Switch the forecast collector on
         (--collector.forecast, or collector.forecast.enabled in the config
         file), keep 24h in --collector.forecast.windows, or see why its
         polls fail (openweather_up{source="forecast"}).

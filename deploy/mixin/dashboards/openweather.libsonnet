@@ -46,8 +46,8 @@ function(config, s)
           enable: true,
           hide: false,
           iconColor: 'red',
-          name: 'Temperature alerts',
-          expr: 'ALERTS{%(matchers)salertname=~"OpenWeatherTemperature(Above|Below)Threshold", alertstate="firing", job=~"$job", location=~"$location"}' % s,
+          name: 'Temperature, heat and wind chill alerts',
+          expr: 'ALERTS{%(matchers)salertname=~"OpenWeather(Temperature(Above|Below)|HeatIndexAbove|WetBulbAbove|WindChillBelow)Threshold", alertstate="firing", job=~"$job", location=~"$location"}' % s,
           step: '1m',
           titleFormat: '{{alertname}}',
           textFormat: '{{location}}',
@@ -339,7 +339,7 @@ function(config, s)
         type: 'row',
         title: 'Temperature',
         collapsed: false,
-        gridPos: { x: 0, y: 51, w: 24, h: 1 },
+        gridPos: { x: 0, y: 59, w: 24, h: 1 },
         panels: [],
       },
       {
@@ -347,7 +347,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Temperature, feels like, spread and alert thresholds',
         datasource: ds,
-        gridPos: { x: 0, y: 52, w: 24, h: 9 },
+        gridPos: { x: 0, y: 60, w: 12, h: 9 },
         targets: [
           {
             datasource: ds,
@@ -425,11 +425,106 @@ function(config, s)
         description: "min/max are OpenWeather's spread of the current observation over a large city, not the day's forecast. Thresholds are drawn only for locations that have them.",
       },
       {
+        id: 34,
+        type: 'timeseries',
+        title: 'Heat index, humidex, wet bulb, wind chill and apparent temperature, with alert thresholds',
+        description: "What the temperature feels like, by the published indices the exporter computes from the temperature, humidity and wind (each formula and its domain: the metrics reference): the NWS heat index, Environment Canada's humidex, Stull's wet-bulb temperature (absent outside its domain), the wind chill (the air temperature above 10 °C or in light wind, as the charts give it) and the Bureau of Meteorology's apparent temperature. OpenWeather's own feels like is on the temperature panel. Thresholds (heat_index=, wet_bulb=, wind_chill=) are drawn only for locations that have them.",
+        datasource: ds,
+        gridPos: { x: 12, y: 60, w: 12, h: 9 },
+        targets: [
+          {
+            datasource: ds,
+            refId: 'A',
+            expr: perPlace('openweather_heat_index_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} heat index',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'B',
+            expr: perPlace('openweather_humidex_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} humidex',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'C',
+            expr: perPlace('openweather_wet_bulb_temperature_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} wet bulb',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'D',
+            expr: perPlace('openweather_wind_chill_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} wind chill',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'E',
+            expr: perPlace('openweather_apparent_temperature_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} apparent',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'F',
+            expr: perPlace('openweather_heat_index_alert_threshold_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} heat index alert',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'G',
+            expr: perPlace('openweather_wet_bulb_alert_threshold_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} wet bulb alert',
+            range: true,
+          },
+          {
+            datasource: ds,
+            refId: 'H',
+            expr: perPlace('openweather_wind_chill_alert_threshold_celsius{%(matchers)sjob=~"$job", location=~"$location"}' % s),
+            legendFormat: '{{location}} wind chill alert',
+            range: true,
+          },
+        ],
+        fieldConfig: {
+          defaults: {
+            unit: 'celsius',
+            decimals: 1,
+            custom: { lineWidth: 2, fillOpacity: 0, showPoints: 'never', spanNulls: true },
+          },
+          overrides: [
+            {
+              matcher: { id: 'byRegexp', options: '.* (heat index|wet bulb) alert' },
+              properties: [
+                { id: 'color', value: { mode: 'fixed', fixedColor: 'red' } },
+                { id: 'custom.lineStyle', value: { fill: 'dash', dash: [4, 4] } },
+                { id: 'custom.lineWidth', value: 1 },
+              ],
+            },
+            {
+              matcher: { id: 'byRegexp', options: '.* wind chill alert' },
+              properties: [
+                { id: 'color', value: { mode: 'fixed', fixedColor: 'blue' } },
+                { id: 'custom.lineStyle', value: { fill: 'dash', dash: [4, 4] } },
+                { id: 'custom.lineWidth', value: 1 },
+              ],
+            },
+          ],
+        },
+        options: {
+          legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+          tooltip: { mode: 'multi', sort: 'desc' },
+        },
+      },
+      {
         id: 10,
         type: 'row',
         title: 'Atmosphere',
         collapsed: false,
-        gridPos: { x: 0, y: 61, w: 24, h: 1 },
+        gridPos: { x: 0, y: 69, w: 24, h: 1 },
         panels: [],
       },
       {
@@ -437,7 +532,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Humidity',
         datasource: ds,
-        gridPos: { x: 0, y: 62, w: 8, h: 8 },
+        gridPos: { x: 0, y: 70, w: 8, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -461,7 +556,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Pressure',
         datasource: ds,
-        gridPos: { x: 8, y: 62, w: 8, h: 8 },
+        gridPos: { x: 8, y: 70, w: 8, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -497,7 +592,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Clouds and visibility',
         datasource: ds,
-        gridPos: { x: 16, y: 62, w: 8, h: 8 },
+        gridPos: { x: 16, y: 70, w: 8, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -538,7 +633,7 @@ function(config, s)
         type: 'row',
         title: 'Wind and precipitation',
         collapsed: false,
-        gridPos: { x: 0, y: 70, w: 24, h: 1 },
+        gridPos: { x: 0, y: 78, w: 24, h: 1 },
         panels: [],
       },
       {
@@ -546,7 +641,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Wind speed and gusts',
         datasource: ds,
-        gridPos: { x: 0, y: 71, w: 8, h: 8 },
+        gridPos: { x: 0, y: 79, w: 8, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -598,7 +693,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Wind direction (from)',
         datasource: ds,
-        gridPos: { x: 8, y: 71, w: 8, h: 8 },
+        gridPos: { x: 8, y: 79, w: 8, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -623,7 +718,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Rain and snow (last hour, last 3 hours)',
         datasource: ds,
-        gridPos: { x: 16, y: 71, w: 8, h: 8 },
+        gridPos: { x: 16, y: 79, w: 8, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -669,7 +764,7 @@ function(config, s)
         type: 'row',
         title: 'Air quality',
         collapsed: false,
-        gridPos: { x: 0, y: 79, w: 24, h: 1 },
+        gridPos: { x: 0, y: 87, w: 24, h: 1 },
         panels: [],
       },
       {
@@ -677,7 +772,7 @@ function(config, s)
         type: 'stat',
         title: 'Air quality index',
         datasource: ds,
-        gridPos: { x: 0, y: 80, w: 6, h: 8 },
+        gridPos: { x: 0, y: 88, w: 6, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -734,7 +829,7 @@ function(config, s)
         type: 'state-timeline',
         title: 'Air quality index over time',
         datasource: ds,
-        gridPos: { x: 6, y: 80, w: 12, h: 8 },
+        gridPos: { x: 6, y: 88, w: 12, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -785,7 +880,7 @@ function(config, s)
         type: 'stat',
         title: 'Air quality observed',
         datasource: ds,
-        gridPos: { x: 18, y: 80, w: 6, h: 8 },
+        gridPos: { x: 18, y: 88, w: 6, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -815,7 +910,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Particulate matter (PM2.5, PM10)',
         datasource: ds,
-        gridPos: { x: 0, y: 88, w: 12, h: 8 },
+        gridPos: { x: 0, y: 96, w: 12, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -840,7 +935,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Gases (CO, NO, NO₂, O₃, SO₂, NH₃)',
         datasource: ds,
-        gridPos: { x: 12, y: 88, w: 12, h: 8 },
+        gridPos: { x: 12, y: 96, w: 12, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -868,7 +963,7 @@ function(config, s)
         type: 'stat',
         title: 'Air quality index by scale',
         datasource: ds,
-        gridPos: { x: 0, y: 96, w: 12, h: 8 },
+        gridPos: { x: 0, y: 104, w: 12, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -895,7 +990,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Air quality expected (forecast)',
         datasource: ds,
-        gridPos: { x: 12, y: 96, w: 12, h: 8 },
+        gridPos: { x: 12, y: 104, w: 12, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -942,7 +1037,7 @@ function(config, s)
         type: 'row',
         title: 'Exporter health',
         collapsed: false,
-        gridPos: { x: 0, y: 104, w: 24, h: 1 },
+        gridPos: { x: 0, y: 112, w: 24, h: 1 },
         panels: [],
       },
       {
@@ -950,7 +1045,7 @@ function(config, s)
         type: 'stat',
         title: 'Exporter scraped',
         datasource: ds,
-        gridPos: { x: 0, y: 105, w: 4, h: 8 },
+        gridPos: { x: 0, y: 113, w: 4, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -991,7 +1086,7 @@ function(config, s)
         type: 'state-timeline',
         title: 'Last poll per location and source',
         datasource: ds,
-        gridPos: { x: 4, y: 105, w: 10, h: 8 },
+        gridPos: { x: 4, y: 113, w: 10, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -1030,7 +1125,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Age of last successful poll per source, and of the weather observation',
         datasource: ds,
-        gridPos: { x: 14, y: 105, w: 10, h: 8 },
+        gridPos: { x: 14, y: 113, w: 10, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -1075,7 +1170,7 @@ function(config, s)
         type: 'timeseries',
         title: 'OpenWeather API requests per minute by source and code',
         datasource: ds,
-        gridPos: { x: 0, y: 113, w: 10, h: 8 },
+        gridPos: { x: 0, y: 121, w: 10, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -1113,7 +1208,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Poll duration per source',
         datasource: ds,
-        gridPos: { x: 10, y: 113, w: 7, h: 8 },
+        gridPos: { x: 10, y: 121, w: 7, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -1134,7 +1229,7 @@ function(config, s)
         type: 'timeseries',
         title: 'Exporter memory and CPU',
         datasource: ds,
-        gridPos: { x: 17, y: 113, w: 7, h: 8 },
+        gridPos: { x: 17, y: 121, w: 7, h: 8 },
         targets: [
           {
             datasource: ds,
@@ -1170,7 +1265,7 @@ function(config, s)
         type: 'table',
         title: 'Exporter build and configuration',
         datasource: ds,
-        gridPos: { x: 0, y: 121, w: 24, h: 5 },
+        gridPos: { x: 0, y: 129, w: 24, h: 5 },
         targets: [
           {
             datasource: ds,
@@ -1617,11 +1712,107 @@ function(config, s)
         },
       },
       {
+        id: 113,
+        type: 'timeseries',
+        title: 'Heat index and wet bulb ahead: highest in the next 24 h',
+        description: "The highest heat index and wet-bulb temperature of the forecast's steps over the next 24 hours, which OpenWeatherHeatIndexExpected and OpenWeatherWetBulbExpected compare with the place's thresholds (drawn only where set). Computed from each step's temperature and humidity by the same formulas as now; a step outside Stull's domain has no wet bulb.",
+        datasource: ds,
+        gridPos: { x: 0, y: 51, w: 12, h: 8 },
+        targets: [
+          {
+            datasource: ds,
+            refId: 'A',
+            expr: perPlace('openweather_forecast_heat_index_max_celsius{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s),
+            legendFormat: '{{location}} heat index',
+          },
+          {
+            datasource: ds,
+            refId: 'B',
+            expr: perPlace('openweather_forecast_wet_bulb_temperature_max_celsius{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s),
+            legendFormat: '{{location}} wet bulb',
+          },
+          {
+            datasource: ds,
+            refId: 'C',
+            expr: perPlace('openweather_heat_index_alert_threshold_celsius{%(matchers)sjob=~"$job",location=~"$location"}' % s),
+            legendFormat: '{{location}} heat index alert',
+          },
+          {
+            datasource: ds,
+            refId: 'D',
+            expr: perPlace('openweather_wet_bulb_alert_threshold_celsius{%(matchers)sjob=~"$job",location=~"$location"}' % s),
+            legendFormat: '{{location}} wet bulb alert',
+          },
+        ],
+        fieldConfig: {
+          defaults: {
+            unit: 'celsius',
+            custom: { lineWidth: 1, fillOpacity: 0, showPoints: 'never', spanNulls: true },
+          },
+          overrides: [
+            {
+              matcher: { id: 'byRegexp', options: '.* (heat index alert|wet bulb alert)' },
+              properties: [
+                { id: 'color', value: { mode: 'fixed', fixedColor: 'red' } },
+                { id: 'custom.lineStyle', value: { fill: 'dash', dash: [4, 4] } },
+                { id: 'custom.lineWidth', value: 1 },
+              ],
+            },
+          ],
+        },
+        options: {
+          legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+          tooltip: { mode: 'multi', sort: 'none' },
+        },
+      },
+      {
+        id: 114,
+        type: 'timeseries',
+        title: 'Wind chill ahead: lowest in the next 24 h',
+        description: "The lowest wind chill of the forecast's steps over the next 24 hours, which OpenWeatherWindChillExpected compares with the place's threshold (drawn only where set). Computed from each step's temperature and wind by the same formula as now.",
+        datasource: ds,
+        gridPos: { x: 12, y: 51, w: 12, h: 8 },
+        targets: [
+          {
+            datasource: ds,
+            refId: 'A',
+            expr: perPlace('openweather_forecast_wind_chill_min_celsius{%(matchers)sjob=~"$job",location=~"$location",window_hours="24"}' % s),
+            legendFormat: '{{location}} wind chill',
+          },
+          {
+            datasource: ds,
+            refId: 'B',
+            expr: perPlace('openweather_wind_chill_alert_threshold_celsius{%(matchers)sjob=~"$job",location=~"$location"}' % s),
+            legendFormat: '{{location}} wind chill alert',
+          },
+        ],
+        fieldConfig: {
+          defaults: {
+            unit: 'celsius',
+            custom: { lineWidth: 1, fillOpacity: 0, showPoints: 'never', spanNulls: true },
+          },
+          overrides: [
+            {
+              matcher: { id: 'byRegexp', options: '.* wind chill alert' },
+              properties: [
+                { id: 'color', value: { mode: 'fixed', fixedColor: 'blue' } },
+                { id: 'custom.lineStyle', value: { fill: 'dash', dash: [4, 4] } },
+                { id: 'custom.lineWidth', value: 1 },
+              ],
+            },
+          ],
+        },
+        options: {
+          legend: { displayMode: 'list', placement: 'bottom', showLegend: true },
+          tooltip: { mode: 'multi', sort: 'none' },
+        },
+      },
+      {
         id: 112,
         type: 'timeseries',
         title: 'Answer fields missing, and list entries skipped, per minute',
         datasource: ds,
-        gridPos: { x: 0, y: 126, w: 24, h: 8 },
+        gridPos: { x: 0, y: 134, w: 24, h: 8 },
         targets: [
           {
             datasource: ds,

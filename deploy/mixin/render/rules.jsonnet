@@ -33,8 +33,9 @@ function(config={})
       ALERTS{alertname="X", alertstate="firing"})` keeps an alert that is already
       firing while the reading stays within a margin of its bound, the place's own
       openweather_temperature_alert_hysteresis_celsius (default 1 °C) for
-      temperatures, 20 % of the threshold for gusts and rain (0.8 x, and a
-      probability of rain of 0.4 instead of 0.5). A pending alert gets no margin, so
+      temperatures, heat index, wet-bulb temperature and wind chill, 20 % of the
+      threshold for gusts and rain (0.8 x, and a probability of rain of 0.4
+      instead of 0.5). A pending alert gets no margin, so
       `for:` still wants the bound itself crossed for that long. The cost: a real
       recovery resolves only once the reading is past the margin (35 °C threshold,
       cooling by 1 °C an hour in the evening: about an hour later than the bound),
