@@ -61,23 +61,27 @@ struct SimulatorHandler: HTTPHandler {
         case ("GET", "/_simulator/"), ("GET", "/_simulator"):
             responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
         case ("POST", "/_simulator/weather"):
+            let hours = query["ahead_hours"].map { Double($0) }
             guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
-                let (latitude, longitude) = Self.place(query)
+                let (latitude, longitude) = Self.place(query), hours.map({ $0.map { (0...240).contains($0) } }) != false
             else {
                 responder.respond(
                     Self.text(
                         400,
-                        "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE and lon=LONGITUDE\n"
+                        "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE, lon=LONGITUDE and ahead_hours=H (forecasts only, from H hours ahead; 0 to 240)\n"
                     )
                 )
                 return
             }
+            let ahead = (hours ?? nil).map { $0 * 3600 }
             state.withLock {
-                $0.shifts.append(TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift))
+                $0.shifts.append(
+                    TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift, ahead: ahead))
             }
+            let when = (hours ?? nil).map { " from \($0) hours ahead (forecasts only)" } ?? ""
             responder.respond(
                 Self.text(
-                    200, "temperatures \(Self.describe(latitude, longitude)) shifted by \(shift) °C\n"
+                    200, "temperatures \(Self.describe(latitude, longitude)) shifted by \(shift) °C\(when)\n"
                 ))
         case ("DELETE", "/_simulator/weather"):
             // With lat=/lon=: that place's own shifts only; shifts made for every place stay.
@@ -136,7 +140,8 @@ struct SimulatorHandler: HTTPHandler {
         let now = SystemClock.monotonicSeconds()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
-        let shifts = state.withLock { $0.shifts }
+        let wall = SystemClock.wallSeconds()
+        let shifts = state.withLock { $0.shifts }.map { $0.at(now: wall) }
         let (fault, accepted, subscribed, alwaysAlert, rainSoon, endlessRound) = state.withLock { state in
             var round: Int?
             if state.oneCallEndlessAlerts {
@@ -164,7 +169,7 @@ struct SimulatorHandler: HTTPHandler {
         } else {
             let answer = WeatherModel.$shifts.withValue(shifts) {
                 endpoint.answer(
-                    query, latitude: latitude, longitude: longitude, at: SystemClock.wallSeconds(),
+                    query, latitude: latitude, longitude: longitude, at: wall,
                     alwaysAlert: alwaysAlert, rainSoon: rainSoon,
                     path: request.path, linkBase: Self.linkBase(host: request.header("host")),
                     endlessRound: endlessRound)

@@ -49,7 +49,9 @@ struct WeatherModel {
         let annualMean = 27 * pow(cos(absoluteLatitude * .pi / 180), 1.2) - 3
         let dayOfYear = SolarTimes.dayOfYear(time)
         let season = cos(2 * .pi * (dayOfYear - 200) / 365.25) * (latitude >= 0 ? 1 : -1)
-        let shift = shifts.reduce(0) { $0 + ($1.matches(latitude: latitude, longitude: longitude) ? $1.celsius : 0) }
+        let shift = shifts.reduce(0) {
+            $0 + ($1.matches(latitude: latitude, longitude: longitude) && time >= ($1.from ?? time) ? $1.celsius : 0)
+        }
         let dailyMean = annualMean + 0.15 * absoluteLatitude * season - lapseRate * place.elevation + shift
         let dailySwing = 3 + 4 * (1 - clouds / 100)
         let temperature = (dailyMean + dailySwing * cos(2 * .pi * (solarHour - 15) / 24) + 1.5 * wave(seed, time, 5400))
@@ -176,6 +178,18 @@ struct TemperatureShift: Sendable, Equatable {
     /// Only this longitude too, for two places at one latitude; nil: every longitude.
     var longitude: Double? = nil
     var celsius: Double
+    /// Only the times at least this many seconds after the answer is made: a spell only forecasts
+    /// have, which never arrives (the current weather and the past stay as they were); nil: all times.
+    var ahead: Double? = nil
+    /// `ahead` as a time, set for the answer being made (`at(now:)`).
+    private(set) var from: Double? = nil
+
+    /// This shift for an answer made at `now`.
+    func at(now: Double) -> TemperatureShift {
+        var shift = self
+        shift.from = ahead.map { now + $0 }
+        return shift
+    }
 
     /// Whether the shift applies at a place; a coordinate not given (nil) matches any.
     func matches(latitude requested: Double?, longitude requestedLongitude: Double? = nil) -> Bool {

@@ -45,6 +45,11 @@ extension Logger {
                         ("simulator", simulator),
                         ("example", "curl -X POST '\(simulator)/_simulator/weather?lat=51.51&shift=35'"),
                     ])
+                if let spell = configuration.demoColdSpell {
+                    info(
+                        "demo showcase: the simulator forecasts \(spell.place) a cold spell that never comes (\(AlertThresholds.written(-spell.celsius)) °C colder from \(AlertThresholds.written(spell.hoursAhead)) hours ahead), so OpenWeatherForecastBelowThreshold fires for \(spell.place) while it is mild there now"
+                    )
+                }
             }
         }
         for warning in configuration.warnings { warn(warning) }
