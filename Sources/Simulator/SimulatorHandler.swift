@@ -61,9 +61,10 @@ struct SimulatorHandler: HTTPHandler {
         case ("GET", "/_simulator/"), ("GET", "/_simulator"):
             responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
         case ("POST", "/_simulator/weather"):
-            let hours = query["ahead_hours"].map { Double($0) }
+            let hours = query["ahead_hours"].flatMap(Double.init)
             guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
-                let (latitude, longitude) = Self.place(query), hours.map({ $0.map { (0...240).contains($0) } }) != false
+                let (latitude, longitude) = Self.place(query),
+                query["ahead_hours"] == nil || hours.map({ (0...240).contains($0) }) == true
             else {
                 responder.respond(
                     Self.text(
@@ -73,12 +74,12 @@ struct SimulatorHandler: HTTPHandler {
                 )
                 return
             }
-            let ahead = (hours ?? nil).map { $0 * 3600 }
+            let ahead = hours.map { $0 * 3600 }
             state.withLock {
                 $0.shifts.append(
                     TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift, ahead: ahead))
             }
-            let when = (hours ?? nil).map { " from \($0) hours ahead (forecasts only)" } ?? ""
+            let when = hours.map { " from \($0) hours ahead (forecasts only)" } ?? ""
             responder.respond(
                 Self.text(
                     200, "temperatures \(Self.describe(latitude, longitude)) shifted by \(shift) °C\(when)\n"

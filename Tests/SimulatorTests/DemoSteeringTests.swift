@@ -127,4 +127,32 @@ import Testing
         #expect(abs(try shift(48.86, 2.35)) < 1)
         #expect(abs(try shift(51.51, 50)) < 1)
     }
+
+    /// `ahead_hours=` shifts only what is forecast that far ahead: the current weather (and so the
+    /// current-temperature alerts) stays as it was, the forecast's later steps move.
+    @Test func aShiftAheadIsInTheForecastOnly() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let tokyo = "lat=35.6762&lon=139.6503&units=metric"
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=35.68&shift=-30&ahead_hours=6")
+        let wall = SystemClock.wallSeconds()
+        let current = try WeatherDecoder.decode(
+            Array(try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?\(tokyo)").text.utf8))
+        let model = WeatherModel.reading(latitude: 35.6762, longitude: 139.6503, at: wall).temperature
+        #expect(abs(current.temperatureCelsius - model) < 1, "\(current.temperatureCelsius) against \(model)")
+        let forecast = try ForecastDecoder.decode(
+            Array(try OneCall4EndpointTests.get(simulator, "/data/2.5/forecast?\(tokyo)").text.utf8))
+        for step in forecast.steps {
+            let own = WeatherModel.reading(latitude: 35.6762, longitude: 139.6503, at: step.time).temperature
+            // A step within a minute of the 6-hour mark may fall either side of it.
+            guard abs(step.time - (wall + 6 * 3600)) > 60 else { continue }
+            let expected = step.time >= wall + 6 * 3600 ? own - 30 : own
+            // The forecast's own error grows with the lead time: about 0.3 °C a day.
+            #expect(abs(step.temperatureCelsius - expected) < 3, "step at \(step.time): \(step.temperatureCelsius)")
+        }
+        #expect(
+            try LoopbackHTTP.request(
+                port: simulator.port, method: "POST", path: "/_simulator/weather?shift=-30&ahead_hours=soon"
+            ).status == 400)
+    }
 }
