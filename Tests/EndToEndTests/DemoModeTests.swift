@@ -48,6 +48,7 @@ import Testing
     @Test func demoResolvesPlacesByName() async throws {
         let (process, port) = try await Self.startDemo([
             "--location", "Paris", "--location", "Office=zip:94040,US", "--location", "Nowhere=Xyzzyville,above=30",
+            "--location", "Quiet=1,2,alerts=off",
         ])
         defer {
             process.signal(SIGKILL)
@@ -70,6 +71,13 @@ import Testing
             "\(process.standardError)")
         let landing = try LoopbackHTTP.request(port: port, path: "/").text
         #expect(landing.contains("no place matches"))
+        // The place with its alerts off is named at start; the demo of one's own places has no showcase spell.
+        let log = process.standardError
+        #expect(
+            log.contains(
+                "msg=\"weather alerts are off (alerts=off) for 1 of 4 locations: no weather alert fires there\" locations=Quiet"
+            ), "\(log)")
+        #expect(!log.contains("demo showcase"))
     }
 
     /// deploy/docs/operations.md's promise: SIGTERM or SIGINT ends the process with status 0 within 2 s.
