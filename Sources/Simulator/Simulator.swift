@@ -23,9 +23,12 @@ import Locking
 ///   official alert everywhere (`endless`: 4.0's current answers list 16 new alert IDs each time, each
 ///   a 200 KB text until 2100, a hostile upstream); `rain=soon` (or `model`): the minute forecast has rain starting in
 ///   10 minutes everywhere;
-/// - `POST /_simulator/weather?lat=-14.63&shift=35` (`lat` left out: everywhere): that place's temperatures,
-///   now and forecast on every endpoint, shifted by `shift` °C (negative: colder), added to any earlier
-///   shift; `DELETE /_simulator/weather`: the model's own weather again;
+/// - `POST /_simulator/weather?lat=-14.63&shift=35` (`lat` left out: everywhere; `lon=` too, to tell two
+///   places at one latitude apart): that place's temperatures, now and forecast on every endpoint, shifted
+///   by `shift` °C (negative: colder), added to any earlier shift (+35 then -35 is no shift); with
+///   `ahead_hours=6`, only the forecasts' temperatures from 6 hours ahead on (a spell that never comes);
+///   `DELETE /_simulator/weather`: the model's own weather again, with `lat=`/`lon=` at that place only
+///   (the shifts made for it; those made for every place stay);
 /// - `GET /_simulator/requests`: the API requests seen so far, one `monotonic_seconds lat lon status path`
 ///   line each (`nan` for the coordinates of a geocoding or alert request; an alert's path ends in its ID).
 public final class Simulator: Sendable {
@@ -87,11 +90,14 @@ public final class Simulator: Sendable {
     static func controls(base: String) -> String {
         """
         The OpenWeather simulator behind openweather-exporter --demo. Its controls (lat= picks the place
-        whose latitude is within 0.005° of it; without lat=, every place):
+        whose latitude is within 0.005° of it; without lat=, every place). Shifts add up: +35 then -35
+        is the place as it was.
 
           curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=35'    temperatures 35 °C higher (now and forecast)
-          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-35'   ... or 35 °C lower
-          curl -X DELETE '\(base)/_simulator/weather'                     the model's own temperatures again
+          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-35'   ... 35 °C lower than that
+          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-30&ahead_hours=6'   a cold spell only forecasts have, from 6 hours ahead
+          curl -X DELETE '\(base)/_simulator/weather?lat=51.51'          that place's shifts cleared
+          curl -X DELETE '\(base)/_simulator/weather'                     every shift cleared: the model's own temperatures
           curl -X POST '\(base)/_simulator/fault?lat=51.51&status=500'   requests fail with this status (or 401, 429&retry_after=60)
           curl -X POST '\(base)/_simulator/fault?delay=15s'              answers late (past --openweather.timeout)
           curl -X POST '\(base)/_simulator/fault?malformed=truncated'    broken answers (notJSON, wrongTypes, missingFields, absurdNumbers, nan, empty)
@@ -109,6 +115,13 @@ public final class Simulator: Sendable {
     public func setAcceptedKeys(_ keys: Set<String>?) { state.withLock { $0.acceptedKeys = keys } }
 
     public func setOneCallSubscribed(_ subscribed: Bool) { state.withLock { $0.oneCallSubscribed = subscribed } }
+
+    /// What `POST /_simulator/weather` does: the temperatures at a place (its latitude, to 0.01°) shifted
+    /// by `celsius`; with `hoursAhead`, only the forecasts' from that far ahead on.
+    public func shiftTemperatures(latitude: Double, celsius: Double, hoursAhead: Double? = nil) {
+        let shift = TemperatureShift(latitude: latitude, celsius: celsius, ahead: hoursAhead.map { $0 * 3600 })
+        state.withLock { $0.shifts.append(shift) }
+    }
 
     /// Every API request seen, any endpoint, oldest first.
     public var requests: [Request] { state.withLock { $0.requests } }

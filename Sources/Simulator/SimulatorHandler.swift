@@ -61,25 +61,51 @@ struct SimulatorHandler: HTTPHandler {
         case ("GET", "/_simulator/"), ("GET", "/_simulator"):
             responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
         case ("POST", "/_simulator/weather"):
+            let hours = query["ahead_hours"].flatMap(Double.init)
             guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
-                query["lat"] == nil || query["lat"].flatMap(Double.init) != nil
+                let (latitude, longitude) = Self.place(query),
+                query["ahead_hours"] == nil || hours.map({ (0...240).contains($0) }) == true
             else {
                 responder.respond(
                     Self.text(
                         400,
-                        "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE\n")
+                        "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE, lon=LONGITUDE and ahead_hours=H (forecasts only, from H hours ahead; 0 to 240)\n"
+                    )
                 )
                 return
             }
-            let latitude = query["lat"].flatMap(Double.init)
-            state.withLock { $0.shifts.append(TemperatureShift(latitude: latitude, celsius: shift)) }
+            let ahead = hours.map { $0 * 3600 }
+            state.withLock {
+                $0.shifts.append(
+                    TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift, ahead: ahead))
+            }
+            let when = hours.map { " from \($0) hours ahead (forecasts only)" } ?? ""
             responder.respond(
                 Self.text(
-                    200, "temperatures \(latitude.map { "at latitude \($0)" } ?? "everywhere") shifted by \(shift) °C\n"
+                    200, "temperatures \(Self.describe(latitude, longitude)) shifted by \(shift) °C\(when)\n"
                 ))
         case ("DELETE", "/_simulator/weather"):
-            state.withLock { $0.shifts = [] }
-            responder.respond(Self.text(200, "temperature shifts cleared\n"))
+            // With lat=/lon=: that place's own shifts only; shifts made for every place stay.
+            guard let (latitude, longitude) = Self.place(query) else {
+                responder.respond(
+                    Self.text(
+                        400, "give lat=LATITUDE and/or lon=LONGITUDE to clear one place's shifts, or neither for all\n")
+                )
+                return
+            }
+            let (cleared, left) = state.withLock { state in
+                let before = state.shifts.count
+                if latitude == nil && longitude == nil {
+                    state.shifts = []
+                } else {
+                    state.shifts.removeAll { $0.isLocal && $0.matches(latitude: latitude, longitude: longitude) }
+                }
+                return (before - state.shifts.count, state.shifts.count)
+            }
+            responder.respond(
+                Self.text(
+                    200,
+                    "\(cleared) temperature shifts cleared \(Self.describe(latitude, longitude)); \(left) left\n"))
         case ("DELETE", "/_simulator/fault"):
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
@@ -93,12 +119,30 @@ struct SimulatorHandler: HTTPHandler {
         }
     }
 
+    /// A control's `lat=` and `lon=`, each nil when not given; nil when one given is not a number.
+    private static func place(_ query: [String: String]) -> (latitude: Double?, longitude: Double?)? {
+        let latitude = query["lat"].map { Double($0) }
+        let longitude = query["lon"].map { Double($0) }
+        guard latitude != .some(nil), longitude != .some(nil) else { return nil }
+        return (latitude ?? nil, longitude ?? nil)
+    }
+
+    private static func describe(_ latitude: Double?, _ longitude: Double?) -> String {
+        switch (latitude, longitude) {
+        case (nil, nil): "everywhere"
+        case (let latitude?, nil): "at latitude \(latitude)"
+        case (nil, let longitude?): "at longitude \(longitude)"
+        case (let latitude?, let longitude?): "at \(latitude), \(longitude)"
+        }
+    }
+
     /// Every endpoint alike: the key check, the faults, the request log; then the endpoint's own answer.
     private func api(_ endpoint: Endpoint, _ query: [String: String], request: HTTPRequest, responder: HTTPResponder) {
         let now = SystemClock.monotonicSeconds()
         let latitude = query["lat"].flatMap(Double.init)
         let longitude = query["lon"].flatMap(Double.init)
-        let shifts = state.withLock { $0.shifts }
+        let wall = SystemClock.wallSeconds()
+        let shifts = state.withLock { $0.shifts }.map { $0.at(now: wall) }
         let (fault, accepted, subscribed, alwaysAlert, rainSoon, endlessRound) = state.withLock { state in
             var round: Int?
             if state.oneCallEndlessAlerts {
@@ -126,7 +170,7 @@ struct SimulatorHandler: HTTPHandler {
         } else {
             let answer = WeatherModel.$shifts.withValue(shifts) {
                 endpoint.answer(
-                    query, latitude: latitude, longitude: longitude, at: SystemClock.wallSeconds(),
+                    query, latitude: latitude, longitude: longitude, at: wall,
                     alwaysAlert: alwaysAlert, rainSoon: rainSoon,
                     path: request.path, linkBase: Self.linkBase(host: request.header("host")),
                     endlessRound: endlessRound)

@@ -49,7 +49,9 @@ struct WeatherModel {
         let annualMean = 27 * pow(cos(absoluteLatitude * .pi / 180), 1.2) - 3
         let dayOfYear = SolarTimes.dayOfYear(time)
         let season = cos(2 * .pi * (dayOfYear - 200) / 365.25) * (latitude >= 0 ? 1 : -1)
-        let shift = shifts.reduce(0) { $0 + ($1.matches(latitude: latitude) ? $1.celsius : 0) }
+        let shift = shifts.reduce(0) {
+            $0 + ($1.matches(latitude: latitude, longitude: longitude) && time >= ($1.from ?? time) ? $1.celsius : 0)
+        }
         let dailyMean = annualMean + 0.15 * absoluteLatitude * season - lapseRate * place.elevation + shift
         let dailySwing = 3 + 4 * (1 - clouds / 100)
         let temperature = (dailyMean + dailySwing * cos(2 * .pi * (solarHour - 15) / 24) + 1.5 * wave(seed, time, 5400))
@@ -171,9 +173,33 @@ extension Double {
 
 /// A place made hotter or colder by hand, for demos and drills.
 struct TemperatureShift: Sendable, Equatable {
-    /// Only this latitude (to 0.01°, as faults match); nil: everywhere.
+    /// Only this latitude (to 0.01°, as faults match); nil: every latitude.
     var latitude: Double?
+    /// Only this longitude too, for two places at one latitude; nil: every longitude.
+    var longitude: Double? = nil
     var celsius: Double
+    /// Only the times at least this many seconds after the answer is made: a spell only forecasts
+    /// have, which never arrives (the current weather and the past stay as they were); nil: all times.
+    var ahead: Double? = nil
+    /// `ahead` as a time, set for the answer being made (`at(now:)`).
+    private(set) var from: Double? = nil
 
-    func matches(latitude requested: Double) -> Bool { latitude.map { abs($0 - requested) < 0.005 } ?? true }
+    /// This shift for an answer made at `now`.
+    func at(now: Double) -> TemperatureShift {
+        var shift = self
+        shift.from = ahead.map { now + $0 }
+        return shift
+    }
+
+    /// Whether the shift applies at a place; a coordinate not given (nil) matches any.
+    func matches(latitude requested: Double?, longitude requestedLongitude: Double? = nil) -> Bool {
+        func near(_ own: Double?, _ asked: Double?) -> Bool {
+            guard let own, let asked else { return true }
+            return abs(own - asked) < 0.005
+        }
+        return near(latitude, requested) && near(longitude, requestedLongitude)
+    }
+
+    /// Made for one place (by latitude, longitude or both), not for every place.
+    var isLocal: Bool { latitude != nil || longitude != nil }
 }

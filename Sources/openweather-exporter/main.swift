@@ -69,6 +69,9 @@ func startDemoSimulator(for configuration: inout Configuration) -> Simulator? {
     do {
         let simulator = try Simulator()
         configuration.openWeatherURL = simulator.baseURL
+        if let spell = configuration.demoColdSpell {
+            simulator.shiftTemperatures(latitude: spell.latitude, celsius: spell.celsius, hoursAhead: spell.hoursAhead)
+        }
         return simulator
     } catch {
         fail("cannot start the demo simulator: \(error)", status: 1)

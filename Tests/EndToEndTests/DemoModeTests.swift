@@ -48,6 +48,7 @@ import Testing
     @Test func demoResolvesPlacesByName() async throws {
         let (process, port) = try await Self.startDemo([
             "--location", "Paris", "--location", "Office=zip:94040,US", "--location", "Nowhere=Xyzzyville,above=30",
+            "--location", "Quiet=1,2,alerts=off",
         ])
         defer {
             process.signal(SIGKILL)
@@ -70,6 +71,13 @@ import Testing
             "\(process.standardError)")
         let landing = try LoopbackHTTP.request(port: port, path: "/").text
         #expect(landing.contains("no place matches"))
+        // The place with its alerts off is named at start; the demo of one's own places has no showcase spell.
+        let log = process.standardError
+        #expect(
+            log.contains(
+                "msg=\"weather alerts are off (alerts=off) for 1 of 4 locations: no weather alert fires there\" locations=Quiet"
+            ), "\(log)")
+        #expect(!log.contains("demo showcase"))
     }
 
     /// deploy/docs/operations.md's promise: SIGTERM or SIGINT ends the process with status 0 within 2 s.
@@ -137,6 +145,22 @@ import Testing
         let lowValue = try #require(
             low.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }, "\(response.text)")
         #expect(lowValue < 0, "La Rinconada's 24-hour forecast minimum \(lowValue) °C crosses its below=0")
+        // Issue 40: the showcase, Tokyo, whose forecast alone (the cold spell plain --demo gives the
+        // simulator) is below its -2 °C, so its forecast alert is the one no current alert mutes.
+        func value(_ prefix: String) -> Double? {
+            response.text.split(separator: "\n").first { $0.hasPrefix(prefix) }
+                .flatMap { $0.split(separator: " ").last }.flatMap { Double($0) }
+        }
+        let tokyoLow = try #require(
+            value("openweather_forecast_temperature_min_celsius{location=\"Tokyo\",window_hours=\"24\"} "))
+        let tokyoNow = try #require(value("openweather_temperature_celsius{location=\"Tokyo\"} "))
+        #expect(tokyoLow < -2 && tokyoNow > -2, "Tokyo: \(tokyoNow) °C now, \(tokyoLow) °C in the forecast")
+        #expect(log.contains("demo showcase: the simulator forecasts Tokyo a cold spell that never comes"), "\(log)")
+        // The commands scroll inside their box rather than past the page (at 1280 px they are wider
+        // than its 50em), and say that shifts add up.
+        #expect(landing.text.contains("<pre class=\"demo\">"))
+        #expect(landing.text.contains("pre.demo{overflow-x:auto}"))
+        #expect(landing.text.contains("Shifts add up"))
         // The simulator's address and controls: logged plainly and shown on the landing page.
         let simulator = try #require(
             log.firstRange(of: "simulator=http://127.0.0.1:").map {

@@ -79,4 +79,80 @@ import Testing
             controls.text.contains("curl -X POST 'http://localhost/_simulator/weather?lat=51.51&shift=35'"),
             "\(controls.text)")
     }
+
+    /// Shifts add up (+35 then -35 is no shift), and a DELETE with lat= (and lon=) clears only that
+    /// place's own: another place's shifts, and those made for every place, stay.
+    @Test func shiftsAddUpAndAreClearedOnePlaceAtATime() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        // The shift the simulator applies: its answer less the model's own temperature (the model moves
+        // a little with the clock between the two: within a degree).
+        func shift(_ latitude: Double, _ longitude: Double) throws -> Double {
+            let body = try OneCall4EndpointTests.get(
+                simulator, "/data/2.5/weather?lat=\(latitude)&lon=\(longitude)&units=metric"
+            ).text
+            let model = WeatherModel.reading(latitude: latitude, longitude: longitude, at: SystemClock.wallSeconds())
+            return try WeatherDecoder.decode(Array(body.utf8)).temperatureCelsius - model.temperature
+        }
+        func delete(_ query: String) throws -> (status: Int, text: String) {
+            let response = try LoopbackHTTP.request(
+                port: simulator.port, method: "DELETE", path: "/_simulator/weather\(query)")
+            return (response.status, response.text)
+        }
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&shift=35")
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&shift=-35")
+        #expect(abs(try shift(51.51, -0.13)) < 1)
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&shift=10")
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=48.86&shift=5")
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?shift=1")
+        #expect(abs(try shift(51.51, -0.13) - 11) < 1)
+        #expect(abs(try shift(48.86, 2.35) - 6) < 1)
+
+        let london = try delete("?lat=51.51")
+        #expect(london.status == 200 && london.text == "3 temperature shifts cleared at latitude 51.51; 2 left\n")
+        #expect(abs(try shift(51.51, -0.13) - 1) < 1)
+        #expect(abs(try shift(48.86, 2.35) - 6) < 1)
+
+        // Two places at one latitude, told apart by lon=.
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&lon=-0.13&shift=4")
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=51.51&lon=50&shift=7")
+        #expect(abs(try shift(51.51, -0.13) - 5) < 1)
+        #expect(abs(try shift(51.51, 50) - 8) < 1)
+        #expect(try delete("?lat=51.51&lon=-0.13").text == "1 temperature shifts cleared at 51.51, -0.13; 3 left\n")
+        #expect(abs(try shift(51.51, -0.13) - 1) < 1)
+        #expect(abs(try shift(51.51, 50) - 8) < 1)
+
+        #expect(try delete("?lat=north").status == 400)
+        #expect(try delete("").text == "3 temperature shifts cleared everywhere; 0 left\n")
+        #expect(abs(try shift(48.86, 2.35)) < 1)
+        #expect(abs(try shift(51.51, 50)) < 1)
+    }
+
+    /// `ahead_hours=` shifts only what is forecast that far ahead: the current weather (and so the
+    /// current-temperature alerts) stays as it was, the forecast's later steps move.
+    @Test func aShiftAheadIsInTheForecastOnly() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        let tokyo = "lat=35.6762&lon=139.6503&units=metric"
+        try OneCall4EndpointTests.post(simulator, "/_simulator/weather?lat=35.68&shift=-30&ahead_hours=6")
+        let wall = SystemClock.wallSeconds()
+        let current = try WeatherDecoder.decode(
+            Array(try OneCall4EndpointTests.get(simulator, "/data/2.5/weather?\(tokyo)").text.utf8))
+        let model = WeatherModel.reading(latitude: 35.6762, longitude: 139.6503, at: wall).temperature
+        #expect(abs(current.temperatureCelsius - model) < 1, "\(current.temperatureCelsius) against \(model)")
+        let forecast = try ForecastDecoder.decode(
+            Array(try OneCall4EndpointTests.get(simulator, "/data/2.5/forecast?\(tokyo)").text.utf8))
+        for step in forecast.steps {
+            let own = WeatherModel.reading(latitude: 35.6762, longitude: 139.6503, at: step.time).temperature
+            // A step within a minute of the 6-hour mark may fall either side of it.
+            guard abs(step.time - (wall + 6 * 3600)) > 60 else { continue }
+            let expected = step.time >= wall + 6 * 3600 ? own - 30 : own
+            // The forecast's own error grows with the lead time: about 0.3 °C a day.
+            #expect(abs(step.temperatureCelsius - expected) < 3, "step at \(step.time): \(step.temperatureCelsius)")
+        }
+        #expect(
+            try LoopbackHTTP.request(
+                port: simulator.port, method: "POST", path: "/_simulator/weather?shift=-30&ahead_hours=soon"
+            ).status == 400)
+    }
 }

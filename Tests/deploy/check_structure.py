@@ -427,14 +427,16 @@ def check_grafana():
     exprs = " ".join(t["expr"] for _, t in targets)
     # Every family the exporter can write (the golden exposition of every
     # source) is on the dashboard; condition_id is shown through condition_info, and the
-    # thresholds' units (temperature and thermal indices) and the hysteresis only shape the
-    # alerts' logic and text (the thresholds themselves are drawn).
+    # thresholds' units (temperature and thermal indices), the hysteresis, and whether a place's alerts
+    # are on only shape the alerts' logic and text (the thresholds themselves are drawn, absent with
+    # alerts off; the landing page lists the places with alerts off).
     golden = ROOT / "Tests" / "ExporterTests" / "Golden" / "fixtures.prom"
     families = re.findall(r"^# TYPE (\S+) ", golden.read_text(), re.M)
     check(len(families) > 30, f"{len(families)} families in {golden.relative_to(ROOT)}")
     for metric in families:
         if metric not in ("openweather_condition_id", "openweather_temperature_alert_threshold_info",
-                          "openweather_thermal_alert_threshold_info", "openweather_temperature_alert_hysteresis_celsius"):
+                          "openweather_thermal_alert_threshold_info", "openweather_temperature_alert_hysteresis_celsius",
+                          "openweather_location_alerts_enabled"):
             check(re.search(rf"\b{metric}\b", exprs) is not None, f"dashboard shows {metric}")
     # Health is per location and source: no two sources drawn as one series.
     for p, t in targets:

@@ -114,6 +114,25 @@ struct AlertThresholds: Sendable, Equatable {
         }
     }
 
+    /// A value as people write it: whole numbers without a fraction (`35`, not `35.0`), others in
+    /// Swift's shortest form.
+    static func written(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
+    }
+
+    /// What the landing page says of a place: each threshold in the unit it was given in (gusts in
+    /// m/s, rain in mm), `off`, or `none`.
+    func summary(off: Bool) -> String {
+        guard !off else { return "off" }
+        var parts: [String] = []
+        if let above { parts.append("above \(above.shown)") }
+        if let below { parts.append("below \(below.shown)") }
+        if let gustMetersPerSecond { parts.append("gusts \(Self.written(gustMetersPerSecond)) m/s") }
+        // To a millionth of a mm: 0.0011 m is 1.1 mm, not 1.1000000000000001.
+        if let rainMeters { parts.append("rain \(Self.written((rainMeters * 1e9).rounded() / 1e6)) mm") }
+        return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+    }
+
     /// What a place that sets nothing gets when the flags and the file set nothing either: a margin
     /// of 1 °C, and heavy rain at 20 mm a day, what the shipped rule had fixed before it was per place.
     static let builtIn = AlertThresholds(hysteresisCelsius: 1, rainMeters: 0.020)
@@ -126,11 +145,27 @@ struct TemperatureThreshold: Sendable, Equatable {
 
     var celsius: Double
     var unit: Unit
+    /// The number as written, in `unit`: what messages and the landing page repeat, so that 100F is
+    /// never said as 37.77777777777778.
+    var written: Double
 
     init(celsius: Double, unit: Unit = .celsius) {
         self.celsius = celsius
         self.unit = unit
+        self.written = unit == .fahrenheit ? celsius * 9 / 5 + 32 : celsius
     }
+
+    init(written: Double, unit: Unit) {
+        self.celsius = unit == .fahrenheit ? (written - 32) * 5 / 9 : written
+        self.unit = unit
+        self.written = written
+    }
+
+    /// As an option takes it: `35`, `-5.5`, `100F`.
+    var option: String { AlertThresholds.written(written) + (unit == .fahrenheit ? "F" : "") }
+
+    /// As a person reads it: `35 °C`, `100 °F`.
+    var shown: String { AlertThresholds.written(written) + (unit == .fahrenheit ? " °F" : " °C") }
 
     /// The accepted forms, for error messages.
     static let forms = "a number in °C (35, -5.5), or one with a unit: 35C or 95F"
@@ -152,9 +187,9 @@ struct TemperatureThreshold: Sendable, Equatable {
         guard number.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(number), value.isFinite else {
             return nil
         }
-        let celsius = unit == .fahrenheit ? (value - 32) * 5 / 9 : value
-        guard range.contains(celsius) else { return nil }
-        return TemperatureThreshold(celsius: celsius, unit: unit)
+        let threshold = TemperatureThreshold(written: value, unit: unit)
+        guard range.contains(threshold.celsius) else { return nil }
+        return threshold
     }
 }
 

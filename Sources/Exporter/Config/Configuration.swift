@@ -175,6 +175,12 @@ public struct Configuration: Sendable {
     var requestPlan: RequestPlan { sourcePolling.requests }
     var fallbackRequestPlan: RequestPlan? { sourcePolling.fallback }
 
+    /// With the demo's own places, the cold spell the simulator is to forecast for its showcase
+    /// (`DemoLocations.coldSpell`); nil for any other configuration.
+    public var demoColdSpell: (place: String, latitude: Double, celsius: Double, hoursAhead: Double)? {
+        demo && locations == DemoLocations.all ? DemoLocations.coldSpell : nil
+    }
+
     /// Each location's thresholds after the defaults are applied.
     func thresholds(for location: Location) -> AlertThresholds {
         location.alerts.resolved(defaults: alertDefaults)

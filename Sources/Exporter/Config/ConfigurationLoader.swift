@@ -199,21 +199,25 @@ public struct ConfigurationLoader: Sendable {
     }
 
     /// Thresholds the wrong way round (above -10, below 40) make both alerts fire at nearly every
-    /// temperature; likely a swap, so name where and how to fix it. Inherited defaults are named once.
+    /// temperature; likely a swap, so name where and how to fix it, in the units and numbers the user
+    /// wrote. Inherited defaults are named once.
     static func invertedThresholds(_ config: Configuration) -> [String] {
-        func inverted(_ thresholds: AlertThresholds) -> (above: Double, below: Double)? {
-            guard let above = thresholds.aboveCelsius, let below = thresholds.belowCelsius, above < below else {
+        func inverted(_ thresholds: AlertThresholds) -> (above: TemperatureThreshold, below: TemperatureThreshold)? {
+            guard let above = thresholds.above, let below = thresholds.below, above.celsius < below.celsius else {
                 return nil
             }
             return (above, below)
         }
-        func celsius(_ value: Double) -> String {
-            value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
+        // Bounds in two units are compared in °C, which the message then says (to 0.01 °C).
+        func compared(_ above: TemperatureThreshold, _ below: TemperatureThreshold) -> String {
+            guard above.unit != below.unit else { return "" }
+            let celsius = [above, below].map { TemperatureThreshold(celsius: ($0.celsius * 100).rounded() / 100).shown }
+            return " (\(celsius[0]) < \(celsius[1]))"
         }
         var warnings: [String] = []
         if let (above, below) = inverted(config.alertDefaults) {
             warnings.append(
-                "--alerts.temperature-above-celsius=\(celsius(above)) is below --alerts.temperature-below-celsius=\(celsius(below)): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values"
+                "--alerts.temperature-above-celsius=\(above.option) is below --alerts.temperature-below-celsius=\(below.option)\(compared(above, below)): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values"
             )
         }
         var count = 0
@@ -224,7 +228,7 @@ public struct ConfigurationLoader: Sendable {
             count += 1
             guard count <= 5 else { continue }
             warnings.append(
-                "location \"\(location.name)\" has its temperature thresholds the wrong way round (above=\(celsius(above)) is below below=\(celsius(below))), so both alerts fire at nearly every temperature: swap them (above=\(celsius(below)),below=\(celsius(above)) in --location, or temperature_above_celsius: \(celsius(below)) and temperature_below_celsius: \(celsius(above)) under its alerts in the config file)"
+                "location \"\(location.name)\" has its temperature thresholds the wrong way round (above=\(above.option) is below below=\(below.option)\(compared(above, below))), so both alerts fire at nearly every temperature: swap them (above=\(below.option),below=\(above.option) in --location, or temperature_above_celsius: \(below.option) and temperature_below_celsius: \(above.option) under its alerts in the config file)"
             )
         }
         if count > 5 {

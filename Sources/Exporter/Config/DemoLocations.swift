@@ -1,7 +1,8 @@
 /// The cities `--demo` polls when no location is given: five climates, five time zones, each with
 /// alert thresholds, so the threshold series and rules have something to show. La Rinconada (5,100 m,
-/// which the simulator cools by its height) goes below 0 °C within any 24 hours of the year: its
-/// forecast alert goes pending minutes after Prometheus first scrapes the demo.
+/// which the simulator cools by its height) is below 0 °C at almost any hour, now and forecast, so
+/// its current-temperature alert fires and Alertmanager mutes its forecast's. The forecast alert
+/// that reaches the receiver is Tokyo's: the simulator forecasts it a cold spell (`coldSpell`).
 enum DemoLocations {
     static let all = [
         Location(name: "London", latitude: 51.5074, longitude: -0.1278, alerts: thresholds(above: 30, below: -5)),
@@ -11,6 +12,11 @@ enum DemoLocations {
         Location(
             name: "La Rinconada", latitude: -14.6306, longitude: -69.4456, alerts: thresholds(above: 20, below: 0)),
     ]
+
+    /// Tokyo's forecasts 30 °C colder from 6 hours ahead on, a spell that never comes: below its
+    /// -2 °C within any 24 hours of the year, while its current temperature (never below about 4 °C in
+    /// the simulator) stays above, so `OpenWeatherForecastBelowThreshold` fires with nothing to mute it.
+    static let coldSpell = (place: "Tokyo", latitude: 35.6762, celsius: -30.0, hoursAhead: 6.0)
 
     private static func thresholds(above: Double, below: Double) -> AlertSetting {
         .custom(AlertThresholds(aboveCelsius: above, belowCelsius: below))

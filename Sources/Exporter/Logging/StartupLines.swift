@@ -21,6 +21,14 @@ extension Logger {
             active.requests.logFields + [
                 ("places_to_resolve_once", String(configuration.locations.count { $0.query != nil }))
             ])
+        // Said once, so that a place that never alerts is known to be quiet on purpose.
+        let off = configuration.locations.filter { $0.alerts == .off }.map(\.name)
+        if !off.isEmpty {
+            let listed = off.prefix(20).joined(separator: ", ") + (off.count > 20 ? " and \(off.count - 20) more" : "")
+            info(
+                "weather alerts are off (alerts=off) for \(off.count) of \(configuration.locations.count) locations: no weather alert fires there",
+                [("locations", listed)])
+        }
         if let fallback = active.fallback {
             info(
                 "request plan when the sources standing in for others cannot be used (One Call without its subscription)",
@@ -38,6 +46,11 @@ extension Logger {
                         ("simulator", simulator),
                         ("example", "curl -X POST '\(simulator)/_simulator/weather?lat=51.51&shift=35'"),
                     ])
+                if let spell = configuration.demoColdSpell {
+                    info(
+                        "demo showcase: the simulator forecasts \(spell.place) a cold spell that never comes (\(AlertThresholds.written(-spell.celsius)) °C colder from \(AlertThresholds.written(spell.hoursAhead)) hours ahead), so OpenWeatherForecastBelowThreshold fires for \(spell.place) while it is mild there now"
+                    )
+                }
             }
         }
         for warning in configuration.warnings { warn(warning) }

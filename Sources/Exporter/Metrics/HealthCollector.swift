@@ -2,7 +2,8 @@ import Exposition
 
 /// The exporter's health per location and source: the last poll's result, when it last succeeded,
 /// how long it took; and the configured alert thresholds, which the shipped rules join by location
-/// (absent for a place with alerts off, so no weather rule can fire there).
+/// (absent for a place with alerts off), and whether the place's alerts are on at all, which mutes the
+/// rules that have no threshold to join (official warnings, rain within the hour, air quality).
 struct HealthCollector: Collector {
     /// The `source` label of each slot, in label order.
     let sources: [String]
@@ -15,11 +16,14 @@ struct HealthCollector: Collector {
     private static let hysteresis: StaticString = "openweather_temperature_alert_hysteresis_celsius"
     private static let gust: StaticString = "openweather_wind_gust_alert_threshold_meters_per_second"
     private static let rain: StaticString = "openweather_rain_alert_threshold_meters"
-    private static let names = [up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain]
+    private static let alertsEnabled: StaticString = "openweather_location_alerts_enabled"
+    private static let names = [
+        up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain, alertsEnabled,
+    ]
 
     /// Positions in `families` (and `names`), where each family's buffer is in the lines a shard is written to.
     private enum Family: Int, CaseIterable, FamilyPosition {
-        case up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain
+        case up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain, alertsEnabled
     }
 
     var families: [MetricFamily] {
@@ -53,6 +57,9 @@ struct HealthCollector: Collector {
                 help:
                     "Configured heavy-rain alert threshold of the location: the forecast's rain over the next 24 hours."
             ),
+            MetricFamily(
+                name: Self.alertsEnabled.description,
+                help: "1 when the location's weather alerts are on, 0 when it sets alerts=off (alerts: false)."),
         ]
     }
 
@@ -94,6 +101,7 @@ struct HealthCollector: Collector {
                 }
                 if let gust = alerts.gustMetersPerSecond { line(.gust, gust) }
                 if let rain = alerts.rainMeters { line(.rain, rain) }
+                line(.alertsEnabled, state.location.alerts == .off ? 0 : 1)
             }
         }
     }

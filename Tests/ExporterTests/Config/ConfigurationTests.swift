@@ -35,6 +35,22 @@ import Testing
         #expect(try load(["--location", "A=1,2,above=30,below=-5"]).warnings.isEmpty)
     }
 
+    /// A °F user is answered in °F with the numbers written (100F, never 37.77777777777778); bounds in
+    /// two units are compared in °C, which the warning says.
+    @Test func invertedThresholdsAreWarnedAboutAsWritten() throws {
+        let config = try load([
+            "--location", "Phoenix=33.45,-112.07,above=100F,below=104.5F", "--location",
+            "Mixed=1,2,above=98.6F,below=40",
+            "--alerts.temperature-above-celsius=20F", "--alerts.temperature-below-celsius=0",
+        ])
+        #expect(
+            config.warnings.filter { $0.contains("wrong way round") || $0.hasPrefix("--alerts.") } == [
+                "--alerts.temperature-above-celsius=20F is below --alerts.temperature-below-celsius=0 (-6.67 °C < 0 °C): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values",
+                "location \"Phoenix\" has its temperature thresholds the wrong way round (above=100F is below below=104.5F), so both alerts fire at nearly every temperature: swap them (above=104.5F,below=100F in --location, or temperature_above_celsius: 104.5F and temperature_below_celsius: 100F under its alerts in the config file)",
+                "location \"Mixed\" has its temperature thresholds the wrong way round (above=98.6F is below below=40 (37 °C < 40 °C)), so both alerts fire at nearly every temperature: swap them (above=40,below=98.6F in --location, or temperature_above_celsius: 40 and temperature_below_celsius: 98.6F under its alerts in the config file)",
+            ], "\(config.warnings)")
+    }
+
     @Test func defaults() throws {
         let config = try load(["--location", "London=51.5074,-0.1278"])
         #expect(config.listenAddresses == [ListenAddress(host: "", port: 9755)])

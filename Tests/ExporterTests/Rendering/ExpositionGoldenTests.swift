@@ -113,21 +113,23 @@ import Testing
             "api_requests_total", "exporter_build_info", "temperature_alert_threshold_celsius",
             "temperature_alert_threshold_info", "temperature_alert_hysteresis_celsius",
             "wind_gust_alert_threshold_meters_per_second",
-            "rain_alert_threshold_meters",
+            "rain_alert_threshold_meters", "location_alerts_enabled",
             "exporter_config_last_reload_successful", "exporter_config_last_reload_success_timestamp_seconds",
             "air_quality_index", "air_pollutant_grams_per_cubic_meter", "air_pollution_observation_timestamp_seconds",
             "air_quality_scale_index",
         ] {
             #expect(text.contains("\n# TYPE openweather_\(name) "), "openweather_\(name)")
         }
-        // A location that never succeeded shows only its health and its alert thresholds.
+        // A location that never succeeded shows only its health and its alert thresholds; one with its
+        // alerts off, that they are.
+        #expect(text.contains("\nopenweather_location_alerts_enabled{location=\"South \\\"Pacific\\\"\\nOcean\"} 0\n"))
         let nowhere = text.split(separator: "\n").filter { $0.contains("location=\"Nowhere\"") }
         #expect(
             Set(nowhere.map { $0.prefix { $0 != "{" } }) == [
                 "openweather_up", "openweather_poll_duration_seconds",
                 "openweather_temperature_alert_threshold_celsius",
                 "openweather_temperature_alert_threshold_info", "openweather_temperature_alert_hysteresis_celsius",
-                "openweather_rain_alert_threshold_meters",
+                "openweather_rain_alert_threshold_meters", "openweather_location_alerts_enabled",
             ])
         // A place found by name: the geocoder's names and coordinates; one not found: only its health.
         #expect(
@@ -137,6 +139,7 @@ import Testing
         let atlantis = text.split(separator: "\n").filter { $0.contains("location=\"Atlantis\"") }
         #expect(
             atlantis.sorted() == [
+                "openweather_location_alerts_enabled{location=\"Atlantis\"} 1",
                 "openweather_poll_duration_seconds{location=\"Atlantis\",source=\"geocoding\"} 0.25",
                 "openweather_rain_alert_threshold_meters{location=\"Atlantis\"} 0.02",
                 "openweather_temperature_alert_hysteresis_celsius{location=\"Atlantis\"} 1",

@@ -342,6 +342,31 @@ import Testing
         #expect(
             metrics.hasLine("openweather_temperature_alert_threshold_celsius{location=\"Default\",bound=\"above\"} 35"))
         #expect(!metrics.contains("openweather_temperature_alert_threshold_celsius{location=\"Off\""))
+        // Every place says whether its alerts are on: the rules without a threshold to join read it.
+        #expect(metrics.hasLine("openweather_location_alerts_enabled{location=\"Off\"} 0"))
+        for place in ["Hot", "Cold", "Default"] {
+            #expect(metrics.hasLine("openweather_location_alerts_enabled{location=\"\(place)\"} 1"))
+        }
+    }
+
+    /// The landing page shows each place's thresholds in the unit they were written in, and which
+    /// places have their alerts off.
+    @Test func landingPageShowsThresholdsAndAlertsOff() async throws {
+        let running = try Running(
+            locations: [
+                "Phoenix=33.45,-112.07,above=100F,below=32.5F,gust=25,rain=1.1", "Off=1,1,alerts=off", "Default=2,2",
+            ],
+            extra: ["--alerts.temperature-above-celsius=35"])
+        defer { running.stop() }
+        let landing = try running.get("/").text
+        #expect(landing.contains("<th>Alert thresholds</th>"), "\(landing)")
+        #expect(landing.contains("<td>above 100 °F, below 32.5 °F, gusts 25 m/s, rain 1.1 mm</td>"), "\(landing)")
+        #expect(landing.contains("<td>above 35 °C, rain 20 mm</td>"), "\(landing)")
+        #expect(landing.contains("<td>off</td>"), "\(landing)")
+        #expect(
+            landing.contains(
+                "<p>Weather alerts are off (<code>alerts=off</code>) for Off: no weather alert fires there.</p>"),
+            "\(landing)")
     }
 
     @Test func reloadAddsAndRemovesLocationsAndRefusesABadFile() async throws {

@@ -7,7 +7,10 @@ function(c) {
         The index is hourly: `for: 1h` holds for one poor reading that stays
         a whole hour (until the next poll) or for two in a row.
       |||,
-      expr: 'openweather_air_quality_index%(selector)s >= 4' % c,
+      expr: |||
+        openweather_air_quality_index%(selector)s >= 4
+          %(unlessAlertsOff)s
+      ||| % c,
       'for': '1h',
       labels: { severity: 'warning' },
       annotations: {
@@ -28,7 +31,10 @@ function(c) {
         is polled hourly: `for: 1h` wants two forecasts in a row to agree.
         Alertmanager mutes it while the air is already poor there.
       |||,
-      expr: 'openweather_forecast_air_quality_max_index{%(matchers)swindow_hours="24"} >= 4' % c,
+      expr: |||
+        openweather_forecast_air_quality_max_index{%(matchers)swindow_hours="24"} >= 4
+          %(unlessAlertsOff)s
+      ||| % c,
       'for': '1h',
       labels: { severity: 'warning' },
       annotations: {

@@ -202,7 +202,10 @@ function(c) {
         Official warnings from national weather services (One Call's alerts):
         the series exists only while the warning is in force.
       |||,
-      expr: 'openweather_weather_alert_info%(selector)s == 1' % c,
+      expr: |||
+        openweather_weather_alert_info%(selector)s == 1
+          %(unlessAlertsOff)s
+      ||| % c,
       labels: { severity: 'warning' },
       annotations: {
         summary: '{{ $labels.sender }}: {{ $labels.event }} for {{ $labels.location }}',
@@ -224,9 +227,12 @@ function(c) {
         and a warning 15 minutes ahead is worth little 5 minutes late.
       |||,
       expr: |||
-        openweather_precipitation_next_start_timestamp_seconds%(selector)s - time() > 0
-          and
-        openweather_precipitation_next_start_timestamp_seconds%(selector)s - time() <= 900
+        (
+          openweather_precipitation_next_start_timestamp_seconds%(selector)s - time() > 0
+            and
+          openweather_precipitation_next_start_timestamp_seconds%(selector)s - time() <= 900
+        )
+          %(unlessAlertsOff)s
       ||| % c,
       labels: { severity: 'info' },
       annotations: {

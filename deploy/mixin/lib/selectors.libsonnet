@@ -17,6 +17,10 @@ function(config)
     selector: if s == '' then '' else '{' + s + '}',
     matchers: if s == '' then '' else s + ', ',
     upSelector: config.exporterSelector,
+    // Appended to the expression of a rule with no threshold series to join (those are absent for a
+    // place with alerts=off): mutes it there, and mutes nothing where the series is absent.
+    unlessAlertsOff: 'unless on(job, instance, location) openweather_location_alerts_enabled%s == 0'
+                     % (if s == '' then '' else '{' + s + '}'),
 
     // For an alert's annotations: its description, written as lines (a ||| block) and folded into
     // one line as YAML's `>-` folds them; the lines are kept for the rules file's layout.
