@@ -103,7 +103,7 @@ struct WeatherSource: Source {
             case .wetBulb:
                 "Wet-bulb temperature, Stull's (2011) formula at sea-level pressure; absent without the humidity or outside its domain (humidity 5 to 99 %, -20 to 50 °C)."
             case .apparentTemperature:
-                "Apparent temperature, the Australian Bureau of Meteorology's (Steadman 1994, without radiation), from the temperature, humidity and wind; absent without either; not OpenWeather's feels_like."
+                "Apparent temperature, the Australian Bureau of Meteorology's (Steadman 1994, without radiation), from the temperature, humidity and wind; absent without the humidity or the wind speed; not OpenWeather's feels_like."
             }
         }
 
