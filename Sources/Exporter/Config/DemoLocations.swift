@@ -2,9 +2,9 @@
 /// alert thresholds, so the threshold series and rules have something to show. La Rinconada (5,100 m,
 /// which the simulator cools by its height) goes below 0 °C within any 24 hours of the year: its
 /// forecast alert goes pending minutes after Prometheus first scrapes the demo. The heat and cold
-/// indices' thresholds: La Rinconada's wind chill (the simulator's -10 °C and 3.5 m/s there) falls below
-/// -15 °C every night of the year, so its forecast crosses within any 24 hours; the heat index (New York in
-/// °F, Sydney) and Tokyo's wet bulb are crossed in their summers.
+/// indices' thresholds: La Rinconada's wind chill (its nights near -15 °C, its wind about 3.5 m/s) falls
+/// below -15 °C almost every night, so its forecast crosses within any 24 hours; the heat index (New York
+/// in °F, Sydney) and Tokyo's wet bulb are crossed in their summers.
 enum DemoLocations {
     static let all = [
         Location(name: "London", latitude: 51.5074, longitude: -0.1278, alerts: thresholds(above: 30, below: -5)),
