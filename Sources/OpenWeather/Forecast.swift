@@ -69,7 +69,10 @@ public struct Forecast: Sendable, Equatable {
     }
 
     /// In time order (One Call: hourly, then daily after the last hour).
-    public var steps: [Step]
+    public let steps: [Step]
+    /// Per step, its heat and cold indices, worked out once: a render reads every step of a window each
+    /// minute. A One Call day's are of its `temp.day`, humidity and wind.
+    public let thermal: [ThermalIndex.Values]
     /// When the forecast was made, as far as the answer tells (see the decoder).
     public var issued: Double
     /// What the answer lacked.
@@ -79,6 +82,11 @@ public struct Forecast: Sendable, Equatable {
         self.steps = steps
         self.issued = issued
         self.gaps = gaps
+        thermal = steps.map {
+            ThermalIndex.Values(
+                temperature: $0.temperatureCelsius, humidityRatio: $0.humidityRatio,
+                windSpeed: $0.windSpeedMetersPerSecond)
+        }
     }
 
     /// What the next `W` hold, for alerting: the extremes and totals over the steps in it. A quantity
@@ -93,6 +101,11 @@ public struct Forecast: Sendable, Equatable {
         /// The strongest gust of the steps in the window; nil when none of them reports one (a gust is
         /// only sent when there is one).
         public var windGustMaxMetersPerSecond: Double?
+        /// The extremes of the steps' indices inside and at both ends, as the temperature's; nil when a
+        /// step inside has none (its humidity or wind missing, or outside the formula's domain).
+        public var heatIndexMaxCelsius: Double?
+        public var wetBulbMaxCelsius: Double?
+        public var windChillMinCelsius: Double?
     }
 
     /// Where the span of the step at `index` begins: its `seconds` before it, but not before the step
@@ -111,14 +124,19 @@ public struct Forecast: Sendable, Equatable {
     /// step, after the last, between two steps with an entry missing between them, or where either
     /// step lacks it.
     public func value(_ quantity: (Step) -> Double?, at time: Double) -> Double? {
+        value(at: time) { quantity(steps[$0]) }
+    }
+
+    /// The same, of a quantity read by the step's index (`thermal`'s).
+    private func value(at time: Double, _ quantity: (Int) -> Double?) -> Double? {
         guard let last = steps.last, let first = steps.first, time >= first.time, time <= last.time else { return nil }
         let after = firstIndex(atOrAfter: time)
         let upper = steps[after]
-        guard let high = quantity(upper) else { return nil }
+        guard let high = quantity(after) else { return nil }
         if upper.time == time || after == 0 { return high }
         guard !gap(before: after) else { return nil }
         let lower = steps[after - 1]
-        guard let low = quantity(lower) else { return nil }
+        guard let low = quantity(after - 1) else { return nil }
         let fraction = (time - lower.time) / (upper.time - lower.time)
         return low + (high - low) * fraction
     }
@@ -145,6 +163,15 @@ public struct Forecast: Sendable, Equatable {
         var rain: Double? = 0
         var snow: Double? = 0
         var gust: Double?
+        // Each index at the ends (where the steps around them have it), then at the steps inside.
+        var heatIndex = Extreme(highest: true)
+        var wetBulb = Extreme(highest: true)
+        var windChill = Extreme(highest: false)
+        for time in [start, end] {
+            heatIndex.include(value(at: time) { thermal[$0].heatIndex })
+            wetBulb.include(value(at: time) { thermal[$0].wetBulb })
+            windChill.include(value(at: time) { thermal[$0].windChill })
+        }
         for (index, step) in steps.enumerated() {
             let begins = begins(index)
             guard step.time > start && begins < end else { continue }
@@ -153,6 +180,9 @@ public struct Forecast: Sendable, Equatable {
             if step.time < end {
                 temperatures.append(step.dayMinimumCelsius ?? step.temperatureCelsius)
                 temperatures.append(step.dayMaximumCelsius ?? step.temperatureCelsius)
+                heatIndex.require(thermal[index].heatIndex)
+                wetBulb.require(thermal[index].wetBulb)
+                windChill.require(thermal[index].windChill)
             }
             probability = step.precipitationProbability.flatMap { pop in probability.map { max($0, pop) } }
             if let stepGust = step.windGustMetersPerSecond { gust = max(gust ?? stepGust, stepGust) }
@@ -165,7 +195,32 @@ public struct Forecast: Sendable, Equatable {
         func rounded(_ meters: Double) -> Double { (meters * 1e9).rounded() / 1e9 }
         return Window(
             temperatureMinCelsius: low, temperatureMaxCelsius: high, precipitationProbabilityMax: probability,
-            rainMeters: rain.map(rounded), snowMeters: snow.map(rounded), windGustMaxMetersPerSecond: gust)
+            rainMeters: rain.map(rounded), snowMeters: snow.map(rounded), windGustMaxMetersPerSecond: gust,
+            heatIndexMaxCelsius: heatIndex.value, wetBulbMaxCelsius: wetBulb.value, windChillMinCelsius: windChill.value
+        )
+    }
+
+    /// The highest or lowest of an index over a window; nil once a step inside lacks it.
+    private struct Extreme {
+        let highest: Bool
+        private var found: Double?
+        private var lacking = false
+
+        init(highest: Bool) { self.highest = highest }
+
+        var value: Double? { lacking ? nil : found }
+
+        /// A value at an end of the window: left out where the steps around it have none.
+        mutating func include(_ value: Double?) {
+            guard let value else { return }
+            found = found.map { highest ? max($0, value) : min($0, value) } ?? value
+        }
+
+        /// A step's value inside the window: without it, the window has no extreme.
+        mutating func require(_ value: Double?) {
+            if value == nil { lacking = true }
+            include(value)
+        }
     }
 
     /// The first step at or after `time`, which must not be after the last step.

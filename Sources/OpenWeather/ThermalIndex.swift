@@ -75,6 +75,34 @@ public enum ThermalIndex {
         return celsius + 0.33 * e - 0.70 * metersPerSecond - 4.00
     }
 
+    /// The indices of one reading (the current weather's, or a forecast step's), each nil where its
+    /// formula gives none: an input the reading lacks, or outside the formula's domain.
+    public struct Values: Sendable, Equatable {
+        public var heatIndex: Double?
+        /// From the humidity: the answers carry no dew point beside it but One Call's, and the two agree.
+        public var humidex: Double?
+        public var windChill: Double?
+        public var wetBulb: Double?
+        public var apparentTemperature: Double?
+
+        /// From a reading's temperature in °C, humidity as a ratio (0 to 1, as readings carry it) and wind
+        /// at 10 m in m/s.
+        public init(temperature celsius: Double, humidityRatio: Double?, windSpeed: Double?) {
+            // The percentage exactly as the answer gave it (0.29 is 29, not 28.999999999999996), so a
+            // domain's edge is where the answer put it.
+            let rh = humidityRatio.map { WeatherDecoder.shift($0, by: 2) }
+            heatIndex = rh.flatMap { ThermalIndex.heatIndex(temperature: celsius, relativeHumidity: $0) }
+            humidex = rh.flatMap { ThermalIndex.humidex(temperature: celsius, relativeHumidity: $0) }
+            windChill = windSpeed.flatMap { ThermalIndex.windChill(temperature: celsius, windSpeed: $0) }
+            wetBulb = rh.flatMap { ThermalIndex.wetBulb(temperature: celsius, relativeHumidity: $0) }
+            apparentTemperature = rh.flatMap { rh in
+                windSpeed.flatMap {
+                    ThermalIndex.apparentTemperature(temperature: celsius, relativeHumidity: rh, windSpeed: $0)
+                }
+            }
+        }
+    }
+
     /// Environment Canada's vapour pressure in hPa at a dew point in °C (5417.7530 from the molecular
     /// weight of water, its latent heat of evaporation and the gas constant).
     static func vapourPressure(atDewPoint celsius: Double) -> Double {

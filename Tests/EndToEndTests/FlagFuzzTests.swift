@@ -18,7 +18,7 @@ import Testing
     static let numeric: Set<String> = ["N", "I", "C", "TEMP", "M/S", "MM", "DURATION", "DURATIONS", "Nx|DURATION"]
     static let other: Set<String> = [
         "", "ADDRESS", "CODE", "DIR", "FORMAT", "LEVEL", "NAME", "PARTS", "PATH", "URL",
-        "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]",
+        "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,heat_index=TEMP][,wet_bulb=TEMP][,wind_chill=TEMP][,alerts=off]",
     ]
 
     static let values = [

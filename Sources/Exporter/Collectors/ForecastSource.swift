@@ -171,6 +171,21 @@ struct ForecastSource: Source {
             name: "openweather_forecast_wind_gust_max_meters_per_second",
             help: "Strongest forecast wind gust of the steps in the next window_hours, when reported."
         ) { $0.windGustMaxMetersPerSecond },
+        .init(
+            name: "openweather_forecast_heat_index_max_celsius",
+            help: "Highest forecast heat index (US NWS: the simple formula, else the Rothfusz regression) over the "
+                + "next window_hours; absent when a step in it has no humidity."
+        ) { $0.heatIndexMaxCelsius },
+        .init(
+            name: "openweather_forecast_wet_bulb_temperature_max_celsius",
+            help: "Highest forecast wet-bulb temperature (Stull 2011) over the next window_hours; absent when a step "
+                + "in it has no humidity or is outside Stull's domain (humidity 5 to 99 %, -20 to 50 °C)."
+        ) { $0.wetBulbMaxCelsius },
+        .init(
+            name: "openweather_forecast_wind_chill_min_celsius",
+            help: "Lowest forecast wind chill (the 2001 index; the temperature above 10 °C or in wind under 4.8 "
+                + "km/h) over the next window_hours; absent when a step in it has no wind speed."
+        ) { $0.windChillMinCelsius },
     ]
 
     static func windowHelp(_ kind: String) -> String {

@@ -36,6 +36,7 @@ struct WeatherSource: Source {
         case temperature, feelsLike, temperatureMin, temperatureMax, humidity, pressure, groundLevelPressure
         case windSpeed, windGust, windDirection, cloudiness, visibility, rain1h, rain3h, snow1h, snow3h
         case sunrise, sunset, observation, timezoneOffset, condition
+        case heatIndex, humidex, windChill, wetBulb, apparentTemperature
 
         var name: String {
             switch self {
@@ -60,6 +61,11 @@ struct WeatherSource: Source {
             case .observation: "openweather_observation_timestamp_seconds"
             case .timezoneOffset: "openweather_timezone_offset_seconds"
             case .condition: "openweather_condition_id"
+            case .heatIndex: "openweather_heat_index_celsius"
+            case .humidex: "openweather_humidex_celsius"
+            case .windChill: "openweather_wind_chill_celsius"
+            case .wetBulb: "openweather_wet_bulb_temperature_celsius"
+            case .apparentTemperature: "openweather_apparent_temperature_celsius"
             }
         }
 
@@ -88,6 +94,16 @@ struct WeatherSource: Source {
             case .timezoneOffset: "Offset of local time from UTC (timezone), when reported."
             case .condition:
                 "OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, 5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds."
+            case .heatIndex:
+                "Heat index, the US National Weather Service's (Steadman's simple formula, else the Rothfusz regression with its adjustments), from the temperature and humidity; absent without the humidity."
+            case .humidex:
+                "Humidex, Environment Canada's (Masterton and Richardson 1979), from the temperature and humidity; absent without the humidity."
+            case .windChill:
+                "Wind chill, the 2001 index of Environment Canada and the US NWS (wind at 10 m in km/h); the temperature above 10 °C or in wind under 4.8 km/h; absent without the wind speed."
+            case .wetBulb:
+                "Wet-bulb temperature, Stull's (2011) formula at sea-level pressure; absent without the humidity or outside its domain (humidity 5 to 99 %, -20 to 50 °C)."
+            case .apparentTemperature:
+                "Apparent temperature, the Australian Bureau of Meteorology's (Steadman 1994, without radiation), from the temperature, humidity and wind; absent without the humidity or the wind speed; not OpenWeather's feels_like."
             }
         }
 
@@ -96,7 +112,8 @@ struct WeatherSource: Source {
                 + "\(key) has no \(span)."
         }
 
-        func value(of reading: CurrentWeather) -> Double? {
+        /// `thermal`: the reading's indices, worked out once per reading by the render that reads them.
+        func value(of reading: CurrentWeather, thermal: ThermalIndex.Values) -> Double? {
             switch self {
             case .temperature: reading.temperatureCelsius
             case .feelsLike: reading.feelsLikeCelsius
@@ -119,6 +136,11 @@ struct WeatherSource: Source {
             case .observation: reading.observationTime
             case .timezoneOffset: reading.timezoneOffsetSeconds
             case .condition: reading.primaryCondition.map { Double($0.id) }
+            case .heatIndex: thermal.heatIndex
+            case .humidex: thermal.humidex
+            case .windChill: thermal.windChill
+            case .wetBulb: thermal.wetBulb
+            case .apparentTemperature: thermal.apparentTemperature
             }
         }
     }
@@ -170,7 +192,12 @@ struct WeatherSource: Source {
         for position in shard.locations.indices {
             guard let reading = readings[position] else { continue }
             shown.append((position, reading))
-            for field in Field.allCases { values[field.rawValue * count + position] = field.value(of: reading) }
+            let thermal = ThermalIndex.Values(
+                temperature: reading.temperatureCelsius, humidityRatio: reading.humidityRatio,
+                windSpeed: reading.windSpeedMetersPerSecond)
+            for field in Field.allCases {
+                values[field.rawValue * count + position] = field.value(of: reading, thermal: thermal)
+            }
         }
         guard !shown.isEmpty else { return }
         shard.withOpenings { openings in

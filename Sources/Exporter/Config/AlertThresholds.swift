@@ -9,6 +9,12 @@ struct AlertThresholds: Sendable, Equatable {
     var gustMetersPerSecond: Double?
     /// The forecast's 24-hour rain at or above this alerts (with an even chance).
     var rainMeters: Double?
+    /// The heat and cold indices (`ThermalIndex`), now and forecast: heat stress above the heat index or
+    /// the wet-bulb temperature, cold below the wind chill. No default: what is dangerous depends on the
+    /// climate (the weather services' own criteria differ by region).
+    var heatIndex: TemperatureThreshold?
+    var wetBulb: TemperatureThreshold?
+    var windChill: TemperatureThreshold?
 
     /// Bounds given in °C; one given in °F is set through `above` or `below`.
     init(
@@ -33,13 +39,21 @@ struct AlertThresholds: Sendable, Equatable {
             rainMeters: rainMeters ?? defaults.rainMeters)
         merged.above = above ?? defaults.above
         merged.below = below ?? defaults.below
+        merged.heatIndex = heatIndex ?? defaults.heatIndex
+        merged.wetBulb = wetBulb ?? defaults.wetBulb
+        merged.windChill = windChill ?? defaults.windChill
         return merged
+    }
+
+    /// Whether a bound the hysteresis serves is set: the temperature's, or an index's.
+    var hasTemperatureBound: Bool {
+        above != nil || below != nil || heatIndex != nil || wetBulb != nil || windChill != nil
     }
 
     /// One value a place or the defaults can set: its `--location` option, its key in an `alerts:`
     /// block of the file (the same keys as the defaults' settings), and how its text is read.
     enum Field: CaseIterable, Sendable {
-        case above, below, hysteresis, gust, rain
+        case above, below, hysteresis, gust, rain, heatIndex, wetBulb, windChill
 
         var option: String {
             switch self {
@@ -48,6 +62,9 @@ struct AlertThresholds: Sendable, Equatable {
             case .hysteresis: "hysteresis"
             case .gust: "gust"
             case .rain: "rain"
+            case .heatIndex: "heat_index"
+            case .wetBulb: "wet_bulb"
+            case .windChill: "wind_chill"
             }
         }
 
@@ -58,13 +75,29 @@ struct AlertThresholds: Sendable, Equatable {
             case .hysteresis: "hysteresis_celsius"
             case .gust: "wind_gust_meters_per_second"
             case .rain: "rain_millimeters"
+            case .heatIndex: "heat_index_above_celsius"
+            case .wetBulb: "wet_bulb_above_celsius"
+            case .windChill: "wind_chill_below_celsius"
+            }
+        }
+
+        /// Where a bound in °C or °F is kept; nil for the fields that are not temperatures.
+        private var temperature: WritableKeyPath<AlertThresholds, TemperatureThreshold?>? {
+            switch self {
+            case .above: \.above
+            case .below: \.below
+            case .heatIndex: \.heatIndex
+            case .wetBulb: \.wetBulb
+            case .windChill: \.windChill
+            case .hysteresis, .gust, .rain: nil
             }
         }
 
         /// What the value must be, for the error that names a wrong one.
         var expected: String {
             switch self {
-            case .above, .below: "a temperature: \(TemperatureThreshold.forms), from -150 to 150 °C (-238 to 302 °F)"
+            case .above, .below, .heatIndex, .wetBulb, .windChill:
+                "a temperature: \(TemperatureThreshold.forms), from -150 to 150 °C (-238 to 302 °F)"
             case .hysteresis:
                 "a margin in °C from 0 to 50, like 1 or 0.5 (0: resolve as soon as the bound is crossed back)"
             case .gust: "a gust speed in m/s above 0 and at most 200, like 20 (72 km/h)"
@@ -74,9 +107,9 @@ struct AlertThresholds: Sendable, Equatable {
 
         /// Reads `text` into this field of `thresholds`; false when it is not `expected`.
         func read(_ text: String, into thresholds: inout AlertThresholds) -> Bool {
-            if self == .above || self == .below {
+            if let bound = temperature {
                 guard let temperature = TemperatureThreshold.parse(text) else { return false }
-                if self == .above { thresholds.above = temperature } else { thresholds.below = temperature }
+                thresholds[keyPath: bound] = temperature
                 return true
             }
             let trimmed = text.trimmed

@@ -85,6 +85,7 @@ struct Flag: Sendable {
             Settings.idleTimeout.flag, Settings.webConfigFile.flag, Settings.enableLifecycle.flag,
             Settings.temperatureAbove.flag,
             Settings.temperatureBelow.flag, Settings.hysteresis.flag, Settings.gust.flag, Settings.rain.flag,
+            Settings.heatIndexAbove.flag, Settings.wetBulbAbove.flag, Settings.windChillBelow.flag,
             Settings.apiKeyFile.flag,
             Settings.url.flag, Settings.proxyURL.flag, Settings.tlsCAFile.flag, Settings.maxIdleConnections.flag,
             Settings.timeout.flag,

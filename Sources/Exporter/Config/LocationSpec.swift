@@ -3,7 +3,8 @@ import OpenWeather
 /// The flag form of a location, one of
 /// `NAME=LAT,LON`, `NAME=CITY[,STATE][,COUNTRY]`, `NAME=zip:CODE,COUNTRY` or a bare `CITY[,STATE][,COUNTRY]`
 /// (name and query the same), each followed by optional alert values (`,above=95F`, `,below=0`,
-/// `,hysteresis=1`, `,gust=20`, `,rain=30`: `AlertThresholds.Field`) or `,alerts=off`.
+/// `,hysteresis=1`, `,gust=20`, `,rain=30`, `,heat_index=40`, `,wet_bulb=30`, `,wind_chill=-30`:
+/// `AlertThresholds.Field`) or `,alerts=off`.
 enum LocationSpec {
     /// `example` is said with a mistake; by default in the flag's form, as `origin` names the flag.
     static func parse(_ text: String, origin: String, example: String? = nil) throws(ConfigError) -> Location {

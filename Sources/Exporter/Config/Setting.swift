@@ -194,7 +194,8 @@ enum Settings {
     /// Locations are a list: read by `LocationSpec` from a flag, or as structured items from the file's `locations`.
     static let location = Flag(
         name: "location", kind: .repeatable,
-        placeholder: "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,alerts=off]",
+        placeholder:
+            "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,heat_index=TEMP][,wet_bulb=TEMP][,wind_chill=TEMP][,alerts=off]",
         help:
             "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds (TEMP: 35 or 35C in °C, 95F in °F).",
         defaultText: "", key: "locations", group: .startHere)
@@ -226,8 +227,28 @@ enum Settings {
         doc: "Default heavy-rain threshold: the forecast's rain over the next 24 hours, in mm.",
         default: AlertThresholds(rainMeters: AlertThresholds.builtIn.rainMeters), shown: "20")
 
+    static let heatIndexAbove = Setting<AlertThresholds>.alert(
+        .heatIndex, placeholder: "TEMP",
+        doc:
+            "Default heat index threshold (the US NWS formula), now and forecast, for locations that set none: 40 or 40C (°C), 104F (°F); none unless given.",
+        default: AlertThresholds())
+
+    static let wetBulbAbove = Setting<AlertThresholds>.alert(
+        .wetBulb, placeholder: "TEMP",
+        doc:
+            "Default wet-bulb temperature threshold (Stull 2011), now and forecast, for locations that set none: 30 or 30C (°C), 86F (°F); none unless given.",
+        default: AlertThresholds())
+
+    static let windChillBelow = Setting<AlertThresholds>.alert(
+        .windChill, placeholder: "TEMP",
+        doc:
+            "Default wind chill threshold (the 2001 index), now and forecast, for locations that set none: -30 or -30C (°C), -22F (°F); none unless given.",
+        default: AlertThresholds())
+
     /// Each sets one field of `Configuration.alertDefaults`.
-    static let alertDefaults = [temperatureAbove, temperatureBelow, hysteresis, gust, rain]
+    static let alertDefaults = [
+        temperatureAbove, temperatureBelow, hysteresis, gust, rain, heatIndexAbove, wetBulbAbove, windChillBelow,
+    ]
 
     static let apiKeyFile = Setting<String?>.optional(
         "openweather.api-key-file", key: "openweather.api_key_file", placeholder: "PATH",

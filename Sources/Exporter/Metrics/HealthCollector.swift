@@ -16,14 +16,20 @@ struct HealthCollector: Collector {
     private static let hysteresis: StaticString = "openweather_temperature_alert_hysteresis_celsius"
     private static let gust: StaticString = "openweather_wind_gust_alert_threshold_meters_per_second"
     private static let rain: StaticString = "openweather_rain_alert_threshold_meters"
+    private static let heatIndex: StaticString = "openweather_heat_index_alert_threshold_celsius"
+    private static let wetBulb: StaticString = "openweather_wet_bulb_alert_threshold_celsius"
+    private static let windChill: StaticString = "openweather_wind_chill_alert_threshold_celsius"
+    private static let thermalInfo: StaticString = "openweather_thermal_alert_threshold_info"
     private static let alertsEnabled: StaticString = "openweather_location_alerts_enabled"
     private static let names = [
-        up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain, alertsEnabled,
+        up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain, heatIndex, wetBulb, windChill,
+        thermalInfo, alertsEnabled,
     ]
 
     /// Positions in `families` (and `names`), where each family's buffer is in the lines a shard is written to.
     private enum Family: Int, CaseIterable, FamilyPosition {
-        case up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain, alertsEnabled
+        case up, lastSuccess, duration, thresholds, thresholdInfo, hysteresis, gust, rain, heatIndex, wetBulb
+        case windChill, thermalInfo, alertsEnabled
     }
 
     var families: [MetricFamily] {
@@ -47,7 +53,7 @@ struct HealthCollector: Collector {
             MetricFamily(
                 name: Self.hysteresis.description,
                 help:
-                    "How far back past its threshold the temperature must come before a firing temperature alert resolves."
+                    "How far back past its threshold the temperature (or the heat index, wet-bulb temperature or wind chill) must come before a firing alert on it resolves."
             ),
             MetricFamily(
                 name: Self.gust.description,
@@ -56,6 +62,22 @@ struct HealthCollector: Collector {
                 name: Self.rain.description,
                 help:
                     "Configured heavy-rain alert threshold of the location: the forecast's rain over the next 24 hours."
+            ),
+            MetricFamily(
+                name: Self.heatIndex.description,
+                help: "Configured heat index alert threshold of the location (heat stress above it), now and forecast."),
+            MetricFamily(
+                name: Self.wetBulb.description,
+                help:
+                    "Configured wet-bulb temperature alert threshold of the location (heat stress above it), now and forecast."
+            ),
+            MetricFamily(
+                name: Self.windChill.description,
+                help: "Configured wind chill alert threshold of the location (cold below it), now and forecast."),
+            MetricFamily(
+                name: Self.thermalInfo.description,
+                help:
+                    "The unit a heat or cold index alert threshold was given in (celsius or fahrenheit), by index (heat_index, wet_bulb, wind_chill), for the alerts' text; always 1."
             ),
             MetricFamily(
                 name: Self.alertsEnabled.description,
@@ -70,13 +92,14 @@ struct HealthCollector: Collector {
                 let opening = openings[position]
                 func line(
                     _ family: Family, _ value: Double, source: String? = nil, bound: StaticString? = nil,
-                    unit: String? = nil
+                    index: StaticString? = nil, unit: String? = nil
                 ) {
                     guard let buffer = buffers[family.position] else { return }
                     buffer.append(Self.names[family.position])
                     buffer.append(opening)
                     if let source { buffer.appendLabel("source", source) }
                     if let bound { buffer.appendLabel("bound", bound.description) }
+                    if let index { buffer.appendLabel("index", index.description) }
                     if let unit { buffer.appendLabel("unit", unit) }
                     buffer.appendClosing(value)
                 }
@@ -95,12 +118,21 @@ struct HealthCollector: Collector {
                 if let below = alerts.below { line(.thresholds, below.celsius, bound: "below") }
                 if let above = alerts.above { line(.thresholdInfo, 1, bound: "above", unit: above.unit.rawValue) }
                 if let below = alerts.below { line(.thresholdInfo, 1, bound: "below", unit: below.unit.rawValue) }
-                // Only beside a temperature bound, which is all it serves.
-                if let margin = alerts.hysteresisCelsius, alerts.above != nil || alerts.below != nil {
-                    line(.hysteresis, margin)
-                }
+                // Only beside a bound in degrees (the temperature's or an index's), which is all it serves.
+                if let margin = alerts.hysteresisCelsius, alerts.hasTemperatureBound { line(.hysteresis, margin) }
                 if let gust = alerts.gustMetersPerSecond { line(.gust, gust) }
                 if let rain = alerts.rainMeters { line(.rain, rain) }
+                if let bound = alerts.heatIndex { line(.heatIndex, bound.celsius) }
+                if let bound = alerts.wetBulb { line(.wetBulb, bound.celsius) }
+                if let bound = alerts.windChill { line(.windChill, bound.celsius) }
+                // In label order: heat_index, wet_bulb, wind_chill.
+                if let bound = alerts.heatIndex {
+                    line(.thermalInfo, 1, index: "heat_index", unit: bound.unit.rawValue)
+                }
+                if let bound = alerts.wetBulb { line(.thermalInfo, 1, index: "wet_bulb", unit: bound.unit.rawValue) }
+                if let bound = alerts.windChill {
+                    line(.thermalInfo, 1, index: "wind_chill", unit: bound.unit.rawValue)
+                }
                 line(.alertsEnabled, state.location.alerts == .off ? 0 : 1)
             }
         }

@@ -43,9 +43,9 @@ import Testing
     static let weatherFamilies: [String: [String]] = [
         "main.feels_like": ["feels_like_celsius"], "main.temp_min": ["temperature_min_celsius"],
         "main.temp_max": ["temperature_max_celsius"], "main.pressure": ["pressure_pascals"],
-        "main.sea_level": ["pressure_pascals"], "main.humidity": ["humidity_ratio"],
+        "main.sea_level": ["pressure_pascals"], "main.humidity": ["humidity_ratio"] + humidityIndices,
         "main.grnd_level": ["ground_level_pressure_pascals"], "visibility": ["visibility_meters"],
-        "wind.speed": ["wind_speed_meters_per_second"], "wind.deg": ["wind_direction_degrees"],
+        "wind.speed": ["wind_speed_meters_per_second"] + windIndices, "wind.deg": ["wind_direction_degrees"],
         "wind.gust": ["wind_gust_meters_per_second"], "clouds.all": ["cloudiness_ratio"],
         "rain.1h": ["rain_1h_meters"], "rain.3h": ["rain_3h_meters"], "snow.1h": ["snow_1h_meters"],
         "snow.3h": ["snow_3h_meters"], "sys.sunrise": ["sunrise_timestamp_seconds"],
@@ -57,12 +57,18 @@ import Testing
         "weather[].icon": ["condition_info", "secondary_condition_info"],
     ]
 
+    /// The heat and cold indices computed from the humidity and from the wind: without it, they are left out.
+    static let humidityIndices = [
+        "heat_index_celsius", "humidex_celsius", "wet_bulb_temperature_celsius", "apparent_temperature_celsius",
+    ]
+    static let windIndices = ["wind_chill_celsius", "apparent_temperature_celsius"]
+
     /// One Call's `current` (and a timemachine record) as the weather's families read it, under `prefix`.
     static func oneCallCurrent(_ prefix: String) -> [String: [String]] {
         var families: [String: [String]] = [
-            "feels_like": ["feels_like_celsius"], "pressure": ["pressure_pascals"], "humidity": ["humidity_ratio"],
-            "clouds": ["cloudiness_ratio"], "visibility": ["visibility_meters"],
-            "wind_speed": ["wind_speed_meters_per_second"],
+            "feels_like": ["feels_like_celsius"], "pressure": ["pressure_pascals"],
+            "humidity": ["humidity_ratio"] + humidityIndices, "clouds": ["cloudiness_ratio"],
+            "visibility": ["visibility_meters"], "wind_speed": ["wind_speed_meters_per_second"] + windIndices,
             "wind_deg": ["wind_direction_degrees"], "wind_gust": ["wind_gust_meters_per_second"],
             "rain.1h": ["rain_1h_meters"], "snow.1h": ["snow_1h_meters"], "sunrise": ["sunrise_timestamp_seconds"],
             "sunset": ["sunset_timestamp_seconds"], "dew_point": ["dew_point_celsius"], "uvi": ["uv_index"],
@@ -75,9 +81,14 @@ import Testing
 
     /// A forecast step's fields (the 2.5 forecast's or One Call's hours and days) and the forecast families.
     static let horizonFamilies: [String: [String]] = [
-        "feels_like": ["forecast_feels_like_celsius"], "humidity": ["forecast_humidity_ratio"],
+        "feels_like": ["forecast_feels_like_celsius"],
+        "humidity": [
+            "forecast_humidity_ratio", "forecast_heat_index_max_celsius",
+            "forecast_wet_bulb_temperature_max_celsius",
+        ],
         "pressure": ["forecast_pressure_pascals"], "clouds": ["forecast_cloudiness_ratio"],
-        "visibility": ["forecast_visibility_meters"], "wind_speed": ["forecast_wind_speed_meters_per_second"],
+        "visibility": ["forecast_visibility_meters"],
+        "wind_speed": ["forecast_wind_speed_meters_per_second", "forecast_wind_chill_min_celsius"],
         "wind_deg": ["forecast_wind_direction_degrees"],
         "wind_gust": ["forecast_wind_gust_meters_per_second", "forecast_wind_gust_max_meters_per_second"],
         "pop": ["forecast_precipitation_probability_ratio", "forecast_precipitation_probability_max_ratio"],

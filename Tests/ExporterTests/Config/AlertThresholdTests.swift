@@ -127,9 +127,17 @@ import Testing
         ("X=1,2,hysteresis=-1", "hysteresis=-1 is not a margin in °C"),
         (
             "X=1,2,wind=20",
-            "\"wind=20\" is not an option; use above=, below=, hysteresis=, gust=, rain= or alerts=off after the place"
+            "\"wind=20\" is not an option; use above=, below=, hysteresis=, gust=, rain=, heat_index=, wet_bulb=, wind_chill= or alerts=off after the place"
         ),
         ("X=1,2,alerts=off,gust=20", "sets thresholds and alerts=off: keep one"),
+        ("X=1,2,wind_chill=-30,alerts=off", "sets thresholds and alerts=off: keep one"),
+        (
+            "X=1,2,heat_index=hot",
+            "heat_index=hot is not a temperature: a number in °C (35, -5.5), or one with a unit: 35C or 95F, from -150 to 150 °C (-238 to 302 °F)"
+        ),
+        ("X=1,2,wet_bulb=151", "wet_bulb=151 is not a temperature"),
+        ("X=1,2,wind_chill=-239F", "wind_chill=-239F is not a temperature"),
+        ("X=1,2,wind_chill=-30K", "wind_chill=-30K is not a temperature"),
         ("X=1,2,gust=20,alerts=off", "sets thresholds and alerts=off: keep one"),
     ])
     func locationErrors(location: String, message: String) {
@@ -152,7 +160,7 @@ import Testing
         #expect(key.contains("unknown key `locations[0].alerts.gusts`"), "\(key)")
         #expect(
             key.contains(
-                "temperature_above_celsius, temperature_below_celsius, hysteresis_celsius, wind_gust_meters_per_second or rain_millimeters"
+                "temperature_above_celsius, temperature_below_celsius, hysteresis_celsius, wind_gust_meters_per_second, rain_millimeters, heat_index_above_celsius, wet_bulb_above_celsius or wind_chill_below_celsius"
             ), "\(key)")
         let value = temporaryFile(
             """
@@ -219,6 +227,92 @@ import Testing
                 "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"above\",unit=\"fahrenheit\"} 1",
                 "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"below\",unit=\"celsius\"} 1",
                 "openweather_wind_gust_alert_threshold_meters_per_second{location=\"Phoenix\"} 25",
+            ], "\(lines)")
+    }
+
+    /// Issue 41: the heat index, wet-bulb and wind chill thresholds are read as the temperature's, in each
+    /// place they can be given, and fall back to the defaults one by one.
+    @Test func indexThresholdsFromLocationsFlagsAndTheFile() throws {
+        let file = temporaryFile(
+            """
+            alerts:
+              wet_bulb_above_celsius: 30
+            locations:
+              - {name: Houston, latitude: 29.76, longitude: -95.37, alerts: {heat_index_above_celsius: 105F, hysteresis_celsius: 2}}
+              - {name: Off, latitude: 1, longitude: 2, alerts: false}
+            """)
+        defer { unlink(file) }
+        let config = try load([
+            "--config.file", file, "--location", "Winnipeg=49.9,-97.14,wind_chill=-40F,heat_index=32",
+            "--location", "Plain=3,4", "--alerts.heat-index-above-celsius=40", "--alerts.wind-chill-below-celsius=-30C",
+        ])
+        // Flags' locations replace the file's: load the file's alone as well.
+        let winnipeg = config.thresholds(for: config.locations[0])
+        #expect(winnipeg.windChill == TemperatureThreshold(celsius: -40, unit: .fahrenheit))
+        #expect(winnipeg.heatIndex == TemperatureThreshold(celsius: 32))
+        #expect(winnipeg.wetBulb == TemperatureThreshold(celsius: 30), "the file's default")
+        let plain = config.thresholds(for: config.locations[1])
+        #expect(plain.heatIndex == TemperatureThreshold(celsius: 40) && plain.windChill?.celsius == -30)
+        #expect(plain.windChill?.unit == .celsius)
+
+        let fromFile = try load(["--config.file", file])
+        let houston = fromFile.thresholds(for: fromFile.locations[0])
+        #expect(houston.heatIndex?.unit == .fahrenheit && abs(houston.heatIndex!.celsius - 40.555_555_555) < 1e-6)
+        #expect(houston.wetBulb?.celsius == 30 && houston.windChill == nil && houston.hysteresisCelsius == 2)
+        #expect(fromFile.thresholds(for: fromFile.locations[1]) == AlertThresholds(), "alerts: false clears them")
+        // None by default.
+        let bare = try load(["--location", "A=1,2"])
+        let none = bare.thresholds(for: bare.locations[0])
+        #expect(none.heatIndex == nil && none.wetBulb == nil && none.windChill == nil)
+        // alerts=off clears the defaults too.
+        let off = try load(["--location", "Q=1,2,alerts=off", "--alerts.heat-index-above-celsius=40"])
+        #expect(off.thresholds(for: off.locations[0]) == AlertThresholds())
+    }
+
+    @Test func indexThresholdErrorsNameTheSettingAndTheForms() {
+        let flag = error(["--location", "A=1,2", "--alerts.wet-bulb-above-celsius=warm"])
+        #expect(flag.contains("--alerts.wet-bulb-above-celsius") && flag.contains("35C or 95F"), "\(flag)")
+        let range = error(["--location", "A=1,2", "--alerts.wind-chill-below-celsius=-400F"])
+        #expect(range.contains("-400F\" is not a temperature") && range.contains("-238 to 302 °F"), "\(range)")
+        let file = temporaryFile(
+            """
+            locations:
+              - {name: A, latitude: 1, longitude: 2, alerts: {wind_chill_below_celsius: cold}}
+            """)
+        defer { unlink(file) }
+        let bad = error(["--config.file", file])
+        #expect(
+            bad.contains("`locations[0].alerts.wind_chill_below_celsius` is \"cold\": give a temperature"), "\(bad)")
+    }
+
+    /// Each index's threshold in °C and its unit by index, where set; the hysteresis beside any bound in
+    /// degrees, an index's alone included; none with alerts off.
+    @Test func indexThresholdsAreExportedWithTheirUnitAndTheHysteresis() throws {
+        var hot = AlertThresholds(hysteresisCelsius: 1.5)
+        hot.heatIndex = TemperatureThreshold.parse("104F")
+        hot.wetBulb = TemperatureThreshold.parse("31")
+        var cold = AlertThresholds(hysteresisCelsius: 1)
+        cold.windChill = TemperatureThreshold.parse("-35C")
+        let thresholds = [
+            "Hot": hot, "Cold": cold, "Quiet": AlertThresholds(), "Margin": AlertThresholds(hysteresisCelsius: 3),
+        ]
+        let locations = ["Cold", "Hot", "Margin", "Quiet"].enumerated().map {
+            Location(name: $1, latitude: Double($0), longitude: 0)
+        }
+        let store = ReadingStore.allSources(
+            locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
+        let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
+        let lines = text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
+        #expect(
+            lines == [
+                "openweather_heat_index_alert_threshold_celsius{location=\"Hot\"} 40",
+                "openweather_temperature_alert_hysteresis_celsius{location=\"Cold\"} 1",
+                "openweather_temperature_alert_hysteresis_celsius{location=\"Hot\"} 1.5",
+                "openweather_thermal_alert_threshold_info{location=\"Cold\",index=\"wind_chill\",unit=\"celsius\"} 1",
+                "openweather_thermal_alert_threshold_info{location=\"Hot\",index=\"heat_index\",unit=\"fahrenheit\"} 1",
+                "openweather_thermal_alert_threshold_info{location=\"Hot\",index=\"wet_bulb\",unit=\"celsius\"} 1",
+                "openweather_wet_bulb_alert_threshold_celsius{location=\"Hot\"} 31",
+                "openweather_wind_chill_alert_threshold_celsius{location=\"Cold\"} -35",
             ], "\(lines)")
     }
 }

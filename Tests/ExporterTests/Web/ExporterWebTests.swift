@@ -369,6 +369,43 @@ import Testing
             "\(landing)")
     }
 
+    /// Issue 41: the heat and cold indices' thresholds are read again on reload, defaults and a place's own.
+    @Test func indexThresholdsAreReadAgainOnReload() async throws {
+        let file = temporaryFile(
+            """
+            alerts: {heat_index_above_celsius: 40}
+            locations: [{name: London, latitude: 51.5074, longitude: -0.1278}]
+            """)
+        defer { unlink(file) }
+        let running = try Running(locations: [], extra: ["--web.enable-lifecycle"], configFile: file)
+        defer { running.stop() }
+        #expect(
+            await waitUntil {
+                (try? running.metrics())?.hasLine(
+                    "openweather_heat_index_alert_threshold_celsius{location=\"London\"} 40") == true
+            })
+        let handle = fopen(file, "w")!
+        fputs(
+            """
+            alerts: {wind_chill_below_celsius: -22F}
+            locations: [{name: London, latitude: 51.5074, longitude: -0.1278, alerts: {wet_bulb_above_celsius: 30}}]
+            """, handle)
+        fclose(handle)
+        #expect(try running.get("/-/reload", method: "POST").status == 200)
+        #expect(
+            await waitUntil {
+                (try? running.metrics())?.hasLine(
+                    "openweather_wind_chill_alert_threshold_celsius{location=\"London\"} -30") == true
+            })
+        let metrics = try running.metrics()
+        #expect(metrics.hasLine("openweather_wet_bulb_alert_threshold_celsius{location=\"London\"} 30"))
+        #expect(
+            metrics.hasLine(
+                "openweather_thermal_alert_threshold_info{location=\"London\",index=\"wind_chill\",unit=\"fahrenheit\"} 1"
+            ))
+        #expect(!metrics.contains("openweather_heat_index_alert_threshold_celsius{"), "the default is gone")
+    }
+
     @Test func reloadAddsAndRemovesLocationsAndRefusesABadFile() async throws {
         let file = temporaryFile(#"{"locations": [{"name": "London", "latitude": 51.5074, "longitude": -0.1278}]}"#)
         defer { unlink(file) }
