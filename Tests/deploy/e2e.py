@@ -124,7 +124,9 @@ def genconfig(a):
         rules = yaml.safe_load((deploy / "prometheus" / src).read_text())
         for group in rules["groups"]:
             for rule in group["rules"]:
-                if "for" in rule:
+                # Not the absence alert: without its `for`, an evaluation before the first scrape finds no
+                # `up` and fires it, and its inhibition mutes every alert of the job in Alertmanager.
+                if "for" in rule and rule.get("alert") != "OpenWeatherExporterAbsent":
                     rule["for"] = a.rule_for
         (out / src).write_text(yaml.safe_dump(rules, sort_keys=False, allow_unicode=True))
     am = yaml.safe_load((deploy / "alertmanager" / "alertmanager.yml").read_text())
