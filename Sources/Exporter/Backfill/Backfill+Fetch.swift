@@ -1,8 +1,7 @@
-// How a backfill's requests leave: fetched with the exporter's waits and retries, each counted
-// where it leaves, on the day shared with the exporter (`SharedDay`) when there is one.
-
 import OpenWeather
 
+/// How a backfill's requests leave: fetched with the exporter's waits and retries, each counted
+/// where it leaves, on the day shared with the exporter (`SharedDay`) when there is one.
 extension Backfill {
     /// Runs `body` on the day as every process sharing it (`SharedDay`) has counted it, under its lock,
     /// and writes back what this run holds; without a shared day, on this run's counts alone. The day is

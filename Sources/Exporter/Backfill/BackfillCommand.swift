@@ -1,5 +1,3 @@
-// The `backfill` subcommand as `main` runs it: the client, the shared day and the report lines.
-
 import Glibc
 import OpenWeather
 import Platform

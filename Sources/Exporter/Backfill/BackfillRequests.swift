@@ -1,5 +1,3 @@
-// The clock a backfill reads and waits on, and the budgets its requests leave by (`BackfillRequests`).
-
 import Glibc
 import OpenWeather
 import Platform

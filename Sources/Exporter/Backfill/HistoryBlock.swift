@@ -1,6 +1,3 @@
-// One location's history as OpenMetrics lines (`HistoryBlock`), written by the live renderers,
-// and the file assembled from every location's block.
-
 import Exposition
 import Glibc
 import OpenWeather

@@ -1,5 +1,4 @@
-// The tree of keys the config file knows (`ConfigFile.KeyTree`), made from the table of settings.
-
+/// The tree of keys the config file knows (`ConfigFile.KeyTree`), made from the table of settings.
 extension ConfigFile {
     /// The keys the file knows, as a tree: `web` → `listen_address` → the setting.
     final class KeyTree: Sendable {

@@ -1,6 +1,5 @@
-// The layers of settings (config file, environment, flags) and the environment's part: its
-// variables read as settings, and those no setting reads named with the nearest one.
-
+/// The layers of settings (config file, environment, flags) and the environment's part: its
+/// variables read as settings, and those no setting reads named with the nearest one.
 extension ConfigurationLoader {
     /// The config file's settings, the environment's over them, the flags' over both.
     func layered(_ flags: CommandLineFlags) throws(ConfigError) -> RawSettings {

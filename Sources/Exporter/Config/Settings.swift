@@ -1,6 +1,3 @@
-// The table of settings (`Settings`): each setting's flag, config-file key, default, doc and parser,
-// which the flag parser, the file reader, the environment and `--help` all read.
-
 import HTTPClient
 
 /// The table of settings. A key is the setting's path in the config file (`web.listen_address` is

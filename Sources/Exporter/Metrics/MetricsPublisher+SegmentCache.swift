@@ -1,9 +1,8 @@
-// The deflate segments kept of the plain weather part (`SegmentCache`), so a refresh compresses
-// only the chunks whose text changed.
-
 import Exposition
 import Gzip
 
+/// The deflate segments kept of the plain weather part (`SegmentCache`), so a refresh compresses
+/// only the chunks whose text changed.
 extension MetricsPublisher {
     /// The deflate segment of each chunk of the last plain weather part that was also kept gzipped,
     /// by its text's length and fingerprint: a poll changes a few of a shard's families, so a refresh

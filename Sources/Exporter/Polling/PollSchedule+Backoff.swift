@@ -1,6 +1,5 @@
-// The waits after a failure: transient failures backed off with jitter, a 429's pause and how a
-// Retry-After is held, for the schedule and for backfill alike.
-
+/// The waits after a failure: transient failures backed off with jitter, a 429's pause and how a
+/// Retry-After is held, for the schedule and for backfill alike.
 extension PollSchedule {
     static let firstRateLimitPause = 60.0
     static let maxRateLimitPause = 3600.0

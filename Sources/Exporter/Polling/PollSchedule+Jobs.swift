@@ -1,6 +1,5 @@
-// What the schedule is told and tells (`Outcome`, `Decision`) and what it keeps of a job (`Kind`,
-// `Spec`, `Job`).
-
+/// What the schedule is told and tells (`Outcome`, `Decision`) and what it keeps of a job (`Kind`,
+/// `Spec`, `Job`).
 extension PollSchedule {
     enum Outcome: Equatable {
         /// Fetched; next time at the job's phase.

@@ -1,6 +1,5 @@
-// The day's request counts shared with backfills (`SharedDay`) around each decision on the day's
-// room, and the store told of the counts.
-
+/// The day's request counts shared with backfills (`SharedDay`) around each decision on the day's
+/// room, and the store told of the counts.
 extension Poller {
     /// Runs `body` on the core with the day's counts as every process sharing them has them (`SharedDay`),
     /// under the shared file's lock, then writes back what this process holds: a decision on the day's
