@@ -494,6 +494,23 @@ def check_grafana():
             check(any(re.fullmatch(m.group(1), n) for n in names), f"annotation {an['name']!r} matches alerts of the rules")
 
 
+# --- Sources ---------------------------------------------------------------------
+
+MAX_EXPORTER_FILE_LINES = 320
+
+
+def check_source_lengths():
+    """Issue 43: a file of the exporter is one a person reads at once; a longer one is split by
+    concern (Sources/README.md says how)."""
+    print("sources:")
+    files = sorted((ROOT / "Sources" / "Exporter").rglob("*.swift"))
+    lines = {f.relative_to(ROOT): len(f.read_text().splitlines()) for f in files}
+    over = [f"{name} ({count})" for name, count in lines.items() if count > MAX_EXPORTER_FILE_LINES]
+    check(files and not over,
+          f"every Swift file under Sources/Exporter ({len(files)}) has at most {MAX_EXPORTER_FILE_LINES} lines"
+          + (": over are " + ", ".join(over) if over else ""))
+
+
 # --- Markdown links ------------------------------------------------------------
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -576,7 +593,8 @@ def check_alert_table():
 
 
 def main():
-    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_docs]
+    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_docs,
+              check_source_lengths]
     if shutil.which("kubectl") is None:
         # Tests/deploy/kubernetes.sh says so as a SKIP in the deploy suite's summary.
         print("kubernetes: SKIPPED, no kubectl to build the kustomizations with")

@@ -110,6 +110,7 @@ PY
     ;;
 upstream-headers)
     sources=("$ROOT/Sources/OpenWeather/RetryAfter.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule.swift"
+             "$ROOT/Sources/Exporter/Polling/PollSchedule+Jobs.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule+Backoff.swift"
              "$ROOT/Sources/Exporter/Polling/RequestBudget.swift" "$ROOT/Sources/Exporter/Polling/DueQueue.swift"
              "$ROOT/Sources/Exporter/Polling/DailyBudget.swift" "$ROOT/Sources/Exporter/Polling/Tally.swift" "$ROOT/Sources/Exporter/Polling/SlotOrder.swift" "$ROOT/Sources/Exporter/State/SavedState.swift" "$ROOT/Sources/Exporter/Polling/JobID.swift"
              "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")

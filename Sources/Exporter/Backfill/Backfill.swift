@@ -2,84 +2,6 @@ import Glibc
 import OpenWeather
 import Platform
 
-/// Where a backfill reads the time and waits: the system's clock, or one a test moves by hand.
-protocol BackfillTime: Sendable {
-    /// Unix seconds.
-    func now() -> Double
-    /// Returns at `time` (at once when it has passed).
-    func sleep(until time: Double)
-}
-
-struct SystemBackfillTime: BackfillTime {
-    func now() -> Double { SystemClock.wallSeconds() }
-
-    func sleep(until time: Double) {
-        var left = time - now()
-        while left > 0 {
-            var wait = timespec(tv_sec: Int(left), tv_nsec: Int((left - left.rounded(.down)) * 1e9))
-            nanosleep(&wait, nil)
-            left = time - now()
-        }
-    }
-}
-
-/// How a backfill's requests leave, by the exporter's rules: paced by its per-minute budget
-/// (`RequestBudget`), each counted against the day's allowances (`DailyBudget`) where it leaves, the
-/// client's resends included, within the room its location holds.
-struct BackfillRequests {
-    /// What a backfill's requests are counted as: the source the exporter counts the same endpoint's
-    /// requests under (timemachine is billed as One Call). Its raw value is its slot in `daily`.
-    enum Counted: Int, CaseIterable {
-        case geocoding, oneCall, airPollution
-
-        var name: String {
-            switch self {
-            case .geocoding: GeocodingSource.name
-            case .oneCall: OneCallSource.name
-            case .airPollution: AirPollutionSource.name
-            }
-        }
-    }
-
-    var budget: RequestBudget
-    var daily: DailyBudget
-    /// Room the location under way holds, by `Counted` (`DailyBudget.reserve`).
-    var held = [Int](repeating: 0, count: Counted.allCases.count)
-    /// 429s in a row: the exporter's pause doubles with them.
-    var rateLimitStrikes = 0
-    /// A line said the shared day's file was not taken (`Backfill.sharing`): once a run.
-    var sharedDayOddReported = false
-
-    init(perMinute: Int, oneCallPerDay: Int?, keyPerDay: Int?, wall: Double) {
-        budget = RequestBudget(limitPerMinute: max(perMinute, 1))
-        daily = DailyBudget(wall: wall)
-        daily.configure(
-            sources: Counted.allCases.map(\.name),
-            limits: Counted.allCases.map { $0 == .oneCall ? oneCallPerDay : nil }, keyLimit: keyPerDay)
-    }
-
-    /// Holds the day's room for a location's requests, by `Counted`.
-    mutating func hold(_ requests: [Int]) {
-        for (slot, count) in requests.enumerated() where count > 0 {
-            daily.reserve(slot, count)
-            held[slot] += count
-        }
-    }
-
-    /// Gives back what the location held and did not send.
-    mutating func releaseHeld() {
-        for (slot, count) in held.enumerated() { daily.release(slot, count) }
-        held = held.map { _ in 0 }
-    }
-
-    /// One request counted as `counted` leaves at `now`: counted. False when the day has no room for it.
-    mutating func send(_ counted: Counted, now: Double) -> Bool {
-        guard daily.take(counted.rawValue, held: &held[counted.rawValue]) else { return false }
-        budget.record(start: now)
-        return true
-    }
-}
-
 /// Asks OpenWeather for the past of every location and writes it as OpenMetrics (`HistoryBlock`),
 /// one location at a time, each kept (`BackfillParts`) as soon as it is complete.
 struct Backfill {
@@ -312,48 +234,6 @@ struct Backfill {
         return block
     }
 
-    /// Runs `body` on the day as every process sharing it (`SharedDay`) has counted it, under its lock,
-    /// and writes back what this run holds; without a shared day, on this run's counts alone. The day is
-    /// this run's by its clock, as the exporter's is; a file it does not take is said once a run.
-    private func sharing<Result>(
-        _ requests: inout BackfillRequests, _ body: (inout BackfillRequests) -> Result
-    ) throws(BackfillError) -> Result {
-        guard let sharedDay else { return body(&requests) }
-        var updated = requests
-        let result: Result
-        var odd: String?
-        do throws(SharedDay.Failure) {
-            result = try sharedDay.update { contents in
-                updated.daily.advance(to: time.now())
-                let taken = updated.daily.absorb(contents.day)
-                let today = updated.daily.day
-                odd = contents.odd ?? (taken ? nil : contents.day.map { SharedDay.laterDay($0.day, than: today) })
-                let result = body(&updated)
-                return (result, updated.daily.shared())
-            }
-        } catch {
-            throw BackfillError("\(error.description); give another --storage.path, or none to count this run alone")
-        }
-        if let odd, !updated.sharedDayOddReported {
-            updated.sharedDayOddReported = true
-            report(
-                "the day's counts shared in \(sharedDay.path) were not taken (\(odd)); "
-                    + "this run's own are kept and written over them")
-        }
-        requests = updated
-        return result
-    }
-
-    /// One request counted as `counted` leaves now, if the day has room: from the room its location
-    /// holds, or past that (a resend) only with room in the day as every process sharing it counted it.
-    private func send(
-        _ counted: BackfillRequests.Counted, _ requests: inout BackfillRequests
-    ) throws(BackfillError) -> Bool {
-        let now = time.now()
-        if requests.held[counted.rawValue] > 0 { return requests.send(counted, now: now) }
-        return try sharing(&requests) { $0.send(counted, now: now) }
-    }
-
     /// Every family in name order over every block, then the work is removed.
     private func finish(_ work: Work, parts: BackfillParts) throws(BackfillError) {
         var families = (weather?.families ?? []) + (airPollution?.families ?? [])
@@ -381,62 +261,6 @@ struct Backfill {
         Array(stride(from: (from / 3600).rounded(.up) * 3600, to: until, by: 3600))
     }
 
-    /// The body of a 200; nil for a 404 (no data there: OpenWeather says not to ask again). Paced and
-    /// counted as `counted`, as the exporter's requests of that endpoint are; answers that may pass (429, 5xx,
-    /// transport) are tried `attempts` times, after the exporter's waits (a Retry-After held to
-    /// [1 min, 1 h], transient failures backing off from a minute).
-    private func fetch(
-        _ request: APIRequest, as counted: BackfillRequests.Counted, _ requests: inout BackfillRequests, what: String
-    ) throws(BackfillError) -> [UInt8]? {
-        var attempt = 0
-        while true {
-            attempt += 1
-            time.sleep(until: max(time.now(), requests.budget.nextAllowed()))
-            guard try send(counted, &requests) else {
-                throw BackfillError(
-                    "\(what): the day's allowance has no room left; what is done is kept: run the same command after 00:00 UTC to go on"
-                )
-            }
-            let wait: Double
-            do {
-                // The client's resend after a kept connection closed leaves too: counted, and only with room.
-                let body = try transport.get(request, resend: { (try? send(counted, &requests)) ?? false })
-                requests.rateLimitStrikes = 0
-                return body
-            } catch {
-                if OneCall.needsSubscription(error) {
-                    throw BackfillError(
-                        "the key has no One Call by Call subscription, which the weather's history (timemachine) needs",
-                        subscriptionMissing: true)
-                }
-                switch error {
-                case .http(404, _, _): return nil
-                case .http(429, _, let retryAfter):
-                    requests.rateLimitStrikes += 1
-                    wait = PollSchedule.rateLimitPause(
-                        retryAfter: retryAfter,
-                        backoff: PollSchedule.rateLimitBackoff(strikes: requests.rateLimitStrikes))
-                case .http(let status, _, _) where status >= 500:
-                    wait = PollSchedule.backoff(
-                        failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause,
-                        random: .random(in: 0..<1))
-                case .transport:
-                    wait = PollSchedule.backoff(
-                        failures: attempt, first: PollSchedule.firstResolverRetry, cap: PollSchedule.maxRateLimitPause,
-                        random: .random(in: 0..<1))
-                default: throw BackfillError("\(what): \(error)")
-                }
-                guard attempt < attempts else {
-                    throw BackfillError(
-                        "\(what): \(error), \(attempts) times; what is done is kept: run the same command again to go on"
-                    )
-                }
-                report("\(what): \(error); trying again in \(PrometheusDuration.format(seconds: wait.rounded(.up)))")
-            }
-            time.sleep(until: time.now() + wait)
-        }
-    }
-
     /// `location`: the one under way, with the requests it has sent so far.
     private func progress(_ work: Work, at location: (Location, sent: Int)?) {
         let left = max(0, work.callsLeft() - (location?.sent ?? 0))
@@ -444,61 +268,5 @@ struct Backfill {
         report(
             "\(work.done)/\(work.ordered.count) locations done\(doing), \(left) calls left, about \(PrometheusDuration.format(.seconds(Int64((Double(left) * work.requests.budget.spacing).rounded(.up))))) left"
         )
-    }
-}
-
-/// `openweather-exporter backfill`, for `main`.
-public enum BackfillCommand {
-    /// Runs it against `configuration`'s API (the simulator's with `--demo`); the exit status.
-    public static func run(_ configuration: Configuration, _ options: BackfillOptions) -> Int32 {
-        func enabled(_ name: String) -> (any Source)? {
-            configuration.collectors.first { $0.name == name && $0.enabled }?.source
-        }
-        // One Call (3.0 or 4.0, one subscription) stands in for the weather: its past is timemachine's.
-        let weather =
-            enabled(WeatherSource.name)
-            ?? (enabled(OneCallSource.name) ?? enabled(OneCall4Source.name)).flatMap { _ in
-                configuration.sources.first { $0.name == WeatherSource.name }
-            }
-        let report = { (line: String) in
-            let text = Array("backfill: \(line)\n".utf8)
-            _ = text.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-        }
-        guard weather != nil || enabled(AirPollutionSource.name) != nil else {
-            report(
-                "nothing to backfill: enable --collector.weather (or --collector.onecall) for the weather, --collector.air_pollution for air quality"
-            )
-            return 2
-        }
-        let client: OpenWeatherClient
-        do {
-            client = try configuration.openWeatherClient()
-        } catch {
-            report(error.description)
-            return 2
-        }
-        // The exporter's state directory as the exporter uses it: the day's counts are its counts.
-        var sharedDay: SharedDay?
-        if let path = configuration.storagePath {
-            do throws(StateStorageError) {
-                sharedDay = SharedDay(storage: try StateStorage(directory: path))
-            } catch {
-                report(error.description)
-                return 2
-            }
-        }
-        let backfill = Backfill(
-            locations: configuration.locations, weather: weather, airPollution: enabled(AirPollutionSource.name),
-            language: configuration.language, perMinute: configuration.maxRequestsPerMinute,
-            oneCallPerDay: configuration.sources.first { $0.name == OneCallSource.name }?.maxRequestsPerDay,
-            keyPerDay: configuration.maxRequestsPerDay, output: options.output, labels: options.labels,
-            transport: client, time: SystemBackfillTime(), report: report, sharedDay: sharedDay)
-        do {
-            try backfill.run(since: options.since, until: options.until)
-            return 0
-        } catch {
-            report(error.description)
-            return error.status
-        }
     }
 }

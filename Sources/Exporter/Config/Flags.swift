@@ -1,5 +1,6 @@
 /// A setting as the flag parser, the environment mapping, the config-file reader and `--help` see it,
-/// whatever its type; built by `Setting` (Setting.swift), where each setting's name, default and doc live.
+/// whatever its type; built by `Setting` (Setting.swift) from the table (Settings.swift), where each setting's
+/// name, default and doc live.
 struct Flag: Sendable {
     /// `.list` is a value that the file may also give as a YAML sequence (`[3h, 6h]`); `.repeated` is a
     /// list that the command line also gives by repeating the flag (the values joined with commas, as the

@@ -18,66 +18,6 @@
 /// A resolver job turns a place's name into coordinates, once; the polling jobs of that location
 /// wait until it succeeds (`unblock`). After an answer that found nothing it retries at its interval.
 struct PollSchedule {
-    enum Outcome: Equatable {
-        /// Fetched; next time at the job's phase.
-        case success
-        /// A failure that retrying sooner cannot fix (401, 400, 404, no match): keep the normal interval.
-        case steadyFailure
-        /// Upstream trouble (5xx, timeout, refused, bad body): back off.
-        case transientFailure
-        /// 429: pause everything.
-        case rateLimited(retryAfter: Double?)
-    }
-
-    enum Decision: Equatable {
-        case fire(job: Int)
-        case wait(until: Double)
-        /// Nothing can start until a request in flight finishes.
-        case idle
-    }
-
-    enum Kind: Equatable {
-        /// Nothing to do: a resolver at a place given by coordinates.
-        case none
-        case resolve
-        /// Repeats at the job's interval, once its location has coordinates.
-        case poll
-    }
-
-    /// What the caller knows of a job.
-    struct Spec: Equatable {
-        /// Stays the same across reloads for the same source at the same place, so its state is kept.
-        var key: String
-        var kind: Kind
-        var interval: Double
-        /// A polling job whose location is not resolved yet.
-        var waiting = false
-        /// The most requests one run sends (`Source.maxRequestsPerPoll`): the day's room its start holds.
-        var cost = 1
-    }
-
-    struct Job {
-        var spec: Spec
-        var phase = 0.0
-        var nextDue: Double
-        var inFlight = false
-        var failures = 0
-        /// When its last request was sent.
-        var lastStart: Double?
-        /// A resolver that succeeded.
-        var done = false
-        /// Switched off at runtime (`setSlot`): another source stands in for it.
-        var off = false
-        /// Requests its poll in flight may still send: room the daily budget holds for it (`send`).
-        var held = 0
-
-        /// Not waiting, not finished, not off: belongs in the due queue whenever it is not in flight.
-        var schedulable: Bool { spec.kind != .none && !done && !spec.waiting && !off }
-        /// May send a request now or later (a polling job waiting for its place too): its source takes
-        /// a share of the requests in flight.
-        var takesShare: Bool { spec.kind != .none && !done && !off }
-    }
-
     private(set) var jobs: [Job] = []
     private(set) var sourceCount = 1
     /// Per slot, every schedulable job not in flight, by when it is due (ties: job order), so choosing
@@ -104,10 +44,6 @@ struct PollSchedule {
 
     /// Requests in flight at once, across every location and source (split among the sources).
     static let requestLimit = 16
-    static let firstRateLimitPause = 60.0
-    static let maxRateLimitPause = 3600.0
-    /// A resolver's first retry after a transient failure; it doubles up to its interval.
-    static let firstResolverRetry = 60.0
 
     /// `specs`: `sourceCount` per location, in location order. `phaseOrder`: the locations (their
     /// positions, each once) in the order their phases follow each other; nil for location order.
@@ -268,24 +204,6 @@ struct PollSchedule {
         if jobs[index].schedulable { enqueue(index) }
     }
 
-    /// The wait before the next try after `failures` transient failures in a row: `first`, doubling up
-    /// to `cap`, spread ±20 % (`random` in 0..<1) so that jobs failing together do not retry together.
-    static func backoff(failures: Int, first: Double, cap: Double, random: Double) -> Double {
-        min(first * pow2(failures - 1), cap) * (0.8 + 0.4 * random)
-    }
-
-    /// The pause after `strikes` 429s in a row without a Retry-After: a minute, doubling up to an hour.
-    static func rateLimitBackoff(strikes: Int) -> Double {
-        min(firstRateLimitPause * pow2(strikes - 1), maxRateLimitPause)
-    }
-
-    /// The server's Retry-After held to [the first step, an hour]: a `0` must not let a blocked key
-    /// be retried at full pace, nor `1e18` stop polling for good (OpenWeather asks for an hour at most).
-    static func rateLimitPause(retryAfter: Double?, backoff: Double) -> Double {
-        guard let retryAfter, !retryAfter.isNaN else { return backoff }
-        return min(max(retryAfter, firstRateLimitPause), maxRateLimitPause)
-    }
-
     /// A request for a job a reload removed has answered.
     mutating func orphanFinished() { orphans = max(orphans - 1, 0) }
 
@@ -389,9 +307,5 @@ struct PollSchedule {
         var due = origin + job.phase + cycles * interval
         if due - now < interval / 2 { due += interval }
         return due
-    }
-
-    private static func pow2(_ exponent: Int) -> Double {
-        exponent >= 30 ? Double(1 << 30) : Double(1 << max(exponent, 0))
     }
 }

@@ -10,7 +10,8 @@ import Synchronization
 /// results and of the store's layout after that, so positions in the store always match the schedule's.
 ///
 /// This file schedules and launches requests. What a setup's arrival does is in `Poller+Reload`,
-/// how an answer is recorded and logged in `Poller+Results`, the stand-in policy in `Poller+StandIns`.
+/// how an answer is recorded and logged in `Poller+Results`, the stand-in policy in `Poller+StandIns`,
+/// the day's counts shared with backfills in `Poller+SharedDay`.
 final class Poller: Sendable {
     /// Runs a request's work somewhere; the poller passes each request as one closure.
     typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -211,77 +212,6 @@ final class Poller: Sendable {
             let pending = core.withLock { !$0.completions.isEmpty }
             if !pending { return decision }
         }
-    }
-
-    /// Runs `body` on the core with the day's counts as every process sharing them has them (`SharedDay`),
-    /// under the shared file's lock, then writes back what this process holds: a decision on the day's
-    /// room and the room it takes are one step for all of them. A file that cannot be used leaves the
-    /// decision to this process's counts, with one warning, and is tried again `SharedDay.retrySeconds`
-    /// later (not on every step, which would wait for a held lock each time).
-    // Not optimized: Swift 6.0.3's ClosureSpecializer aborts on it ("Can't demangle"), and it is glue.
-    @_optimize(none)
-    func withSharedDay<Result: Sendable>(_ body: (inout sending Core) -> sending Result) -> Result {
-        guard let sharedDay else { return core.withLock(body) }
-        let (due, failing) = core.withLock { (time.monotonic() >= $0.sharedDayRetry, $0.sharedDayFailing) }
-        guard due else { return core.withLock(body) }
-        var decided: Result?
-        var odd: String?
-        let failure: SharedDay.Failure?
-        do throws(SharedDay.Failure) {
-            try sharedDay.update(waitMilliseconds: failing ? 0 : SharedDay.lockWaitMilliseconds) { contents in
-                core.withLock { core in
-                    // The clock is read under the lock: on one host no process writes a day another has not reached.
-                    core.schedule.daily.advance(to: time.wall())
-                    let taken = core.schedule.daily.absorb(contents.day)
-                    let today = core.schedule.daily.day
-                    let later = taken ? nil : contents.day.map { SharedDay.laterDay($0.day, than: today) }
-                    if let reason = contents.odd ?? later, core.sharedDayOddWarned != today {
-                        core.sharedDayOddWarned = today
-                        odd = reason
-                    }
-                    decided = body(&core)
-                    return ((), core.schedule.daily.shared())
-                }
-            }
-            failure = nil
-        } catch {
-            failure = error
-        }
-        let changed = core.withLock { core in
-            defer {
-                core.sharedDayFailing = failure != nil
-                core.sharedDayRetry = failure == nil ? -.infinity : time.monotonic() + SharedDay.retrySeconds
-            }
-            return core.sharedDayFailing != (failure != nil)
-        }
-        if changed, let failure {
-            logger.warn(
-                "cannot share the day's request counts with backfills; counting this process's alone",
-                [
-                    ("reason", failure.description), ("retry_in", "\(Int(SharedDay.retrySeconds))s"),
-                    ("hint", "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path"),
-                ])
-        } else if changed {
-            logger.info("the day's request counts are shared again", [("path", sharedDay.path)])
-        }
-        if let odd {
-            logger.warn(
-                "the day's shared request counts were not taken; this process's own are kept and written over them",
-                [
-                    ("path", sharedDay.path), ("reason", odd),
-                    ("hint", "warned once a day at most; is another process's clock ahead, or was the file edited?"),
-                ])
-        }
-        if let decided { return decided }
-        return core.withLock(body)
-    }
-
-    /// Tells the store of the day's counts when they changed since it was last told; true then.
-    func showDaily(in core: inout Core) -> Bool {
-        guard core.schedule.daily.revision != core.dailyShown else { return false }
-        store.recordDaily(core.schedule.daily)
-        core.dailyShown = core.schedule.daily.revision
-        return true
     }
 
     /// A job started: what its poll starts from.
