@@ -511,6 +511,13 @@ def check_source_lengths():
           + (": over are " + ", ".join(over) if over else ""))
 
 
+
+def check_readme_length():
+    """The README is the newcomer's path, read whole: at most 3,000 words (as `wc -w` counts);
+    reference lives beside what it describes, in deploy/docs."""
+    words = len((ROOT / "README.md").read_text().split())
+    check(words <= 3000, f"README.md has {words} words, at most 3,000")
+
 # --- Markdown links ------------------------------------------------------------
 
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
@@ -594,7 +601,7 @@ def check_alert_table():
 
 def main():
     checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_docs,
-              check_source_lengths]
+              check_source_lengths, check_readme_length]
     if shutil.which("kubectl") is None:
         # Tests/deploy/kubernetes.sh says so as a SKIP in the deploy suite's summary.
         print("kubernetes: SKIPPED, no kubectl to build the kustomizations with")
