@@ -203,6 +203,15 @@ import Testing
         #expect(error(["--location", "A=1,2,rain=1e-330"]).contains("rain=1e-330 is not a rain total in mm above 0"))
     }
 
+    /// The alert series (no HELP or TYPE) of a weather exposition of these places, each with its thresholds.
+    static func alertLines(of places: [String], _ thresholds: [String: AlertThresholds]) -> [String] {
+        let locations = places.enumerated().map { Location(name: $1, latitude: Double($0), longitude: 0) }
+        let store = ReadingStore.allSources(
+            locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
+        let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
+        return text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
+    }
+
     /// The exposition carries each value per place, °C for a bound given in °F, the unit as an info
     /// series; a place with alerts off has none of them, one without a temperature bound no margin.
     @Test func thresholdsAreExportedPerPlace() throws {
@@ -210,13 +219,7 @@ import Testing
         phoenix.above = TemperatureThreshold.parse("95F")
         phoenix.below = TemperatureThreshold.parse("0")
         let thresholds = ["Phoenix": phoenix, "Plain": AlertThresholds.builtIn, "Quiet": AlertThresholds()]
-        let locations = ["Phoenix", "Plain", "Quiet"].enumerated().map {
-            Location(name: $1, latitude: Double($0), longitude: 0)
-        }
-        let store = ReadingStore.allSources(
-            locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
-        let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
-        let lines = text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
+        let lines = Self.alertLines(of: ["Phoenix", "Plain", "Quiet"], thresholds)
         #expect(
             lines == [
                 "openweather_rain_alert_threshold_meters{location=\"Phoenix\"} 0.015",
@@ -296,13 +299,7 @@ import Testing
         let thresholds = [
             "Hot": hot, "Cold": cold, "Quiet": AlertThresholds(), "Margin": AlertThresholds(hysteresisCelsius: 3),
         ]
-        let locations = ["Cold", "Hot", "Margin", "Quiet"].enumerated().map {
-            Location(name: $1, latitude: Double($0), longitude: 0)
-        }
-        let store = ReadingStore.allSources(
-            locations, sources: [WeatherSource()], thresholds: { thresholds[$0.name]! }, now: 1_700_000_000)
-        let text = String(decoding: renderPlain(store.snapshot(), now: 1_700_000_000), as: UTF8.self)
-        let lines = text.split(separator: "\n").filter { $0.contains("alert_") && !$0.hasPrefix("#") }.map(String.init)
+        let lines = Self.alertLines(of: ["Cold", "Hot", "Margin", "Quiet"], thresholds)
         #expect(
             lines == [
                 "openweather_heat_index_alert_threshold_celsius{location=\"Hot\"} 40",
