@@ -131,13 +131,22 @@ struct Rig {
     let logs: LogCapture
 
     init(_ configuration: Configuration, time: ManualTime = ManualTime(), execute: Poller.Executor? = { $0() }) {
+        self.init(time: time, secrets: [configuration.apiKey.value], execute: execute) {
+            configuration.pollerSetup(transport: $0)
+        }
+    }
+
+    /// A poller on a setup made by hand (sources a test defines), with `transport`'s requests.
+    init(
+        time: ManualTime = ManualTime(), secrets: [String] = [], execute: Poller.Executor? = { $0() },
+        setup: (FakeTransport) -> Poller.Setup
+    ) {
         self.time = time
         transport = FakeTransport(time: time)
         let logs = LogCapture()
         self.logs = logs
-        logger = Logger(
-            level: .debug, format: .logfmt, secrets: [configuration.apiKey.value], sink: { logs.append($0) })
-        let setup = configuration.pollerSetup(transport: transport)
+        logger = Logger(level: .debug, format: .logfmt, secrets: secrets, sink: { logs.append($0) })
+        let setup = setup(transport)
         store = ReadingStore(setup: setup, now: time.wall())
         poller = Poller(setup: setup, store: store, logger: logger, time: time, execute: execute, onChange: {})
     }
@@ -153,12 +162,12 @@ struct Rig {
     }
 
     /// The state of `location` (by name) for `source`.
-    func state(_ location: String, _ source: String) -> ReadingStore.SourceState? {
+    func state(_ location: String, _ source: String) -> ReadingStore.SlotState? {
         let snapshot = store.snapshot()
-        guard let slot = snapshot.sources.firstIndex(of: source),
+        guard let slot = snapshot.layout.sourceNames.firstIndex(of: source),
             let state = snapshot.locations.first(where: { $0.location.name == location })
         else { return nil }
-        return state.sources[slot]
+        return state.slots[slot]
     }
 }
 
@@ -238,18 +247,19 @@ extension ReadingStore {
     /// Records by names, for tests that build a store by hand.
     func success(_ location: String, _ source: String, _ reading: any Sendable, duration: Double = 0.25, now: Double) {
         let (position, slot) = place(location, source)
-        recordSuccess(location: position, source: slot, reading: reading, duration: duration, now: now)
+        recordSuccess(location: position, slot: slot, reading: reading, duration: duration, now: now)
     }
 
     func failure(_ location: String, _ source: String, code: String, reason: String, duration: Double = 0.25) {
         let (position, slot) = place(location, source)
-        recordFailure(location: position, source: slot, code: code, reason: reason, duration: duration)
+        recordFailure(location: position, slot: slot, code: code, reason: reason, duration: duration)
     }
 
     private func place(_ location: String, _ source: String) -> (Int, Int) {
         let snapshot = snapshot()
         return (
-            snapshot.locations.firstIndex { $0.location.name == location }!, snapshot.sources.firstIndex(of: source)!
+            snapshot.locations.firstIndex { $0.location.name == location }!,
+            snapshot.layout.sourceNames.firstIndex(of: source)!
         )
     }
 }

@@ -165,7 +165,9 @@ struct Backfill {
         if location.query != nil {
             let geocoding = GeocodingSource()
             let body = try fetch(
-                geocoding.request(for: location, at: nil, language: language), as: .geocoding, &work.requests,
+                geocoding.request(
+                    for: PollFacts(location: location, coordinates: nil, language: language, now: time.now())),
+                as: .geocoding, &work.requests,
                 what: "geocoding \(location.name)")
             do throws(OpenWeatherError) {
                 guard let body else { throw .noMatch("the geocoder does not know it") }

@@ -29,8 +29,8 @@ struct HistoryBlock: Equatable {
             // Slot 0 holds the reading; slot 1 the geocoder's answer, which `LocationState.resolved` reads.
             let state = ReadingStore.LocationState(
                 location: location, thresholds: AlertThresholds(),
-                sources: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)],
-                definitions: [source, GeocodingSource()])
+                slots: [.init(applies: true, reading: reading), .init(applies: true, reading: resolved)],
+                sources: [source, GeocodingSource()])
             let shard = ShardSeries(ReadingStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
             lines.clear()
             source.appendSeries(of: shard, slot: 0, to: lines.collectors[0])

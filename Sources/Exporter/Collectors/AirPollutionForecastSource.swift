@@ -51,8 +51,9 @@ struct AirPollutionForecastSource: Source {
         options.windows = try given.value(windowsSetting) ?? (windows.isEmpty ? Options().windows : windows)
     }
 
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        AirPollutionForecast.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0)
+    func request(for poll: PollFacts) -> APIRequest {
+        AirPollutionForecast.request(
+            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> AirPollutionForecast {

@@ -12,8 +12,8 @@ struct AirPollutionSource: Source {
     static let defaultInterval = Duration.seconds(3600)
     static let demoInterval = Duration.seconds(60)
 
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        AirPollution.request(latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0)
+    func request(for poll: PollFacts) -> APIRequest {
+        AirPollution.request(latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> AirPollution {

@@ -50,9 +50,10 @@ struct ForecastSource: Source {
         options.windows = try given.resolved(windowsSetting)
     }
 
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+    func request(for poll: PollFacts) -> APIRequest {
         Forecast.request(
-            latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            language: poll.language)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> Forecast {

@@ -12,8 +12,8 @@ struct GeocodingSource: Source {
     static let defaultInterval = Duration.seconds(3600)
     static let resolves = true
 
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
-        Geocoding.request(location.query ?? .name(location.name))
+    func request(for poll: PollFacts) -> APIRequest {
+        Geocoding.request(poll.location.query ?? .name(poll.location.name))
     }
 
     /// None of its own: the place it finds is the location's coordinates, and `openweather_location_info`

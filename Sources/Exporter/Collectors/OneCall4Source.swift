@@ -155,9 +155,10 @@ struct OneCall4Source: Source {
         options.pages.values.reduce(0, +) + (options.exclude.contains(.alerts) ? 0 : OneCallSource.maxAlerts)
     }
 
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+    func request(for poll: PollFacts) -> APIRequest {
         OneCall4.request(
-            .current, latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+            .current, latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            language: poll.language)
     }
 
     /// The document `fetch` keeps (every part's answers as they came).
@@ -170,15 +171,15 @@ struct OneCall4Source: Source {
     func fetch(
         _ poll: Poll<OneCall4.Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
     ) throws(OpenWeatherError) -> Fetched<OneCall4.Reading> {
-        let latitude = poll.coordinates?.latitude ?? 0
-        let longitude = poll.coordinates?.longitude ?? 0
+        let latitude = poll.facts.coordinates?.latitude ?? 0
+        let longitude = poll.facts.coordinates?.longitude ?? 0
         let previous = poll.previous?.answers
         var answers = OneCall4.Answers()
         for part in OneCall4.Part.allCases {
             let pages = options.pages[part] ?? 0
             guard pages > 0 else { continue }
             if let previous, let fetched = previous.fetched[part], let kept = previous.pages[part], kept.count == pages,
-                poll.now - fetched < (Double(every(part, polledEvery: poll.configured)) - 0.5) * poll.interval
+                poll.facts.now - fetched < (Double(every(part, polledEvery: poll.configured)) - 0.5) * poll.interval
             {
                 answers.pages[part] = kept
                 answers.fetched[part] = fetched
@@ -195,14 +196,14 @@ struct OneCall4Source: Source {
                 if page > 0 && start == nil { break }
                 let body = try get(
                     OneCall4.request(
-                        part, latitude: latitude, longitude: longitude, language: poll.language, start: start))
+                        part, latitude: latitude, longitude: longitude, language: poll.facts.language, start: start))
                 // Each answer is checked as it comes: a broken one fails the poll, naming the part.
                 let time = try Self.firstRecordTime(of: part, in: body, page: page)
                 if page == 0 { first = time }
                 bodies.append(body)
             }
             answers.pages[part] = bodies
-            answers.fetched[part] = poll.now
+            answers.fetched[part] = poll.facts.now
         }
         let withoutAlerts = answers.document()
         let listed = try OneCall4Decoder.decode(document: withoutAlerts)
@@ -221,12 +222,12 @@ struct OneCall4Source: Source {
             guard var detail = try? OneCall4Decoder.alert(body), listedSet.contains(detail.id),
                 known.count < OneCall4.alertsKept
             else { continue }
-            let fetched = detail.fetched ?? poll.now
-            guard poll.now - fetched < OneCall4.alertMaxAge, known.insert(detail.id).inserted else { continue }
+            let fetched = detail.fetched ?? poll.facts.now
+            guard poll.facts.now - fetched < OneCall4.alertMaxAge, known.insert(detail.id).inserted else { continue }
             detail.fetched = fetched
             answers.alerts.append(detail.kept())
         }
-        let hoursRenewed = answers.fetched[.hour] == poll.now
+        let hoursRenewed = answers.fetched[.hour] == poll.facts.now
         let listedBefore = Set(poll.previous?.alertIDs ?? [])
         var asked = 0
         for id in listedIDs
@@ -235,7 +236,7 @@ struct OneCall4Source: Source {
             asked += 1
             guard let body = try? get(request), var detail = try? OneCall4Decoder.alert(body) else { continue }
             known.insert(id)
-            detail.fetched = poll.now
+            detail.fetched = poll.facts.now
             answers.alerts.append(detail.kept())
         }
         let document = answers.document()

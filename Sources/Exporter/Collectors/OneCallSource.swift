@@ -83,9 +83,10 @@ struct OneCallSource: Source {
         return OneCall.Part.allCases.filter(parts.contains)
     }
 
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+    func request(for poll: PollFacts) -> APIRequest {
         OneCall.request(
-            latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language,
+            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            language: poll.language,
             exclude: options.exclude)
     }
 

@@ -6,10 +6,10 @@ import OpenWeather
 /// and its line in `Sources.all`; the schedule, the budget, the store, the renderer and the settings
 /// take any source alike, through the erased view in `SourceAdapter.swift`.
 protocol Source: Sendable {
+    // MARK: Required: what every source writes.
+
     /// What one answer decodes to; the collector writes from it.
     associatedtype Reading: Sendable
-    /// The values of its own settings (`settings`); `NoOptions` for a source without any.
-    associatedtype Options: Sendable = NoOptions
 
     /// The collector word: `--collector.NAME`, the `source` label and the config file's `collector.NAME`.
     static var name: String { get }
@@ -18,96 +18,114 @@ protocol Source: Sendable {
     static var enabledByDefault: Bool { get }
     /// How often a location is polled; a resolver's retry after an answer that found nothing.
     static var defaultInterval: Duration { get }
-    /// The interval with `--demo`, short enough that every family shows within a minute.
+
+    /// The request for one poll, built from its facts: where (no coordinates only for a resolver), in
+    /// which language, and when (an endpoint that asks for a date reads `poll.now`).
+    func request(for poll: PollFacts) -> APIRequest
+    /// The reading the collector writes, from an answer or from the body `fetch` kept; absurd values are `.decode`.
+    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> Reading
+    /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
+    /// Required, as `appendSeries` is: a source that forgot them would export nothing, silently.
+    var families: [MetricFamily] { get }
+    /// `shard`'s lines of `families`, from each location's fresh reading.
+    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: CollectorLines)
+
+    // MARK: Defaulted: what a source may write; each says its default, given in the extension below.
+
+    /// The values of its own settings (`settings`). Default: `NoOptions`, for a source without any.
+    associatedtype Options: Sendable = NoOptions
+    /// Its settings beyond its switch and interval (`--collector.NAME.*`), which make `options`.
+    /// Default (with `NoOptions`): none.
+    static var settings: SourceSettings<Options> { get }
+    /// With the default options; the loader sets them from `settings`. A struct whose stored properties
+    /// all have defaults gets it from Swift.
+    init()
+    /// Default (with `NoOptions`): `NoOptions()`.
+    var options: Options { get set }
+    /// The interval with `--demo`, short enough that every family shows within a minute. Default: `defaultInterval`.
     static var demoInterval: Duration { get }
     /// A resolver turns a location's name into coordinates, once; the other sources of that location
     /// wait for it. A resolver applies only to locations given by name, the others to every location.
+    /// Default: false.
     static var resolves: Bool { get }
-    /// The name it had before it took its config-file word: still read in flags and state files.
+    /// The name it had before it took its config-file word: still read in flags and state files. Default: nil.
     static var formerName: String? { get }
-    /// Its settings beyond its switch and interval (`--collector.NAME.*`), which make `options`.
-    static var settings: SourceSettings<Options> { get }
     /// The sources whose requests this one makes unnecessary (One Call for weather and forecast), and
-    /// how their readings come out of its own: while it works their jobs are not scheduled.
+    /// how their readings come out of its own: while it works their jobs are not scheduled. Default: none.
     static var standsIn: [StandIn<Reading>] { get }
-
-    /// With the default options; the loader sets them from `settings`.
-    init()
-    var options: Options { get set }
-
-    /// The request for `location`, at `coordinates` (nil only for a resolver).
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest
-    /// The reading the collector writes, from an answer or from the body `fetch` kept; absurd values are `.decode`.
-    func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> Reading
     /// One poll: its requests, each sent through `get` (which counts it under the budgets), and the
-    /// reading with the body the state file keeps (`decode` reads it back). By default one request,
-    /// decoded; a source billed per part (One Call 4.0) asks only for the parts due, from `poll.previous`.
+    /// reading with the body the state file keeps (`decode` reads it back). Default: one request
+    /// (`request(for: poll.facts)`), decoded. Only a source that asks in parts writes its own (One Call
+    /// 4.0 asks only for the parts due, from `poll.previous`); the poll's time is in `request`'s facts.
     func fetch(
         _ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
     ) throws(OpenWeatherError) -> Fetched<Reading>
     /// The requests one poll sends on average, by part, when polled every `interval`: what the request
-    /// plan counts. One request (`[]`) unless `fetch` sends several.
+    /// plan counts. Default: one request (`[]`); a source whose `fetch` sends several says how many.
     func requestsPerPoll(every interval: Duration) -> [(part: String, requests: Double)]
-    /// Every family it writes, with HELP and TYPE, each series with `location` as its first label.
-    /// Required, as `appendSeries` is: a source that forgot them would export nothing, silently.
-    var families: [MetricFamily] { get }
+    /// The most requests one poll can send: a poll starts only while the day's allowances have room
+    /// for all of them, so none is ever exceeded. Default: 1.
+    var maxRequestsPerPoll: Int { get }
+    /// Requests it may send in a UTC day (an endpoint billed or capped per day, One Call). Default: nil, no limit.
+    var maxRequestsPerDay: Int? { get }
     /// Set when its lines depend on the render's `now` (a forecast read at now + H): a location with
-    /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves.
+    /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves. Default: nil.
     var timePeriod: Double? { get }
-    /// `shard`'s lines of `families`, from each location's fresh reading.
-    func appendSeries(of shard: ShardSeries, readings: ShardReadings<Reading>, to lines: CollectorLines)
     /// An answer that says the key cannot use this source at all (a subscription missing): the
     /// sources it stands in for then run themselves, and it is retried every `Sources.unavailableRetry`.
+    /// Default: false, never.
     func isUnavailable(_ error: OpenWeatherError) -> Bool
-    /// What makes it usable, for the error line when it is not.
+    /// What makes it usable, for the error line when it is not. Default: "", for a source that is never unavailable.
     var unavailableHint: String { get }
-    /// The landing page's glance at a location (its temperature), from a reading; nil for none.
-    func glance(at reading: Reading) -> String?
     /// What the answer a reading came from lacked (optional fields left out, list entries skipped):
     /// counted per poll and logged once. Every source that decodes an answer gives its reading's.
+    /// Default: nothing lacked.
     func gaps(of reading: Reading) -> AnswerGaps
+    /// The landing page's glance at a location (its temperature), from a reading. Default: nil, none.
+    func glance(at reading: Reading) -> String?
     /// A resolver's answer read as the place it found (where the location is polled, what the poller
-    /// logs); nil for a source that does not resolve. The engine asks this instead of casting readings.
+    /// logs). The engine asks this instead of casting readings. Default: nil, for a source that does not resolve.
     func resolvedPlace(of reading: Reading) -> ResolvedPlace?
-    /// Requests it may send in a UTC day (an endpoint billed or capped per day, One Call); nil for no limit.
-    var maxRequestsPerDay: Int? { get }
-    /// The most requests one poll can send: a poll starts only while the day's allowances have room
-    /// for all of them, so none is ever exceeded.
-    var maxRequestsPerPoll: Int { get }
 }
 
+/// The defaults of the second group, in its order (`settings` and `options` with `NoOptions`, below).
 extension Source {
-    func fetch(
-        _ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
-    ) throws(OpenWeatherError) -> Fetched<Reading> {
-        let body = try get(request(for: poll.location, at: poll.coordinates, language: poll.language))
-        return Fetched(reading: try decode(body, for: poll.location), body: body)
-    }
-    func requestsPerPoll(every interval: Duration) -> [(part: String, requests: Double)] { [] }
     static var demoInterval: Duration { defaultInterval }
     static var resolves: Bool { false }
     static var formerName: String? { nil }
     static var standsIn: [StandIn<Reading>] { [] }
+    func fetch(
+        _ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
+    ) throws(OpenWeatherError) -> Fetched<Reading> {
+        let body = try get(request(for: poll.facts))
+        return Fetched(reading: try decode(body, for: poll.facts.location), body: body)
+    }
+    func requestsPerPoll(every interval: Duration) -> [(part: String, requests: Double)] { [] }
+    var maxRequestsPerPoll: Int { 1 }
+    var maxRequestsPerDay: Int? { nil }
     var timePeriod: Double? { nil }
     func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
     var unavailableHint: String { "" }
-    func glance(at reading: Reading) -> String? { nil }
     func gaps(of reading: Reading) -> AnswerGaps { AnswerGaps() }
+    func glance(at reading: Reading) -> String? { nil }
     func resolvedPlace(of reading: Reading) -> ResolvedPlace? { nil }
-    var maxRequestsPerDay: Int? { nil }
-    var maxRequestsPerPoll: Int { 1 }
 }
 
-/// What a poll of one location starts from.
-struct Poll<Reading: Sendable>: Sendable {
+/// Where a poll asks, in which language, and when: what every request is built from.
+struct PollFacts: Sendable {
     var location: Location
     /// Nil only for a resolver.
     var coordinates: Coordinates?
     var language: String
-    /// This source's last reading of the location, if any (a source asking in parts keeps the rest).
-    var previous: Reading?
     /// Wall-clock Unix seconds when the poll starts.
     var now: Double
+}
+
+/// What a poll of one location starts from.
+struct Poll<Reading: Sendable>: Sendable {
+    var facts: PollFacts
+    /// This source's last reading of the location, if any (a source asking in parts keeps the rest).
+    var previous: Reading?
     /// Seconds between polls of the source as planned (its interval, stretched to the budgets).
     var interval: Double
     /// Seconds between polls as configured, before the plan stretched `interval`: parts with a pace of

@@ -41,9 +41,8 @@ extension Source {
         erased poll: Poll<any Sendable>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
     ) throws(OpenWeatherError) -> Fetched<any Sendable> {
         let typed = Poll<Reading>(
-            location: poll.location, coordinates: poll.coordinates, language: poll.language,
-            previous: poll.previous.flatMap(recovered),
-            now: poll.now, interval: poll.interval, configured: poll.configured)
+            facts: poll.facts, previous: poll.previous.flatMap(recovered), interval: poll.interval,
+            configured: poll.configured)
         let fetched = try fetch(typed, get: get)
         return Fetched(reading: fetched.reading, body: fetched.body)
     }

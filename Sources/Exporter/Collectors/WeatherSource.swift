@@ -18,9 +18,10 @@ struct WeatherSource: Source {
         ]
     ) { _, _ throws(ConfigError) in }
 
-    func request(for location: Location, at coordinates: Coordinates?, language: String) -> APIRequest {
+    func request(for poll: PollFacts) -> APIRequest {
         CurrentWeather.request(
-            latitude: coordinates?.latitude ?? 0, longitude: coordinates?.longitude ?? 0, language: language)
+            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            language: poll.language)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> CurrentWeather {

@@ -67,7 +67,7 @@ struct ShardSeries {
     /// The reading of `slot` at `position`, when it is fresh enough to show.
     func freshReading(_ position: Int, slot: Int) -> (any Sendable)? {
         guard fresh[position] & (1 << UInt64(slot)) != 0 else { return nil }
-        return locations[position].sources[slot].reading
+        return locations[position].slots[slot].reading
     }
 
     /// Calls `body` with a way to read each location's opening in place.

@@ -6,7 +6,7 @@ import Exposition
 /// rules that have no threshold to join (official warnings, rain within the hour, air quality).
 struct HealthCollector: Collector {
     /// The `source` label of each slot, in label order.
-    let sources: [String]
+    let sourceNames: [String]
 
     private static let up: StaticString = "openweather_up"
     private static let lastSuccess: StaticString = "openweather_last_success_timestamp_seconds"
@@ -104,14 +104,14 @@ struct HealthCollector: Collector {
                     buffer.appendClosing(value)
                 }
                 let state = shard.locations[position]
-                for (slot, source) in sources.enumerated() where state.sources[slot].applies {
-                    line(.up, state.sources[slot].up == true ? 1 : 0, source: source)
+                for (slot, source) in sourceNames.enumerated() where state.slots[slot].applies {
+                    line(.up, state.slots[slot].up == true ? 1 : 0, source: source)
                 }
-                for (slot, source) in sources.enumerated() where state.sources[slot].applies {
-                    if let success = state.sources[slot].lastSuccess { line(.lastSuccess, success, source: source) }
+                for (slot, source) in sourceNames.enumerated() where state.slots[slot].applies {
+                    if let success = state.slots[slot].lastSuccess { line(.lastSuccess, success, source: source) }
                 }
-                for (slot, source) in sources.enumerated() where state.sources[slot].applies {
-                    if let seconds = state.sources[slot].lastPollDuration { line(.duration, seconds, source: source) }
+                for (slot, source) in sourceNames.enumerated() where state.slots[slot].applies {
+                    if let seconds = state.slots[slot].lastPollDuration { line(.duration, seconds, source: source) }
                 }
                 let alerts = state.thresholds
                 if let above = alerts.above { line(.thresholds, above.celsius, bound: "above") }
@@ -148,7 +148,9 @@ enum ExporterCollector {
     /// written): the renderer keeps shards' lines by family position, which must not move.
     static func daily(_ snapshot: ReadingStore.Snapshot) -> [MetricFamily] {
         let daily = snapshot.daily ?? DailyBudget(wall: 0)
-        let names = Set(snapshot.sources).union(daily.namesSent).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let names = Set(snapshot.layout.sourceNames).union(daily.namesSent).sorted {
+            $0.utf8.lexicographicallyPrecedes($1.utf8)
+        }
         var today = MetricFamily(
             name: "openweather_api_requests_today",
             help:

@@ -148,11 +148,11 @@ final class MetricsPublisher: Sendable {
             var nextStaleness = rendering.nextTimeChange
             // Fields read in place: copying each of 10,000 states costs a dozen reference counts apiece.
             for index in snapshot.locations.indices {
-                for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
-                    if let success = snapshot.locations[index].sources[slot].lastSuccess,
-                        success + snapshot.maxStaleness[slot] >= now
+                for slot in snapshot.locations[index].slots.indices where slot < snapshot.layout.maxStaleness.count {
+                    if let success = snapshot.locations[index].slots[slot].lastSuccess,
+                        success + snapshot.layout.maxStaleness[slot] >= now
                     {
-                        nextStaleness = min(nextStaleness, success + snapshot.maxStaleness[slot])
+                        nextStaleness = min(nextStaleness, success + snapshot.layout.maxStaleness[slot])
                     }
                 }
             }

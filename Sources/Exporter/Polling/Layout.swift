@@ -8,7 +8,7 @@ struct Layout: Sendable {
     /// In slot order.
     let sources: [any Source]
     /// The `source` label of each slot.
-    let names: [String]
+    let sourceNames: [String]
     /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
     let intervals: [Duration]
     /// Per slot: after this long without success a source's reading is no longer shown (seconds).
@@ -23,7 +23,7 @@ struct Layout: Sendable {
         self.locations = locations
         self.planned = planned
         self.sources = planned.map(\.source)
-        self.names = planned.map(\.name)
+        self.sourceNames = planned.map(\.name)
         self.intervals = planned.map(\.interval)
         self.maxStaleness = planned.map(\.maxStaleness)
         self.labelOrder = Location.labelOrder(locations)
@@ -31,5 +31,5 @@ struct Layout: Sendable {
     }
 
     /// How a reload from `old` moves the slots.
-    func slots(from old: Layout) -> SlotOrder { SlotOrder(names, from: old.names) }
+    func slots(from old: Layout) -> SlotOrder { SlotOrder(sourceNames, from: old.sourceNames) }
 }

@@ -10,14 +10,14 @@ extension Poller {
     func recordAvailability(
         _ completion: Completion, job: Int, location: Int, slot: Int, in core: inout Core, now: Double
     ) -> Bool {
-        let source = core.setup.sources[slot]
+        let source = core.setup.layout.sources[slot]
         // What runs meanwhile: the configured sources it stands in for, if any.
         func others(_ setup: Setup) -> String {
-            setup.planned[slot].standsIn.map { setup.sources[$0.slot].name }.joined(separator: " and ")
+            setup.layout.planned[slot].standsIn.map { setup.layout.sources[$0.slot].name }.joined(separator: " and ")
         }
         if case .failure(let error) = completion.result, source.isUnavailable(error) {
             store.recordFailure(
-                location: location, source: slot, code: error.code, reason: error.description,
+                location: location, slot: slot, code: error.code, reason: error.description,
                 duration: completion.duration)
             core.schedule.finished(job: job, outcome: .steadyFailure, now: now, random: 0)
             let first = core.unavailable[slot] == nil
@@ -36,9 +36,9 @@ extension Poller {
                         ),
                     ])
                 // The key, not the place, lacks it: every location's try has its answer (and readiness too).
-                for other in core.setup.locations.indices where other != location {
+                for other in core.setup.layout.locations.indices where other != location {
                     store.recordStandIn(
-                        location: other, source: slot, result: .failure(error), duration: 0, now: time.wall())
+                        location: other, slot: slot, result: .failure(error), duration: 0, now: time.wall())
                 }
                 switchStandIns(in: &core, now: now)
             }
@@ -51,7 +51,7 @@ extension Poller {
                 "\(source.name) works with this key again"
                     + (others(core.setup).isEmpty ? "" : "; it stands in for \(others(core.setup)) again"),
                 [("source", source.name)])
-            core.schedule.setRetry(job: job, interval: core.setup.intervals[slot].seconds, due: now)
+            core.schedule.setRetry(job: job, interval: core.setup.layout.intervals[slot].seconds, due: now)
             switchStandIns(in: &core, now: now)
         }
         return false

@@ -33,26 +33,27 @@ extension Poller {
     func schedule(_ setup: Setup, in core: inout Core, now: Double) {
         let states = store.snapshot().locations
         var specs: [PollSchedule.Spec] = []
-        specs.reserveCapacity(setup.locations.count * setup.sources.count)
-        for (position, location) in setup.locations.enumerated() {
+        specs.reserveCapacity(setup.layout.locations.count * setup.layout.sources.count)
+        for (position, location) in setup.layout.locations.enumerated() {
             let identity = location.identity
             let resolved = states[position].coordinates != nil
-            for (slot, source) in setup.sources.enumerated() {
+            for (slot, source) in setup.layout.sources.enumerated() {
                 let kind: PollSchedule.Kind = source.resolves ? (location.query == nil ? .none : .resolve) : .poll
                 specs.append(
                     PollSchedule.Spec(
                         key: Location.identity(identity, source: source.name), kind: kind,
-                        interval: setup.intervals[slot].seconds,
+                        interval: setup.layout.intervals[slot].seconds,
                         waiting: kind == .poll && !resolved, cost: source.maxRequestsPerPoll))
             }
         }
         // Polls follow the exposition's order, so the series a second of polls changes sit together
         // and a refresh re-renders a few shards instead of most of them.
         core.schedule.reconfigure(
-            specs: specs, sourceCount: setup.sources.count, requestsPerMinute: setup.requestsPerMinute, now: now,
+            specs: specs, sourceCount: setup.layout.sources.count, requestsPerMinute: setup.requestsPerMinute, now: now,
             phaseOrder: setup.layout.labelOrder)
         core.schedule.daily.configure(
-            sources: setup.layout.names, limits: setup.planned.map(\.dailyLimit), keyLimit: setup.requestsPerDay)
+            sources: setup.layout.sourceNames, limits: setup.layout.planned.map(\.dailyLimit),
+            keyLimit: setup.requestsPerDay)
         core.schedule.daily.advance(to: time.wall())
         // What the poller keeps by slot moves with its source.
         let moved = setup.layout.slots(from: core.setup.layout)
@@ -69,9 +70,9 @@ extension Poller {
     func job(answering completion: Completion, in core: inout Core) -> Int? {
         guard completion.epoch != core.epoch else { return completion.job }
         // Names are unique: the name finds the location, its identity says whether it is still the same place.
-        guard let location = core.setup.locations.firstIndex(where: { $0.name == completion.location.name }),
-            core.setup.locations[location].identity == completion.location.identity,
-            let slot = core.setup.sources.firstIndex(where: { $0.name == completion.source.name }),
+        guard let location = core.setup.layout.locations.firstIndex(where: { $0.name == completion.location.name }),
+            core.setup.layout.locations[location].identity == completion.location.identity,
+            let slot = core.setup.layout.sources.firstIndex(where: { $0.name == completion.source.name }),
             case let index = core.schedule.index(of: JobID(location: location, slot: slot)),
             core.schedule.jobs[index].inFlight
         else {

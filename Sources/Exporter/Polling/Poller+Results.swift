@@ -19,7 +19,7 @@ extension Poller {
         var jitter = 0.0
         if case .transientFailure = outcome { jitter = Double.random(in: 0..<1, using: &core.random) }
         core.schedule.finished(job: job, outcome: outcome, now: now, random: jitter)
-        if case .success = outcome, core.setup.sources[slot].resolves {
+        if case .success = outcome, core.setup.layout.sources[slot].resolves {
             core.schedule.unblock(location: location, now: now)
         }
         if case .rateLimited = outcome, let pause = core.schedule.pause(now: now) {
@@ -53,8 +53,8 @@ extension Poller {
         switch completion.result {
         case .success(let reading):
             store.recordSuccess(
-                location: location, source: slot, reading: reading, duration: completion.duration, now: time.wall())
-            keepBody?(core.setup.locations[location], completion.source, completion.body)
+                location: location, slot: slot, reading: reading, duration: completion.duration, now: time.wall())
+            keepBody?(core.setup.layout.locations[location], completion.source, completion.body)
             if keyState(rejected: false, since: completion.started, in: &core) {
                 logger.info("OpenWeather accepts the API key again; polling resumes normally")
             }
@@ -63,7 +63,7 @@ extension Poller {
                 logger.info(
                     "place resolved",
                     labels + [
-                        ("query", core.setup.locations[location].query?.description ?? ""), ("name", place.name),
+                        ("query", core.setup.layout.locations[location].query?.description ?? ""), ("name", place.name),
                         ("state", place.state ?? ""), ("country", place.country),
                         ("latitude", String(place.latitude)), ("longitude", String(place.longitude)),
                         ("other_matches", String(resolved.others)),
@@ -82,7 +82,7 @@ extension Poller {
             return .success
         case .failure(let error):
             store.recordFailure(
-                location: location, source: slot, code: error.code, reason: error.description,
+                location: location, slot: slot, code: error.code, reason: error.description,
                 duration: completion.duration)
             if case .http(401, _, _) = error {
                 if keyState(rejected: true, since: completion.started, in: &core) {
@@ -102,7 +102,7 @@ extension Poller {
             }
             logger.warn("poll failed", labels + [("code", error.code), ("reason", error.description)])
             switch error {
-            case .http(429, _, _) where core.setup.planned[slot].dailyLimit != nil:
+            case .http(429, _, _) where core.setup.layout.planned[slot].dailyLimit != nil:
                 // A source billed by the day (One Call) that answers 429 within the per-minute budget the
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
                 core.schedule.daily.spend(slot)
@@ -113,7 +113,7 @@ extension Poller {
                         ("requests_today", String(core.schedule.daily.count(of: slot))),
                         (
                             "hint",
-                            "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.setup.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit"
+                            "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.setup.layout.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit"
                         ),
                     ])
                 return .steadyFailure

@@ -7,11 +7,11 @@ extension Poller {
     /// Switches each source's jobs on or off: a source another one stands in for is off while that
     /// one is usable; an unusable stand-in is off but for one job, retried every `Sources.unavailableRetry`.
     func switchStandIns(in core: inout Core, now: Double) {
-        let working = core.setup.planned.filter {
+        let working = core.setup.layout.planned.filter {
             !$0.standsIn.isEmpty && core.unavailable[$0.slot] == nil && !core.spentForDay.contains($0.slot)
         }
         let replaced = Set(working.flatMap { $0.standsIn.map(\.slot) })
-        for slot in core.setup.sources.indices {
+        for slot in core.setup.layout.sources.indices {
             let retry = core.unavailable[slot]
             core.schedule.setSlot(slot, on: !replaced.contains(slot) && retry == nil, now: now)
             if let retry,
@@ -28,12 +28,12 @@ extension Poller {
     /// day) hands them back their own endpoints until 00:00 UTC; its jobs wait for then in the schedule.
     func switchForDay(in core: inout Core, now: Double) {
         let spent = Set(
-            core.setup.sources.indices.filter { slot in
-                let source = core.setup.sources[slot]
+            core.setup.layout.sources.indices.filter { slot in
+                let source = core.setup.layout.sources[slot]
                 return !source.standsIn.isEmpty && !core.schedule.daily.hasRoom(slot, source.maxRequestsPerPoll)
             })
         guard spent != core.spentForDay else { return }
-        for (slot, source) in core.setup.sources.enumerated()
+        for (slot, source) in core.setup.layout.sources.enumerated()
         where spent.contains(slot) != core.spentForDay.contains(slot) {
             let others = source.standsIn.joined(separator: " and ")
             if spent.contains(slot) {
@@ -53,7 +53,7 @@ extension Poller {
 
     /// A stand-in's answer fills the slots of the sources it stands in for, or marks them failed.
     func recordStandIns(_ completion: Completion, location: Int, slot: Int, in core: inout Core) {
-        let source = core.setup.planned[slot]
+        let source = core.setup.layout.planned[slot]
         guard !source.standsIn.isEmpty else { return }
         let readings = (try? completion.result.get()).flatMap(source.source.readings(standingIn:))
         for standIn in source.standsIn {
@@ -64,11 +64,11 @@ extension Poller {
                 guard let readings else { continue }
                 result = .success(readings[standIn.derived])
                 // No body of its own: the state file restores it from the stand-in's.
-                keepBody?(core.setup.locations[location], core.setup.planned[other].source, [])
+                keepBody?(core.setup.layout.locations[location], core.setup.layout.planned[other].source, [])
             case .failure(let error): result = .failure(error)
             }
             store.recordStandIn(
-                location: location, source: other, result: result, duration: completion.duration, now: time.wall())
+                location: location, slot: other, result: result, duration: completion.duration, now: time.wall())
         }
     }
 }

@@ -108,7 +108,7 @@ final class Poller: Sendable {
             Core(
                 setup: setup,
                 schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now),
-                unavailable: setup.sources.map { _ in nil }))
+                unavailable: setup.layout.sources.map { _ in nil }))
         core.withLock { schedule(setup, in: &$0, now: now) }
     }
 
@@ -192,14 +192,15 @@ final class Poller: Sendable {
                     let (location, slot) = (id.location, id.slot)
                     if states == nil { states = store.snapshot().locations }
                     let state = states![location]
-                    let planned = core.setup.planned[slot]
+                    let planned = core.setup.layout.planned[slot]
                     launches.append(
                         Launch(
                             job: job, slot: slot, source: planned.source,
                             poll: Poll(
-                                location: core.setup.locations[location], coordinates: state.coordinates,
-                                language: core.setup.language,
-                                previous: state.sources[slot].reading, now: wall, interval: planned.interval.seconds,
+                                facts: PollFacts(
+                                    location: core.setup.layout.locations[location], coordinates: state.coordinates,
+                                    language: core.setup.language, now: wall),
+                                previous: state.slots[slot].reading, interval: planned.interval.seconds,
                                 configured: planned.configured.seconds),
                             held: core.schedule.jobs[job].held))
                     decision = core.schedule.next(now: now, wall: wall)
@@ -260,7 +261,8 @@ final class Poller: Sendable {
                 body = []
             }
             let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.poll.location, source: launch.source, slot: launch.slot,
+                job: launch.job, epoch: epoch, location: launch.poll.facts.location, source: launch.source,
+                slot: launch.slot,
                 result: result,
                 body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
             let finished = DispatchTime.now().uptimeNanoseconds

@@ -11,16 +11,6 @@ extension Poller {
         var language: String
         var transport: any OpenWeatherTransport
 
-        var locations: [Location] { layout.locations }
-        /// In slot order.
-        var planned: [PlannedSource] { layout.planned }
-        /// In slot order.
-        var sources: [any Source] { layout.sources }
-        /// Per slot.
-        var intervals: [Duration] { layout.intervals }
-        /// Per slot, seconds.
-        var maxStaleness: [Double] { layout.maxStaleness }
-
         /// Per slot: `intervals` as planned, `configured` as given, each source's own daily limit.
         init(
             locations: [Location], sources: [any Source], intervals: [Duration], configured: [Duration],

@@ -4,8 +4,8 @@ import OpenWeather
 /// The latest reading and health of every location and source, plus the exporter's own counters:
 /// written by the poller, read by the metrics renderer and the web pages.
 final class ReadingStore: Sendable {
-    /// One source's part of a location.
-    struct SourceState: Sendable {
+    /// One slot's part of a location: its source's reading and health there.
+    struct SlotState: Sendable {
         /// False where the source has nothing to do (a resolver for a place given by coordinates).
         var applies: Bool
         /// The last good reading, of the source's own type; kept through failures until it is too old.
@@ -20,10 +20,10 @@ final class ReadingStore: Sendable {
     struct LocationState: Sendable {
         var location: Location
         var thresholds: AlertThresholds
-        /// By slot: the position of the source among the configuration's sources.
-        var sources: [SourceState]
+        /// By slot (the position of its source among the configuration's): each source's reading and health.
+        var slots: [SlotState]
         /// By slot, the sources themselves (the layout's, shared): what reads a slot's erased reading.
-        var definitions: [any Source]
+        var sources: [any Source]
         /// Rises with every change to this state, so a renderer can tell what to redo without
         /// comparing fields (and without a list of fields to keep in step).
         var generation: UInt64 = 0
@@ -32,8 +32,8 @@ final class ReadingStore: Sendable {
         /// only as its resolver's reading, which the state file saves and a reload keeps like any other.
         var resolved: Place? {
             guard location.query != nil else { return nil }
-            for (definition, source) in zip(definitions, sources) where definition.resolves {
-                if let reading = source.reading, let resolved = definition.resolvedPlace(ofStored: reading) {
+            for (source, slotState) in zip(sources, slots) where source.resolves {
+                if let reading = slotState.reading, let resolved = source.resolvedPlace(ofStored: reading) {
                     return resolved.place
                 }
             }
@@ -48,8 +48,8 @@ final class ReadingStore: Sendable {
         /// Every source that can run has had an attempt. A place not resolved yet counts once its
         /// resolver failed (the only source it can have tried), since the others cannot run.
         var attempted: Bool {
-            if location.query != nil && resolved == nil { return sources.contains { $0.up == false } }
-            return sources.allSatisfy { !$0.applies || $0.up != nil }
+            if location.query != nil && resolved == nil { return slots.contains { $0.up == false } }
+            return slots.allSatisfy { !$0.applies || $0.up != nil }
         }
     }
 
@@ -93,17 +93,6 @@ final class ReadingStore: Sendable {
 
         /// Every location has been tried at least once.
         var allAttempted: Bool { locations.indices.allSatisfy { locations[$0].attempted } }
-
-        /// The `source` label of each slot.
-        var sources: [String] { layout.names }
-        /// The source of each slot as configured (a forecast's horizons), for the renderer.
-        var definitions: [any Source] { layout.sources }
-        /// Per slot: after this long without success a source's reading is no longer shown (seconds).
-        var maxStaleness: [Double] { layout.maxStaleness }
-        /// Per slot: how often the source is polled (a resolver's retry after nothing was found).
-        var intervals: [Duration] { layout.intervals }
-        /// The positions of `locations` in the exposition's order.
-        var labelOrder: [Int] { layout.labelOrder }
     }
 
     private let state: Locked<Snapshot>
@@ -112,41 +101,40 @@ final class ReadingStore: Sendable {
     init(layout: Layout, now: Double) {
         var snapshot = Snapshot(
             locations: LocationStates(
-                layout.locations.map { Self.fresh($0, definitions: layout.sources, thresholds: layout.thresholds) }),
-            layout: layout, unavailable: layout.names.map { _ in nil })
+                layout.locations.map { Self.fresh($0, sources: layout.sources, thresholds: layout.thresholds) }),
+            layout: layout, unavailable: layout.sourceNames.map { _ in nil })
         snapshot.reloadSuccessTimestamp = now
         self.state = Locked(snapshot)
     }
 
     /// A resolver applies only to places given by name.
     private static func fresh(
-        _ location: Location, definitions: [any Source], thresholds: (Location) -> AlertThresholds
+        _ location: Location, sources: [any Source], thresholds: (Location) -> AlertThresholds
     ) -> LocationState {
         LocationState(
             location: location, thresholds: thresholds(location),
-            sources: definitions.map { SourceState(applies: !$0.resolves || location.query != nil) },
-            definitions: definitions)
+            slots: sources.map { SlotState(applies: !$0.resolves || location.query != nil) }, sources: sources)
     }
 
     func snapshot() -> Snapshot { state.withLock { $0 } }
 
-    /// Stores a success of `source` at `location` (positions in the last layout given), and counts
-    /// what its answer lacked.
-    func recordSuccess(location: Int, source: Int, reading: any Sendable, duration: Double, now: Double) {
-        update(location, source, code: "200", gapsOf: reading) { state in
-            state.sources[source].reading = reading
-            state.sources[source].lastSuccess = now
-            state.sources[source].up = true
-            state.sources[source].lastPollDuration = duration
-            state.sources[source].lastError = nil
+    /// Stores a success of the source in `slot` at `location` (positions in the last layout given), and
+    /// counts what its answer lacked.
+    func recordSuccess(location: Int, slot: Int, reading: any Sendable, duration: Double, now: Double) {
+        update(location, slot, code: "200", gapsOf: reading) { state in
+            state.slots[slot].reading = reading
+            state.slots[slot].lastSuccess = now
+            state.slots[slot].up = true
+            state.slots[slot].lastPollDuration = duration
+            state.slots[slot].lastError = nil
         }
     }
 
-    /// Puts a source's state saved by an earlier run back (positions in the last layout given); a
+    /// Puts a slot's state saved by an earlier run back (positions in the last layout given); a
     /// resolver's reading gives the location its place, as a fresh success does.
-    func restore(location: Int, source: Int, _ saved: SourceState) {
+    func restore(location: Int, slot: Int, _ saved: SlotState) {
         state.withLock { snapshot in
-            snapshot.locations[location].sources[source] = saved
+            snapshot.locations[location].slots[slot] = saved
             snapshot.locations[location].generation &+= 1
         }
     }
@@ -160,23 +148,23 @@ final class ReadingStore: Sendable {
         }
     }
 
-    /// A reading of `source` made from another source's answer (One Call for weather): like a
-    /// success or a failure of its own, without a request to count.
+    /// A reading of the source in `slot` made from another source's answer (One Call for weather): like
+    /// a success or a failure of its own, without a request to count.
     func recordStandIn(
-        location: Int, source: Int, result: Result<any Sendable, OpenWeatherError>, duration: Double, now: Double
+        location: Int, slot: Int, result: Result<any Sendable, OpenWeatherError>, duration: Double, now: Double
     ) {
-        update(location, source, code: nil) { state in
+        update(location, slot, code: nil) { state in
             switch result {
             case .success(let reading):
-                state.sources[source].reading = reading
-                state.sources[source].lastSuccess = now
-                state.sources[source].up = true
-                state.sources[source].lastError = nil
+                state.slots[slot].reading = reading
+                state.slots[slot].lastSuccess = now
+                state.slots[slot].up = true
+                state.slots[slot].lastError = nil
             case .failure(let error):
-                state.sources[source].up = false
-                state.sources[source].lastError = error.description
+                state.slots[slot].up = false
+                state.slots[slot].lastError = error.description
             }
-            state.sources[source].lastPollDuration = duration
+            state.slots[slot].lastPollDuration = duration
         }
     }
 
@@ -190,25 +178,26 @@ final class ReadingStore: Sendable {
         state.withLock { $0.unavailable[slot] = reason }
     }
 
-    func recordFailure(location: Int, source: Int, code: String, reason: String, duration: Double) {
-        update(location, source, code: code) { state in
-            state.sources[source].up = false
-            state.sources[source].lastPollDuration = duration
-            state.sources[source].lastError = reason
+    func recordFailure(location: Int, slot: Int, code: String, reason: String, duration: Double) {
+        update(location, slot, code: code) { state in
+            state.slots[slot].up = false
+            state.slots[slot].lastPollDuration = duration
+            state.slots[slot].lastError = reason
         }
     }
 
     /// `gapsOf`: a reading whose answer's gaps are counted.
     private func update(
-        _ location: Int, _ source: Int, code: String?, gapsOf reading: (any Sendable)? = nil,
+        _ location: Int, _ slot: Int, code: String?, gapsOf reading: (any Sendable)? = nil,
         _ body: (inout LocationState) -> Void
     ) {
         state.withLock { snapshot in
             if let code {
-                snapshot.requestCounts[RequestKey(source: snapshot.layout.names[source], code: code), default: 0] += 1
+                snapshot.requestCounts[RequestKey(source: snapshot.layout.sourceNames[slot], code: code), default: 0] +=
+                    1
             }
-            let gaps = reading.map { snapshot.layout.sources[source].gaps(ofStored: $0) } ?? AnswerGaps()
-            let name = snapshot.layout.names[source]
+            let gaps = reading.map { snapshot.layout.sources[slot].gaps(ofStored: $0) } ?? AnswerGaps()
+            let name = snapshot.layout.sourceNames[slot]
             for gap in gaps.fields { snapshot.fieldsMissing[FieldKey(source: name, field: gap.field), default: 0] += 1 }
             for gap in gaps.skipped {
                 snapshot.entriesSkipped[FieldKey(source: name, field: gap.field), default: 0] += Double(gap.count)
@@ -228,10 +217,10 @@ final class ReadingStore: Sendable {
             let oldSlots = layout.slots(from: snapshot.layout)
             snapshot.locations = LocationStates(
                 zip(layout.locations, identities).map { location, identity in
-                    var entry = Self.fresh(location, definitions: layout.sources, thresholds: layout.thresholds)
+                    var entry = Self.fresh(location, sources: layout.sources, thresholds: layout.thresholds)
                     guard let previous = old[identity] else { return entry }
                     for (slot, before) in oldSlots.old.enumerated() {
-                        if let before { entry.sources[slot] = previous.sources[before] }
+                        if let before { entry.slots[slot] = previous.slots[before] }
                     }
                     entry.generation = previous.generation &+ 1
                     return entry

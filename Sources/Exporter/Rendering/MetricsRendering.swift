@@ -44,7 +44,7 @@ struct MetricsRendering {
     /// Made from the snapshot's sources: the exporter's health and each source's collector.
     private var collectors: [any Collector] = []
     /// The sources (by name, in slot order) the collectors were made for.
-    private var sources: [String]?
+    private var sourceNames: [String]?
     /// When the next time bucket of a shown reading begins: the publisher re-renders then.
     var nextTimeChange: Double { keys.nextTimeChange }
     /// The most threads the last `render` rendered shards on at once (`ShardThreads.threadsUsed`).
@@ -77,24 +77,24 @@ struct MetricsRendering {
     }
 
     /// The collectors for `sources` as configured; everything is rendered anew.
-    private mutating func configure(for definitions: [any Source]) {
-        let sources = definitions.map(\.name)
+    private mutating func configure(for sources: [any Source]) {
+        let sourceNames = sources.map(\.name)
         collectors =
-            [HealthCollector(sources: sources)]
-            + definitions.enumerated().map { slot, source in SourceCollector(source: source, slot: slot) }
+            [HealthCollector(sourceNames: sourceNames)]
+            + sources.enumerated().map { slot, source in SourceCollector(source: source, slot: slot) }
         locationFamilies = collectors.flatMap(\.families).sorted {
             $0.name.utf8.lexicographicallyPrecedes($1.name.utf8)
         }
-        keys = ShardKeys(timePeriods: definitions.map(\.timePeriod))
-        self.sources = sources
+        keys = ShardKeys(timePeriods: sources.map(\.timePeriod))
+        self.sourceNames = sourceNames
         layoutRevision = nil
     }
 
     /// Brings the chunks up to date with `snapshot` and returns the body to serve in each format.
     mutating func render(_ snapshot: ReadingStore.Snapshot, now: Double) -> PerFormat<Body> {
         // A reload (a new layout) may change a source's settings under the same name.
-        if sources != snapshot.sources || layoutRevision != snapshot.layoutRevision {
-            configure(for: snapshot.definitions)
+        if sourceNames != snapshot.layout.sourceNames || layoutRevision != snapshot.layoutRevision {
+            configure(for: snapshot.layout.sources)
         }
         // Families without a location rendered whole, among the per-location ones, by name.
         var families = locationFamilies

@@ -49,7 +49,7 @@ struct ShardKeys {
     mutating func reset(_ snapshot: ReadingStore.Snapshot, now: Double) {
         nextTimeChange = .infinity
         keys = snapshot.locations.indices.map { key(of: snapshot, at: $0, now: now) }
-        order = snapshot.labelOrder
+        order = snapshot.layout.labelOrder
     }
 
     /// Takes `snapshot`'s keys and returns the shards with a location whose key changed, in order.
@@ -73,11 +73,11 @@ struct ShardKeys {
     /// Reads fields in place: copying a whole `LocationState` costs a dozen reference counts.
     private mutating func key(of snapshot: ReadingStore.Snapshot, at index: Int, now: Double) -> Key {
         var fresh: UInt64 = 0
-        for slot in snapshot.locations[index].sources.indices where slot < snapshot.maxStaleness.count {
-            guard let success = snapshot.locations[index].sources[slot].lastSuccess,
-                now - success <= snapshot.maxStaleness[slot]
+        for slot in snapshot.locations[index].slots.indices where slot < snapshot.layout.maxStaleness.count {
+            guard let success = snapshot.locations[index].slots[slot].lastSuccess,
+                now - success <= snapshot.layout.maxStaleness[slot]
             else { continue }
-            if case .none = snapshot.locations[index].sources[slot].reading { continue }
+            if case .none = snapshot.locations[index].slots[slot].reading { continue }
             fresh |= 1 << UInt64(slot)
         }
         var key = Key(generation: snapshot.locations[index].generation, fresh: fresh)

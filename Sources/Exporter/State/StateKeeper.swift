@@ -173,16 +173,16 @@ final class StateKeeper: Sendable {
             // What polls in flight may still send is saved as sent: a restart cannot tell.
             saved.daily = schedule.daily.savedDay
             saved.locations.reserveCapacity(snapshot.locations.count)
-            let count = snapshot.sources.count
+            let count = snapshot.layout.sourceNames.count
             for (position, location) in snapshot.locations.enumerated() {
                 let identity = location.location.identity
                 var entry = SavedState.LocationEntry(identity: identity, sources: [])
-                for (slot, source) in location.sources.enumerated() where source.applies && slot < count {
-                    let name = snapshot.sources[slot]
+                for (slot, slotState) in location.slots.enumerated() where slotState.applies && slot < count {
+                    let name = snapshot.layout.sourceNames[slot]
                     var saved = SavedState.SourceEntry(
-                        name: name, up: source.up, lastSuccess: source.lastSuccess,
-                        lastPollDuration: source.lastPollDuration,
-                        lastError: source.lastError)
+                        name: name, up: slotState.up, lastSuccess: slotState.lastSuccess,
+                        lastPollDuration: slotState.lastPollDuration,
+                        lastError: slotState.lastError)
                     let index = schedule.index(of: JobID(location: position, slot: slot))
                     if schedule.jobs.indices.contains(index) {
                         let job = schedule.jobs[index]
@@ -196,7 +196,7 @@ final class StateKeeper: Sendable {
                     }
                     let key = Location.identity(identity, source: name)
                     kept.insert(key)
-                    if source.reading != nil, let body = bodies[key] { saved.body = body }
+                    if slotState.reading != nil, let body = bodies[key] { saved.body = body }
                     entry.sources.append(saved)
                 }
                 saved.locations.append(entry)

@@ -24,11 +24,11 @@ enum StateRestore {
         var jobs: [PollSchedule.RestoredJob] = []
         poller.restore(
             store: { setup in
-                for (position, location) in setup.locations.enumerated() {
+                for (position, location) in setup.layout.locations.enumerated() {
                     guard let entry = restoring.entry(of: location) else { continue }
                     var states = restoring.readings(of: entry, at: position, setup: setup)
                     restoring.deriveStandIns(&states, entry: entry, setup: setup)
-                    for (slot, state) in states { store.restore(location: position, source: slot, state) }
+                    for (slot, state) in states { store.restore(location: position, slot: slot, state) }
                 }
                 jobs = restoring.jobs(setup: setup, locations: store.snapshot().locations)
             },
@@ -63,19 +63,19 @@ enum StateRestore {
         /// decodes the kept body and it is fresh enough (a resolved place whatever its age).
         mutating func readings(
             of entry: SavedState.LocationEntry, at position: Int, setup: Poller.Setup
-        ) -> [(slot: Int, state: ReadingStore.SourceState)] {
-            let location = setup.locations[position]
-            var states: [(slot: Int, state: ReadingStore.SourceState)] = []
-            for (slot, source) in setup.sources.enumerated() {
+        ) -> [(slot: Int, state: ReadingStore.SlotState)] {
+            let location = setup.layout.locations[position]
+            var states: [(slot: Int, state: ReadingStore.SlotState)] = []
+            for (slot, source) in setup.layout.sources.enumerated() {
                 guard let old = entry.sources.first(where: { $0.name == source.name }) else { continue }
-                var state = ReadingStore.SourceState(applies: !source.resolves || location.query != nil)
+                var state = ReadingStore.SlotState(applies: !source.resolves || location.query != nil)
                 guard state.applies else { continue }
                 state.up = old.up
                 state.lastError = old.lastError
                 state.lastPollDuration = old.lastPollDuration.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
                 state.lastSuccess = old.lastSuccess.flatMap { $0.isFinite && $0 > 0 && $0 <= wallNow + 60 ? $0 : nil }
                 if let success = state.lastSuccess, !old.body.isEmpty,
-                    source.resolves || wallNow - success <= setup.maxStaleness[slot]
+                    source.resolves || wallNow - success <= setup.layout.maxStaleness[slot]
                 {
                     if let reading = try? source.decode(old.body, for: location) {
                         state.reading = reading
@@ -93,11 +93,11 @@ enum StateRestore {
         /// A slot filled from a stand-in's answer (weather from One Call) was saved without a body of
         /// its own: its reading comes from the stand-in's restored one, as it came at the time.
         mutating func deriveStandIns(
-            _ states: inout [(slot: Int, state: ReadingStore.SourceState)], entry: SavedState.LocationEntry,
+            _ states: inout [(slot: Int, state: ReadingStore.SlotState)], entry: SavedState.LocationEntry,
             setup: Poller.Setup
         ) {
             for (slot, state) in states {
-                let standIn = setup.planned[slot]
+                let standIn = setup.layout.planned[slot]
                 guard !standIn.standsIn.isEmpty, let reading = state.reading,
                     let derived = standIn.source.readings(standingIn: reading)
                 else { continue }
@@ -105,8 +105,9 @@ enum StateRestore {
                     guard let index = states.firstIndex(where: { $0.slot == other.slot }),
                         states[index].state.reading == nil,
                         let success = states[index].state.lastSuccess,
-                        wallNow - success <= setup.maxStaleness[other.slot],
-                        entry.sources.first(where: { $0.name == setup.sources[other.slot].name })?.body.isEmpty == true
+                        wallNow - success <= setup.layout.maxStaleness[other.slot],
+                        entry.sources.first(where: { $0.name == setup.layout.sources[other.slot].name })?.body.isEmpty
+                            == true
                     else { continue }
                     states[index].state.reading = derived[other.derived]
                     summary.readings += 1
@@ -119,12 +120,12 @@ enum StateRestore {
         /// must not push a poll far out), and a job whose reading was lost is due at once.
         mutating func jobs(setup: Poller.Setup, locations: ReadingStore.LocationStates) -> [PollSchedule.RestoredJob] {
             var jobs: [PollSchedule.RestoredJob] = []
-            let sourceCount = setup.sources.count
-            for (position, location) in setup.locations.enumerated() {
+            let sourceCount = setup.layout.sources.count
+            for (position, location) in setup.layout.locations.enumerated() {
                 guard let entry = entry(of: location) else { continue }
                 let resolved = location.query != nil && locations[position].resolved != nil
                 if resolved { summary.places += 1 }
-                for (slot, source) in setup.sources.enumerated() {
+                for (slot, source) in setup.layout.sources.enumerated() {
                     let id = JobID(location: position, slot: slot)
                     if source.resolves && resolved {
                         jobs.append((id.index(slots: sourceCount), now, 0, nil, true))
@@ -138,8 +139,8 @@ enum StateRestore {
                     let failures = min(max(old.failures, 0), 30)
                     let longest =
                         failures == 0
-                        ? setup.intervals[slot].seconds
-                        : max(setup.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
+                        ? setup.layout.intervals[slot].seconds
+                        : max(setup.layout.intervals[slot].seconds, PollSchedule.maxRateLimitPause)
                     jobs.append(
                         (
                             id.index(slots: sourceCount),

@@ -19,10 +19,10 @@ struct LandingPage: Sendable {
             return reasons.count
         }
         var fallbacks = ""
-        for (source, reason) in zip(snapshot.definitions, snapshot.unavailable) {
+        for (source, reason) in zip(snapshot.layout.sources, snapshot.unavailable) {
             guard let reason else { continue }
             let name = source.name
-            let replaced = source.standsIn.filter(snapshot.sources.contains).joined(separator: " and ")
+            let replaced = source.standsIn.filter(snapshot.layout.sourceNames.contains).joined(separator: " and ")
             fallbacks +=
                 "<p class=\"note\"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): "
                 + (replaced.isEmpty ? "" : "\(escape(replaced)) are polled from their own free endpoints instead; ")
@@ -34,22 +34,23 @@ struct LandingPage: Sendable {
             let place = state.coordinates.map { "\($0.latitude), \($0.longitude)" } ?? "not resolved yet"
             let asked = state.location.query.map { "“\($0)” → " } ?? ""
             // The first source in slot order that has something to say at a glance (the weather's temperature).
-            let glances = zip(snapshot.definitions, state.sources).lazy.compactMap { source, slot in
-                slot.reading.flatMap(source.glance(atStored:))
+            let glances = zip(snapshot.layout.sources, state.slots).lazy.compactMap { source, slotState in
+                slotState.reading.flatMap(source.glance(atStored:))
             }
             let temperature = glances.first(where: { _ in true }) ?? "–"
             let alerts = state.thresholds.summary(off: state.location.alerts == .off)
             rows +=
                 "<tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td><td>\(escape(temperature))</td>"
                 + "<td>\(escape(alerts))</td>"
-            for (slot, source) in state.sources.enumerated() {
-                let waits = state.coordinates == nil && Sources.named(snapshot.sources[slot])?.resolves == false
+            for (slot, slotState) in state.slots.enumerated() {
+                let waits =
+                    state.coordinates == nil && Sources.named(snapshot.layout.sourceNames[slot])?.resolves == false
                 let status =
-                    switch (source.applies, source.up) {
+                    switch (slotState.applies, slotState.up) {
                     case (false, _): "–"
                     case (true, nil): escape(waits ? "waiting for the place" : "pending")
                     case (true, true?): "up"
-                    case (true, false?): source.lastError.map { "down " + link(note($0)) } ?? "down"
+                    case (true, false?): slotState.lastError.map { "down " + link(note($0)) } ?? "down"
                     }
                 rows += "<td>\(status)</td>"
             }
@@ -66,8 +67,10 @@ struct LandingPage: Sendable {
             off.isEmpty
             ? ""
             : "<p>Weather alerts are off (<code>alerts=off</code>) for \(escape(off.joined(separator: ", "))): no weather alert fires there.</p>\n"
-        let columns = snapshot.sources.map { "<th>\(escape($0))</th>" }.joined()
-        let intervals = zip(snapshot.sources, snapshot.intervals).map { "\($0) every \(PrometheusDuration.format($1))" }
+        let columns = snapshot.layout.sourceNames.map { "<th>\(escape($0))</th>" }.joined()
+        let intervals = zip(snapshot.layout.sourceNames, snapshot.layout.intervals).map {
+            "\($0) every \(PrometheusDuration.format($1))"
+        }
         var banner =
             demo
             ? "<p class=\"demo\"><strong>Demo mode:</strong> the weather below is simulated by a built-in server, not real data.</p>\n"

@@ -235,7 +235,7 @@ import Testing
     /// The series of the endpoint's families, by name and labels, with their values.
     static func series(_ store: ReadingStore, now: Double) -> [String: String] {
         let snapshot = store.snapshot()
-        let names = Set(snapshot.definitions.flatMap(\.families).map(\.name))
+        let names = Set(snapshot.layout.sources.flatMap(\.families).map(\.name))
         var series: [String: String] = [:]
         for line in String(decoding: renderPlain(snapshot, now: now), as: UTF8.self).split(separator: "\n")
         where !line.hasPrefix("#") {

@@ -51,9 +51,10 @@ import Testing
             poll.withLock { $0 = round }
             let fetched = try source.fetch(
                 Poll(
-                    location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
-                    language: "en", previous: previous,
-                    now: Self.now + Double(round) * 600, interval: 600, configured: 600), get: get)
+                    facts: PollFacts(
+                        location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
+                        language: "en", now: Self.now + Double(round) * 600),
+                    previous: previous, interval: 600, configured: 600), get: get)
             let reading = try source.decode(fetched.body, for: Self.tulsa)
             #expect(reading.details.count <= OneCall4.alertsKept)
             #expect(reading.answers.alerts.count <= OneCall4.alertsKept)
@@ -90,9 +91,10 @@ import Testing
         for hour in 0...26 {
             let fetched = try source.fetch(
                 Poll(
-                    location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
-                    language: "en", previous: previous,
-                    now: Self.now + Double(hour) * 3600, interval: 3600, configured: 3600), get: get)
+                    facts: PollFacts(
+                        location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
+                        language: "en", now: Self.now + Double(hour) * 3600),
+                    previous: previous, interval: 3600, configured: 3600), get: get)
             previous = try source.decode(fetched.body, for: Self.tulsa)
             #expect(previous?.details[id] != nil || hour == 24, "hour \(hour)")
         }

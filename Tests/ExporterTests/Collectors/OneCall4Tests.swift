@@ -201,9 +201,10 @@ import Testing
             asked.withLock { $0 = [] }
             let fetched = try source.fetch(
                 Poll(
-                    location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
-                    language: "en", previous: previous,
-                    now: Self.now + seconds, interval: interval, configured: configured), get: get)
+                    facts: PollFacts(
+                        location: Self.tulsa, coordinates: Coordinates(latitude: 36.154, longitude: -95.9928),
+                        language: "en", now: Self.now + seconds),
+                    previous: previous, interval: interval, configured: configured), get: get)
             return (fetched, asked.withLock { $0 })
         }
         let (first, all) = try poll(after: 0, previous: nil)
@@ -249,7 +250,7 @@ import Testing
             store.success("Tulsa", source.name, reading, now: Self.now)
             for (name, derived) in zip(source.standsIn, source.readings(standingIn: reading) ?? []) {
                 store.recordStandIn(
-                    location: 0, source: store.snapshot().sources.firstIndex(of: name)!,
+                    location: 0, slot: store.snapshot().layout.sourceNames.firstIndex(of: name)!,
                     result: Result<any Sendable, OpenWeatherError>.success(derived), duration: 0.25, now: Self.now)
             }
             let text = String(decoding: renderPlain(store.snapshot(), now: Self.now + 60), as: UTF8.self)

@@ -18,7 +18,7 @@ import Testing
 
     @Test func oneRequestFillsWeatherAndForecast() {
         let rig = Rig(configuration([Self.texarkana], collectors: Self.oneCall))
-        #expect(rig.store.snapshot().sources == ["forecast", "onecall", "weather"])
+        #expect(rig.store.snapshot().layout.sourceNames == ["forecast", "onecall", "weather"])
         rig.run(until: 1000 + 3600)
         #expect(
             Set(rig.transport.log.map(\.request.path)) == ["/data/3.0/onecall"], "no request of weather or forecast")
@@ -205,7 +205,7 @@ import Testing
             OneCallSource().standsIn, try #require(OneCallSource().readings(standingIn: reading)))
         {
             store.recordStandIn(
-                location: 0, source: store.snapshot().sources.firstIndex(of: name)!, result: .success(derived),
+                location: 0, slot: store.snapshot().layout.sourceNames.firstIndex(of: name)!, result: .success(derived),
                 duration: 0.25, now: polled)
         }
         return store.snapshot()
@@ -340,14 +340,18 @@ import Testing
         let whole = try oneCall([])
         #expect(whole.options.exclude.isEmpty)
         let request = whole.request(
-            for: OneCallStandInTests.texarkana, at: Coordinates(latitude: 1, longitude: 2), language: "en")
+            for: PollFacts(
+                location: OneCallStandInTests.texarkana, coordinates: Coordinates(latitude: 1, longitude: 2),
+                language: "en", now: 0))
         #expect(
             !request.query.contains { $0.name == "exclude" },
             "every part by default: today's families and the minute forecast")
         let less = try oneCall(["--collector.onecall.exclude=alerts, minutely,alerts"])
         #expect(less.options.exclude == [.minutely, .alerts], "the answer's order, without repeats")
         #expect(
-            less.request(for: OneCallStandInTests.texarkana, at: nil, language: "en").query.last
+            less.request(
+                for: PollFacts(location: OneCallStandInTests.texarkana, coordinates: nil, language: "en", now: 0)
+            ).query.last
                 == .init("exclude", "minutely,alerts"))
         #expect(try oneCall(["--collector.onecall.exclude="]).options.exclude.isEmpty)
         #expect(

@@ -194,10 +194,10 @@ import Testing
         let rig = SlowRig(try load([Self.places[0]] + flags), time: time, transport: transport)
         rig.run(until: 1000.05, answering: false)
         #expect(rig.inFlight == 1)
-        let before = rig.poller.withState { setup, _, _ in setup.layout.names.firstIndex(of: "onecall4") }
+        let before = rig.poller.withState { setup, _, _ in setup.layout.sourceNames.firstIndex(of: "onecall4") }
         rig.poller.apply(
             try load([Self.places[0]] + flags + ["--collector.air_pollution"]).pollerSetup(transport: transport))
-        let after = rig.poller.withState { setup, _, _ in setup.layout.names.firstIndex(of: "onecall4") }
+        let after = rig.poller.withState { setup, _, _ in setup.layout.sourceNames.firstIndex(of: "onecall4") }
         #expect(
             before != nil && after != nil && before != after,
             "the reload moved it: \(String(describing: before)) → \(String(describing: after))")

@@ -32,7 +32,7 @@ import Testing
         let weather = rig.transport.requests(to: "/data/2.5/weather").count
         let air = rig.transport.requests(to: "/data/2.5/air_pollution").count
         #expect(abs(weather - 120 * 6 * 4) <= 120 && abs(air - 120 * 4) <= 120, "\(weather) weather, \(air) air")
-        #expect(rig.store.snapshot().locations.allSatisfy { $0.sources.allSatisfy { !$0.applies || $0.up == true } })
+        #expect(rig.store.snapshot().locations.allSatisfy { $0.slots.allSatisfy { !$0.applies || $0.up == true } })
     }
 
     @Test func aFailingSourceNeverTouchesTheOthers() {

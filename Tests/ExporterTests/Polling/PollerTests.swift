@@ -39,10 +39,10 @@ import Testing
         }
 
         /// `name`'s state for `source`.
-        func state(_ name: String = "London", _ source: String = "weather") -> ReadingStore.SourceState {
+        func state(_ name: String = "London", _ source: String = "weather") -> ReadingStore.SlotState {
             let snapshot = store.snapshot()
-            return snapshot.locations.first { $0.location.name == name }!.sources[
-                snapshot.sources.firstIndex(of: source)!]
+            return snapshot.locations.first { $0.location.name == name }!.slots[
+                snapshot.layout.sourceNames.firstIndex(of: source)!]
         }
 
         func reading(_ name: String = "London") -> CurrentWeather? { state(name).reading as? CurrentWeather }

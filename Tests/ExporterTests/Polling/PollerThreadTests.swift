@@ -95,7 +95,7 @@ import Testing
                 Self.launch(rig)
                 return air() == 60
             }, "air quality up at \(air()) of 60 places")
-        let weather = try #require(rig.store.snapshot().sources.firstIndex(of: "weather"))
+        let weather = try #require(rig.store.snapshot().layout.sourceNames.firstIndex(of: "weather"))
         #expect(rig.poller.core.withLock { $0.schedule.inFlightBySlot[weather] } == 8)
         #expect(rig.transport.requests(to: "/data/2.5/weather").count <= 8)
     }

@@ -20,9 +20,9 @@ import Testing
         store.failure("Place 500", "weather", code: "500", reason: "server error", duration: 1.5)
         let after = store.snapshot()
 
-        #expect(before.locations[500].sources[Self.weather].up == nil)
-        #expect(after.locations[500].sources[Self.weather].up == false)
-        #expect(after.locations[500].sources[Self.weather].lastError == "server error")
+        #expect(before.locations[500].slots[Self.weather].up == nil)
+        #expect(after.locations[500].slots[Self.weather].up == false)
+        #expect(after.locations[500].slots[Self.weather].lastError == "server error")
         #expect(after.locations.map(\.location) == locations)
         let changed = after.locations.indices.filter {
             after.locations[$0].generation != before.locations[$0].generation
@@ -42,7 +42,7 @@ import Testing
             let states = store.snapshot().locations
             #expect(states.count == count)
             #expect(states.map(\.location) == locations)
-            #expect(states.map { $0.sources[Self.weather].up == false } == locations.map { $0.name.hasSuffix("1") })
+            #expect(states.map { $0.slots[Self.weather].up == false } == locations.map { $0.name.hasSuffix("1") })
         }
     }
 
@@ -61,11 +61,11 @@ import Testing
                 locations: next, sources: [WeatherSource()], intervals: [.seconds(600)], maxStaleness: [1800],
                 thresholds: { _ in .init(aboveCelsius: 30) }))
         let snapshot = store.snapshot()
-        #expect(snapshot.sources == ["weather"])
+        #expect(snapshot.layout.sourceNames == ["weather"])
         #expect(snapshot.locations.map(\.location) == next)
         #expect(snapshot.locations.map(\.thresholds.aboveCelsius) == Array(repeating: 30, count: next.count))
-        #expect(snapshot.locations.filter { $0.sources[0].up == false }.map(\.location.name) == ["Place 3"])
-        #expect(snapshot.locations.allSatisfy { $0.sources.count == 1 })
+        #expect(snapshot.locations.filter { $0.slots[0].up == false }.map(\.location.name) == ["Place 3"])
+        #expect(snapshot.locations.allSatisfy { $0.slots.count == 1 })
     }
 
     /// The state file's families appear when the keeper starts, after the first render: the renderer

@@ -60,7 +60,7 @@ struct RenderBenchmark {
                     case "air_pollution_forecast": airForecast
                     default: air
                     }
-                store.recordSuccess(location: position, source: slot, reading: reading, duration: 0.2, now: now)
+                store.recordSuccess(location: position, slot: slot, reading: reading, duration: 0.2, now: now)
             }
         }
         return store
@@ -135,7 +135,7 @@ struct RenderBenchmark {
         report += Self.measure("poll_refresh") {
             round += 1
             store.recordSuccess(
-                location: round * 997 % count, source: sources.count - 1, reading: reading, duration: 0.3,
+                location: round * 997 % count, slot: sources.count - 1, reading: reading, duration: 0.3,
                 now: now + Double(round))
             publisher.refreshWeather()
         }

@@ -68,12 +68,12 @@ private struct StateRig {
             configuration, scratch: scratch, time: ManualTime(monotonic: 50, epoch: wall - 50), answer: answer)
     }
 
-    func state(_ location: String, _ source: String) -> ReadingStore.SourceState? {
+    func state(_ location: String, _ source: String) -> ReadingStore.SlotState? {
         let snapshot = store.snapshot()
-        guard let slot = snapshot.sources.firstIndex(of: source),
+        guard let slot = snapshot.layout.sourceNames.firstIndex(of: source),
             let state = snapshot.locations.first(where: { $0.location.name == location })
         else { return nil }
-        return state.sources[slot]
+        return state.slots[slot]
     }
 }
 
