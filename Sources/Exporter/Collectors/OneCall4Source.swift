@@ -272,8 +272,9 @@ struct OneCall4Source: Source {
             steps: quarters + hourly.steps.filter { $0.time >= seam + 3600 }, issued: hourly.issued, gaps: hourly.gaps)
     }
 
-    func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }
-    let unavailableHint = "subscribe to One Call by Call (https://openweathermap.org/price)"
+    func unavailableHint(for error: OpenWeatherError) -> String? {
+        OneCall.needsSubscription(error) ? "subscribe to One Call by Call (https://openweathermap.org/price)" : nil
+    }
 
     var families: [MetricFamily] { OneCallSource.families }
 

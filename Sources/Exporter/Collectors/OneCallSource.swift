@@ -96,8 +96,9 @@ struct OneCallSource: Source {
 
     func gaps(of reading: OneCall) -> AnswerGaps { reading.gaps }
 
-    func isUnavailable(_ error: OpenWeatherError) -> Bool { OneCall.needsSubscription(error) }
-    let unavailableHint = "subscribe to One Call by Call (https://openweathermap.org/price)"
+    func unavailableHint(for error: OpenWeatherError) -> String? {
+        OneCall.needsSubscription(error) ? "subscribe to One Call by Call (https://openweathermap.org/price)" : nil
+    }
 
     /// Several alerts of one event and sender become one series; more than this many per location are left out.
     static let maxAlerts = 16

@@ -71,12 +71,10 @@ protocol Source: Sendable {
     /// Set when its lines depend on the render's `now` (a forecast read at now + H): a location with
     /// a fresh reading of it is re-rendered whenever `floor(now / timePeriod)` moves. Default: nil.
     var timePeriod: Double? { get }
-    /// An answer that says the key cannot use this source at all (a subscription missing): the
-    /// sources it stands in for then run themselves, and it is retried every `Sources.unavailableRetry`.
-    /// Default: false, never.
-    func isUnavailable(_ error: OpenWeatherError) -> Bool
-    /// What makes it usable, for the error line when it is not. Default: "", for a source that is never unavailable.
-    var unavailableHint: String { get }
+    /// For an answer that says the key cannot use this source at all (a subscription missing), what
+    /// makes it usable, for the error line; nil for any other failure. While it is unusable the sources
+    /// it stands in for run themselves, and it is retried every `Sources.unavailableRetry`. Default: nil, never.
+    func unavailableHint(for error: OpenWeatherError) -> String?
     /// What the answer a reading came from lacked (optional fields left out, list entries skipped):
     /// counted per poll and logged once. Every source that decodes an answer gives its reading's.
     /// Default: nothing lacked.
@@ -104,8 +102,7 @@ extension Source {
     var maxRequestsPerPoll: Int { 1 }
     var maxRequestsPerDay: Int? { nil }
     var timePeriod: Double? { nil }
-    func isUnavailable(_ error: OpenWeatherError) -> Bool { false }
-    var unavailableHint: String { "" }
+    func unavailableHint(for error: OpenWeatherError) -> String? { nil }
     func gaps(of reading: Reading) -> AnswerGaps { AnswerGaps() }
     func glance(at reading: Reading) -> String? { nil }
     func resolvedPlace(of reading: Reading) -> ResolvedPlace? { nil }
@@ -179,7 +176,7 @@ enum Sources {
         OneCall4Source(), GeocodingSource(),
     ].sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
-    /// How often a source that said it cannot be used (`isUnavailable`) is tried again.
+    /// How often a source that said it cannot be used (`unavailableHint(for:)`) is tried again.
     static let unavailableRetry = Duration.seconds(3600)
 
     static func named(_ name: String) -> (any Source)? { all.first { $0.name == name } }

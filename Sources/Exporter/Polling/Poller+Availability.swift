@@ -1,6 +1,6 @@
 import OpenWeather
 
-/// A source the key cannot use (an answer `Source.isUnavailable` recognises, a subscription missing):
+/// A source the key cannot use (an answer `Source.unavailableHint(for:)` recognises, a subscription missing):
 /// its jobs pause but for one retried every `Sources.unavailableRetry`, every location shows its
 /// failure, and the sources it stands in for, if any, poll their own endpoints meanwhile
 /// (`switchStandIns`).
@@ -15,7 +15,7 @@ extension Poller {
         func others(_ setup: Setup) -> String {
             setup.layout.planned[slot].standsIn.map { setup.layout.sources[$0.slot].name }.joined(separator: " and ")
         }
-        if case .failure(let error) = completion.result, source.isUnavailable(error) {
+        if case .failure(let error) = completion.result, let hint = source.unavailableHint(for: error) {
             store.recordFailure(
                 location: location, slot: slot, code: error.code, reason: error.description,
                 duration: completion.duration)
@@ -32,7 +32,7 @@ extension Poller {
                         ("source", source.name), ("reason", error.description),
                         (
                             "hint",
-                            "\(source.unavailableHint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))"
+                            "\(hint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))"
                         ),
                     ])
                 // The key, not the place, lacks it: every location's try has its answer (and readiness too).
