@@ -40,7 +40,7 @@ protocol Source: Sendable {
     /// With the default options; the loader sets them from `settings`. A struct whose stored properties
     /// all have defaults gets it from Swift.
     init()
-    /// Default (with `NoOptions`): `NoOptions()`.
+    /// Its settings' values, as the loader read them. Default (with `NoOptions`): `NoOptions()`.
     var options: Options { get set }
     /// The interval with `--demo`, short enough that every family shows within a minute. Default: `defaultInterval`.
     static var demoInterval: Duration { get }
@@ -56,7 +56,7 @@ protocol Source: Sendable {
     /// One poll: its requests, each sent through `get` (which counts it under the budgets), and the
     /// reading with the body the state file keeps (`decode` reads it back). Default: one request
     /// (`request(for: poll.facts)`), decoded. Only a source that asks in parts writes its own (One Call
-    /// 4.0 asks only for the parts due, from `poll.previous`); the poll's time is in `request`'s facts.
+    /// 4.0 asks only for the parts due, from `poll.previous`): a request that needs the date has it in its facts.
     func fetch(
         _ poll: Poll<Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
     ) throws(OpenWeatherError) -> Fetched<Reading>
