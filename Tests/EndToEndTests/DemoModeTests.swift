@@ -115,7 +115,8 @@ import Testing
                 #expect(response.text.contains("openweather_\(metric){location=\"\(city)\""), "\(metric) for \(city)")
             }
             for source in polled {
-                #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"\(source)\"} 1"))
+                let up = response.text.hasLine("openweather_up{location=\"\(city)\",source=\"\(source)\"} 1")
+                #expect(up, "\(source) is not up at \(city): does the simulator answer its endpoint?")
             }
         }
         for metric in [
