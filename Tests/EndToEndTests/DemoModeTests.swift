@@ -104,12 +104,20 @@ import Testing
         #expect(response.status == 200)
         #expect(response.header("content-type") == "text/plain; version=0.0.4; charset=utf-8")
         #expect(response.header("content-length") == String(response.body.count))
+        // Every source the demo polls, as the exporter says (one openweather_api_requests_today per source
+        // of its configuration), is answered by the simulator: a source without its endpoint there is 0.
+        let today = "openweather_api_requests_today{source=\""
+        let polled = response.text.split(separator: "\n").filter { $0.hasPrefix(today) }
+            .map { $0.dropFirst(today.count).prefix { $0 != "\"" } }
+        #expect(polled.contains("weather") && polled.contains("air_pollution"), "\(polled)")
         for city in Self.cities {
             for metric in Self.weatherMetrics {
                 #expect(response.text.contains("openweather_\(metric){location=\"\(city)\""), "\(metric) for \(city)")
             }
-            #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"weather\"} 1"))
-            #expect(response.text.hasLine("openweather_up{location=\"\(city)\",source=\"air_pollution\"} 1"))
+            for source in polled {
+                let up = response.text.hasLine("openweather_up{location=\"\(city)\",source=\"\(source)\"} 1")
+                #expect(up, "\(source) is not up at \(city): does the simulator answer its endpoint?")
+            }
         }
         for metric in [
             "openweather_api_requests_total{code=\"200\",source=\"weather\"}", "openweather_exporter_build_info{",

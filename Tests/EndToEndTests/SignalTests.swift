@@ -2,6 +2,8 @@ import Glibc
 import TestSupport
 import Testing
 
+@testable import Exporter
+
 /// Signals to the real executable: reload, shutdown in the middle of work, and a crash.
 extension DemoModeTests {
     /// The exposition; throws when the scrape fails, so a failed scrape never reads as "no such line".
@@ -122,10 +124,9 @@ extension DemoModeTests {
         defer { unlink(file) }
         // The weather alone: with the demo's forecast the exposition is 32 MB and takes 6 s of CPU to poll.
         let (process, port) = try await Self.startDemo(
-            [
-                "--config.file=\(file)", "--collector.weather.interval=1m", "--no-collector.air_pollution",
-                "--no-collector.air_pollution_forecast", "--no-collector.forecast",
-            ], budget: 100_000)
+            ["--config.file=\(file)", "--collector.weather.interval=1m"]
+                + Sources.all.filter { !$0.resolves && $0.name != "weather" }.map { "--no-collector.\($0.name)" },
+            budget: 100_000)
         // Ready once every place has its first reading: 1,500 polls of the simulator, which took more
         // than 30 s beside two CPU hogs on a loaded machine (then the exposition was not yet whole).
         // The ceiling only guards against a hang.

@@ -38,8 +38,8 @@ AIR_METRICS = [
 POLLUTANTS = {"co", "no", "no2", "o3", "so2", "pm2_5", "pm10", "nh3"}
 # Per location and source.
 HEALTH_METRICS = ["openweather_up", "openweather_last_success_timestamp_seconds", "openweather_poll_duration_seconds"]
-# What the demo polls: every free source (One Call stays opt-in).
-POLLED_SOURCES = ["weather", "air_pollution", "air_pollution_forecast", "forecast"]
+# The resolver of places given by name: a source of the configuration, but no collector to switch.
+RESOLVER = "geocoding"
 GLOBAL_METRICS = [
     "openweather_api_requests_total", "openweather_api_requests_today", "openweather_exporter_build_info",
     "openweather_exporter_config_last_reload_successful",
@@ -217,12 +217,16 @@ def metrics(a):
     # Health per (location, source): every source of a location with data is up;
     # a place given by name also has geocoding; a place not found is 0 for
     # geocoding and for the sources waiting for it, and has no last success.
+    # What the exporter polls, as it says: openweather_api_requests_today has one series per source of
+    # its configuration, so a source the demo gains is checked here without a list of ours.
+    polled = sorted({r["metric"]["source"] for r in query(prom, 'openweather_api_requests_today{job="openweather"}')} - {RESOLVER})
+    check(len(polled) > 1, f"openweather_api_requests_today names the demo's sources (got {polled})")
     for m in HEALTH_METRICS:
         res = query(prom, f'{m}{{job="openweather"}}')
         series = {(r["metric"].get("location"), r["metric"].get("source")): float(r["value"][1]) for r in res}
-        want = {(l, s) for l in locs for s in POLLED_SOURCES} | {(l, "geocoding") for l in places}
+        want = {(l, s) for l in locs for s in polled} | {(l, RESOLVER) for l in places}
         if m != "openweather_last_success_timestamp_seconds":
-            want |= {(l, s) for l in missing_places for s in (["geocoding"] + (POLLED_SOURCES if m == "openweather_up" else []))}
+            want |= {(l, s) for l in missing_places for s in ([RESOLVER] + (polled if m == "openweather_up" else []))}
         check(set(series) == want, f"{m}: one series per location and source"
               + ("" if set(series) == want else f", missing {sorted(want - set(series))}, unexpected {sorted(set(series) - want)}"))
         if m == "openweather_up":
@@ -235,7 +239,7 @@ def metrics(a):
     for m, label in (("openweather_api_requests_total", "code"),):
         res = query(prom, f'{m}{{job="openweather"}}')
         pairs = {(r["metric"].get("source"), r["metric"].get(label)) for r in res}
-        want = {(s, "200") for s in POLLED_SOURCES + (["geocoding"] if places or missing_places else [])}
+        want = {(s, "200") for s in polled + ([RESOLVER] if places or missing_places else [])}
         check(want <= pairs, f"{m} has code=\"200\" for every source {sorted(want)} (got {sorted(pairs)})")
 
     for m in GLOBAL_METRICS:
@@ -569,6 +573,18 @@ def scrape(url):
             labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(2) or ""))
             out[(m.group(1), labels)] = float(m.group(3))
     return out
+
+
+def polled_sources(a):
+    """Prints the sources a running exporter polls, one a line, from its /metrics
+    (openweather_api_requests_today: one series per source of its configuration),
+    without the resolver, which no --no-collector flag turns off."""
+    series = scrape(a.metrics)
+    names = sorted({dict(labels)["source"] for (name, labels) in series if name == "openweather_api_requests_today"} - {RESOLVER})
+    if not names:
+        print(f"{a.metrics} has no openweather_api_requests_today{{source}}", file=sys.stderr)
+        sys.exit(1)
+    print("\n".join(names))
 
 
 def frost_place(a):
@@ -1028,6 +1044,8 @@ def main():
         w.add_argument("--" + k.replace("_", "-"), dest=k, required=True)
     for k in ("client_ca", "client_cert", "client_key"):
         w.add_argument("--" + k.replace("_", "-"), dest=k)
+    ps = sub.add_parser("polled_sources")
+    ps.add_argument("--metrics", required=True)
     fp = sub.add_parser("frost_place")
     fp.add_argument("--metrics", required=True)
     fa = sub.add_parser("forecast_alerts")
