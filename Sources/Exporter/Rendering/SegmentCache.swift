@@ -2,10 +2,10 @@ import Gzip
 
 /// Deflate segments of chunks of text, kept by the text's length and fingerprint, so that a chunk whose
 /// text was seen in the last round is not compressed again: a poll changes a few of a shard's families,
-/// and compressing is most of the cost of a refresh. Each chunk kept compressed goes through one:
-/// a shard's own (`ShardWorker`), the HELP and TYPE lines and whole families beside them
-/// (`MetricsRendering`), and the plain body's gzip copy (`MetricsPublisher`), which serves both
-/// formats from one, as their shard chunks are the same text.
+/// and compressing is most of the cost of a refresh. Every chunk of the weather part kept compressed
+/// goes through one: a shard's own (`ShardWorker`), the HELP and TYPE lines and whole families beside
+/// them (`MetricsRendering`), and the plain body's gzip copy (`MetricsPublisher.AlsoGzipped`), one for
+/// both formats, as their shard chunks are the same text.
 ///
 /// A round is one render's use: the segments it used are kept for the next and the others dropped
 /// (`endRound`), so a cache holds about one body's segments, never a history of them.
@@ -17,19 +17,6 @@ struct SegmentCache {
         var crc: UInt32
         /// `Gzip.combineOperator` of the chunk's length.
         var combineOperator: UInt32
-
-        /// `chunk` compressed with `compress`.
-        init(of chunk: UnsafeBufferPointer<UInt8>, compress: (UnsafeBufferPointer<UInt8>) -> [UInt8]) {
-            self.init(
-                bytes: compress(chunk), crc: Gzip.crc32(chunk),
-                combineOperator: Gzip.combineOperator(secondCount: chunk.count))
-        }
-
-        init(bytes: [UInt8], crc: UInt32, combineOperator: UInt32) {
-            self.bytes = bytes
-            self.crc = crc
-            self.combineOperator = combineOperator
-        }
 
         /// An empty chunk's: nothing to send (a body leaves empty chunks out).
         static let empty = Segment(bytes: [], crc: 0, combineOperator: Gzip.combineOperator(secondCount: 0))
@@ -81,5 +68,14 @@ struct SegmentCache {
         for byte in raw[offset...].reversed() { tail = tail << 8 | UInt64(byte) }
         hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
         return hash ^ hash >> 29
+    }
+}
+
+extension SegmentCache.Segment {
+    /// `chunk` compressed with `compress`.
+    init(of chunk: UnsafeBufferPointer<UInt8>, compress: (UnsafeBufferPointer<UInt8>) -> [UInt8]) {
+        self.init(
+            bytes: compress(chunk), crc: Gzip.crc32(chunk),
+            combineOperator: Gzip.combineOperator(secondCount: chunk.count))
     }
 }
