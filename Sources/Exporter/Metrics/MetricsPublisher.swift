@@ -57,15 +57,15 @@ final class MetricsPublisher: Sendable {
     static let alsoGzipAbove = 256 << 10
 
     private struct Rendered {
-        var weather = PerFormat { _ in MetricsRendering.Body(chunks: [], gzipped: false, plainCount: 0) }
+        var weather = PerFormat { _ in MetricsRendering.Body(gzipped: false) }
         /// The process part; in OpenMetrics followed by `# EOF`, as it ends the exposition.
         var process = PerFormat<[UInt8]> { _ in [] }
-        /// `process` as a deflate segment and its CRC, made when the weather part is gzipped.
-        var processSegment = PerFormat<(segment: [UInt8], crc: UInt32)?> { _ in nil }
+        /// `process` as a deflate segment, made when the weather part is gzipped.
+        var processSegment = PerFormat<SegmentCache.Segment?> { _ in nil }
         /// Made on first use: small exporters never gzip.
         var processCompressor: GzipCompressor?
-        /// A plain weather part from `alsoGzipAbove` on as deflate segments, one per chunk, and its CRC.
-        var weatherSegments = PerFormat<(segments: [[UInt8]], crc: UInt32)?> { _ in nil }
+        /// A plain weather part from `alsoGzipAbove` on as deflate segments, one per chunk (`AlsoGzipped`).
+        var weatherSegments = PerFormat<MetricsRendering.Body?> { _ in nil }
         /// `weather` then `process`, joined when either changes so a scrape only copies a reference.
         var body = PerFormat { _ in Body(chunks: [], gzipped: false, plainCount: 0) }
         /// Counts the bodies composed.
@@ -88,7 +88,7 @@ final class MetricsPublisher: Sendable {
     /// Held while rendering, so two refreshes never interleave their chunk updates.
     private let rendering: Locked<MetricsRendering>
     /// Taken inside `rendering`'s lock only.
-    private let segmentCache = Locked(SegmentCache())
+    private let alsoGzipped = Locked(AlsoGzipped())
     /// From this many plain bytes on the exposition is kept gzipped (lower in tests).
     let gzipAbove: Int
     /// From this many plain bytes on a plain exposition is also kept gzipped (lower in tests).
@@ -144,7 +144,7 @@ final class MetricsPublisher: Sendable {
             let now = time.wall()
             let body = rendering.render(snapshot, now: now)
             // Compressed here, outside the lock a scrape takes.
-            let weatherSegments = segmentCache.withLock { $0.segments(of: body, from: alsoGzipAbove) }
+            let weatherSegments = alsoGzipped.withLock { $0.segments(of: body, from: alsoGzipAbove) }
             var nextStaleness = rendering.nextTimeChange
             // Fields read in place: copying each of 10,000 states costs a dozen reference counts apiece.
             for index in snapshot.locations.indices {
@@ -179,13 +179,14 @@ final class MetricsPublisher: Sendable {
         }
     }
 
-    /// The process part of `format` as a deflate segment and its CRC, made once per process refresh.
-    private static func processSegment(
-        _ state: inout Rendered, _ format: ExpositionFormat
-    ) -> (segment: [UInt8], crc: UInt32) {
+    /// The process part of `format` as a deflate segment, made once per process refresh.
+    private static func processSegment(_ state: inout Rendered, _ format: ExpositionFormat) -> SegmentCache.Segment {
         if let made = state.processSegment[format] { return made }
         if state.processCompressor == nil { state.processCompressor = GzipCompressor() }
-        let made = (state.processCompressor!.segment(state.process[format]), Gzip.crc32(state.process[format]))
+        let compressor = state.processCompressor!
+        let made = state.process[format].withUnsafeBufferPointer {
+            SegmentCache.Segment(of: $0, compress: compressor.segment)
+        }
         state.processSegment[format] = made
         return made
     }
@@ -209,22 +210,14 @@ final class MetricsPublisher: Sendable {
             for format in ExpositionFormat.allCases {
                 guard let weather = state.weatherSegments[format] else { continue }
                 let process = processSegment(&state, format)
-                let crc = Gzip.combine(weather.crc, process.crc, secondCount: state.process[format].count)
-                state.body[format].gzip =
-                    [Gzip.header] + weather.segments + [
-                        process.segment, Gzip.trailer(crc: crc, count: state.body[format].plainCount),
-                    ]
+                state.body[format].gzip = weather.member(then: process, count: state.process[format].count).chunks
             }
             return
         }
         for format in ExpositionFormat.allCases {
-            let weather = state.weather[format]
-            let plainCount = weather.plainCount + state.process[format].count
             let process = processSegment(&state, format)
-            let crc = Gzip.combine(weather.crc, process.crc, secondCount: state.process[format].count)
-            state.body[format] = Body(
-                chunks: [Gzip.header] + weather.chunks + [process.segment, Gzip.trailer(crc: crc, count: plainCount)],
-                gzipped: true, plainCount: plainCount)
+            let (chunks, plainCount) = state.weather[format].member(then: process, count: state.process[format].count)
+            state.body[format] = Body(chunks: chunks, gzipped: true, plainCount: plainCount)
         }
     }
 

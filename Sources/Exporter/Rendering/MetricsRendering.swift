@@ -32,15 +32,6 @@ struct MetricsRendering {
     /// made 32 locations' plain scrapes pay an inflate each.
     static let gzipAbove = 2 << 20
 
-    /// What to serve: the chunks, whether they are deflate segments (without the gzip header
-    /// and trailer), the length of the plain text and, for segments, its CRC-32.
-    struct Body {
-        var chunks: [[UInt8]]
-        var gzipped: Bool
-        var plainCount: Int
-        var crc: UInt32 = 0
-    }
-
     /// Made from the snapshot's sources: the exporter's health and each source's collector.
     private var collectors: [any Collector] = []
     /// The sources (by name, in slot order) the collectors were made for.
@@ -51,6 +42,8 @@ struct MetricsRendering {
     var threadsUsed: Int { threads.threadsUsed }
     /// Every per-location family, sorted by name.
     private var locationFamilies: [MetricFamily] = []
+    /// Their names: the other families are rendered whole.
+    private var perLocation: Set<String> = []
     private var keys = ShardKeys()
     /// The revision of the store's layout the keys and shards were made for.
     private var layoutRevision: UInt64?
@@ -61,8 +54,9 @@ struct MetricsRendering {
     let gzipAbove: Int
     private var gzipped = false
     private var threads: ShardThreads
-    /// Compressed HELP and TYPE lines and their CRC by family name, per format: they never change.
-    private var headerSegments = PerFormat<[String: (segment: [UInt8], crc: UInt32)]> { _ in [:] }
+    /// While gzipped, the segments of what each family has apart from the shards' chunks (HELP and TYPE
+    /// lines, or the whole family), in both formats: mostly the same from render to render.
+    private var partSegments = SegmentCache()
     /// When the counters of the families without a location started (the process's start):
     /// OpenMetrics shows it as their `_created` series.
     let countersCreated: Double
@@ -85,6 +79,7 @@ struct MetricsRendering {
         locationFamilies = collectors.flatMap(\.families).sorted {
             $0.name.utf8.lexicographicallyPrecedes($1.name.utf8)
         }
+        perLocation = Set(locationFamilies.map(\.name))
         keys = ShardKeys(timePeriods: sources.map(\.timePeriod))
         self.sourceNames = sourceNames
         layoutRevision = nil
@@ -96,117 +91,116 @@ struct MetricsRendering {
         if sourceNames != snapshot.layout.sourceNames || layoutRevision != snapshot.layoutRevision {
             configure(for: snapshot.layout.sources)
         }
-        // Families without a location rendered whole, among the per-location ones, by name.
+        let families = families(of: snapshot)
+        threads.threadsUsed = 1
+        // Rendered straight into the form the last render chose: with a steady number of
+        // locations, that is the form they stay in.
+        renderShards(shardsToRedo(snapshot, families: families, now: now), of: snapshot, families: families, now: now)
+        let parts = PerFormat { format in families.indices.map { part(of: families, at: $0, format: format) } }
+        // The form follows the text format's size: both formats share the shards' chunks.
+        chooseForm(plainCount: parts.text.reduce(0) { $0 + ($1?.count ?? 0) } + shards.reduce(0) { $0 + $1.plainCount })
+        // Each per-location family's chunks of every shard, in order: the same in both formats, so
+        // joined (gzipped, CRCs combined) once, not twice (thousands of combines at 10,000 locations).
+        let runs = families.indices.map { index -> Body? in
+            guard perLocation.contains(families[index].name) else { return nil }
+            var run = Body(gzipped: gzipped)
+            for shard in shards where shard.plainCounts[index] > 0 { shard.append(family: index, to: &run) }
+            return run
+        }
+        defer { partSegments.endRound() }
+        return PerFormat { format in
+            // Family by family: its own part, then its lines from every shard.
+            var body = Body(gzipped: gzipped)
+            for (part, run) in zip(parts[format], runs) {
+                guard let part else { continue }
+                append(part, to: &body)
+                if let run { body.append(contentsOf: run) }
+            }
+            // Not joined: the publisher copies the chunks once into the kept body a scrape is sent from.
+            return body
+        }
+    }
+
+    /// The per-location families and those without a location (rendered whole each time), by name.
+    private func families(of snapshot: ReadingStore.Snapshot) -> [MetricFamily] {
         var families = locationFamilies
-        let global = ExporterCollector.collect(snapshot).map { family in
+        families += ExporterCollector.collect(snapshot).map { family in
             var family = family
             if family.type == .counter { family.created = countersCreated }
             return family
         }
-        families += global
         families.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return families
+    }
 
-        let dirty: [Int]
-        threads.threadsUsed = 1
+    /// Every shard for another layout, number of locations or list of families (the state file's
+    /// family appearing after its first write moves the others); else the shards whose locations changed.
+    private mutating func shardsToRedo(
+        _ snapshot: ReadingStore.Snapshot, families: [MetricFamily], now: Double
+    ) -> [Int] {
         let names = families.map(\.name)
         if layoutRevision != snapshot.layoutRevision || snapshot.locations.count != keys.count || names != familyNames {
             layoutRevision = snapshot.layoutRevision
             familyNames = names
             keys.reset(snapshot, now: now)
             shards = Array(repeating: ShardChunks(), count: keys.shardCount)
-            dirty = Array(shards.indices)
-        } else {
-            dirty = keys.changedShards(snapshot, now: now)
+            return Array(shards.indices)
         }
+        return keys.changedShards(snapshot, now: now)
+    }
 
-        let perLocation = Set(locationFamilies.map(\.name))
-        let whole = families.map { !perLocation.contains($0.name) }
+    /// Renders `dirty` shards' lines of every per-location family, in the current form.
+    private mutating func renderShards(
+        _ dirty: [Int], of snapshot: ReadingStore.Snapshot, families: [MetricFamily], now: Double
+    ) {
         var index: [String: Int] = [:]
-        for (position, family) in families.enumerated() where !whole[position] { index[family.name] = position }
-        // Rendered straight into the form the last render chose: with a steady number of
-        // locations, that is the form they stay in.
-        let form = gzipped
+        for (position, family) in families.enumerated() where perLocation.contains(family.name) {
+            index[family.name] = position
+        }
         // Where each collector's families are: found by name once per render, not in every shard.
         let familyPositions = collectors.map { $0.families.map { index[$0.name] } }
-        let (keys, collectors, familyCount) = (keys, collectors, families.count)
+        let (keys, collectors, familyCount, gzip) = (keys, collectors, families.count, gzipped)
         threads.forEachShard(dirty, of: &shards) { worker, shard, previous in
             let positions = keys.positions(ofShard: shard)
             let part = ShardSeries(
                 snapshot.locations, positions: positions, fresh: positions.map { keys.fresh(at: $0) }, now: now)
             return worker.render(
-                part, collectors: collectors, positions: familyPositions, families: familyCount, gzip: form,
+                part, collectors: collectors, positions: familyPositions, families: familyCount, gzip: gzip,
                 previous: previous)
         }
+    }
 
-        // Per format and family, its own plain part: the whole family, or the HELP and TYPE lines
-        // before the shards' chunks; nil for a per-location family no shard has lines of.
-        let parts = PerFormat { format in
-            families.indices.map { index -> (chunk: [UInt8], header: String?)? in
-                if whole[index] {
-                    return families[index].samples.isEmpty
-                        ? nil : (Exposition.render([families[index]], format: format), nil)
-                }
-                guard shards.contains(where: { $0.plainCounts[index] > 0 }) else { return nil }
-                var header: [UInt8] = []
-                Exposition.appendHeader(of: families[index], format: format, to: &header)
-                return (header, families[index].name)
-            }
+    /// What `families[index]` has apart from the shards' chunks: the whole family, or its HELP and TYPE lines before
+    /// them; nil for a per-location family no shard has lines of, or a family without samples.
+    private func part(of families: [MetricFamily], at index: Int, format: ExpositionFormat) -> [UInt8]? {
+        guard perLocation.contains(families[index].name) else {
+            return families[index].samples.isEmpty ? nil : Exposition.render([families[index]], format: format)
         }
-        let shardBytes = shards.reduce(0) { $0 + $1.plainCounts.reduce(0, +) }
-        // The form follows the text format's size: both formats share the shards' chunks.
-        let total = PerFormat { format in parts[format].reduce(0) { $0 + ($1?.chunk.count ?? 0) } + shardBytes }
-        gzipped = gzipped ? total.text >= gzipAbove - gzipAbove / 4 : total.text >= gzipAbove
-        if gzipped != form {
+        guard shards.contains(where: { $0.plainCounts[index] > 0 }) else { return nil }
+        var header: [UInt8] = []
+        Exposition.appendHeader(of: families[index], format: format, to: &header)
+        return header
+    }
+
+    /// Keeps the chunks gzipped from `gzipAbove` plain bytes on, plain again below three quarters of it.
+    private mutating func chooseForm(plainCount: Int) {
+        let wasGzipped = gzipped
+        gzipped = gzipped ? plainCount >= gzipAbove - gzipAbove / 4 : plainCount >= gzipAbove
+        if gzipped != wasGzipped {
             let (target, current) = (gzipped, shards)
             threads.forEachShard(Array(shards.indices), of: &shards) { worker, shard, _ in
                 worker.convert(current[shard], gzip: target)
             }
         }
-        if !gzipped { headerSegments = PerFormat { _ in [:] } }
-        // Per family, its shards' chunks in order and, gzipped, their CRC and length: the same in
-        // both formats, so combined once (thousands of CRC combines at 10,000 locations).
-        let runs = families.indices.map { index -> (chunks: [[UInt8]], crc: UInt32, count: Int) in
-            var run: (chunks: [[UInt8]], crc: UInt32, count: Int) = ([], 0, 0)
-            guard !whole[index] else { return run }
-            for shard in shards where shard.plainCounts[index] > 0 {
-                run.chunks.append(shard.chunks[index])
-                run.count += shard.plainCounts[index]
-                if gzipped { run.crc = Gzip.combine(run.crc, shard.crcs[index], using: shard.combineOperators[index]) }
-            }
-            return run
-        }
-        return PerFormat { format in body(parts[format], runs: runs, total: total[format], format: format) }
+        if !gzipped { partSegments = SegmentCache() }
     }
 
-    /// The body in one format: each family's part, then the shards' chunks of it by reference.
-    private mutating func body(
-        _ parts: [(chunk: [UInt8], header: String?)?], runs: [(chunks: [[UInt8]], crc: UInt32, count: Int)], total: Int,
-        format: ExpositionFormat
-    ) -> Body {
-        var body: [[UInt8]] = []
-        var crc: UInt32 = 0
-        for (index, part) in parts.enumerated() {
-            guard let (chunk, name) = part else { continue }
-            if !gzipped {
-                body.append(chunk)
-            } else {
-                let compressed: (segment: [UInt8], crc: UInt32)
-                if let name, let cached = headerSegments[format][name] {
-                    compressed = cached
-                } else {
-                    compressed = (chunk.withUnsafeBufferPointer { threads.workers[0].segment($0) }, Gzip.crc32(chunk))
-                    if let name { headerSegments[format][name] = compressed }
-                }
-                body.append(compressed.segment)
-                crc = Gzip.combine(crc, compressed.crc, secondCount: chunk.count)
-            }
-            if name != nil {
-                body += runs[index].chunks
-                if gzipped { crc = Gzip.combine(crc, runs[index].crc, secondCount: runs[index].count) }
-            }
-        }
-        if gzipped { return Body(chunks: body, gzipped: true, plainCount: total, crc: crc) }
-        // Not joined: the publisher copies the chunks once into the kept body a scrape is sent from.
-        return Body(chunks: body, gzipped: false, plainCount: total)
+    /// `chunk` appended to `body`, as a deflate segment when gzipped.
+    private mutating func append(_ chunk: [UInt8], to body: inout Body) {
+        guard gzipped else { return body.append(plain: chunk) }
+        let worker = threads.workers[0]
+        body.append(
+            chunk.withUnsafeBufferPointer { partSegments.segment(of: $0, compress: worker.segment) }, count: chunk.count
+        )
     }
 }

@@ -13,9 +13,9 @@ final class ShardWorker: @unchecked Sendable {
     private var compressor: GzipCompressor?
 
     /// The shard's lines of every per-location family (`positions[c]` says where collector c's families
-    /// are among the exposition's `families`), as plain chunks or, with `gzip`, as deflate segments. A chunk whose text is that of
-    /// one of `previous`'s gzipped chunks at the same position keeps its segment: most of a shard's
-    /// families do not change when one of its locations is polled, and compressing is most of the cost.
+    /// are among the exposition's `families`), as plain chunks or, with `gzip`, as deflate segments. A chunk
+    /// whose text `previous` (gzipped) had keeps its segment (`SegmentCache`): most of a shard's families
+    /// do not change when one of its locations is polled, and compressing is most of the cost.
     func render(
         _ part: ShardSeries, collectors: [any Collector], positions: [[Int?]], families: Int, gzip: Bool,
         previous: MetricsRendering.ShardChunks = .init()
@@ -30,28 +30,12 @@ final class ShardWorker: @unchecked Sendable {
         result.plainCounts = lines.buffers.map(\.count)
         result.gzipped = gzip
         if gzip {
-            let reusable = previous.gzipped ? previous.chunks.count : 0
-            result.chunks.reserveCapacity(families)
-            result.crcs.reserveCapacity(families)
-            result.combineOperators.reserveCapacity(families)
-            result.fingerprints.reserveCapacity(families)
-            for (family, buffer) in lines.buffers.enumerated() {
-                let fingerprint = Self.fingerprint(buffer.bytes)
-                result.fingerprints.append(fingerprint)
-                if family < reusable, previous.plainCounts[family] == buffer.count,
-                    previous.fingerprints[family] == fingerprint
-                {
-                    result.chunks.append(previous.chunks[family])
-                    result.crcs.append(previous.crcs[family])
-                    result.combineOperators.append(previous.combineOperators[family])
-                } else {
-                    result.chunks.append(segment(buffer.bytes))
-                    result.crcs.append(Gzip.crc32(buffer.bytes))
-                    result.combineOperators.append(Gzip.combineOperator(secondCount: buffer.count))
-                }
-            }
+            var cache = previous.gzipped ? previous.cache : SegmentCache()
+            result.segments = lines.buffers.map { cache.segment(of: $0.bytes, compress: segment) }
+            cache.endRound()
+            result.cache = cache
         } else {
-            result.chunks = lines.buffers.map { Array($0.bytes) }
+            result.plain = lines.buffers.map { Array($0.bytes) }
         }
         return result
     }
@@ -59,43 +43,24 @@ final class ShardWorker: @unchecked Sendable {
     /// `shard` in the other form.
     func convert(_ shard: MetricsRendering.ShardChunks, gzip: Bool) -> MetricsRendering.ShardChunks {
         guard shard.gzipped != gzip else { return shard }
-        var result = shard
+        var result = MetricsRendering.ShardChunks()
+        result.plainCounts = shard.plainCounts
         result.gzipped = gzip
         if gzip {
-            result.crcs = shard.chunks.map(Gzip.crc32)
-            result.fingerprints = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer(Self.fingerprint) }
-            result.combineOperators = shard.plainCounts.map { Gzip.combineOperator(secondCount: $0) }
-            result.chunks = shard.chunks.map { chunk in chunk.withUnsafeBufferPointer { segment($0) } }
-        } else {
-            for family in shard.chunks.indices where !shard.chunks[family].isEmpty {
-                let framed = [
-                    Gzip.header, shard.chunks[family],
-                    Gzip.trailer(crc: shard.crcs[family], count: shard.plainCounts[family]),
-                ]
-                result.chunks[family] = Gzip.inflate(framed, expectedCount: shard.plainCounts[family])!
+            var cache = SegmentCache()
+            result.segments = shard.plain.map { chunk in
+                chunk.withUnsafeBufferPointer { cache.segment(of: $0, compress: segment) }
             }
-            result.crcs = []
-            result.fingerprints = []
-            result.combineOperators = []
+            cache.endRound()
+            result.cache = cache
+        } else {
+            result.plain = zip(shard.segments, shard.plainCounts).map { segment, count in
+                guard count > 0 else { return [] }
+                let framed = [Gzip.header, segment.bytes, Gzip.trailer(crc: segment.crc, count: count)]
+                return Gzip.inflate(framed, expectedCount: count)!
+            }
         }
         return result
-    }
-
-    /// A 64-bit hash of `bytes`: a chunk is taken as unchanged when its length and fingerprint match,
-    /// which two different texts do with a chance of about 2^-64 (once in millions of years of polls).
-    static func fingerprint(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        let raw = UnsafeRawBufferPointer(bytes)
-        var hash = 0x9E37_79B9_7F4A_7C15 ^ UInt64(raw.count)
-        var offset = 0
-        while offset + 8 <= raw.count {
-            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
-            hash ^= hash >> 32
-            offset += 8
-        }
-        var tail: UInt64 = 0
-        for byte in raw[offset...].reversed() { tail = tail << 8 | UInt64(byte) }
-        hash = (hash ^ tail) &* 0xC4CE_B9FE_1A85_EC53
-        return hash ^ hash >> 29
     }
 
     /// `chunk` as a deflate segment; the compressor is made on first use, so small exporters never
@@ -107,17 +72,28 @@ final class ShardWorker: @unchecked Sendable {
 }
 
 extension MetricsRendering {
-    /// One shard's part of every per-location family (in `families` order).
+    /// One shard's part of every per-location family (in `families` order), in one form.
     struct ShardChunks {
-        /// Plain text, or deflate segments when `gzipped` (empty chunks stay empty).
-        var chunks: [[UInt8]] = []
+        /// Each family's lines as plain text; empty while `gzipped`.
+        var plain: [[UInt8]] = []
+        /// Each family's lines as a deflate segment while `gzipped` (empty lines, an empty one); else empty.
+        var segments: [SegmentCache.Segment] = []
+        /// The length of each family's lines, in either form.
         var plainCounts: [Int] = []
-        /// The CRC-32 of each chunk's plain text and `Gzip.combineOperator` of its length; kept while gzipped.
-        var crcs: [UInt32] = []
-        var combineOperators: [UInt32] = []
-        /// `ShardWorker.fingerprint` of each chunk's plain text; kept while gzipped. With the length it
-        /// tells a re-rendered chunk that did not change, which keeps its segment and CRC.
-        var fingerprints: [UInt64] = []
+        /// While gzipped: the segments by their text, which the shard's next render takes those of the
+        /// chunks that did not change from.
+        var cache = SegmentCache()
         var gzipped = false
+
+        var plainCount: Int { plainCounts.reduce(0, +) }
+
+        /// Family `index`'s lines appended to `body` in the shard's form (`body` has the same).
+        func append(family index: Int, to body: inout Body) {
+            if gzipped {
+                body.append(segments[index], count: plainCounts[index])
+            } else {
+                body.append(plain: plain[index])
+            }
+        }
     }
 }

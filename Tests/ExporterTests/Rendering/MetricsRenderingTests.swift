@@ -113,10 +113,11 @@ import Testing
             let plain = direct.render(store.snapshot(), now: at)
             // Both formats, sharing the shards' segments.
             for format in ExpositionFormat.allCases {
-                check(bodies[format], expected: plain[format].chunks.concatenated, gzipped: gzipped)
+                check(bodies[format], expected: plain[format].chunks, gzipped: gzipped)
             }
         }
-        func check(_ body: MetricsRendering.Body, expected: [UInt8], gzipped: Bool) {
+        func check(_ body: MetricsRendering.Body, expected plainChunks: [[UInt8]], gzipped: Bool) {
+            let expected = plainChunks.concatenated
             #expect(body.gzipped == gzipped)
             #expect(body.plainCount == expected.count)
             if gzipped {
@@ -125,6 +126,9 @@ import Testing
                 let framed = [Gzip.header] + body.chunks + [Gzip.trailer(crc: body.crc, count: body.plainCount)]
                 #expect(Gzip.inflate(framed, expectedCount: body.plainCount) == expected)
                 #expect(Gzip.memberCount(framed) == 1)
+                // Segment by segment what compressing each plain chunk on its own gives, kept or made anew.
+                let compressor = GzipCompressor()
+                #expect(body.chunks == plainChunks.map { compressor.segment($0) })
                 #expect(body.chunks.reduce(0) { $0 + $1.count } < expected.count / 3)
             } else {
                 #expect(body.chunks.concatenated == expected)

@@ -74,16 +74,48 @@ import Testing
         var count = 0
         for length in 0...24 {
             let base = [UInt8](repeating: 0x61, count: length)
-            seen.insert(base.withUnsafeBufferPointer(ShardWorker.fingerprint))
+            seen.insert(base.withUnsafeBufferPointer(SegmentCache.fingerprint))
             count += 1
             for position in 0..<length {
                 var changed = base
                 changed[position] = 0x62
-                seen.insert(changed.withUnsafeBufferPointer(ShardWorker.fingerprint))
+                seen.insert(changed.withUnsafeBufferPointer(SegmentCache.fingerprint))
                 count += 1
             }
         }
         #expect(seen.count == count)
+    }
+
+    /// A segment is taken again only for the same text (the same length is not enough), also across
+    /// formats within a round, and is dropped after a round that did not use it.
+    @Test func theCacheKeepsASegmentPerTextForOneRound() {
+        var cache = SegmentCache()
+        var compressed: [[UInt8]] = []
+        func segment(_ text: String) -> SegmentCache.Segment {
+            Array(text.utf8).withUnsafeBufferPointer { chunk in
+                cache.segment(of: chunk) { chunk in
+                    compressed.append(Array(chunk))
+                    return GzipCompressor().segment(chunk)
+                }
+            }
+        }
+        let first = segment("temperature 21.5\n")
+        #expect(segment("temperature 21.5\n").bytes == first.bytes)  // the other format, the same round
+        #expect(segment("").bytes.isEmpty)
+        cache.endRound()
+        #expect(segment("temperature 21.5\n").crc == first.crc)
+        #expect(segment("temperature 21.6\n").crc == Gzip.crc32(Array("temperature 21.6\n".utf8)))
+        cache.endRound()
+        cache.endRound()  // a round without the texts: both dropped
+        _ = segment("temperature 21.5\n")
+        #expect(
+            compressed.map { String(decoding: $0, as: UTF8.self) } == [
+                "temperature 21.5\n", "temperature 21.6\n", "temperature 21.5\n",
+            ])
+        #expect(!cache.isEmpty)
+        cache.endRound()
+        cache.endRound()
+        #expect(cache.isEmpty)
     }
 
     static func inflate(_ body: MetricsRendering.Body) -> [UInt8]? {
