@@ -48,10 +48,7 @@ private struct Reader {
         guard let entries = root.mapping else {
             throw fail(
                 root.position,
-                """
-                the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \
-                \(root.kindDescription)
-                """
+                "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)"
             )
         }
         // A location's key moved out of its item leaves the item incomplete too: name the cause first,
@@ -81,10 +78,7 @@ private struct Reader {
         if snake != entry.key, tree.children[snake] != nil {
             let new = (path + [snake]).joined(separator: ".")
             warnings.append(
-                """
-                config file "\(file)", \(entry.keyPosition): `\(full)` is the old name of `\(new)`; it still works, \
-                but rename it to \(snake)
-                """
+                "config file \"\(file)\", \(entry.keyPosition): `\(full)` is the old name of `\(new)`; it still works, but rename it to \(snake)"
             )
             return snake
         }
@@ -104,10 +98,7 @@ private struct Reader {
         let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
         let hint =
             near.flatMap { $0.1 <= 3 ? " (did you mean `\((path + [$0.0]).joined(separator: "."))`?)" : nil }
-                ?? """
-                ; \(path.isEmpty ? "the sections are" : "`\(path.joined(separator: "."))` takes") \
-                \(known.joined(separator: ", "))
-                """
+            ?? "; \(path.isEmpty ? "the sections are" : "`\(path.joined(separator: "."))` takes") \(known.joined(separator: ", "))"
         throw fail(entry.keyPosition, "unknown key `\(full)`\(hint)")
     }
 
@@ -121,9 +112,7 @@ private struct Reader {
                 // YAML refuses a key twice; a new key beside its old camelCase name is the same mistake.
                 throw fail(
                     entry.keyPosition,
-                    """
-                    `\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)
-                    """
+                    "`\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)"
                 )
             }
             seen[name] = entry
@@ -147,10 +136,7 @@ private struct Reader {
                 let example = child.children.keys.sorted().first.map { "\($0): ..." } ?? "key: value"
                 throw fail(
                     entry.value.position,
-                    """
-                    `\(key)` must be a mapping (\(name):, then indented lines such as \(example)), not \
-                    \(entry.value.kindDescription)
-                    """
+                    "`\(key)` must be a mapping (\(name):, then indented lines such as \(example)), not \(entry.value.kindDescription)"
                 )
             }
         }
@@ -181,10 +167,7 @@ private struct Reader {
         guard !scalar.isNull else {
             throw fail(
                 node.position,
-                """
-                `\(key)` has no value: give one (like \(key.split(separator: ".").last!): \
-                \(flag.placeholder.isEmpty ? "true" : flag.placeholder)) or remove the line
-                """
+                "`\(key)` has no value: give one (like \(key.split(separator: ".").last!): \(flag.placeholder.isEmpty ? "true" : flag.placeholder)) or remove the line"
             )
         }
         return .init(text: scalar.text, origin: origin)
@@ -194,10 +177,7 @@ private struct Reader {
         guard let items = node.sequence ?? (node.isNull ? [] : nil) else {
             throw fail(
                 node.position,
-                """
-                `locations` must be a list of items (- London, or - name: London, then latitude: and longitude:, or \
-                query:, or zip:), not \(node.kindDescription)
-                """
+                "`locations` must be a list of items (- London, or - name: London, then latitude: and longitude:, or query:, or zip:), not \(node.kindDescription)"
             )
         }
         settings.locations = []
@@ -210,10 +190,7 @@ private struct Reader {
                 location = try LocationSpec.parse(
                     scalar.text, origin: place,
                     example:
-                        """
-                        for example - London, - "Home=Springfield,IL,US", - "London=51.5074,-0.1278" or - {name: \
-                        London, latitude: 51.5074, longitude: -0.1278}
-                        """
+                        "for example - London, - \"Home=Springfield,IL,US\", - \"London=51.5074,-0.1278\" or - {name: London, latitude: 51.5074, longitude: -0.1278}"
                 )
             } else {
                 location = try self.location(item, at: key)
@@ -235,10 +212,7 @@ private struct Reader {
         guard let entries = item.mapping else {
             throw fail(
                 item.position,
-                """
-                `\(key)` must be a mapping of \(shape), or a place as --location takes it (London, \
-                "Home=Springfield,IL,US"), not \(item.kindDescription)
-                """
+                "`\(key)` must be a mapping of \(shape), or a place as --location takes it (London, \"Home=Springfield,IL,US\"), not \(item.kindDescription)"
             )
         }
         let known = Self.locationKeys
@@ -247,10 +221,7 @@ private struct Reader {
             let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
             throw fail(
                 entry.keyPosition,
-                """
-                unknown key `\(key).\(entry.key)`\(hint); a location takes name, latitude and longitude (or query, or \
-                zip) and alerts
-                """
+                "unknown key `\(key).\(entry.key)`\(hint); a location takes name, latitude and longitude (or query, or zip) and alerts"
             )
         }
         guard let nameNode = item["name"], let name = nameNode.scalar?.text, !nameNode.isNull else {
@@ -284,20 +255,14 @@ private struct Reader {
         case ["latitude"], ["longitude"]:
             throw fail(
                 item.position,
-                """
-                `\(key)` ("\(name)") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): \
-                give both
-                """
+                "`\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): give both"
             )
         case []:
             throw fail(item.position, "`\(key)` (\"\(name)\") says nowhere: give \(shape)")
         default:
             throw fail(
                 item.position,
-                """
-                `\(key)` ("\(name)") gives \(given.joined(separator: ", ")): give one of latitude and longitude, \
-                query, or zip
-                """
+                "`\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, query, or zip"
             )
         }
     }
@@ -305,19 +270,13 @@ private struct Reader {
     mutating func alerts(_ node: YAMLNode?, at key: String) throws(ConfigError) -> AlertSetting {
         guard let node, !node.isNull else { return .inherit }
         let thresholdsExample =
-            """
-            a mapping of thresholds (temperature_above_celsius: 35, temperature_below_celsius: 32F, \
-            wind_gust_meters_per_second: 20, ...)
-            """
+            "a mapping of thresholds (temperature_above_celsius: 35, temperature_below_celsius: 32F, wind_gust_meters_per_second: 20, ...)"
         if let scalar = node.scalar {
             // The flag's word (alerts=off) as well as YAML's false; on or true: the defaults.
             guard let on = try? Parse.boolean(.init(text: scalar.text, origin: key)) else {
                 throw fail(
                     node.position,
-                    """
-                    `\(key)` is "\(scalar.text)": give off (or false) for no weather alert at this place, or \
-                    \(thresholdsExample)
-                    """
+                    "`\(key)` is \"\(scalar.text)\": give off (or false) for no weather alert at this place, or \(thresholdsExample)"
                 )
             }
             return on ? .inherit : .off
@@ -338,17 +297,11 @@ private struct Reader {
                     let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
                     throw fail(
                         entry.keyPosition,
-                        """
-                        unknown key `\(key).\(entry.key)`\(hint); use \(known.dropLast().joined(separator: ", ")) or \
-                        \(known.last!)
-                        """
+                        "unknown key `\(key).\(entry.key)`\(hint); use \(known.dropLast().joined(separator: ", ")) or \(known.last!)"
                     )
                 }
                 warnings.append(
-                    """
-                    config file "\(file)", \(entry.keyPosition): `\(key).\(name)` is the old name of \
-                    `\(key).\(snake)`; it still works, but rename it to \(snake)
-                    """
+                    "config file \"\(file)\", \(entry.keyPosition): `\(key).\(name)` is the old name of `\(key).\(snake)`; it still works, but rename it to \(snake)"
                 )
                 name = snake
             }

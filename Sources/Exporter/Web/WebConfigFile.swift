@@ -141,18 +141,12 @@ private struct Reader {
             case "cert", "key", "client_ca":
                 throw failKey(
                     entry,
-                    """
-                    inline PEM (\(entry.key)) is not supported by this exporter; put it in a file and name it with \
-                    \(entry.key)_file
-                    """
+                    "inline PEM (\(entry.key)) is not supported by this exporter; put it in a file and name it with \(entry.key)_file"
                 )
             case "client_allowed_sans":
                 throw failKey(
                     entry,
-                    """
-                    client_allowed_sans is not supported by this exporter; issue client certificates from a CA that \
-                    only signs allowed clients and set client_ca_file
-                    """
+                    "client_allowed_sans is not supported by this exporter; issue client certificates from a CA that only signs allowed clients and set client_ca_file"
                 )
             case "cipher_suites":
                 let suites = try strings(entry.value, entry.key)
@@ -161,12 +155,7 @@ private struct Reader {
                 if !tls13.isEmpty {
                     let rest = tls.cipherSuites.isEmpty ? "; TLS 1.2 keeps its default suites" : ""
                     notes.append(
-                        """
-                        \(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites \
-                        (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites \
-                        applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence \
-                        this
-                        """
+                        "\(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence this"
                     )
                 }
             case "curve_preferences":
@@ -192,11 +181,7 @@ private struct Reader {
             if key == "min_version" { tls.minVersion = version } else { tls.maxVersion = version }
             if key == "min_version" && version < .tls12 {
                 notes.append(
-                    """
-                    \(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their \
-                    handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and \
-                    SHA-1 signatures accepted); use TLS12 unless a client cannot
-                    """
+                    "\(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and SHA-1 signatures accepted); use TLS12 unless a client cannot"
                 )
             }
         }
@@ -229,10 +214,7 @@ private struct Reader {
             guard tls.clientAuth != .noClientCert else {
                 throw fail(
                     values["client_ca_file"]!.0,
-                    """
-                    client CA's have been configured without a Client Auth Policy; set client_auth_type: \
-                    RequireAndVerifyClientCert
-                    """
+                    "client CA's have been configured without a Client Auth Policy; set client_auth_type: RequireAndVerifyClientCert"
                 )
             }
             tls.clientCAFile = path(caFile)
@@ -262,10 +244,7 @@ private struct Reader {
                 if let values = allowed.values, !values.contains(value) {
                     throw fail(
                         field.value,
-                        """
-                        invalid value for \(field.key). Expected one of: \
-                        \(values.map { "\"\($0)\"" }.joined(separator: " ")), but got: "\(value)"
-                        """
+                        "invalid value for \(field.key). Expected one of: \(values.map { "\"\($0)\"" }.joined(separator: " ")), but got: \"\(value)\""
                     )
                 }
                 // An empty value leaves the header unset, as in the toolkit.
@@ -284,10 +263,7 @@ private struct Reader {
                 guard let nanoseconds = RateLimitConfiguration.goDuration(text) else {
                     throw fail(
                         entry.value,
-                        """
-                        interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \
-                        "\(text)"
-                        """
+                        "interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"\(text)\""
                     )
                 }
                 interval = (entry.value, nanoseconds)
@@ -320,10 +296,7 @@ private struct Reader {
             guard BasicAuth.isBcryptHash(hash) else {
                 throw fail(
                     entry.value,
-                    """
-                    the password of user "\(entry.key)" is not a bcrypt hash; store the hash, not the password: \
-                    htpasswd -nBC 10 "" | tr -d ':\\n'
-                    """
+                    "the password of user \"\(entry.key)\" is not a bcrypt hash; store the hash, not the password: htpasswd -nBC 10 \"\" | tr -d ':\\n'"
                 )
             }
             users[entry.key] = hash
