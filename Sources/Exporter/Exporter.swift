@@ -17,10 +17,10 @@ public final class Exporter: Sendable {
     private let reloadAll: @Sendable () -> String?
     private let ticking = Atomic<Bool>(true)
 
-    /// Binds the listening socket, so a taken address fails here, before anything runs; reads the
-    /// state file, so the first scrape already shows what the last run knew.
-    /// Throws `HTTPServerError`, or `StateStorageError` for a state directory it cannot use. Untyped on purpose: a class initializer with typed
-    /// throws miscompiles in Swift 6.3 (the allocating thunk crashes when it throws).
+    /// Binds the listening socket, so a taken address fails here, before anything runs; reads the state file, so the
+    /// first scrape already shows what the last run knew. Throws `HTTPServerError`, or `StateStorageError` for a state
+    /// directory it cannot use. Untyped on purpose: a class initializer with typed throws miscompiles in Swift 6.3 (the
+    /// allocating thunk crashes when it throws).
     public convenience init(configuration: Configuration, logger: Logger, reloader: Reloader?) throws {
         try self.init(configuration: configuration, logger: logger, reloader: reloader, time: SystemTime())
     }

@@ -185,8 +185,8 @@ public enum Exposition {
     /// Room for any value `writeValue` writes: a sign, 19 digits and a point.
     @inlinable static var valueScratch: Int { 24 }
 
-    /// Writes `value` as `appendValue` does into the start of `buffer` (at least `valueScratch` bytes) and returns the count, or nil where only `Double.description`
-    /// gives the shortest form (very large, very small or long numbers).
+    /// Writes `value` as `appendValue` does into the start of `buffer` (at least `valueScratch` bytes) and returns the
+    /// count, or nil where only `Double.description` gives the shortest form (very large, very small or long numbers).
     @usableFromInline static func writeValue(_ value: Double, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
         if value.isNaN { return write("NaN", into: buffer) }
         if value.isInfinite { return write(value > 0 ? "+Inf" : "-Inf", into: buffer) }

@@ -33,7 +33,10 @@ public struct ProxyServer: Sendable, Equatable, CustomStringConvertible, CustomD
                 ? "\(scheme):// " : ""
             let unset = origin.hasPrefix("$") ? ", or unset \(origin.dropFirst()) for the exporter" : ""
             throw .invalidURL(
-                "\(origin): \(shown)proxies are not supported; give an http:// proxy such as http://proxy.example:3128\(unset)"
+                """
+                \(origin): \(shown)proxies are not supported; give an http:// proxy such as \
+                http://proxy.example:3128\(unset)
+                """
             )
         }
         var rest = text[schemeEnd.upperBound...]

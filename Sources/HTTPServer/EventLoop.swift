@@ -254,7 +254,10 @@ final class EventLoop {
         listenerResumeAt = now + acceptBackoff
         if !core.acceptPausedReported.exchange(true, ordering: .relaxed) {
             core.report(
-                "cannot accept connections: \(errnoText(code).lowercased()); pausing accepts and retrying, raise the open-file limit (ulimit -n) or lower the connection limit"
+                """
+                cannot accept connections: \(errnoText(code).lowercased()); pausing accepts and retrying, raise the \
+                open-file limit (ulimit -n) or lower the connection limit
+                """
             )
         }
     }
@@ -265,7 +268,10 @@ final class EventLoop {
         core.limitLastRefusal.store(now, ordering: .relaxed)
         if core.limitRefused.wrappingAdd(1, ordering: .relaxed).oldValue == 0 {
             core.report(
-                "connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; refusing new connections until some close"
+                """
+                connection limit of \(core.configuration.maxConnections) reached with no idle connection to drop; \
+                refusing new connections until some close
+                """
             )
         }
     }
@@ -277,7 +283,10 @@ final class EventLoop {
         let refused = core.limitRefused.exchange(0, ordering: .relaxed)
         if refused > 0 {
             core.report(
-                "connection limit of \(core.configuration.maxConnections) no longer reached: \(refused) connections were refused"
+                """
+                connection limit of \(core.configuration.maxConnections) no longer reached: \(refused) connections \
+                were refused
+                """
             )
         }
     }

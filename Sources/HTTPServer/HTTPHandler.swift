@@ -1,13 +1,14 @@
 import Synchronization
 
 public protocol HTTPHandler: Sendable {
-    /// Called on an event-loop thread: must not block. Slow work (e.g. a simulated delay) responds later through `responder`.
+    /// Called on an event-loop thread: must not block. Slow work (e.g. a simulated delay) responds later through
+    /// `responder`.
     func handle(_ request: HTTPRequest, responder: HTTPResponder)
 }
 
-/// Given to the handler for each request; may be used synchronously inside `handle` or later from any thread
-/// (then the event loop is woken through an eventfd). Calls after the connection is gone are no-ops.
-/// Exactly one of: `respond(_:)`, or `writeHead` + any number of `writeBody` + `end()`; calls out of that order are ignored.
+/// Given to the handler for each request; may be used synchronously inside `handle` or later from any thread (then the
+/// event loop is woken through an eventfd). Calls after the connection is gone are no-ops. Exactly one of:
+/// `respond(_:)`, or `writeHead` + any number of `writeBody` + `end()`; calls out of that order are ignored.
 public final class HTTPResponder: Sendable {
     private let loop: LoopHandle
     private let fd: Int32

@@ -10,11 +10,11 @@
 /// - `idleTimeout` [60 s]: keep-alive wait between requests; on expiry closed silently.
 /// - `writeTimeout` [10 s]: how long a response may make no progress because the client stopped reading;
 ///   on expiry the connection is reset, so the kernel does not keep pushing to it.
-/// - `maxConnections` [4096]: at the limit, the accepting loop closes one of its own connections, never
-///   one with a response in flight: the longest-waiting idle keep-alive connection or one holding a
-///   request the handler marked droppable (`HTTPResponder.markDroppable`), else the one that has spent
-///   longest sending its request. If it has none, the new one is refused (closed at once). `onError` says so once when refusals start, and once with their count when
-///   none has come for 5 s.
+/// - `maxConnections` [4096]: at the limit, the accepting loop closes one of its own connections, never one with a
+///   response in flight: the longest-waiting idle keep-alive connection or one holding a request the handler marked
+///   droppable (`HTTPResponder.markDroppable`), else the one that has spent longest sending its request. If it has
+///   none, the new one is refused (closed at once). `onError` says so once when refusals start, and once with their
+///   count when none has come for 5 s.
 /// - A client that sends FIN before its response starts is taken to have left (as nginx does): the
 ///   connection is closed and `HTTPResponder.isConnectionClosed` turns true for the handler.
 /// - Timeouts are enforced by a sweep every 250 ms (a quarter of the shortest timeout if that is less).
@@ -199,7 +199,10 @@ private func spawnThread(name: String, _ body: @escaping @Sendable () -> Void) -
         return thread
     case .failure(let error):
         fatalError(
-            "cannot start HTTP event-loop thread: \(errnoText(error.code).lowercased()); raise the thread or memory limits"
+            """
+            cannot start HTTP event-loop thread: \(errnoText(error.code).lowercased()); raise the thread or memory \
+            limits
+            """
         )
     }
 }

@@ -25,7 +25,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var eventLoops: Int = HTTPServerConfiguration.onlineCPUs
     /// Rare server events worth a log line (accept failures, fd exhaustion); never per-request noise.
     public var onError: (@Sendable (String) -> Void)?
-    /// Serve TLS with this context (nil: plain HTTP). A source, not a fixed configuration: it re-reads rotated certificates.
+    /// Serve TLS with this context (nil: plain HTTP). A source, not a fixed configuration: it re-reads rotated
+    /// certificates.
     public var tls: TLSContextSource?
     /// Fields added to every response, errors included.
     public var extraHeaders: ExtraResponseHeaders?

@@ -30,13 +30,19 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
             return .init(
                 kind: .permissionDenied, address: address,
                 description: prefix
-                    + "permission denied; ports below 1024 need root or CAP_NET_BIND_SERVICE, so choose a higher port in \(flag)"
+                    + """
+                    permission denied; ports below 1024 need root or CAP_NET_BIND_SERVICE, so choose a higher port \
+                    in \(flag)
+                    """
             )
         case EADDRNOTAVAIL:
             return .init(
                 kind: .addressNotAvailable, address: address,
                 description: prefix
-                    + "address not available on this machine; use an address of one of its interfaces in \(flag), or leave the host empty for all"
+                    + """
+                    address not available on this machine; use an address of one of its interfaces in \(flag), or \
+                    leave the host empty for all
+                    """
             )
         case EMFILE, ENFILE, ENOBUFS, ENOMEM:
             return .init(
@@ -59,7 +65,10 @@ public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
         .init(
             kind: .badHost, address: host,
             description:
-                "cannot listen on host \"\(host)\": \(reason); use an IP address such as 127.0.0.1 or ::1, a resolvable name, or an empty host for all interfaces in \(flag)"
+                """
+                cannot listen on host "\(host)": \(reason); use an IP address such as 127.0.0.1 or ::1, a resolvable \
+                name, or an empty host for all interfaces in \(flag)
+                """
         )
     }
 }

@@ -55,12 +55,18 @@ enum Listener {
         }
         guard let domain = option(SO_DOMAIN), domain == AF_INET || domain == AF_INET6 else {
             throw refuse(
-                "it is not a TCP socket (a Unix socket?): give ListenStream= a port or an address and port, such as 9755 or 127.0.0.1:9755"
+                """
+                it is not a TCP socket (a Unix socket?): give ListenStream= a port or an address and port, such as \
+                9755 or 127.0.0.1:9755
+                """
             )
         }
         guard option(SO_ACCEPTCONN) == 1 else {
             throw refuse(
-                "it is not listening: systemd hands over a listening socket only with Accept=no (the default) in the socket unit"
+                """
+                it is not listening: systemd hands over a listening socket only with Accept=no (the default) in the \
+                socket unit
+                """
             )
         }
         let flags = fcntl(fd, F_GETFL)

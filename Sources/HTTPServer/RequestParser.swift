@@ -320,7 +320,8 @@ enum RequestParser {
         }
     }
 
-    /// The end of the line's content (before CRLF or LF) and the start of the next line; the caller knows an LF follows.
+    /// The end of the line's content (before CRLF or LF) and the start of the next line; the caller knows an LF
+    /// follows.
     private static func line(_ base: UnsafePointer<UInt8>, from start: Int) -> (contentEnd: Int, next: Int) {
         var p = start
         while base[p] != lf { p += 1 }

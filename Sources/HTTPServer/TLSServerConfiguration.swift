@@ -134,7 +134,10 @@ public final class TLSContextSource: Sendable {
                 state.failureReported = true
                 return (
                     state.context,
-                    "TLS certificate files changed but do not load (\(error.description)); new connections keep the previous certificate until they do"
+                    """
+                    TLS certificate files changed but do not load (\(error.description)); new connections keep the \
+                    previous certificate until they do
+                    """
                 )
             }
         }
@@ -149,7 +152,10 @@ public final class TLSContextSource: Sendable {
     static func build(_ configuration: TLSServerConfiguration) throws(TLSSetupError) -> TLSContext {
         guard configuration.minVersion <= configuration.maxVersion else {
             throw TLSSetupError(
-                "min_version \(configuration.minVersion.rawValue) is above max_version \(configuration.maxVersion.rawValue); lower one or raise the other"
+                """
+                min_version \(configuration.minVersion.rawValue) is above max_version \
+                \(configuration.maxVersion.rawValue); lower one or raise the other
+                """
             )
         }
         try readable(configuration.certFile, "certificate")
@@ -164,14 +170,20 @@ public final class TLSContextSource: Sendable {
         }
         guard SSL_CTX_use_certificate_chain_file(pointer, configuration.certFile) == 1 else {
             throw TLSSetupError(
-                "cannot load the certificate from \(configuration.certFile): \(openSSLErrorQueueText()); it must hold PEM certificates (BEGIN CERTIFICATE), leaf first"
+                """
+                cannot load the certificate from \(configuration.certFile): \(openSSLErrorQueueText()); it must hold \
+                PEM certificates (BEGIN CERTIFICATE), leaf first
+                """
             )
         }
         guard SSL_CTX_use_PrivateKey_file(pointer, configuration.keyFile, SSL_FILETYPE_PEM) == 1 else {
             let reason = openSSLErrorQueueText()
             if reason.contains("key values mismatch") { throw mismatch(configuration) }
             throw TLSSetupError(
-                "cannot load the private key from \(configuration.keyFile): \(reason); it must hold an unencrypted PEM key (BEGIN PRIVATE KEY)"
+                """
+                cannot load the private key from \(configuration.keyFile): \(reason); it must hold an unencrypted PEM \
+                key (BEGIN PRIVATE KEY)
+                """
             )
         }
         guard SSL_CTX_check_private_key(pointer) == 1 else {
@@ -182,7 +194,10 @@ public final class TLSContextSource: Sendable {
             try readable(caFile, "client CA")
             guard SSL_CTX_load_verify_locations(pointer, caFile, nil) == 1 else {
                 throw TLSSetupError(
-                    "cannot load client CA certificates from \(caFile): \(openSSLErrorQueueText()); it must hold PEM certificates"
+                    """
+                    cannot load client CA certificates from \(caFile): \(openSSLErrorQueueText()); it must hold PEM \
+                    certificates
+                    """
                 )
             }
             if let names = SSL_load_client_CA_file(caFile) {
@@ -228,14 +243,20 @@ public final class TLSContextSource: Sendable {
             close(try RegularFile.open(path).fd)
         } catch {
             throw TLSSetupError(
-                "cannot read the \(what) file \(path): \(error.code == 0 ? error.description : errnoText(error.code).lowercased())"
+                """
+                cannot read the \(what) file \(path): \
+                \(error.code == 0 ? error.description : errnoText(error.code).lowercased())
+                """
             )
         }
     }
 
     private static func mismatch(_ configuration: TLSServerConfiguration) -> TLSSetupError {
         TLSSetupError(
-            "the key in \(configuration.keyFile) does not belong to the certificate in \(configuration.certFile); use the key the certificate was issued for"
+            """
+            the key in \(configuration.keyFile) does not belong to the certificate in \(configuration.certFile); use \
+            the key the certificate was issued for
+            """
         )
     }
 

@@ -172,7 +172,10 @@ public enum OneCall4Decoder {
         default:
             throw FieldError(
                 reason:
-                    "`\(root.path.isEmpty ? "" : "\(root.path).")description` is \(found.typeName), not a string or a list"
+                    """
+                    `\(root.path.isEmpty ? "" : "\(root.path).")description` is \(found.typeName), not a string or a \
+                    list
+                    """
             )
         }
     }

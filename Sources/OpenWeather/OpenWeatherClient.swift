@@ -75,7 +75,10 @@ public struct OpenWeatherClient: OpenWeatherTransport {
             var message = Self.errorMessage(response.body, redacting: configuration.secrets)
             if (300...399).contains(response.status), let location = response.header("location") {
                 message =
-                    "redirect to \(Redaction.excerpt(location, maxBytes: 300, secrets: configuration.secrets)), not followed: check --openweather.url"
+                    """
+                    redirect to \(Redaction.excerpt(location, maxBytes: 300, secrets: configuration.secrets)), not \
+                    followed: check --openweather.url
+                    """
             }
             throw .http(
                 status: response.status, message: message,

@@ -54,6 +54,9 @@ public enum OpenWeatherError: Error, Sendable, Equatable, CustomStringConvertibl
     private static let hints: [Int: String] = [
         401: "the API key is missing, wrong, or not active yet: a new key takes up to a couple of hours to work",
         429:
-            "over the plan's rate limit: OpenWeather blocks the key for a while; lower --openweather.max-requests-per-minute or raise the collectors' intervals",
+            """
+        over the plan's rate limit: OpenWeather blocks the key for a while; lower \
+        --openweather.max-requests-per-minute or raise the collectors' intervals
+        """,
     ]
 }

@@ -107,7 +107,10 @@ public enum FileWriter {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw Failure(
                 description:
-                    "\(path) exists and is \(RegularFile.kind(info.st_mode)), not a regular file: it is not replaced; give the path of a regular file or of none"
+                    """
+                    \(path) exists and is \(RegularFile.kind(info.st_mode)), not a regular file: it is not replaced; \
+                    give the path of a regular file or of none
+                    """
             )
         }
     }

@@ -28,7 +28,10 @@ public enum RegularFile {
             close(fd)
             throw Failure(
                 description:
-                    "\(path) is not a regular file (it is \(kind(info.st_mode))): replace it with a regular file; the exporter never reads a FIFO, a device or a socket, which could block it",
+                    """
+                    \(path) is not a regular file (it is \(kind(info.st_mode))): replace it with a regular file; the \
+                    exporter never reads a FIFO, a device or a socket, which could block it
+                    """,
                 code: 0)
         }
         return (fd, info.st_uid)

@@ -9,7 +9,10 @@ enum AirPollutionJSON {
             let components = reading.components.map { #""\#($0.name)":\#(WeatherJSON.number($0.value))"# }.joined(
                 separator: ",")
             return
-                #"{"main":{"aqi":\#(reading.index)},"components":{\#(components)},"dt":\#(WeatherJSON.number(reading.observationTime))}"#
+                #"""
+                {"main":{"aqi":\#(reading.index)},"components":{\#(components)},\#
+                "dt":\#(WeatherJSON.number(reading.observationTime))}
+                """#
         }
         return """
             {"coord":{"lon":\(WeatherJSON.number(longitude)),"lat":\(WeatherJSON.number(latitude))},\

@@ -52,12 +52,16 @@ enum ForecastJSON {
                 """
                 {"dt":\(number(time)),"main":{"temp":\(number(temperature(reading.temperature + error))),\
                 "feels_like":\(number(temperature(reading.feelsLike + error))),\
-                "temp_min":\(number(temperature(reading.temperatureMin + error))),"temp_max":\(number(temperature(reading.temperatureMax + error))),\
-                "pressure":\(number(reading.pressure)),"sea_level":\(number(reading.pressure)),"grnd_level":\(number(reading.groundLevel)),\
+                "temp_min":\(number(temperature(reading.temperatureMin + error))),\
+                "temp_max":\(number(temperature(reading.temperatureMax + error))),\
+                "pressure":\(number(reading.pressure)),"sea_level":\(number(reading.pressure)),\
+                "grnd_level":\(number(reading.groundLevel)),\
                 "humidity":\(number(reading.humidity)),"temp_kf":0},\
-                "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)","description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}],\
+                "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)",\
+                "description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}],\
                 "clouds":{"all":\(number(reading.clouds))},\
-                "wind":{"speed":\(number(speed(reading.windSpeed))),"deg":\(number(reading.windDirection)),"gust":\(number(speed(reading.windGust)))},\
+                "wind":{"speed":\(number(speed(reading.windSpeed))),"deg":\(number(reading.windDirection)),\
+                "gust":\(number(speed(reading.windGust)))},\
                 "visibility":\(number(reading.visibility)),"pop":\(number(pop)),\(precipitation)\
                 "sys":{"pod":"\(reading.icon.hasSuffix("d") ? "d" : "n")"},"dt_txt":"\(text(time))"}
                 """)
@@ -65,7 +69,8 @@ enum ForecastJSON {
         let city = place.map { #""name":"\#($0.name)","country":"\#($0.country ?? "")""# } ?? #""name":"","country":"""#
         return """
             {"cod":"200","message":0,"cnt":\(steps),"list":[\(list.joined(separator: ","))],\
-            "city":{"id":0,\(city),"coord":{"lat":\(number(latitude)),"lon":\(number(longitude))},"timezone":\(number(timezone))}}
+            "city":{"id":0,\(city),"coord":{"lat":\(number(latitude)),"lon":\(number(longitude))},\
+            "timezone":\(number(timezone))}}
             """
     }
 

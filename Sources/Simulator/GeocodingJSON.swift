@@ -12,6 +12,9 @@ enum GeocodingJSON {
     }
 
     static func zip(_ code: String, _ place: SimulatedPlace) -> String {
-        #"{"zip":"\#(code)","name":"\#(place.name)","lat":\#(WeatherJSON.number(place.latitude)),"lon":\#(WeatherJSON.number(place.longitude)),"country":"\#(place.country ?? "")"}"#
+        #"""
+        {"zip":"\#(code)","name":"\#(place.name)","lat":\#(WeatherJSON.number(place.latitude)),\#
+        "lon":\#(WeatherJSON.number(place.longitude)),"country":"\#(place.country ?? "")"}
+        """#
     }
 }

@@ -205,14 +205,20 @@ enum OneCall4JSON {
         text += """
             "moonrise":\(number(moonrise.rounded())),"moonset":\(number((moonrise + 44_700).rounded())),\
             "moon_phase":\(number(phase.rounded(to: 2))),\
-            "temp":{"day":\(number(temperatures[12])),"min":\(number(temperatures.min()!)),"max":\(number(temperatures.max()!)),\
+            "temp":{"day":\(number(temperatures[12])),"min":\(number(temperatures.min()!)),\
+            "max":\(number(temperatures.max()!)),\
             "night":\(number(temperatures[0])),"eve":\(number(temperatures[18])),"morn":\(number(temperatures[6]))},\
-            "feels_like":{"day":\(number(noon.feelsLike)),"night":\(number(hours[0].feelsLike)),"eve":\(number(hours[18].feelsLike)),\
-            "morn":\(number(hours[6].feelsLike))},"pressure":\(number(noon.pressure)),"humidity":\(number(noon.humidity)),\
-            "dew_point":\(number(OneCallJSON.dewPoint(noon.temperature, humidity: noon.humidity))),"wind_speed":\(number(noon.windSpeed)),\
+            "feels_like":{"day":\(number(noon.feelsLike)),"night":\(number(hours[0].feelsLike)),\
+            "eve":\(number(hours[18].feelsLike)),\
+            "morn":\(number(hours[6].feelsLike))},"pressure":\(number(noon.pressure)),\
+            "humidity":\(number(noon.humidity)),\
+            "dew_point":\(number(OneCallJSON.dewPoint(noon.temperature, humidity: noon.humidity))),\
+            "wind_speed":\(number(noon.windSpeed)),\
             "wind_deg":\(number(noon.windDirection)),"wind_gust":\(number(noon.windGust)),\
-            "weather":[{"id":\(noon.conditionID),"main":"\(noon.conditionMain)","description":"\(noon.conditionDescription)","icon":"\(noon.icon)"}],\
-            "clouds":\(number(noon.clouds)),"pop":\(number(day.pop)),"uvi":\(number(OneCallJSON.uvIndex(noon, latitude: latitude, at: time)))
+            "weather":[{"id":\(noon.conditionID),"main":"\(noon.conditionMain)",\
+            "description":"\(noon.conditionDescription)","icon":"\(noon.icon)"}],\
+            "clouds":\(number(noon.clouds)),"pop":\(number(day.pop)),\
+            "uvi":\(number(OneCallJSON.uvIndex(noon, latitude: latitude, at: time)))
             """
         if day.rain > 0 { text += #","rain":\#(number(day.rain.rounded(to: 2)))"# }
         return text
@@ -227,7 +233,8 @@ enum OneCall4JSON {
         guard id.hasPrefix(endlessPrefix), id.utf8.count <= 64 else { return nil }
         let text = String(repeating: "Flooding without end. ", count: 200_000 / 22)
         return """
-            {"id":"\(id)","sender_name":"\(OneCallJSON.sender)","event":"Endless Warning","start":\(WeatherJSON.number(time.rounded(.down))),\
+            {"id":"\(id)","sender_name":"\(OneCallJSON.sender)","event":"Endless Warning",\
+            "start":\(WeatherJSON.number(time.rounded(.down))),\
             "end":4102444800,"description":"\(text)"}
             """
     }
@@ -245,7 +252,8 @@ enum OneCall4JSON {
             + #"* WHERE...\#(fixed4(place.latitude)), \#(fixed4(place.longitude))."#
         return """
             {"id":"\(AlertID.make(latitude: place.latitude, longitude: place.longitude, start: place.start) ?? id)",\
-            "sender_name":"\(OneCallJSON.sender)","event":"\(alert.event)","start":\(number(alert.start)),"end":\(number(alert.end)),\
+            "sender_name":"\(OneCallJSON.sender)","event":"\(alert.event)","start":\(number(alert.start)),\
+            "end":\(number(alert.end)),\
             "description":"\(description)"}
             """
     }

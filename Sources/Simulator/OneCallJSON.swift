@@ -108,8 +108,10 @@ enum OneCallJSON {
             "pressure":\(number(reading.pressure)),"humidity":\(number(reading.humidity)),\
             "dew_point":\(number(step.dewPoint)),"uvi":\(number(step.uvi)),\
             "clouds":\(number(reading.clouds)),"visibility":\(number(reading.visibility)),\
-            "wind_speed":\(number(reading.windSpeed)),"wind_deg":\(number(reading.windDirection)),"wind_gust":\(number(reading.windGust)),\
-            "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)","description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}]
+            "wind_speed":\(number(reading.windSpeed)),"wind_deg":\(number(reading.windDirection)),\
+            "wind_gust":\(number(reading.windGust)),\
+            "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)",\
+            "description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}]
             """
         if reading.rain1h > 0 { text += #","rain":{"1h":\#(number(reading.rain1h))}"# }
         if reading.snow1h > 0 { text += #","snow":{"1h":\#(number(reading.snow1h))}"# }
@@ -157,7 +159,8 @@ enum OneCallJSON {
         let reading = WeatherModel.reading(latitude: latitude, longitude: longitude, at: time)
         return """
             {"lat":\(WeatherJSON.number(latitude)),"lon":\(WeatherJSON.number(longitude)),"timezone":"Etc/GMT",\
-            "timezone_offset":\(WeatherJSON.number(reading.timezoneOffset)),"data":[{\(moment(reading, latitude: latitude, at: time))}]}
+            "timezone_offset":\(WeatherJSON.number(reading.timezoneOffset)),\
+            "data":[{\(moment(reading, latitude: latitude, at: time))}]}
             """
     }
 
@@ -181,11 +184,15 @@ enum OneCallJSON {
             let day = day(latitude: latitude, longitude: longitude, start: dayStart + Double(index) * 86_400)
             let (temperatures, noon) = (day.temperatures, day.noon)
             return """
-                {"dt":\(number(day.midday)),"temp":{"day":\(number(temperatures[12])),"min":\(number(temperatures.min()!)),"max":\(number(temperatures.max()!))},\
-                "feels_like":{"day":\(number(noon.feelsLike))},"pressure":\(number(noon.pressure)),"humidity":\(number(noon.humidity)),\
-                "dew_point":\(number(dewPoint(noon.temperature, humidity: noon.humidity))),"wind_speed":\(number(noon.windSpeed)),\
+                {"dt":\(number(day.midday)),"temp":{"day":\(number(temperatures[12])),\
+                "min":\(number(temperatures.min()!)),"max":\(number(temperatures.max()!))},\
+                "feels_like":{"day":\(number(noon.feelsLike))},"pressure":\(number(noon.pressure)),\
+                "humidity":\(number(noon.humidity)),\
+                "dew_point":\(number(dewPoint(noon.temperature, humidity: noon.humidity))),\
+                "wind_speed":\(number(noon.windSpeed)),\
                 "wind_deg":\(number(noon.windDirection)),"wind_gust":\(number(noon.windGust)),\
-                "weather":[{"id":\(noon.conditionID),"main":"\(noon.conditionMain)","description":"\(noon.conditionDescription)","icon":"\(noon.icon)"}],\
+                "weather":[{"id":\(noon.conditionID),"main":"\(noon.conditionMain)",\
+                "description":"\(noon.conditionDescription)","icon":"\(noon.icon)"}],\
                 "clouds":\(number(noon.clouds)),"pop":\(number(day.pop)),"rain":\(number(day.rain.rounded(to: 2))),\
                 "uvi":\(number(uvIndex(noon, latitude: latitude, at: day.midday)))}
                 """
@@ -195,7 +202,10 @@ enum OneCallJSON {
         var alerts = ""
         if let alert = alert(latitude: latitude, longitude: longitude, at: time, always: alwaysAlert) {
             alerts =
-                #","alerts":[{"sender_name":"\#(sender)","event":"\#(alert.event)","start":\#(number(alert.start)),"end":\#(number(alert.end)),"description":"Simulated.\n","tags":[]}]"#
+                #"""
+                ,"alerts":[{"sender_name":"\#(sender)","event":"\#(alert.event)","start":\#(number(alert.start)),\#
+                "end":\#(number(alert.end)),"description":"Simulated.\n","tags":[]}]
+                """#
         }
         var parts = ""
         if !exclude.contains("current") { parts += #","current":{\#(current)}"# }
@@ -204,7 +214,8 @@ enum OneCallJSON {
         if !exclude.contains("daily") { parts += #","daily":[\#(daily.joined(separator: ","))]"# }
         if !exclude.contains("alerts") { parts += alerts }
         return """
-            {"lat":\(number(latitude)),"lon":\(number(longitude)),"timezone":"Etc/GMT","timezone_offset":\(number(now.timezoneOffset))\(parts)}
+            {"lat":\(number(latitude)),"lon":\(number(longitude)),"timezone":"Etc/GMT",\
+            "timezone_offset":\(number(now.timezoneOffset))\(parts)}
             """
     }
 }

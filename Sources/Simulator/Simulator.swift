@@ -11,12 +11,12 @@ import Locking
 /// what `--demo` runs and what the tests run against.
 ///
 /// Out-of-process tools steer it over HTTP:
-/// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`,
-///   `trickle=200ms`, `close=1`, `body=...` (percent-encoded), `retry_after=30` (sent as given, `1e19` too); `lat=51.51` to affect one place only,
-///   `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
-///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is
-///   served as the answer, to replay a captured response, with `status=` as that status's, to echo
-///   a request's key altered): add a fault, checked in the order added;
+/// - `POST /_simulator/fault?status=500` (or `delay=2s`, `malformed=truncated`, `huge=20000000`, `trickle=200ms`,
+///   `close=1`, `body=...` (percent-encoded), `retry_after=30` (sent as given, `1e19` too); `lat=51.51` to affect one
+///   place only, `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
+///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is served
+///   as the answer, to replay a captured response, with `status=` as that status's, to echo a request's key altered):
+///   add a fault, checked in the order added;
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call (3.0 and 4.0, every path) answers
 ///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an
@@ -95,16 +95,22 @@ public final class Simulator: Sendable {
 
           curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=35'    temperatures 35 °C higher (now and forecast)
           curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-35'   ... 35 °C lower than that
-          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-30&ahead_hours=6'   a cold spell only forecasts have, from 6 hours ahead
+          curl -X POST '\(base)/_simulator/weather?lat=51.51&shift=-30&ahead_hours=6'   \
+        a cold spell only forecasts have, from 6 hours ahead
           curl -X DELETE '\(base)/_simulator/weather?lat=51.51'          that place's shifts cleared
-          curl -X DELETE '\(base)/_simulator/weather'                     every shift cleared: the model's own temperatures
-          curl -X POST '\(base)/_simulator/fault?lat=51.51&status=500'   requests fail with this status (or 401, 429&retry_after=60)
+          curl -X DELETE '\(base)/_simulator/weather'                     \
+        every shift cleared: the model's own temperatures
+          curl -X POST '\(base)/_simulator/fault?lat=51.51&status=500'   \
+        requests fail with this status (or 401, 429&retry_after=60)
           curl -X POST '\(base)/_simulator/fault?delay=15s'              answers late (past --openweather.timeout)
-          curl -X POST '\(base)/_simulator/fault?malformed=truncated'    broken answers (notJSON, wrongTypes, missingFields, absurdNumbers, nan, empty)
+          curl -X POST '\(base)/_simulator/fault?malformed=truncated'    \
+        broken answers (notJSON, wrongTypes, missingFields, absurdNumbers, nan, empty)
           curl -X POST '\(base)/_simulator/fault?path=/data/2.5/forecast&status=503'   one endpoint only
           curl -X DELETE '\(base)/_simulator/fault'                       every fault cleared
-          curl -X POST '\(base)/_simulator/onecall?alerts=always&rain=soon'  One Call: an official alert and rain in 10 minutes everywhere
-          curl -X POST '\(base)/_simulator/onecall?subscribed=false'      One Call answers as for a key without its subscription
+          curl -X POST '\(base)/_simulator/onecall?alerts=always&rain=soon'  \
+        One Call: an official alert and rain in 10 minutes everywhere
+          curl -X POST '\(base)/_simulator/onecall?subscribed=false'      \
+        One Call answers as for a key without its subscription
           curl '\(base)/_simulator/requests'                              the API requests seen so far
 
         """

@@ -56,7 +56,10 @@ struct SimulatorHandler: HTTPHandler {
             responder.respond(
                 Self.text(
                     200,
-                    "One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n"
+                    """
+                    One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \
+                    \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n
+                    """
                 ))
         case ("GET", "/_simulator/"), ("GET", "/_simulator"):
             responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
@@ -69,7 +72,10 @@ struct SimulatorHandler: HTTPHandler {
                 responder.respond(
                     Self.text(
                         400,
-                        "give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE, lon=LONGITUDE and ahead_hours=H (forecasts only, from H hours ahead; 0 to 240)\n"
+                        """
+                        give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE, \
+                        lon=LONGITUDE and ahead_hours=H (forecasts only, from H hours ahead; 0 to 240)\n
+                        """
                     )
                 )
                 return

@@ -18,14 +18,18 @@ enum WeatherJSON {
         if reading.snow1h > 0 { precipitation += #""snow":{"1h":\#(number(reading.snow1h))},"# }
         return """
             {"coord":{"lon":\(number(reading.place.longitude)),"lat":\(number(reading.place.latitude))},\
-            "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)","description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}],\
+            "weather":[{"id":\(reading.conditionID),"main":"\(reading.conditionMain)",\
+            "description":"\(reading.conditionDescription)","icon":"\(reading.icon)"}],\
             "base":"stations",\
-            "main":{"temp":\(number(temperature(reading.temperature))),"feels_like":\(number(temperature(reading.feelsLike))),\
-            "temp_min":\(number(temperature(reading.temperatureMin))),"temp_max":\(number(temperature(reading.temperatureMax))),\
+            "main":{"temp":\(number(temperature(reading.temperature))),\
+            "feels_like":\(number(temperature(reading.feelsLike))),\
+            "temp_min":\(number(temperature(reading.temperatureMin))),\
+            "temp_max":\(number(temperature(reading.temperatureMax))),\
             "pressure":\(number(reading.pressure)),"humidity":\(number(reading.humidity)),\
             "sea_level":\(number(reading.pressure)),"grnd_level":\(number(reading.groundLevel))},\
             "visibility":\(number(reading.visibility)),\
-            "wind":{"speed":\(number(speed(reading.windSpeed))),"deg":\(number(reading.windDirection)),"gust":\(number(speed(reading.windGust)))},\
+            "wind":{"speed":\(number(speed(reading.windSpeed))),"deg":\(number(reading.windDirection)),\
+            "gust":\(number(speed(reading.windGust)))},\
             \(precipitation)"clouds":{"all":\(number(reading.clouds))},\
             "dt":\(number(reading.observationTime)),"sys":{\(sys)},"timezone":\(number(reading.timezoneOffset)),\
             "id":\(reading.place.name.isEmpty ? 0 : cityID),"name":"\(reading.place.name)","cod":200}

@@ -269,12 +269,18 @@ struct YAMLParser {
             if byte() == colon && isBlank(1) {
                 guard scalar.singleLine else {
                     throw error(
-                        "this line is indented under the value above it but holds a key; align it with the keys of its mapping, or quote the value if ': ' belongs to it",
+                        """
+                        this line is indented under the value above it but holds a key; align it with the keys of its \
+                        mapping, or quote the value if ': ' belongs to it
+                        """,
                         at: lastPlainLine)
                 }
                 if inline {
                     throw error(
-                        "a nested mapping cannot start on the same line as its key; put it on the next line, indented, or quote the value if it contains ': '",
+                        """
+                        a nested mapping cannot start on the same line as its key; put it on the next line, indented, \
+                        or quote the value if it contains ': '
+                        """,
                         at: keyStart)
                 }
                 return try blockMapping(indent: indent, firstKey: scalar.value, keyMark: keyStart)
@@ -338,7 +344,10 @@ struct YAMLParser {
             skipSpaces()
             if byte() == colon && isBlank(1) && !next.singleLine {
                 throw error(
-                    "this line is indented under the value above it but holds a key; align it with the keys of its mapping, or quote the value if ': ' belongs to it",
+                    """
+                    this line is indented under the value above it but holds a key; align it with the keys of its \
+                    mapping, or quote the value if ': ' belongs to it
+                    """,
                     at: lastPlainLine)
             }
             guard byte() == colon && isBlank(1) else {
@@ -359,10 +368,11 @@ struct YAMLParser {
         if case .sequence(let items) = value.content, value.position.column == here, let last = items.last,
             case .mapping = last.content
         {
-            return
-                "this line is at the column of the '- ' above (column \(here)) but is not an item; to put it in the item above, "
-                + "indent it like that item's keys (column \(last.position.column)); to start a new item, begin it with '- '; "
-                + "for a key beside the list's own key, column \(keysColumn)"
+            return """
+                this line is at the column of the '- ' above (column \(here)) but is not an item; to put it in the \
+                item above, indent it like that item's keys (column \(last.position.column)); to start a new item, \
+                begin it with '- '; for a key beside the list's own key, column \(keysColumn)
+                """
         }
         return "unexpected indentation; indent this line like the keys of its mapping (column \(keysColumn))"
     }
@@ -379,11 +389,18 @@ struct YAMLParser {
             if column > indent {
                 if let last = items.last, case .mapping = last.content {
                     throw error(
-                        "unexpected indentation; to put this line in the item above, indent it like that item's keys (column \(last.position.column)); to start a new item, align its '- ' with the others (column \(indent + 1))"
+                        """
+                        unexpected indentation; to put this line in the item above, indent it like that item's keys \
+                        (column \(last.position.column)); to start a new item, align its '- ' with the others (column \
+                        \(indent + 1))
+                        """
                     )
                 }
                 throw error(
-                    "unexpected indentation; align this line with the '-' of its sequence (column \(indent + 1)) or with the keys of an item"
+                    """
+                    unexpected indentation; align this line with the '-' of its sequence (column \(indent + 1)) or \
+                    with the keys of an item
+                    """
                 )
             }
             // At the sequence's column but not an item: the next key of the mapping that holds it.
@@ -568,7 +585,10 @@ struct YAMLParser {
             while byte() == space || byte() == tab { advance() }
             if atDocumentMarker() {
                 throw error(
-                    "a quoted value that began at \(position(start)) runs into a document marker; add the closing \(quote)"
+                    """
+                    a quoted value that began at \(position(start)) runs into a document marker; add the closing \
+                    \(quote)
+                    """
                 )
             }
         }
@@ -603,7 +623,10 @@ struct YAMLParser {
         case UInt8(ascii: "U"): scalarValue = try hexDigits(8, escapeMark)
         default:
             throw error(
-                "unknown escape '\\\(b < 0x80 ? String(Character(UnicodeScalar(b))) : "?")' in a double-quoted value; write '\\\\' for a backslash, or use single quotes",
+                """
+                unknown escape '\\\(b < 0x80 ? String(Character(UnicodeScalar(b))) : "?")' in a double-quoted value; \
+                write '\\\\' for a backslash, or use single quotes
+                """,
                 at: escapeMark)
         }
         guard let scalar = UnicodeScalar(scalarValue) else {
@@ -655,7 +678,10 @@ struct YAMLParser {
         }
         if !isBlank(0) {
             throw error(
-                "after '|' or '>' only a chomping sign (+ or -), an indentation digit (1-9) and a comment may follow; move the text to the next line, indented"
+                """
+                after '|' or '>' only a chomping sign (+ or -), an indentation digit (1-9) and a comment may follow; \
+                move the text to the next line, indented
+                """
             )
         }
         try expectLineEnd(after: "the block scalar indicator")
@@ -901,7 +927,10 @@ struct YAMLParser {
                 throw error("the flow mapping that began at \(position(start)) is not closed; add the closing '}'")
             }
             throw error(
-                "expected ',' or '}' in the flow mapping that began at \(position(start)); separate entries with commas and keys from values with ': '"
+                """
+                expected ',' or '}' in the flow mapping that began at \(position(start)); separate entries with commas \
+                and keys from values with ': '
+                """
             )
         }
         return YAMLNode(.mapping(entries), at: position(start))

@@ -23,7 +23,11 @@ raiseDescriptorLimit()
 func requireProc() {
     guard access("/proc/self/cmdline", R_OK) != 0 else { return }
     fail(
-        "/proc is not mounted, so the command line cannot be read (Swift reads it from /proc/self/cmdline; the process metrics come from /proc too): mount it, e.g. `mount -t proc proc ROOT/proc` for a chroot (container runtimes do this themselves)"
+        """
+        /proc is not mounted, so the command line cannot be read (Swift reads it from /proc/self/cmdline; the process \
+        metrics come from /proc too): mount it, e.g. `mount -t proc proc ROOT/proc` for a chroot (container runtimes \
+        do this themselves)
+        """
     )
 }
 

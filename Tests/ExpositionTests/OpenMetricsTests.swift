@@ -35,7 +35,10 @@ import Testing
         // The text format is unchanged: no `_created`, the family named as its series.
         #expect(
             String(decoding: Exposition.render([requests]), as: UTF8.self).hasPrefix(
-                "# HELP api_requests_total Requests.\n# TYPE api_requests_total counter\napi_requests_total{code=\"200\"} 10\n"
+                """
+                # HELP api_requests_total Requests.\n# TYPE api_requests_total counter\n\
+                api_requests_total{code="200"} 10\n
+                """
             ))
     }
 
@@ -104,26 +107,43 @@ import Testing
         arguments: [
             // Prometheus 2.42 (Debian 12), captured from a real scrape.
             (
-                "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+                """
+                application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,\
+                text/plain;version=0.0.4;q=0.5,*/*;q=0.1
+                """,
                 .openMetrics
             ),
             // Prometheus 3.0's default scrape_protocols.
             (
-                "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+                """
+                application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,\
+                application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,\
+                text/plain;version=0.0.4;q=0.2,*/*;q=0.1
+                """,
                 .openMetrics
             ),
             (
-                "application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+                """
+                application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,\
+                text/plain;version=0.0.4;q=0.3,*/*;q=0.2
+                """,
                 .openMetrics
             ),
-            // scrape_protocols with PrometheusText first: text/plain 1.0.0 is not 0.0.4, so 0.0.4 (0.5) wins over OpenMetrics (0.4).
+            // scrape_protocols with PrometheusText first: text/plain 1.0.0 is not 0.0.4, so 0.0.4 (0.5) wins over
+            // OpenMetrics (0.4).
             (
-                "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.6,text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,*/*;q=0.3",
+                """
+                text/plain;version=1.0.0;escaping=allow-utf-8;q=0.6,text/plain;version=0.0.4;q=0.5,\
+                application/openmetrics-text;version=1.0.0;q=0.4,*/*;q=0.3
+                """,
                 .text
             ),
             // Protobuf first (native histograms): we have none, OpenMetrics is next.
             (
-                "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,application/openmetrics-text;version=1.0.0;q=0.6,text/plain;version=0.0.4;q=0.3",
+                """
+                application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,\
+                application/openmetrics-text;version=1.0.0;q=0.6,text/plain;version=0.0.4;q=0.3
+                """,
                 .openMetrics
             ),
             ("*/*", .text),  // curl

@@ -34,7 +34,10 @@ struct ClientBenchmark {
                     let location = index % 10_000
                     // As the OpenWeather client does: the base parsed once, each request only its target.
                     let target =
-                        "\(base.target == "/" ? "" : base.target)/data/2.5/weather?lat=\(Double(location % 180) - 89.5)&lon=\(Double(location % 360) - 179.75)&units=metric&appid=bench"
+                        """
+                        \(base.target == "/" ? "" : base.target)/data/2.5/weather?lat=\(Double(location % 180) - 89.5)\
+                        &lon=\(Double(location % 360) - 179.75)&units=metric&appid=bench
+                        """
                     if (try? client.get(HTTPClientRequest(url: try base.with(target: target), timeout: .seconds(10))))?
                         .status != 200
                     {
@@ -73,7 +76,8 @@ struct ClientBenchmark {
         }
         print(
             "CLIENT_BENCHMARK requests=\(requests) off_ms=\(rounded(offCPU, 4)) on_ms=\(rounded(onCPU, 4))"
-                + " ratio=\(rounded(offCPU / max(onCPU, 1e-9), 1)) off_handshakes_per_100=\(rounded(offFull, 2))+\(rounded(offResumed, 2))"
+                + " ratio=\(rounded(offCPU / max(onCPU, 1e-9), 1))"
+                + " off_handshakes_per_100=\(rounded(offFull, 2))+\(rounded(offResumed, 2))"
                 + " on_handshakes_per_100=\(rounded(onFull, 3))+\(rounded(onResumed, 3))")
     }
 }

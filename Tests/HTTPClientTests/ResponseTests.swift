@@ -76,7 +76,10 @@ extension HTTPClientTests {
             let server = try ScriptedServer([
                 .readRequest,
                 .send(
-                    "HTTP/1.1 200 OK\r\nX-Custom-Header:   Mixed Case Value  \r\nSET-COOKIE: a=1\r\nset-cookie: b=2\r\nContent-Length: 0\r\n\r\n"
+                    """
+                    HTTP/1.1 200 OK\r\nX-Custom-Header:   Mixed Case Value  \r\nSET-COOKIE: a=1\r\nset-cookie: b=2\r\n\
+                    Content-Length: 0\r\n\r\n
+                    """
                 ),
             ])
             let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)))
@@ -104,7 +107,10 @@ extension HTTPClientTests {
             let server = try ScriptedServer([
                 .readRequest,
                 .send(
-                    "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)"
+                    """
+                    HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\
+                    \r\n\(json)
+                    """
                 ),
             ])
             let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)))

@@ -115,7 +115,10 @@ struct FuzzTests {
         switch result {
         case .complete(let parsed):
             return
-                "complete \(parsed.request.method) \(parsed.request.target) \(parsed.request.headers.map { "\($0.name)=\($0.value)" }) \(parsed.request.body) \(parsed.consumed)"
+                """
+                complete \(parsed.request.method) \(parsed.request.target) \
+                \(parsed.request.headers.map { "\($0.name)=\($0.value)" }) \(parsed.request.body) \(parsed.consumed)
+                """
         case .incomplete: return "incomplete"
         case .invalid(let error): return "invalid \(error.status)"
         }

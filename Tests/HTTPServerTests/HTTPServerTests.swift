@@ -338,7 +338,10 @@ struct HTTPServerTests {
             guard let error = error as? HTTPServerError else { return false }
             return error.kind == .addressInUse
                 && error.description
-                    == "cannot listen on 127.0.0.1:\(first.port): address already in use; stop the other process or choose another --web.listen-address"
+                    == """
+                    cannot listen on 127.0.0.1:\(first.port): address already in use; stop the other process or \
+                    choose another --web.listen-address
+                    """
         }
     }
 

@@ -7,29 +7,6 @@ import Testing
 /// Several listeners, and sockets inherited from another process (systemd's socket activation): one
 /// server on each, and a clear refusal of a descriptor it cannot serve on.
 @Suite("HTTPServer listeners") struct ListenerTests {
-    /// A socket of `type` in `family`, bound to the loopback (port 0) and listening when asked.
-    static func socketFD(
-        family: Int32 = AF_INET, type: Int32 = Int32(SOCK_STREAM.rawValue), listening: Bool
-    )
-        throws -> Int32
-    {
-        let fd = socket(family, type, 0)
-        guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
-        if family == AF_INET {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-            guard bound == 0 else { throw TestFailure("bind: \(errno)") }
-        }
-        if listening, listen(fd, 16) != 0 { throw TestFailure("listen: \(errno)") }
-        return fd
-    }
-
     static func get(_ port: UInt16) throws -> Int? {
         let client = try TestClient(port: port)
         client.send(request("/"))
@@ -54,8 +31,7 @@ import Testing
     @Test func aFailingListenerLeavesNoneOpen() throws {
         let taken = try startServer()
         defer { taken.shutdown() }
-        let free = try Self.socketFD(listening: false)
-        let port = Listener.boundPort(free)
+        let (free, port) = try LoopbackHTTP.tcpSocket(listening: nil)
         close(free)
         #expect(throws: HTTPServerError.self) {
             _ = try HTTPServer(
@@ -73,8 +49,7 @@ import Testing
     /// An inherited listening socket, blocking as systemd may hand it over, is served on: made
     /// non-blocking (the loops share it) and close-on-exec, and closed with the server.
     @Test func servesOnAnInheritedListeningSocket() throws {
-        let fd = try Self.socketFD(listening: true)
-        let port = Listener.boundPort(fd)
+        let (fd, port) = try LoopbackHTTP.tcpSocket(listening: 16, closeOnExec: false)
         let server = try startServer { $0.listeners = [.socket(fd: fd, origin: "systemd ($LISTEN_FDS)")] }
         #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0)
         #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
@@ -105,16 +80,21 @@ import Testing
         #expect(
             refusal(pipeFDs[0])
                 == "cannot serve on descriptor \(pipeFDs[0]) of systemd ($LISTEN_FDS): it is a pipe, not a socket")
-        let unlistened = try Self.socketFD(listening: false)
+        let unlistened = try LoopbackHTTP.tcpSocket(listening: nil, closeOnExec: false).fd
         defer { close(unlistened) }
         #expect(
             refusal(unlistened).hasSuffix(
-                "it is not listening: systemd hands over a listening socket only with Accept=no (the default) in the socket unit"
+                """
+                it is not listening: systemd hands over a listening socket only with Accept=no (the default) in the \
+                socket unit
+                """
             ))
-        let datagram = try Self.socketFD(type: Int32(SOCK_DGRAM.rawValue), listening: false)
+        let datagram = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(datagram >= 0)
         defer { close(datagram) }
         #expect(refusal(datagram).contains("it is not a stream socket"))
-        let unix = try Self.socketFD(family: AF_UNIX, listening: false)
+        let unix = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(unix >= 0)
         defer { close(unix) }
         #expect(refusal(unix).contains("it is not a TCP socket"))
         // Far above any descriptor the test process has open (a closed one could be reused meanwhile).

@@ -77,7 +77,10 @@ struct TLSServerTests {
         #expect(slow.status == 0, "\(slow.output)")
         #expect(isBig(try readFile(file)))
         let post = shell(
-            "head -c 60000 /dev/zero | curl -sS --max-time 10 --cacert '\(certificates.caFile)' --data-binary @- https://127.0.0.1:\(server.port)/p"
+            """
+            head -c 60000 /dev/zero | curl -sS --max-time 10 --cacert '\(certificates.caFile)' --data-binary @- \
+            https://127.0.0.1:\(server.port)/p
+            """
         )
         #expect(post.output == "60000", "\(post.output)")
     }
@@ -104,7 +107,10 @@ struct TLSServerTests {
         // HEAD, then GET on the same connection: a body sent after the HEAD would break the GET's framing.
         let ca = "--cacert '\(certificates.caFile)'"
         let both = shell(
-            "curl -sS --max-time 10 \(ca) -I https://127.0.0.1:\(server.port)/h --next -sS --max-time 10 \(ca) -o '\(file)' -w '%{num_connects}' https://127.0.0.1:\(server.port)/g"
+            """
+            curl -sS --max-time 10 \(ca) -I https://127.0.0.1:\(server.port)/h --next -sS --max-time 10 \(ca) -o \
+            '\(file)' -w '%{num_connects}' https://127.0.0.1:\(server.port)/g
+            """
         )
         #expect(both.status == 0, "\(both.output)")
         #expect(both.output.lowercased().contains("content-length: \(expected.count)"), "\(both.output)")
@@ -118,7 +124,10 @@ struct TLSServerTests {
         defer { server.shutdown() }
         // The client allows TLS 1.1 (security level 0), so the refusal is the server's protocol_version alert.
         let old = shell(
-            "echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)'",
+            """
+            echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile \
+            '\(certificates.caFile)'
+            """,
             timeout: 20)
         #expect(old.status != 0 && old.output.contains("alert protocol version"), "\(old.output)")
         // ...and still serves afterwards.
@@ -157,7 +166,10 @@ struct TLSServerTests {
         defer { server.shutdown() }
         for version in ["-tls1", "-tls1_1"] {
             let answer = shell(
-                "printf 'GET /old HTTP/1.0\\r\\n\\r\\n' | openssl s_client -quiet -connect 127.0.0.1:\(server.port) \(version) -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)' 2>/dev/null",
+                """
+                printf 'GET /old HTTP/1.0\\r\\n\\r\\n' | openssl s_client -quiet -connect 127.0.0.1:\(server.port) \
+                \(version) -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)' 2>/dev/null
+                """,
                 timeout: 20)
             #expect(answer.output.contains("GET /old? 0"), "\(version): \(answer.output)")
         }
@@ -170,7 +182,10 @@ struct TLSServerTests {
         defer { server.shutdown() }
         func negotiates(_ suite: String) -> Bool {
             shell(
-                "echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_2 -cipher '\(suite)' -CAfile '\(certificates.caFile)' 2>&1",
+                """
+                echo | openssl s_client -connect 127.0.0.1:\(server.port) -tls1_2 -cipher '\(suite)' -CAfile \
+                '\(certificates.caFile)' 2>&1
+                """,
                 timeout: 20
             )
             .output.contains("Cipher is \(suite)")
@@ -241,7 +256,10 @@ struct TLSServerTests {
         let directory = certificates.directory + "/rotation"
         #expect(
             shell(
-                "mkdir -p '\(directory)' && cp '\(certificates.serverCert)' '\(directory)/cert.pem' && cp '\(certificates.serverKey)' '\(directory)/key.pem'"
+                """
+                mkdir -p '\(directory)' && cp '\(certificates.serverCert)' '\(directory)/cert.pem' && cp \
+                '\(certificates.serverKey)' '\(directory)/key.pem'
+                """
             ).status == 0)
         let reports = ReportLog()
         let source = try TLSContextSource(
@@ -250,13 +268,19 @@ struct TLSServerTests {
         let server = try startServer { $0.tls = source }
         defer { server.shutdown() }
         let subject =
-            "echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>/dev/null | grep -m1 '^subject='"
+            """
+            echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>/dev/null | \
+            grep -m1 '^subject='
+            """
         #expect(shell(subject).output.contains("CN = server"))
 
         // A key that does not match (the certificate not yet replaced): the old context stays, reported once.
         #expect(
             shell(
-                "cp '\(certificates.rotatedKey)' '\(directory)/key.pem.new' && mv '\(directory)/key.pem.new' '\(directory)/key.pem'"
+                """
+                cp '\(certificates.rotatedKey)' '\(directory)/key.pem.new' && mv '\(directory)/key.pem.new' \
+                '\(directory)/key.pem'
+                """
             ).status == 0)
         #expect(
             waitUntil(seconds: 10) { shell(subject).output.contains("CN = server") && reports.contains("do not load") },
@@ -264,7 +288,10 @@ struct TLSServerTests {
 
         #expect(
             shell(
-                "cp '\(certificates.rotatedCert)' '\(directory)/cert.pem.new' && mv '\(directory)/cert.pem.new' '\(directory)/cert.pem'"
+                """
+                cp '\(certificates.rotatedCert)' '\(directory)/cert.pem.new' && mv '\(directory)/cert.pem.new' \
+                '\(directory)/cert.pem'
+                """
             ).status == 0)
         #expect(waitUntil(seconds: 10) { shell(subject).output.contains("CN = rotated") })
         #expect(reports.contains("new connections use the reloaded certificate"))
@@ -309,7 +336,10 @@ struct TLSServerTests {
         }
         defer { server.shutdown() }
         let result = shell(
-            "echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>&1 | grep -E 'Cipher is|Server Temp Key'",
+            """
+            echo | openssl s_client -connect 127.0.0.1:\(server.port) -CAfile '\(certificates.caFile)' 2>&1 | grep -E \
+            'Cipher is|Server Temp Key'
+            """,
             timeout: 20)
         #expect(result.output.contains("ECDHE-ECDSA-AES256-GCM-SHA384"), "\(result.output)")
         #expect(result.output.contains("secp384r1"), "\(result.output)")

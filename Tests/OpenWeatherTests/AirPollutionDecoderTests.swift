@@ -40,7 +40,10 @@ import Testing
     }
 
     static let good =
-        #"{"coord":{"lon":2.1734,"lat":41.3851},"list":[{"main":{"aqi":3},"components":{"co":347.14,"no":2.77,"no2":31.87,"o3":48.99,"so2":4.23,"pm2_5":16.84,"pm10":23.1,"nh3":0.92},"dt":1700147040}]}"#
+        #"""
+        {"coord":{"lon":2.1734,"lat":41.3851},"list":[{"main":{"aqi":3},"components":{"co":347.14,"no":2.77,\#
+        "no2":31.87,"o3":48.99,"so2":4.23,"pm2_5":16.84,"pm10":23.1,"nh3":0.92},"dt":1700147040}]}
+        """#
 
     @Test(arguments: [
         ("", "not valid JSON"),

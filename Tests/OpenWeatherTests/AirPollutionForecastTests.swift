@@ -74,11 +74,17 @@ import Testing
         (#"{"list":{}}"#, "`list` is an object, not a list"),
         (
             #"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":2.5"))]}"#,
-            "`list` holds no usable forecast hour: 1 skipped, the first because `list[0].main.aqi` = 2.5 is not a whole number"
+            """
+            `list` holds no usable forecast hour: 1 skipped, the first because `list[0].main.aqi` = 2.5 is not a whole \
+            number
+            """
         ),
         (
             #"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":0")),3]}"#,
-            "`list` holds no usable forecast hour: 2 skipped, the first because `list[0].main.aqi` = 0.0 is outside 1.0...5.0"
+            """
+            `list` holds no usable forecast hour: 2 skipped, the first because `list[0].main.aqi` = 0.0 is outside \
+            1.0...5.0
+            """
         ),
     ])
     func rejectsBrokenForecasts(body: String, reason: String) {

@@ -4,8 +4,8 @@ import Testing
 
 @testable import OpenWeather
 
-/// The deploy reference's answer cap (deploy/docs/web.md): a weather answer is about 1 KB and anything over 256 KiB is refused
-/// unread, so a broken or hostile upstream cannot make the exporter buffer megabytes.
+/// The deploy reference's answer cap (deploy/docs/web.md): a weather answer is about 1 KB and anything over 256 KiB is
+/// refused unread, so a broken or hostile upstream cannot make the exporter buffer megabytes.
 @Suite struct ClientLimitTests {
     /// Serves one fixed body for every request.
     struct FixedBody: HTTPHandler {

@@ -43,7 +43,10 @@ import Testing
         let hot = step.replacing("\"temp\":1", with: "\"temp\":99")
         #expect(
             throws: OpenWeatherError.decode(
-                "`list` holds no usable forecast step: 1 skipped, the first because `list[0].main.temp` = 99.0 is outside -100.0...70.0"
+                """
+                `list` holds no usable forecast step: 1 skipped, the first because `list[0].main.temp` = 99.0 is \
+                outside -100.0...70.0
+                """
             )
         ) {
             try ForecastDecoder.decode(Array(#"{"list":[\#(hot)]}"#.utf8))

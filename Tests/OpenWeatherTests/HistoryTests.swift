@@ -33,7 +33,10 @@ import Testing
         #expect(hours.first?.observationTime == 1_764_504_000 && hours.last?.observationTime == 1_764_586_800)
         #expect(try AirPollutionHistoryDecoder.decode(Array(#"{"coord":[50,50],"list":[]}"#.utf8)).isEmpty)
         let backwards =
-            #"{"list":[{"main":{"aqi":1},"components":{"co":1},"dt":7200},{"main":{"aqi":1},"components":{"co":1},"dt":3600}]}"#
+            #"""
+            {"list":[{"main":{"aqi":1},"components":{"co":1},"dt":7200},{"main":{"aqi":1},"components":{"co":1},\#
+            "dt":3600}]}
+            """#
         // An hour out of order is skipped, the others written.
         #expect(try AirPollutionHistoryDecoder.decode(Array(backwards.utf8)).map(\.observationTime) == [7200])
     }

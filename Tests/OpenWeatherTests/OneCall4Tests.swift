@@ -258,7 +258,10 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
                 && !text.contains("\"prev\""))
         #expect(
             text.hasPrefix(
-                #"{"fetched":{"current":1764590517,"1min":1764590517,"15min":1764590517,"1h":1764590517,"1day":1764590517},"current":[{"lat":36.154,"#
+                #"""
+                {"fetched":{"current":1764590517,"1min":1764590517,"15min":1764590517,"1h":1764590517,\#
+                "1day":1764590517},"current":[{"lat":36.154,
+                """#
             ))
         let reading = try OneCall4Decoder.decode(document: document)
         #expect(reading.answers.document() == document)

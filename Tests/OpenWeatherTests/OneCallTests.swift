@@ -35,7 +35,10 @@ import Testing
                 .http(
                     status: 401,
                     message:
-                        "Please note that using One Call 3.0 requires a separate subscription to the One Call by Call plan.",
+                        """
+                        Please note that using One Call 3.0 requires a separate subscription to the One Call by Call \
+                        plan.
+                        """,
                     retryAfterSeconds: nil)))
         #expect(!OneCall.needsSubscription(.http(status: 401, message: "Invalid API key.", retryAfterSeconds: nil)))
         #expect(!OneCall.needsSubscription(.http(status: 500, message: "subscription", retryAfterSeconds: nil)))
@@ -56,7 +59,10 @@ import Testing
 
     @Test func withoutAlertsThereAreNone() throws {
         let body =
-            #"{"lat":1,"lon":2,"timezone_offset":0,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"uvi":1,"weather":[{"id":800}]}}"#
+            #"""
+            {"lat":1,"lon":2,"timezone_offset":0,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,\#
+            "humidity":50,"dew_point":0,"uvi":1,"weather":[{"id":800}]}}
+            """#
         let oneCall = try OneCallDecoder.decode(Array(body.utf8))
         #expect(oneCall.alerts.isEmpty && oneCall.hourly.steps.isEmpty && oneCall.daily.isEmpty)
     }
@@ -73,7 +79,8 @@ import Testing
         #expect(oneCall.minutely.first == .init(time: Self.first, precipitationMetersPerSecond: 0))
         #expect(oneCall.minutely[30].time == Self.first + 1800)
         #expect(abs(oneCall.minutely[30].precipitationMetersPerSecond * 3_600_000 - 0.2) < 1e-12, "mm/h to m/s")
-        // At the answer's own time (10 s into the first minute): rain from minute 30; 0.2 + 0.4 + ... + 6.2 mm/h, a minute each.
+        // At the answer's own time (10 s into the first minute): rain from minute 30; 0.2 + 0.4 + ... + 6.2 mm/h, a
+        // minute each.
         let nowcast = try #require(oneCall.nowcast(at: oneCall.current.observationTime))
         #expect(nowcast.nextStart == Self.first + 1800)
         #expect(abs(nowcast.amountMeters - 99.2 / 60 / 1000) < 1e-12)
@@ -81,7 +88,10 @@ import Testing
 
     @Test func anAnswerWithoutMinutesHasNoNowcast() throws {
         let body =
-            #"{"lat":1,"lon":2,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]}}"#
+            #"""
+            {"lat":1,"lon":2,"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,\#
+            "dew_point":0,"weather":[{"id":800}]}}
+            """#
         let oneCall = try OneCallDecoder.decode(Array(body.utf8))
         #expect(oneCall.minutely.isEmpty && oneCall.nowcast(at: 1000) == nil)
     }
@@ -91,8 +101,11 @@ import Testing
     @Test func absurdMinutesAreSkipped() throws {
         func body(_ minutely: String) -> [UInt8] {
             Array(
-                #"{"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,"weather":[{"id":800}]},"minutely":[\#(minutely)]}"#
-                    .utf8)
+                #"""
+                {"current":{"dt":1000,"temp":10,"feels_like":9,"pressure":1000,"humidity":50,"dew_point":0,\#
+                "weather":[{"id":800}]},"minutely":[\#(minutely)]}
+                """#
+                .utf8)
         }
         for (minutely, reason) in [
             (#"{"dt":960,"precipitation":-1}"#, "`minutely[0].precipitation` = -1.0 is outside"),

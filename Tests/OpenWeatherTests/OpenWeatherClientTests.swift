@@ -45,13 +45,19 @@ import Testing
 
     @Test func redirectIsNotFollowedAndNamesItsLocationWithoutTheKey() throws {
         let port = try oneShotServer(
-            "HTTP/1.1 301 Moved Permanently\r\nLocation: https://api.example/data/2.5/weather?lat=1&appid=\(Self.encodedKey)\r\nContent-Length: 0\r\n\r\n"
+            """
+            HTTP/1.1 301 Moved Permanently\r\n\
+            Location: https://api.example/data/2.5/weather?lat=1&appid=\(Self.encodedKey)\r\nContent-Length: 0\r\n\r\n
+            """
         )
         #expect(
             throws: OpenWeatherError.http(
                 status: 301,
                 message:
-                    "redirect to https://api.example/data/2.5/weather?lat=1&appid=<redacted>, not followed: check --openweather.url",
+                    """
+                    redirect to https://api.example/data/2.5/weather?lat=1&appid=<redacted>, not followed: check \
+                    --openweather.url
+                    """,
                 retryAfterSeconds: nil)
         ) {
             try client(port).currentWeather(latitude: 1, longitude: 2)
@@ -80,8 +86,11 @@ import Testing
         let port = try oneShotServer(
             "HTTP/1.1 400 Bad Request\r\nContent-Length: 200\r\n\r\n"
                 + String(
-                    "{\"message\":\"bad appid \(Self.encodedKey) or \(lower) or \(Self.key.replacing("/", with: "\\/"))\"}"
-                        .padding(200)))
+                    """
+                    {"message":"bad appid \(Self.encodedKey) or \(lower) or \
+                    \(Self.key.replacing("/", with: "\\/"))"}
+                    """
+                    .padding(200)))
         let client = try client(port)
         do {
             _ = try client.currentWeather(latitude: 1, longitude: 2)
@@ -120,7 +129,10 @@ import Testing
             let body =
                 "bad gateway for alice:pa%40ss%2Fw0rd (alice:pa@ss/w0rd) " + lines.reversed().joined(separator: " | ")
             return
-                "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                """
+                HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\
+                \(body)
+                """
         }
         let proxy = try ProxyServer(parsing: "http://alice:pa%40ss%2Fw0rd@127.0.0.1:\(port)", origin: "test")
         let client = try OpenWeatherClient(

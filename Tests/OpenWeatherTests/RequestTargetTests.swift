@@ -43,7 +43,8 @@ import Testing
                 == "/geo/1.0/zip?zip=94040%2CUS&appid=k3y%2Fwith%2Bodd%26chars%3D1")
     }
 
-    /// Found when the client is made, not at every poll; the reason is given without the URL, which could hold credentials.
+    /// Found when the client is made, not at every poll; the reason is given without the URL, which could hold
+    /// credentials.
     @Test(arguments: [
         "api.openweathermap.org", "https://user:SECRET9@api.example", "https://api.example:99999",
         "https://api.example/?appid=SECRET9",

@@ -55,7 +55,10 @@ import Testing
 
     @Test func zeroSunriseMeansNone() throws {
         let body =
-            #"{"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":50},"wind":{"speed":1},"dt":1700000000,"sys":{"sunrise":0,"sunset":0}}"#
+            #"""
+            {"weather":[{"id":800}],"main":{"temp":1,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,\#
+            "humidity":50},"wind":{"speed":1},"dt":1700000000,"sys":{"sunrise":0,"sunset":0}}
+            """#
         let weather = try WeatherDecoder.decode(Array(body.utf8))
         #expect(weather.sunrise == nil)
         #expect(weather.sunset == nil)
@@ -71,11 +74,17 @@ import Testing
         (#"{"weather":[{"id":800}],"main":{"temp":"#, "not valid JSON"),
         (#"{"weather":[{"id":800}],"wind":{"speed":1},"dt":1}"#, "missing field `main`"),
         (
-            #"{"weather":[{"id":800}],"main":{"temp":"warm","feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#,
+            #"""
+            {"weather":[{"id":800}],"main":{"temp":"warm","feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,\#
+            "humidity":5},"wind":{"speed":1},"dt":1}
+            """#,
             "`main.temp` is a string, not a number"
         ),
         (
-            #"{"weather":[{"id":800}],"main":{"temp":9999,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,"humidity":5},"wind":{"speed":1},"dt":1}"#,
+            #"""
+            {"weather":[{"id":800}],"main":{"temp":9999,"feels_like":1,"temp_min":1,"temp_max":1,"pressure":1000,\#
+            "humidity":5},"wind":{"speed":1},"dt":1}
+            """#,
             "`main.temp` = 9999.0 is outside"
         ),
         (#"{"weather":[{"id":800}],"main":{"temp":NaN}}"#, "not valid JSON"),

@@ -57,18 +57,27 @@ import Testing
         let first = try #require(hours["data"]?.list.first?["dt"]?.number)
         #expect(
             hours["prev"]?.text
-                == "http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928&start=\(Int(first) - 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars"
+                == """
+                http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928\
+                &start=\(Int(first) - 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars
+                """
         )
         #expect(
             hours["next"]?.text
-                == "http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928&start=\(Int(first) + 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars"
+                == """
+                http://localhost/data/4.0/onecall/timeline/1h?cnt=20&lat=36.1540&lon=-95.9928\
+                &start=\(Int(first) + 72_000)&appid=k3y%2Bwith%2Fodd%3Dchars
+                """
         )
         let quarters = try JSONParser.parse(Self.get(simulator, "/data/4.0/onecall/timeline/15min?\(Self.place)").text)
         let quarter = try #require(quarters["data"]?.list.first?["dt"]?.number)
         #expect(quarters["prev"] == nil)
         #expect(
             quarters["next"]?.text
-                == "http://localhost/data/4.0/onecall/timeline/15min?lat=36.1540&lon=-95.9928&start=\(Int(quarter) + 45_000)&appid=secret-key"
+                == """
+                http://localhost/data/4.0/onecall/timeline/15min?lat=36.1540&lon=-95.9928\
+                &start=\(Int(quarter) + 45_000)&appid=secret-key
+                """
         )
         let days = try JSONParser.parse(
             Self.get(simulator, "/data/4.0/onecall/timeline/1day?lat=-33.8688&lon=151.2093").text)

@@ -53,7 +53,9 @@ public enum Golden {
             }
             if let difference = firstDifference(expected: expected, actual: actual) {
                 Issue.record(
-                    "\(path): \(difference) (if the change is intended: UPDATE_GOLDEN=1 swift test, then read the diff)",
+                    """
+                    \(path): \(difference) (if the change is intended: UPDATE_GOLDEN=1 swift test, then read the diff)
+                    """,
                     sourceLocation: sourceLocation)
             }
         }
@@ -66,7 +68,10 @@ public enum Golden {
         let got = actual.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (index, (line, other)) in zip(want, got).enumerated() where line != other {
             return
-                "line \(index + 1):\n  want \(String(decoding: line, as: UTF8.self))\n  got  \(String(decoding: other, as: UTF8.self))"
+                """
+                line \(index + 1):\n  want \(String(decoding: line, as: UTF8.self))\n\
+                  got  \(String(decoding: other, as: UTF8.self))
+                """
         }
         return "\(want.count) lines expected, \(got.count) rendered"
     }

@@ -156,28 +156,31 @@ public enum LoopbackHTTP {
     /// A bound, listening socket on 127.0.0.1 with a port of the kernel's choosing. Never accepting
     /// on it gives a peer that completes the TCP handshake and then says nothing.
     public static func listen(backlog: Int32) throws -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket: \(errnoText(errno))") }
-        guard let port = bindLoopback(fd, listening: backlog) else {
-            let reason = errnoText(errno)
-            close(fd)
-            throw TestFailure("bind and listen on 127.0.0.1: \(reason)")
-        }
-        return (fd, port)
+        try tcpSocket(listening: backlog)
     }
 
     /// A port on 127.0.0.1 that nobody listens on, for "connection refused". The socket stays bound
     /// (without listening) for the life of the process: a port that was merely closed could be
     /// handed to another test's listener running in parallel.
     public static func closedPort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        try tcpSocket(listening: nil).port
+    }
+
+    /// A blocking TCP socket bound to 127.0.0.1 on a port of the kernel's choosing, listening when
+    /// given a backlog. `closeOnExec: false` makes it as systemd hands one over, for what a server
+    /// does with an inherited socket.
+    public static func tcpSocket(
+        listening backlog: Int32?, closeOnExec: Bool = true
+    ) throws -> (fd: Int32, port: UInt16) {
+        let type = Int32(SOCK_STREAM.rawValue) | (closeOnExec ? Int32(SOCK_CLOEXEC.rawValue) : 0)
+        let fd = socket(AF_INET, type, 0)
         guard fd >= 0 else { throw TestFailure("socket: \(errnoText(errno))") }
-        guard let port = bindLoopback(fd, listening: nil) else {
+        guard let port = bindLoopback(fd, listening: backlog) else {
             let reason = errnoText(errno)
             close(fd)
-            throw TestFailure("bind on 127.0.0.1: \(reason)")
+            throw TestFailure("\(backlog == nil ? "bind" : "bind and listen") on 127.0.0.1: \(reason)")
         }
-        return port
+        return (fd, port)
     }
 
     /// Binds `fd` to 127.0.0.1 on a port of the kernel's choosing, listens when given a backlog,
@@ -250,7 +253,10 @@ public enum LoopbackHTTP {
         let extra = headers.map { "\($0)\r\n" }.joined()
         try send(
             fd,
-            "\(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            """
+            \(method) \(path) HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\
+            \(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)
+            """
         )
         return try parse(readAll(fd), method: method)
     }

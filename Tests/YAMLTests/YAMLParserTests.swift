@@ -7,7 +7,10 @@ import Testing
 @Suite struct YAMLParserTests {
     @Test func keepsKeyOrderAndPositions() throws {
         let node = try YAML.parse(
-            "# web\ntls_server_config:\n  cert_file: server.crt\n  key_file: \"server.key\"\nbasic_auth_users:\n  alice: x\n"
+            """
+            # web\ntls_server_config:\n  cert_file: server.crt\n  key_file: "server.key"\nbasic_auth_users:\n\
+              alice: x\n
+            """
         )
         #expect(node.mapping?.map(\.key) == ["tls_server_config", "basic_auth_users"])
         let tls = try #require(node["tls_server_config"])
@@ -50,7 +53,10 @@ import Testing
 
     @Test func readsJSON() throws {
         let text =
-            "{\n\t\"locations\": [{\"name\": \"Sydney\", \"lat\":-33.87,\"lon\":151.21}],\n\t\"demo\": true, \"none\": null\n}\n"
+            """
+            {\n\t"locations": [{"name": "Sydney", "lat":-33.87,"lon":151.21}],\n\
+            \t"demo": true, "none": null\n}\n
+            """
         #expect(
             try parsed(text)
                 == #"{"locations":[{"name":"Sydney","lat":"-33.87","lon":"151.21"}],"demo":"true","none":null}"#)

@@ -65,7 +65,10 @@ func failure(_ text: String) -> YAMLError? {
             """
         #expect(
             try parsed(text)
-                == #"{"american":["Boston Red Sox","Detroit Tigers","New York Yankees"],"national":["New York Mets","Chicago Cubs","Atlanta Braves"]}"#
+                == #"""
+                {"american":["Boston Red Sox","Detroit Tigers","New York Yankees"],"national":["New York Mets",\#
+                "Chicago Cubs","Atlanta Braves"]}
+                """#
         )
     }
 
@@ -183,7 +186,10 @@ func failure(_ text: String) -> YAMLError? {
             """
         #expect(
             try parsed(text)
-                == #"[{"item":"Super Hoop","quantity":"1"},{"item":"Basketball","quantity":"4"},{"item":"Big Shoes","quantity":"1"}]"#
+                == #"""
+                [{"item":"Super Hoop","quantity":"1"},{"item":"Basketball","quantity":"4"},{"item":"Big Shoes",\#
+                "quantity":"1"}]
+                """#
         )
     }
 
@@ -211,7 +217,10 @@ func failure(_ text: String) -> YAMLError? {
             """
         #expect(
             try YAML.parse(text).scalar?.text
-                == "Sammy Sosa completed another fine season with great stats.\n\n  63 Home Runs\n  0.288 Batting Average\n\nWhat a year!\n"
+                == """
+                Sammy Sosa completed another fine season with great stats.\n\n  63 Home Runs\n\
+                  0.288 Batting Average\n\nWhat a year!\n
+                """
         )
     }
 
@@ -228,7 +237,10 @@ func failure(_ text: String) -> YAMLError? {
             """
         #expect(
             try parsed(text)
-                == #"{"name":"Mark McGwire","accomplishment":"Mark set a major league home run record in 1998.\n","stats":"65 Home Runs\n0.278 Batting Average\n"}"#
+                == #"""
+                {"name":"Mark McGwire","accomplishment":"Mark set a major league home run record in 1998.\n",\#
+                "stats":"65 Home Runs\n0.278 Batting Average\n"}
+                """#
         )
     }
 
@@ -301,7 +313,10 @@ func failure(_ text: String) -> YAMLError? {
             """
         #expect(
             try parsed(text)
-                == #"{"Not indented":{"By one space":"By four\n  spaces\n","Flow style":["By two","Also by two","Still by two"]}}"#
+                == #"""
+                {"Not indented":{"By one space":"By four\n  spaces\n","Flow style":["By two","Also by two",\#
+                "Still by two"]}}
+                """#
         )
     }
 
@@ -340,7 +355,10 @@ func failure(_ text: String) -> YAMLError? {
 
     @Test func example8_1BlockScalarHeaders() throws {
         let text =
-            "- | # Empty header\n literal\n- >1 # Indentation indicator\n  folded\n- |+ # Chomping indicator\n keep\n\n- >1- # Both indicators\n  strip\n"
+            """
+            - | # Empty header\n literal\n- >1 # Indentation indicator\n  folded\n- |+ # Chomping indicator\n keep\n\n\
+            - >1- # Both indicators\n  strip\n
+            """
         #expect(try parsed(text) == #"["literal\n"," folded\n","keep\n\n"," strip"]"#)
     }
 

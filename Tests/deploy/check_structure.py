@@ -511,6 +511,30 @@ def check_source_lengths():
           + (": over are " + ", ".join(over) if over else ""))
 
 
+# Lines over the formatter's 120 columns that it cannot break itself (long string literals and
+# comments). Of the 78 left, 54 are in Exporter/Collectors, Exporter/Polling, Exporter/State and
+# Exporter/Rendering/ShardWorker.swift, which were being rewritten when the rest was wrapped, and 24
+# in Config/ConfigFile.swift and Web/WebConfigFile.swift, which wrapped would pass 320 lines until
+# split; lower this as they are wrapped too, never raise it.
+MAX_SOURCE_LINES_OVER_120 = 78
+
+
+def check_source_line_widths():
+    """Issue 43: the formatter wraps code at 120 columns but leaves a long string literal or comment
+    whole; those are wrapped by hand, and their count may only go down."""
+    over = {}
+    for f in sorted((ROOT / "Sources").rglob("*.swift")):
+        count = sum(1 for line in f.read_text().splitlines() if len(line) > 120)
+        if count:
+            over[str(f.relative_to(ROOT))] = count
+    total = sum(over.values())
+    check(total <= MAX_SOURCE_LINES_OVER_120,
+          f"Swift lines over 120 columns under Sources: {total}, at most {MAX_SOURCE_LINES_OVER_120}"
+          + ("" if total <= MAX_SOURCE_LINES_OVER_120 else
+             " (" + ", ".join(f"{name} {count}" for name, count in over.items()) + "): wrap a long string"
+             " as a multi-line literal whose lines end in a \\ line continuation (the value stays one line),"
+             " rewrap a long comment, and run swift format for the rest"))
+
 
 def check_readme_length():
     """The README is the newcomer's path, read whole: at most 3,000 words (as `wc -w` counts);
@@ -601,7 +625,7 @@ def check_alert_table():
 
 def main():
     checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_docs,
-              check_source_lengths, check_readme_length]
+              check_source_lengths, check_source_line_widths, check_readme_length]
     if shutil.which("kubectl") is None:
         # Tests/deploy/kubernetes.sh says so as a SKIP in the deploy suite's summary.
         print("kubernetes: SKIPPED, no kubectl to build the kustomizations with")

@@ -58,7 +58,10 @@ extension Backfill {
             time.sleep(until: max(time.now(), requests.budget.nextAllowed()))
             guard try send(counted, &requests) else {
                 throw BackfillError(
-                    "\(what): the day's allowance has no room left; what is done is kept: run the same command after 00:00 UTC to go on"
+                    """
+                    \(what): the day's allowance has no room left; what is done is kept: run the same command after \
+                    00:00 UTC to go on
+                    """
                 )
             }
             let wait: Double
@@ -92,7 +95,9 @@ extension Backfill {
                 }
                 guard attempt < attempts else {
                     throw BackfillError(
-                        "\(what): \(error), \(attempts) times; what is done is kept: run the same command again to go on"
+                        """
+                        \(what): \(error), \(attempts) times; what is done is kept: run the same command again to go on
+                        """
                     )
                 }
                 report("\(what): \(error); trying again in \(PrometheusDuration.format(seconds: wait.rounded(.up)))")

@@ -91,12 +91,19 @@ struct Backfill {
         if let earlier = try parts.existingRange(now: now) {
             guard earlier.weather == range.weather, earlier.airPollution == range.airPollution else {
                 throw BackfillError.configuration(
-                    "\(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the directory to start afresh"
+                    """
+                    \(parts.directory) holds an interrupted backfill of other collectors (weather \(earlier.weather), \
+                    air pollution \(earlier.airPollution)): run with the same collectors to finish it, or remove the \
+                    directory to start afresh
+                    """
                 )
             }
             if earlier != range {
                 report(
-                    "resuming \(parts.directory): the range is the first run's, \(Clock.rfc3339(earlier.from)) to \(Clock.rfc3339(earlier.until))"
+                    """
+                    resuming \(parts.directory): the range is the first run's, \(Clock.rfc3339(earlier.from)) to \
+                    \(Clock.rfc3339(earlier.until))
+                    """
                 )
             }
             range = earlier
@@ -115,10 +122,14 @@ struct Backfill {
             sharedDay.map {
                 "the day's counts shared with the exporter in \($0.path): \(requests.daily.dayTotal) sent today"
             }
-            ?? "the day's allowances counted for this run alone (give the exporter's --storage.path to share its counts)"
+                ?? """
+                the day's allowances counted for this run alone (give the exporter's --storage.path to share its counts)
+                """
         report(
-            "backfill \(Clock.rfc3339(range.from)) to \(Clock.rfc3339(range.until)): \(ordered.count) locations (\(work.done) done before), "
-                + "\(work.callsLeft()) calls at \(perMinute) a minute; \(counted)")
+            """
+            backfill \(Clock.rfc3339(range.from)) to \(Clock.rfc3339(range.until)): \(ordered.count) locations \
+            (\(work.done) done before), \(work.callsLeft()) calls at \(perMinute) a minute; \(counted)
+            """)
         return work
     }
 
@@ -195,7 +206,10 @@ struct Backfill {
                 } catch  where error.subscriptionMissing {
                     guard airPollution != nil else {
                         throw BackfillError(
-                            "\(error.description); nothing else to backfill: add --collector.air_pollution for the free air pollution history"
+                            """
+                            \(error.description); nothing else to backfill: add --collector.air_pollution for the free \
+                            air pollution history
+                            """
                         )
                     }
                     report("weather skipped: \(error.description); the air pollution history is free and goes on")
@@ -249,11 +263,16 @@ struct Backfill {
             // Standard output has no name to import, and the data is all that went there: say what it held.
             let samples = file.split(separator: UInt8(ascii: "\n")).count { $0.first != UInt8(ascii: "#") }
             report(
-                "wrote \(samples) samples (\(locations)) to standard output; save it as FILE and import it with promtool tsdb create-blocks-from openmetrics FILE DIR"
+                """
+                wrote \(samples) samples (\(locations)) to standard output; save it as FILE and import it with \
+                promtool tsdb create-blocks-from openmetrics FILE DIR
+                """
             )
         } else {
             report(
-                "wrote \(output): \(locations); import it with promtool tsdb create-blocks-from openmetrics \(output) DIR"
+                """
+                wrote \(output): \(locations); import it with promtool tsdb create-blocks-from openmetrics \(output) DIR
+                """
             )
         }
     }
@@ -268,7 +287,11 @@ struct Backfill {
         let left = max(0, work.callsLeft() - (location?.sent ?? 0))
         let doing = location.map { ", now at \($0.0.name)" } ?? ""
         report(
-            "\(work.done)/\(work.ordered.count) locations done\(doing), \(left) calls left, about \(PrometheusDuration.format(.seconds(Int64((Double(left) * work.requests.budget.spacing).rounded(.up))))) left"
+            """
+            \(work.done)/\(work.ordered.count) locations done\(doing), \(left) calls left, about \
+            \(PrometheusDuration.format(.seconds(Int64((Double(left) * work.requests.budget.spacing).rounded(.up))))) \
+            left
+            """
         )
     }
 }

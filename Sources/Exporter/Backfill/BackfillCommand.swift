@@ -21,7 +21,10 @@ public enum BackfillCommand {
         }
         guard weather != nil || enabled(AirPollutionSource.name) != nil else {
             report(
-                "nothing to backfill: enable --collector.weather (or --collector.onecall) for the weather, --collector.air_pollution for air quality"
+                """
+                nothing to backfill: enable --collector.weather (or --collector.onecall) for the weather, \
+                --collector.air_pollution for air quality
+                """
             )
             return 2
         }

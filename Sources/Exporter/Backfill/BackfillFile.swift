@@ -52,7 +52,10 @@ struct BackfillParts {
             guard from < until else { return "it ends before it starts" }
             guard from >= Self.historyStart else {
                 return
-                    "it starts at \(Clock.rfc3339(from)), before \(Clock.rfc3339(Self.historyStart)), where OpenWeather's history starts"
+                    """
+                    it starts at \(Clock.rfc3339(from)), before \(Clock.rfc3339(Self.historyStart)), where \
+                    OpenWeather's history starts
+                    """
             }
             guard until <= now + Self.furthestAhead else {
                 return
@@ -98,7 +101,10 @@ struct BackfillParts {
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw BackfillError(
-                "\(directory) is not a directory (a link or a file is never followed): remove it, a backfill keeps its work there"
+                """
+                \(directory) is not a directory (a link or a file is never followed): remove it, a backfill keeps its \
+                work there
+                """
             )
         }
         let bytes: [UInt8]
@@ -106,7 +112,10 @@ struct BackfillParts {
             bytes = try read(directory + "/range", limit: 4096)
         } catch {
             throw BackfillError(
-                "\(directory) holds an earlier backfill's work but no readable range (\(error)): remove the directory to start afresh"
+                """
+                \(directory) holds an earlier backfill's work but no readable range (\(error)): remove the directory \
+                to start afresh
+                """
             )
         }
         guard let range = HistoryRange.parse(String(decoding: bytes, as: UTF8.self)) else {

@@ -30,7 +30,8 @@ public struct BackfillOptions: Sendable, Equatable {
         "History into Prometheus (weather and air quality of the past days):  openweather-exporter backfill --help"
 
     static let help = """
-        usage: openweather-exporter backfill --since=DURATION [--until=TIME] --output=FILE [--label NAME=VALUE]... [flags]
+        usage: openweather-exporter backfill --since=DURATION [--until=TIME] --output=FILE [--label NAME=VALUE]... \
+        [flags]
 
         Writes the past of every configured location as OpenMetrics with timestamps, the same families \
         and labels as /metrics, for `promtool tsdb create-blocks-from openmetrics FILE DIR`:
@@ -133,7 +134,10 @@ public struct BackfillOptions: Sendable, Equatable {
             let value = String(text[text.index(after: equals)...])
             guard isValidLabelName(name) else {
                 throw ConfigError(
-                    "--label \(text): \"\(name)\" is not a label name: use letters, digits and underscores, not starting with a digit (e.g. instance, job, site)"
+                    """
+                    --label \(text): "\(name)" is not a label name: use letters, digits and underscores, not \
+                    starting with a digit (e.g. instance, job, site)
+                    """
                 )
             }
             guard !name.hasPrefix("__") else {

@@ -134,7 +134,10 @@ struct HistoryBlock: Equatable {
             let own = labelNames(line[(end + 1)...])
             if let clash = labels.first(where: { own.contains($0.name) }) {
                 throw BackfillError.configuration(
-                    "--label \(clash.name)=\(clash.value): \(String(decoding: line[..<end], as: UTF8.self)) has a label \(clash.name) of its own: choose another name (the work done is kept: run the same command with it)"
+                    """
+                    --label \(clash.name)=\(clash.value): \(String(decoding: line[..<end], as: UTF8.self)) has a label \
+                    \(clash.name) of its own: choose another name (the work done is kept: run the same command with it)
+                    """
                 )
             }
             out.append(UInt8(ascii: ","))

@@ -5,12 +5,19 @@ enum APIKeyText {
     static func check(_ key: String, from origin: String) throws(ConfigError) -> String? {
         if isPlaceholder(key) {
             throw ConfigError(
-                "the API key in \(origin) is the placeholder of an example (like REPLACE_WITH_YOUR_OPENWEATHER_API_KEY), not a key: put your own OpenWeather API key there (https://home.openweathermap.org/api_keys), or run with --demo to try the exporter without one"
+                """
+                the API key in \(origin) is the placeholder of an example (like \
+                REPLACE_WITH_YOUR_OPENWEATHER_API_KEY), not a key: put your own OpenWeather API key there \
+                (https://home.openweathermap.org/api_keys), or run with --demo to try the exporter without one
+                """
             )
         }
         guard let problem = shapeProblem(key) else { return nil }
         return
-            "the API key in \(origin) \(problem), unlike OpenWeather's keys (32 hexadecimal characters): check that it was copied whole from https://home.openweathermap.org/api_keys; OpenWeather answers a wrong key with 401"
+            """
+            the API key in \(origin) \(problem), unlike OpenWeather's keys (32 hexadecimal characters): check that it \
+            was copied whole from https://home.openweathermap.org/api_keys; OpenWeather answers a wrong key with 401
+            """
     }
 
     /// Words and forms no OpenWeather key has: keys are hexadecimal, and these words are not.

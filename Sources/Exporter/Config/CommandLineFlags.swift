@@ -22,7 +22,9 @@ struct CommandLineFlags {
                     index == 1
                     ? ", and a subcommand comes first: \(Subcommand.all.map(\.name).joined(separator: " or "))" : ""
                 throw ConfigError(
-                    "unexpected argument \"\(argument)\": flags start with --\(subcommands); run with --help to list them"
+                    """
+                    unexpected argument "\(argument)": flags start with --\(subcommands); run with --help to list them
+                    """
                 )
             }
             var name = String(argument.dropFirst(2))
@@ -33,12 +35,18 @@ struct CommandLineFlags {
             }
             if name == "openweather.api-key" || name == "api-key" || name == "appid" {
                 throw ConfigError(
-                    "the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH"
+                    """
+                    the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass \
+                    --openweather.api-key-file=PATH
+                    """
                 )
             }
             if let renamed = renamedCollector(name) {
                 flags.settings.warnings.append(
-                    "--\(name) is the old spelling of --\(renamed) (the config file's word); it still works, but use the new name"
+                    """
+                    --\(name) is the old spelling of --\(renamed) (the config file's word); it still works, but use \
+                    the new name
+                    """
                 )
                 name = renamed
             }

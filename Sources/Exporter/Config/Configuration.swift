@@ -104,7 +104,8 @@ public struct Configuration: Sendable {
     /// `activeCollectors`' sources.
     var activeSources: [any Source] { activeCollectors.map(\.source) }
 
-    /// How the active sources are polled: what they ask and how often, worked out together once (the poller setup reads it all).
+    /// How the active sources are polled: what they ask and how often, worked out together once (the poller setup reads
+    /// it all).
     struct SourcePolling {
         /// `activeSources`.
         let sources: [any Source]

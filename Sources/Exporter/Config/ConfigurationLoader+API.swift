@@ -30,7 +30,10 @@ extension ConfigurationLoader {
         let url = config.openWeatherURL
         if url.lowercased().hasPrefix("http://"), !config.demo, !Self.isLoopback(url) {
             config.warnings.append(
-                "--openweather.url \(url) is http://: the API key travels unencrypted to that host; use https:// unless it is a proxy or gateway on a trusted network"
+                """
+                --openweather.url \(url) is http://: the API key travels unencrypted to that host; use https:// unless \
+                it is a proxy or gateway on a trusted network
+                """
             )
         }
     }
@@ -45,7 +48,10 @@ extension ConfigurationLoader {
         }
         guard String(decoding: bytes, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
             throw ConfigError(
-                "\"\(path)\" (\(origin)) holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the CA certificates in PEM form"
+                """
+                "\(path)" (\(origin)) holds no PEM certificate (-----BEGIN CERTIFICATE-----): give the CA \
+                certificates in PEM form
+                """
             )
         }
     }
@@ -70,7 +76,10 @@ extension ConfigurationLoader {
         if config.demo, let file = keyFile {
             // A real config tried against the simulator: its key file may not exist here, and no key is needed.
             config.warnings.append(
-                "the API key file \"\(file.text)\" (\(file.origin)) is not read with --demo: the demo's simulator needs no key; without --demo the file is read as usual"
+                """
+                the API key file "\(file.text)" (\(file.origin)) is not read with --demo: the demo's simulator needs \
+                no key; without --demo the file is read as usual
+                """
             )
             keyFile = nil
         }
@@ -80,7 +89,10 @@ extension ConfigurationLoader {
                 bytes = try Files.read(file.text, limit: 4096)
             } catch {
                 throw ConfigError(
-                    "cannot read the API key file \"\(file.text)\" (\(file.origin)): \(error); check the path and its permissions"
+                    """
+                    cannot read the API key file "\(file.text)" (\(file.origin)): \(error); check the path and its \
+                    permissions
+                    """
                 )
             }
             let key = String(decoding: bytes, as: UTF8.self).trimmed
@@ -89,7 +101,10 @@ extension ConfigurationLoader {
             }
             guard key.allSatisfy({ $0.isASCII && !$0.isWhitespace && !($0.asciiValue! < 0x20) }) else {
                 throw ConfigError(
-                    "the API key file \"\(file.text)\" holds more than a key (spaces or several lines): leave only the key in it"
+                    """
+                    the API key file "\(file.text)" holds more than a key (spaces or several lines): leave only the \
+                    key in it
+                    """
                 )
             }
             if Files.isWorldReadable(file.text) {
@@ -108,7 +123,10 @@ extension ConfigurationLoader {
             config.apiKeySource = "demo"
         } else {
             throw ConfigError(
-                "no OpenWeather API key: set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH (get a key at https://home.openweathermap.org/api_keys); to try the exporter without a key run with --demo"
+                """
+                no OpenWeather API key: set OPENWEATHER_API_KEY or pass --openweather.api-key-file=PATH (get a key at \
+                https://home.openweathermap.org/api_keys); to try the exporter without a key run with --demo
+                """
             )
         }
     }

@@ -51,7 +51,9 @@ extension ConfigurationLoader {
             }
             let hint =
                 scored.min { $0.1 < $1.1 }.flatMap { $0.1 <= 3 ? " (did you mean $\($0.0)?)" : nil }
-                ?? "; run with --help: every flag is OPENWEATHER_EXPORTER_ and its name in upper case with _ for . and -"
+                    ?? """
+                    ; run with --help: every flag is OPENWEATHER_EXPORTER_ and its name in upper case with _ for . and -
+                    """
             return "$\(name) is not a setting and is ignored\(hint)"
         }
     }

@@ -62,7 +62,10 @@ public struct ConfigurationLoader: Sendable {
             config.systemdSockets = try SystemdSockets.handedOver(environment: environment, pid: getpid())
             if let given = settings.values[Settings.listenAddress.flag.name] {
                 config.warnings.append(
-                    "\(given.origin) is not used: --web.systemd-socket serves on the sockets systemd hands over instead (the socket unit's ListenStream= says where)"
+                    """
+                    \(given.origin) is not used: --web.systemd-socket serves on the sockets systemd hands over instead \
+                    (the socket unit's ListenStream= says where)
+                    """
                 )
             }
         }
@@ -98,7 +101,11 @@ public struct ConfigurationLoader: Sendable {
                 config.locations = DemoLocations.all
             } else {
                 throw ConfigError(
-                    "no location configured: add one or more --location NAME=LAT,LON (for example --location \"London=51.5074,-0.1278\") or a \"locations\" list in --config.file; to try the exporter without a key run with --demo"
+                    """
+                    no location configured: add one or more --location NAME=LAT,LON (for example --location \
+                    "London=51.5074,-0.1278") or a "locations" list in --config.file; to try the exporter without \
+                    a key run with --demo
+                    """
                 )
             }
         }
@@ -113,27 +120,42 @@ public struct ConfigurationLoader: Sendable {
                 ? "\(config.maxRequestsPerMinute)"
                 : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
             config.warnings.append(
-                "\(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows more"
+                """
+                \(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) \
+                requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched \
+                by the same factor (\(plan.summary)); raise --openweather.max-requests-per-minute if your plan allows \
+                more
+                """
             )
         }
         if !plan.stretchedForDay.isEmpty {
             let limits = plan.entries.filter { plan.stretchedForDay.contains($0.name) }.map { entry in
                 "\(entry.name) needs \(RequestPlan.count(entry.neededPerDay)) a day at its configured interval"
-                    + (entry.dailyLimit.map { ", \($0) allowed (--collector.\(entry.name).max-requests-per-day)" } ?? "")
+                    + (entry.dailyLimit.map { limit in
+                        ", \(limit) allowed (--collector.\(entry.name).max-requests-per-day)"
+                    } ?? "")
             }
             let key =
                 config.maxRequestsPerDay.map {
                     "; the key allows \($0) a day in all (--openweather.max-requests-per-day)"
                 } ?? ""
             config.warnings.append(
-                "the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows more, or poll fewer locations"
+                """
+                the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \
+                \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows \
+                more, or poll fewer locations
+                """
             )
         }
         if case .duration(let duration) = config.maxStaleness {
             for (source, interval) in zip(active.sources, active.intervals)
             where !source.resolves && interval >= duration {
                 config.warnings.append(
-                    "--openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics between polls; use a multiple of the intervals instead, like 3x"
+                    """
+                    --openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \
+                    \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics \
+                    between polls; use a multiple of the intervals instead, like 3x
+                    """
                 )
             }
         }
@@ -159,7 +181,12 @@ public struct ConfigurationLoader: Sendable {
         var warnings: [String] = []
         if let (above, below) = inverted(config.alertDefaults) {
             warnings.append(
-                "--alerts.temperature-above-celsius=\(above.option) is below --alerts.temperature-below-celsius=\(below.option)\(compared(above, below)): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values"
+                """
+                --alerts.temperature-above-celsius=\(above.option) is below \
+                --alerts.temperature-below-celsius=\(below.option)\(compared(above, below)): both alerts fire at \
+                nearly every temperature for the locations that set no thresholds; the above bound is the upper one, \
+                so swap the two values
+                """
             )
         }
         var count = 0
@@ -170,7 +197,13 @@ public struct ConfigurationLoader: Sendable {
             count += 1
             guard count <= 5 else { continue }
             warnings.append(
-                "location \"\(location.name)\" has its temperature thresholds the wrong way round (above=\(above.option) is below below=\(below.option)\(compared(above, below))), so both alerts fire at nearly every temperature: swap them (above=\(below.option),below=\(above.option) in --location, or temperature_above_celsius: \(below.option) and temperature_below_celsius: \(above.option) under its alerts in the config file)"
+                """
+                location "\(location.name)" has its temperature thresholds the wrong way round \
+                (above=\(above.option) is below below=\(below.option)\(compared(above, below))), so both alerts fire \
+                at nearly every temperature: swap them (above=\(below.option),below=\(above.option) in --location, or \
+                temperature_above_celsius: \(below.option) and temperature_below_celsius: \(above.option) under its \
+                alerts in the config file)
+                """
             )
         }
         if count > 5 {
@@ -178,61 +211,6 @@ public struct ConfigurationLoader: Sendable {
                 "\(count - 5) more locations have their temperature thresholds the wrong way round; swap them as above")
         }
         return warnings
-    }
-
-    /// `--shard`/`--pod` of `--total-shards`: keeps the locations this replica owns and its share of the budget.
-    private func shard(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
-        let total = try settings.resolved(Settings.totalShards)
-        let index: Int
-        switch (settings.values[Settings.shard.flag.name], settings.values[Settings.pod.flag.name]) {
-        case (.some(let shard), .some(let pod)):
-            throw ConfigError(
-                "\(shard.origin) and \(pod.origin) both choose the shard: give only one (--pod for a StatefulSet, --shard otherwise)"
-            )
-        case (.some(let shard), nil):
-            guard let value = Int(shard.text), value >= 0 else {
-                throw ConfigError(
-                    "\(shard.origin) \"\(shard.text)\" is not a shard number: use 0 to \(total - 1) (shards are numbered from 0 up to --total-shards - 1)"
-                )
-            }
-            guard value < total else {
-                throw ConfigError(
-                    "\(shard.origin)=\(value) is not below --total-shards=\(total): shards are numbered from 0 to \(total - 1); set --total-shards to the number of replicas"
-                )
-            }
-            index = value
-        case (nil, .some(let pod)):
-            guard let ordinal = Shard.ordinal(ofPod: pod.text) else {
-                throw ConfigError(
-                    "\(pod.origin) \"\(pod.text)\" does not end in a StatefulSet ordinal like -0 or -2: pass the pod's own name (the downward API's metadata.name, e.g. --pod=$(POD_NAME)) or use --shard"
-                )
-            }
-            guard ordinal < total else {
-                throw ConfigError(
-                    "\(pod.origin) \"\(pod.text)\" is shard \(ordinal), but --total-shards is \(total): set --total-shards to the StatefulSet's replicas"
-                )
-            }
-            index = ordinal
-        case (nil, nil):
-            index = 0
-        }
-        guard total > 1 else { return }
-        let share = config.maxRequestsPerMinute / total
-        guard share >= 1 else {
-            throw ConfigError(
-                "--openweather.max-requests-per-minute=\(config.maxRequestsPerMinute) cannot be split among --total-shards=\(total) (each shard needs at least 1 a minute): raise the budget to your plan's or use fewer shards"
-            )
-        }
-        config.shard = Shard(index: index, total: total)
-        config.maxRequestsPerMinute = share
-        config.maxRequestsPerDay = config.maxRequestsPerDay.map { max($0 / total, 1) }
-        let configured = config.locations.count
-        config.locations = config.locations.filter { config.shard.owns($0.name) }
-        if config.locations.isEmpty {
-            config.warnings.append(
-                "shard \(config.shard) owns none of the \(configured) locations: it serves only the exporter's own metrics; use fewer shards for so few locations"
-            )
-        }
     }
 
     /// `--collector.NAME`, `--collector.NAME.interval` and each source's own settings.
@@ -258,7 +236,11 @@ public struct ConfigurationLoader: Sendable {
                 config.collectors[index].interval < source.defaultInterval
             {
                 config.warnings.append(
-                    "--collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data"
+                    """
+                    --collector.\(name).interval=\(PrometheusDuration.format(config.collectors[index].interval)) is \
+                    shorter than \(PrometheusDuration.format(source.defaultInterval)): OpenWeather updates this data \
+                    about every \(PrometheusDuration.format(source.defaultInterval)); you spend requests for no new data
+                    """
                 )
             }
         }
@@ -270,7 +252,11 @@ public struct ConfigurationLoader: Sendable {
         for (index, first) in standing.enumerated() {
             for second in standing[(index + 1)...] where !Set(first.standsIn).isDisjoint(with: second.standsIn) {
                 throw ConfigError(
-                    "--collector.\(first.name) and --collector.\(second.name) both stand in for \(Set(first.standsIn).intersection(second.standsIn).sorted().joined(separator: " and ")): switch one off (--no-collector.\(first.name) or --no-collector.\(second.name))"
+                    """
+                    --collector.\(first.name) and --collector.\(second.name) both stand in for \
+                    \(Set(first.standsIn).intersection(second.standsIn).sorted().joined(separator: " and ")): switch \
+                    one off (--no-collector.\(first.name) or --no-collector.\(second.name))
+                    """
                 )
             }
         }
@@ -288,7 +274,10 @@ public struct ConfigurationLoader: Sendable {
             }
             if let first = seen[location.name] {
                 throw ConfigError(
-                    "location \"\(location.name)\" is defined twice (\(first) and \(entry.origin)): give each location its own name"
+                    """
+                    location "\(location.name)" is defined twice (\(first) and \(entry.origin)): give each location \
+                    its own name
+                    """
                 )
             }
             seen[location.name] = entry.origin

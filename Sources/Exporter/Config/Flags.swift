@@ -106,9 +106,8 @@ struct Flag: Sendable {
     static var helpText: String {
         var lines = ["usage: openweather-exporter [flags]"]
         for subcommand in Subcommand.all {
-            lines.append(
-                "       openweather-exporter \(subcommand.name) \(subcommand.usage)   (\(subcommand.purpose); \(subcommand.name) --help)"
-            )
+            let usage = "openweather-exporter \(subcommand.name) \(subcommand.usage)"
+            lines.append("       \(usage)   (\(subcommand.purpose); \(subcommand.name) --help)")
         }
         lines += [
             "",

@@ -21,7 +21,10 @@ struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
             let address = try parse(String(item).trimmed, origin: origin).get()
             guard address.port == 0 || !addresses.contains(address) else {
                 throw ConfigError(
-                    "\(origin) \"\(address)\" is given twice: give each address once (a second listener on it could not bind)"
+                    """
+                    \(origin) "\(address)" is given twice: give each address once (a second listener on it could not \
+                    bind)
+                    """
                 )
             }
             addresses.append(address)
@@ -50,7 +53,10 @@ struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         guard let port = UInt16(portText), !portText.isEmpty else {
             return .failure(
                 ConfigError(
-                    "\(origin) \"\(text)\" has no valid port: give a number from 0 to 65535 after the colon, for example :9755"
+                    """
+                    \(origin) "\(text)" has no valid port: give a number from 0 to 65535 after the colon, for \
+                    example :9755
+                    """
                 ))
         }
         guard host.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || ".-:_%".contains($0)) }) else {

@@ -10,7 +10,10 @@ enum LocationSpec {
     static func parse(_ text: String, origin: String, example: String? = nil) throws(ConfigError) -> Location {
         let example =
             example
-            ?? "for example \(origin)=\"London=51.5074,-0.1278\", \(origin)=\"Paris\" or \(origin)=\"Office=zip:94040,US\""
+                ?? """
+                for example \(origin)="London=51.5074,-0.1278", \(origin)="Paris" or \
+                \(origin)="Office=zip:94040,US"
+                """
         // NAME=... when the text before the first `=` holds no comma; else the bare form, whose `=` are options'.
         var name: String?
         var rest = Substring(text)
@@ -42,7 +45,10 @@ enum LocationSpec {
         } else {
             guard !positional.contains(where: \.isEmpty) else {
                 throw ConfigError(
-                    "\(origin) \"\(text)\" has an empty part: write CITY[,STATE][,COUNTRY] without empty commas, \(example)"
+                    """
+                    \(origin) "\(text)" has an empty part: write CITY[,STATE][,COUNTRY] without empty commas, \
+                    \(example)
+                    """
                 )
             }
             if positional[0].hasPrefix("zip:") {
@@ -99,7 +105,10 @@ enum LocationSpec {
         }
         guard name.count <= 128 else {
             throw ConfigError(
-                "\(origin): the location name \"\(name.prefix(40))...\" is \(name.count) characters long; use a short name (at most 128)"
+                """
+                \(origin): the location name "\(name.prefix(40))..." is \(name.count) characters long; use a short \
+                name (at most 128)
+                """
             )
         }
         guard name.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
@@ -118,7 +127,10 @@ enum LocationSpec {
         }
         guard range.contains(value) else {
             throw ConfigError(
-                "\(origin): the \(what) of \"\(name)\" is \(text), outside \(Int(range.lowerBound))..\(Int(range.upperBound)) degrees"
+                """
+                \(origin): the \(what) of "\(name)" is \(text), outside \
+                \(Int(range.lowerBound))..\(Int(range.upperBound)) degrees
+                """
             )
         }
         return value

@@ -27,7 +27,10 @@ enum Parse {
             let text = String(part).trimmed
             guard let value = PrometheusDuration.parse(text), value >= .seconds(60), value <= longest else {
                 throw ConfigError(
-                    "\(entry.origin) \"\(entry.text)\": \"\(text)\" is not a duration from 1m to \(PrometheusDuration.format(longest)); write a list like 3h,6h,24h"
+                    """
+                    \(entry.origin) "\(entry.text)": "\(text)" is not a duration from 1m to \
+                    \(PrometheusDuration.format(longest)); write a list like 3h,6h,24h
+                    """
                 )
             }
             list.append(value)

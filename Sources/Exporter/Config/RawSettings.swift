@@ -22,7 +22,10 @@ struct RawSettings {
         for (name, entry) in other.values.sorted(by: { $0.key < $1.key }) {
             guard let replaced = values[name], replaced.text != entry.text else { continue }
             warnings.append(
-                "\(replaced.origin) is not used: \(entry.origin) overrides it (flags win over variables, variables over the config file); set it in one place only"
+                """
+                \(replaced.origin) is not used: \(entry.origin) overrides it (flags win over variables, variables over \
+                the config file); set it in one place only
+                """
             )
         }
         values.merge(other.values) { $1 }
@@ -30,7 +33,10 @@ struct RawSettings {
             if let replaced = locationsOrigin, !locations.isEmpty {
                 let count = locations.count == 1 ? "the location" : "all \(locations.count) locations"
                 warnings.append(
-                    "\(origin) replaces \(count) of \(replaced): lists of locations are not merged (flags replace the variable's and the file's, the variable the file's); give every location in one place"
+                    """
+                    \(origin) replaces \(count) of \(replaced): lists of locations are not merged (flags replace the \
+                    variable's and the file's, the variable the file's); give every location in one place
+                    """
                 )
             }
             locations = other.locations
@@ -51,7 +57,10 @@ struct RawSettings {
             let given = entry.origin.hasPrefix("--") ? "" : " (given as \(entry.origin))"
             if let newer = values[current] {
                 warnings.append(
-                    "--\(flag.name)\(given) is not used: \(newer.origin) sets the same thing under its new name; drop the old one"
+                    """
+                    --\(flag.name)\(given) is not used: \(newer.origin) sets the same thing under its new name; drop \
+                    the old one
+                    """
                 )
             } else {
                 values[current] = entry

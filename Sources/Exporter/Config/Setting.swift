@@ -34,7 +34,10 @@ extension Setting where Value == Int {
             entry throws(ConfigError) in
             guard let number = Int(entry.text), range.contains(number) else {
                 throw ConfigError(
-                    "\(entry.origin) \"\(entry.text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound)"
+                    """
+                    \(entry.origin) "\(entry.text)" is not a whole number from \(range.lowerBound) to \
+                    \(range.upperBound)
+                    """
                 )
             }
             return number

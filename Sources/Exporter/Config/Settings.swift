@@ -7,14 +7,20 @@ enum Settings {
     static let listenAddress = Setting<[ListenAddress]>(
         "web.listen-address", key: "web.listen_address", kind: .repeated, placeholder: "ADDRESS",
         doc:
-            "Address to listen on: :9755, 127.0.0.1:9755, [::]:9755. Repeatable: the same server on each (the file: a list; the variable: addresses separated by commas).",
+            """
+            Address to listen on: :9755, 127.0.0.1:9755, [::]:9755. Repeatable: the same server on each (the file: a \
+            list; the variable: addresses separated by commas).
+            """,
         default: [ListenAddress(host: "", port: 9755)], shown: ":9755", group: .startHere
     ) { entry throws(ConfigError) in try ListenAddress.parseList(entry.text, origin: entry.origin) }
 
     static let systemdSocket = Setting<Bool>.boolean(
         "web.systemd-socket", key: "web.systemd_socket",
         doc:
-            "Serve on the sockets systemd hands over (socket activation: $LISTEN_FDS for this $LISTEN_PID) instead of --web.listen-address."
+            """
+            Serve on the sockets systemd hands over (socket activation: $LISTEN_FDS for this $LISTEN_PID) instead of \
+            --web.listen-address.
+            """
     )
 
     static let telemetryPath = Setting<String>.text(
@@ -24,7 +30,10 @@ enum Settings {
         guard entry.text.hasPrefix("/"), !entry.text.hasPrefix("/-/"), entry.text != "/", !entry.text.contains(" ")
         else {
             throw ConfigError(
-                "\(entry.origin) \"\(entry.text)\" is not a usable path: start it with / (for example /metrics); / and /-/... are taken"
+                """
+                \(entry.origin) "\(entry.text)" is not a usable path: start it with / (for example /metrics); / and \
+                /-/... are taken
+                """
             )
         }
     }
@@ -59,60 +68,16 @@ enum Settings {
     static let location = Flag(
         name: "location", kind: .repeatable,
         placeholder:
-            "PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,heat_index=TEMP][,wet_bulb=TEMP][,wind_chill=TEMP][,alerts=off]",
+            """
+            PLACE[,above=TEMP][,below=TEMP][,hysteresis=C][,gust=M/S][,rain=MM][,heat_index=TEMP][,wet_bulb=TEMP]\
+            [,wind_chill=TEMP][,alerts=off]
+            """,
         help:
-            "A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare CITY[,STATE][,COUNTRY]; optional alert thresholds (TEMP: 35 or 35C in °C, 95F in °F).",
+            """
+            A place to poll (repeatable): NAME=LAT,LON, NAME=CITY[,STATE][,COUNTRY], NAME=zip:CODE,COUNTRY or a bare \
+            CITY[,STATE][,COUNTRY]; optional alert thresholds (TEMP: 35 or 35C in °C, 95F in °F).
+            """,
         defaultText: "", key: "locations", group: .startHere)
-
-    // The defaults of a location's alert values: each setting reads one field, the others stay nil.
-    static let temperatureAbove = Setting<AlertThresholds>.alert(
-        .above, placeholder: "TEMP",
-        doc: "Default upper temperature threshold for locations that set none: 35 or 35C (°C), 95F (°F).",
-        default: AlertThresholds())
-
-    static let temperatureBelow = Setting<AlertThresholds>.alert(
-        .below, placeholder: "TEMP",
-        doc: "Default lower temperature threshold for locations that set none: 0 or 0C (°C), 32F (°F).",
-        default: AlertThresholds())
-
-    static let hysteresis = Setting<AlertThresholds>.alert(
-        .hysteresis, placeholder: "C",
-        doc:
-            "How far back past its threshold (°C) the temperature must come before a firing alert resolves, so a reading that wavers around it does not flap.",
-        default: AlertThresholds(hysteresisCelsius: AlertThresholds.builtIn.hysteresisCelsius), shown: "1")
-
-    static let gust = Setting<AlertThresholds>.alert(
-        .gust, placeholder: "M/S",
-        doc: "Default wind gust threshold (m/s), now and in the 24-hour forecast; none unless given.",
-        default: AlertThresholds())
-
-    static let rain = Setting<AlertThresholds>.alert(
-        .rain, placeholder: "MM",
-        doc: "Default heavy-rain threshold: the forecast's rain over the next 24 hours, in mm.",
-        default: AlertThresholds(rainMeters: AlertThresholds.builtIn.rainMeters), shown: "20")
-
-    static let heatIndexAbove = Setting<AlertThresholds>.alert(
-        .heatIndex, placeholder: "TEMP",
-        doc:
-            "Default heat index threshold (the US NWS formula), now and forecast, for locations that set none: 40 or 40C (°C), 104F (°F); none unless given.",
-        default: AlertThresholds())
-
-    static let wetBulbAbove = Setting<AlertThresholds>.alert(
-        .wetBulb, placeholder: "TEMP",
-        doc:
-            "Default wet-bulb temperature threshold (Stull 2011), now and forecast, for locations that set none: 30 or 30C (°C), 86F (°F); none unless given.",
-        default: AlertThresholds())
-
-    static let windChillBelow = Setting<AlertThresholds>.alert(
-        .windChill, placeholder: "TEMP",
-        doc:
-            "Default wind chill threshold (the 2001 index), now and forecast, for locations that set none: -30 or -30C (°C), -22F (°F); none unless given.",
-        default: AlertThresholds())
-
-    /// Each sets one field of `Configuration.alertDefaults`.
-    static let alertDefaults = [
-        temperatureAbove, temperatureBelow, hysteresis, gust, rain, heatIndexAbove, wetBulbAbove, windChillBelow,
-    ]
 
     static let apiKeyFile = Setting<String?>.optional(
         "openweather.api-key-file", key: "openweather.api_key_file", placeholder: "PATH",
@@ -121,12 +86,18 @@ enum Settings {
     static let url = Setting<String>.text(
         "openweather.url", key: "openweather.url", placeholder: "URL",
         doc:
-            "Base URL of the OpenWeather API, or of a gateway serving the same paths (an HTTP proxy goes in --openweather.proxy-url).",
+            """
+            Base URL of the OpenWeather API, or of a gateway serving the same paths (an HTTP proxy goes in \
+            --openweather.proxy-url).
+            """,
         default: "https://api.openweathermap.org"
     ) { entry throws(ConfigError) in
         guard entry.text.hasPrefix("http://") || entry.text.hasPrefix("https://"), !entry.text.contains("?") else {
             throw ConfigError(
-                "\(entry.origin) \"\(entry.text)\" is not a base URL: give scheme and host, like https://api.openweathermap.org"
+                """
+                \(entry.origin) "\(entry.text)" is not a base URL: give scheme and host, like \
+                https://api.openweathermap.org
+                """
             )
         }
         // What a request can use is the client's to say; checked here so the message names where the URL came from.
@@ -134,7 +105,10 @@ enum Settings {
             _ = try RequestURL(parsing: entry.text)
         } catch {
             throw ConfigError(
-                "\(entry.origin) is not a usable base URL (\(error.description)): give scheme and host, like https://api.openweathermap.org"
+                """
+                \(entry.origin) is not a usable base URL (\(error.description)): give scheme and host, like \
+                https://api.openweathermap.org
+                """
             )
         }
     }
@@ -142,19 +116,28 @@ enum Settings {
     static let proxyURL = Setting<String?>.optional(
         "openweather.proxy-url", key: "openweather.proxy_url", placeholder: "URL",
         doc:
-            "Proxy for API requests, http://[user:password@]host:port; wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and NO_PROXY.",
+            """
+            Proxy for API requests, http://[user:password@]host:port; wins over HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and \
+            NO_PROXY.
+            """,
         shown: "from the environment")
 
     static let tlsCAFile = Setting<String?>.optional(
         "openweather.tls-ca-file", key: "openweather.tls_ca_file", placeholder: "PATH",
         doc:
-            "PEM file of CA certificates trusted besides the system bundle (a proxy that re-signs TLS, a private API gateway)."
+            """
+            PEM file of CA certificates trusted besides the system bundle (a proxy that re-signs TLS, a private API \
+            gateway).
+            """
     )
 
     static let maxIdleConnections = Setting<Int>.integer(
         "openweather.max-idle-connections", key: "openweather.max_idle_connections",
         doc:
-            "Keep-alive connections to the API kept open between requests; 0: a new connection and TLS handshake per request.",
+            """
+            Keep-alive connections to the API kept open between requests; 0: a new connection and TLS handshake per \
+            request.
+            """,
         default: 16, in: 0...1024)
 
     static let timeout = Setting<Duration>.duration(
@@ -186,13 +169,19 @@ enum Settings {
     static let maxRequestsPerDay = Setting<Int>.integer(
         "openweather.max-requests-per-day", key: "openweather.max_requests_per_day",
         doc:
-            "Requests a UTC day for the key as a whole (every source together); the intervals stretch to fit, and polling pauses until 00:00 UTC when they are spent. 0 for no limit.",
+            """
+            Requests a UTC day for the key as a whole (every source together); the intervals stretch to fit, and \
+            polling pauses until 00:00 UTC when they are spent. 0 for no limit.
+            """,
         default: 0, in: 0...1_000_000_000, shown: "0: no limit")
 
     static let maxStaleness = Setting<Staleness>(
         "openweather.max-staleness", key: "openweather.max_staleness", placeholder: "Nx|DURATION",
         doc:
-            "Drop a source's series of a location after this long without success: N intervals of that source, or a duration.",
+            """
+            Drop a source's series of a location after this long without success: N intervals of that source, or a \
+            duration.
+            """,
         default: .intervals(3)
     ) { entry throws(ConfigError) in
         if entry.text.hasSuffix("x"), let count = Double(entry.text.dropLast()), count.isFinite, count >= 1,
@@ -212,7 +201,10 @@ enum Settings {
     static let storagePath = Setting<String?>(
         "storage.path", key: "storage.path", placeholder: "DIR",
         doc:
-            "Directory for the state file (readings, resolved places, schedule, 429 pause), so a restart resumes where it was.",
+            """
+            Directory for the state file (readings, resolved places, schedule, 429 pause), so a restart resumes where \
+            it was.
+            """,
         default: nil, shown: "none: state is not kept"
     ) { entry throws(ConfigError) in
         guard !entry.text.isEmpty, !entry.text.contains("\u{0}") else {
@@ -229,7 +221,10 @@ enum Settings {
     static let totalShards = Setting<Int>.integer(
         "total-shards", key: nil,
         doc:
-            "Split the locations among N replicas by a stable hash of their names; each polls and serves its own and gets 1/N of the request budget.",
+            """
+            Split the locations among N replicas by a stable hash of their names; each polls and serves its own and \
+            gets 1/N of the request budget.
+            """,
         default: 1, in: 1...1000, shown: "1, no sharding")
 
     /// Checked against `totalShards` by the loader, which knows both.

@@ -15,11 +15,17 @@ enum SystemdSockets {
     /// The descriptors handed to process `pid`, or why there are none it can use.
     static func handedOver(environment: [String: String], pid: Int32) throws(ConfigError) -> Range<Int32> {
         let unit =
-            "start the exporter from a socket unit (deploy/systemd/openweather-exporter.socket), or leave --web.systemd-socket out to listen on --web.listen-address"
+            """
+            start the exporter from a socket unit (deploy/systemd/openweather-exporter.socket), or leave \
+            --web.systemd-socket out to listen on --web.listen-address
+            """
         guard let pidText = environment["LISTEN_PID"], let fdsText = environment["LISTEN_FDS"] else {
             let missing = ["LISTEN_PID", "LISTEN_FDS"].filter { environment[$0] == nil }.map { "$" + $0 }
             throw ConfigError(
-                "--web.systemd-socket: \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not set, so systemd handed over no socket: \(unit)"
+                """
+                --web.systemd-socket: \(missing.joined(separator: " and ")) \(missing.count == 1 ? "is" : "are") not \
+                set, so systemd handed over no socket: \(unit)
+                """
             )
         }
         guard let listenPID = Int32(pidText), listenPID > 0 else {
@@ -27,7 +33,10 @@ enum SystemdSockets {
         }
         guard listenPID == pid else {
             throw ConfigError(
-                "--web.systemd-socket: the sockets are for process \(listenPID) ($LISTEN_PID), not this one (\(pid)): a wrapper that starts the exporter must exec it, not run it as a child; or \(unit)"
+                """
+                --web.systemd-socket: the sockets are for process \(listenPID) ($LISTEN_PID), not this one (\(pid)): a \
+                wrapper that starts the exporter must exec it, not run it as a child; or \(unit)
+                """
             )
         }
         guard let count = Int(fdsText), count >= 1, count <= maxCount else {
@@ -43,7 +52,12 @@ enum SystemdSockets {
     static func claim(_ descriptors: Range<Int32>) throws(ConfigError) {
         for fd in descriptors where fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 {
             throw ConfigError(
-                "--web.systemd-socket: $LISTEN_FDS=\(descriptors.count) names descriptor \(fd), which is not open (\(errnoText(errno).lowercased())): systemd hands over descriptors \(descriptors.lowerBound) to \(descriptors.upperBound - 1); start the exporter from its socket unit, not with the variables set by hand"
+                """
+                --web.systemd-socket: $LISTEN_FDS=\(descriptors.count) names descriptor \(fd), which is not open \
+                (\(errnoText(errno).lowercased())): systemd hands over descriptors \(descriptors.lowerBound) to \
+                \(descriptors.upperBound - 1); start the exporter from its socket unit, not with the variables set by \
+                hand
+                """
             )
         }
     }

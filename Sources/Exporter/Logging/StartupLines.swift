@@ -26,12 +26,17 @@ extension Logger {
         if !off.isEmpty {
             let listed = off.prefix(20).joined(separator: ", ") + (off.count > 20 ? " and \(off.count - 20) more" : "")
             info(
-                "weather alerts are off (alerts=off) for \(off.count) of \(configuration.locations.count) locations: no weather alert fires there",
+                """
+                weather alerts are off (alerts=off) for \(off.count) of \(configuration.locations.count) locations: no \
+                weather alert fires there
+                """,
                 [("locations", listed)])
         }
         if let fallback = active.fallback {
             info(
-                "request plan when the sources standing in for others cannot be used (One Call without its subscription)",
+                """
+                request plan when the sources standing in for others cannot be used (One Call without its subscription)
+                """,
                 fallback.logFields)
         }
         if configuration.demo {
@@ -41,14 +46,22 @@ extension Logger {
             if let simulator {
                 // Its port is random: said plainly, with what it is for, so a newcomer can steer it.
                 info(
-                    "demo simulator: make a place hot, cold or failing; the controls are listed at \(simulator)/_simulator/ and on the landing page",
+                    """
+                    demo simulator: make a place hot, cold or failing; the controls are listed at \
+                    \(simulator)/_simulator/ and on the landing page
+                    """,
                     [
                         ("simulator", simulator),
                         ("example", "curl -X POST '\(simulator)/_simulator/weather?lat=51.51&shift=35'"),
                     ])
                 if let spell = configuration.demoColdSpell {
                     info(
-                        "demo showcase: the simulator forecasts \(spell.place) a cold spell that never comes (\(AlertThresholds.written(-spell.celsius)) °C colder from \(AlertThresholds.written(spell.hoursAhead)) hours ahead), so OpenWeatherForecastBelowThreshold fires for \(spell.place) while it is mild there now"
+                        """
+                        demo showcase: the simulator forecasts \(spell.place) a cold spell that never comes \
+                        (\(AlertThresholds.written(-spell.celsius)) °C colder from \
+                        \(AlertThresholds.written(spell.hoursAhead)) hours ahead), so \
+                        OpenWeatherForecastBelowThreshold fires for \(spell.place) while it is mild there now
+                        """
                     )
                 }
             }

@@ -48,12 +48,18 @@ struct HealthCollector: Collector {
             MetricFamily(
                 name: Self.thresholdInfo.description,
                 help:
-                    "The unit a temperature alert threshold was given in (celsius or fahrenheit), for the alerts' text; always 1."
+                    """
+                    The unit a temperature alert threshold was given in (celsius or fahrenheit), for the alerts' text; \
+                    always 1.
+                    """
             ),
             MetricFamily(
                 name: Self.hysteresis.description,
                 help:
-                    "How far back past its threshold the temperature (or the heat index, wet-bulb temperature or wind chill) must come before a firing alert on it resolves."
+                    """
+                    How far back past its threshold the temperature (or the heat index, wet-bulb temperature or wind \
+                    chill) must come before a firing alert on it resolves.
+                    """
             ),
             MetricFamily(
                 name: Self.gust.description,
@@ -65,11 +71,16 @@ struct HealthCollector: Collector {
             ),
             MetricFamily(
                 name: Self.heatIndex.description,
-                help: "Configured heat index alert threshold of the location (heat stress above it), now and forecast."),
+                help: """
+                    Configured heat index alert threshold of the location (heat stress above it), now and forecast.
+                    """),
             MetricFamily(
                 name: Self.wetBulb.description,
                 help:
-                    "Configured wet-bulb temperature alert threshold of the location (heat stress above it), now and forecast."
+                    """
+                    Configured wet-bulb temperature alert threshold of the location (heat stress above it), now and \
+                    forecast.
+                    """
             ),
             MetricFamily(
                 name: Self.windChill.description,
@@ -77,7 +88,10 @@ struct HealthCollector: Collector {
             MetricFamily(
                 name: Self.thermalInfo.description,
                 help:
-                    "The unit a heat or cold index alert threshold was given in (celsius or fahrenheit), by index (heat_index, wet_bulb, wind_chill), for the alerts' text; always 1."
+                    """
+                    The unit a heat or cold index alert threshold was given in (celsius or fahrenheit), by index \
+                    (heat_index, wet_bulb, wind_chill), for the alerts' text; always 1.
+                    """
             ),
             MetricFamily(
                 name: Self.alertsEnabled.description,
@@ -154,7 +168,10 @@ enum ExporterCollector {
         var today = MetricFamily(
             name: "openweather_api_requests_today",
             help:
-                "Requests sent to the OpenWeather API since 00:00 UTC (OpenWeather's day starts then), by source; kept across restarts by the state file."
+                """
+                Requests sent to the OpenWeather API since 00:00 UTC (OpenWeather's day starts then), by source; kept \
+                across restarts by the state file.
+                """
         )
         if snapshot.daily != nil {
             for name in names { today.add([("source", name)], Double(daily.count(named: name))) }
@@ -162,13 +179,19 @@ enum ExporterCollector {
         var limits = MetricFamily(
             name: "openweather_api_daily_request_limit",
             help:
-                "Requests a source may send in a UTC day (--collector.NAME.max-requests-per-day; this replica's share); absent for a source without one."
+                """
+                Requests a source may send in a UTC day (--collector.NAME.max-requests-per-day; this replica's share); \
+                absent for a source without one.
+                """
         )
         for name in names { if let limit = daily.limit(named: name) { limits.add([("source", name)], Double(limit)) } }
         let key = MetricFamily(
             name: "openweather_api_key_daily_request_limit",
             help:
-                "Requests the key may send in a UTC day, all sources together (--openweather.max-requests-per-day; this replica's share); absent without one.",
+                """
+                Requests the key may send in a UTC day, all sources together (--openweather.max-requests-per-day; this \
+                replica's share); absent without one.
+                """,
             samples: daily.keyLimit.map { [Sample(value: Double($0))] } ?? [])
         return [today, limits, key]
     }
@@ -177,7 +200,10 @@ enum ExporterCollector {
         var requests = MetricFamily(
             name: "openweather_api_requests_total",
             help:
-                "Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, connect, dns, tls, proxy, decode).",
+                """
+                Requests to the OpenWeather API by source and HTTP status, or by failure without one (timeout, \
+                connect, dns, tls, proxy, decode).
+                """,
             type: .counter)
         for (key, count) in snapshot.requestCounts {
             requests.add([("code", key.code), ("source", key.source)], count)
@@ -206,7 +232,10 @@ enum ExporterCollector {
                     MetricFamily(
                         name: "openweather_exporter_state_last_write_success_timestamp_seconds",
                         help:
-                            "When the state file (--storage.path) was last written successfully, Unix time; 0 before the first write.",
+                            """
+                            When the state file (--storage.path) was last written successfully, Unix time; 0 before \
+                            the first write.
+                            """,
                         samples: [Sample(value: writes.lastSuccess)]),
                     MetricFamily(
                         name: "openweather_exporter_state_write_failures_total",

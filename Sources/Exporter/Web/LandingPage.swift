@@ -23,11 +23,13 @@ struct LandingPage: Sendable {
             guard let reason else { continue }
             let name = source.name
             let replaced = source.standsIn.filter(snapshot.layout.sourceNames.contains).joined(separator: " and ")
-            fallbacks +=
-                "<p class=\"note\"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): "
-                + (replaced.isEmpty ? "" : "\(escape(replaced)) are polled from their own free endpoints instead; ")
-                + "\(escape(name)) is tried again every "
-                + "\(escape(PrometheusDuration.format(Sources.unavailableRetry))).</p>\n"
+            let instead =
+                replaced.isEmpty ? "" : "\(escape(replaced)) are polled from their own free endpoints instead; "
+            fallbacks += """
+                <p class="note"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): \
+                \(instead)\(escape(name)) is tried again every \
+                \(escape(PrometheusDuration.format(Sources.unavailableRetry))).</p>\n
+                """
         }
         var rows = ""
         for state in snapshot.locations {
@@ -39,9 +41,10 @@ struct LandingPage: Sendable {
             }
             let temperature = glances.first(where: { _ in true }) ?? "–"
             let alerts = state.thresholds.summary(off: state.location.alerts == .off)
-            rows +=
-                "<tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td><td>\(escape(temperature))</td>"
-                + "<td>\(escape(alerts))</td>"
+            rows += """
+                <tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td>\
+                <td>\(escape(temperature))</td><td>\(escape(alerts))</td>
+                """
             for (slot, slotState) in state.slots.enumerated() {
                 let waits =
                     state.coordinates == nil && Sources.named(snapshot.layout.sourceNames[slot])?.resolves == false
@@ -66,14 +69,20 @@ struct LandingPage: Sendable {
         let alertsOff =
             off.isEmpty
             ? ""
-            : "<p>Weather alerts are off (<code>alerts=off</code>) for \(escape(off.joined(separator: ", "))): no weather alert fires there.</p>\n"
+            : """
+            <p>Weather alerts are off (<code>alerts=off</code>) for \(escape(off.joined(separator: ", "))): no \
+            weather alert fires there.</p>\n
+            """
         let columns = snapshot.layout.sourceNames.map { "<th>\(escape($0))</th>" }.joined()
         let intervals = zip(snapshot.layout.sourceNames, snapshot.layout.intervals).map {
             "\($0) every \(PrometheusDuration.format($1))"
         }
         var banner =
             demo
-            ? "<p class=\"demo\"><strong>Demo mode:</strong> the weather below is simulated by a built-in server, not real data.</p>\n"
+            ? """
+            <p class="demo"><strong>Demo mode:</strong> the weather below is simulated by a built-in server, not \
+            real data.</p>\n
+            """
             : ""
         if demo, let simulator {
             banner += Self.simulatorControls(escape(simulator))
@@ -83,12 +92,16 @@ struct LandingPage: Sendable {
         let page = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><title>OpenWeather Exporter</title>
-            <style>body{font-family:sans-serif;max-width:50em;margin:2em auto}td,th{padding:.2em .8em;text-align:left}.demo,.note{background:#fff3cd;padding:.5em}pre.demo{overflow-x:auto}</style>
+            <style>body{font-family:sans-serif;max-width:50em;margin:2em auto}\
+            td,th{padding:.2em .8em;text-align:left}.demo,.note{background:#fff3cd;padding:.5em}\
+            pre.demo{overflow-x:auto}</style>
             </head><body>
             <h1>OpenWeather Exporter</h1>
             <p>Version \(escape(BuildInfo.version)). Polls \(escape(intervals.joined(separator: ", "))). \(listens)</p>
-            \(banner)<p><a href="\(escape(telemetryPath))">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a></p>
-            \(fallbacks)\(alertsOff)<table><tr><th>Location</th><th>Coordinates</th><th>Temperature</th><th>Alert thresholds</th>\(columns)</tr>
+            \(banner)<p><a href="\(escape(telemetryPath))">Metrics</a> · <a href="/-/healthy">Health</a> · \
+            <a href="/-/ready">Readiness</a></p>
+            \(fallbacks)\(alertsOff)<table>\
+            <tr><th>Location</th><th>Coordinates</th><th>Temperature</th><th>Alert thresholds</th>\(columns)</tr>
             \(rows)</table>
             \(reasonList)
             </body></html>
@@ -102,12 +115,14 @@ struct LandingPage: Sendable {
     private static func simulatorControls(_ base: String) -> String {
         """
         <p class="demo">The simulated API listens on <a href="\(base)/_simulator/">\(base)</a>; steer it to see alerts \
-        (<code>lat=</code> picks a place by its latitude, to 0.01°; the <a href="\(base)/_simulator/">full list of controls</a>). \
+        (<code>lat=</code> picks a place by its latitude, to 0.01°; \
+        the <a href="\(base)/_simulator/">full list of controls</a>). \
         Shifts add up: +35 then −35 is London as it was.</p>
         <pre class="demo">
         curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=35'      # London 35 °C hotter, now and forecast
         curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=-35'     # ... 35 °C colder than that
-        curl -X DELETE '\(base)/_simulator/weather?lat=51.51'                 # London's shifts cleared (no lat=: every place's)
+        curl -X DELETE '\(base)/_simulator/weather?lat=51.51'                 # London's shifts cleared \
+        (no lat=: every place's)
         curl -X POST '\(base)/_simulator/fault?lat=51.51&amp;status=500'      # London's requests fail
         curl -X DELETE '\(base)/_simulator/fault'                             # every fault cleared
         </pre>

@@ -46,7 +46,10 @@ struct WebHandler: HTTPHandler {
                 responder.respond(
                     Self.text(
                         403,
-                        "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n"
+                        """
+                        Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over \
+                        HTTP, or send it SIGHUP\n
+                        """
                     ))
                 return
             }

@@ -115,11 +115,10 @@ final class WebSecurity: Sendable {
     }
 }
 
-/// In front of the routes when a web config is given: `rate_limit` (429 over it), then basic auth as the
-/// toolkit does it (401 with `WWW-Authenticate: Basic` for missing or wrong credentials, every path
-/// protected but `/-/healthy`). Known credentials are answered on the event loop; new ones wait for a bcrypt check, which
-/// is refused (401) when the queue is full or holds its share for the client's address, and skipped when
-/// the client has left meanwhile.
+/// In front of the routes when a web config is given: `rate_limit` (429 over it), then basic auth as the toolkit does
+/// it (401 with `WWW-Authenticate: Basic` for missing or wrong credentials, every path protected but `/-/healthy`).
+/// Known credentials are answered on the event loop; new ones wait for a bcrypt check, which is refused (401) when the
+/// queue is full or holds its share for the client's address, and skipped when the client has left meanwhile.
 struct AuthenticatingHandler: HTTPHandler {
     let routes: any HTTPHandler
     let web: WebSecurity

@@ -125,11 +125,16 @@ struct ManualBackfillTime: BackfillTime {
         let text = try Self.text(output)
         #expect(
             text.contains(
-                #"openweather_temperature_celsius{job="openweather",location="South \"Pacific\"\nOcean\\"} 8.62 1764586800"#
+                #"""
+                openweather_temperature_celsius{job="openweather",location="South \"Pacific\"\nOcean\\"} 8.62 1764586800
+                """#
             ))
         #expect(
             text.contains(
-                #"openweather_condition_info{job="openweather",location="Zocca",main="Rain",description="moderate rain",icon="10d"} 1 1764586800"#
+                #"""
+                openweather_condition_info{job="openweather",location="Zocca",main="Rain",description="moderate rain",\#
+                icon="10d"} 1 1764586800
+                """#
             ))
     }
 
@@ -205,7 +210,10 @@ struct ManualBackfillTime: BackfillTime {
         let lines = String(decoding: block.families["openweather_humidity_ratio"]!, as: UTF8.self)
         #expect(
             lines
-                == "openweather_humidity_ratio{location=\"London\"} 0.93 1000\nopenweather_humidity_ratio{location=\"London\"} 0.93 4600\n"
+                == """
+                openweather_humidity_ratio{location="London"} 0.93 1000\n\
+                openweather_humidity_ratio{location="London"} 0.93 4600\n
+                """
         )
         #expect(HistoryBlock.decode(block.encoded) == block)
         #expect(HistoryBlock.decode(Array(block.encoded.dropLast())) == nil, "a block cut short is not taken")

@@ -116,7 +116,10 @@ import Testing
     @Test(arguments: [
         (
             "X=1,2,above=hot",
-            "above=hot is not a temperature: a number in °C (35, -5.5), or one with a unit: 35C or 95F, from -150 to 150 °C (-238 to 302 °F)"
+            """
+            above=hot is not a temperature: a number in °C (35, -5.5), or one with a unit: 35C or 95F, from -150 to \
+            150 °C (-238 to 302 °F)
+            """
         ),
         ("X=1,2,below=400F", "below=400F is not a temperature"),
         ("X=1,2,gust=0", "gust=0 is not a gust speed in m/s above 0 and at most 200, like 20 (72 km/h)"),
@@ -127,13 +130,19 @@ import Testing
         ("X=1,2,hysteresis=-1", "hysteresis=-1 is not a margin in °C"),
         (
             "X=1,2,wind=20",
-            "\"wind=20\" is not an option; use above=, below=, hysteresis=, gust=, rain=, heat_index=, wet_bulb=, wind_chill= or alerts=off after the place"
+            """
+            "wind=20" is not an option; use above=, below=, hysteresis=, gust=, rain=, heat_index=, wet_bulb=, \
+            wind_chill= or alerts=off after the place
+            """
         ),
         ("X=1,2,alerts=off,gust=20", "sets thresholds and alerts=off: keep one"),
         ("X=1,2,wind_chill=-30,alerts=off", "sets thresholds and alerts=off: keep one"),
         (
             "X=1,2,heat_index=hot",
-            "heat_index=hot is not a temperature: a number in °C (35, -5.5), or one with a unit: 35C or 95F, from -150 to 150 °C (-238 to 302 °F)"
+            """
+            heat_index=hot is not a temperature: a number in °C (35, -5.5), or one with a unit: 35C or 95F, from -150 \
+            to 150 °C (-238 to 302 °F)
+            """
         ),
         ("X=1,2,wet_bulb=151", "wet_bulb=151 is not a temperature"),
         ("X=1,2,wind_chill=-239F", "wind_chill=-239F is not a temperature"),
@@ -160,7 +169,10 @@ import Testing
         #expect(key.contains("unknown key `locations[0].alerts.gusts`"), "\(key)")
         #expect(
             key.contains(
-                "temperature_above_celsius, temperature_below_celsius, hysteresis_celsius, wind_gust_meters_per_second, rain_millimeters, heat_index_above_celsius, wet_bulb_above_celsius or wind_chill_below_celsius"
+                """
+                temperature_above_celsius, temperature_below_celsius, hysteresis_celsius, wind_gust_meters_per_second, \
+                rain_millimeters, heat_index_above_celsius, wet_bulb_above_celsius or wind_chill_below_celsius
+                """
             ), "\(key)")
         let value = temporaryFile(
             """
@@ -187,7 +199,10 @@ import Testing
             lines == [
                 "openweather_rain_alert_threshold_meters{location=\"A\"} 1e-07",
                 "openweather_temperature_alert_hysteresis_celsius{location=\"A\"} 1e-05",
-                "openweather_temperature_alert_threshold_celsius{location=\"A\",bound=\"above\"} \((32.0001 - 32) * 5 / 9)",
+                """
+                openweather_temperature_alert_threshold_celsius{location="A",\
+                bound="above"} \((32.0001 - 32) * 5 / 9)
+                """,
                 "openweather_temperature_alert_threshold_info{location=\"A\",bound=\"above\",unit=\"fahrenheit\"} 1",
                 "openweather_wind_gust_alert_threshold_meters_per_second{location=\"A\"} 0.0001",
             ], "\(lines)")
@@ -227,7 +242,9 @@ import Testing
                 "openweather_temperature_alert_hysteresis_celsius{location=\"Phoenix\"} 2",
                 "openweather_temperature_alert_threshold_celsius{location=\"Phoenix\",bound=\"above\"} 35",
                 "openweather_temperature_alert_threshold_celsius{location=\"Phoenix\",bound=\"below\"} 0",
-                "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"above\",unit=\"fahrenheit\"} 1",
+                """
+                openweather_temperature_alert_threshold_info{location="Phoenix",bound="above",unit="fahrenheit"} 1
+                """,
                 "openweather_temperature_alert_threshold_info{location=\"Phoenix\",bound=\"below\",unit=\"celsius\"} 1",
                 "openweather_wind_gust_alert_threshold_meters_per_second{location=\"Phoenix\"} 25",
             ], "\(lines)")

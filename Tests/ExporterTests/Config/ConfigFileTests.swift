@@ -212,7 +212,11 @@ import Testing
         #expect(Settings.maxStaleness.flag.defaultText == Configuration().maxStaleness.description)
         #expect(
             text.contains(
-                "--openweather.max-requests-per-minute=N\n      Request budget of your plan; the poll interval stretches to fit it. (default: 60 (6000 with --demo))"
+                """
+                --openweather.max-requests-per-minute=N\n\
+                      Request budget of your plan; the poll interval stretches to fit it. (default: 60 (6000 with \
+                --demo))
+                """
             ))
     }
 

@@ -21,7 +21,10 @@ import Testing
         let overrides = config.warnings.filter { $0.contains("overrides it") }
         #expect(
             overrides == [
-                "config file \"\(file)\", line 2, column 19: `web.listen_address` is not used: --web.listen-address overrides it (flags win over variables, variables over the config file); set it in one place only"
+                """
+                config file "\(file)", line 2, column 19: `web.listen_address` is not used: --web.listen-address \
+                overrides it (flags win over variables, variables over the config file); set it in one place only
+                """
             ])
     }
 
@@ -37,7 +40,10 @@ import Testing
         #expect(
             config.warnings.contains {
                 $0.hasPrefix(
-                    "config file \"\(file)\", line 2, column 13: `openweather.language` is not used: $OPENWEATHER_EXPORTER_OPENWEATHER_LANGUAGE overrides it"
+                    """
+                    config file "\(file)", line 2, column 13: `openweather.language` is not used: \
+                    $OPENWEATHER_EXPORTER_OPENWEATHER_LANGUAGE overrides it
+                    """
                 )
             })
         #expect(
@@ -79,7 +85,10 @@ import Testing
         #expect(config.locations.map(\.name) == ["Only"])
         #expect(
             config.warnings == [
-                "--location replaces all 2 locations of config file \"\(file)\": lists of locations are not merged (flags replace the variable's and the file's, the variable the file's); give every location in one place"
+                """
+                --location replaces all 2 locations of config file "\(file)": lists of locations are not merged \
+                (flags replace the variable's and the file's, the variable the file's); give every location in one place
+                """
             ])
         let fromVariable = try load(
             ["--config.file", file], environment: key.merging(["OPENWEATHER_EXPORTER_LOCATION": "B=2,2"]) { $1 })
@@ -99,17 +108,26 @@ import Testing
     @Test(arguments: [
         (
             "OPENWEATHER_EXPORTER_LOCATIONS",
-            "$OPENWEATHER_EXPORTER_LOCATIONS is not a setting and is ignored (did you mean $OPENWEATHER_EXPORTER_LOCATION?)"
+            """
+            $OPENWEATHER_EXPORTER_LOCATIONS is not a setting and is ignored (did you mean \
+            $OPENWEATHER_EXPORTER_LOCATION?)
+            """
         ),
         ("OPENWEATHER_EXPORTER_STORAGE_PAHT", "(did you mean $OPENWEATHER_EXPORTER_STORAGE_PATH?)"),
         ("OPENWEATHER_EXPORTER_LISTEN_ADDRESS", "(did you mean $OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS?)"),
         (
             "openweather_exporter_log_level",
-            "$openweather_exporter_log_level is not a setting and is ignored (did you mean $OPENWEATHER_EXPORTER_LOG_LEVEL?)"
+            """
+            $openweather_exporter_log_level is not a setting and is ignored (did you mean \
+            $OPENWEATHER_EXPORTER_LOG_LEVEL?)
+            """
         ),
         (
             "OPENWEATHER_EXPORTER_API_KEY",
-            "$OPENWEATHER_EXPORTER_API_KEY is not read: the API key comes from $OPENWEATHER_API_KEY or --openweather.api-key-file"
+            """
+            $OPENWEATHER_EXPORTER_API_KEY is not read: the API key comes from $OPENWEATHER_API_KEY or \
+            --openweather.api-key-file
+            """
         ),
         (
             "OPENWEATHER_EXPORTER_WIBBLE",
@@ -136,7 +154,10 @@ import Testing
         #expect(message.hasPrefix("no location configured"))
         #expect(
             message.contains(
-                "; note: $OPENWEATHER_EXPORTER_LOCATONS is not a setting and is ignored (did you mean $OPENWEATHER_EXPORTER_LOCATION?)"
+                """
+                ; note: $OPENWEATHER_EXPORTER_LOCATONS is not a setting and is ignored (did you mean \
+                $OPENWEATHER_EXPORTER_LOCATION?)
+                """
             ))
     }
 
@@ -179,7 +200,11 @@ import Testing
         if let problem {
             #expect(
                 config.warnings == [
-                    "the API key in $OPENWEATHER_API_KEY \(problem) unlike OpenWeather's keys (32 hexadecimal characters): check that it was copied whole from https://home.openweathermap.org/api_keys; OpenWeather answers a wrong key with 401"
+                    """
+                    the API key in $OPENWEATHER_API_KEY \(problem) unlike OpenWeather's keys (32 hexadecimal \
+                    characters): check that it was copied whole from https://home.openweathermap.org/api_keys; \
+                    OpenWeather answers a wrong key with 401
+                    """
                 ])
             #expect(!config.warnings.joined().contains(key))
         } else {

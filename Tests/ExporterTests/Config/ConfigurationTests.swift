@@ -16,8 +16,16 @@ import Testing
         let inverted = config.warnings.filter { $0.contains("wrong way round") }
         #expect(
             inverted == [
-                "location \"Office\" has its temperature thresholds the wrong way round (above=-10 is below below=40), so both alerts fire at nearly every temperature: swap them (above=40,below=-10 in --location, or temperature_above_celsius: 40 and temperature_below_celsius: -10 under its alerts in the config file)",
-                "location \"Half\" has its temperature thresholds the wrong way round (above=15 is below below=20), so both alerts fire at nearly every temperature: swap them (above=20,below=15 in --location, or temperature_above_celsius: 20 and temperature_below_celsius: 15 under its alerts in the config file)",
+                """
+                location "Office" has its temperature thresholds the wrong way round (above=-10 is below below=40), \
+                so both alerts fire at nearly every temperature: swap them (above=40,below=-10 in --location, or \
+                temperature_above_celsius: 40 and temperature_below_celsius: -10 under its alerts in the config file)
+                """,
+                """
+                location "Half" has its temperature thresholds the wrong way round (above=15 is below below=20), so \
+                both alerts fire at nearly every temperature: swap them (above=20,below=15 in --location, or \
+                temperature_above_celsius: 20 and temperature_below_celsius: 15 under its alerts in the config file)
+                """,
             ], "\(config.warnings)")
         let defaults = try load([
             "--location", "A=1,2", "--alerts.temperature-above-celsius=-10", "--alerts.temperature-below-celsius=40",
@@ -45,9 +53,23 @@ import Testing
         ])
         #expect(
             config.warnings.filter { $0.contains("wrong way round") || $0.hasPrefix("--alerts.") } == [
-                "--alerts.temperature-above-celsius=20F is below --alerts.temperature-below-celsius=0 (-6.67 °C < 0 °C): both alerts fire at nearly every temperature for the locations that set no thresholds; the above bound is the upper one, so swap the two values",
-                "location \"Phoenix\" has its temperature thresholds the wrong way round (above=100F is below below=104.5F), so both alerts fire at nearly every temperature: swap them (above=104.5F,below=100F in --location, or temperature_above_celsius: 104.5F and temperature_below_celsius: 100F under its alerts in the config file)",
-                "location \"Mixed\" has its temperature thresholds the wrong way round (above=98.6F is below below=40 (37 °C < 40 °C)), so both alerts fire at nearly every temperature: swap them (above=40,below=98.6F in --location, or temperature_above_celsius: 40 and temperature_below_celsius: 98.6F under its alerts in the config file)",
+                """
+                --alerts.temperature-above-celsius=20F is below --alerts.temperature-below-celsius=0 (-6.67 °C < 0 \
+                °C): both alerts fire at nearly every temperature for the locations that set no thresholds; the above \
+                bound is the upper one, so swap the two values
+                """,
+                """
+                location "Phoenix" has its temperature thresholds the wrong way round (above=100F is below \
+                below=104.5F), so both alerts fire at nearly every temperature: swap them (above=104.5F,below=100F in \
+                --location, or temperature_above_celsius: 104.5F and temperature_below_celsius: 100F under its alerts \
+                in the config file)
+                """,
+                """
+                location "Mixed" has its temperature thresholds the wrong way round (above=98.6F is below below=40 \
+                (37 °C < 40 °C)), so both alerts fire at nearly every temperature: swap them (above=40,below=98.6F in \
+                --location, or temperature_above_celsius: 40 and temperature_below_celsius: 98.6F under its alerts in \
+                the config file)
+                """,
             ], "\(config.warnings)")
     }
 
@@ -92,7 +114,10 @@ import Testing
         let plan = try load(["--location", "A=1,2", "--collector.onecall"]).requestPlan
         #expect(
             plan.summary
-                == "forecast=read from onecall (no requests of its own), onecall=0.1/min (1 request per location every 10m; 144/day needed, 1000/day allowed), weather=read from onecall (no requests of its own)"
+                == """
+                forecast=read from onecall (no requests of its own), onecall=0.1/min (1 request per location every \
+                10m; 144/day needed, 1000/day allowed), weather=read from onecall (no requests of its own)
+                """
         )
     }
 
@@ -129,7 +154,8 @@ import Testing
         let flags = text.split(separator: "\n").filter { $0.hasPrefix("  --") }.map {
             String($0.dropFirst(4).prefix { $0 != "=" })
         }
-        // Each source's switch, interval and own settings (the forecast's horizons and windows; the deprecated one comes last).
+        // Each source's switch, interval and own settings (the forecast's horizons and windows; the deprecated one
+        // comes last).
         let collectors = Sources.all.filter { !$0.resolves }.flatMap { source in
             ["collector.\(source.name)", "collector.\(source.name).interval"] + source.settingFlags.map(\.name)
         }.filter { $0.hasPrefix("collector.") }
@@ -494,7 +520,10 @@ import Testing
         ("web: &w {}\n", "anchors (&name) are not supported"),
         (
             "web:\n  listen_address: \":1\"\n  listenAddress: \":2\"\n",
-            "line 3, column 3: `listenAddress` and `listen_address` (line 2, column 3) set the same thing; keep one, named listen_address"
+            """
+            line 3, column 3: `listenAddress` and `listen_address` (line 2, column 3) set the same thing; keep one, \
+            named listen_address
+            """
         ),
         ("log:\n\tlevel: debug\n", "a tab in the indentation"),
     ])
@@ -590,7 +619,10 @@ extension ConfigurationTests {
             loadError(["--location", "A=1,2", "--collector.forecast.windows=soon"]).contains(
                 "write a list like 3h,6h,24h"))
         let file = temporaryFile(
-            #"{"collector": {"forecast": {"enabled": true, "windows": "12h,24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}"#
+            #"""
+            {"collector": {"forecast": {"enabled": true, "windows": "12h,\#
+            24h"}}, "locations": [{"name": "A", "latitude": 1, "longitude": 2}]}
+            """#
         )
         defer { unlink(file) }
         #expect(

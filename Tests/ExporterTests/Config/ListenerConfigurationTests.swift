@@ -33,7 +33,10 @@ import Testing
         #expect(
             both.warnings.contains {
                 $0.hasSuffix(
-                    "is not used: --web.listen-address overrides it (flags win over variables, variables over the config file); set it in one place only"
+                    """
+                    is not used: --web.listen-address overrides it (flags win over variables, variables over the \
+                    config file); set it in one place only
+                    """
                 )
             })
         #expect(try load(location).listenAddresses == [ListenAddress(host: "", port: 9755)])
@@ -47,11 +50,17 @@ import Testing
         #expect(
             loadError(
                 location + ["--web.listen-address=:9100", "--web.listen-address=:9101", "--web.listen-address=:9100"])
-                == "--web.listen-address \":9100\" is given twice: give each address once (a second listener on it could not bind)"
+                    == """
+                    --web.listen-address ":9100" is given twice: give each address once (a second listener on it \
+                    could not bind)
+                    """
         )
         #expect(
             loadError(location + ["--web.listen-address=:9100", "--web.listen-address=9101"])
-                == "--web.listen-address \"9101\" is not an address: use HOST:PORT, for example :9755, 127.0.0.1:9755 or [::]:9755"
+                == """
+                --web.listen-address "9101" is not an address: use HOST:PORT, for example :9755, 127.0.0.1:9755 \
+                or [::]:9755
+                """
         )
         #expect(
             loadError(
@@ -71,17 +80,26 @@ import Testing
         #expect(handed(["LISTEN_PID": "4242", "LISTEN_FDS": "1"]) == "3..<4")
         #expect(handed(["LISTEN_PID": "4242", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "a:b"]) == "3..<5")
         let unit =
-            "start the exporter from a socket unit (deploy/systemd/openweather-exporter.socket), or leave --web.systemd-socket out to listen on --web.listen-address"
+            """
+            start the exporter from a socket unit (deploy/systemd/openweather-exporter.socket), or leave \
+            --web.systemd-socket out to listen on --web.listen-address
+            """
         #expect(
             handed([:])
-                == "--web.systemd-socket: $LISTEN_PID and $LISTEN_FDS are not set, so systemd handed over no socket: \(unit)"
+                == """
+                --web.systemd-socket: $LISTEN_PID and $LISTEN_FDS are not set, so systemd handed over no socket: \
+                \(unit)
+                """
         )
         #expect(
             handed(["LISTEN_PID": "4242"])
                 == "--web.systemd-socket: $LISTEN_FDS is not set, so systemd handed over no socket: \(unit)")
         #expect(
             handed(["LISTEN_PID": "1", "LISTEN_FDS": "1"])
-                == "--web.systemd-socket: the sockets are for process 1 ($LISTEN_PID), not this one (4242): a wrapper that starts the exporter must exec it, not run it as a child; or \(unit)"
+                == """
+                --web.systemd-socket: the sockets are for process 1 ($LISTEN_PID), not this one (4242): a wrapper \
+                that starts the exporter must exec it, not run it as a child; or \(unit)
+                """
         )
         for pid in ["", "x", "-3", "0", "99999999999"] {
             #expect(
@@ -109,7 +127,11 @@ import Testing
         } catch {
             #expect(
                 error.description
-                    == "--web.systemd-socket: $LISTEN_FDS=2 names descriptor 999998, which is not open (bad file descriptor): systemd hands over descriptors 999998 to 999999; start the exporter from its socket unit, not with the variables set by hand"
+                    == """
+                    --web.systemd-socket: $LISTEN_FDS=2 names descriptor 999998, which is not open (bad file \
+                    descriptor): systemd hands over descriptors 999998 to 999999; start the exporter from its \
+                    socket unit, not with the variables set by hand
+                    """
             )
         }
     }
@@ -126,7 +148,10 @@ import Testing
         )
         #expect(
             given.warnings == [
-                "--web.listen-address is not used: --web.systemd-socket serves on the sockets systemd hands over instead (the socket unit's ListenStream= says where)"
+                """
+                --web.listen-address is not used: --web.systemd-socket serves on the sockets systemd hands over \
+                instead (the socket unit's ListenStream= says where)
+                """
             ])
         #expect(
             loadError(location + ["--web.systemd-socket"]).hasPrefix(

@@ -15,7 +15,8 @@ import Testing
         #expect(Shard.fnv1a(Array("foobar".utf8), seed: Shard.fnvOffset) == 0x8594_4171_f739_67e8)
     }
 
-    /// Pinned (and equal to Tests/shards/shardhash.py's): a change here would reshuffle every deployed replica's locations.
+    /// Pinned (and equal to Tests/shards/shardhash.py's): a change here would reshuffle every deployed replica's
+    /// locations.
     @Test func ownersArePinned() {
         let owners = ["London", "New York", "Tokyo", "Sydney", "São Paulo", "place-0", "place-1", "place-2"]
             .map { Shard.owner(of: $0, shards: 3) }
@@ -141,7 +142,10 @@ import Testing
     @Test func badValuesSayHowToFixThem() {
         #expect(
             loadError(Self.locations + ["--total-shards=3", "--shard=3"])
-                == "--shard=3 is not below --total-shards=3: shards are numbered from 0 to 2; set --total-shards to the number of replicas"
+                == """
+                --shard=3 is not below --total-shards=3: shards are numbered from 0 to 2; set --total-shards to \
+                the number of replicas
+                """
         )
         #expect(loadError(Self.locations + ["--shard=1"]).contains("is not below --total-shards=1"))
         #expect(
@@ -160,7 +164,10 @@ import Testing
                 "does not end in a StatefulSet ordinal"))
         #expect(
             loadError(Self.locations + ["--total-shards=3", "--pod=openweather-exporter-3"])
-                == "--pod \"openweather-exporter-3\" is shard 3, but --total-shards is 3: set --total-shards to the StatefulSet's replicas"
+                == """
+                --pod "openweather-exporter-3" is shard 3, but --total-shards is 3: set --total-shards to the \
+                StatefulSet's replicas
+                """
         )
         #expect(
             loadError(Self.locations + ["--total-shards=3", "--openweather.max-requests-per-minute=2"]).contains(

@@ -86,7 +86,10 @@ import Testing
     @Test func aBaseURLTheClientCannotUseIsRefusedWhenRead() throws {
         #expect(
             throws: ConfigError(
-                "--openweather.url is not a usable base URL (invalid URL: port must be a number from 1 to 65535): give scheme and host, like https://api.openweathermap.org"
+                """
+                --openweather.url is not a usable base URL (invalid URL: port must be a number from 1 to 65535): give \
+                scheme and host, like https://api.openweathermap.org
+                """
             )
         ) {
             try load(location + ["--openweather.url=https://api.openweathermap.org:99999"])

@@ -263,7 +263,8 @@ import Testing
         #expect(HealthCheck.plan(idle).groups == [.init(addresses: [ListenAddress(host: "127.0.0.1", port: 9755)])])
         #expect(
             HealthCheck.plan(idle).note
-                == " (process 1, 2, 3, 4, 5, 6, 7, 8 and 12 more listens on no TCP port in /proc, so the default address)"
+                == " (process 1, 2, 3, 4, 5, 6, 7, 8 and 12 more listens on no TCP port in /proc, "
+                + "so the default address)"
         )
         #expect(
             HealthCheck.plan(ListeningSockets.Scan(own: own)).note
@@ -508,7 +509,10 @@ final class StubListener: Sendable {
         let hash = WebConfigTests.hash
         let dir = serving.directory(
             web:
-                "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  alice: \(hash)\n"
+                """
+                tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n\
+                  alice: \(hash)\n
+                """
         )
         let (exporter, simulator) = try serving.start(dir)
         defer {

@@ -190,7 +190,10 @@ import Testing
     }
 
     static let prometheusAccept =
-        "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+        """
+        application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,\
+        text/plain;version=0.0.4;q=0.5,*/*;q=0.1
+        """
 
     /// OpenMetrics for those who ask for it (Prometheus does), the text format for everyone else;
     /// the same series either way.
@@ -317,7 +320,10 @@ import Testing
         #expect(refused.status == 403)
         #expect(
             refused.text
-                == "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, or send it SIGHUP\n"
+                == """
+                Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle to reload over HTTP, \
+                or send it SIGHUP\n
+                """
         )
         #expect(running.exporter.reload() == nil)
     }
@@ -401,7 +407,9 @@ import Testing
         #expect(metrics.hasLine("openweather_wet_bulb_alert_threshold_celsius{location=\"London\"} 30"))
         #expect(
             metrics.hasLine(
-                "openweather_thermal_alert_threshold_info{location=\"London\",index=\"wind_chill\",unit=\"fahrenheit\"} 1"
+                """
+                openweather_thermal_alert_threshold_info{location="London",index="wind_chill",unit="fahrenheit"} 1
+                """
             ))
         #expect(!metrics.contains("openweather_heat_index_alert_threshold_celsius{"), "the default is gone")
     }
@@ -441,7 +449,8 @@ import Testing
         #expect(running.logs.all.contains { $0.contains("reload refused") })
     }
 
-    /// A city name and a description carrying NUL, ESC and 40 KB (the simulator takes up to 64 KB) reach /metrics as short printable labels.
+    /// A city name and a description carrying NUL, ESC and 40 KB (the simulator takes up to 64 KB) reach /metrics as
+    /// short printable labels.
     @Test func upstreamLabelsArePrintableAndBounded() async throws {
         let barcelona = String(decoding: Fixture.bytes("current-barcelona-clouds.json"), as: UTF8.self)
             .replacing(#""name":"Barcelona""#, with: #""name":"Bar\u0000ce\u001b[2Jlona""#)

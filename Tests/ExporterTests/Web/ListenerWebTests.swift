@@ -30,16 +30,7 @@ import Testing
     /// The descriptor systemd hands over is served on, and the variables that named it are gone
     /// before anything the exporter starts could inherit them.
     @Test func servesOnTheSocketSystemdHandsOverAndForgetsTheVariables() async throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        #expect(bound == 0 && listen(fd, 16) == 0)
+        let fd = try LoopbackHTTP.tcpSocket(listening: 16, closeOnExec: false).fd
         let simulator = try Simulator()
         defer { simulator.stop() }
         setenv("LISTEN_PID", String(getpid()), 1)

@@ -111,7 +111,10 @@ import Testing
             ("tls_server_config:\n\tcert_file: a\n", "line 2, column 2: a tab in the indentation"),
             (
                 "rate_limit:\n  interval: 1d\n  burst: 1\n",
-                "line 2, column 13: interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"1d\""
+                """
+                line 2, column 13: interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), \
+                not "1d"
+                """
             ),
             ("rate_limit:\n  interval: -1s\n", "interval must be a duration"),
             (
@@ -120,7 +123,10 @@ import Testing
             ),
             (
                 "rate_limit:\n  interval: 1s\n",
-                "line 2, column 3: rate_limit needs a burst of at least 1 (with 0 every request would be refused with 429); add burst: 10"
+                """
+                line 2, column 3: rate_limit needs a burst of at least 1 (with 0 every request would be refused with \
+                429); add burst: 10
+                """
             ),
             ("rate_limit:\n  interval: 1s\n  burst: 0\n", "line 3, column 10: rate_limit needs a burst of at least 1"),
             ("rate_limit:\n  intervall: 1s\n", "unknown key \"intervall\" in rate_limit; did you mean \"interval\"?"),
@@ -178,7 +184,10 @@ import Testing
         #expect(
             config.notes.contains {
                 $0.hasPrefix(
-                    "web.yml: line 5, column 18: cipher_suites lists TLS 1.3 suites (TLS_AES_128_GCM_SHA256, TLS_CHACHA20_POLY1305_SHA256), which are ignored"
+                    """
+                    web.yml: line 5, column 18: cipher_suites lists TLS 1.3 suites (TLS_AES_128_GCM_SHA256, \
+                    TLS_CHACHA20_POLY1305_SHA256), which are ignored
+                    """
                 )
             }, "\(config.notes)")
         #expect(
@@ -244,7 +253,10 @@ import Testing
     func directory(web: String) -> String {
         let dir = certificates.directory + "/web-\(UInt64.random(in: 0...UInt64.max))"
         let setup = shell(
-            "mkdir -p '\(dir)' && cp '\(certificates.serverCert)' '\(dir)/server.crt' && cp '\(certificates.serverKey)' '\(dir)/server.key'"
+            """
+            mkdir -p '\(dir)' && cp '\(certificates.serverCert)' '\(dir)/server.crt' && cp '\(certificates.serverKey)' \
+            '\(dir)/server.key'
+            """
         )
         precondition(setup.status == 0, setup.output)
         write(web, to: dir + "/web.yml")
@@ -283,7 +295,10 @@ import Testing
     /// and a TLS handshake took more than 10 s beside two CPU hogs on a loaded machine (curl: 000).
     func curl(_ port: UInt16, _ options: String, path: String = "/metrics", scheme: String = "https") -> String {
         shell(
-            "curl -s --max-time 50 --cacert '\(certificates.caFile)' -o /dev/null -w '%{http_code}' \(options) \(scheme)://127.0.0.1:\(port)\(path)"
+            """
+            curl -s --max-time 50 --cacert '\(certificates.caFile)' -o /dev/null -w '%{http_code}' \(options) \
+            \(scheme)://127.0.0.1:\(port)\(path)
+            """
         ).output
     }
 
@@ -313,7 +328,10 @@ import Testing
         #expect(curl(exporter.port, "") == "401")
         #expect(curl(exporter.port, "-u alice:wrong") == "401")
         let headers = shell(
-            "curl -s --max-time 50 --cacert '\(certificates.caFile)' -D - -o /dev/null https://127.0.0.1:\(exporter.port)/"
+            """
+            curl -s --max-time 50 --cacert '\(certificates.caFile)' -D - -o /dev/null \
+            https://127.0.0.1:\(exporter.port)/
+            """
         ).output
         #expect(headers.contains("WWW-Authenticate: Basic"), "\(headers)")
         // Plain HTTP on the TLS port is refused.
@@ -369,20 +387,29 @@ import Testing
         #expect(curl(exporter.port, "-u prom:first") == "000")  // no client certificate: no TLS session
         #expect(curl(exporter.port, "\(client) -u prom:first") == "200")
         let head = shell(
-            "curl -s --max-time 50 --cacert '\(certificates.caFile)' \(client) -D - -o /dev/null https://127.0.0.1:\(exporter.port)/"
+            """
+            curl -s --max-time 50 --cacert '\(certificates.caFile)' \(client) -D - -o /dev/null \
+            https://127.0.0.1:\(exporter.port)/
+            """
         ).output
         #expect(head.contains("Strict-Transport-Security: max-age=31536000"), "\(head)")
 
         // A new password and no client certificate requirement take effect without a restart.
         let second = shell("htpasswd -nbBC 4 '' second | tr -d ':\\n'").output
         write(
-            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: \"\(second)\"\n",
+            """
+            tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n\
+              prom: "\(second)"\n
+            """,
             to: dir + "/web.yml")
         #expect(waitUntil(seconds: 10) { curl(exporter.port, "-u prom:second") == "200" })
         #expect(curl(exporter.port, "-u prom:first") == "401")
         #expect(
             !shell(
-                "curl -s --max-time 50 --cacert '\(certificates.caFile)' -u prom:second -D - -o /dev/null https://127.0.0.1:\(exporter.port)/"
+                """
+                curl -s --max-time 50 --cacert '\(certificates.caFile)' -u prom:second -D - -o /dev/null \
+                https://127.0.0.1:\(exporter.port)/
+                """
             ).output.contains("Strict-Transport"))
 
         // A broken file keeps the settings in force; a reload says what is wrong.
@@ -521,7 +548,10 @@ import Testing
         }
         #expect(curl(exporter.port, "", path: "/-/healthy") == "200")
         let old = shell(
-            "printf 'GET /-/healthy HTTP/1.0\\r\\n\\r\\n' | openssl s_client -quiet -connect 127.0.0.1:\(exporter.port) -tls1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)' 2>/dev/null",
+            """
+            printf 'GET /-/healthy HTTP/1.0\\r\\n\\r\\n' | openssl s_client -quiet -connect 127.0.0.1:\(exporter.port) \
+            -tls1 -cipher 'DEFAULT@SECLEVEL=0' -CAfile '\(certificates.caFile)' 2>/dev/null
+            """,
             timeout: 20)
         #expect(old.output.hasPrefix("HTTP/1.1 200") || old.output.hasPrefix("HTTP/1.0 200"), "\(old.output)")
         let warnings = logs.all.filter { $0.contains("level=warn") }
@@ -539,7 +569,10 @@ import Testing
         } catch {
             #expect(
                 "\(error)"
-                    == "--web.config.file \(dir)/web.yml: tls_server_config: cannot read the certificate file \(dir)/missing.crt: no such file or directory"
+                    == """
+                    --web.config.file \(dir)/web.yml: tls_server_config: cannot read the certificate file \
+                    \(dir)/missing.crt: no such file or directory
+                    """
             )
         }
         do {

@@ -61,8 +61,11 @@ final class TestProxy: Sendable {
             _ = sendAll(
                 client,
                 Array(
-                    "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"test\"\r\nContent-Length: 0\r\n\r\n"
-                        .utf8))
+                    """
+                    HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\n\
+                    Content-Length: 0\r\n\r\n
+                    """
+                    .utf8))
             return
         }
         let requestLine = lines.first.map(String.init) ?? ""
