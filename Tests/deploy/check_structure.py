@@ -512,11 +512,10 @@ def check_source_lengths():
 
 
 # Lines over the formatter's 120 columns that it cannot break itself (long string literals and
-# comments). Of the 78 left, 54 are in Exporter/Collectors, Exporter/Polling, Exporter/State and
-# Exporter/Rendering/ShardWorker.swift, which were being rewritten when the rest was wrapped, and 24
-# in Config/ConfigFile.swift and Web/WebConfigFile.swift, which wrapped would pass 320 lines until
-# split; lower this as they are wrapped too, never raise it.
-MAX_SOURCE_LINES_OVER_120 = 78
+# comments). Of the 77 left, 53 are in Exporter/Collectors, Exporter/Polling and Exporter/State, not
+# wrapped yet, and 24 in Config/ConfigFile.swift and Web/WebConfigFile.swift, which wrapped would pass
+# 320 lines until each file's `Reader` is split; lower this as they are wrapped, never raise it.
+MAX_SOURCE_LINES_OVER_120 = 77
 
 
 def check_source_line_widths():
