@@ -10,12 +10,20 @@ extension HTTPClientTests {
             let refusedPort = try LoopbackHTTP.closedPort()
             let (silent, silentPort) = try LoopbackHTTP.listen(backlog: Int32(rounds + 8))
             defer { _ = close(silent) }
-            let garbage = try ScriptedServer([.readRequest, .send("garbage\r\n\r\n")], connections: rounds)
+            // Each server waits for its next connection while the client makes the 7 other requests
+            // of a round, which on a busy machine under a sanitizer can take longer than the default
+            // wait: a server that stopped early would turn its failures into refused connections.
+            let wait = Duration.seconds(120)
+            let garbage = try ScriptedServer(
+                [.readRequest, .send("garbage\r\n\r\n")], connections: rounds, acceptWait: wait)
             let truncated = try ScriptedServer(
-                [.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")], connections: rounds)
-            let plain = try ScriptedServer([.readAny, .send("HTTP/1.1 400 Bad Request\r\n\r\n")], connections: rounds)
+                [.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")], connections: rounds,
+                acceptWait: wait)
+            let plain = try ScriptedServer(
+                [.readAny, .send("HTTP/1.1 400 Bad Request\r\n\r\n")], connections: rounds, acceptWait: wait)
             let huge = try ScriptedServer(
-                [.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\n")], connections: rounds)
+                [.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\n")], connections: rounds,
+                acceptWait: wait)
             let ports: Set<UInt16> = [refusedPort, silentPort, garbage.port, truncated.port, plain.port, huge.port]
             // Warm up once so lazily created process-wide state is not counted as a leak.
             _ = failure(of: HTTPClientRequest(url: try url(refusedPort, scheme: "https"), timeout: .seconds(2)))

@@ -238,7 +238,9 @@ import Testing
         #expect(status == 1)
         // A scan this fast may finish within 1 ms on an idle machine; then the asking has no time left.
         #expect(line.contains("timeout passed while") || line.contains("no time left"), "\(line)")
-        #expect(monotonicSeconds() - started < 2)
+        // The words above say the deadline stopped it; this only guards against a hang, with room
+        // for a machine so busy that a thread waits seconds for a core.
+        #expect(monotonicSeconds() - started < 20)
     }
 
     /// The decision of where to ask, from what a scan found.

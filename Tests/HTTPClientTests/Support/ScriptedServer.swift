@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Locking
+import Platform
 import TestSupport
 
 /// A loopback TCP server that plays a fixed script to each connection it accepts.
@@ -29,12 +30,19 @@ final class ScriptedServer: Sendable {
 
     /// Upper bound for any single wait of the server, far above any test's deadline.
     private static let safetyMilliseconds: Int32 = 5000
+    /// How long it waits for each next connection before it stops serving.
+    private let acceptMilliseconds: Int32
 
-    init(_ steps: [Step], connections: Int = 1) throws {
+    /// `acceptWait`: longer for a test whose client does other work between this server's
+    /// connections, which a busy machine can stretch past the default.
+    init(_ steps: [Step], connections: Int = 1, acceptWait: Duration = .milliseconds(5000)) throws {
         self.steps = steps
         self.connections = connections
+        acceptMilliseconds = Int32(clamping: acceptWait.components.seconds * 1000)
         (listener, port) = try LoopbackHTTP.listen(backlog: 64)
-        DispatchQueue.global().async { [self] in
+        // A thread of its own: a blocked worker of Dispatch's global queue may wait long for a
+        // thread of its own on a machine whose cores are busy, and the client's deadlines run.
+        Threads.spawn(name: "scripted server") { [self] in
             serve()
             done.signal()
         }
@@ -52,7 +60,7 @@ final class ScriptedServer: Sendable {
         defer { close(listener) }
         for _ in 0..<connections {
             var entry = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            guard poll(&entry, 1, Self.safetyMilliseconds) == 1 else { return }
+            guard poll(&entry, 1, acceptMilliseconds) == 1 else { return }
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { return }
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
