@@ -7,7 +7,10 @@ extension ConfigFileReader {
         guard let items = node.sequence ?? (node.isNull ? [] : nil) else {
             throw fail(
                 node.position,
-                "`locations` must be a list of items (- London, or - name: London, then latitude: and longitude:, or query:, or zip:), not \(node.kindDescription)"
+                """
+                `locations` must be a list of items (- London, or - name: London, then latitude: and longitude:, or \
+                query:, or zip:), not \(node.kindDescription)
+                """
             )
         }
         settings.locations = []
@@ -20,7 +23,10 @@ extension ConfigFileReader {
                 location = try LocationSpec.parse(
                     scalar.text, origin: place,
                     example:
-                        "for example - London, - \"Home=Springfield,IL,US\", - \"London=51.5074,-0.1278\" or - {name: London, latitude: 51.5074, longitude: -0.1278}"
+                        """
+                        for example - London, - \"Home=Springfield,IL,US\", - \"London=51.5074,-0.1278\" or \
+                        - {name: London, latitude: 51.5074, longitude: -0.1278}
+                        """
                 )
             } else {
                 location = try self.location(item, at: key)
@@ -42,7 +48,10 @@ extension ConfigFileReader {
         guard let entries = item.mapping else {
             throw fail(
                 item.position,
-                "`\(key)` must be a mapping of \(shape), or a place as --location takes it (London, \"Home=Springfield,IL,US\"), not \(item.kindDescription)"
+                """
+                `\(key)` must be a mapping of \(shape), or a place as --location takes it (London, \
+                \"Home=Springfield,IL,US\"), not \(item.kindDescription)
+                """
             )
         }
         let known = Self.locationKeys
@@ -51,7 +60,10 @@ extension ConfigFileReader {
             let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
             throw fail(
                 entry.keyPosition,
-                "unknown key `\(key).\(entry.key)`\(hint); a location takes name, latitude and longitude (or query, or zip) and alerts"
+                """
+                unknown key `\(key).\(entry.key)`\(hint); a location takes name, latitude and longitude (or query, or \
+                zip) and alerts
+                """
             )
         }
         guard let nameNode = item["name"], let name = nameNode.scalar?.text, !nameNode.isNull else {
@@ -85,14 +97,20 @@ extension ConfigFileReader {
         case ["latitude"], ["longitude"]:
             throw fail(
                 item.position,
-                "`\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): give both"
+                """
+                `\(key)` (\"\(name)\") has \(given[0]) but not \(given[0] == "latitude" ? "longitude" : "latitude"): \
+                give both
+                """
             )
         case []:
             throw fail(item.position, "`\(key)` (\"\(name)\") says nowhere: give \(shape)")
         default:
             throw fail(
                 item.position,
-                "`\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, query, or zip"
+                """
+                `\(key)` (\"\(name)\") gives \(given.joined(separator: ", ")): give one of latitude and longitude, \
+                query, or zip
+                """
             )
         }
     }
@@ -100,13 +118,19 @@ extension ConfigFileReader {
     mutating func alerts(_ node: YAMLNode?, at key: String) throws(ConfigError) -> AlertSetting {
         guard let node, !node.isNull else { return .inherit }
         let thresholdsExample =
-            "a mapping of thresholds (temperature_above_celsius: 35, temperature_below_celsius: 32F, wind_gust_meters_per_second: 20, ...)"
+            """
+            a mapping of thresholds (temperature_above_celsius: 35, temperature_below_celsius: 32F, \
+            wind_gust_meters_per_second: 20, ...)
+            """
         if let scalar = node.scalar {
             // The flag's word (alerts=off) as well as YAML's false; on or true: the defaults.
             guard let on = try? Parse.boolean(.init(text: scalar.text, origin: key)) else {
                 throw fail(
                     node.position,
-                    "`\(key)` is \"\(scalar.text)\": give off (or false) for no weather alert at this place, or \(thresholdsExample)"
+                    """
+                    `\(key)` is \"\(scalar.text)\": give off (or false) for no weather alert at this place, or \
+                    \(thresholdsExample)
+                    """
                 )
             }
             return on ? .inherit : .off
@@ -127,11 +151,17 @@ extension ConfigFileReader {
                     let hint = near.flatMap { $0.1 <= 3 ? " (did you mean `\($0.0)`?)" : nil } ?? ""
                     throw fail(
                         entry.keyPosition,
-                        "unknown key `\(key).\(entry.key)`\(hint); use \(known.dropLast().joined(separator: ", ")) or \(known.last!)"
+                        """
+                        unknown key `\(key).\(entry.key)`\(hint); use \(known.dropLast().joined(separator: ", ")) or \
+                        \(known.last!)
+                        """
                     )
                 }
                 warnings.append(
-                    "config file \"\(file)\", \(entry.keyPosition): `\(key).\(name)` is the old name of `\(key).\(snake)`; it still works, but rename it to \(snake)"
+                    """
+                    config file \"\(file)\", \(entry.keyPosition): `\(key).\(name)` is the old name of \
+                    `\(key).\(snake)`; it still works, but rename it to \(snake)
+                    """
                 )
                 name = snake
             }

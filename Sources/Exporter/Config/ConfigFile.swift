@@ -48,7 +48,10 @@ struct ConfigFileReader {
         guard let entries = root.mapping else {
             throw fail(
                 root.position,
-                "the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \(root.kindDescription)"
+                """
+                the top level must be a mapping of sections (web:, openweather:, locations:, ...), not \
+                \(root.kindDescription)
+                """
             )
         }
         // A location's key moved out of its item leaves the item incomplete too: name the cause first,
@@ -78,7 +81,10 @@ struct ConfigFileReader {
         if snake != entry.key, tree.children[snake] != nil {
             let new = (path + [snake]).joined(separator: ".")
             warnings.append(
-                "config file \"\(file)\", \(entry.keyPosition): `\(full)` is the old name of `\(new)`; it still works, but rename it to \(snake)"
+                """
+                config file \"\(file)\", \(entry.keyPosition): `\(full)` is the old name of `\(new)`; it still works, \
+                but rename it to \(snake)
+                """
             )
             return snake
         }
@@ -98,7 +104,10 @@ struct ConfigFileReader {
         let near = known.map { ($0, CommandLineFlags.editDistance($0, snake)) }.min { $0.1 < $1.1 }
         let hint =
             near.flatMap { $0.1 <= 3 ? " (did you mean `\((path + [$0.0]).joined(separator: "."))`?)" : nil }
-            ?? "; \(path.isEmpty ? "the sections are" : "`\(path.joined(separator: "."))` takes") \(known.joined(separator: ", "))"
+                ?? """
+                ; \(path.isEmpty ? "the sections are" : "`\(path.joined(separator: "."))` takes") \
+                \(known.joined(separator: ", "))
+                """
         throw fail(entry.keyPosition, "unknown key `\(full)`\(hint)")
     }
 
@@ -112,7 +121,9 @@ struct ConfigFileReader {
                 // YAML refuses a key twice; a new key beside its old camelCase name is the same mistake.
                 throw fail(
                     entry.keyPosition,
-                    "`\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)"
+                    """
+                    `\(entry.key)` and `\(first.key)` (\(first.keyPosition)) set the same thing; keep one, named \(name)
+                    """
                 )
             }
             seen[name] = entry
@@ -136,7 +147,10 @@ struct ConfigFileReader {
                 let example = child.children.keys.sorted().first.map { "\($0): ..." } ?? "key: value"
                 throw fail(
                     entry.value.position,
-                    "`\(key)` must be a mapping (\(name):, then indented lines such as \(example)), not \(entry.value.kindDescription)"
+                    """
+                    `\(key)` must be a mapping (\(name):, then indented lines such as \(example)), not \
+                    \(entry.value.kindDescription)
+                    """
                 )
             }
         }
@@ -167,7 +181,10 @@ struct ConfigFileReader {
         guard !scalar.isNull else {
             throw fail(
                 node.position,
-                "`\(key)` has no value: give one (like \(key.split(separator: ".").last!): \(flag.placeholder.isEmpty ? "true" : flag.placeholder)) or remove the line"
+                """
+                `\(key)` has no value: give one (like \(key.split(separator: ".").last!): \
+                \(flag.placeholder.isEmpty ? "true" : flag.placeholder)) or remove the line
+                """
             )
         }
         return .init(text: scalar.text, origin: origin)

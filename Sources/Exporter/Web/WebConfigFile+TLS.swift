@@ -16,12 +16,18 @@ extension WebConfigReader {
             case "cert", "key", "client_ca":
                 throw failKey(
                     entry,
-                    "inline PEM (\(entry.key)) is not supported by this exporter; put it in a file and name it with \(entry.key)_file"
+                    """
+                    inline PEM (\(entry.key)) is not supported by this exporter; put it in a file and name it with \
+                    \(entry.key)_file
+                    """
                 )
             case "client_allowed_sans":
                 throw failKey(
                     entry,
-                    "client_allowed_sans is not supported by this exporter; issue client certificates from a CA that only signs allowed clients and set client_ca_file"
+                    """
+                    client_allowed_sans is not supported by this exporter; issue client certificates from a CA that \
+                    only signs allowed clients and set client_ca_file
+                    """
                 )
             case "cipher_suites":
                 let suites = try strings(entry.value, entry.key)
@@ -30,7 +36,12 @@ extension WebConfigReader {
                 if !tls13.isEmpty {
                     let rest = tls.cipherSuites.isEmpty ? "; TLS 1.2 keeps its default suites" : ""
                     notes.append(
-                        "\(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence this"
+                        """
+                        \(origin): \(entry.value.position): cipher_suites lists TLS 1.3 suites \
+                        (\(tls13.joined(separator: ", "))), which are ignored as in exporter-toolkit: cipher_suites \
+                        applies to TLS 1.2 and below, and TLS 1.3 always offers its own\(rest); remove them to silence \
+                        this
+                        """
                     )
                 }
             case "curve_preferences":
@@ -56,7 +67,11 @@ extension WebConfigReader {
             if key == "min_version" { tls.minVersion = version } else { tls.maxVersion = version }
             if key == "min_version" && version < .tls12 {
                 notes.append(
-                    "\(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and SHA-1 signatures accepted); use TLS12 unless a client cannot"
+                    """
+                    \(origin): \(node.position): min_version \(text) allows TLS 1.0/1.1, deprecated by RFC 8996: their \
+                    handshakes sign with SHA-1, so this server's TLS runs at OpenSSL security level 0 (weak keys and \
+                    SHA-1 signatures accepted); use TLS12 unless a client cannot
+                    """
                 )
             }
         }
@@ -89,7 +104,10 @@ extension WebConfigReader {
             guard tls.clientAuth != .noClientCert else {
                 throw fail(
                     values["client_ca_file"]!.0,
-                    "client CA's have been configured without a Client Auth Policy; set client_auth_type: RequireAndVerifyClientCert"
+                    """
+                    client CA's have been configured without a Client Auth Policy; set client_auth_type: \
+                    RequireAndVerifyClientCert
+                    """
                 )
             }
             tls.clientCAFile = path(caFile)

@@ -150,7 +150,10 @@ struct WebConfigReader {
                 if let values = allowed.values, !values.contains(value) {
                     throw fail(
                         field.value,
-                        "invalid value for \(field.key). Expected one of: \(values.map { "\"\($0)\"" }.joined(separator: " ")), but got: \"\(value)\""
+                        """
+                        invalid value for \(field.key). Expected one of: \
+                        \(values.map { "\"\($0)\"" }.joined(separator: " ")), but got: \"\(value)\"
+                        """
                     )
                 }
                 // An empty value leaves the header unset, as in the toolkit.
@@ -169,7 +172,10 @@ struct WebConfigReader {
                 guard let nanoseconds = RateLimitConfiguration.goDuration(text) else {
                     throw fail(
                         entry.value,
-                        "interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \"\(text)\""
+                        """
+                        interval must be a duration such as 1s, 100ms or 1m30s (0 switches the limit off), not \
+                        \"\(text)\"
+                        """
                     )
                 }
                 interval = (entry.value, nanoseconds)
@@ -202,7 +208,10 @@ struct WebConfigReader {
             guard BasicAuth.isBcryptHash(hash) else {
                 throw fail(
                     entry.value,
-                    "the password of user \"\(entry.key)\" is not a bcrypt hash; store the hash, not the password: htpasswd -nBC 10 \"\" | tr -d ':\\n'"
+                    """
+                    the password of user \"\(entry.key)\" is not a bcrypt hash; store the hash, not the password: \
+                    htpasswd -nBC 10 \"\" | tr -d ':\\n'
+                    """
                 )
             }
             users[entry.key] = hash
