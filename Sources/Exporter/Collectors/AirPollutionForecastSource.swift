@@ -8,7 +8,10 @@ import OpenWeather
 struct AirPollutionForecastSource: Source {
     static let name = "air_pollution_forecast"
     static let summary =
-        "Air quality forecast (/data/2.5/air_pollution/forecast): the AQI (OpenWeather's and US EPA, CAQI, DAQI) and pollutants at fixed horizons ahead, the highest AQI over windows; one more request per location each interval."
+        """
+        Air quality forecast (/data/2.5/air_pollution/forecast): the AQI (OpenWeather's and US EPA, CAQI, DAQI) and \
+        pollutants at fixed horizons ahead, the highest AQI over windows; one more request per location each interval.
+        """
     static let enabledByDefault = false
     /// OpenWeather models it hourly.
     static let defaultInterval = Duration.seconds(3600)
@@ -34,7 +37,10 @@ struct AirPollutionForecastSource: Source {
     static let windowsSetting = Spans.setting(
         "air_pollution_forecast", "windows",
         doc:
-            "Spans from now over which the highest forecast air quality index is shown (window_hours label), comma-separated, at most 96h.",
+            """
+            Spans from now over which the highest forecast air quality index is shown (window_hours label), \
+            comma-separated, at most 96h.
+            """,
         default: Options().windows, shown: "the weather forecast's (--collector.forecast.windows) up to 96h",
         reach: longest)
 
@@ -81,12 +87,18 @@ struct AirPollutionForecastSource: Source {
             MetricFamily(
                 name: Self.scaleIndex.description,
                 help:
-                    "Forecast air quality index of the hour covering hours_ahead, in each scale: openweather (1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from that hour's concentrations."
+                    """
+                    Forecast air quality index of the hour covering hours_ahead, in each scale: openweather (1-5), \
+                    us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from that hour's concentrations.
+                    """
             ),
             MetricFamily(
                 name: Self.pollutant.description,
                 help:
-                    "Forecast concentration of a pollutant near the ground at hours_ahead, interpolated between hours: co, nh3, no, no2, o3, pm10, pm2_5, so2."
+                    """
+                    Forecast concentration of a pollutant near the ground at hours_ahead, interpolated between hours: \
+                    co, nh3, no, no2, o3, pm10, pm2_5, so2.
+                    """
             ),
             MetricFamily(
                 name: Self.maxIndex.description,
@@ -94,7 +106,10 @@ struct AirPollutionForecastSource: Source {
             MetricFamily(
                 name: Self.scaleMaxIndex.description,
                 help:
-                    "Highest forecast air quality index over the next window_hours, in each scale (see openweather_forecast_air_quality_scale_index)."
+                    """
+                    Highest forecast air quality index over the next window_hours, in each scale (see \
+                    openweather_forecast_air_quality_scale_index).
+                    """
             ),
         ]
     }

@@ -7,7 +7,10 @@ struct AirPollutionSource: Source {
     static let name = "air_pollution"
     static let formerName: String? = "air-pollution"
     static let summary =
-        "Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each interval."
+        """
+        Air quality (/data/2.5/air_pollution): the AQI and eight pollutants; one more request per location each \
+        interval.
+        """
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(3600)
     static let demoInterval = Duration.seconds(60)
@@ -40,14 +43,21 @@ struct AirPollutionSource: Source {
             MetricFamily(
                 name: Self.pollutant.description,
                 help:
-                    "Concentration of a pollutant near the ground (components, µg/m³ × 1e-6): co, nh3, no, no2, o3, pm10, pm2_5, so2."
+                    """
+                    Concentration of a pollutant near the ground (components, µg/m³ × 1e-6): co, nh3, no, no2, o3, \
+                    pm10, pm2_5, so2.
+                    """
             ),
             MetricFamily(
-                name: Self.observation.description, help: "When OpenWeather modelled this air quality, Unix time (dt)."),
+                name: Self.observation.description,
+                help: "When OpenWeather modelled this air quality, Unix time (dt)."),
             MetricFamily(
                 name: Self.scaleIndex.description,
                 help:
-                    "Air quality index in each scale: openweather (main.aqi, 1-5), us_epa (0-500), eu_caqi (0-100+), uk_daqi (1-10); computed from this hour's concentrations."
+                    """
+                    Air quality index in each scale: openweather (main.aqi, 1-5), us_epa (0-500), eu_caqi (0-100+), \
+                    uk_daqi (1-10); computed from this hour's concentrations.
+                    """
             ),
         ]
     }

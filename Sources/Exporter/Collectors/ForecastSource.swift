@@ -8,7 +8,10 @@ import OpenWeather
 struct ForecastSource: Source {
     static let name = "forecast"
     static let summary =
-        "5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which the forecast alerts read; one more request per location each interval."
+        """
+        5 day / 3 hour forecast (/data/2.5/forecast): values at fixed horizons ahead and extremes over windows, which \
+        the forecast alerts read; one more request per location each interval.
+        """
     /// On: the forecast alerts (below and above the thresholds, heavy rain) have nothing to read without it.
     static let enabledByDefault = true
     /// OpenWeather recomputes it about every 3 hours.
@@ -40,7 +43,10 @@ struct ForecastSource: Source {
     static let windowsSetting = Spans.setting(
         "forecast", "windows",
         doc:
-            "Spans from now over which the forecast's extremes and totals are shown (window_hours label), comma-separated, at most 120h.",
+            """
+            Spans from now over which the forecast's extremes and totals are shown (window_hours label), \
+            comma-separated, at most 120h.
+            """,
         default: Options().windows, shown: Options().windows.map { Spans.hoursLabel($0) + "h" }.joined(separator: ","),
         reach: longest)
 
@@ -220,7 +226,10 @@ struct ForecastSource: Source {
                 MetricFamily(
                     name: Self.issued.description,
                     help:
-                        "When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the 3-hour mark before its first step (it is made within those 3 hours)."
+                        """
+                        When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the \
+                        3-hour mark before its first step (it is made within those 3 hours).
+                        """
                 )
             ]
     }

@@ -7,7 +7,10 @@ import OpenWeather
 struct GeocodingSource: Source {
     static let name = "geocoding"
     static let summary =
-        "Places given by name or postal code (/geo/1.0/direct, /geo/1.0/zip), resolved once; a name with no match is retried at this interval."
+        """
+        Places given by name or postal code (/geo/1.0/direct, /geo/1.0/zip), resolved once; a name with no match is \
+        retried at this interval.
+        """
     static let enabledByDefault = true
     static let defaultInterval = Duration.seconds(3600)
     static let resolves = true
@@ -26,7 +29,10 @@ struct GeocodingSource: Source {
         let places = try Geocoding.decode(body, for: query)
         guard let first = places.first else {
             throw .noMatch(
-                "no place matches \"\(query)\": check the spelling, add a state or country code (Springfield,IL,US), or give coordinates as NAME=LAT,LON"
+                """
+                no place matches \"\(query)\": check the spelling, add a state or country code (Springfield,IL,US), or \
+                give coordinates as NAME=LAT,LON
+                """
             )
         }
         return ResolvedPlace(place: first, others: places.count - 1)

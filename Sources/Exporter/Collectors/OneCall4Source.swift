@@ -7,12 +7,16 @@ import OpenWeather
 /// families from the same model. A poll asks only for the parts some family reads, each at its own
 /// pace: current, 1min and 15min every poll, 1h and 1day every few polls. Pages are placed with
 /// `start`, never by the links an answer carries (they hold the key); an alert's text is asked once
-/// per ID and kept while it is listed (bounded: `OneCall4.alertsKept`, `alertTextLimit`, `alertMaxAge`). Without the subscription it answers 401 as 3.0 does: the
-/// free endpoints then run and it is retried hourly.
+/// per ID and kept while it is listed (bounded: `OneCall4.alertsKept`, `alertTextLimit`, `alertMaxAge`).
+/// Without the subscription it answers 401 as 3.0 does: the free endpoints then run and it is retried hourly.
 struct OneCall4Source: Source {
     static let name = "onecall4"
     static let summary =
-        "One Call 4.0 (/data/4.0/onecall, needs the \"One Call by Call\" subscription): what One Call 3.0 gives, asked part by part (current, 1min, 15min, 1h, 1day; each a billed call) only for the families in use, with horizons under the hour from its 15-minute timeline."
+        """
+        One Call 4.0 (/data/4.0/onecall, needs the \"One Call by Call\" subscription): what One Call 3.0 gives, asked \
+        part by part (current, 1min, 15min, 1h, 1day; each a billed call) only for the families in use, with horizons \
+        under the hour from its 15-minute timeline.
+        """
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(600)
     static let demoInterval = Duration.seconds(15)
@@ -47,27 +51,41 @@ struct OneCall4Source: Source {
     static let excludeSetting = Setting<[Exclusion]>(
         "collector.onecall4.exclude", key: "collector.onecall4.exclude", kind: .list, placeholder: "PARTS",
         doc:
-            "Parts of One Call 4.0 not to request, comma-separated: 1min (the next hour's precipitation), 1day (the daily extremes and the forecast after 48h) or alerts (their text, one call per alert); their families are left out. Each part left out is one call less per poll.",
+            """
+            Parts of One Call 4.0 not to request, comma-separated: 1min (the next hour's precipitation), 1day (the \
+            daily extremes and the forecast after 48h) or alerts (their text, one call per alert); their families are \
+            left out. Each part left out is one call less per poll.
+            """,
         default: [], shown: ""
     ) { entry throws(ConfigError) in try exclusions(entry) }
 
     static let hourlyIntervalSetting = Setting<Duration>.duration(
         "collector.onecall4.hourly-interval", key: "collector.onecall4.hourly_interval",
         doc:
-            "How often the 1h timeline (the forecast's hours, 3 calls for 48 hours) is asked again; at least the collector's interval.",
+            """
+            How often the 1h timeline (the forecast's hours, 3 calls for 48 hours) is asked again; at least the \
+            collector's interval.
+            """,
         default: .seconds(3600), minimum: .seconds(60))
 
     static let dailyIntervalSetting = Setting<Duration>.duration(
         "collector.onecall4.daily-interval", key: "collector.onecall4.daily_interval",
         doc:
-            "How often the 1day timeline (the next days' extremes, the forecast past 48 hours) is asked again; at least the collector's interval.",
+            """
+            How often the 1day timeline (the next days' extremes, the forecast past 48 hours) is asked again; at least \
+            the collector's interval.
+            """,
         default: .seconds(6 * 3600), minimum: .seconds(60))
 
     /// Billed per call like 3.0, with the first 1,000 calls of each UTC day free.
     static let maxRequestsPerDaySetting = Setting<Int>.integer(
         "collector.onecall4.max-requests-per-day", key: "collector.onecall4.max_requests_per_day",
         doc:
-            "One Call 4.0 calls a day (from 00:00 UTC), every part and page counted; the interval stretches to fit, and 4.0 pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 for no limit.",
+            """
+            One Call 4.0 calls a day (from 00:00 UTC), every part and page counted; the interval stretches to fit, and \
+            4.0 pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 \
+            for no limit.
+            """,
         default: 1000, in: 0...100_000_000, shown: "1000 (the free calls a day; 100000 with --demo); 0 for none")
 
     static let settings = SourceSettings<Options>(
@@ -97,7 +115,10 @@ struct OneCall4Source: Source {
             guard let part = Exclusion(rawValue: word) else {
                 let reason =
                     word == "current" || word == "1h"
-                    ? "cannot be left out: One Call 4.0 stands in for the weather and the forecast, which read current and 1h (use --no-collector.onecall4 for the free endpoints)"
+                    ? """
+                    cannot be left out: One Call 4.0 stands in for the weather and the forecast, which read current \
+                    and 1h (use --no-collector.onecall4 for the free endpoints)
+                    """
                     : word == "15min"
                         ? "is asked only when a forecast horizon is not whole hours (--collector.forecast.horizons)"
                         : "is not a part of One Call 4.0"

@@ -9,7 +9,11 @@ import OpenWeather
 struct OneCallSource: Source {
     static let name = "onecall"
     static let summary =
-        "One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in one request instead of two, plus UV index, dew point, daily extremes, official alerts and the next hour's precipitation by the minute."
+        """
+        One Call 3.0 (/data/3.0/onecall, needs the \"One Call by Call\" subscription): current weather and forecast in \
+        one request instead of two, plus UV index, dew point, daily extremes, official alerts and the next hour's \
+        precipitation by the minute.
+        """
     static let enabledByDefault = false
     static let defaultInterval = Duration.seconds(600)
     static let demoInterval = Duration.seconds(15)
@@ -41,7 +45,11 @@ struct OneCallSource: Source {
     static let excludeSetting = Setting<[OneCall.Part]>(
         "collector.onecall.exclude", key: "collector.onecall.exclude", kind: .list, placeholder: "PARTS",
         doc:
-            "Parts of the One Call answer not to request (exclude=), comma-separated: minutely (the next hour's precipitation), daily (the daily extremes and the forecast after 48h) or alerts; their families are left out. The default requests every part.",
+            """
+            Parts of the One Call answer not to request (exclude=), comma-separated: minutely (the next hour's \
+            precipitation), daily (the daily extremes and the forecast after 48h) or alerts; their families are left \
+            out. The default requests every part.
+            """,
         default: [], shown: ""
     ) { entry throws(ConfigError) in try parts(entry) }
 
@@ -51,7 +59,11 @@ struct OneCallSource: Source {
     static let maxRequestsPerDaySetting = Setting<Int>.integer(
         "collector.onecall.max-requests-per-day", key: "collector.onecall.max_requests_per_day",
         doc:
-            "One Call requests a day (from 00:00 UTC, when OpenWeather's day starts); the interval stretches to fit, and One Call pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own endpoints). 0 for no limit.",
+            """
+            One Call requests a day (from 00:00 UTC, when OpenWeather's day starts); the interval stretches to fit, \
+            and One Call pauses until 00:00 UTC when they are spent (the weather and forecast then poll their own \
+            endpoints). 0 for no limit.
+            """,
         default: 1000, in: 0...100_000_000, shown: "1000 (the free calls a day; 100000 with --demo); 0 for none")
 
     static let settings = SourceSettings<Options>(flags: [excludeSetting.flag, maxRequestsPerDaySetting.flag]) {
@@ -73,7 +85,10 @@ struct OneCallSource: Source {
             guard let part = OneCall.Part(rawValue: word), excludable.contains(part) else {
                 let reason =
                     word == "current" || word == "hourly"
-                    ? "cannot be left out: One Call stands in for the weather and the forecast, which are read from current and hourly (use --no-collector.onecall for the free endpoints)"
+                    ? """
+                    cannot be left out: One Call stands in for the weather and the forecast, which are read from \
+                    current and hourly (use --no-collector.onecall for the free endpoints)
+                    """
                     : "is not a part of the One Call answer"
                 throw ConfigError(
                     "\(entry.origin) \"\(entry.text)\": \"\(word)\" \(reason); use minutely, daily or alerts")
@@ -140,12 +155,18 @@ struct OneCallSource: Source {
             MetricFamily(
                 name: Self.nextStart.description,
                 help:
-                    "Start of the first minute with precipitation in the minute forecast (minutely), from the minute covering now (so that minute's start while it rains), Unix time; absent when none is forecast."
+                    """
+                    Start of the first minute with precipitation in the minute forecast (minutely), from the minute \
+                    covering now (so that minute's start while it rains), Unix time; absent when none is forecast.
+                    """
             ),
             MetricFamily(
                 name: Self.nextHour.description,
                 help:
-                    "Precipitation forecast from now to the end of the minute forecast, about an hour (minutely[].precipitation in mm/h, each minute for its part after now)."
+                    """
+                    Precipitation forecast from now to the end of the minute forecast, about an hour \
+                    (minutely[].precipitation in mm/h, each minute for its part after now).
+                    """
             ),
         ]
     }

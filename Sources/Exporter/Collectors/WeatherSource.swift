@@ -94,17 +94,36 @@ struct WeatherSource: Source {
             case .observation: "When OpenWeather computed this reading, Unix time (dt)."
             case .timezoneOffset: "Offset of local time from UTC (timezone), when reported."
             case .condition:
-                "OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, 5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds."
+                """
+                OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, \
+                5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds.
+                """
             case .heatIndex:
-                "Heat index, the US National Weather Service's (Steadman's simple formula, else the Rothfusz regression with its adjustments), from the temperature and humidity; absent without the humidity."
+                """
+                Heat index, the US National Weather Service's (Steadman's simple formula, else the Rothfusz regression \
+                with its adjustments), from the temperature and humidity; absent without the humidity.
+                """
             case .humidex:
-                "Humidex, Environment Canada's (Masterton and Richardson 1979), from the temperature and humidity; absent without the humidity."
+                """
+                Humidex, Environment Canada's (Masterton and Richardson 1979), from the temperature and humidity; \
+                absent without the humidity.
+                """
             case .windChill:
-                "Wind chill, the 2001 index of Environment Canada and the US NWS (wind at 10 m in km/h); the temperature above 10 °C or in wind under 4.8 km/h; absent without the wind speed."
+                """
+                Wind chill, the 2001 index of Environment Canada and the US NWS (wind at 10 m in km/h); the \
+                temperature above 10 °C or in wind under 4.8 km/h; absent without the wind speed.
+                """
             case .wetBulb:
-                "Wet-bulb temperature, Stull's (2011) formula at sea-level pressure; absent without the humidity or outside its domain (humidity 5 to 99 %, -20 to 50 °C)."
+                """
+                Wet-bulb temperature, Stull's (2011) formula at sea-level pressure; absent without the humidity or \
+                outside its domain (humidity 5 to 99 %, -20 to 50 °C).
+                """
             case .apparentTemperature:
-                "Apparent temperature, the Australian Bureau of Meteorology's (Steadman 1994, without radiation), from the temperature, humidity and wind; absent without the humidity or the wind speed; not OpenWeather's feels_like."
+                """
+                Apparent temperature, the Australian Bureau of Meteorology's (Steadman 1994, without radiation), from \
+                the temperature, humidity and wind; absent without the humidity or the wind speed; not OpenWeather's \
+                feels_like.
+                """
             }
         }
 
@@ -157,7 +176,10 @@ struct WeatherSource: Source {
             MetricFamily(
                 name: Self.locationInfo.description,
                 help:
-                    "Where the location is: the coordinates polled, and the place's name, state and country (from the geocoder for places given by name, else from the weather answer; \"\" over the ocean); always 1."
+                    """
+                    Where the location is: the coordinates polled, and the place's name, state and country (from the \
+                    geocoder for places given by name, else from the weather answer; \"\" over the ocean); always 1.
+                    """
             ),
         ]
     }

@@ -1,6 +1,6 @@
-/// What the store, the schedule and the renderer are laid out by: the locations, and per slot a
-/// planned source (its interval as planned and as configured, staleness, daily limit, stand-ins). Made once per setup; the
-/// poller's setup and the store's snapshot hold this same value, so none of it is copied from one to the other.
+/// What the store, the schedule and the renderer are laid out by: the locations, and per slot a planned source (its
+/// interval as planned and as configured, staleness, daily limit, stand-ins). Made once per setup; the poller's setup
+/// and the store's snapshot hold this same value, so none of it is copied from one to the other.
 struct Layout: Sendable {
     let locations: [Location]
     /// In slot order.

@@ -26,7 +26,8 @@ struct PlannedSource: Sendable {
     /// Its `source` label, its name in flags, logs and the state file.
     var name: String { source.name }
 
-    /// The records of `sources`, in slot order: `intervals` as planned, `configured` as given, the rest per slot too. A source names those it stands in for: their slots are found here, once.
+    /// The records of `sources`, in slot order: `intervals` as planned, `configured` as given, the rest per slot
+    /// too. A source names those it stands in for: their slots are found here, once.
     static func plan(
         sources: [any Source], intervals: [Duration], configured: [Duration], maxStaleness: [Double],
         dailyLimits: [Int?]

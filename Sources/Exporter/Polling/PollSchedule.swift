@@ -193,7 +193,8 @@ struct PollSchedule {
                         failures: failures, first: Self.firstResolverRetry, cap: max(interval, Self.firstResolverRetry),
                         random: random)
                     : Self.backoff(
-                        failures: failures, first: interval, cap: max(interval, Self.maxRateLimitPause), random: random))
+                        failures: failures, first: interval, cap: max(interval, Self.maxRateLimitPause),
+                        random: random))
         case .rateLimited(let retryAfter):
             rateLimitStrikes += 1
             pausedUntil =

@@ -32,7 +32,10 @@ extension Poller {
                         ("source", source.name), ("reason", error.description),
                         (
                             "hint",
-                            "\(hint) or drop --collector.\(source.name); retried every \(PrometheusDuration.format(Sources.unavailableRetry))"
+                            """
+                            \(hint) or drop --collector.\(source.name); retried every \
+                            \(PrometheusDuration.format(Sources.unavailableRetry))
+                            """
                         ),
                     ])
                 // The key, not the place, lacks it: every location's try has its answer (and readiness too).

@@ -30,7 +30,10 @@ extension Poller {
                     ("pause", PrometheusDuration.format(seconds: pause.rounded(.up))),
                     (
                         "hint",
-                        "the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the collectors' intervals"
+                        """
+                        the plan's limit was exceeded; lower --openweather.max-requests-per-minute or raise the \
+                        collectors' intervals
+                        """
                     ),
                 ])
         }
@@ -72,7 +75,10 @@ extension Poller {
                             ? [
                                 (
                                     "hint",
-                                    "the first of \(resolved.others + 1) matches was taken; to pin another, give its coordinates as NAME=LAT,LON"
+                                    """
+                                    the first of \(resolved.others + 1) matches was taken; to pin another, give its \
+                                    coordinates as NAME=LAT,LON
+                                    """
                                 )
                             ]
                             : []))
@@ -92,7 +98,10 @@ extension Poller {
                             ("reason", error.description),
                             (
                                 "hint",
-                                "a new key takes up to a couple of hours to activate; polling continues at the normal interval"
+                                """
+                                a new key takes up to a couple of hours to activate; polling continues at the normal \
+                                interval
+                                """
                             ),
                         ])
                 } else {
@@ -107,13 +116,20 @@ extension Poller {
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
                 core.schedule.daily.spend(slot)
                 logger.error(
-                    "OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; pausing \(completion.source.name) until 00:00 UTC",
+                    """
+                    OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; \
+                    pausing \(completion.source.name) until 00:00 UTC
+                    """,
                     [
                         ("source", completion.source.name),
                         ("requests_today", String(core.schedule.daily.count(of: slot))),
                         (
                             "hint",
-                            "the account allows fewer calls a day than --collector.\(completion.source.name).max-requests-per-day=\(core.setup.layout.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit"
+                            """
+                            the account allows fewer calls a day than \
+                            --collector.\(completion.source.name).max-requests-per-day=\
+                            \(core.setup.layout.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit
+                            """
                         ),
                     ])
                 return .steadyFailure

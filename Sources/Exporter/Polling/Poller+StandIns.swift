@@ -38,7 +38,10 @@ extension Poller {
             let others = source.standsIn.joined(separator: " and ")
             if spent.contains(slot) {
                 logger.warn(
-                    "\(source.name) may send no more requests today; polling \(others) from their own endpoints until 00:00 UTC",
+                    """
+                    \(source.name) may send no more requests today; polling \(others) from their own endpoints until \
+                    00:00 UTC
+                    """,
                     [
                         ("source", source.name), ("requests_today", String(core.schedule.daily.count(of: slot))),
                         ("limit", core.schedule.daily.limit(of: slot).map(String.init) ?? "none"),

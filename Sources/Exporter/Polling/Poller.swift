@@ -21,7 +21,8 @@ final class Poller: Sendable {
         /// Which setup the job's position belongs to; an answer from before a reload is matched by identity.
         var epoch: Int
         var location: Location
-        /// The polled source itself; its name is read only to find its slot after a reload, for logs and the state file.
+        /// The polled source itself; its name is read only to find its slot after a reload, for logs and the
+        /// state file.
         var source: any Source
         /// Its slot when the job started (in `epoch`'s setup).
         var slot: Int

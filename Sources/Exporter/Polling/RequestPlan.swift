@@ -34,7 +34,8 @@ struct RequestPlan: Sendable, Equatable {
         var interval: Duration
         /// At `interval`.
         var requestsPerMinute: Double
-        /// The source whose answers fill this one's, so that it makes no requests of its own (One Call for the weather).
+        /// The source whose answers fill this one's, so that it makes no requests of its own (One Call for
+        /// the weather).
         var readFrom: String?
         /// The source's own limit of requests a UTC day, if any.
         var dailyLimit: Int? = nil
@@ -65,13 +66,19 @@ struct RequestPlan: Sendable, Equatable {
             let days = day.isEmpty ? "" : "; " + day.joined(separator: ", ")
             guard !parts.isEmpty else {
                 return
-                    "\(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \(PrometheusDuration.format(interval))\(days))"
+                    """
+                    \(RequestPlan.rate(requestsPerMinute))/min (1 request per location every \
+                    \(PrometheusDuration.format(interval))\(days))
+                    """
             }
             let perPart = parts.map {
                 "\($0.name) \(RequestPlan.count($0.perPoll * RequestPlan.day / interval.seconds))/day"
             }
             return
-                "\(RequestPlan.rate(requestsPerMinute))/min (1 poll per location every \(PrometheusDuration.format(interval)), per location \(perPart.joined(separator: ", "))\(days))"
+                """
+                \(RequestPlan.rate(requestsPerMinute))/min (1 poll per location every \
+                \(PrometheusDuration.format(interval)), per location \(perPart.joined(separator: ", "))\(days))
+                """
         }
     }
 

@@ -86,7 +86,10 @@ enum StateFile {
         guard count == UInt64(bytes.count - headerCount) else {
             throw DecodeError(
                 description:
-                    "truncated or padded: the header says \(count) bytes of data, the file has \(bytes.count - headerCount)"
+                    """
+                    truncated or padded: the header says \(count) bytes of data, the file has \
+                    \(bytes.count - headerCount)
+                    """
             )
         }
         let payload = bytes[headerCount...]

@@ -148,7 +148,10 @@ final class StateKeeper: Sendable {
                             ("reason", error.description),
                             (
                                 "hint",
-                                "check the free space and the permissions of --storage.path; retried every \(Int(spacing))s"
+                                """
+                                check the free space and the permissions of --storage.path; retried every \
+                                \(Int(spacing))s
+                                """
                             ),
                         ])
                 }

@@ -35,7 +35,10 @@ struct StateStorage: Sendable {
             guard errno == ENOENT, mkdir(self.directory, 0o700) == 0 else {
                 throw StateStorageError(
                     description:
-                        "\(shown): cannot create the state directory: \(errnoText(errno)); create it (mode 0700, owned by the exporter's user) or choose another path"
+                        """
+                        \(shown): cannot create the state directory: \(errnoText(errno)); create it (mode 0700, owned \
+                        by the exporter's user) or choose another path
+                        """
                 )
             }
         } else if info.st_mode & S_IFMT != S_IFDIR {
@@ -50,7 +53,10 @@ struct StateStorage: Sendable {
                 info.st_mode & S_ISVTX != 0
                 ? "plant files in it" : "plant files in it and replace or remove the state file"
             warnings.append(
-                "\(shown) is writable by \(who): they can \(what); chmod 700 it (or use a directory of the exporter's own: systemd StateDirectory=)"
+                """
+                \(shown) is writable by \(who): they can \(what); chmod 700 it (or use a directory of the exporter's \
+                own: systemd StateDirectory=)
+                """
             )
         }
         self.warnings = warnings
@@ -59,7 +65,10 @@ struct StateStorage: Sendable {
         guard fd >= 0 else {
             throw StateStorageError(
                 description:
-                    "\(shown): the state directory is not writable: \(errnoText(errno)); give the exporter's user write access to it (systemd: StateDirectory=; Kubernetes: a volume with fsGroup)"
+                    """
+                    \(shown): the state directory is not writable: \(errnoText(errno)); give the exporter's user write \
+                    access to it (systemd: StateDirectory=; Kubernetes: a volume with fsGroup)
+                    """
             )
         }
         close(fd)
