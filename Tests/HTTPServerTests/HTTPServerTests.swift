@@ -619,9 +619,10 @@ struct HTTPServerLimitTests {
             }
         }
         // Long enough that the reader of 16 MiB below, a test thread under ThreadSanitizer on a busy
-        // machine, is never taken for a stalled client (600 ms was not); the stalled one waits it out.
+        // machine, is never taken for a stalled client (3 s was not, beside a sanitized build); the
+        // stalled one waits it out.
         let server = try startServer(
-            { $0.writeTimeout = .seconds(3) },
+            { $0.writeTimeout = .seconds(15) },
             handler: { _, responder in
                 responder.writeHead(status: 200, headers: [], contentLength: partSize * parts)
                 let producer = Producer(responder, queue, made, released, parts: parts, partSize: partSize)
@@ -655,7 +656,7 @@ struct HTTPServerLimitTests {
         #expect(recv(stalled.fd, &byte, 1, 0) == 1)
         // The ceiling as in `checkClosedAtTheWriteTimeout`: a sweep, a busy machine, ThreadSanitizer.
         #expect(
-            waitUntil(seconds: 30) {
+            waitUntil(seconds: 60) {
                 serverSockets(port: server.port, state: .established, peers: [stalled.localPort]) == 0
             }, "the server kept a connection whose client stopped reading")
         #expect(waitUntil { released.withLock { $0 } == 4 }, "the stalled response's producer was kept")
