@@ -49,7 +49,12 @@ NGX_PID=$!
 PIDS+=($NGX_PID)
 
 QUIET=(--collector.weather.interval=10m --collector.forecast.interval=10m --openweather.max-requests-per-minute=100000)
-SHIPPED=(--no-collector.air_pollution --no-collector.air_pollution_forecast)
+# The shipped defaults: the collectors --demo turns on beyond them are turned off again, read from
+# --help ("default: disabled; enabled with --demo") so a new demo-only source needs no edit here.
+mapfile -t SHIPPED < <("$BIN" --help 2>&1 | awk '
+    /^  --collector\.[a-z0-9_]+$/ { name = $1 }
+    /\(default: disabled; enabled with --demo\)/ { sub(/^--collector\./, "--no-collector.", name); print name }')
+[ "${#SHIPPED[@]}" -gt 0 ] || { echo "no demo-only collector found in $BIN --help; the shipped defaults are unknown" >&2; exit 1; }
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 rows=()
 for size in "weather-10 10 --no-collector.forecast" "shipped-10 10" "shipped-40 40" "shipped-130 130"; do
