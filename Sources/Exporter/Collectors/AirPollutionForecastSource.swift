@@ -59,7 +59,7 @@ struct AirPollutionForecastSource: Source {
 
     func request(for poll: PollFacts) -> APIRequest {
         AirPollutionForecast.request(
-            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0)
+            latitude: poll.latitude, longitude: poll.longitude)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> AirPollutionForecast {

@@ -16,7 +16,7 @@ struct AirPollutionSource: Source {
     static let demoInterval = Duration.seconds(60)
 
     func request(for poll: PollFacts) -> APIRequest {
-        AirPollution.request(latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0)
+        AirPollution.request(latitude: poll.latitude, longitude: poll.longitude)
     }
 
     func decode(_ body: [UInt8], for location: Location) throws(OpenWeatherError) -> AirPollution {

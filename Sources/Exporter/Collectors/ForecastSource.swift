@@ -58,7 +58,7 @@ struct ForecastSource: Source {
 
     func request(for poll: PollFacts) -> APIRequest {
         Forecast.request(
-            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            latitude: poll.latitude, longitude: poll.longitude,
             language: poll.language)
     }
 

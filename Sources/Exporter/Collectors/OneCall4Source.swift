@@ -178,7 +178,7 @@ struct OneCall4Source: Source {
 
     func request(for poll: PollFacts) -> APIRequest {
         OneCall4.request(
-            .current, latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            .current, latitude: poll.latitude, longitude: poll.longitude,
             language: poll.language)
     }
 
@@ -192,8 +192,8 @@ struct OneCall4Source: Source {
     func fetch(
         _ poll: Poll<OneCall4.Reading>, get: (APIRequest) throws(OpenWeatherError) -> [UInt8]
     ) throws(OpenWeatherError) -> Fetched<OneCall4.Reading> {
-        let latitude = poll.facts.coordinates?.latitude ?? 0
-        let longitude = poll.facts.coordinates?.longitude ?? 0
+        let latitude = poll.facts.latitude
+        let longitude = poll.facts.longitude
         let previous = poll.previous?.answers
         var answers = OneCall4.Answers()
         for part in OneCall4.Part.allCases {

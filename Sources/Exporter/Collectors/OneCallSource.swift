@@ -100,7 +100,7 @@ struct OneCallSource: Source {
 
     func request(for poll: PollFacts) -> APIRequest {
         OneCall.request(
-            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            latitude: poll.latitude, longitude: poll.longitude,
             language: poll.language,
             exclude: options.exclude)
     }

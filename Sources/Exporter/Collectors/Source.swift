@@ -116,6 +116,11 @@ struct PollFacts: Sendable {
     var language: String
     /// Wall-clock Unix seconds when the poll starts.
     var now: Double
+
+    /// Where a source asking by coordinates asks. The schedule polls such a source only once the place
+    /// has coordinates, so 0 is never sent; it stands for a resolver's poll, which asks by name.
+    var latitude: Double { coordinates?.latitude ?? 0 }
+    var longitude: Double { coordinates?.longitude ?? 0 }
 }
 
 /// What a poll of one location starts from.

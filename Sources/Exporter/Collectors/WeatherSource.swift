@@ -20,7 +20,7 @@ struct WeatherSource: Source {
 
     func request(for poll: PollFacts) -> APIRequest {
         CurrentWeather.request(
-            latitude: poll.coordinates?.latitude ?? 0, longitude: poll.coordinates?.longitude ?? 0,
+            latitude: poll.latitude, longitude: poll.longitude,
             language: poll.language)
     }
 
