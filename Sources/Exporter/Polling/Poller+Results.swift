@@ -115,6 +115,8 @@ extension Poller {
                 // A source billed by the day (One Call) that answers 429 within the per-minute budget the
                 // poller keeps has spent its day's quota: it alone pauses, until 00:00 UTC.
                 core.schedule.daily.spend(slot)
+                let limit = core.setup.layout.planned[slot].dailyLimit ?? 0
+                let flag = "--collector.\(completion.source.name).max-requests-per-day=\(limit)"
                 logger.error(
                     """
                     OpenWeather rate limit hit (429) on a source with a daily limit: its quota for the day is used up; \
@@ -125,11 +127,7 @@ extension Poller {
                         ("requests_today", String(core.schedule.daily.count(of: slot))),
                         (
                             "hint",
-                            """
-                            the account allows fewer calls a day than \
-                            --collector.\(completion.source.name).max-requests-per-day=\
-                            \(core.setup.layout.planned[slot].dailyLimit ?? 0); set it to the account's own daily limit
-                            """
+                            "the account allows fewer calls a day than \(flag); set it to the account's own daily limit"
                         ),
                     ])
                 return .steadyFailure
