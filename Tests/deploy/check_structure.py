@@ -606,6 +606,18 @@ def check_prometheus_snippet():
               f"{doc}: no `cp -r` of the rules and no copy over an existing /etc/prometheus/prometheus.yml")
 
 
+def check_readme_metrics():
+    """The README names its metrics by hand: each is a family with a row in the reference's tables
+    (deploy/docs/metrics.md, sources.md), whose rows SourceReferenceTests holds to the sources."""
+    print("readme metrics:")
+    rows = "".join(line.split("|")[1] for doc in ["metrics.md", "sources.md"]
+                   for line in (DEPLOY / "docs" / doc).read_text().splitlines() if line.startswith("| `openweather_"))
+    documented = set(re.findall(r"openweather_\w+", rows))
+    named = set(re.findall(r"openweather_\w+", (ROOT / "README.md").read_text()))
+    check(named <= documented, f"README.md's {len(named)} metric names each have a row in deploy/docs/metrics.md or sources.md"
+          + (f" (no row: {sorted(named - documented)})" if not named <= documented else ""))
+
+
 def check_alert_table():
     """deploy/docs/alerts.md's alert table has a row for every alert of the rules, and no row for one
     that does not exist; the example config does not name metrics the exporter does not have."""
@@ -621,7 +633,7 @@ def check_alert_table():
 
 
 def main():
-    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_docs,
+    checks = [check_kubernetes, check_docker, check_systemd, check_grafana, check_prometheus_snippet, check_alert_table, check_readme_metrics, check_docs,
               check_source_lengths, check_source_line_widths, check_readme_length]
     if shutil.which("kubectl") is None:
         # Tests/deploy/kubernetes.sh says so as a SKIP in the deploy suite's summary.
