@@ -572,11 +572,14 @@ struct HTTPServerLimitTests {
         var byte: UInt8 = 0
         #expect(recv(client.fd, &byte, 1, 0) == 1)
         let start = monotonicNow()
-        // 600 ms without progress, noticed by a sweep at most 150 ms later: 15 s leaves room for a busy
-        // machine and ThreadSanitizer's slowdown (3 s and 5 s were each missed once there), and a timeout
-        // a hundred times longer (60 s) still fails.
+        // 600 ms without progress, noticed by a sweep at most 150 ms later. The bound only guards
+        // against a connection kept for good (a timeout a hundred times longer, 60 s, still fails:
+        // mutation server-write-timeout); "not before" is the check below. The whole suite under
+        // ThreadSanitizer beside two CPU hogs missed 3 s, 5 s and 15 s once each (15 s in 1 of 6 runs;
+        // its suite alone beside the hogs passed 6 of 6): a starved sanitized process, as in the other
+        // waits the busy runs found.
         #expect(
-            waitUntil(seconds: 15) {
+            waitUntil(seconds: 40) {
                 serverSockets(port: server.port, state: .established, peers: [client.localPort]) == 0
             },
             "the server kept a connection whose client stopped reading")
