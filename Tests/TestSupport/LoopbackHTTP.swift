@@ -238,9 +238,22 @@ public enum LoopbackHTTP {
 
     /// Everything until the peer closes (or the timeout passes).
     public static func readAll(_ fd: Int32) -> [UInt8] {
+        readUntilClosed(fd).bytes
+    }
+
+    /// Everything until the peer closes; `timedOut` when the receive timeout ended it instead.
+    static func readUntilClosed(_ fd: Int32) -> (bytes: [UInt8], timedOut: Bool) {
         var out: [UInt8] = []
-        while receive(fd, into: &out) {}
-        return out
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let code = errno
+            if count > 0 {
+                out += chunk[0..<count]
+                continue
+            }
+            return (out, count < 0 && (code == EAGAIN || code == EWOULDBLOCK))
+        }
     }
 
     /// One request with `Connection: close`.
@@ -258,7 +271,12 @@ public enum LoopbackHTTP {
             \(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)
             """
         )
-        return try parse(readAll(fd), method: method)
+        let (bytes, timedOut) = readUntilClosed(fd)
+        // A server too slow to answer is not one that closed the connection: say which it was.
+        if timedOut, (try? parse(bytes, method: method)) == nil {
+            throw TestFailure("no whole answer to \(method) \(path) within \(timeoutSeconds) s (\(bytes.count) bytes)")
+        }
+        return try parse(bytes, method: method)
     }
 
     /// The first response in everything a connection received until it closed.

@@ -52,8 +52,10 @@ import Testing
             exporter.start()
         }
 
+        /// The exporter answers from this process, which under a sanitizer beside busy neighbours can
+        /// wait more than the usual 5 s for a core (`theKeyAppearsNowhereWhateverFails` once did).
         func get(_ path: String, method: String = "GET") throws -> LoopbackResponse {
-            try LoopbackHTTP.request(port: port, method: method, path: path)
+            try LoopbackHTTP.request(port: port, method: method, path: path, timeoutSeconds: 30)
         }
 
         func metrics() throws -> String { try get("/metrics").text }
@@ -63,7 +65,8 @@ import Testing
             let headers = [acceptEncoding.map { "Accept-Encoding: \($0)" }, accept.map { "Accept: \($0)" }].compactMap {
                 $0
             }
-            return try LoopbackHTTP.request(port: port, method: method, path: "/metrics", headers: headers)
+            return try LoopbackHTTP.request(
+                port: port, method: method, path: "/metrics", headers: headers, timeoutSeconds: 30)
         }
 
         func stop() {
