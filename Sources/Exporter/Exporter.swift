@@ -74,6 +74,11 @@ public final class Exporter: Sendable {
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
+        serverConfiguration.onListenerDropped = { message in
+            logger.error("http server", [("event", message)])
+            store.recordListenerDropped()
+            publisher.refreshWeather()
+        }
         let web = try configuration.webConfigFile.map { path throws(ConfigError) in
             try WebSecurity(path: path, logger: logger)
         }

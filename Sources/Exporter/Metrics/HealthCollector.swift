@@ -251,7 +251,13 @@ enum ExporterCollector {
                         type: .counter, samples: [Sample(value: writes.failures)]),
                 ]
             } ?? []
-        return state + [requests, missing, skipped] + daily(snapshot) + [
+        // Without samples until a listener is dropped, as the families above until their first count.
+        let dropped = MetricFamily(
+            name: "openweather_exporter_listeners_dropped_total",
+            help: "Listeners that failed for good (an inherited socket shut down by another process) and stopped "
+                + "serving; the others kept serving.",
+            type: .counter, samples: snapshot.listenersDropped > 0 ? [Sample(value: snapshot.listenersDropped)] : [])
+        return state + [requests, missing, skipped, dropped] + daily(snapshot) + [
             MetricFamily(
                 name: "openweather_exporter_build_info", help: "Version of the exporter; always 1.",
                 samples: [
