@@ -28,6 +28,15 @@ import Testing
         server.shutdown()
     }
 
+    /// Issue 49: `[::ffff:127.0.0.1]:P` failed with a bare "invalid argument" (an IPv6 socket with
+    /// IPV6_V6ONLY cannot bind a v4-mapped address). It binds with V6ONLY off and serves 127.0.0.1.
+    @Test func servesOnAnIPv4MappedAddress() throws {
+        let server = try startServer { $0.listeners = [.address(host: "::ffff:127.0.0.1", port: 0)] }
+        defer { server.shutdown() }
+        #expect(server.addresses == ["[::ffff:127.0.0.1]:\(server.port)"])
+        #expect(try Self.get(server.port) == 200)
+    }
+
     /// A listener that cannot open closes those opened before it: nothing is left bound.
     @Test func aFailingListenerLeavesNoneOpen() throws {
         let taken = try startServer()
