@@ -40,7 +40,14 @@ public final class Exporter: Sendable {
             keeper = StateKeeper(storage: storage, store: store, logger: logger, time: time) {
                 publisher.weatherChanged()
             }
-            sharedDay = SharedDay(storage: storage)
+            let shared = SharedDay(storage: storage)
+            // Sharing was asked for: a day file that cannot be the shared count would let the limits go.
+            do throws(SharedDay.Failure) {
+                try shared.check()
+            } catch {
+                throw StateStorageError(description: "--storage.path \"\(path)\": \(error.description)")
+            }
+            sharedDay = shared
         } else {
             keeper = nil
         }
@@ -67,6 +74,11 @@ public final class Exporter: Sendable {
         serverConfiguration.readTimeout = configuration.readTimeout
         serverConfiguration.idleTimeout = configuration.idleTimeout
         serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
+        serverConfiguration.onListenerDropped = { message in
+            logger.error("http server", [("event", message)])
+            store.recordListenerDropped()
+            publisher.refreshWeather()
+        }
         let web = try configuration.webConfigFile.map { path throws(ConfigError) in
             try WebSecurity(path: path, logger: logger)
         }

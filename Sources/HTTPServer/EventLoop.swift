@@ -168,7 +168,7 @@ final class EventLoop {
 
     private func watchListener() {
         guard !listenerWatched else { return }
-        for listenFD in listenFDs {
+        for listenFD in listenFDs where !core.isDropped(listenFD) {
             // EPOLLEXCLUSIVE: each listener in every loop's epoll, without waking all loops per connection.
             var event = EpollEvent(
                 events: Linux.EPOLLIN | Linux.EPOLLEXCLUSIVE, data: UInt64(UInt32(bitPattern: listenFD)))
@@ -199,8 +199,12 @@ final class EventLoop {
                     pauseAccepting(code)
                     return
                 case EINVAL:
-                    // The listener was shut down for a graceful stop.
-                    unwatchListener()
+                    // Shut down: by `shutdown` for a graceful stop, or by another holder of an inherited socket.
+                    if core.stopping.load(ordering: .acquiring) {
+                        unwatchListener()
+                    } else {
+                        drop(listenFD)
+                    }
                     return
                 default:
                     core.report("accept failed: \(errnoText(code).lowercased())")
@@ -239,6 +243,20 @@ final class EventLoop {
                 target.post(.adopt(fd, peer))
             }
         }
+    }
+
+    /// A listener that failed for good leaves this loop's epoll (each loop drops it when it finds it
+    /// failed) and is reported once; the other listeners keep serving.
+    private func drop(_ listenFD: Int32) {
+        var event = EpollEvent()
+        Linux.epollCtl(epollFD, Linux.EPOLL_CTL_DEL, listenFD, &event)
+        guard core.dropListener(listenFD) else { return }
+        let message = """
+            listener \(Listener.boundAddress(listenFD)) stopped accepting (accept: invalid argument: it was shut \
+            down, by another process holding the socket?); it is dropped, the other listeners keep serving; restart \
+            to listen there again
+            """
+        if let dropped = core.configuration.onListenerDropped { dropped(message) } else { core.report(message) }
     }
 
     /// The next pause of accepting, in nanoseconds, after one of `previous` (0: none yet): 100 ms,

@@ -44,7 +44,9 @@
 /// - Each listener (`listeners`: addresses, or sockets inherited from systemd; one server, one set of
 ///   limits for all) is in every loop's epoll with EPOLLEXCLUSIVE; an accepted connection goes to the loop
 ///   with the fewest connections. Out of file descriptors, a loop stops watching the listeners for 100 ms,
-///   doubling to 1 s, and reports it once through `onError`.
+///   doubling to 1 s, and reports it once through `onError`. A listener whose accept fails with EINVAL
+///   outside a stop (another holder of an inherited socket shut it down) is dropped alone, reported
+///   once through `onListenerDropped`; the others keep serving.
 /// - `Expect: 100-continue` is not answered; clients send the body after their own short wait.
 /// - `shutdown` must not be called from a handler: it waits for the loop threads.
 import Glibc
@@ -158,6 +160,8 @@ final class ServerCore: Sendable {
     /// Connections refused at the limit in this episode (0: none going on), and when the last was.
     let limitRefused = Atomic<Int>(0)
     let limitLastRefusal = Atomic<Int64>(0)
+    /// Listeners dropped after they failed for good: no loop watches them again.
+    let droppedListeners = Locked<Set<Int32>>([])
 
     init(
         configuration: HTTPServerConfiguration, handler: any HTTPHandler, listenFDs: [Int32], ports: [UInt16],
@@ -174,6 +178,15 @@ final class ServerCore: Sendable {
 
     func report(_ message: String) {
         configuration.onError?(message)
+    }
+
+    /// Marks `listenFD` dropped; true for the first loop to find it failed, which reports it.
+    func dropListener(_ listenFD: Int32) -> Bool {
+        droppedListeners.withLock { $0.insert(listenFD).inserted }
+    }
+
+    func isDropped(_ listenFD: Int32) -> Bool {
+        droppedListeners.withLock { $0.contains(listenFD) }
     }
 
     func closeDescriptors() {

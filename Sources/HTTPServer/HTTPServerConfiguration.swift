@@ -25,6 +25,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var eventLoops: Int = HTTPServerConfiguration.onlineCPUs
     /// Rare server events worth a log line (accept failures, fd exhaustion); never per-request noise.
     public var onError: (@Sendable (String) -> Void)?
+    /// A listener failed for good (another holder of an inherited socket shut it down) and was dropped;
+    /// the others keep serving. Nil: `onError` hears of it.
+    public var onListenerDropped: (@Sendable (String) -> Void)?
     /// Serve TLS with this context (nil: plain HTTP). A source, not a fixed configuration: it re-reads rotated
     /// certificates.
     public var tls: TLSContextSource?

@@ -172,7 +172,8 @@ enum Listener {
         // Lets a restarted server bind while old connections sit in TIME_WAIT.
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         if address.family == AF_INET6 {
-            var v6only: Int32 = address.isUnspecified ? 0 : 1
+            // A v4-mapped address (::ffff:127.0.0.1) binds only with V6ONLY off; it serves that IPv4 address.
+            var v6only: Int32 = address.isUnspecified || address.isV4Mapped ? 0 : 1
             setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &v6only, socklen_t(MemoryLayout<Int32>.size))
         }
         let bound = address.withSockaddr { bind(fd, $0, $1) }
@@ -228,6 +229,8 @@ struct SocketAddress {
     private let length: socklen_t
     let description: String
     let isUnspecified: Bool
+    /// An IPv6 address that stands for an IPv4 one (`::ffff:a.b.c.d`).
+    var isV4Mapped = false
 
     init(_ v4: sockaddr_in) {
         family = AF_INET
@@ -254,6 +257,9 @@ struct SocketAddress {
         description = "[\(cText(text))]:\(UInt16(bigEndian: v6.sin6_port))"
         var any = in6addr_any
         isUnspecified = memcmp(&addr, &any, MemoryLayout<in6_addr>.size) == 0
+        isV4Mapped = withUnsafeBytes(of: addr) {
+            $0.prefix(10).allSatisfy { $0 == 0 } && $0[10] == 0xFF && $0[11] == 0xFF
+        }
     }
 
     func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {

@@ -205,9 +205,10 @@ public struct JSONParser {
             skipDigits()
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text), value.isFinite else {
+        // Past the largest Double this is ±infinity (`JSONValue.number`), refused by the field's range.
+        guard let value = Double(text) else {
             index = start
-            throw error("the number \(text) is too large")
+            throw error("the number \(text) cannot be read")
         }
         return value
     }

@@ -3,6 +3,8 @@
 public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
+    /// Too large for a `Double` (`1e999`): ±infinity, so the reader's range check refuses that value
+    /// alone rather than the whole document.
     case number(Double)
     case string(String)
     case array([JSONValue])

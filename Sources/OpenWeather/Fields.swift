@@ -58,7 +58,7 @@ struct Fields {
             return nil
         }
         guard range.contains(number) else {
-            log?.missing(name(key), "`\(name(key))` = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
+            log?.missing(name(key), outside(key, number, range))
             return nil
         }
         return number
@@ -154,6 +154,13 @@ struct Fields {
         return fields
     }
 
+    /// Why `number` at `key` is refused: outside `range`, or too large for a number to hold (`1e999`
+    /// parses as infinity).
+    private func outside(_ key: String, _ number: Double, _ range: ClosedRange<Double>) -> String {
+        let shown = number.isFinite ? "\(number)" : "a number too large to hold"
+        return "`\(name(key))` = \(shown) is outside \(range.lowerBound)...\(range.upperBound)"
+    }
+
     func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
     private func present(_ key: String) -> JSONValue? {
@@ -203,9 +210,7 @@ struct Fields {
         guard case .number(let number) = found else {
             throw FieldError(reason: "`\(name(key))` is \(found.typeName), not a number")
         }
-        guard range.contains(number) else {
-            throw FieldError(reason: "`\(name(key))` = \(number) is outside \(range.lowerBound)...\(range.upperBound)")
-        }
+        guard range.contains(number) else { throw FieldError(reason: outside(key, number, range)) }
         return number
     }
 

@@ -74,7 +74,8 @@ public enum RegularFile {
         }
     }
 
-    static func kind(_ mode: mode_t) -> String {
+    /// What a file of `mode` is, for a message that says why it is refused.
+    public static func kind(_ mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFIFO: "a FIFO"
         case S_IFDIR: "a directory"

@@ -25,7 +25,8 @@ import Locking
 ///   10 minutes everywhere;
 /// - `POST /_simulator/weather?lat=-14.63&shift=35` (`lat` left out: everywhere; `lon=` too, to tell two
 ///   places at one latitude apart): that place's temperatures, now and forecast on every endpoint, shifted
-///   by `shift` °C (negative: colder), added to any earlier shift (+35 then -35 is no shift); with
+///   by `shift` °C (negative: colder), added to any earlier shift (+35 then -35 is no shift; one total
+///   per place, within ±100 °C, and at most 256 places; `lat`/`lon` past ±90/±180 are refused); with
 ///   `ahead_hours=6`, only the forecasts' temperatures from 6 hours ahead on (a spell that never comes);
 ///   `DELETE /_simulator/weather`: the model's own weather again, with `lat=`/`lon=` at that place only
 ///   (the shifts made for it; those made for every place stay);
@@ -55,8 +56,36 @@ public final class Simulator: Sendable {
         var endlessRound = 0
         /// True: every One Call minute forecast is dry for 10 minutes, then rains.
         var oneCallRainSoon = false
-        /// Places made hotter or colder (`POST /_simulator/weather`).
+        /// Places made hotter or colder (`POST /_simulator/weather`): one for each place and hours ahead.
         var shifts: [TemperatureShift] = []
+
+        /// The most shifts kept. A place's later shifts add to its own, so this bounds the places
+        /// shifted at once; each answer looks at every one.
+        static let maxShifts = 256
+
+        /// Adds `shift` to the one made for the same place and hours ahead (shifts add up; a total of 0
+        /// is none), or keeps it as a new one. Returns why not, when it is refused.
+        mutating func add(_ shift: TemperatureShift) -> String? {
+            if let index = shifts.firstIndex(where: { $0.isSamePlace(as: shift) }) {
+                let total = shifts[index].celsius + shift.celsius
+                guard abs(total) <= TemperatureShift.maxCelsius else {
+                    return """
+                        the shift there would total \(total) °C, past ±\(Int(TemperatureShift.maxCelsius)) °C; \
+                        DELETE /_simulator/weather clears it
+                        """
+                }
+                if total == 0 { shifts.remove(at: index) } else { shifts[index].celsius = total }
+                return nil
+            }
+            guard shifts.count < Self.maxShifts else {
+                return """
+                    \(Self.maxShifts) places are shifted already, the most kept; DELETE /_simulator/weather clears \
+                    them (with lat=/lon=, one place's)
+                    """
+            }
+            shifts.append(shift)
+            return nil
+        }
     }
 
     /// Shared by the public API and the handler on the server's threads.
@@ -124,9 +153,11 @@ public final class Simulator: Sendable {
 
     /// What `POST /_simulator/weather` does: the temperatures at a place (its latitude, to 0.01°) shifted
     /// by `celsius`; with `hoursAhead`, only the forecasts' from that far ahead on.
-    public func shiftTemperatures(latitude: Double, celsius: Double, hoursAhead: Double? = nil) {
+    /// Returns why it is refused (past ±100 °C there, or too many places shifted).
+    @discardableResult
+    public func shiftTemperatures(latitude: Double, celsius: Double, hoursAhead: Double? = nil) -> String? {
         let shift = TemperatureShift(latitude: latitude, celsius: celsius, ahead: hoursAhead.map { $0 * 3600 })
-        state.withLock { $0.shifts.append(shift) }
+        return state.withLock { $0.add(shift) }
     }
 
     /// Every API request seen, any endpoint, oldest first.

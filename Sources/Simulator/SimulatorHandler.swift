@@ -65,25 +65,31 @@ struct SimulatorHandler: HTTPHandler {
             responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
         case ("POST", "/_simulator/weather"):
             let hours = query["ahead_hours"].flatMap(Double.init)
+            let place = Self.place(query)
             guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
-                let (latitude, longitude) = Self.place(query),
+                case .success(let (latitude, longitude)) = place,
                 query["ahead_hours"] == nil || hours.map({ (0...240).contains($0) }) == true
             else {
+                let why = if case .failure(let refusal) = place { refusal.why + "; " } else { "" }
                 responder.respond(
                     Self.text(
                         400,
                         """
-                        give shift=C (degrees to add, -100 to 100; negative for colder) and optionally lat=LATITUDE, \
-                        lon=LONGITUDE and ahead_hours=H (forecasts only, from H hours ahead; 0 to 240)\n
+                        \(why)give shift=C (degrees to add, -100 to 100; negative for colder) and optionally \
+                        lat=LATITUDE (-90 to 90), lon=LONGITUDE (-180 to 180) and ahead_hours=H (forecasts only, \
+                        from H hours ahead; 0 to 240)\n
                         """
                     )
                 )
                 return
             }
             let ahead = hours.map { $0 * 3600 }
-            state.withLock {
-                $0.shifts.append(
-                    TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift, ahead: ahead))
+            let refused = state.withLock {
+                $0.add(TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift, ahead: ahead))
+            }
+            if let refused {
+                responder.respond(Self.text(400, refused + "\n"))
+                return
             }
             let when = hours.map { " from \($0) hours ahead (forecasts only)" } ?? ""
             responder.respond(
@@ -92,10 +98,15 @@ struct SimulatorHandler: HTTPHandler {
                 ))
         case ("DELETE", "/_simulator/weather"):
             // With lat=/lon=: that place's own shifts only; shifts made for every place stay.
-            guard let (latitude, longitude) = Self.place(query) else {
+            guard case .success(let (latitude, longitude)) = Self.place(query) else {
                 responder.respond(
                     Self.text(
-                        400, "give lat=LATITUDE and/or lon=LONGITUDE to clear one place's shifts, or neither for all\n")
+                        400,
+                        """
+                        give lat=LATITUDE (-90 to 90) and/or lon=LONGITUDE (-180 to 180) to clear one place's shifts, \
+                        or neither for all\n
+                        """
+                    )
                 )
                 return
             }
@@ -125,12 +136,23 @@ struct SimulatorHandler: HTTPHandler {
         }
     }
 
-    /// A control's `lat=` and `lon=`, each nil when not given; nil when one given is not a number.
-    private static func place(_ query: [String: String]) -> (latitude: Double?, longitude: Double?)? {
-        let latitude = query["lat"].map { Double($0) }
-        let longitude = query["lon"].map { Double($0) }
-        guard latitude != .some(nil), longitude != .some(nil) else { return nil }
-        return (latitude ?? nil, longitude ?? nil)
+    /// Why a control's `lat=` or `lon=` names no place.
+    struct Refusal: Error {
+        let why: String
+    }
+
+    /// A control's `lat=` and `lon=`, each nil when not given; refused when one given is not a coordinate
+    /// (not a number, not finite, or past ±90° or ±180°).
+    private static func place(_ query: [String: String]) -> Result<(latitude: Double?, longitude: Double?), Refusal> {
+        func coordinate(_ name: String, _ limit: Double) -> Result<Double?, Refusal> {
+            guard let text = query[name] else { return .success(nil) }
+            guard let value = Double(text), value.isFinite, abs(value) <= limit else {
+                return .failure(
+                    Refusal(why: "\(name)=\(text.prefix(40)) is not a place: give -\(Int(limit)) to \(Int(limit))"))
+            }
+            return .success(value)
+        }
+        return coordinate("lat", 90).flatMap { latitude in coordinate("lon", 180).map { (latitude, $0) } }
     }
 
     private static func describe(_ latitude: Double?, _ longitude: Double?) -> String {

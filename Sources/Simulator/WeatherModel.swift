@@ -200,6 +200,17 @@ struct TemperatureShift: Sendable, Equatable {
         return near(latitude, requested) && near(longitude, requestedLongitude)
     }
 
+    /// The most a place's shifts may total, either way.
+    static let maxCelsius = 100.0
+
+    /// Made for the same place (the same coordinates given, each within 0.005°) and hours ahead: the
+    /// two add up to one.
+    func isSamePlace(as other: TemperatureShift) -> Bool {
+        ahead == other.ahead && (latitude == nil) == (other.latitude == nil)
+            && (longitude == nil) == (other.longitude == nil)
+            && matches(latitude: other.latitude, longitude: other.longitude)
+    }
+
     /// Made for one place (by latitude, longitude or both), not for every place.
     var isLocal: Bool { latitude != nil || longitude != nil }
 }

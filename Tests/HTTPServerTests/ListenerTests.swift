@@ -1,4 +1,5 @@
 import Glibc
+import Locking
 import TestSupport
 import Testing
 
@@ -25,6 +26,15 @@ import Testing
             #expect(client.readResponse()?.text == "GET /either? 0")
         }
         server.shutdown()
+    }
+
+    /// Issue 49: `[::ffff:127.0.0.1]:P` failed with a bare "invalid argument" (an IPv6 socket with
+    /// IPV6_V6ONLY cannot bind a v4-mapped address). It binds with V6ONLY off and serves 127.0.0.1.
+    @Test func servesOnAnIPv4MappedAddress() throws {
+        let server = try startServer { $0.listeners = [.address(host: "::ffff:127.0.0.1", port: 0)] }
+        defer { server.shutdown() }
+        #expect(server.addresses == ["[::ffff:127.0.0.1]:\(server.port)"])
+        #expect(try Self.get(server.port) == 200)
     }
 
     /// A listener that cannot open closes those opened before it: nothing is left bound.
@@ -57,6 +67,29 @@ import Testing
         for _ in 0..<3 { #expect(try Self.get(port) == 200) }
         server.shutdown()
         #expect(fcntl(fd, F_GETFD) == -1 && errno == EBADF)
+    }
+
+    /// Issue 49: another holder of an inherited socket shuts it down (`shutdown(SHUT_RD)`). The loop
+    /// that found it failed stopped watching every listener, so the first one stopped answering too (3
+    /// of 3 requests timed out). Now only the failed one is dropped, reported once; the first serves on.
+    @Test func aListenerShutDownElsewhereIsDroppedAlone() throws {
+        let (first, firstPort) = try LoopbackHTTP.tcpSocket(listening: 16, closeOnExec: false)
+        let (second, secondPort) = try LoopbackHTTP.tcpSocket(listening: 16, closeOnExec: false)
+        let holder = dup(second)
+        defer { close(holder) }
+        let dropped = Locked<[String]>([])
+        let server = try startServer {
+            $0.listeners = [.socket(fd: first, origin: "systemd"), .socket(fd: second, origin: "systemd")]
+            $0.onListenerDropped = { message in dropped.withLock { $0.append(message) } }
+        }
+        defer { server.shutdown() }
+        #expect(try Self.get(secondPort) == 200)
+        #expect(shutdown(holder, Int32(SHUT_RD)) == 0)
+        #expect(waitUntil(seconds: 30) { !dropped.withLock { $0 }.isEmpty })
+        for _ in 0..<3 { #expect(try Self.get(firstPort) == 200) }
+        let messages = dropped.withLock { $0 }
+        #expect(messages.count == 1)
+        #expect(messages.first?.contains("listener 127.0.0.1:\(secondPort) stopped accepting") == true)
     }
 
     @Test func refusesAnInheritedDescriptorItCannotServeOn() throws {

@@ -121,6 +121,16 @@ func decodeFailure(_ run: () throws -> Void) -> String? {
                 "...WIND ADVISORY IN EFFECT UNTIL 6 PM CST THIS EVENING...\n* WHAT...South winds"))
     }
 
+    /// Issue 49: a number too large to hold in an optional field (`"humidity": 1e999`) failed the whole
+    /// answer; now only that field is gone (FieldPolicyTests checks it is noted, on every source).
+    @Test func aNumberTooLargeInAnOptionalFieldTakesOnlyThatField() throws {
+        let text = String(decoding: Fixture.body(.current), as: UTF8.self)
+        #expect(text.contains("\"humidity\":67"))
+        let body = Array(text.replacing("\"humidity\":67", with: "\"humidity\":1e999").utf8)
+        let weather = try OneCall4Decoder.current(body).records[0].weather
+        #expect(weather.humidityRatio == nil && weather.temperatureCelsius == 8.2)
+    }
+
     /// 4.0 gives `rain.1h` in mm/h: a step holds the rate over its own length.
     @Test func aStepsRainIsTheRateOverItsLength() throws {
         func body(_ part: OneCall4.Part) -> [UInt8] {

@@ -109,7 +109,8 @@ import Testing
         #expect(abs(try shift(48.86, 2.35) - 6) < 1)
 
         let london = try delete("?lat=51.51")
-        #expect(london.status == 200 && london.text == "3 temperature shifts cleared at latitude 51.51; 2 left\n")
+        // +35 and -35 there added up to none: the +10 is the place's one shift.
+        #expect(london.status == 200 && london.text == "1 temperature shifts cleared at latitude 51.51; 2 left\n")
         #expect(abs(try shift(51.51, -0.13) - 1) < 1)
         #expect(abs(try shift(48.86, 2.35) - 6) < 1)
 
@@ -126,6 +127,46 @@ import Testing
         #expect(try delete("").text == "3 temperature shifts cleared everywhere; 0 left\n")
         #expect(abs(try shift(48.86, 2.35)) < 1)
         #expect(abs(try shift(51.51, 50)) < 1)
+    }
+
+    /// Issue 49: 200,000 shifts of ±0.001 at one place grew the list without end (25 MB more, a
+    /// forecast from 13 ms to 106 ms), and `lat=nan`, `1e308`, `91`, `lon=-inf` were taken. Now a
+    /// place's shifts add up to one, at most 256 places are kept, a total past ±100 °C is refused, and a
+    /// coordinate that is not a place is a 400 that says why.
+    @Test func shiftsStayOnePerPlaceAndTheirCoordinatesArePlaces() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        func post(_ query: String) throws -> (status: Int, text: String) {
+            let response = try LoopbackHTTP.request(
+                port: simulator.port, method: "POST", path: "/_simulator/weather?\(query)")
+            return (response.status, response.text)
+        }
+        func stored() -> Int { simulator.state.withLock { $0.shifts.count } }
+        for round in 0..<1000 {
+            #expect(try post("lat=51.51&shift=\(round % 2 == 0 ? "" : "-")0.001").status == 200)
+        }
+        #expect(try post("lat=51.51&shift=0.001").status == 200)
+        #expect(stored() == 1, "one shift at one place, however many were made")
+        #expect(try post("lat=51.51&shift=100").text.hasPrefix("the shift there would total 100.001 °C, past ±100 °C"))
+
+        for bad in ["lat=nan", "lat=inf", "lat=1e308", "lat=91", "lon=-181", "lon=-inf", "lat=-90.01&lon=0"] {
+            let answer = try post("\(bad)&shift=1")
+            #expect(answer.status == 400 && answer.text.contains("is not a place: give -"), "\(bad): \(answer.text)")
+        }
+        #expect(try post("lat=91&shift=1").text.hasPrefix("lat=91 is not a place: give -90 to 90; give shift=C"))
+        #expect(
+            try LoopbackHTTP.request(port: simulator.port, method: "DELETE", path: "/_simulator/weather?lat=nan")
+                .status == 400)
+        #expect(stored() == 1)
+
+        for place in 1..<Simulator.State.maxShifts {
+            #expect(try post("lat=\(-80 + Double(place) / 2)&shift=1").status == 200)
+        }
+        #expect(stored() == 256)
+        let full = try post("lat=89&shift=1")
+        #expect(full.status == 400 && full.text.hasPrefix("256 places are shifted already, the most kept"))
+        #expect(try post("lat=51.51&shift=1").status == 200, "a place already shifted still adds up")
+        #expect(stored() == 256)
     }
 
     /// `ahead_hours=` shifts only what is forecast that far ahead: the current weather (and so the

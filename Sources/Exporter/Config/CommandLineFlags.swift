@@ -73,6 +73,15 @@ struct CommandLineFlags {
             } else {
                 throw ConfigError("\(origin) needs a value, for example \(origin)=\(flag.placeholder)")
             }
+            // Commas separate a repeated setting's values only in its variable, where it cannot repeat.
+            if flag.kind == .repeated, value.contains(",") {
+                throw ConfigError(
+                    """
+                    \(origin) "\(value)" holds a comma: give the flag once per value (\(origin)=\(flag.placeholder) \
+                    \(origin)=\(flag.placeholder)); commas separate values only in $\(flag.environmentName)
+                    """
+                )
+            }
             if flag.kind == .repeatable {
                 flags.settings.locations.append(.init(text: value, origin: origin))
                 flags.settings.locationsOrigin = origin

@@ -28,8 +28,13 @@ enum SystemdSockets {
                 """
             )
         }
-        guard let listenPID = Int32(pidText), listenPID > 0 else {
-            throw ConfigError("--web.systemd-socket: $LISTEN_PID=\(pidText) is not a process ID: \(unit)")
+        guard let listenPID = plainDecimal(pidText).flatMap(Int32.init), listenPID > 0 else {
+            throw ConfigError(
+                """
+                --web.systemd-socket: $LISTEN_PID=\(pidText) is not a process ID (plain decimal digits, no sign or \
+                leading zero): \(unit)
+                """
+            )
         }
         guard listenPID == pid else {
             throw ConfigError(
@@ -39,11 +44,24 @@ enum SystemdSockets {
                 """
             )
         }
-        guard let count = Int(fdsText), count >= 1, count <= maxCount else {
+        guard let count = plainDecimal(fdsText).flatMap({ Int($0) }), count >= 1, count <= maxCount else {
             throw ConfigError(
-                "--web.systemd-socket: $LISTEN_FDS=\(fdsText) is not a count of sockets from 1 to \(maxCount): \(unit)")
+                """
+                --web.systemd-socket: $LISTEN_FDS=\(fdsText) is not a count of sockets from 1 to \(maxCount) in plain \
+                decimal digits (no sign or leading zero): \(unit)
+                """
+            )
         }
         return firstDescriptor..<firstDescriptor + Int32(count)
+    }
+
+    /// `text` when it is a number as systemd writes one: decimal digits, no sign, no leading zero.
+    /// Swift's `Int` would take `+1`, and `01` is a zero-padded text no systemd sets.
+    private static func plainDecimal(_ text: String) -> String? {
+        guard let first = text.utf8.first, first != UInt8(ascii: "0") || text.utf8.count == 1,
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
+        return text
     }
 
     /// Checks that each descriptor is open and makes it close-on-exec, as `sd_listen_fds(3)` does,

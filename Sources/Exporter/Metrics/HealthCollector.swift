@@ -157,7 +157,7 @@ struct HealthCollector: Collector {
 enum ExporterCollector {
     /// Today's requests per source (every source of the layout, 0 for one that sent none) and the
     /// daily limits in force. The key's limit has a family of its own, without a `source` label: it
-    /// holds all sources together, so it is matched against their sum. The three families are always
+    /// holds all sources together, so it is matched against their sum. The four families are always
     /// there, without samples when there is nothing to say (a family without samples is not
     /// written): the renderer keeps shards' lines by family position, which must not move.
     static func daily(_ snapshot: ReadingStore.Snapshot) -> [MetricFamily] {
@@ -193,7 +193,15 @@ enum ExporterCollector {
                 replica's share); absent without one.
                 """,
             samples: daily.keyLimit.map { [Sample(value: Double($0))] } ?? [])
-        return [today, limits, key]
+        let withheld = MetricFamily(
+            name: "openweather_api_daily_requests_withheld",
+            help:
+                """
+                1 while the day's counts shared in --storage.path cannot be used (not a regular file): requests under \
+                a daily limit wait; absent otherwise.
+                """,
+            samples: daily.withheld ? [Sample(value: 1)] : [])
+        return [today, limits, key, withheld]
     }
 
     static func collect(_ snapshot: ReadingStore.Snapshot) -> [MetricFamily] {
@@ -243,7 +251,13 @@ enum ExporterCollector {
                         type: .counter, samples: [Sample(value: writes.failures)]),
                 ]
             } ?? []
-        return state + [requests, missing, skipped] + daily(snapshot) + [
+        // Without samples until a listener is dropped, as the families above until their first count.
+        let dropped = MetricFamily(
+            name: "openweather_exporter_listeners_dropped_total",
+            help: "Listeners that failed for good (an inherited socket shut down by another process) and stopped "
+                + "serving; the others kept serving.",
+            type: .counter, samples: snapshot.listenersDropped > 0 ? [Sample(value: snapshot.listenersDropped)] : [])
+        return state + [requests, missing, skipped, dropped] + daily(snapshot) + [
             MetricFamily(
                 name: "openweather_exporter_build_info", help: "Version of the exporter; always 1.",
                 samples: [

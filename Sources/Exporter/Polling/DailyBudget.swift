@@ -50,6 +50,12 @@ struct DailyBudget: Equatable {
     /// what the others counted.
     private(set) var published = Tally()
 
+    /// The shared day cannot be read or written (`SharedDay`: not a regular file, say): what the others
+    /// sent is unknown, so no source under a daily limit (its own or the key's) may send until it can be.
+    /// When it is tried next (monotonic seconds): the jobs held wait until then.
+    private(set) var withheldUntil: Double?
+    var withheld: Bool { withheldUntil != nil }
+
     /// No limits until `configure`.
     init(wall: Double) { day = Self.day(of: wall) }
 
@@ -145,6 +151,15 @@ struct DailyBudget: Equatable {
 
     var keyExhausted: Bool { keyLimit.map { dayTotal >= $0 } ?? false }
 
+    /// A daily limit holds the source in `slot`: its own, or the key's.
+    func governs(_ slot: Int) -> Bool { limit(of: slot) != nil || keyLimit != nil }
+
+    /// The shared day cannot be used until at least `until` (nil: it can).
+    mutating func withhold(until: Double?) {
+        if (until != nil) != withheld { revision += 1 }
+        withheldUntil = until
+    }
+
     /// The source in `slot` may send `requests` more today, under its own limit and the key's, beside what polls
     /// in flight may still send (it may send none once OpenWeather said its day is spent).
     func allows(_ slot: Int, _ requests: Int) -> Bool {
@@ -158,7 +173,8 @@ struct DailyBudget: Equatable {
     }
 
     private func hasRoom(_ slot: Int, _ requests: Int, keyRequests: Int) -> Bool {
-        !spent.contains(slot) && (limit(of: slot).map { count(of: slot) + requests <= $0 } ?? true)
+        !spent.contains(slot) && !(withheld && governs(slot))
+            && (limit(of: slot).map { count(of: slot) + requests <= $0 } ?? true)
             && (keyLimit.map { dayTotal + keyRequests <= $0 } ?? true)
     }
 

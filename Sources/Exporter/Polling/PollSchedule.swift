@@ -110,6 +110,13 @@ struct PollSchedule {
             if daily.keyExhausted { return .wait(until: midnight) }
             let slot = id(of: index).slot
             let cost = max(jobs[index].spec.cost, 1)
+            // Not until 00:00 UTC: they go as soon as the shared day works again.
+            if let until = daily.withheldUntil, daily.governs(slot) {
+                due[slot].removeFirst()
+                jobs[index].nextDue = max(until, now + 1)
+                enqueue(index)
+                continue
+            }
             // A poll of several requests starts only when the day has room for all of them, and holds
             // that room until it ends (`release`), so polls in flight together never pass a limit.
             if !daily.allows(slot, cost) {

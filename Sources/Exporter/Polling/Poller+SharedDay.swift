@@ -3,14 +3,15 @@
 extension Poller {
     /// Runs `body` on the core with the day's counts as every process sharing them has them (`SharedDay`),
     /// under the shared file's lock, then writes back what this process holds: a decision on the day's
-    /// room and the room it takes are one step for all of them. A file that cannot be used leaves the
-    /// decision to this process's counts, with one warning, and is tried again `SharedDay.retrySeconds`
+    /// room and the room it takes are one step for all of them. A lock another process holds leaves the
+    /// decision to this process's counts, with one warning; a file that cannot be the shared count holds
+    /// the requests a daily limit governs, with one error. Either is tried again `SharedDay.retrySeconds`
     /// later (not on every step, which would wait for a held lock each time).
     // Not optimized: Swift 6.0.3's ClosureSpecializer aborts on it ("Can't demangle"), and it is glue.
     @_optimize(none)
     func withSharedDay<Result: Sendable>(_ body: (inout sending Core) -> sending Result) -> Result {
         guard let sharedDay else { return core.withLock(body) }
-        let (due, failing) = core.withLock { (time.monotonic() >= $0.sharedDayRetry, $0.sharedDayFailing) }
+        let (due, failing) = core.withLock { (time.monotonic() >= $0.sharedDayRetry, $0.sharedDayState != .shared) }
         guard due else { return core.withLock(body) }
         var decided: Result?
         var odd: String?
@@ -27,6 +28,7 @@ extension Poller {
                         core.sharedDayOddWarned = today
                         odd = reason
                     }
+                    core.schedule.daily.withhold(until: nil)
                     decided = body(&core)
                     return ((), core.schedule.daily.shared())
                 }
@@ -35,21 +37,39 @@ extension Poller {
         } catch {
             failure = error
         }
-        let changed = core.withLock { core in
-            defer {
-                core.sharedDayFailing = failure != nil
-                core.sharedDayRetry = failure == nil ? -.infinity : time.monotonic() + SharedDay.retrySeconds
-            }
-            return core.sharedDayFailing != (failure != nil)
+        // A held lock leaves the decision to this process's counts; a file that cannot be the shared count
+        // (not a regular file, not openable) holds every request a daily limit governs until it can.
+        let state: SharedDayState = failure.map { $0.locked ? .counted : .withheld } ?? .shared
+        let before = core.withLock { core in
+            let before = core.sharedDayState
+            core.sharedDayState = state
+            core.sharedDayRetry = failure == nil ? -.infinity : time.monotonic() + SharedDay.retrySeconds
+            core.schedule.daily.withhold(until: state == .withheld ? core.sharedDayRetry : nil)
+            return before
         }
-        if changed, let failure {
-            logger.warn(
-                "cannot share the day's request counts with backfills; counting this process's alone",
-                [
-                    ("reason", failure.description), ("retry_in", "\(Int(SharedDay.retrySeconds))s"),
-                    ("hint", "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path"),
-                ])
-        } else if changed {
+        if before != state, let failure {
+            if state == .withheld {
+                logger.error(
+                    """
+                    cannot share the day's request counts with backfills; requests under a daily limit wait until \
+                    it can
+                    """,
+                    [
+                        ("reason", failure.description), ("retry_in", "\(Int(SharedDay.retrySeconds))s"),
+                        ("hint", "a daily limit shared by --storage.path is kept only with a regular file there"),
+                    ])
+            } else {
+                logger.warn(
+                    "cannot share the day's request counts with backfills; counting this process's alone",
+                    [
+                        ("reason", failure.description), ("retry_in", "\(Int(SharedDay.retrySeconds))s"),
+                        (
+                            "hint",
+                            "a backfill run meanwhile may pass a daily limit with the exporter; check --storage.path"
+                        ),
+                    ])
+            }
+        } else if before != state {
             logger.info("the day's request counts are shared again", [("path", sharedDay.path)])
         }
         if let odd {
@@ -62,6 +82,15 @@ extension Poller {
         }
         if let decided { return decided }
         return core.withLock(body)
+    }
+
+    /// How the shared day worked at the last try.
+    enum SharedDayState {
+        case shared
+        /// Another process held its lock: this process counts alone.
+        case counted
+        /// It cannot be the shared count: requests under a daily limit wait (`DailyBudget.withheld`).
+        case withheld
     }
 
     /// Tells the store of the day's counts when they changed since it was last told; true then.

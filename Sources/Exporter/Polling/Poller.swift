@@ -58,8 +58,8 @@ final class Poller: Sendable {
         var spentForDay: Set<Int> = []
         /// The `daily.revision` the store was last told of.
         var dailyShown = -1
-        /// The shared day's file could not be used at the last try (logged once, until it works again).
-        var sharedDayFailing = false
+        /// How the shared day's file worked at the last try (logged once each time it changes).
+        var sharedDayState = Poller.SharedDayState.shared
         /// While it fails: when it is tried again (monotonic seconds); until then this process counts alone.
         var sharedDayRetry = -Double.infinity
         /// The UTC day (this process's) on which the file's contents were last warned of as not taken

@@ -83,6 +83,8 @@ final class ReadingStore: Sendable {
         var entriesSkipped: [FieldKey: Double] = [:]
         var reloadSuccessful = true
         var reloadSuccessTimestamp = 0.0
+        /// Listeners the server dropped after they failed for good (`HTTPServerConfiguration.onListenerDropped`).
+        var listenersDropped = 0.0
         /// The state file's writes; nil without `--storage.path`.
         var stateWrites: StateWrites?
         /// By slot, for a source the key cannot use (One Call without its subscription), the reason: the
@@ -229,6 +231,10 @@ final class ReadingStore: Sendable {
             snapshot.layout = layout
             snapshot.layoutRevision &+= 1
         }
+    }
+
+    func recordListenerDropped() {
+        state.withLock { $0.listenersDropped += 1 }
     }
 
     func recordReload(successful: Bool, now: Double) {

@@ -32,6 +32,9 @@ struct SharedDay: Sendable {
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
+        /// Another process holds the lock past the wait: the file itself is fine. Otherwise it cannot be the
+        /// shared count (not a regular file, not openable), and the limits it shares cannot be kept.
+        var locked = false
     }
 
     /// The file as read under the lock.
@@ -48,14 +51,8 @@ struct SharedDay: Sendable {
     func update<Result>(
         waitMilliseconds: Int = lockWaitMilliseconds, _ decide: (Contents) -> (Result, SavedState.Daily)
     ) throws(Failure) -> Result {
-        // O_NONBLOCK: a FIFO planted at the name would block the open; it is refused below.
-        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw fail("cannot open it: \(errnoText(errno))") }
+        let fd = try openFile()
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            throw fail("it is not a regular file: remove it, it is written afresh")
-        }
         // Held for microseconds by each process; a wait without end would stop polling behind a
         // process that holds the file locked (a stopped backfill, anyone who can write the directory).
         var waited = 0
@@ -66,7 +63,7 @@ struct SharedDay: Sendable {
                     waitMilliseconds < Self.lockWaitMilliseconds
                         ? "another process holds it locked"
                         : "another process has held it locked for \(waitMilliseconds / 1000) s: "
-                            + "is a backfill stopped (SIGSTOP)?")
+                            + "is a backfill stopped (SIGSTOP)?", locked: true)
             }
             usleep(1000)
             waited += 1
@@ -80,6 +77,36 @@ struct SharedDay: Sendable {
             throw fail("cannot write it: \(errnoText(errno))")
         }
         return result
+    }
+
+    /// Proves at startup that the file can be the shared count: there, or creatable, and a regular file.
+    /// A lock another process holds is not waited for here (`update` bounds that wait).
+    func check() throws(Failure) { close(try openFile()) }
+
+    /// A descriptor on the file, created if missing; the caller closes it. Only a regular file at the
+    /// name itself is used: a link is not followed, so the lock is always on the inode at this name.
+    private func openFile() throws(Failure) -> Int32 {
+        // O_NONBLOCK: a FIFO planted at the name would block the open; it is refused below.
+        let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            var info = stat()
+            if code == ELOOP || code == EISDIR || code == ENXIO, lstat(path, &info) == 0 {
+                throw notRegular(info.st_mode)
+            }
+            throw fail("cannot open it: \(errnoText(code)); give the exporter's user write access to the directory")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw notRegular(info.st_mode)
+        }
+        return fd
+    }
+
+    private func notRegular(_ mode: mode_t) -> Failure {
+        let what = mode & S_IFMT == S_IFLNK ? "a symbolic link" : RegularFile.kind(mode)
+        return fail("it is \(what), not a regular file: remove it; the exporter creates the file itself")
     }
 
     /// What the locked file holds.
@@ -113,7 +140,7 @@ struct SharedDay: Sendable {
         return "it counts UTC day \(day) since 1970, later than this clock's day \(today) (\(date))"
     }
 
-    private func fail(_ reason: String) -> Failure {
-        Failure(description: "the day's request counts shared in \(path): \(reason)")
+    private func fail(_ reason: String, locked: Bool = false) -> Failure {
+        Failure(description: "the day's request counts shared in \(path): \(reason)", locked: locked)
     }
 }

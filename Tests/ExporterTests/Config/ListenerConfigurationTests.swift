@@ -67,6 +67,15 @@ import Testing
                 location, environment: testKey.merging(["OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS": ":9100,"]) { $1 }
             )
             .hasPrefix("$OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS \"\" is not an address"))
+        // Issue 49: the flag took commas, which the help gives for the variable only.
+        #expect(
+            loadError(location + ["--web.listen-address=:9100,:9101"])
+                == """
+                --web.listen-address ":9100,:9101" holds a comma: give the flag once per value \
+                (--web.listen-address=ADDRESS --web.listen-address=ADDRESS); commas separate values only in \
+                $OPENWEATHER_EXPORTER_WEB_LISTEN_ADDRESS
+                """
+        )
     }
 
     @Test func systemdHandsOverTheSocketsOfThisProcess() throws {
@@ -101,15 +110,24 @@ import Testing
                 that starts the exporter must exec it, not run it as a child; or \(unit)
                 """
         )
-        for pid in ["", "x", "-3", "0", "99999999999"] {
+        // Issue 49: `+4242`, `04242`, `+1` and `01` were taken; systemd writes plain decimal digits.
+        for pid in ["", "x", "-3", "0", "99999999999", "+4242", "04242", " 4242"] {
             #expect(
                 handed(["LISTEN_PID": pid, "LISTEN_FDS": "1"])
-                    == "--web.systemd-socket: $LISTEN_PID=\(pid) is not a process ID: \(unit)")
+                    == """
+                    --web.systemd-socket: $LISTEN_PID=\(pid) is not a process ID (plain decimal digits, no sign or \
+                    leading zero): \(unit)
+                    """
+            )
         }
-        for count in ["0", "-1", "100", "65", "two", ""] {
+        for count in ["0", "-1", "100", "65", "two", "", "+1", "01", "1 ", "0x1"] {
             #expect(
                 handed(["LISTEN_PID": "4242", "LISTEN_FDS": count])
-                    == "--web.systemd-socket: $LISTEN_FDS=\(count) is not a count of sockets from 1 to 64: \(unit)")
+                    == """
+                    --web.systemd-socket: $LISTEN_FDS=\(count) is not a count of sockets from 1 to 64 in plain decimal \
+                    digits (no sign or leading zero): \(unit)
+                    """
+            )
         }
         #expect(handed(["LISTEN_PID": "4242", "LISTEN_FDS": "64"]) == "3..<67")
     }

@@ -180,4 +180,78 @@ import Testing
         restored.restore(SavedState.Daily(day: day, total: 107, counts: counts, spent: counts.map(\.0)))
         #expect(restored.names.count == DailyBudget.maxNames && restored.total == 107)
     }
+
+    /// Puts something other than a regular file at the day file's name, as anyone who can write the
+    /// directory may: a directory, a FIFO, or a link to a regular file beside it.
+    static func plant(_ kind: String, at path: String) throws {
+        unlink(path)
+        let made =
+            switch kind {
+            case "directory": mkdir(path, 0o700)
+            case "fifo": mkfifo(path, 0o600)
+            default: symlink(path + ".target", path)
+            }
+        try #require(made == 0, "\(kind): \(String(cString: strerror(errno)))")
+        if kind == "symlink" { try writeFile(path + ".target", []) }
+    }
+
+    /// Issue 49: with the day file a directory, a FIFO or a link, two exporters sharing the directory
+    /// each counted alone (59 requests under a key limit of 40). Now the requests a key limit
+    /// governs wait, with one error line and `openweather_api_daily_requests_withheld` 1, until the file
+    /// is a regular file again; then they go within the retry minute, and the error is not repeated.
+    @Test(arguments: ["directory", "fifo", "symlink"])
+    func aDayFileThatIsNoRegularFileHoldsTheLimitedRequests(kind: String) throws {
+        let (rig, shared) = try Self.rig(keyPerDay: 5000)
+        rig.run(until: 1000 + 150)
+        let before = rig.transport.log.count
+        try #require(before >= 2 && !Self.daily(rig).withheld)
+        try Self.plant(kind, at: shared.path)
+        rig.run(until: 1000 + 1800)
+        #expect(rig.transport.log.count == before, "nothing sent while the day cannot be shared")
+        #expect(rig.store.snapshot().daily?.withheld == true, "openweather_api_daily_requests_withheld")
+        let errors = rig.logs.all.filter { $0.contains("level=error") && $0.contains("wait until it can") }
+        #expect(errors.count == 1)
+        let what = ["directory": "a directory", "fifo": "a FIFO", "symlink": "a symbolic link"][kind]!
+        #expect(errors.first?.contains("\(shared.path): it is \(what), not a regular file: remove it") == true)
+
+        // Removed: the exporter writes the file afresh at the next try and polls on.
+        #expect(unlink(shared.path) == 0 || rmdir(shared.path) == 0)
+        rig.run(until: 1000 + 1800 + 130)
+        #expect(rig.transport.log.count > before)
+        #expect(!Self.daily(rig).withheld && rig.store.snapshot().daily?.withheld == false)
+        #expect(rig.logs.all.contains { $0.contains("the day's request counts are shared again") })
+        #expect((try Self.read(shared)?.total ?? 0) > before, "the file written afresh with the counts")
+    }
+
+    /// A source no daily limit governs (the weather without the key's limit) is not held: the file
+    /// only shares the counts that limits are kept by.
+    @Test func aSourceWithoutADailyLimitIsNotHeld() throws {
+        let (rig, shared) = try Self.rig()
+        rig.run(until: 1000 + 150)
+        let before = rig.transport.log.count
+        try Self.plant("directory", at: shared.path)
+        rig.run(until: 1000 + 900)
+        #expect(rig.transport.log.count >= before + 10)
+        #expect(rig.logs.all.count { $0.contains("level=error") } == 1)
+    }
+
+    /// Sharing was asked for (`--storage.path`), so an exporter does not start on a day file that
+    /// cannot be the shared count: exit status 2 (a `StateStorageError`), naming the path and what is
+    /// there. A link is refused even to a regular file beside it: the lock must be on the name's own file.
+    @Test(arguments: ["directory", "fifo", "symlink"])
+    func anExporterDoesNotStartOnADayFileThatIsNoRegularFile(kind: String) throws {
+        let directory = BackfillTests.temporaryDirectory()
+        let path = directory + "/" + SharedDay.fileName
+        try Self.plant(kind, at: path)
+        let configuration = try load([
+            "--location", "A=1,2", "--web.listen-address=127.0.0.1:0", "--storage.path=\(directory)",
+        ])
+        let what = ["directory": "a directory", "fifo": "a FIFO", "symlink": "a symbolic link"][kind]!
+        do {
+            _ = try Exporter(configuration: configuration, logger: Logger(level: .error, sink: { _ in }))
+            Issue.record("started on \(what)")
+        } catch let error as StateStorageError {
+            #expect(error.description.contains("\(path): it is \(what), not a regular file: remove it"))
+        }
+    }
 }

@@ -54,4 +54,35 @@ import Testing
                 return text.contains("openweather_temperature_celsius{location=\"London\"}")
             })
     }
+
+    /// Issue 49: of two sockets systemd hands over, one shut down by another holder stops alone: the
+    /// other serves on, one `level=error` line names it, and `openweather_exporter_listeners_dropped_total`
+    /// counts it.
+    @Test func aSocketShutDownElsewhereIsDroppedCountedAndLogged() async throws {
+        let (one, firstPort) = try LoopbackHTTP.tcpSocket(listening: 16, closeOnExec: false)
+        let (two, secondPort) = try LoopbackHTTP.tcpSocket(listening: 16, closeOnExec: false)
+        // Two numbers in a row, as systemd hands them over, far above those other tests open meanwhile.
+        let first = fcntl(one, F_DUPFD, 800)
+        let second = fcntl(two, F_DUPFD, first + 1)
+        close(one)
+        close(two)
+        try #require(first >= 800 && second == first + 1)
+        let holder = dup(second)
+        defer { close(holder) }
+        var configuration = try load(["--location", "London=51.5074,-0.1278", "--openweather.url=http://127.0.0.1:9"])
+        configuration.systemdSockets = first..<first + 2
+        let logs = LogCapture()
+        let logger = Logger(level: .info, format: .logfmt, secrets: [], sink: { logs.append($0) })
+        let exporter = try Exporter(configuration: configuration, logger: logger)
+        exporter.start()
+        defer { exporter.shutdown() }
+        #expect(shutdown(holder, Int32(SHUT_RD)) == 0)
+        #expect(
+            await waitUntil(seconds: 60) {
+                let text = (try? LoopbackHTTP.request(port: firstPort, method: "GET", path: "/metrics").text) ?? ""
+                return text.contains("openweather_exporter_listeners_dropped_total 1")
+            })
+        let errors = logs.all.filter { $0.contains("level=error") && $0.contains("stopped accepting") }
+        #expect(errors.count == 1 && errors.first?.contains("127.0.0.1:\(secondPort)") == true, "\(logs.all)")
+    }
 }
