@@ -284,10 +284,11 @@ public enum OneCallDecoder {
             root.entries(
                 "daily", follows: { dayApart($0.0, $1.0, $2) },
                 { (entry: Fields) throws(FieldError) in (try day(entry), entry) }) ?? []
-        // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours); the
-        // days that end by the last hour are not read as steps (nor noted when they could not be).
+        // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours). The
+        // days whose noon is under 36 h before the last hour are read as steps too (and noted when they
+        // cannot be): the one that ends after it, and the one before, where their days meet.
         let last = hourly.last?.time ?? .infinity
-        let daySteps = days.filter { $0.0.time + Forecast.dayHalf > last }.compactMap {
+        let daySteps = days.filter { $0.0.time + 3 * Forecast.dayHalf > last }.compactMap {
             dayStep($0.1, $0.0, millimeters: dailyMillimeters)
         }
         let alerts = root.entries("alerts") { (alert: Fields) throws(FieldError) in try Self.alert(alert) } ?? []
