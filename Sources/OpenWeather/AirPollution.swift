@@ -4,8 +4,9 @@ public struct AirPollution: Sendable, Equatable {
     /// OpenWeather's component names, in byte order: the order of the `pollutant` label values.
     public static let pollutants: [String] = ["co", "nh3", "no", "no2", "o3", "pm10", "pm2_5", "so2"]
 
-    /// 1 (good) to 5 (very poor), OpenWeather's own index.
-    public var airQualityIndex: Int
+    /// 1 (good) to 5 (very poor), OpenWeather's own index; nil for a forecast or history hour that
+    /// sent none usable (a real forecast sent 0 in two hours, their concentrations all there).
+    public var airQualityIndex: Int?
     /// In the order of `pollutants`; nil where the answer has no such component.
     public var gramsPerCubicMeter: [Double?]
     /// When the (hourly, modelled) values apply.
@@ -14,7 +15,7 @@ public struct AirPollution: Sendable, Equatable {
     public var gaps: AnswerGaps
 
     public init(
-        airQualityIndex: Int, gramsPerCubicMeter: [Double?], observationTime: Double, gaps: AnswerGaps = AnswerGaps()
+        airQualityIndex: Int?, gramsPerCubicMeter: [Double?], observationTime: Double, gaps: AnswerGaps = AnswerGaps()
     ) {
         self.airQualityIndex = airQualityIndex
         self.gramsPerCubicMeter = gramsPerCubicMeter
@@ -55,23 +56,30 @@ public enum AirPollutionDecoder {
             throw FieldError(reason: "`list` is empty: no measurement reported")
         }
         guard case .object = latest else { throw FieldError(reason: "`list[0]` is \(latest.typeName), not an object") }
-        var reading = try item(Fields(latest, path: "list[0]", log: root.log))
+        var reading = try item(Fields(latest, path: "list[0]", log: root.log), indexRequired: true)
         reading.gaps = root.gaps
         return reading
     }
 
-    /// One hour of a `list`: the current answer's, or one of the forecast's and the history's.
-    static func item(_ entry: Fields) throws(FieldError) -> AirPollution {
-        let index = try entry.object("main").number("aqi", 1...5)
-        guard index == index.rounded() else {
-            throw FieldError(reason: "`\(entry.path).main.aqi` = \(index) is not a whole number")
+    /// One hour of a `list`: the current answer's, whose index is required, or one of the forecast's
+    /// and the history's, whose unusable index is that hour's alone to lose (noted): its
+    /// concentrations, and the scales computed from them, are kept.
+    static func item(_ entry: Fields, indexRequired: Bool = false) throws(FieldError) -> AirPollution {
+        let main = indexRequired ? try entry.object("main") : entry.part("main")
+        var index = indexRequired ? try main.number("aqi", 1...5) : main.optional("aqi", 1...5)
+        if let whole = index, whole != whole.rounded() {
+            let reason = "`\(main.name("aqi"))` = \(whole) is not a whole number"
+            guard !indexRequired else { throw FieldError(reason: reason) }
+            main.log?.missing(main.name("aqi"), reason)
+            index = nil
         }
         let time = try entry.number("dt", 1...1e11)
         let components = entry.part("components")
         let concentrations = AirPollution.pollutants.map { pollutant in
             components.optional(pollutant, limit(pollutant)).map { WeatherDecoder.shift($0, by: -6) }
         }
-        return AirPollution(airQualityIndex: Int(index), gramsPerCubicMeter: concentrations, observationTime: time)
+        return AirPollution(
+            airQualityIndex: index.map { Int($0) }, gramsPerCubicMeter: concentrations, observationTime: time)
     }
 
     /// Hours rise strictly in time; one that does not is skipped.

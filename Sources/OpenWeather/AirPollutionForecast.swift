@@ -87,9 +87,10 @@ public struct AirPollutionForecast: Sendable, Equatable {
 /// Decodes a `/data/2.5/air_pollution/forecast` body.
 ///
 /// Field policy. Required: the body an object whose `list` holds at least one usable hour. Each hour
-/// is read as the current answer's (`AirPollutionDecoder`: `dt` and `main.aqi` required, `components`
-/// optional); one without them, or not after the hour kept before it, is skipped and noted in `gaps`
-/// (a real forecast carried `main.aqi` 0 in one hour), and the others are used.
+/// needs `dt`; one without it, or not after the hour kept before it, is skipped and noted in `gaps`,
+/// and the others are used. Optional in each hour, noted: `main.aqi` (a whole number from 1 to 5; a
+/// real forecast sent 0 in two hours, their concentrations all there: only that hour's own index is
+/// unknown) and the `components`, as the current answer's (`AirPollutionDecoder`).
 public enum AirPollutionForecastDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> AirPollutionForecast {
         try Fields.decode(body, convert)

@@ -8,10 +8,11 @@ public struct Forecast: Sendable, Equatable {
     public struct Step: Sendable, Equatable {
         /// Unix time the step is for (`dt`).
         public var time: Double
-        /// How long a span its rain and snow are over, ending at `time` (and never before the step
-        /// before it): 3 hours from `/data/2.5/forecast`, an hour (or 15 minutes) from One Call's
-        /// steps, a day from its days. A time between a step and the start of the next one's span is
-        /// covered by no step: an entry was skipped there.
+        /// How long a span the step covers, ending at `time` (and never before the step before it): 3
+        /// hours from `/data/2.5/forecast`, an hour (or 15 minutes) from One Call's steps, a day from its
+        /// days. Its rain and snow fall over that span, except a One Call day's (see `falls`). A time
+        /// between a step and the start of the next one's span is covered by no step: an entry was
+        /// skipped there.
         public var seconds: Double
         public var temperatureCelsius: Double
         public var feelsLikeCelsius: Double?
@@ -73,19 +74,85 @@ public struct Forecast: Sendable, Equatable {
     /// Per step, its heat and cold indices, worked out once: a render reads every step of a window each
     /// minute. A One Call day's are of its `temp.day`, humidity and wind.
     public let thermal: [ThermalIndex.Values]
+    /// The rain and snow the steps forecast, where they fall, in time order: what the window totals add.
+    public let falls: [Fall]
     /// When the forecast was made, as far as the answer tells (see the decoder).
     public var issued: Double
     /// What the answer lacked.
     public var gaps: AnswerGaps
 
-    public init(steps: [Step], issued: Double, gaps: AnswerGaps = AnswerGaps()) {
+    /// Rain and snow over a span of time, spread evenly over it.
+    public struct Fall: Sendable, Equatable {
+        public var begins: Double
+        public var ends: Double
+        public var rainMeters: Double?
+        public var snowMeters: Double?
+    }
+
+    /// `falls` nil: each step's amounts over its span.
+    public init(steps: [Step], issued: Double, gaps: AnswerGaps = AnswerGaps(), falls: [Fall]? = nil) {
         self.steps = steps
         self.issued = issued
         self.gaps = gaps
+        self.falls = falls ?? Self.falls(of: steps)
         thermal = steps.map {
             ThermalIndex.Values(
                 temperature: $0.temperatureCelsius, humidityRatio: $0.humidityRatio,
                 windSpeed: $0.windSpeedMetersPerSecond)
+        }
+    }
+
+    /// One Call's: the hours, then the days after the last hour. A day's `rain` (`snow`) is its local
+    /// calendar day's total and its `dt` that day's local noon. So a day's amount is spread over the
+    /// 24 h around its `dt` (to the midpoints between it and the days beside it, for 23- and 25-hour
+    /// days), and only the part after the last hour is counted: the hours hold the rest.
+    /// `days` in time order; those whose span ends by the last hour are not used.
+    public init(hours: [Step], days: [Step], issued: Double, gaps: AnswerGaps = AnswerGaps()) {
+        guard let last = hours.last else {
+            self.init(steps: hours, issued: issued, gaps: gaps)
+            return
+        }
+        var falls = Self.falls(of: hours)
+        for (index, day) in days.enumerated() {
+            // Days next to each other share the midpoint between their noons; alone, a day is 24 h.
+            func bound(_ other: Int) -> Double {
+                guard days.indices.contains(other), abs(days[other].time - day.time) <= Self.adjacentDays else {
+                    return day.time + (other > index ? 1 : -1) * Self.dayHalf
+                }
+                return (day.time + days[other].time) / 2
+            }
+            let begins = bound(index - 1)
+            let ends = bound(index + 1)
+            guard ends > last.time else { continue }
+            let part = (ends - max(begins, last.time)) / (ends - begins)
+            falls.append(
+                Fall(
+                    begins: max(begins, last.time), ends: ends, rainMeters: day.rainMeters.map { $0 * part },
+                    snowMeters: day.snowMeters.map { $0 * part }))
+        }
+        // A day's step covers the time since the day before it, 25 h where clocks go back.
+        var steps = hours
+        for (index, day) in days.enumerated() where day.time > last.time {
+            var day = day
+            if index > 0, day.time - days[index - 1].time <= Self.adjacentDays {
+                day.seconds = day.time - days[index - 1].time
+            }
+            steps.append(day)
+        }
+        self.init(steps: steps, issued: issued, gaps: gaps, falls: falls)
+    }
+
+    /// Half of a day around its noon.
+    public static let dayHalf = 43_200.0
+    /// Two days' noons at most this far apart are next to each other (25 h where clocks go back).
+    static let adjacentDays = 90_000.0
+
+    /// Each step's amounts over its span.
+    public static func falls(of steps: [Step]) -> [Fall] {
+        steps.indices.map {
+            Fall(
+                begins: begins($0, in: steps), ends: steps[$0].time, rainMeters: steps[$0].rainMeters,
+                snowMeters: steps[$0].snowMeters)
         }
     }
 
@@ -95,7 +162,7 @@ public struct Forecast: Sendable, Equatable {
         public var temperatureMinCelsius: Double
         public var temperatureMaxCelsius: Double
         public var precipitationProbabilityMax: Double?
-        /// Each step's amount in proportion to the part of its span inside the window.
+        /// Each fall's amount in proportion to the part of its span inside the window (see `falls`).
         public var rainMeters: Double?
         public var snowMeters: Double?
         /// The strongest gust of the steps in the window; nil when none of them reports one (a gust is
@@ -110,7 +177,9 @@ public struct Forecast: Sendable, Equatable {
 
     /// Where the span of the step at `index` begins: its `seconds` before it, but not before the step
     /// before it.
-    public func begins(_ index: Int) -> Double {
+    public func begins(_ index: Int) -> Double { Self.begins(index, in: steps) }
+
+    static func begins(_ index: Int, in steps: [Step]) -> Double {
         let step = steps[index]
         return index == 0 ? step.time - step.seconds : max(steps[index - 1].time, step.time - step.seconds)
     }
@@ -186,10 +255,15 @@ public struct Forecast: Sendable, Equatable {
             }
             probability = step.precipitationProbability.flatMap { pop in probability.map { max($0, pop) } }
             if let stepGust = step.windGustMetersPerSecond { gust = max(gust ?? stepGust, stepGust) }
-            let inside = (min(step.time, end) - max(begins, start)) / step.seconds
-            rain = step.rainMeters.flatMap { amount in rain.map { $0 + amount * inside } }
-            snow = step.snowMeters.flatMap { amount in snow.map { $0 + amount * inside } }
         }
+        for (index, fall) in falls.enumerated() where fall.ends > start && fall.begins < end {
+            if index > 0 && fall.begins > max(falls[index - 1].ends, start) { return nil }
+            let inside = (min(fall.ends, end) - max(fall.begins, start)) / (fall.ends - fall.begins)
+            rain = fall.rainMeters.flatMap { amount in rain.map { $0 + amount * inside } }
+            snow = fall.snowMeters.flatMap { amount in snow.map { $0 + amount * inside } }
+        }
+        // Falls that stop short of the end (a day's total missing) make no total.
+        if (falls.last?.ends ?? start) < end { (rain, snow) = (nil, nil) }
         guard let low = temperatures.min(), let high = temperatures.max() else { return nil }
         // To the micrometre, so a sum of millimetres reads 0.0024, not 0.0024000000000000002.
         func rounded(_ meters: Double) -> Double { (meters * 1e9).rounded() / 1e9 }

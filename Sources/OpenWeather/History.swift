@@ -44,8 +44,8 @@ public enum TimemachineDecoder {
 }
 
 /// Decodes a `/data/2.5/air_pollution/history` body: every hour read as the forecast's are (an hour
-/// without `dt` and a usable `main.aqi`, or not after the one before, is skipped); an empty `list` is
-/// no data for the range (before 2020-11-27, say).
+/// without `dt`, or not after the one before, is skipped; one without a usable `main.aqi` keeps its
+/// concentrations); an empty `list` is no data for the range (before 2020-11-27, say).
 public enum AirPollutionHistoryDecoder {
     public static func decode(_ body: [UInt8]) throws(OpenWeatherError) -> [AirPollution] {
         try Fields.decode(body) { (root: Fields) throws(FieldError) in

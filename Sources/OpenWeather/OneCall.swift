@@ -278,23 +278,25 @@ public enum OneCallDecoder {
         let minutely = root.entries("minutely", follows: minuteApart) { (entry: Fields) throws(FieldError) in
             try minute(entry)
         }
-        var hourly =
+        let hourly =
             root.entries("hourly", follows: rising) { (entry: Fields) throws(FieldError) in try hour(entry) } ?? []
         let days =
             root.entries(
                 "daily", follows: { dayApart($0.0, $1.0, $2) },
                 { (entry: Fields) throws(FieldError) in (try day(entry), entry) }) ?? []
-        // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours).
-        if let last = hourly.last {
-            for (entry, fields) in days where entry.time > last.time {
-                if let step = dayStep(fields, entry, millimeters: dailyMillimeters) { hourly.append(step) }
-            }
+        // The days beyond the hours extend the forecast (a 72-hour window, horizons past 48 hours). The
+        // days whose noon is under 36 h before the last hour are read as steps too (and noted when they
+        // cannot be): the one that ends after it, and the one before, where their days meet.
+        let last = hourly.last?.time ?? .infinity
+        let daySteps = days.filter { $0.0.time + 3 * Forecast.dayHalf > last }.compactMap {
+            dayStep($0.1, $0.0, millimeters: dailyMillimeters)
         }
         let alerts = root.entries("alerts") { (alert: Fields) throws(FieldError) in try Self.alert(alert) } ?? []
         var oneCall = OneCall(
             current: weather, dewPointCelsius: extras.dewPointCelsius, uvIndex: extras.uvIndex,
             minutely: minutely ?? [],
-            hourly: Forecast(steps: hourly, issued: weather.observationTime), daily: days.map(\.0), alerts: alerts)
+            hourly: Forecast(hours: hourly, days: daySteps, issued: weather.observationTime), daily: days.map(\.0),
+            alerts: alerts)
         oneCall.gaps = root.gaps
         return oneCall
     }

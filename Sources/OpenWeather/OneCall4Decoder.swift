@@ -254,13 +254,12 @@ public enum OneCall4Decoder {
         // 3.0's rule: the hours, then the days after the last hour.
         let days = joined(dayPages) { $0.day.time }
         let daily = days.filter { $0.day.position < dailyLimit }
-        var hourly = joined(timelines[.hour] ?? []) { $0.time }
-        if let last = hourly.last { hourly += daily.filter { $0.day.time > last.time }.compactMap(\.step) }
+        let hourly = joined(timelines[.hour] ?? []) { $0.time }
         let first = now.records[0]
         var oneCall = OneCall(
             current: first.weather, dewPointCelsius: first.dewPointCelsius, uvIndex: first.uvIndex,
             minutely: joined(minutePages) { $0.time },
-            hourly: Forecast(steps: hourly, issued: first.weather.observationTime),
+            hourly: Forecast(hours: hourly, days: daily.compactMap(\.step), issued: first.weather.observationTime),
             daily: daily.map(\.day), alerts: alerts)
         oneCall.gaps = root.gaps
         return OneCall4.Reading(

@@ -10,22 +10,36 @@ public enum ThermalIndex {
     /// Center, "The Heat Index Equation"): Steadman's simple formula first; where its mean with the
     /// temperature reaches 80 °F, the Rothfusz regression, less the adjustment for humidity under 13 %
     /// between 80 and 112 °F, plus the one for humidity over 85 % between 80 and 87 °F.
+    ///
+    /// Three edges. Below 80 °F (26.7 °C) the NWS does not use the regression, and the simple formula
+    /// falls under the temperature as the air cools (−2.6 °C at 0 °C): there it is the temperature, as
+    /// the wind chill is above 10 °C, so a graph stays continuous and never shows heat as cold. Where dry
+    /// air takes the index under the temperature, it is the temperature. Past Steadman's data, where
+    /// the NWS chart stops (137 °F, 58.3 °C), the regression runs away (506.6 °C at 70 °C and 100 %):
+    /// it stops there too, or at the temperature when that is higher.
     public static func heatIndex(temperature celsius: Double, relativeHumidity rh: Double) -> Double? {
         guard celsius.isFinite, rh.isFinite, (0...100).contains(rh) else { return nil }
         let t = celsius * 9 / 5 + 32
+        guard t >= 80 else { return celsius }
         let simple = 0.5 * (t + 61 + (t - 68) * 1.2 + rh * 0.094)
-        guard (simple + t) / 2 >= 80 else { return fahrenheitToCelsius(simple) }
-        var index =
-            -42.379 + 2.049_015_23 * t + 10.143_331_27 * rh - 0.224_755_41 * t * rh - 0.006_837_83 * t * t
-            - 0.054_817_17 * rh * rh + 0.001_228_74 * t * t * rh + 0.000_852_82 * t * rh * rh
-            - 0.000_001_99 * t * t * rh * rh
-        if rh < 13, t > 80, t < 112 {
-            index -= (13 - rh) / 4 * ((17 - abs(t - 95)) / 17).squareRoot()
-        } else if rh > 85, t >= 80, t <= 87 {
-            index += (rh - 85) / 10 * ((87 - t) / 5)
+        var index = simple
+        if (simple + t) / 2 >= 80 {
+            index =
+                -42.379 + 2.049_015_23 * t + 10.143_331_27 * rh - 0.224_755_41 * t * rh - 0.006_837_83 * t * t
+                - 0.054_817_17 * rh * rh + 0.001_228_74 * t * t * rh + 0.000_852_82 * t * rh * rh
+                - 0.000_001_99 * t * t * rh * rh
+            if rh < 13, t > 80, t < 112 {
+                index -= (13 - rh) / 4 * ((17 - abs(t - 95)) / 17).squareRoot()
+            } else if rh > 85, t >= 80, t <= 87 {
+                index += (rh - 85) / 10 * ((87 - t) / 5)
+            }
         }
-        return fahrenheitToCelsius(index)
+        return max(celsius, fahrenheitToCelsius(min(index, heatIndexChartTop)))
     }
+
+    /// The highest heat index of the NWS chart, °F: Steadman's data, which the regression was fitted on,
+    /// end about there.
+    static let heatIndexChartTop = 137.0
 
     /// Environment Canada's humidex (Masterton and Richardson, 1979): the temperature plus 5/9 of the
     /// vapour pressure above 10 hPa, the vapour pressure from the dew point. Environment Canada reports
@@ -54,11 +68,12 @@ public enum ThermalIndex {
     }
 
     /// Stull's (2011) wet-bulb temperature at sea-level pressure, in °C. Valid for 5–99 % humidity and
-    /// −20 to 50 °C (except both cold and very dry, where its error grows past −1 °C); nil outside.
+    /// −20 to 50 °C (except both cold and very dry, where its error grows past −1 °C); nil outside,
+    /// but at 100 %: saturated air cannot cool by evaporation, so its wet bulb is its temperature, exactly.
     public static func wetBulb(temperature celsius: Double, relativeHumidity rh: Double) -> Double? {
-        guard celsius.isFinite, rh.isFinite, (5...99).contains(rh), (-20...50).contains(celsius) else {
-            return nil
-        }
+        guard celsius.isFinite, rh.isFinite else { return nil }
+        if rh == 100 { return celsius }
+        guard (5...99).contains(rh), (-20...50).contains(celsius) else { return nil }
         let t = celsius
         return t * atan(0.151_977 * (rh + 8.313_659).squareRoot()) + atan(t + rh) - atan(rh - 1.676_331)
             + 0.003_918_38 * pow(rh, 1.5) * atan(0.023_101 * rh) - 4.686_035

@@ -19,7 +19,7 @@ import Testing
             forecast.steps[0].gramsPerCubicMeter == [
                 0.00029205, 1.91e-06, 1.6e-07, 2.748e-05, 5.348e-05, 1.595e-05, 1.085e-05, 2.37e-06,
             ])
-        #expect(forecast.steps.map(\.airQualityIndex).max() == 3)
+        #expect(forecast.steps.compactMap(\.airQualityIndex).max() == 3)
         #expect(forecast.scaleIndices.count == 96)
         #expect(
             forecast.scaleIndices[0] == AirQualityScale.allCases.map { $0.index(forecast.steps[0].gramsPerCubicMeter) })
@@ -73,18 +73,12 @@ import Testing
         (#"{"list":[]}"#, "`list` is empty"),
         (#"{"list":{}}"#, "`list` is an object, not a list"),
         (
-            #"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":2.5"))]}"#,
-            """
-            `list` holds no usable forecast hour: 1 skipped, the first because `list[0].main.aqi` = 2.5 is not a whole \
-            number
-            """
+            #"{"list":[\#(hour.replacing("\"dt\":1764590400", with: "\"dt\":null"))]}"#,
+            "`list` holds no usable forecast hour: 1 skipped, the first because missing field `list[0].dt`"
         ),
         (
-            #"{"list":[\#(hour.replacing("\"aqi\":2", with: "\"aqi\":0")),3]}"#,
-            """
-            `list` holds no usable forecast hour: 2 skipped, the first because `list[0].main.aqi` = 0.0 is outside \
-            1.0...5.0
-            """
+            #"{"list":[\#(hour.replacing("\"dt\":1764590400", with: "\"dt\":0")),3]}"#,
+            "`list` holds no usable forecast hour: 2 skipped, the first because `list[0].dt`"
         ),
     ])
     func rejectsBrokenForecasts(body: String, reason: String) {
@@ -96,30 +90,28 @@ import Testing
         }
     }
 
-    /// A real forecast carried `main.aqi` 0 in one hour: that hour is skipped and counted, the other 95
-    /// are used; nothing is read across the missing hour (neither its index nor a window over it).
-    @Test func anHourWithAnIndexOfZeroIsSkippedAndTheRestUsed() throws {
+    /// A real forecast carried `main.aqi` 0 in an hour whose concentrations are all there: only that
+    /// hour's own index is unknown (noted); the hour, its concentrations and its scales are kept, so
+    /// nothing around it goes missing.
+    @Test func anHourWithAnIndexOfZeroKeepsItsConcentrations() throws {
         let forecast = try AirPollutionForecastDecoder.decode(Fixtures.bytes("air-pollution-forecast-aqi-zero.json"))
-        #expect(forecast.steps.count == 95)
-        #expect(
-            forecast.gaps.skipped == [
-                .init(field: "list", reason: "`list[26].main.aqi` = 0.0 is outside 1.0...5.0", count: 1)
-            ])
-        #expect(forecast.gaps.fields.isEmpty)
-        let missing = Self.first + 26 * 3600
-        #expect(forecast.step(covering: missing - 1) == 25)
-        #expect(forecast.step(covering: missing) == nil && forecast.step(covering: missing + 3599) == nil)
-        #expect(forecast.step(covering: missing + 3600) == 26)
-        #expect(
-            forecast.gramsPerCubicMeter(at: missing - 1800) == nil, "between hour 25 and hour 27, an hour is missing")
-        #expect(forecast.gramsPerCubicMeter(at: missing + 3600) == forecast.steps[26].gramsPerCubicMeter)
-        // A window over the missing hour is not shown; one before or after it is.
-        #expect(forecast.steps(from: Self.first, to: Self.first + 24 * 3600) == 0..<24)
-        #expect(forecast.steps(from: Self.first, to: Self.first + 27 * 3600) == nil)
-        #expect(forecast.steps(from: missing - 1, to: missing + 1) == nil)
-        #expect(forecast.steps(from: missing + 3600, to: missing + 5 * 3600) == 26..<30)
-        // The same answer with the hour kept is read whole.
-        #expect(try Self.barcelona().steps.count == 96)
+        let whole = try Self.barcelona()
+        #expect(forecast.steps.count == 96)
+        #expect(forecast.gaps.skipped.isEmpty)
+        #expect(forecast.gaps.fields.map(\.reason) == ["`list[26].main.aqi` = 0.0 is outside 1.0...5.0"])
+        #expect(forecast.steps[26].airQualityIndex == nil)
+        #expect(forecast.steps[26].gramsPerCubicMeter == whole.steps[26].gramsPerCubicMeter)
+        #expect(forecast.scaleIndices[26] == whole.scaleIndices[26] && !forecast.scaleIndices[26].contains(nil))
+        let hour = Self.first + 26 * 3600
+        #expect(forecast.step(covering: hour + 1) == 26)
+        #expect(forecast.gramsPerCubicMeter(at: hour - 1800) != nil)
+        #expect(forecast.steps(from: Self.first, to: Self.first + 72 * 3600) == 0..<72)
+        // An index that is not a whole number is that hour's alone to lose too; the current answer's is required.
+        let half = Self.hour.replacing(#""aqi":2"#, with: #""aqi":2.5"#)
+        let kept = try AirPollutionForecastDecoder.decode(Array(#"{"list":[\#(half)]}"#.utf8))
+        #expect(kept.steps.map(\.airQualityIndex) == [nil])
+        #expect(kept.gaps.fields.first?.reason == "`list[0].main.aqi` = 2.5 is not a whole number")
+        #expect(throws: OpenWeatherError.self) { try AirPollutionDecoder.decode(Array(#"{"list":[\#(half)]}"#.utf8)) }
     }
 
     @Test func hoursOutOfOrderAreSkipped() throws {

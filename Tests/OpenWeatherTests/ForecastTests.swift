@@ -202,7 +202,61 @@ import Testing
         #expect(window.temperatureMinCelsius == -5)
         #expect(window.temperatureMaxCelsius == 25)
         #expect(window.precipitationProbabilityMax == 0.9)
-        // Half of the 3 mm step and the whole 10 mm day.
+        // Half of the 3 mm step and the whole 10 mm day: steps alone, each amount over its span.
         #expect(window.rainMeters == 0.0115)
+    }
+
+    /// An hourly step of One Call's shape, its rain in millimetres.
+    static func hour(_ time: Double, rain: Double = 0) -> Forecast.Step {
+        Forecast.Step(time: time, seconds: 3600, temperatureCelsius: 10, rainMeters: rain / 1000, snowMeters: 0)
+    }
+
+    /// A One Call day at its noon `dt`, its total in millimetres.
+    static func day(_ time: Double, rain: Double) -> Forecast.Step {
+        Forecast.Step(
+            time: time, seconds: 86_400, temperatureCelsius: 10, rainMeters: rain / 1000, snowMeters: rain / 2000,
+            dayMinimumCelsius: 5, dayMaximumCelsius: 15)
+    }
+
+    /// The case: 48 hours up to the third day's noon, which brings 15.68 mm over its calendar day,
+    /// 7.8 mm of it in its first twelve hourly steps. Its second half falls after the hours, inside
+    /// the 72 hours: counted, not spread over the next day's (dry) span, nor lost between two steps.
+    @Test func aOneCallDayFallsOnItsOwnDayAfterTheHours() throws {
+        let noon = 2 * 86_400 + 43_200.0
+        let hours = (0..<48).map { Self.hour(noon - Double(47 - $0) * 3600, rain: $0 >= 36 ? 0.65 : 0) }
+        let days = [86_400 + 43_200.0, noon, noon + 86_400, noon + 172_800].enumerated().map {
+            Self.day($1, rain: [3, 15.68, 0, 1][$0])
+        }
+        let forecast = Forecast(hours: hours, days: days, issued: hours[0].time)
+        #expect(forecast.steps.map(\.time).suffix(3) == [noon, noon + 86_400, noon + 172_800], "days after the hours")
+        let now = hours[0].time
+        let window = try #require(forecast.window(from: now, to: now + 72 * 3600))
+        #expect(window.rainMeters == 0.01564, "7.8 mm in the hours, 7.84 mm of the day after them")
+        #expect(window.snowMeters == 0.00392)
+        #expect(window.temperatureMinCelsius == 5 && window.temperatureMaxCelsius == 15, "the next day's extremes")
+        // The day after: its noon ± 12 h; a window of half of it holds half its total.
+        #expect(forecast.window(from: noon + 172_800 - 43_200, to: noon + 172_800)?.rainMeters == 0.0005)
+    }
+
+    /// A day whose noon follows the hours: the part of it before the last hour is the hours'.
+    @Test func texarkanasDaysSpreadOverTheirLocalDays() throws {
+        let forecast = try OneCallDecoder.decode(Fixtures.bytes("onecall-texarkana-alerts.json")).hourly
+        func near(_ meters: Double?, _ millimeters: Double) -> Bool {
+            abs((meters ?? .nan) * 1000 - millimeters) < 1e-6
+        }
+        let last = 1_685_095_200.0  // 05:00 local (UTC-5), the 48th hour
+        let midnight = last + 19 * 3600  // the end of the third day, 0.55 mm over its 24 hours
+        #expect(near(forecast.window(from: last, to: midnight)?.rainMeters, 0.55 * 19 / 24), "19 of its 24 hours")
+        #expect(near(forecast.window(from: midnight, to: midnight + 86_400)?.rainMeters, 0.75), "the fourth, whole")
+        #expect(near(forecast.window(from: midnight - 3600, to: midnight + 3600)?.rainMeters, (0.55 + 0.75) / 24))
+    }
+
+    /// Where clocks go back, noon to noon is 25 hours: the days meet halfway, leaving no hole.
+    @Test func daysTwentyFiveHoursApartMeetHalfway() throws {
+        let forecast = Forecast(
+            hours: [Self.hour(-3600), Self.hour(0)], days: [Self.day(43_200, rain: 24), Self.day(133_200, rain: 88.2)],
+            issued: 0)
+        let window = try #require(forecast.window(from: 0, to: 133_200))
+        #expect(window.rainMeters == 0.069, "the first day whole, 12.5 h of the second's 24.5 h")
     }
 }

@@ -41,8 +41,9 @@ import Testing
                     ThermalIndex.heatIndex(temperature: Self.celsius(temperature), relativeHumidity: humidity))
                 let adjustment =
                     humidity > 85 && temperature <= 87 ? (humidity - 85) / 10 * ((87 - temperature) / 5) : 0
+                // Where dry air takes the chart under the temperature (81 °F at 82 °F and 40 %), the temperature.
                 #expect(
-                    abs(Self.fahrenheit(index) - adjustment - chart) < 1,
+                    abs(Self.fahrenheit(index) - adjustment - max(chart, temperature)) < 1,
                     "\(temperature) °F at \(humidity) %: \(Self.fahrenheit(index)) °F, chart \(chart)")
             }
         }
@@ -60,19 +61,40 @@ import Testing
             try #require(ThermalIndex.heatIndex(temperature: Self.celsius(temperature), relativeHumidity: humidity)))
     }
 
-    @Test func heatIndexIsSteadmansSimpleFormulaUntilItsMeanWithTheTemperatureReaches80() throws {
-        // 70 °F at 50 %: 0.5 × (70 + 61 + 2.4 + 4.7) = 69.05 °F.
-        #expect(abs(try fahrenheitIndex(70, 50) - 69.05) < 1e-9)
-        // 80 °F at 40 %: 79.58, its mean with 80 is 79.79: still the simple formula (the chart's 80).
-        #expect(abs(try fahrenheitIndex(80, 40) - 79.58) < 1e-9)
-        // 81 °F at 40 %: 80.68, mean 80.84: the regression.
-        #expect(abs(try fahrenheitIndex(81, 40) - Self.rothfusz(81, 40)) < 1e-9)
+    /// Below 80 °F the NWS does not use the regression, and the simple formula falls under the air as
+    /// it cools (the issue's −2.6 °C at 0 °C): the index is the temperature there, as the wind chill is
+    /// above 10 °C, and never under it anywhere.
+    @Test func heatIndexIsTheTemperatureBelow80FAndNeverUnderIt() throws {
+        for (temperature, humidity) in [(0.0, 50.0), (-10, 70), (-90, 50), (21.1, 50), (26.6, 100), (26.6, 0)] {
+            #expect(ThermalIndex.heatIndex(temperature: temperature, relativeHumidity: humidity) == temperature)
+        }
+        // 80 °F at 40 %: the simple formula's 79.58, its mean with 80 is 79.79: the temperature.
+        #expect(abs(try fahrenheitIndex(80, 40) - 80) < 1e-9)
+        // 81 °F at 40 %: the regression's 80.65: the temperature; at 60 %, the regression.
+        #expect(abs(try fahrenheitIndex(81, 40) - 81) < 1e-9)
+        #expect(abs(try fahrenheitIndex(81, 60) - Self.rothfusz(81, 60)) < 1e-9 && Self.rothfusz(81, 60) > 81)
+        for temperature in stride(from: -100.0, through: 70, by: 0.5) {
+            for humidity in stride(from: 0.0, through: 100, by: 5) {
+                let index = try #require(ThermalIndex.heatIndex(temperature: temperature, relativeHumidity: humidity))
+                #expect(index >= temperature, "\(temperature) °C at \(humidity) %: \(index) °C")
+            }
+        }
+    }
+
+    /// Past Steadman's data the regression runs away (70 °C at 100 %: 506.6 °C): the index stops at the
+    /// top of the NWS chart, 137 °F, or at the temperature when that is higher.
+    @Test func heatIndexStopsAtTheChartsTop() throws {
+        #expect(abs(try fahrenheitIndex(104, 60) - 137) < 1e-9, "the regression's 144.8")
+        #expect(ThermalIndex.heatIndex(temperature: 40, relativeHumidity: 100) == Self.celsius(137))
+        #expect(ThermalIndex.heatIndex(temperature: 70, relativeHumidity: 100) == 70)
+        #expect(ThermalIndex.heatIndex(temperature: 60, relativeHumidity: 5) == 60)
     }
 
     @Test func heatIndexAdjustmentsWhereTheNWSAppliesThem() throws {
-        // Under 13 % between 80 and 112 °F: less (13 − RH)/4 × √((17 − |T − 95|)/17).
-        #expect(abs(try fahrenheitIndex(100, 10) - (Self.rothfusz(100, 10) - 0.75 * (12.0 / 17).squareRoot())) < 1e-6)
-        #expect(abs(try fahrenheitIndex(113, 10) - Self.rothfusz(113, 10)) < 1e-6)
+        // Under 13 % between 80 and 112 °F: less (13 − RH)/4 × √((17 − |T − 95|)/17), which is under
+        // the temperature already: the temperature.
+        #expect(abs(try fahrenheitIndex(100, 10) - 100) < 1e-6)
+        #expect(abs(try fahrenheitIndex(113, 10) - 113) < 1e-6)
         // Over 85 % between 80 and 87 °F: plus (RH − 85)/10 × (87 − T)/5.
         #expect(abs(try fahrenheitIndex(82, 95) - (Self.rothfusz(82, 95) + 1.0 * 1.0)) < 1e-6)
         #expect(abs(try fahrenheitIndex(88, 95) - Self.rothfusz(88, 95)) < 1e-6)
@@ -154,9 +176,20 @@ import Testing
         for (temperature, humidity) in [(-20.1, 50.0), (50.1, 50), (20, 4.9), (20, 99.1)] {
             #expect(ThermalIndex.wetBulb(temperature: temperature, relativeHumidity: humidity) == nil)
         }
-        // Saturated air: the wet bulb is the temperature, within the fit's error (−1 to +0.65 °C).
+        // Nearly saturated air: the wet bulb is near the temperature, within the fit's error (−1 to +0.65 °C).
         let saturated = try #require(ThermalIndex.wetBulb(temperature: 25, relativeHumidity: 99))
         #expect(abs(saturated - 25) < 1)
+    }
+
+    /// Saturated air (fog, rain, the deadliest heat) cannot cool by evaporation: at 100 % the wet bulb
+    /// is the temperature, exactly, wherever the temperature is; just short of it, Stull's domain holds.
+    @Test func wetBulbOfSaturatedAirIsItsTemperature() {
+        for temperature in [-40.0, -20, 0, 12.3, 35, 50, 60] {
+            #expect(ThermalIndex.wetBulb(temperature: temperature, relativeHumidity: 100) == temperature)
+        }
+        #expect(ThermalIndex.wetBulb(temperature: 20, relativeHumidity: 99.5) == nil)
+        #expect(ThermalIndex.wetBulb(temperature: .nan, relativeHumidity: 100) == nil)
+        #expect(ThermalIndex.Values(temperature: 31, humidityRatio: 1, windSpeed: nil).wetBulb == 31)
     }
 
     /// The Bureau of Meteorology's formula (no table is published): its terms one by one.

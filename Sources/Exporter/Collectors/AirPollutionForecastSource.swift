@@ -121,8 +121,16 @@ struct AirPollutionForecastSource: Source {
         .sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
 
     static func value(_ forecast: AirPollutionForecast, step: Int, column: Int?) -> Double? {
-        guard let column else { return Double(forecast.steps[step].airQualityIndex) }
+        guard let column else { return forecast.steps[step].airQualityIndex.map(Double.init) }
         return forecast.scaleIndices[step][column]
+    }
+
+    /// The highest index of the hours in `span`. OpenWeather's is absent when an hour lacks it (the
+    /// highest of fewer hours could mislead); a computed scale's takes the hours that have one.
+    static func highest(_ forecast: AirPollutionForecast, _ span: Range<Int>, column: Int?) -> Double? {
+        let values = span.map { value(forecast, step: $0, column: column) }
+        if column == nil && values.contains(nil) { return nil }
+        return values.compactMap { $0 }.max()
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollutionForecast>, to lines: CollectorLines) {
@@ -142,11 +150,11 @@ struct AirPollutionForecastSource: Source {
                 let spans = windows.map { forecast.steps(from: now, to: now + $0.0.seconds) }
                 if let buffer = indexLines {
                     for (step, (_, label)) in zip(covering, horizons) {
-                        guard let step else { continue }
+                        guard let step, let index = Self.value(forecast, step: step, column: nil) else { continue }
                         buffer.append(Self.index)
                         buffer.append(openings[position])
                         buffer.appendLabel("hours_ahead", label)
-                        buffer.appendClosing(Double(forecast.steps[step].airQualityIndex))
+                        buffer.appendClosing(index)
                     }
                 }
                 if let buffer = scaleIndexLines {
@@ -178,22 +186,19 @@ struct AirPollutionForecastSource: Source {
                 }
                 if let buffer = maxIndexLines {
                     for (span, (_, label)) in zip(spans, windows) {
-                        guard let span, let highest = span.map({ forecast.steps[$0].airQualityIndex }).max() else {
-                            continue
-                        }
+                        guard let span, let highest = Self.highest(forecast, span, column: nil) else { continue }
                         buffer.append(Self.maxIndex)
                         buffer.append(openings[position])
                         buffer.appendLabel("window_hours", label)
-                        buffer.appendClosing(Double(highest))
+                        buffer.appendClosing(highest)
                     }
                 }
                 if let buffer = scaleMaxIndexLines {
                     for scale in Self.scales {
                         for (span, (_, label)) in zip(spans, windows) {
-                            guard let span,
-                                let highest = span.compactMap({ Self.value(forecast, step: $0, column: scale.column) })
-                                    .max()
-                            else { continue }
+                            guard let span, let highest = Self.highest(forecast, span, column: scale.column) else {
+                                continue
+                            }
                             buffer.append(Self.scaleMaxIndex)
                             buffer.append(openings[position])
                             buffer.appendLabel("scale", scale.label)

@@ -70,10 +70,10 @@ struct AirPollutionSource: Source {
         shard.withOpenings { openings in
             for position in shard.locations.indices {
                 guard let reading = readings[position] else { continue }
-                if let buffer = indexLines {
+                if let buffer = indexLines, let index = reading.airQualityIndex {
                     buffer.append(Self.index)
                     buffer.append(openings[position])
-                    buffer.appendClosing(Double(reading.airQualityIndex))
+                    buffer.appendClosing(Double(index))
                 }
                 if let buffer = pollutantLines {
                     for (pollutant, value) in zip(AirPollution.pollutants, reading.gramsPerCubicMeter) {
@@ -107,7 +107,8 @@ struct AirPollutionSource: Source {
         let computed = AirQualityScale.allCases.compactMap { scale in
             scale.index(reading.gramsPerCubicMeter).map { (scale.rawValue, $0) }
         }
-        return ([("openweather", Double(reading.airQualityIndex))] + computed).sorted {
+        let own = reading.airQualityIndex.map { [("openweather", Double($0))] } ?? []
+        return (own + computed).sorted {
             $0.0.utf8.lexicographicallyPrecedes($1.0.utf8)
         }
     }

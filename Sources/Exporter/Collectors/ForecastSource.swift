@@ -185,8 +185,9 @@ struct ForecastSource: Source {
         ) { $0.heatIndexMaxCelsius },
         .init(
             name: "openweather_forecast_wet_bulb_temperature_max_celsius",
-            help: "Highest forecast wet-bulb temperature (Stull 2011) over the next window_hours; absent when a step "
-                + "in it has no humidity or is outside Stull's domain (humidity 5 to 99 %, -20 to 50 °C)."
+            help: "Highest forecast wet-bulb temperature (Stull 2011; the temperature at 100 % humidity) over the "
+                + "next window_hours; absent when a step in it has no humidity or is outside Stull's domain "
+                + "(humidity 5 to 99 %, -20 to 50 °C)."
         ) { $0.wetBulbMaxCelsius },
         .init(
             name: "openweather_forecast_wind_chill_min_celsius",

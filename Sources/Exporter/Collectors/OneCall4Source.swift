@@ -290,7 +290,8 @@ struct OneCall4Source: Source {
         let quarters = reading.quarterHours.filter { $0.time <= seam }
         guard !quarters.isEmpty else { return hourly }
         return Forecast(
-            steps: quarters + hourly.steps.filter { $0.time >= seam + 3600 }, issued: hourly.issued, gaps: hourly.gaps)
+            steps: quarters + hourly.steps.filter { $0.time >= seam + 3600 }, issued: hourly.issued, gaps: hourly.gaps,
+            falls: Forecast.falls(of: quarters) + hourly.falls.filter { $0.begins >= seam })
     }
 
     func unavailableHint(for error: OpenWeatherError) -> String? {

@@ -101,7 +101,9 @@ struct WeatherSource: Source {
             case .heatIndex:
                 """
                 Heat index, the US National Weather Service's (Steadman's simple formula, else the Rothfusz regression \
-                with its adjustments), from the temperature and humidity; absent without the humidity.
+                with its adjustments), from the temperature and humidity; the temperature below 26.7 °C or where the \
+                index is lower, at most 58.3 °C (the NWS chart's top) unless the temperature is higher; absent \
+                without the humidity.
                 """
             case .humidex:
                 """
@@ -115,8 +117,8 @@ struct WeatherSource: Source {
                 """
             case .wetBulb:
                 """
-                Wet-bulb temperature, Stull's (2011) formula at sea-level pressure; absent without the humidity or \
-                outside its domain (humidity 5 to 99 %, -20 to 50 °C).
+                Wet-bulb temperature, Stull's (2011) formula at sea-level pressure; the temperature at 100 % \
+                humidity; absent without the humidity or outside Stull's domain (humidity 5 to 99 %, -20 to 50 °C).
                 """
             case .apparentTemperature:
                 """

@@ -85,6 +85,34 @@ import Testing
 
     /// The window holds every hour that overlaps it, and moves with the render's "now": 20.5 h in it
     /// starts in hour 20 (index 3), 33.5 h in it holds only hours of 2 or less.
+    /// Hour 26 of a real forecast sent `main.aqi` 0, its concentrations all there: each computed
+    /// scale's maximum over a window holding it is shown, as with the hour whole; only OpenWeather's
+    /// own maximum is left out (the highest of fewer hours could mislead).
+    @Test func anHourWithoutItsOwnIndexKeepsEveryScalesMaximum() throws {
+        func rendered(_ fixture: String) throws -> String {
+            let store = try Self.store(polledAt: Self.now - 600)
+            store.success(
+                "Barcelona", "air_pollution_forecast", try AirPollutionForecastDecoder.decode(Fixture.bytes(fixture)),
+                now: Self.now - 600)
+            return String(decoding: renderPlain(store.snapshot(), now: Self.now), as: UTF8.self)
+        }
+        let odd = try rendered("air-pollution-forecast-aqi-zero.json")
+        let whole = try rendered("air-pollution-forecast-barcelona.json")
+        func maximum(_ text: String, _ scale: String, _ window: Int) -> Double? {
+            Self.value(
+                text,
+                #"openweather_forecast_air_quality_scale_max_index{location="Barcelona",scale="\#(scale)",window_hours="\#(window)"}"#
+            )
+        }
+        for scale in ["eu_caqi", "uk_daqi", "us_epa"] {
+            #expect(maximum(odd, scale, 72) != nil && maximum(odd, scale, 72) == maximum(whole, scale, 72), "\(scale)")
+        }
+        #expect(maximum(odd, "openweather", 24) == 3 && maximum(odd, "openweather", 72) == nil)
+        let ownMax = #"openweather_forecast_air_quality_max_index{location="Barcelona",window_hours="#
+        #expect(Self.value(odd, ownMax + #""24"}"#) == 3 && Self.value(odd, ownMax + #""72"}"#) == nil)
+        #expect(Self.value(whole, ownMax + #""72"}"#) == 3)
+    }
+
     @Test func windowsMoveWithTimeWithoutAPoll() throws {
         let snapshot = try Self.store(polledAt: Self.now - 600).snapshot()
         var rendering = MetricsRendering(gzipAbove: .max)
