@@ -61,7 +61,7 @@ step "checksums"
 step "tarball"
 dir=$(basename "$tarball" .tar.gz)
 listed=$(tar -tzf "$tarball" | sort | xargs)
-want="$dir/ $dir/LICENSE $dir/README.md $dir/REFERENCE.md $dir/$NAME $dir/$NAME.service $dir/$NAME.yml"
+want="$dir/ $dir/LICENSE $dir/README.md $dir/REFERENCE.md $dir/$NAME $dir/$NAME.service $dir/$NAME.socket $dir/$NAME.yml $dir/socket-activation.conf"
 [ "$listed" = "$want" ] || { echo "the tarball holds: $listed"; echo "expected:          $want"; exit 1; }
 unpacked=$(mktemp -d)
 trap 'rm -rf "$unpacked"; end_children' EXIT
