@@ -98,7 +98,14 @@ fi
 # --- the binary ------------------------------------------------------------------------------
 echo "release: building $NAME $version (revision $revision) for $arch"
 sdk=()
-[ -z "$cross" ] || sdk=(--swift-sdks-path /opt/swift-sdks --swift-sdk "debian13-$arch")
+if [ -n "$cross" ]; then
+    sdk=(--swift-sdks-path /opt/swift-sdks --swift-sdk "debian13-$arch")
+    # Debian 12's glibc (2.36) lacks six functions the binary would otherwise need from 2.38.
+    mkdir -p "$SCRATCH"
+    clang --target=aarch64-linux-gnu -std=gnu17 -O2 -Wall -Werror -c Tests/release/glibc236.c -o "$SCRATCH/glibc236.o"
+    sdk+=(-Xlinker "$SCRATCH/glibc236.o")
+    rm -f "$SCRATCH"/aarch64-*/release/"$NAME"   # SwiftPM would not relink for a new glibc236.o
+fi
 swift build -c release --static-swift-stdlib --product "$NAME" --scratch-path "$SCRATCH" "${sdk[@]}" \
     -Xcc "-DOPENWEATHER_EXPORTER_VERSION=\"$version\"" -Xcc "-DOPENWEATHER_EXPORTER_REVISION=\"$revision\"" \
     -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
@@ -111,7 +118,17 @@ if readelf -d "$built" | grep 'NEEDED' | grep -q 'libswift\|libdispatch\|libFoun
     fail "the binary links Swift libraries dynamically"
 fi
 strip=strip
-[ -z "$cross" ] || strip=aarch64-linux-gnu-strip
+if [ -n "$cross" ]; then
+    strip=aarch64-linux-gnu-strip
+    # The newest version the binary needs of each library must be Debian 12's (bookworm) at most.
+    needs=$(aarch64-linux-gnu-objdump -T "$built" | grep -o '(\(GLIBC\|GLIBCXX\|CXXABI\|OPENSSL\)_[0-9.]*)' | tr -d '()' | sort -uV)
+    for newest in GLIBC_2.36 GLIBCXX_3.4.30 CXXABI_1.3.13 OPENSSL_3.0.0; do
+        for version in $(grep "^${newest%_*}_[0-9]" <<<"$needs" || true); do
+            [ "$(printf '%s\n' "$version" "$newest" | sort -V | tail -1)" = "$newest" ] ||
+                fail "the $arch binary needs $version, newer than Debian 12's $newest: see Tests/release/glibc236.c"
+        done
+    done
+fi
 
 # Stripped as dh_strip does, the same binary everywhere: Debian wants it, and it saves 6 of 15
 # MB. Crash reports then show addresses and the Swift runtime's frames, not our names.

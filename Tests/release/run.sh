@@ -12,7 +12,8 @@
 # modes are the amd64 .deb's of the same version in $OUT (when there is one) and its dependencies the
 # arm64 Debian 13 packages; instead of the .deb installed, the binary serves the demo under
 # qemu-user-static with a Debian 13 arm64 root for its libraries (the image's runtime root) and its
-# scrape passes promtool; the image is check_image.sh --arch arm64. With --no-image (CI, where the
+# scrape passes promtool, and again with Debian 12's arm64 libraries (bookworm, for Raspberry Pi OS 12);
+# the image is check_image.sh --arch arm64. With --no-image (CI, where the
 # emulated debootstrap of that root and the image would cost 8 minutes more) no image, and the
 # libraries are the build root's: the same Debian 13 arm64 packages, installed beside amd64's.
 set -euo pipefail
@@ -49,6 +50,26 @@ if [ -n "$cross" ]; then
     echo "$arch_root"
     run=(env QEMU_LD_PREFIX="$arch_root" qemu-aarch64-static)
 fi
+
+# demo LIBRARIES: the tarball's binary serves the demo under qemu-user-static with LIBRARIES' shared
+# libraries; its scrape passes promtool.
+demo() {
+    local run=(env QEMU_LD_PREFIX="$1" qemu-aarch64-static) log="$unpacked/demo.log" pid port lint
+    "${run[@]}" "$unpacked/$dir/$NAME" --demo --web.listen-address=127.0.0.1:0 2>"$log" &
+    pid=$!
+    port=$(port_from_log "$log" 'address=127.0.0.1:' "$pid" 60) || { cat "$log"; echo "the demo did not start"; exit 1; }
+    # Every demo source's first round, paced by the budget (20 requests, one a second), before ready.
+    wait_http "http://127.0.0.1:$port/-/ready" 90 || { cat "$log"; echo "the demo did not become ready"; exit 1; }
+    curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$unpacked/scrape.prom"
+    grep -q 'openweather_temperature_celsius{location="Sydney"}' "$unpacked/scrape.prom" || { echo "no demo data"; exit 1; }
+    grep -q "^openweather_exporter_build_info{version=\"$version\"," "$unpacked/scrape.prom" ||
+        { echo "build_info does not say version=\"$version\""; exit 1; }
+    lint=$(promtool check metrics <"$unpacked/scrape.prom" 2>&1) || { echo "$lint"; exit 1; }
+    [ -z "$lint" ] || { echo "promtool check metrics printed:"; echo "$lint"; exit 1; }
+    echo "promtool check metrics: clean ($(grep -vc '^#' "$unpacked/scrape.prom") series from the $arch binary)"
+    stop_process "$pid" 10 || { cat "$log"; echo "the demo did not exit 0 within 10 s of SIGTERM"; exit 1; }
+    ! grep 'level=error' "$log" || { echo "errors in the demo's log"; exit 1; }
+}
 
 step "build"
 bash Tests/release/build.sh ${cross:+--arch "$arch"}
@@ -114,21 +135,13 @@ else
         [ -z "$policy" ] || rm -f "$policy"
         command -v promtool >/dev/null || { echo "apt-get install prometheus (for promtool) failed"; exit 1; }
     fi
-    log="$unpacked/demo.log"
-    "${run[@]}" "$unpacked/$dir/$NAME" --demo --web.listen-address=127.0.0.1:0 2>"$log" &
-    pid=$!
-    port=$(port_from_log "$log" 'address=127.0.0.1:' "$pid" 60) || { cat "$log"; echo "the demo did not start"; exit 1; }
-    # Every demo source's first round, paced by the budget (20 requests, one a second), before ready.
-    wait_http "http://127.0.0.1:$port/-/ready" 90 || { cat "$log"; echo "the demo did not become ready"; exit 1; }
-    curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$unpacked/scrape.prom"
-    grep -q 'openweather_temperature_celsius{location="Sydney"}' "$unpacked/scrape.prom" || { echo "no demo data"; exit 1; }
-    grep -q "^openweather_exporter_build_info{version=\"$version\"," "$unpacked/scrape.prom" ||
-        { echo "build_info does not say version=\"$version\""; exit 1; }
-    lint=$(promtool check metrics <"$unpacked/scrape.prom" 2>&1) || { echo "$lint"; exit 1; }
-    [ -z "$lint" ] || { echo "promtool check metrics printed:"; echo "$lint"; exit 1; }
-    echo "promtool check metrics: clean ($(grep -vc '^#' "$unpacked/scrape.prom") series from the $arch binary)"
-    stop_process "$pid" 10 || { cat "$log"; echo "the demo did not exit 0 within 10 s of SIGTERM"; exit 1; }
-    ! grep 'level=error' "$log" || { echo "errors in the demo's log"; exit 1; }
+    demo "$arch_root"
+
+    # Debian 12 (bookworm), Raspberry Pi OS's release before 13: only its libraries, not a whole root,
+    # since they are all the binary loads (the first stage of debootstrap: no emulation, 2 minutes).
+    step "the same on Debian 12's libraries (bookworm)"
+    bookworm=$(libraries_root bookworm "$arch" "libssl3 libstdc++6") || { echo "no Debian 12 $arch libraries"; exit 1; }
+    demo "$bookworm"
 fi
 
 if [ -n "$image" ]; then
