@@ -123,9 +123,9 @@ if [ -n "$cross" ]; then
     # The newest version the binary needs of each library must be Debian 12's (bookworm) at most.
     needs=$(aarch64-linux-gnu-objdump -T "$built" | grep -o '(\(GLIBC\|GLIBCXX\|CXXABI\|OPENSSL\)_[0-9.]*)' | tr -d '()' | sort -uV)
     for newest in GLIBC_2.36 GLIBCXX_3.4.30 CXXABI_1.3.13 OPENSSL_3.0.0; do
-        for version in $(grep "^${newest%_*}_[0-9]" <<<"$needs" || true); do
-            [ "$(printf '%s\n' "$version" "$newest" | sort -V | tail -1)" = "$newest" ] ||
-                fail "the $arch binary needs $version, newer than Debian 12's $newest: see Tests/release/glibc236.c"
+        for needed in $(grep "^${newest%_*}_[0-9]" <<<"$needs" || true); do
+            [ "$(printf '%s\n' "$needed" "$newest" | sort -V | tail -1)" = "$newest" ] ||
+                fail "the $arch binary needs $needed, newer than Debian 12's $newest: see Tests/release/glibc236.c"
         done
     done
 fi
