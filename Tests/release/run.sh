@@ -2,7 +2,7 @@
 # The release artifacts, built and checked (CI runs this; root only):
 #   build.sh          tarball, .deb and checksums, stamped from git
 #   here              checksums, the tarball's contents and binary, lintian
-#   check_deb.sh      the .deb installed on this machine, run, removed, purged, nothing left
+#   check_deb.sh      the .deb installed on this machine and in a Debian 13 root, run, removed, purged, nothing left
 #   check_image.sh    deploy/docker/Dockerfile built and run by Debian's docker.io on a dockerd of its own
 # About 2 minutes when the image's base root is cached (/var/cache/openweather-exporter-ci), 2 more cold.
 #
@@ -109,6 +109,28 @@ echo "lintian: clean ($(grep -c '^openweather-exporter:' Tests/release/lintian-o
 if [ -z "$cross" ]; then
     step "the .deb on this machine"
     timeout 1200 bash Tests/release/check_deb.sh "$deb" "$version_line"
+
+    # This machine may run another release: the same checks on Debian 13 too, in a root made by
+    # debootstrap (procps for the unit's /bin/kill), changed only on an overlay that ends with them.
+    step "the .deb in a Debian 13 root"
+    deb13=$(debian_root dir "$CROSS_SUITE" "$host_arch" "systemd procps adduser curl") || { echo "no Debian 13 root"; exit 1; }
+    overlay=$(mktemp -d)
+    status=0
+    timeout 1200 unshare --mount --propagation private --fork bash -c '
+        set -e
+        root=$1 overlay=$2 merged=$2/merged
+        mkdir "$overlay/upper" "$overlay/work" "$merged"
+        mount -t overlay overlay -o "lowerdir=$root,upperdir=$overlay/upper,workdir=$overlay/work" "$merged"
+        mount -t proc proc "$merged/proc"
+        mount --rbind /dev "$merged/dev"
+        mount -t tmpfs -o mode=1777 tmpfs "$merged/tmp"
+        mount --bind "$PWD" "$merged/src"
+        mount --bind "$(dirname "$3")" "$merged/out"
+        exec chroot "$merged" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 HOME=/root \
+            bash /src/Tests/release/check_deb.sh "/out/$(basename "$3")" "$4"' _ "$deb13" "$overlay" "$deb" "$version_line" ||
+        status=$?
+    rm -rf --one-file-system "$overlay"
+    [ "$status" = 0 ] || exit 1
 else
     step "the .deb: the amd64 one's files, arm64's dependencies"
     files() { dpkg-deb -c "$1" | awk '{print $1, $2, $6}'; }
