@@ -4,8 +4,8 @@
 #   openweather-exporter_DEBVERSION_ARCH.deb         built with dpkg-deb
 #   sha256sums.txt                                   of every architecture's artifacts in $OUT
 # into $OUT (default .build/artifacts), replacing that architecture's. The Swift runtime is linked
-# statically; the binary needs glibc, libstdc++, OpenSSL 3 and zlib of Debian 12 or newer (arm64:
-# Debian 13 or newer).
+# statically; the binary needs glibc, libstdc++, OpenSSL 3 and zlib of Debian 12 or newer (arm64 too,
+# through Tests/release/glibc236.c; its .deb depends on Debian 13's libssl3t64).
 #
 #   bash Tests/release/build.sh                      # the artifacts
 #   bash Tests/release/build.sh --arch arm64         # arm64's, beside them (root only; see below)
