@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds the release artifacts for this machine's architecture, or for arm64 on amd64:
-#   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, REFERENCE (deploy/README.md and deploy/docs/), example config, systemd unit
+#   openweather-exporter-VERSION.linux-ARCH.tar.gz   binary, LICENSE, README, REFERENCE (deploy/README.md and deploy/docs/), example config, systemd units
 #   openweather-exporter_DEBVERSION_ARCH.deb         built with dpkg-deb
 #   sha256sums.txt                                   of every architecture's artifacts in $OUT
 # into $OUT (default .build/artifacts), replacing that architecture's. The Swift runtime is linked
-# statically; the binary needs glibc, libstdc++, OpenSSL 3 and zlib of Debian 12 or newer (arm64:
-# Debian 13 or newer).
+# statically; the binary needs glibc, libstdc++, OpenSSL 3 and zlib of Debian 12 or newer (arm64 too,
+# through Tests/release/glibc236.c; its .deb depends on Debian 13's libssl3t64).
 #
 #   bash Tests/release/build.sh                      # the artifacts
 #   bash Tests/release/build.sh --arch arm64         # arm64's, beside them (root only; see below)
@@ -98,7 +98,14 @@ fi
 # --- the binary ------------------------------------------------------------------------------
 echo "release: building $NAME $version (revision $revision) for $arch"
 sdk=()
-[ -z "$cross" ] || sdk=(--swift-sdks-path /opt/swift-sdks --swift-sdk "debian13-$arch")
+if [ -n "$cross" ]; then
+    sdk=(--swift-sdks-path /opt/swift-sdks --swift-sdk "debian13-$arch")
+    # Debian 12's glibc (2.36) lacks six functions the binary would otherwise need from 2.38.
+    mkdir -p "$SCRATCH"
+    clang --target=aarch64-linux-gnu -std=gnu17 -O2 -Wall -Werror -c Tests/release/glibc236.c -o "$SCRATCH/glibc236.o"
+    sdk+=(-Xlinker "$SCRATCH/glibc236.o")
+    rm -f "$SCRATCH"/aarch64-*/release/"$NAME"   # SwiftPM would not relink for a new glibc236.o
+fi
 swift build -c release --static-swift-stdlib --product "$NAME" --scratch-path "$SCRATCH" "${sdk[@]}" \
     -Xcc "-DOPENWEATHER_EXPORTER_VERSION=\"$version\"" -Xcc "-DOPENWEATHER_EXPORTER_REVISION=\"$revision\"" \
     -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
@@ -111,7 +118,17 @@ if readelf -d "$built" | grep 'NEEDED' | grep -q 'libswift\|libdispatch\|libFoun
     fail "the binary links Swift libraries dynamically"
 fi
 strip=strip
-[ -z "$cross" ] || strip=aarch64-linux-gnu-strip
+if [ -n "$cross" ]; then
+    strip=aarch64-linux-gnu-strip
+    # The newest version the binary needs of each library must be Debian 12's (bookworm) at most.
+    needs=$(aarch64-linux-gnu-objdump -T "$built" | grep -o '(\(GLIBC\|GLIBCXX\|CXXABI\|OPENSSL\)_[0-9.]*)' | tr -d '()' | sort -uV)
+    for newest in GLIBC_2.36 GLIBCXX_3.4.30 CXXABI_1.3.13 OPENSSL_3.0.0; do
+        for needed in $(grep "^${newest%_*}_[0-9]" <<<"$needs" || true); do
+            [ "$(printf '%s\n' "$needed" "$newest" | sort -V | tail -1)" = "$newest" ] ||
+                fail "the $arch binary needs $needed, newer than Debian 12's $newest: see Tests/release/glibc236.c"
+        done
+    done
+fi
 
 # Stripped as dh_strip does, the same binary everywhere: Debian wants it, and it saves 6 of 15
 # MB. Crash reports then show addresses and the Swift runtime's frames, not our names.
@@ -143,7 +160,8 @@ sed -E 's#\(deploy/(README|docs/[a-z0-9-]+)\.md#(REFERENCE.md#g' README.md > "$w
 python3 Tests/release/reference.py deploy > "$work/$tardir/REFERENCE.md"
 chmod 0644 "$work/$tardir/README.md" "$work/$tardir/REFERENCE.md"
 install -m 0644 deploy/config/openweather-exporter.yml "$work/$tardir/openweather-exporter.yml"
-install -m 0644 deploy/systemd/openweather-exporter.service "$work/$tardir/"
+install -m 0644 deploy/systemd/openweather-exporter.service deploy/systemd/openweather-exporter.socket \
+    deploy/systemd/socket-activation.conf "$work/$tardir/"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
     -C "$work" -cf - "$tardir" | gzip -9n > "$OUT/$tardir.tar.gz"
 
@@ -152,25 +170,45 @@ root="$work/deb"
 doc="$root/usr/share/doc/$NAME"
 install -D -m 0755 "$work/$NAME" "$root/usr/bin/$NAME"
 install -D -m 0644 deploy/config/openweather-exporter.yml "$root/etc/$NAME/config.yml"
-install -d -m 0755 "$doc" "$root/usr/share/man/man1" "$root/lib/systemd/system" "$root/DEBIAN"
+install -d -m 0755 "$doc" "$root/usr/share/man/man1" "$root/DEBIAN"
 install -m 0644 "$work/$tardir/README.md" "$work/$tardir/REFERENCE.md" "$doc/"
 gzip -9n "$doc/README.md" "$doc/REFERENCE.md"
 
-# The unit of deploy/systemd, with the package's paths and its static user: a DynamicUser
-# would keep its state under /var/lib/private, which the package could not own or purge.
+# The units of deploy/systemd are the one text of each; the package's copies differ only in the
+# binary's path, their opening comment (how to install them by hand) and the service's user.
+# $socket_command, the one command that turns socket activation on, is in the socket's and the
+# drop-in's comments, and check_deb.sh runs it from there.
+package_unit() {
+    local from=$1 to=$2
+    shift 2
+    install -d -m 0755 "$(dirname "$to")"
+    { printf '# %s\n' "$@"; sed -n '/^\[Unit\]/,$p' "$from"; } | sed "s|/usr/local/bin/$NAME|/usr/bin/$NAME|" > "$to"
+    chmod 0644 "$to"
+}
+dropin=/usr/share/$NAME/socket-activation.conf
+socket_command="install -D -m 0644 -t /etc/systemd/system/$NAME.service.d $dropin && systemctl daemon-reload && systemctl enable $NAME.socket && systemctl restart $NAME"
 unit="$root/lib/systemd/system/$NAME.service"
-{
-    echo "# Installed by the $NAME package; change it with \`systemctl edit $NAME\`."
-    echo "# Put the API key in /etc/$NAME/api-key (mode 0600, root), the locations in"
-    echo "# /etc/$NAME/config.yml, then: systemctl start $NAME"
-    sed -n '/^\[Unit\]/,$p' deploy/systemd/openweather-exporter.service
-} > "$unit"
-sed -i -e "s|/usr/local/bin/$NAME|/usr/bin/$NAME|" \
-    -e "s|^DynamicUser=yes$|User=$NAME\nGroup=$NAME\nRemoveIPC=yes|" "$unit"
+package_unit deploy/systemd/openweather-exporter.service "$unit" \
+    "Installed by the $NAME package; change it with \`systemctl edit $NAME\`." \
+    "Put the API key in /etc/$NAME/api-key (mode 0600, root), the locations in" \
+    "/etc/$NAME/config.yml, then: systemctl start $NAME"
+# A DynamicUser would keep its state under /var/lib/private, which the package could not own or purge.
+sed -i -e "s|^DynamicUser=yes$|User=$NAME\nGroup=$NAME\nRemoveIPC=yes|" "$unit"
 grep -q '^StateDirectory=' "$unit" || sed -i "s|^User=$NAME$|StateDirectory=$NAME\nStateDirectoryMode=0700\n&|" "$unit"
 grep -q "^ExecStart=/usr/bin/$NAME " "$unit" && grep -q "^User=$NAME$" "$unit" && grep -q "^StateDirectory=" "$unit" ||
     fail "deploy/systemd/openweather-exporter.service changed shape: adapt the .deb's rewrite of it"
-chmod 0644 "$unit"
+package_unit deploy/systemd/openweather-exporter.socket "$root/lib/systemd/system/$NAME.socket" \
+    "Installed by the $NAME package, off until socket activation is turned on, as root:" \
+    "  $socket_command" \
+    "The drop-in $dropin runs the service with --web.systemd-socket; see REFERENCE.md.gz."
+# Not in /lib/systemd/system/$NAME.service.d: there it would always apply, and the service would
+# need the socket even when it is not enabled.
+package_unit deploy/systemd/socket-activation.conf "$root$dropin" \
+    "Drop-in for $NAME.service, installed by the $NAME package: socket activation," \
+    "off until it is copied to /etc/systemd/system/$NAME.service.d/, as root:" \
+    "  $socket_command"
+grep -q "^ExecStart=/usr/bin/$NAME " "$root$dropin" ||
+    fail "deploy/systemd/socket-activation.conf changed shape: its ExecStart is not /usr/bin/$NAME"
 
 # The man page is --help, so it cannot drift from the flags.
 {

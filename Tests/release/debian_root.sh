@@ -19,6 +19,11 @@
 #       the Debian 13 amd64 root build.sh --arch arm64 builds in: Debian's Swift 6.0.3 and the C
 #       libraries' headers, then cross_root.sh (arm64's libraries beside amd64's, arm64's Swift
 #       runtime, the Swift SDK). Its arm64 libraries also serve the arm64 binary under qemu.
+#   libraries_root SUITE ARCH "PACKAGES"
+#       prints the path of SUITE's shared libraries for ARCH, for qemu-user's QEMU_LD_PREFIX: what the
+#       first stage of `debootstrap --foreign --variant=minbase` unpacks (the required packages; it runs
+#       nothing, so nothing is emulated: a minute and a half), and PACKAGES unpacked beside them. No
+#       package is configured: a root to load libraries from, not to chroot into. Cached as above.
 #   in_root ROOT [--bind DIR:PATH]... -- COMMAND...
 #       runs COMMAND in a directory root, mounted read-only in a mount namespace of its own with
 #       /proc, /dev, tmpfs on /tmp and /root, and each DIR writable at PATH (/src or /out): the mounts
@@ -88,6 +93,34 @@ debian_root() (
         mv "$made" "$name" || exit 1
     fi
     echo "$path"
+)
+
+libraries_root() (
+    suite=$1 arch=$2 packages=$(xargs <<<"$3")
+    name="$ROOT_CACHE/$suite-libraries-$arch-$(printf '%s %s %s' "$suite" "$arch" "$packages" | sha256sum | cut -c1-12)"
+    [ -e "$name" ] && { echo "$name"; exit 0; }
+    mkdir -p "$ROOT_CACHE"
+    exec 8>"$name.lock"
+    flock -w 3600 8 || { echo "libraries_root: $name.lock held for an hour" >&2; exit 1; }
+    [ -e "$name" ] && { echo "$name"; exit 0; }
+    build=$(mktemp -d "$ROOT_CACHE/.build.XXXXXX")
+    trap 'rm -rf --one-file-system "$build"' EXIT
+    command -v debootstrap >/dev/null ||
+        { apt-get update -qq && apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; } || exit 1
+    echo "libraries_root: no cached $suite $arch libraries: debootstrap --foreign, then $packages (log in $build/log)" >&2
+    timeout 1800 debootstrap --foreign --variant=minbase --arch="$arch" --include="${packages// /,}" "$suite" \
+        "$build/root" "$DEBIAN_MIRROR" >"$build/log" 2>&1 || {
+        tail -20 "$build/log" >&2
+        echo "libraries_root: debootstrap of $suite $arch failed" >&2
+        exit 1
+    }
+    for package in $packages; do
+        dpkg-deb -x "$(ls "$build/root/var/cache/apt/archives/${package}_"*"_$arch.deb")" "$build/root" ||
+            { echo "libraries_root: cannot unpack $package" >&2; exit 1; }
+    done
+    rm -f "$build/root/var/cache/apt/archives/"*.deb
+    mv "$build/root" "$name" || exit 1
+    echo "$name"
 )
 
 IMAGE_DOCKERFILE=deploy/docker/Dockerfile

@@ -2,7 +2,7 @@
 # The release artifacts, built and checked (CI runs this; root only):
 #   build.sh          tarball, .deb and checksums, stamped from git
 #   here              checksums, the tarball's contents and binary, lintian
-#   check_deb.sh      the .deb installed on this machine, run, removed, purged, nothing left
+#   check_deb.sh      the .deb installed on this machine and in a Debian 13 root, run, removed, purged, nothing left
 #   check_image.sh    deploy/docker/Dockerfile built and run by Debian's docker.io on a dockerd of its own
 # About 2 minutes when the image's base root is cached (/var/cache/openweather-exporter-ci), 2 more cold.
 #
@@ -12,7 +12,8 @@
 # modes are the amd64 .deb's of the same version in $OUT (when there is one) and its dependencies the
 # arm64 Debian 13 packages; instead of the .deb installed, the binary serves the demo under
 # qemu-user-static with a Debian 13 arm64 root for its libraries (the image's runtime root) and its
-# scrape passes promtool; the image is check_image.sh --arch arm64. With --no-image (CI, where the
+# scrape passes promtool, and again with Debian 12's arm64 libraries (bookworm, for Raspberry Pi OS 12);
+# the image is check_image.sh --arch arm64. With --no-image (CI, where the
 # emulated debootstrap of that root and the image would cost 8 minutes more) no image, and the
 # libraries are the build root's: the same Debian 13 arm64 packages, installed beside amd64's.
 set -euo pipefail
@@ -50,6 +51,26 @@ if [ -n "$cross" ]; then
     run=(env QEMU_LD_PREFIX="$arch_root" qemu-aarch64-static)
 fi
 
+# demo LIBRARIES: the tarball's binary serves the demo under qemu-user-static with LIBRARIES' shared
+# libraries; its scrape passes promtool.
+demo() {
+    local run=(env QEMU_LD_PREFIX="$1" qemu-aarch64-static) log="$unpacked/demo.log" pid port lint
+    "${run[@]}" "$unpacked/$dir/$NAME" --demo --web.listen-address=127.0.0.1:0 2>"$log" &
+    pid=$!
+    port=$(port_from_log "$log" 'address=127.0.0.1:' "$pid" 60) || { cat "$log"; echo "the demo did not start"; exit 1; }
+    # Every demo source's first round, paced by the budget (20 requests, one a second), before ready.
+    wait_http "http://127.0.0.1:$port/-/ready" 90 || { cat "$log"; echo "the demo did not become ready"; exit 1; }
+    curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$unpacked/scrape.prom"
+    grep -q 'openweather_temperature_celsius{location="Sydney"}' "$unpacked/scrape.prom" || { echo "no demo data"; exit 1; }
+    grep -q "^openweather_exporter_build_info{version=\"$version\"," "$unpacked/scrape.prom" ||
+        { echo "build_info does not say version=\"$version\""; exit 1; }
+    lint=$(promtool check metrics <"$unpacked/scrape.prom" 2>&1) || { echo "$lint"; exit 1; }
+    [ -z "$lint" ] || { echo "promtool check metrics printed:"; echo "$lint"; exit 1; }
+    echo "promtool check metrics: clean ($(grep -vc '^#' "$unpacked/scrape.prom") series from the $arch binary)"
+    stop_process "$pid" 10 || { cat "$log"; echo "the demo did not exit 0 within 10 s of SIGTERM"; exit 1; }
+    ! grep 'level=error' "$log" || { echo "errors in the demo's log"; exit 1; }
+}
+
 step "build"
 bash Tests/release/build.sh ${cross:+--arch "$arch"}
 tarball=$(ls "$OUT"/$NAME-*.linux-"$arch".tar.gz)
@@ -61,7 +82,7 @@ step "checksums"
 step "tarball"
 dir=$(basename "$tarball" .tar.gz)
 listed=$(tar -tzf "$tarball" | sort | xargs)
-want="$dir/ $dir/LICENSE $dir/README.md $dir/REFERENCE.md $dir/$NAME $dir/$NAME.service $dir/$NAME.yml"
+want="$dir/ $dir/LICENSE $dir/README.md $dir/REFERENCE.md $dir/$NAME $dir/$NAME.service $dir/$NAME.socket $dir/$NAME.yml $dir/socket-activation.conf"
 [ "$listed" = "$want" ] || { echo "the tarball holds: $listed"; echo "expected:          $want"; exit 1; }
 unpacked=$(mktemp -d)
 trap 'rm -rf "$unpacked"; end_children' EXIT
@@ -88,6 +109,28 @@ echo "lintian: clean ($(grep -c '^openweather-exporter:' Tests/release/lintian-o
 if [ -z "$cross" ]; then
     step "the .deb on this machine"
     timeout 1200 bash Tests/release/check_deb.sh "$deb" "$version_line"
+
+    # This machine may run another release: the same checks on Debian 13 too, in a root made by
+    # debootstrap (procps for the unit's /bin/kill), changed only on an overlay that ends with them.
+    step "the .deb in a Debian 13 root"
+    deb13=$(debian_root dir "$CROSS_SUITE" "$host_arch" "systemd procps adduser curl") || { echo "no Debian 13 root"; exit 1; }
+    overlay=$(mktemp -d)
+    status=0
+    timeout 1200 unshare --mount --propagation private --fork bash -c '
+        set -e
+        root=$1 overlay=$2 merged=$2/merged
+        mkdir "$overlay/upper" "$overlay/work" "$merged"
+        mount -t overlay overlay -o "lowerdir=$root,upperdir=$overlay/upper,workdir=$overlay/work" "$merged"
+        mount -t proc proc "$merged/proc"
+        mount --rbind /dev "$merged/dev"
+        mount -t tmpfs -o mode=1777 tmpfs "$merged/tmp"
+        mount --bind "$PWD" "$merged/src"
+        mount --bind "$(dirname "$3")" "$merged/out"
+        exec chroot "$merged" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 HOME=/root \
+            bash /src/Tests/release/check_deb.sh "/out/$(basename "$3")" "$4"' _ "$deb13" "$overlay" "$deb" "$version_line" ||
+        status=$?
+    rm -rf --one-file-system "$overlay"
+    [ "$status" = 0 ] || exit 1
 else
     step "the .deb: the amd64 one's files, arm64's dependencies"
     files() { dpkg-deb -c "$1" | awk '{print $1, $2, $6}'; }
@@ -114,21 +157,13 @@ else
         [ -z "$policy" ] || rm -f "$policy"
         command -v promtool >/dev/null || { echo "apt-get install prometheus (for promtool) failed"; exit 1; }
     fi
-    log="$unpacked/demo.log"
-    "${run[@]}" "$unpacked/$dir/$NAME" --demo --web.listen-address=127.0.0.1:0 2>"$log" &
-    pid=$!
-    port=$(port_from_log "$log" 'address=127.0.0.1:' "$pid" 60) || { cat "$log"; echo "the demo did not start"; exit 1; }
-    # Every demo source's first round, paced by the budget (20 requests, one a second), before ready.
-    wait_http "http://127.0.0.1:$port/-/ready" 90 || { cat "$log"; echo "the demo did not become ready"; exit 1; }
-    curl -sf --max-time 10 "http://127.0.0.1:$port/metrics" >"$unpacked/scrape.prom"
-    grep -q 'openweather_temperature_celsius{location="Sydney"}' "$unpacked/scrape.prom" || { echo "no demo data"; exit 1; }
-    grep -q "^openweather_exporter_build_info{version=\"$version\"," "$unpacked/scrape.prom" ||
-        { echo "build_info does not say version=\"$version\""; exit 1; }
-    lint=$(promtool check metrics <"$unpacked/scrape.prom" 2>&1) || { echo "$lint"; exit 1; }
-    [ -z "$lint" ] || { echo "promtool check metrics printed:"; echo "$lint"; exit 1; }
-    echo "promtool check metrics: clean ($(grep -vc '^#' "$unpacked/scrape.prom") series from the $arch binary)"
-    stop_process "$pid" 10 || { cat "$log"; echo "the demo did not exit 0 within 10 s of SIGTERM"; exit 1; }
-    ! grep 'level=error' "$log" || { echo "errors in the demo's log"; exit 1; }
+    demo "$arch_root"
+
+    # Debian 12 (bookworm), Raspberry Pi OS's release before 13: only its libraries, not a whole root,
+    # since they are all the binary loads (the first stage of debootstrap: no emulation, 2 minutes).
+    step "the same on Debian 12's libraries (bookworm)"
+    bookworm=$(libraries_root bookworm "$arch" "libssl3 libstdc++6") || { echo "no Debian 12 $arch libraries"; exit 1; }
+    demo "$bookworm"
 fi
 
 if [ -n "$image" ]; then
