@@ -9,9 +9,13 @@ import Synchronization
 /// request. The store is made for the poller's first setup, and the poller is the only writer of poll
 /// results and of the store's layout after that, so positions in the store always match the schedule's.
 ///
-/// This file schedules and launches requests. What a setup's arrival does is in `Poller+Reload`,
-/// how an answer is recorded and logged in `Poller+Results`, the stand-in policy in `Poller+StandIns`,
-/// the day's counts shared with backfills in `Poller+SharedDay`.
+/// This file runs the loop and launches requests. The others, by what happens there:
+/// - `Poller+Setup`: a setup (startup, restore, reload) takes effect.
+/// - `Poller+Answers`: an answer is stored, logged and handed to the schedule.
+/// - `Poller+Key`: answers accept or reject the API key.
+/// - `Poller+Availability`: a source the key cannot use pauses.
+/// - `Poller+StandIns`: One Call stands in for the weather and forecast, or hands them back.
+/// - `Poller+SharedDay`: the day's counts are shared with backfills.
 final class Poller: Sendable {
     /// Runs a request's work somewhere; the poller passes each request as one closure.
     typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -65,8 +69,9 @@ final class Poller: Sendable {
         /// The UTC day (this process's) on which the file's contents were last warned of as not taken
         /// (odd, or a later day): one warning a day however often they come back.
         var sharedDayOddWarned: Int?
-        /// Gaps in answers already logged, by source and field (or list): each is logged once.
-        var gapsLogged: Set<ReadingStore.FieldKey> = []
+        /// By slot: the fields (and lists) an answer lacked that are already logged; each is logged once.
+        /// A reload moves them with their source.
+        var gapsLogged: [Set<String>?] = []
         var random = SystemRandomNumberGenerator()
     }
 
@@ -109,7 +114,7 @@ final class Poller: Sendable {
             Core(
                 setup: setup,
                 schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now),
-                unavailable: setup.layout.sources.map { _ in nil }))
+                unavailable: setup.layout.sources.map { _ in nil }, gapsLogged: setup.layout.sources.map { _ in nil }))
         core.withLock { schedule(setup, in: &$0, now: now) }
     }
 
