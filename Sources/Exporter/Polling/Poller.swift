@@ -9,9 +9,15 @@ import Synchronization
 /// request. The store is made for the poller's first setup, and the poller is the only writer of poll
 /// results and of the store's layout after that, so positions in the store always match the schedule's.
 ///
-/// This file schedules and launches requests. What a setup's arrival does is in `Poller+Reload`,
-/// how an answer is recorded and logged in `Poller+Results`, the stand-in policy in `Poller+StandIns`,
-/// the day's counts shared with backfills in `Poller+SharedDay`.
+/// This file runs the loop: it records what came back and starts what is due. The others, by what
+/// happens there:
+/// - `Poller+Requests`: a poll runs on a worker thread, and each request is counted as it leaves.
+/// - `Poller+Setup`: a setup (startup, restore, reload) takes effect.
+/// - `Poller+Answers`: an answer is stored, logged and handed to the schedule.
+/// - `Poller+Key`: answers accept or reject the API key.
+/// - `Poller+Availability`: a source the key cannot use pauses.
+/// - `Poller+StandIns`: One Call stands in for the weather and forecast, or hands them back.
+/// - `Poller+SharedDay`: the day's counts are shared with backfills.
 final class Poller: Sendable {
     /// Runs a request's work somewhere; the poller passes each request as one closure.
     typealias Executor = @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -65,15 +71,16 @@ final class Poller: Sendable {
         /// The UTC day (this process's) on which the file's contents were last warned of as not taken
         /// (odd, or a later day): one warning a day however often they come back.
         var sharedDayOddWarned: Int?
-        /// Gaps in answers already logged, by source and field (or list): each is logged once.
-        var gapsLogged: Set<ReadingStore.FieldKey> = []
+        /// By slot: the fields (and lists) an answer lacked that are already logged; each is logged once.
+        /// A reload moves them with their source.
+        var gapsLogged: [Set<String>?] = []
         var random = SystemRandomNumberGenerator()
     }
 
     let store: ReadingStore
     let logger: Logger
     let time: any TimeSource
-    private let execute: Executor
+    let execute: Executor
     let onChange: @Sendable () -> Void
     let keepBody: (@Sendable (_ location: Location, _ source: any Source, _ body: [UInt8]) -> Void)?
     /// The day's counts shared with backfills using the same state directory; nil: this process's alone.
@@ -109,7 +116,7 @@ final class Poller: Sendable {
             Core(
                 setup: setup,
                 schedule: PollSchedule(specs: [], sourceCount: 1, requestsPerMinute: setup.requestsPerMinute, now: now),
-                unavailable: setup.layout.sources.map { _ in nil }))
+                unavailable: setup.layout.sources.map { _ in nil }, gapsLogged: setup.layout.sources.map { _ in nil }))
         core.withLock { schedule(setup, in: &$0, now: now) }
     }
 
@@ -214,83 +221,5 @@ final class Poller: Sendable {
             let pending = core.withLock { !$0.completions.isEmpty }
             if !pending { return decision }
         }
-    }
-
-    /// A job started: what its poll starts from.
-    private struct Launch {
-        var job: Int
-        var slot: Int
-        var source: any Source
-        /// Everything the poll starts from.
-        var poll: Poll<any Sendable>
-        /// Room the schedule holds for the poll's requests after the first (`PollSchedule.send`).
-        var held: Int
-    }
-
-    private func fetch(_ launch: Launch, epoch: Int, transport: any OpenWeatherTransport, at sent: Double) {
-        execute { [self] in
-            let start = time.monotonic()
-            let result: Result<any Sendable, OpenWeatherError>
-            var body: [UInt8] = []
-            var requests = 0
-            var held = launch.held
-            // Every request is counted where it leaves: the first when the job started, each other one
-            // (a part, the client's resend) right before it goes, within the room the poll holds.
-            func sending() -> Bool {
-                requests += 1
-                guard requests > 1 else { return true }
-                // Past the room the poll holds (already written to the shared day), the day as shared decides.
-                if held > 0 {
-                    return core.withLock {
-                        $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic())
-                    }
-                }
-                return withSharedDay {
-                    $0.send(launch.slot, of: launch.source, since: epoch, held: &held, now: time.monotonic())
-                }
-            }
-            func get(_ request: APIRequest) throws(OpenWeatherError) -> [UInt8] {
-                guard sending() else { throw Self.noRoomToday(launch.source) }
-                return try transport.get(request, resend: sending)
-            }
-            do throws(OpenWeatherError) {
-                let fetched = try launch.source.fetch(erased: launch.poll, get: get)
-                result = .success(fetched.reading)
-                body = fetched.body
-            } catch {
-                result = .failure(error)
-                body = []
-            }
-            let completion = Completion(
-                job: launch.job, epoch: epoch, location: launch.poll.facts.location, source: launch.source,
-                slot: launch.slot,
-                result: result,
-                body: body, requests: requests, held: held, started: sent, duration: time.monotonic() - start)
-            let finished = DispatchTime.now().uptimeNanoseconds
-            let asleep = core.withLock { core in
-                core.completions.append(completion)
-                return core.sleepsUntil > finished + UInt64(Self.coalescing * 1e9)
-            }
-            if asleep { wake.signal() }
-        }
-    }
-
-    /// A poll that would pass a daily limit with one more request: it sends nothing more. The poll's
-    /// start held room for its most (`Source.maxRequestsPerPoll`), so only a resend past that meets this.
-    static func noRoomToday(_ source: any Source) -> OpenWeatherError {
-        .dailyLimit("\(source.name)'s or the key's daily limit has no room left today")
-    }
-}
-
-extension Poller.Core {
-    /// The daily budget's slot for a poll that started in `slot` under the setup of `epoch`: the same
-    /// one, or after a reload the one its source's counts moved to (a reload matches sources by name).
-    mutating func dailySlot(_ slot: Int, of source: any Source, since epoch: Int) -> Int {
-        epoch == self.epoch ? slot : schedule.daily.slot(named: source.name)
-    }
-
-    /// A poll in flight is about to send another request: `PollSchedule.send` in its daily slot.
-    mutating func send(_ slot: Int, of source: any Source, since epoch: Int, held: inout Int, now: Double) -> Bool {
-        schedule.send(slot: dailySlot(slot, of: source, since: epoch), held: &held, now: now)
     }
 }

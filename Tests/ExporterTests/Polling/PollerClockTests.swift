@@ -316,6 +316,32 @@ import Testing
             rig.transport.requests(to: "/geo/1.0/direct").map { $0.request.query[0].value } == ["London", "London,CA"])
     }
 
+    /// What an answer lacks is logged once per source, also after a reload moves the source to another
+    /// slot: the gaps logged are kept by slot and move with their source.
+    @Test func aGapIsLoggedOnceEvenWhenAReloadMovesItsSource() {
+        let rig = Rig(configuration([Self.london], collectors: ["forecast": .seconds(600)]))
+        let body = Array(
+            String(decoding: Fixture.bytes("forecast-zocca.json"), as: UTF8.self)
+                .replacing("\"feels_like\":", with: "\"feels_like_gone\":").utf8)
+        rig.transport.answer { request in
+            request.path == "/data/2.5/forecast" ? .success(body) : FakeTransport.fixtures(request)
+        }
+        func gapLines() -> [String] {
+            rig.logs.all.filter { $0.contains("source=forecast field=list[].main.feels_like ") }
+        }
+        rig.run(until: 1000 + 4 * 3600)
+        let polled = rig.transport.requests(to: "/data/2.5/forecast").count
+        #expect(polled >= 2 && gapLines().count == 1, "\(polled) polls: \(gapLines())")
+        // The weather takes the first slot: the forecast moves to the second.
+        rig.poller.apply(
+            configuration([Self.london], collectors: ["weather": .seconds(600), "forecast": .seconds(600)])
+                .pollerSetup(transport: rig.transport))
+        rig.run(until: 1000 + 8 * 3600)
+        #expect(rig.transport.requests(to: "/data/2.5/forecast").count > polled)
+        #expect(rig.state("London", "forecast")?.up == true)
+        #expect(gapLines().count == 1, "\(gapLines())")
+    }
+
     /// An answer for the place a reload moved a location away from is not the new place's, even while
     /// the new place's request is in flight under the same name: it is dropped, and frees its slot.
     @Test func anAnswerForAPlaceAReloadMovedIsDropped() throws {

@@ -1,9 +1,39 @@
 import OpenWeather
 
-/// A setup taking effect: at startup and after a restore the schedule is laid out for it (the store
-/// was made for it), on a reload the store and the schedule together; an answer to a request sent
-/// under an older setup is matched to its job in the new one.
+/// What the poller runs, and a setup taking effect: at startup and after a restore the schedule is
+/// laid out for it (the store was made for it), on a reload the store and the schedule together; an
+/// answer to a request sent under an older setup is matched to its job in the new one.
 extension Poller {
+    /// What the poller runs: the layout (locations, sources, their intervals and staleness), the
+    /// budget, and the client (or a fake in tests).
+    struct Setup: Sendable {
+        var layout: Layout
+        var requestsPerMinute: Int
+        /// The key's limit of requests a UTC day, all sources together.
+        var requestsPerDay: Int?
+        var language: String
+        var transport: any OpenWeatherTransport
+
+        /// Per slot: `intervals` as planned, `configured` as given, each source's own daily limit.
+        init(
+            locations: [Location], sources: [any Source], intervals: [Duration], configured: [Duration],
+            maxStaleness: [Double],
+            requestsPerMinute: Int, dailyLimits: [Int?], requestsPerDay: Int?, language: String,
+            transport: any OpenWeatherTransport, thresholds: @escaping @Sendable (Location) -> AlertThresholds
+        ) {
+            self.layout = Layout(
+                locations: locations,
+                planned: PlannedSource.plan(
+                    sources: sources, intervals: intervals, configured: configured, maxStaleness: maxStaleness,
+                    dailyLimits: dailyLimits),
+                thresholds: thresholds)
+            self.requestsPerMinute = requestsPerMinute
+            self.requestsPerDay = requestsPerDay
+            self.language = language
+            self.transport = transport
+        }
+    }
+
     /// Before `start`: `store` puts an earlier run's readings into the store, then the schedule is laid
     /// out again (a place resolved before is not waited for) and `schedule` restores the jobs' state.
     func restore(store restoreStore: (Setup) -> Void, schedule restoreSchedule: (Setup, inout PollSchedule) -> Void) {
@@ -59,6 +89,7 @@ extension Poller {
         let moved = setup.layout.slots(from: core.setup.layout)
         core.unavailable = moved.moved(core.unavailable)
         core.spentForDay = moved.moved(core.spentForDay)
+        core.gapsLogged = moved.moved(core.gapsLogged)
         core.setup = setup
         core.epoch += 1
         switchStandIns(in: &core, now: now)
