@@ -69,7 +69,8 @@ struct ResponseReader {
             if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
                 throw .malformed("obsolete folded header line")
             }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+            // A slice of the buffer: its indices are the buffer's, so an empty name is a colon at its start.
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
                 throw .malformed("header line without a name and colon")
             }
             let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()

@@ -57,6 +57,8 @@ extension HTTPClientTests {
             ),
             ("conflicting Content-Length", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc"),
             ("header line without colon", "HTTP/1.1 200 OK\r\nnot a header\r\n\r\n"),
+            // Found by the http-response fuzz target: accepted unless the line began the reader's buffer.
+            ("header line with an empty name", "HTTP/1.1 200 OK\r\n: value\r\nContent-Length: 0\r\n\r\n"),
             ("closed inside the head", "HTTP/1.1 200 OK\r\nContent-"),
             ("closed without a response", ""),
             (
