@@ -6,7 +6,8 @@
 # A crash, a sanitizer report, an input slower than 5 s or over 2 GB, or a broken invariant fails the
 # run (exit 1); the input is kept under .build/fuzz/findings/TARGET/ and named. What each run found
 # stays in .build/fuzz/corpus/TARGET (the next run starts from it); the committed seeds are corpus/TARGET.
-# Environment: FUZZ_JOBS (targets at once, default 1), FUZZ_NICE (default 0).
+# Environment: FUZZ_JOBS (targets at once, default 1), FUZZ_NICE (default 0), FUZZ_TIMEOUT (seconds an
+# input may take, default 5; wall time, so a run at nice 19 on a busy machine needs more).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -58,7 +59,7 @@ run() {
     local target=$1
     local corpus="$BUILD/corpus/$target" findings="$BUILD/findings/$target" log="$BUILD/logs/$target.log"
     mkdir -p "$corpus" "$findings" "$(dirname "$log")" "$HERE/corpus/$target"
-    local options=(-timeout=5 -rss_limit_mb=2048 -max_len="$(cat "$HERE/max_len/$target" 2>/dev/null || echo 4096)"
+    local options=(-timeout="${FUZZ_TIMEOUT:-5}" -rss_limit_mb=2048 -max_len="$(cat "$HERE/max_len/$target" 2>/dev/null || echo 4096)"
         -print_final_stats=1 -artifact_prefix="$findings/")
     [ -f "$HERE/dict/$target.dict" ] && options+=(-dict="$HERE/dict/$target.dict")
     # The Swift backtracer would take the crash signal before libFuzzer could save the input.
