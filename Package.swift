@@ -7,7 +7,11 @@ let package = Package(
     name: "openweather-exporter",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "openweather-exporter", targets: ["openweather-exporter"])
+        .executable(name: "openweather-exporter", targets: ["openweather-exporter"]),
+        // The modules that read outside input, for the fuzz package in Tests/fuzz (a package of its own).
+        .library(
+            name: "ExporterModules",
+            targets: ["Encoding", "Exporter", "Gzip", "HTTPClient", "HTTPServer", "JSON", "OpenWeather", "YAML"]),
     ],
     targets: [
         // OpenSSL through a tiny C shim: the headers ship with libssl-dev.

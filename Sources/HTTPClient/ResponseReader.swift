@@ -1,3 +1,5 @@
+import Encoding
+
 /// Reads one HTTP/1.1 response from a stream, enforcing the head and body caps.
 struct ResponseReader {
     /// A head larger than this is not a response we want: it is garbage or an attack.
@@ -67,7 +69,8 @@ struct ResponseReader {
             if line.first == UInt8(ascii: " ") || line.first == UInt8(ascii: "\t") {
                 throw .malformed("obsolete folded header line")
             }
-            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+            // A slice of the buffer: its indices are the buffer's, so an empty name is a colon at its start.
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else {
                 throw .malformed("header line without a name and colon")
             }
             let name = String(decoding: line[..<colon], as: UTF8.self).lowercased()
@@ -139,24 +142,42 @@ struct ResponseReader {
         var body: [UInt8] = []
         while true {
             var lineBudget = 0
-            let sizeLine = try readLine(budget: &lineBudget, missing: "connection closed inside a chunk header")
-            // Extensions after ';' carry nothing we use.
-            let sizeField = Self.trimmed(sizeLine.prefix { $0 != UInt8(ascii: ";") })
-            guard !sizeField.isEmpty, sizeField.count <= 15,
-                let size = Int(String(decoding: sizeField, as: UTF8.self), radix: 16)
-            else {
-                throw .malformed("invalid chunk size")
-            }
+            let sizeLine = try readLine(
+                budget: &lineBudget, missing: "connection closed inside a chunk header", requireCR: true)
+            let size = try Self.chunkSize(sizeLine)
             if size == 0 { break }
             guard size <= maxBodyBytes - body.count else { throw .tooLarge(limit: maxBodyBytes) }
             body += try readExactly(size, truncated: "connection closed inside a chunk")
-            let end = try readLine(budget: &lineBudget, missing: "connection closed after a chunk")
-            guard end.isEmpty else { throw .malformed("chunk data longer than its size") }
+            let end = try readExactly(2, truncated: "connection closed after a chunk")
+            guard end == [0x0D, 0x0A] else { throw .malformed("chunk data not followed by CRLF where its size ends") }
         }
         // Trailers are read to reach the end of the message and then ignored.
         var trailerBudget = 0
         while try !readLine(budget: &trailerBudget, missing: "connection closed inside the trailers").isEmpty {}
         return body
+    }
+
+    /// RFC 9112 7.1: `1*HEXDIG [ BWS ";" chunk-ext ]`, nothing else. `Int(_:radix:)` alone would take a
+    /// sign (`-b`: a negative size, which the ranges below trap on) and overflow past 15 digits.
+    private static func chunkSize(_ line: ArraySlice<UInt8>) throws(HTTPClientError) -> Int {
+        var size = 0
+        var digits = 0
+        var index = line.startIndex
+        while index < line.endIndex, let value = Hex.value(of: line[index]) {
+            // Leading zeros add nothing; 15 significant hex digits still fit in Int.
+            if size > 0 || value > 0 { digits += 1 }
+            guard digits <= 15 else { throw .malformed("chunk size larger than 15 hex digits") }
+            size = size << 4 | Int(value)
+            index += 1
+        }
+        guard index > line.startIndex else {
+            throw .malformed("invalid chunk size: the line must start with hex digits")
+        }
+        let rest = line[index...].drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        guard rest.isEmpty ? rest.startIndex == index : rest.first == UInt8(ascii: ";") else {
+            throw .malformed("invalid chunk size: only hex digits, then optionally ';' and extensions")
+        }
+        return size
     }
 
     private mutating func readUntilClose() throws(HTTPClientError) -> [UInt8] {
@@ -181,7 +202,10 @@ struct ResponseReader {
     }
 
     /// One line without its LF (and CR); `budget` accumulates bytes across the lines of one head.
-    private mutating func readLine(budget: inout Int, missing: String) throws(HTTPClientError) -> ArraySlice<UInt8> {
+    /// A head line may end in a bare LF (RFC 9112 2.2); a chunk line must end in CRLF (`requireCR`).
+    private mutating func readLine(
+        budget: inout Int, missing: String, requireCR: Bool = false
+    ) throws(HTTPClientError) -> ArraySlice<UInt8> {
         // Counted from `position`, because fill() may move the unread bytes to the front.
         var scanned = 0
         while true {
@@ -191,7 +215,11 @@ struct ResponseReader {
                     throw .malformed("response header larger than \(Self.maxHeadBytes) bytes")
                 }
                 var line = buffer[position..<newline]
-                if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+                if line.last == UInt8(ascii: "\r") {
+                    line = line.dropLast()
+                } else if requireCR {
+                    throw .malformed("chunk line ends in a bare LF, not CRLF")
+                }
                 position = newline + 1
                 return line
             }

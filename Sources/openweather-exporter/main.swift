@@ -92,6 +92,9 @@ do {
     case .version(let text):
         print(text)
         exit(0)
+    case .check(let loaded):
+        try loaded.check(logger: Logger(for: loaded))
+        exit(0)
     case .run(let loaded):
         configuration = loaded
         // Before the demo's simulator or anything else takes a descriptor number systemd should have handed over.

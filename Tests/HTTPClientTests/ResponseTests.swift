@@ -60,6 +60,20 @@ extension HTTPClientTests {
             #expect(String(decoding: response.body, as: UTF8.self) == "hello, world0123456789")
         }
 
+        /// Leading zeros, upper-case digits and whitespace before `;` are inside the grammar.
+        @Test func chunkSizesInsideTheGrammar() throws {
+            let server = try ScriptedServer([
+                .readRequest,
+                .send(
+                    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n00000000000000000003\r\nabc\r\n"
+                        + "B\t;ext=\"x y\"\r\n0123456789A\r\n000;last\r\n\r\n"),
+                .holdOpen,
+            ])
+            let response = try HTTPClient().get(HTTPClientRequest(url: try url(server.port), timeout: .seconds(5)))
+            server.finish()
+            #expect(String(decoding: response.body, as: UTF8.self) == "abc0123456789A")
+        }
+
         @Test func bodyUntilCloseWithoutFraming() throws {
             let server = try ScriptedServer([
                 .readRequest,

@@ -43,6 +43,17 @@ import Testing
             userAgent: "test")
     }
 
+    /// The answer that once killed the exporter (a negative chunk size) is a `decode` failure of one poll.
+    @Test func aNegativeChunkSizeIsADecodeFailure() throws {
+        let port = try oneShotServer(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-b\r\nhello world\r\n0\r\n\r\n")
+        let error = #expect(throws: OpenWeatherError.self) {
+            try client(port).currentWeather(latitude: 1, longitude: 2)
+        }
+        #expect(error == .transport(.malformed("invalid chunk size: the line must start with hex digits")))
+        #expect(error?.code == "decode")
+    }
+
     @Test func redirectIsNotFollowedAndNamesItsLocationWithoutTheKey() throws {
         let port = try oneShotServer(
             """

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# A bounded libFuzzer run with AddressSanitizer. Usage: fuzz.sh [TARGET] [SECONDS]; TARGET is
-# request-parser (default; the HTTP request parser, which works on raw pointers), yaml (the config
-# reader), tls (the server's TLS transport fed a client's bytes) or upstream-headers (Retry-After,
-# the 429 pause it makes, the duration formatter); SECONDS defaults to $FUZZ_SECONDS or 60. A crash, a sanitizer report, an input that takes
-# over 5 s or a broken invariant (fuzz/TARGET.swift) fails the run; the input is kept under
-# .build/fuzz-artifacts/ of the checkout and printed (nothing is left in /tmp).
+# A bounded libFuzzer run of the server's TLS transport (fed a client's bytes) with AddressSanitizer,
+# built with swiftc from the sources it needs. Usage: fuzz.sh [tls] [SECONDS]; SECONDS defaults to
+# $FUZZ_SECONDS or 60. A crash, a sanitizer report, an input that takes over 5 s or a broken
+# invariant (fuzz/tls.swift) fails the run; the input is kept under .build/fuzz-artifacts/ of the
+# checkout and printed (nothing is left in /tmp). Every parser is fuzzed by Tests/fuzz/run.sh.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-target=request-parser
+target=tls
 if [ $# -gt 0 ] && ! [[ "$1" =~ ^[0-9]+$ ]]; then target=$1; shift; fi
 seconds=${1:-${FUZZ_SECONDS:-60}}
 work=$(mktemp -d /tmp/owe-fuzz.XXXXXX)
@@ -40,31 +39,6 @@ add_modules() {
 }
 
 case "$target" in
-request-parser)
-    # A response may carry a KeptBody (a sealed memfd, made through the CLinux shim).
-    sources=("$ROOT/Sources/HTTPServer/RequestParser.swift" "$ROOT/Sources/HTTPServer/HTTPMessage.swift"
-             "$ROOT/Sources/HTTPServer/KeptBody.swift")
-    add_clinux
-    max_len=8192
-    printf 'GET /metrics HTTP/1.1\r\nHost: localhost:9755\r\nUser-Agent: Prometheus/2.51\r\nAccept: text/plain\r\n\r\n' > "$work/corpus/scrape"
-    printf 'POST /-/reload HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello' > "$work/corpus/post"
-    printf 'GET http://h/metrics?x=1 HTTP/1.0\nConnection: keep-alive\n\n' > "$work/corpus/absolute"
-    printf 'OPTIONS * HTTP/1.1\r\nContent-Length: 1, 1\r\n\r\nx' > "$work/corpus/options"
-    printf 'GET / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n' > "$work/corpus/smuggle"
-    printf 'GET /a HTTP/1.1\r\n\r\nGET /b HTTP/1.1\r\n\r\n' > "$work/corpus/pipelined"
-    ;;
-yaml)
-    sources=("$ROOT"/Sources/YAML/*.swift)
-    max_len=4096
-    # Every YAML file of the repository is a seed, plus the shapes the parser has branches for.
-    n=0
-    while IFS= read -r file; do n=$((n + 1)); cp "$file" "$work/corpus/seed-$n"; done \
-        < <(find "$ROOT/deploy" "$ROOT/Tests/deploy" -name '*.yml' -o -name '*.yaml' 2>/dev/null)
-    printf 'a: |+2\n   x\n\n b: >-\n  y\n  z\n' > "$work/corpus/block"
-    printf -- '- [a, {b: c, "d":e}, [f: g]]\n- '"'"'q''q'"'"'\n- "\\u263A\\x41\\\n  x"\n' > "$work/corpus/flow"
-    printf -- '%%YAML 1.2\n---\na:\n- 1\n- 2\nb: {c: d}\n...\n--- x\n' > "$work/corpus/documents"
-    printf 'k: v # c\n  more\n"q" : 1\n' > "$work/corpus/plain"
-    ;;
 tls)
     # The server side of TLS: the transport over a socket pair, OpenSSL and the CTLS shim (built with
     # clang and the same sanitizers), a throwaway certificate.
@@ -108,25 +82,8 @@ with open(f"{out}/records", "wb") as f:
     f.write(bytes([0, 0x16, 3, 1, 0, 4, 1, 0, 0, 0, 2, 0x17, 3, 3, 0, 5, 1, 2, 3, 4, 5, 0, 0x15]))
 PY
     ;;
-upstream-headers)
-    sources=("$ROOT/Sources/OpenWeather/RetryAfter.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule.swift"
-             "$ROOT/Sources/Exporter/Polling/PollSchedule+Jobs.swift" "$ROOT/Sources/Exporter/Polling/PollSchedule+Backoff.swift"
-             "$ROOT/Sources/Exporter/Polling/RequestBudget.swift" "$ROOT/Sources/Exporter/Polling/DueQueue.swift"
-             "$ROOT/Sources/Exporter/Polling/DailyBudget.swift" "$ROOT/Sources/Exporter/Polling/Tally.swift" "$ROOT/Sources/Exporter/Polling/SlotOrder.swift" "$ROOT/Sources/Exporter/State/SavedState.swift" "$ROOT/Sources/Exporter/Polling/JobID.swift"
-             "$ROOT/Sources/Exporter/Config/PrometheusDuration.swift")
-    # The duration conversions live in Platform.
-    add_modules Platform
-    max_len=128
-    # A first byte with the low bit clear: no clock in the input, the rest is the header.
-    for value in 120 0 1e18 1e300 1000000000000 -1 1.5 "Sun, 06 Nov 1994 08:49:37 GMT" "Sunday, 06-Nov-94 08:49:37 GMT" \
-        "Sun Nov  6 08:49:37 1994" "Fri, 31 Dec 9999 23:59:59 GMT"; do
-        n=$((${n:-0} + 1)); printf '\x00%s' "$value" > "$work/corpus/header-$n"
-    done
-    # With a clock: odd first byte, 8 bytes of a little-endian Double (1.8e9), then a date.
-    printf '\x01\x00\x00\x00\x80\x74\xd2\xda\x41Fri, 31 Dec 9999 23:59:59 GMT' > "$work/corpus/clock"
-    ;;
 *)
-    echo "unknown fuzz target $target: use request-parser, yaml, tls or upstream-headers" >&2
+    echo "unknown fuzz target $target: only tls here; the parsers are in Tests/fuzz (run.sh --list)" >&2
     exit 2
     ;;
 esac

@@ -6,6 +6,8 @@ public enum Command: Sendable {
     case run(Configuration)
     case help(String)
     case version(String)
+    /// `--config.check`: the configuration, loaded as for a run, to check and describe instead (`ConfigCheck`).
+    case check(Configuration)
     /// `openweather-exporter backfill ...`: the past, written to a file (`BackfillCommand`).
     case backfill(Configuration, BackfillOptions)
     /// `openweather-exporter healthcheck ...`: asks a running exporter's `/-/healthy` (`HealthCheck`).
@@ -38,7 +40,8 @@ public struct ConfigurationLoader: Sendable {
         let unknown = unknownEnvironmentVariables()
         settings.warnings += unknown
         do {
-            return .run(try build(settings))
+            let configuration = try build(settings)
+            return flags.isSet(Settings.configCheck) ? .check(configuration) : .run(configuration)
         } catch {
             // A misspelled variable is the likely cause of a missing setting: say it with the error.
             throw unknown.isEmpty

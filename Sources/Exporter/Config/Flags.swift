@@ -98,7 +98,8 @@ struct Flag: Sendable {
                 + source.settingFlags.filter { $0.renamedTo == nil }
         } + [
             Settings.logLevel.flag, Settings.logFormat.flag, Settings.storagePath.flag, Settings.totalShards.flag,
-            Settings.shard.flag, Settings.pod.flag, Settings.help.flag, Settings.version.flag,
+            Settings.shard.flag, Settings.pod.flag, Settings.configCheck.flag, Settings.help.flag,
+            Settings.version.flag,
         ]
 
     static func named(_ name: String) -> Flag? { all.first { $0.name == name } }

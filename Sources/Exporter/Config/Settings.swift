@@ -255,6 +255,10 @@ enum Settings {
     }
 
     static let help = Setting<Bool>.boolean("help", key: nil, doc: "Show this help and exit.")
+    /// blackbox_exporter's name, so the same CI step checks both.
+    static let configCheck = Setting<Bool>.boolean(
+        "config.check", key: nil,
+        doc: "Check the configuration and the web config file, log what they set, and exit: 0 if valid, else 2.")
     static let version = Setting<Bool>.boolean("version", key: nil, doc: "Show the version and exit.")
 
     /// `listenAddress` → `listen_address`, `config.file` → `config_file`:

@@ -3,19 +3,38 @@
 extension Logger {
     /// `addresses`: where the server listens (`Exporter.addresses`).
     public func announceStart(_ configuration: Configuration, addresses: [String], simulator: String?) {
-        let active = configuration.sourcePolling
-        let shard = configuration.shard
+        info("starting openweather-exporter", summary(configuration, addresses: addresses))
+        describe(configuration, simulator: simulator)
+    }
+
+    /// `--config.check`'s lines: the start's, said of what was checked, without the listening.
+    func announceCheck(_ configuration: Configuration, webConfig: String?) {
+        describe(configuration, simulator: nil)
+        let addresses =
+            configuration.systemdSockets.map { _ in ["systemd sockets"] }
+            ?? configuration.listenAddresses.map(\.description)
         info(
-            "starting openweather-exporter",
-            [
-                ("version", BuildInfo.version),
-                ("address", addresses.joined(separator: ",")),
-                ("telemetry_path", configuration.telemetryPath),
-                ("locations", String(configuration.locations.count)),
-            ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [
-                ("collectors", active.requests.entries.map(\.name).joined(separator: ",")),
-                ("api_key", configuration.apiKeySource),
-            ])
+            "the configuration is valid (--config.check: not starting)",
+            [("config_file", configuration.configFile ?? "none"), ("web_config_file", webConfig ?? "none")]
+                + summary(configuration, addresses: addresses))
+    }
+
+    private func summary(_ configuration: Configuration, addresses: [String]) -> [(String, String)] {
+        let shard = configuration.shard
+        return [
+            ("version", BuildInfo.version),
+            ("address", addresses.joined(separator: ",")),
+            ("telemetry_path", configuration.telemetryPath),
+            ("locations", String(configuration.locations.count)),
+        ] + (shard.total == 1 ? [] : [("shard", String(shard.index)), ("total_shards", String(shard.total))]) + [
+            ("collectors", configuration.sourcePolling.requests.entries.map(\.name).joined(separator: ",")),
+            ("api_key", configuration.apiKeySource),
+        ]
+    }
+
+    /// The request plan, quiet places, the demo and every warning the configuration earned.
+    private func describe(_ configuration: Configuration, simulator: String?) {
+        let active = configuration.sourcePolling
         info(
             "request plan",
             active.requests.logFields + [
