@@ -21,7 +21,8 @@ function(config={})
     for ch in std.stringChars(value)
     if !((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || std.member(['_', '.', '-', '~'], ch))
   ] == [];
-  local ownLabel(name) = name != 'job' && std.length(std.findSubstr(',' + name + '="', shipped)) > 0;
+  // Whether a series of the tests sets `name` (std.strReplace is native; std.findSubstr takes minutes here).
+  local ownLabel(name) = name != 'job' && std.strReplace(shipped, ',' + name + '="', '') != shipped;
   local bad = [m for m in given if m.op != '=' || !plain(m.value) || ownLabel(m.name)];
   local job = [m.value for m in given if m.name == 'job'];
   local jobValue = if job == [] then 'openweather' else job[0];
