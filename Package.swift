@@ -67,7 +67,7 @@ let package = Package(
         // The helpers every test target shares: child processes, loopback HTTP, waiting, golden files.
         .target(
             name: "TestSupport", dependencies: ["CChildProcess", "CZlib", "Gzip", "Locking", "Platform", "Simulator"],
-            path: "Tests/TestSupport", exclude: ["processes.sh", "waiting.py"]),
+            path: "Tests/TestSupport", exclude: ["checks.py", "processes.sh", "waiting.py"]),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["CTLS", "HTTPServer", "Locking", "Platform", "TestSupport"]),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Locking", "Platform", "TestSupport"]),

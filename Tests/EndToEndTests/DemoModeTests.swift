@@ -164,11 +164,20 @@ import Testing
         let tokyoNow = try #require(value("openweather_temperature_celsius{location=\"Tokyo\"} "))
         #expect(tokyoLow < -2 && tokyoNow > -2, "Tokyo: \(tokyoNow) °C now, \(tokyoLow) °C in the forecast")
         #expect(log.contains("demo showcase: the simulator forecasts Tokyo a cold spell that never comes"), "\(log)")
-        // The commands scroll inside their box rather than past the page (at 1280 px they are wider
-        // than its 50em), and say that shifts add up.
+        // The commands fit the 60em column (80 characters of monospace) and wrap on a phone; they say
+        // that shifts add up.
         #expect(landing.text.contains("<pre class=\"demo\">"))
-        #expect(landing.text.contains("pre.demo{overflow-x:auto}"))
+        #expect(landing.text.contains("pre.demo{white-space:pre-wrap;overflow-wrap:anywhere}"))
         #expect(landing.text.contains("Shifts add up"))
+        #expect(Self.longestLine(inside: "pre", of: landing.text) <= 80, "\(landing.text)")
+        // Issue 50: phones get a viewport, and the table has no unbreakable text wider than their column:
+        // a place's cells as a block each, air_pollution_forecast breakable after an underscore.
+        #expect(landing.text.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
+        #expect(landing.text.contains("@media (max-width:40em){table,tbody,tr,td{display:block}"), "\(landing.text)")
+        #expect(Self.longestWord(inside: "table", of: landing.text) <= 16, "\(landing.text)")
+        // Every threshold a demo place has, the indices' too, each in the unit it was written in.
+        #expect(landing.text.contains("heat index above 86\u{A0}°F"), "\(landing.text)")
+        #expect(landing.text.contains("wind chill below -15\u{A0}°C"), "\(landing.text)")
         // The simulator's address and controls: logged plainly and shown on the landing page.
         let simulator = try #require(
             log.firstRange(of: "simulator=http://127.0.0.1:").map {
@@ -183,6 +192,34 @@ import Testing
                 "/_simulator/fault?lat=51.51&status=500"))
 
         Self.stopsWithinTwoSeconds(process)
+    }
+
+    /// The longest line of the first `element` of a page, in characters, as shown (`&amp;` as one).
+    static func longestLine(inside element: String, of page: String) -> Int {
+        guard let start = page.firstRange(of: "<\(element)"), let end = page.firstRange(of: "</\(element)>") else {
+            return Int.max
+        }
+        let text = page[start.upperBound..<end.lowerBound].replacing("&amp;", with: "&")
+        return text.split(separator: "\n").map(\.count).max() ?? 0
+    }
+
+    /// The longest run a browser cannot break in the first `element` of a page: spaces, tag and cell
+    /// boundaries and `<wbr>` break, a no-break space does not.
+    static func longestWord(inside element: String, of page: String) -> Int {
+        guard let start = page.firstRange(of: "<\(element)"), let end = page.firstRange(of: "</\(element)>") else {
+            return Int.max
+        }
+        var text = ""
+        var inTag = false
+        for character in page[start.lowerBound..<end.upperBound] {
+            if character == "<" { inTag = true }
+            if !inTag { text.append(character) }
+            if character == ">" {
+                inTag = false
+                text.append(" ")
+            }
+        }
+        return text.split(whereSeparator: { $0 == " " || $0 == "\n" }).map(\.count).max() ?? 0
     }
 
     @Test func sigintStopsPromptlyToo() async throws {

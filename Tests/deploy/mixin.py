@@ -6,6 +6,8 @@
   expression, every query an alert's text makes (inside its Go template), every dashboard target,
   annotation and variable query; the rules so rendered pass `promtool check rules`, and a promtool
   unit test sees them alert on the selected job only, with the thresholds their texts query;
+- the shipped rule tests, rendered for job="weather", site="home", pass against the rules rendered so;
+  a selector that is not a list of matchers is refused by every render;
 - a place two exporters of the job poll gets two legends told apart by instance.
 
     python3 Tests/deploy/mixin.py [REPO_ROOT]     # needs jsonnet, PyYAML and promtool
@@ -194,6 +196,57 @@ def check_alerting(selector):
               + ("" if result.returncode == 0 else ":\n" + result.stdout + result.stderr))
 
 
+def check_rendered_tests(selector):
+    """Issue 50: the shipped tests fit the default job only; render/tests.jsonnet renders them for the
+    rules' own config, and promtool passes them against the rules rendered with it (a target label such
+    as site= beside the job included, which the thermal rules' hysteresis once dropped)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (pathlib.Path(tmp) / "openweather.yml").write_text(render("rules", selector))
+        (pathlib.Path(tmp) / "openweather.test.yml").write_text(render("tests", selector))
+        result = subprocess.run(["promtool", "test", "rules", "openweather.test.yml"], cwd=tmp, capture_output=True, text=True)
+        check(result.returncode == 0, f"promtool test rules: the tests rendered for {selector} pass against its rules"
+              + ("" if result.returncode == 0 else ":\n" + (result.stdout + result.stderr)[-3000:]))
+        shipped = (ROOT / "deploy" / "prometheus" / "rules" / "openweather.test.yml").read_text()
+        (pathlib.Path(tmp) / "openweather.test.yml").write_text(shipped)
+        result = subprocess.run(["promtool", "test", "rules", "openweather.test.yml"], cwd=tmp, capture_output=True, text=True)
+        check(result.returncode != 0, f"the shipped tests (for the default job) fail against rules for {selector}")
+    for config, words in [
+        ({"openweatherSelector": 'cluster=~"eu.*"'}, 'cluster=~"eu.*" is not an equality, which a series could carry'),
+        ({"openweatherSelector": 'instance="a:9755"'}, "the tests set instance themselves"),
+        ({"openweatherSelector": 'job="weather"', "exporterSelector": 'job="other"'},
+         "_config.exporterSelector is 'job=\"other\"', not the selector the tests expect of `up`"),
+    ]:
+        result = subprocess.run(["jsonnet", "-S", "--tla-code", "config=" + json.dumps(config), "render/tests.jsonnet"],
+                                cwd=MIXIN, capture_output=True, text=True)
+        check(result.returncode != 0 and words in result.stderr,
+              f"render/tests.jsonnet refuses {config}: {words}" + ("" if words in result.stderr else f"; said: {result.stderr[:300]}"))
+
+
+def check_bad_selectors():
+    """Issue 49: a selector that is not a list of matchers broke every rule; each render refuses it, saying why."""
+    for selector, why in [
+        ('job="a",', "it ends with a comma"),
+        ("  ", "it is blank"),
+        ("job=weather", "the value of job should be quoted"),
+        ('job="a" site="b"', 'a comma should come between matchers at character 9, not "s"'),
+        ('job="a', "a value opened with \" at character 5 is not closed"),
+        ('9job="a"', 'a label name (like job) should come at character 1, not "9"'),
+        ("job", "the label job needs one of = != =~ !~ and a quoted value"),
+    ]:
+        for what in ("rules", "dashboard", "prometheusrule"):
+            result = subprocess.run(
+                ["jsonnet", "-S", "--tla-code", "config=" + json.dumps({"openweatherSelector": selector}), f"render/{what}.jsonnet"],
+                cwd=MIXIN, capture_output=True, text=True)
+            said = f"_config.openweatherSelector is '{selector}', which is not a list of label matchers: {why}"
+            check(result.returncode != 0 and said in result.stderr and not result.stdout,
+                  f"render/{what}.jsonnet refuses openweatherSelector '{selector}': {why}"
+                  + ("" if said in result.stderr else f"; said: {result.stderr[:300]}"))
+    result = subprocess.run(["jsonnet", "-S", "--tla-code", 'config={exporterSelector: ""}', "render/rules.jsonnet"],
+                            cwd=MIXIN, capture_output=True, text=True)
+    check(result.returncode != 0 and "_config.exporterSelector is '', which is not a list of label matchers: it is blank" in result.stderr,
+          "a blank exporterSelector is refused")
+
+
 def check_legends():
     """Issue 40: two exporters of one job polling the same place drew two legends alike. Every query
     whose legend names the location adds the instance to the location of a place that repeats:
@@ -251,6 +304,9 @@ def main():
     check_selector(SELECTOR, kubernetes=True)
     check_selector(TRICKY, kubernetes=False)
     check_alerting(TRICKY)
+    print("the rules' tests for another selector, and selectors refused:")
+    check_rendered_tests('job="weather", site="home"')
+    check_bad_selectors()
     print("the dashboard's legends:")
     check_legends()
     print(f"mixin: {len(failures)} failed")

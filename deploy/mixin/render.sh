@@ -6,7 +6,8 @@
 #                                          # or when a file of the mixin is not as jsonnetfmt writes it
 #
 # rules: prometheus/rules/openweather.yml; dashboard: grafana/dashboards/openweather.json;
-# prometheusrule: kubernetes/base/prometheusrule.yaml. Needs jsonnet and jsonnetfmt (Debian's jsonnet
+# prometheusrule: kubernetes/base/prometheusrule.yaml. The rules' tests (prometheus/rules/openweather.test.yml)
+# are written by hand; render/tests.jsonnet moves them to another selector. Needs jsonnet and jsonnetfmt (Debian's jsonnet
 # package, 0.18 or later).
 set -euo pipefail
 MIXIN="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,4 +50,13 @@ for pair in rules:prometheus/rules/openweather.yml dashboard:grafana/dashboards/
         echo "wrote deploy/${pair#*:}"
     fi
 done
+# The tests are written by hand for the default config; rendered for it they must come back unchanged.
+if ((check)); then
+    if jsonnet -S "$MIXIN/render/tests.jsonnet" | cmp -s - "$DEPLOY/prometheus/rules/openweather.test.yml"; then
+        echo "ok    render/tests.jsonnet gives deploy/prometheus/rules/openweather.test.yml back for the default config"
+    else
+        echo "FAIL  render/tests.jsonnet changes deploy/prometheus/rules/openweather.test.yml for the default config"
+        status=1
+    fi
+fi
 exit "$status"

@@ -30,7 +30,7 @@ struct WeatherSource: Source {
 
     func gaps(of reading: CurrentWeather) -> AnswerGaps { reading.gaps }
 
-    func glance(at reading: CurrentWeather) -> String? { "\(reading.temperatureCelsius) °C" }
+    func glance(at reading: CurrentWeather) -> String? { "\(reading.temperatureCelsius)\u{A0}°C" }
 
     /// One gauge per reading field, in this order.
     private enum Field: Int, CaseIterable {

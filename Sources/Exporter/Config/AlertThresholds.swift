@@ -99,9 +99,23 @@ struct AlertThresholds: Sendable, Equatable {
             case .above, .below, .heatIndex, .wetBulb, .windChill:
                 "a temperature: \(TemperatureThreshold.forms), from -150 to 150 °C (-238 to 302 °F)"
             case .hysteresis:
-                "a margin in °C from 0 to 50, like 1 or 0.5 (0: resolve as soon as the bound is crossed back)"
-            case .gust: "a gust speed in m/s above 0 and at most 200, like 20 (72 km/h)"
-            case .rain: "a rain total in mm above 0 and at most 10000, like 20"
+                """
+                a margin in °C from 0 to 50, like 1, 0.5 or 1C, or one in °F like 2F (0: resolve as soon as the \
+                bound is crossed back)
+                """
+            case .gust: "a gust speed in m/s above 0 and at most 200, like 20 or 20m/s (72 km/h)"
+            case .rain: "a rain total in mm above 0 and at most 10000, like 20 or 20mm"
+            }
+        }
+
+        /// The units a value may end in, as written after the number (either case, spaces before it
+        /// allowed): each quantity's own, as temperatures take C and F.
+        private var units: [String] {
+            switch self {
+            case .hysteresis: ["°C", "C", "°F", "F"]
+            case .gust: ["m/s"]
+            case .rain: ["mm"]
+            case .above, .below, .heatIndex, .wetBulb, .windChill: []
             }
         }
 
@@ -112,13 +126,17 @@ struct AlertThresholds: Sendable, Equatable {
                 thresholds[keyPath: bound] = temperature
                 return true
             }
-            let trimmed = text.trimmed
+            var trimmed = text.trimmed
+            let unit = units.first { trimmed.lowercased().hasSuffix($0.lowercased()) }
+            if let unit { trimmed = String(trimmed.dropLast(unit.count)).trimmed }
             guard trimmed.allSatisfy({ "0123456789.+-eE".contains($0) }), let value = Double(trimmed), value.isFinite
             else { return false }
             switch self {
             case .hysteresis:
-                guard (0...50).contains(value) else { return false }
-                thresholds.hysteresisCelsius = value
+                // A margin is a difference: 1.8 °F is 1 °C, with no 32 to take away.
+                let celsius = unit?.hasSuffix("F") == true ? value * 5 / 9 : value
+                guard (0...50).contains(celsius) else { return false }
+                thresholds.hysteresisCelsius = celsius
             case .gust:
                 guard value > 0, value <= 200 else { return false }
                 thresholds.gustMetersPerSecond = value
@@ -154,15 +172,21 @@ struct AlertThresholds: Sendable, Equatable {
     }
 
     /// What the landing page says of a place: each threshold in the unit it was given in (gusts in
-    /// m/s, rain in mm), `off`, or `none`.
+    /// m/s, rain in mm), `off`, or `none`. A value and its unit are joined by a no-break space, so a
+    /// narrow cell never wraps between them.
     func summary(off: Bool) -> String {
         guard !off else { return "off" }
+        let space = "\u{A0}"
+        func temperature(_ bound: TemperatureThreshold) -> String { bound.shown.replacing(" ", with: space) }
         var parts: [String] = []
-        if let above { parts.append("above \(above.shown)") }
-        if let below { parts.append("below \(below.shown)") }
-        if let gustMetersPerSecond { parts.append("gusts \(Self.written(gustMetersPerSecond)) m/s") }
+        if let above { parts.append("above \(temperature(above))") }
+        if let below { parts.append("below \(temperature(below))") }
+        if let gustMetersPerSecond { parts.append("gusts \(Self.written(gustMetersPerSecond))\(space)m/s") }
         // To a millionth of a mm: 0.0011 m is 1.1 mm, not 1.1000000000000001.
-        if let rainMeters { parts.append("rain \(Self.written((rainMeters * 1e9).rounded() / 1e6)) mm") }
+        if let rainMeters { parts.append("rain \(Self.written((rainMeters * 1e9).rounded() / 1e6))\(space)mm") }
+        if let heatIndex { parts.append("heat index above \(temperature(heatIndex))") }
+        if let wetBulb { parts.append("wet bulb above \(temperature(wetBulb))") }
+        if let windChill { parts.append("wind chill below \(temperature(windChill))") }
         return parts.isEmpty ? "none" : parts.joined(separator: ", ")
     }
 

@@ -73,17 +73,33 @@ enum LocationSpec {
         var off = false
         let fields = AlertThresholds.Field.allCases
         let accepted = fields.map { "\($0.option)=" }.joined(separator: ", ") + " or alerts=off"
+        var given: Set<String> = []
         for option in options {
             let pair = option.split(separator: "=", maxSplits: 1).map { String($0).trimmed }
             guard pair.count == 2 else {
                 throw ConfigError(
                     "\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
             }
+            // One value a key: a second would silently win over the first.
+            guard given.insert(pair[0]).inserted else {
+                throw ConfigError("\(origin) \"\(text)\" gives \(pair[0])= twice: keep one value for it")
+            }
             if pair[0] == "alerts" && pair[1] == "off" {
                 off = true
                 continue
             }
+            if pair[0] == "alerts" {
+                throw ConfigError("\(origin) \"\(text)\": alerts= takes only off (alerts=off), not \"\(pair[1])\"")
+            }
             guard let field = fields.first(where: { $0.option == pair[0] }) else {
+                // A typo names the option meant; a short word is near too many to guess (wind is 3 from rain).
+                let typed = pair[0].lowercased()
+                let names = fields.map(\.option) + ["alerts"]
+                let near = names.map { ($0, CommandLineFlags.editDistance($0, typed)) }.min { $0.1 < $1.1 }
+                if let near, near.1 <= 2, near.1 * 3 <= typed.count {
+                    throw ConfigError(
+                        "\(origin) \"\(text)\": \"\(option)\" is not an option (did you mean \(near.0)=?)")
+                }
                 throw ConfigError(
                     "\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
             }

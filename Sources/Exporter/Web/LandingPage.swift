@@ -73,7 +73,9 @@ struct LandingPage: Sendable {
             <p>Weather alerts are off (<code>alerts=off</code>) for \(escape(off.joined(separator: ", "))): no \
             weather alert fires there.</p>\n
             """
-        let columns = snapshot.layout.sourceNames.map { "<th>\(escape($0))</th>" }.joined()
+        // A source's name may break after an underscore: air_pollution_forecast alone is wider than a phone's column.
+        let columns = snapshot.layout.sourceNames.map { "<th>\(escape($0).replacing("_", with: "_<wbr>"))</th>" }
+            .joined()
         let intervals = zip(snapshot.layout.sourceNames, snapshot.layout.intervals).map {
             "\($0) every \(PrometheusDuration.format($1))"
         }
@@ -91,23 +93,42 @@ struct LandingPage: Sendable {
         let listens = addresses.isEmpty ? "" : " Listens on \(escape(addresses.joined(separator: ", ")))."
         let page = """
             <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><title>OpenWeather Exporter</title>
-            <style>body{font-family:sans-serif;max-width:50em;margin:2em auto}\
-            td,th{padding:.2em .8em;text-align:left}.demo,.note{background:#fff3cd;padding:.5em}\
-            pre.demo{overflow-x:auto}</style>
+            <html lang="en"><head><meta charset="utf-8">\
+            <meta name="viewport" content="width=device-width, initial-scale=1"><title>OpenWeather Exporter</title>
+            <style>\(Self.style(columns: Self.headings + snapshot.layout.sourceNames))</style>
             </head><body>
             <h1>OpenWeather Exporter</h1>
             <p>Version \(escape(BuildInfo.version)). Polls \(escape(intervals.joined(separator: ", "))). \(listens)</p>
             \(banner)<p><a href="\(escape(telemetryPath))">Metrics</a> · <a href="/-/healthy">Health</a> · \
             <a href="/-/ready">Readiness</a></p>
             \(fallbacks)\(alertsOff)<table>\
-            <tr><th>Location</th><th>Coordinates</th><th>Temperature</th><th>Alert thresholds</th>\(columns)</tr>
+            <tr>\(Self.headings.map { "<th>\($0)</th>" }.joined())\(columns)</tr>
             \(rows)</table>
             \(reasonList)
             </body></html>
 
             """
         return Array(page.utf8)
+    }
+
+    /// The table's first columns; a source's status follows each.
+    private static let headings = ["Location", "Coordinates", "Temperature", "Alert thresholds"]
+
+    /// One text column, wide on a desktop and a phone alike: the commands wrap rather than run past
+    /// their box, and below 40em each row of the table is a block of its cells, each after its heading.
+    private static func style(columns: [String]) -> String {
+        let labels = columns.enumerated().map {
+            #"td:nth-child(\#($0.offset + 1))::before{content:"\#($0.element): "}"#
+        }
+        return """
+            body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1em}\
+            table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;vertical-align:top}\
+            .demo,.note{background:#fff3cd;padding:.5em}pre.demo{white-space:pre-wrap;overflow-wrap:anywhere}\
+            .reasons{overflow-wrap:anywhere}\
+            @media (max-width:40em){table,tbody,tr,td{display:block}tr:first-child{display:none}\
+            tr{padding:.4em 0;border-top:1px solid #ccc}td{padding:.1em 0}td::before{font-weight:bold}\
+            \(labels.joined())}
+            """
     }
 
     /// The simulator's address and how to steer it; its full list is at `/_simulator/`, and in
@@ -119,12 +140,16 @@ struct LandingPage: Sendable {
         the <a href="\(base)/_simulator/">full list of controls</a>). \
         Shifts add up: +35 then −35 is London as it was.</p>
         <pre class="demo">
-        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=35'      # London 35 °C hotter, now and forecast
-        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=-35'     # ... 35 °C colder than that
-        curl -X DELETE '\(base)/_simulator/weather?lat=51.51'                 # London's shifts cleared \
-        (no lat=: every place's)
-        curl -X POST '\(base)/_simulator/fault?lat=51.51&amp;status=500'      # London's requests fail
-        curl -X DELETE '\(base)/_simulator/fault'                             # every fault cleared
+        # London 35 °C hotter, now and forecast
+        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=35'
+        # ... 35 °C colder than that
+        curl -X POST '\(base)/_simulator/weather?lat=51.51&amp;shift=-35'
+        # London's shifts cleared (no lat=: every place's)
+        curl -X DELETE '\(base)/_simulator/weather?lat=51.51'
+        # London's requests fail
+        curl -X POST '\(base)/_simulator/fault?lat=51.51&amp;status=500'
+        # every fault cleared
+        curl -X DELETE '\(base)/_simulator/fault'
         </pre>
 
         """

@@ -369,8 +369,11 @@ import Testing
         defer { running.stop() }
         let landing = try running.get("/").text
         #expect(landing.contains("<th>Alert thresholds</th>"), "\(landing)")
-        #expect(landing.contains("<td>above 100 °F, below 32.5 °F, gusts 25 m/s, rain 1.1 mm</td>"), "\(landing)")
-        #expect(landing.contains("<td>above 35 °C, rain 20 mm</td>"), "\(landing)")
+        #expect(
+            landing.contains(
+                "<td>above 100\u{A0}°F, below 32.5\u{A0}°F, gusts 25\u{A0}m/s, rain 1.1\u{A0}mm</td>"),
+            "\(landing)")
+        #expect(landing.contains("<td>above 35\u{A0}°C, rain 20\u{A0}mm</td>"), "\(landing)")
         #expect(landing.contains("<td>off</td>"), "\(landing)")
         #expect(
             landing.contains(

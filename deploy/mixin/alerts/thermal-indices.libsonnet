@@ -71,7 +71,7 @@ function(c)
           %(compare)s
         (
           %(threshold)s%(selector)s
-            %(margin)s on(job, instance, location)
+            %(margin)s on(job, instance, location) group_left
           openweather_temperature_alert_hysteresis_celsius%(selector)s
         )
           and on(job, instance, location)
@@ -104,7 +104,7 @@ function(c)
           %(compare)s ignoring(window_hours)
         (
           %(threshold)s%(selector)s
-            %(margin)s on(job, instance, location)
+            %(margin)s on(job, instance, location) group_left
           openweather_temperature_alert_hysteresis_celsius%(selector)s
         )
           and on(job, instance, location)

@@ -29,7 +29,7 @@ function(c) {
       'for': '5m',
       labels: { severity: 'warning' },
       annotations: {
-        summary: 'Gusts in {{ $labels.location }} are above its alert threshold',
+        summary: 'Gusts in {{ $labels.location }} are above their alert threshold',
         dashboard: c.dashboardLink,
       } + c.describe(|||
         Gusts in {{ $labels.location }} reached {{ $value | printf "%.1f" }} m/s

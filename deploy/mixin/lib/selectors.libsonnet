@@ -4,8 +4,13 @@
 // same goes in escaped, through tokens that a literal % of printf cannot be confused with:
 // «sel» (first in a metric's braces), «{sel}» (after a bare metric name), «up» (`up`'s matchers);
 // «time» is the evaluation's time.
+local matchers = import 'matchers.libsonnet';
+
 function(config)
   local s = config.openweatherSelector;
+  // Read for the errors alone: a selector that is not a list of matchers would break every rule.
+  assert std.length(matchers.read('openweatherSelector', s)) >= 0;
+  assert std.length(matchers.read('exporterSelector', config.exporterSelector, blank=false)) >= 0;
   // A Go string literal that is also printf's format.
   // The time of the evaluation that wrote an alert's text, HH:MM UTC: a resolved alert keeps the
   // text of its last firing evaluation, so its values are said as of then. (toTime, which could
