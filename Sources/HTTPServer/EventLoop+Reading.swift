@@ -1,6 +1,4 @@
 import Glibc
-import Platform
-import Synchronization
 
 extension EventLoop {
     // MARK: - Reading and parsing

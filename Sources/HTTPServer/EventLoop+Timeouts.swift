@@ -1,5 +1,3 @@
-import Glibc
-import Platform
 import Synchronization
 
 extension EventLoop {
