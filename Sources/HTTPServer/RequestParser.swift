@@ -95,109 +95,24 @@ enum RequestParser {
     private static func parseHead(
         _ base: UnsafePointer<UInt8>, count n: Int, start: Int, headEnd: Int, limits: ParserLimits
     ) -> ParseResult {
-        // Request line: METHOD SP target SP HTTP/x.y
-        let (lineEnd, afterLine) = line(base, from: start)
-        var p = start
-        while p < lineEnd, isTokenByte(base[p]) { p += 1 }
-        guard p > start, p < lineEnd, base[p] == sp else {
-            return .invalid(
-                .init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
+        let requestLine: RequestLine
+        switch parseRequestLine(base, start: start) {
+        case .success(let parsed): requestLine = parsed
+        case .failure(let error): return .invalid(error)
         }
-        let methodEnd = p
-        p += 1
-        let targetStart = p
-        while p < lineEnd, base[p] > sp, base[p] != 0x7F { p += 1 }
-        guard p > targetStart, p < lineEnd, base[p] == sp else {
-            return .invalid(
-                .init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
-        }
-        let targetEnd = p
-        p += 1
-        guard lineEnd - p == 8, base[p] == 0x48, base[p + 1] == 0x54, base[p + 2] == 0x54, base[p + 3] == 0x50,
-            base[p + 4] == 0x2F, isDigit(base[p + 5]), base[p + 6] == 0x2E, isDigit(base[p + 7])
-        else {
-            return .invalid(.init(status: 400, message: "malformed HTTP version"))
-        }
-        let version: HTTPVersion
-        switch (base[p + 5], base[p + 7]) {
-        case (0x31, 0x31): version = .http11
-        case (0x31, 0x30): version = .http10
-        default: return .invalid(.init(status: 505, message: "only HTTP/1.0 and HTTP/1.1 are supported"))
-        }
-
-        let method = string(base, start, methodEnd)
-        let isHead =
-            methodEnd - start == 4 && base[start] == 0x48 && base[start + 1] == 0x45 && base[start + 2] == 0x41
-            && base[start + 3] == 0x44
-        let target: (whole: String, path: String, query: String)
-        switch parseTarget(base, targetStart, targetEnd, method: method) {
-        case .success(let t): target = t
+        let fields: HeaderFields
+        switch parseHeaderFields(base, from: requestLine.afterLine, limits: limits) {
+        case .success(let parsed): fields = parsed
         case .failure(let error): return .invalid(error)
         }
 
-        // Header fields.
-        var headers: [(name: String, value: String)] = []
-        headers.reserveCapacity(8)
-        var contentLength: Int?
-        var hasTransferEncoding = false
-        var connectionClose = false
-        var connectionKeepAlive = false
-        p = afterLine
-        while true {
-            if base[p] == lf || (base[p] == cr && base[p + 1] == lf) { break }
-            if base[p] == sp || base[p] == tab {
-                return .invalid(.init(status: 400, message: "obsolete line folding in headers is not allowed"))
-            }
-            let (fieldEnd, next) = line(base, from: p)
-            let nameStart = p
-            while p < fieldEnd, isTokenByte(base[p]) { p += 1 }
-            guard p > nameStart, p < fieldEnd, base[p] == colon else {
-                return .invalid(.init(status: 400, message: "malformed header field name"))
-            }
-            let nameEnd = p
-            p += 1
-            while p < fieldEnd, base[p] == sp || base[p] == tab { p += 1 }
-            let valueStart = p
-            while p < fieldEnd {
-                if base[p] == cr { return .invalid(.init(status: 400, message: "bare CR in header field")) }
-                p += 1
-            }
-            var valueEnd = fieldEnd
-            while valueEnd > valueStart, base[valueEnd - 1] == sp || base[valueEnd - 1] == tab { valueEnd -= 1 }
-            if headers.count == limits.maxHeaderCount {
-                return .invalid(.init(status: 431, message: "too many header fields"))
-            }
-
-            let nameLength = nameEnd - nameStart
-            if nameLength == 14, equalsLowercase(base, nameStart, "content-length") {
-                switch parseContentLength(base, valueStart, valueEnd) {
-                case .success(let length):
-                    if let previous = contentLength, previous != length {
-                        return .invalid(.init(status: 400, message: "conflicting Content-Length headers"))
-                    }
-                    contentLength = length
-                case .failure(let error):
-                    return .invalid(error)
-                }
-            } else if nameLength == 17, equalsLowercase(base, nameStart, "transfer-encoding") {
-                hasTransferEncoding = true
-            } else if nameLength == 10, equalsLowercase(base, nameStart, "connection") {
-                forEachListElement(base, valueStart, valueEnd) { s, e in
-                    if e - s == 5, equalsLowercase(base, s, "close") { connectionClose = true }
-                    if e - s == 10, equalsLowercase(base, s, "keep-alive") { connectionKeepAlive = true }
-                }
-            }
-            headers.append((lowercased(base, nameStart, nameEnd), string(base, valueStart, valueEnd)))
-            p = next
-        }
-
-        if hasTransferEncoding {
-            if contentLength != nil {
+        if fields.hasTransferEncoding {
+            if fields.contentLength != nil {
                 return .invalid(.init(status: 400, message: "both Content-Length and Transfer-Encoding sent"))
             }
             return .invalid(.init(status: 501, message: "Transfer-Encoding is not supported; send a Content-Length"))
         }
-        let bodyLength = contentLength ?? 0
+        let bodyLength = fields.contentLength ?? 0
         if bodyLength > limits.maxBodyBytes {
             return .invalid(.init(status: 413, message: "request body too large"))
         }
@@ -207,12 +122,142 @@ enum RequestParser {
             return .incomplete(scanned: headEnd - 1, needBytes: total)
         }
         let body = bodyLength == 0 ? [] : Array(UnsafeBufferPointer(start: base + headEnd, count: bodyLength))
-        let keepAlive = version == .http11 ? !connectionClose : (connectionKeepAlive && !connectionClose)
+        let version = requestLine.version
+        let keepAlive =
+            version == .http11
+            ? !fields.connectionClose : (fields.connectionKeepAlive && !fields.connectionClose)
+        let target = requestLine.target
         let request = HTTPRequest(
-            method: method, target: target.whole, path: target.path, query: target.query,
-            version: version, headers: headers, body: body
+            method: requestLine.method, target: target.whole, path: target.path, query: target.query,
+            version: version, headers: fields.headers, body: body
         )
-        return .complete(ParsedRequest(request: request, consumed: total, keepAlive: keepAlive, isHead: isHead))
+        return .complete(
+            ParsedRequest(request: request, consumed: total, keepAlive: keepAlive, isHead: requestLine.isHead))
+    }
+
+    private struct RequestLine {
+        var method: String
+        var isHead: Bool
+        var target: (whole: String, path: String, query: String)
+        var version: HTTPVersion
+        /// Where the first header field starts.
+        var afterLine: Int
+    }
+
+    /// METHOD SP target SP HTTP/x.y
+    private static func parseRequestLine(_ base: UnsafePointer<UInt8>, start: Int) -> Result<RequestLine, ParseError> {
+        let (lineEnd, afterLine) = line(base, from: start)
+        var p = start
+        while p < lineEnd, isTokenByte(base[p]) { p += 1 }
+        guard p > start, p < lineEnd, base[p] == sp else {
+            return .failure(
+                .init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
+        }
+        let methodEnd = p
+        p += 1
+        let targetStart = p
+        while p < lineEnd, base[p] > sp, base[p] != 0x7F { p += 1 }
+        guard p > targetStart, p < lineEnd, base[p] == sp else {
+            return .failure(
+                .init(status: 400, message: "malformed request line: expected METHOD SP target SP HTTP/1.1"))
+        }
+        let targetEnd = p
+        p += 1
+        guard lineEnd - p == 8, base[p] == 0x48, base[p + 1] == 0x54, base[p + 2] == 0x54, base[p + 3] == 0x50,
+            base[p + 4] == 0x2F, isDigit(base[p + 5]), base[p + 6] == 0x2E, isDigit(base[p + 7])
+        else {
+            return .failure(.init(status: 400, message: "malformed HTTP version"))
+        }
+        let version: HTTPVersion
+        switch (base[p + 5], base[p + 7]) {
+        case (0x31, 0x31): version = .http11
+        case (0x31, 0x30): version = .http10
+        default: return .failure(.init(status: 505, message: "only HTTP/1.0 and HTTP/1.1 are supported"))
+        }
+
+        let method = string(base, start, methodEnd)
+        let isHead =
+            methodEnd - start == 4 && base[start] == 0x48 && base[start + 1] == 0x45 && base[start + 2] == 0x41
+            && base[start + 3] == 0x44
+        return parseTarget(base, targetStart, targetEnd, method: method).map { target in
+            RequestLine(method: method, isHead: isHead, target: target, version: version, afterLine: afterLine)
+        }
+    }
+
+    /// The fields the parser acts on, besides the list it hands to the handler.
+    private struct HeaderFields {
+        var headers: [(name: String, value: String)] = []
+        var contentLength: Int?
+        var hasTransferEncoding = false
+        var connectionClose = false
+        var connectionKeepAlive = false
+    }
+
+    /// Header fields from `afterLine` up to the empty line that ends the head.
+    private static func parseHeaderFields(
+        _ base: UnsafePointer<UInt8>, from afterLine: Int, limits: ParserLimits
+    ) -> Result<HeaderFields, ParseError> {
+        var fields = HeaderFields()
+        fields.headers.reserveCapacity(8)
+        var p = afterLine
+        while true {
+            if base[p] == lf || (base[p] == cr && base[p + 1] == lf) { break }
+            if base[p] == sp || base[p] == tab {
+                return .failure(.init(status: 400, message: "obsolete line folding in headers is not allowed"))
+            }
+            let (fieldEnd, next) = line(base, from: p)
+            let nameStart = p
+            while p < fieldEnd, isTokenByte(base[p]) { p += 1 }
+            guard p > nameStart, p < fieldEnd, base[p] == colon else {
+                return .failure(.init(status: 400, message: "malformed header field name"))
+            }
+            let nameEnd = p
+            p += 1
+            while p < fieldEnd, base[p] == sp || base[p] == tab { p += 1 }
+            let valueStart = p
+            while p < fieldEnd {
+                if base[p] == cr { return .failure(.init(status: 400, message: "bare CR in header field")) }
+                p += 1
+            }
+            var valueEnd = fieldEnd
+            while valueEnd > valueStart, base[valueEnd - 1] == sp || base[valueEnd - 1] == tab { valueEnd -= 1 }
+            if fields.headers.count == limits.maxHeaderCount {
+                return .failure(.init(status: 431, message: "too many header fields"))
+            }
+            if let error = note(base, name: nameStart..<nameEnd, value: valueStart..<valueEnd, in: &fields) {
+                return .failure(error)
+            }
+            fields.headers.append((lowercased(base, nameStart, nameEnd), string(base, valueStart, valueEnd)))
+            p = next
+        }
+        return .success(fields)
+    }
+
+    /// Records what the fields that frame the body or the connection say.
+    private static func note(
+        _ base: UnsafePointer<UInt8>, name: Range<Int>, value: Range<Int>, in fields: inout HeaderFields
+    ) -> ParseError? {
+        let nameStart = name.lowerBound
+        let (valueStart, valueEnd) = (value.lowerBound, value.upperBound)
+        if name.count == 14, equalsLowercase(base, nameStart, "content-length") {
+            switch parseContentLength(base, valueStart, valueEnd) {
+            case .success(let length):
+                if let previous = fields.contentLength, previous != length {
+                    return .init(status: 400, message: "conflicting Content-Length headers")
+                }
+                fields.contentLength = length
+            case .failure(let error):
+                return error
+            }
+        } else if name.count == 17, equalsLowercase(base, nameStart, "transfer-encoding") {
+            fields.hasTransferEncoding = true
+        } else if name.count == 10, equalsLowercase(base, nameStart, "connection") {
+            forEachListElement(base, valueStart, valueEnd) { s, e in
+                if e - s == 5, equalsLowercase(base, s, "close") { fields.connectionClose = true }
+                if e - s == 10, equalsLowercase(base, s, "keep-alive") { fields.connectionKeepAlive = true }
+            }
+        }
+        return nil
     }
 
     private static func parseTarget(

@@ -168,6 +168,16 @@ public final class TLSContextSource: Sendable {
         else {
             throw TLSSetupError("cannot create a TLS context: \(openSSLErrorQueueText())")
         }
+        try loadCertificateAndKey(pointer, configuration)
+        try trustClients(pointer, configuration)
+        try chooseCiphersAndCurves(pointer, configuration)
+        ERR_clear_error()
+        return context
+    }
+
+    private static func loadCertificateAndKey(
+        _ pointer: OpaquePointer, _ configuration: TLSServerConfiguration
+    ) throws(TLSSetupError) {
         guard SSL_CTX_use_certificate_chain_file(pointer, configuration.certFile) == 1 else {
             throw TLSSetupError(
                 """
@@ -190,6 +200,12 @@ public final class TLSContextSource: Sendable {
             ERR_clear_error()
             throw mismatch(configuration)
         }
+    }
+
+    /// Which clients are asked for a certificate, and which CAs their certificates must chain to.
+    private static func trustClients(
+        _ pointer: OpaquePointer, _ configuration: TLSServerConfiguration
+    ) throws(TLSSetupError) {
         if let caFile = configuration.clientCAFile {
             try readable(caFile, "client CA")
             guard SSL_CTX_load_verify_locations(pointer, caFile, nil) == 1 else {
@@ -210,6 +226,11 @@ public final class TLSContextSource: Sendable {
             SSL_CTX_set_default_verify_paths(pointer)
         }
         ctls_server_set_client_auth(pointer, configuration.clientAuth.mode)
+    }
+
+    private static func chooseCiphersAndCurves(
+        _ pointer: OpaquePointer, _ configuration: TLSServerConfiguration
+    ) throws(TLSSetupError) {
         if !configuration.cipherSuites.isEmpty {
             var names: [String] = []
             for suite in configuration.cipherSuites {
@@ -232,8 +253,6 @@ public final class TLSContextSource: Sendable {
                 throw TLSSetupError("cannot use the curves \(configuration.curves): \(openSSLErrorQueueText())")
             }
         }
-        ERR_clear_error()
-        return context
     }
 
     /// OpenSSL opens the files itself, by path and blocking: each is first opened here without blocking and
