@@ -21,6 +21,7 @@ struct HistoryBlock: Equatable {
         resolved: ResolvedPlace?
     ) {
         let families = source.families
+        let collector = source.collector(slot: 0)
         let lines = FamilyLines(count: families.count, positions: [Array(families.indices)])
         // Per family: series in the order first seen, and each one's lines.
         var series = [[(key: [UInt8], lines: [UInt8])]](repeating: [], count: families.count)
@@ -33,7 +34,7 @@ struct HistoryBlock: Equatable {
                 sources: [source, GeocodingSource()])
             let shard = ShardSeries(ReadingStore.LocationStates([state]), positions: [0][...], fresh: [1], now: time)
             lines.clear()
-            source.appendSeries(of: shard, slot: 0, to: lines.collectors[0])
+            collector.appendSeries(of: shard, to: lines.collectors[0])
             let stamp = Array(" \(Int64(time.rounded(.down)))".utf8)
             for (family, buffer) in lines.buffers.enumerated() where !Self.leftOut.contains(families[family].name) {
                 for line in buffer.bytes.split(separator: UInt8(ascii: "\n")) {

@@ -152,13 +152,7 @@ struct ForecastSource: Source {
     }
 
     /// Families over the next `window`.
-    struct OverWindow: Sendable {
-        let name: String
-        let help: String
-        let value: @Sendable (Forecast.Window) -> Double?
-    }
-
-    static let overWindows: [OverWindow] = [
+    static let overWindows: [Gauge<Forecast.Window>] = [
         .init(
             name: "openweather_forecast_precipitation_probability_max_ratio",
             help: "Highest forecast probability of precipitation over the next window_hours; absent when a step "
@@ -222,7 +216,7 @@ struct ForecastSource: Source {
 
     var families: [MetricFamily] {
         Self.atHorizons.map { MetricFamily(name: $0.name, help: $0.help) }
-            + Self.overWindows.map { MetricFamily(name: $0.name, help: $0.help) }
+            + Self.overWindows.map(\.family)
             + [
                 MetricFamily(
                     name: Self.issued.description,

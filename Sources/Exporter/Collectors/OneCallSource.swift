@@ -118,33 +118,57 @@ struct OneCallSource: Source {
     /// Several alerts of one event and sender become one series; more than this many per location are left out.
     static let maxAlerts = 16
 
-    private static let uvIndex: StaticString = "openweather_uv_index"
-    private static let dewPoint: StaticString = "openweather_dew_point_celsius"
-    private static let dailyMin: StaticString = "openweather_forecast_daily_temperature_min_celsius"
-    private static let dailyMax: StaticString = "openweather_forecast_daily_temperature_max_celsius"
+    /// One gauge per field of the current conditions, first in `families`.
+    static let gauges: [Gauge<OneCall>] = [
+        .init(name: "openweather_uv_index", help: "UV index now (current.uvi), when reported.") { $0.uvIndex },
+        .init(name: "openweather_dew_point_celsius", help: "Dew point now (current.dew_point), when reported.") {
+            $0.dewPointCelsius
+        },
+    ]
+
+    /// One gauge per field of each day, labelled `days_ahead`, after `gauges` in `families`.
+    static let dailyGauges: [Gauge<OneCall.Day>] = [
+        .init(
+            name: "openweather_forecast_daily_temperature_min_celsius",
+            help: "Forecast lowest temperature of the day days_ahead from today (daily.temp.min; 0 is today)."
+        ) { $0.temperatureMinCelsius },
+        .init(
+            name: "openweather_forecast_daily_temperature_max_celsius",
+            help: "Forecast highest temperature of the day days_ahead from today (daily.temp.max; 0 is today)."
+        ) { $0.temperatureMaxCelsius },
+    ]
+
+    private static let gaugeNames = gauges.map { Array($0.name.utf8) }
+    private static let dailyGaugeNames = dailyGauges.map { Array($0.name.utf8) }
     private static let alertInfo: StaticString = "openweather_weather_alert_info"
     private static let alertEnd: StaticString = "openweather_weather_alert_end_timestamp_seconds"
     private static let nextStart: StaticString = "openweather_precipitation_next_start_timestamp_seconds"
     private static let nextHour: StaticString = "openweather_precipitation_next_hour_meters"
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
-    private enum Family: Int, FamilyPosition {
-        case uvIndex, dewPoint, dailyMin, dailyMax, alertInfo, alertEnd, nextStart, nextHour
+    private enum Family: FamilyPosition, Equatable {
+        case gauge(Int)
+        case dailyGauge(Int)
+        case alertInfo, alertEnd, nextStart, nextHour
+
+        var position: Int {
+            let others = OneCallSource.gauges.count + OneCallSource.dailyGauges.count
+            return switch self {
+            case .gauge(let index): index
+            case .dailyGauge(let index): OneCallSource.gauges.count + index
+            case .alertInfo: others
+            case .alertEnd: others + 1
+            case .nextStart: others + 2
+            case .nextHour: others + 3
+            }
+        }
     }
 
     var families: [MetricFamily] { Self.families }
 
     /// Also One Call 4.0's (`OneCall4Source`), which writes them from the same model.
     static var families: [MetricFamily] {
-        [
-            MetricFamily(name: Self.uvIndex.description, help: "UV index now (current.uvi), when reported."),
-            MetricFamily(name: Self.dewPoint.description, help: "Dew point now (current.dew_point), when reported."),
-            MetricFamily(
-                name: Self.dailyMin.description,
-                help: "Forecast lowest temperature of the day days_ahead from today (daily.temp.min; 0 is today)."),
-            MetricFamily(
-                name: Self.dailyMax.description,
-                help: "Forecast highest temperature of the day days_ahead from today (daily.temp.max; 0 is today)."),
+        gauges.map(\.family) + dailyGauges.map(\.family) + [
             MetricFamily(
                 name: Self.alertInfo.description,
                 help: "An official weather alert in force (between its start and end), by event and sender, with its "
@@ -202,31 +226,26 @@ struct OneCallSource: Source {
         guard !shown.isEmpty else { return }
         let now = shard.now
         shard.withOpenings { openings in
-            for (family, number, value) in [
-                (Self.dewPoint, Family.dewPoint, { (reading: OneCall) in reading.dewPointCelsius }),
-                (Self.uvIndex, Family.uvIndex, { $0.uvIndex }),
-            ] {
-                guard let buffer = lines[family: number] else { continue }
+            for (index, gauge) in Self.gauges.enumerated() {
+                guard let buffer = lines[family: Family.gauge(index)] else { continue }
                 for (position, reading) in shown {
-                    guard let value = value(reading) else { continue }
-                    buffer.append(family)
+                    guard let value = gauge.value(reading) else { continue }
+                    buffer.append(Self.gaugeNames[index])
                     buffer.append(openings[position])
                     buffer.appendClosing(value)
                 }
             }
-            for (family, number, value) in [
-                (Self.dailyMin, Family.dailyMin, { (day: OneCall.Day) in day.temperatureMinCelsius }),
-                (Self.dailyMax, Family.dailyMax, { $0.temperatureMaxCelsius }),
-            ] {
-                guard let buffer = lines[family: number] else { continue }
+            for (index, gauge) in Self.dailyGauges.enumerated() {
+                guard let buffer = lines[family: Family.dailyGauge(index)] else { continue }
                 for (position, reading) in shown {
                     // Label order: "0" to "7" sort as numbers do while there are fewer than ten days. A day
                     // skipped as unusable leaves its place empty: the next is not shown as it.
                     for day in reading.daily where day.position < 10 {
-                        buffer.append(family)
+                        guard let value = gauge.value(day) else { continue }
+                        buffer.append(Self.dailyGaugeNames[index])
                         buffer.append(openings[position])
                         buffer.appendLabel("days_ahead", String(day.position))
-                        buffer.appendClosing(value(day))
+                        buffer.appendClosing(value)
                     }
                 }
             }

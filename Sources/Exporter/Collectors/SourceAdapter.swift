@@ -31,10 +31,8 @@ extension Source {
         return Self.standsIn.map { $0.derive(reading) }
     }
 
-    /// `shard`'s lines of its families, from the readings in `slot`.
-    func appendSeries(of shard: ShardSeries, slot: Int, to lines: CollectorLines) {
-        appendSeries(of: shard, readings: ShardReadings(shard: shard, slot: slot), to: lines)
-    }
+    /// Its collector, writing its families from the readings in `slot`.
+    func collector(slot: Int) -> any Collector { SourceCollector(source: self, slot: slot) }
 
     /// A poll from the engine's (its last reading as stored); the reading comes back erased, with its body.
     func fetch(

@@ -32,143 +32,139 @@ struct WeatherSource: Source {
 
     func glance(at reading: CurrentWeather) -> String? { "\(reading.temperatureCelsius)\u{A0}°C" }
 
-    /// One gauge per reading field, in this order.
-    private enum Field: Int, CaseIterable {
-        case temperature, feelsLike, temperatureMin, temperatureMax, humidity, pressure, groundLevelPressure
-        case windSpeed, windGust, windDirection, cloudiness, visibility, rain1h, rain3h, snow1h, snow3h
-        case sunrise, sunset, observation, timezoneOffset, condition
-        case heatIndex, humidex, windChill, wetBulb, apparentTemperature
+    /// The reading and its indices, worked out once per reading by the render that reads them.
+    struct Observed {
+        let reading: CurrentWeather
+        let thermal: ThermalIndex.Values
+    }
 
-        var name: String {
-            switch self {
-            case .temperature: "openweather_temperature_celsius"
-            case .feelsLike: "openweather_feels_like_celsius"
-            case .temperatureMin: "openweather_temperature_min_celsius"
-            case .temperatureMax: "openweather_temperature_max_celsius"
-            case .humidity: "openweather_humidity_ratio"
-            case .pressure: "openweather_pressure_pascals"
-            case .groundLevelPressure: "openweather_ground_level_pressure_pascals"
-            case .windSpeed: "openweather_wind_speed_meters_per_second"
-            case .windGust: "openweather_wind_gust_meters_per_second"
-            case .windDirection: "openweather_wind_direction_degrees"
-            case .cloudiness: "openweather_cloudiness_ratio"
-            case .visibility: "openweather_visibility_meters"
-            case .rain1h: "openweather_rain_1h_meters"
-            case .rain3h: "openweather_rain_3h_meters"
-            case .snow1h: "openweather_snow_1h_meters"
-            case .snow3h: "openweather_snow_3h_meters"
-            case .sunrise: "openweather_sunrise_timestamp_seconds"
-            case .sunset: "openweather_sunset_timestamp_seconds"
-            case .observation: "openweather_observation_timestamp_seconds"
-            case .timezoneOffset: "openweather_timezone_offset_seconds"
-            case .condition: "openweather_condition_id"
-            case .heatIndex: "openweather_heat_index_celsius"
-            case .humidex: "openweather_humidex_celsius"
-            case .windChill: "openweather_wind_chill_celsius"
-            case .wetBulb: "openweather_wet_bulb_temperature_celsius"
-            case .apparentTemperature: "openweather_apparent_temperature_celsius"
-            }
-        }
-
-        var help: String {
-            switch self {
-            case .temperature: "Air temperature (main.temp)."
-            case .feelsLike: "Temperature as a person feels it (main.feels_like), when reported."
-            case .temperatureMin: "Lowest temperature observed in the area now (main.temp_min), not the day's minimum."
-            case .temperatureMax: "Highest temperature observed in the area now (main.temp_max), not the day's maximum."
-            case .humidity: "Relative humidity, 0 to 1 (main.humidity / 100), when reported."
-            case .pressure:
-                "Atmospheric pressure at sea level (main.sea_level, else main.pressure, × 100), when reported."
-            case .groundLevelPressure: "Atmospheric pressure at ground level (main.grnd_level × 100), when reported."
-            case .windSpeed: "Wind speed (wind.speed), when reported."
-            case .windGust: "Wind gust speed (wind.gust), when reported."
-            case .windDirection: "Direction the wind comes from, meteorological degrees (wind.deg), when reported."
-            case .cloudiness: "Cloud cover, 0 to 1 (clouds.all / 100), when reported."
-            case .visibility: "Visibility, capped at 10 km by OpenWeather (visibility), when reported."
-            case .rain1h: Self.fallenHelp("Rain", "rain", "1h", "hour")
-            case .rain3h: Self.fallenHelp("Rain", "rain", "3h", "3 hours")
-            case .snow1h: Self.fallenHelp("Snow", "snow", "1h", "hour")
-            case .snow3h: Self.fallenHelp("Snow", "snow", "3h", "3 hours")
-            case .sunrise: "Today's sunrise, Unix time (sys.sunrise); absent in polar day and night."
-            case .sunset: "Today's sunset, Unix time (sys.sunset); absent in polar day and night."
-            case .observation: "When OpenWeather computed this reading, Unix time (dt)."
-            case .timezoneOffset: "Offset of local time from UTC (timezone), when reported."
-            case .condition:
-                """
+    /// One gauge per reading field, in this order: a new gauge is one record.
+    static let gauges: [Gauge<Observed>] = [
+        .init(name: "openweather_temperature_celsius", help: "Air temperature (main.temp).") {
+            $0.reading.temperatureCelsius
+        },
+        .init(
+            name: "openweather_feels_like_celsius",
+            help: "Temperature as a person feels it (main.feels_like), when reported."
+        ) { $0.reading.feelsLikeCelsius },
+        .init(
+            name: "openweather_temperature_min_celsius",
+            help: "Lowest temperature observed in the area now (main.temp_min), not the day's minimum."
+        ) { $0.reading.temperatureMinCelsius },
+        .init(
+            name: "openweather_temperature_max_celsius",
+            help: "Highest temperature observed in the area now (main.temp_max), not the day's maximum."
+        ) { $0.reading.temperatureMaxCelsius },
+        .init(
+            name: "openweather_humidity_ratio", help: "Relative humidity, 0 to 1 (main.humidity / 100), when reported."
+        ) { $0.reading.humidityRatio },
+        .init(
+            name: "openweather_pressure_pascals",
+            help: "Atmospheric pressure at sea level (main.sea_level, else main.pressure, × 100), when reported."
+        ) { $0.reading.pressurePascals },
+        .init(
+            name: "openweather_ground_level_pressure_pascals",
+            help: "Atmospheric pressure at ground level (main.grnd_level × 100), when reported."
+        ) { $0.reading.groundLevelPressurePascals },
+        .init(name: "openweather_wind_speed_meters_per_second", help: "Wind speed (wind.speed), when reported.") {
+            $0.reading.windSpeedMetersPerSecond
+        },
+        .init(name: "openweather_wind_gust_meters_per_second", help: "Wind gust speed (wind.gust), when reported.") {
+            $0.reading.windGustMetersPerSecond
+        },
+        .init(
+            name: "openweather_wind_direction_degrees",
+            help: "Direction the wind comes from, meteorological degrees (wind.deg), when reported."
+        ) { $0.reading.windDirectionDegrees },
+        .init(name: "openweather_cloudiness_ratio", help: "Cloud cover, 0 to 1 (clouds.all / 100), when reported.") {
+            $0.reading.cloudinessRatio
+        },
+        .init(
+            name: "openweather_visibility_meters",
+            help: "Visibility, capped at 10 km by OpenWeather (visibility), when reported."
+        ) { $0.reading.visibilityMeters },
+        .init(name: "openweather_rain_1h_meters", help: fallenHelp("Rain", "rain", "1h", "hour")) {
+            $0.reading.rain1hMeters
+        },
+        .init(name: "openweather_rain_3h_meters", help: fallenHelp("Rain", "rain", "3h", "3 hours")) {
+            $0.reading.rain3hMeters
+        },
+        .init(name: "openweather_snow_1h_meters", help: fallenHelp("Snow", "snow", "1h", "hour")) {
+            $0.reading.snow1hMeters
+        },
+        .init(name: "openweather_snow_3h_meters", help: fallenHelp("Snow", "snow", "3h", "3 hours")) {
+            $0.reading.snow3hMeters
+        },
+        .init(
+            name: "openweather_sunrise_timestamp_seconds",
+            help: "Today's sunrise, Unix time (sys.sunrise); absent in polar day and night."
+        ) { $0.reading.sunrise },
+        .init(
+            name: "openweather_sunset_timestamp_seconds",
+            help: "Today's sunset, Unix time (sys.sunset); absent in polar day and night."
+        ) { $0.reading.sunset },
+        .init(
+            name: "openweather_observation_timestamp_seconds",
+            help: "When OpenWeather computed this reading, Unix time (dt)."
+        ) { $0.reading.observationTime },
+        .init(
+            name: "openweather_timezone_offset_seconds",
+            help: "Offset of local time from UTC (timezone), when reported."
+        ) { $0.reading.timezoneOffsetSeconds },
+        .init(
+            name: "openweather_condition_id",
+            help: """
                 OpenWeather condition code of the primary condition (weather[0].id): 2xx thunderstorm, 3xx drizzle, \
                 5xx rain, 6xx snow, 7xx atmosphere, 800 clear, 80x clouds.
                 """
-            case .heatIndex:
-                """
+        ) { $0.reading.primaryCondition.map { Double($0.id) } },
+        .init(
+            name: "openweather_heat_index_celsius",
+            help: """
                 Heat index, the US National Weather Service's (Steadman's simple formula, else the Rothfusz regression \
                 with its adjustments), from the temperature and humidity; the temperature below 26.7 °C or where the \
                 index is lower, at most 58.3 °C (the NWS chart's top) unless the temperature is higher; absent \
                 without the humidity.
                 """
-            case .humidex:
-                """
+        ) { $0.thermal.heatIndex },
+        .init(
+            name: "openweather_humidex_celsius",
+            help: """
                 Humidex, Environment Canada's (Masterton and Richardson 1979), from the temperature and humidity; \
                 absent without the humidity.
                 """
-            case .windChill:
-                """
+        ) { $0.thermal.humidex },
+        .init(
+            name: "openweather_wind_chill_celsius",
+            help: """
                 Wind chill, the 2001 index of Environment Canada and the US NWS (wind at 10 m in km/h); the \
                 temperature above 10 °C or in wind under 4.8 km/h; absent without the wind speed.
                 """
-            case .wetBulb:
-                """
+        ) { $0.thermal.windChill },
+        .init(
+            name: "openweather_wet_bulb_temperature_celsius",
+            help: """
                 Wet-bulb temperature, Stull's (2011) formula at sea-level pressure; the temperature at 100 % \
                 humidity; absent without the humidity or outside Stull's domain (humidity 5 to 99 %, -20 to 50 °C).
                 """
-            case .apparentTemperature:
-                """
+        ) { $0.thermal.wetBulb },
+        .init(
+            name: "openweather_apparent_temperature_celsius",
+            help: """
                 Apparent temperature, the Australian Bureau of Meteorology's (Steadman 1994, without radiation), from \
                 the temperature, humidity and wind; absent without the humidity or the wind speed; not OpenWeather's \
                 feels_like.
                 """
-            }
-        }
+        ) { $0.thermal.apparentTemperature },
+    ]
 
-        static func fallenHelp(_ what: String, _ key: String, _ span: String, _ words: String) -> String {
-            "\(what) in the last \(words) (\(key).\(span) / 1000); 0 when the answer has no \(key), absent when its "
-                + "\(key) has no \(span)."
-        }
-
-        /// `thermal`: the reading's indices, worked out once per reading by the render that reads them.
-        func value(of reading: CurrentWeather, thermal: ThermalIndex.Values) -> Double? {
-            switch self {
-            case .temperature: reading.temperatureCelsius
-            case .feelsLike: reading.feelsLikeCelsius
-            case .temperatureMin: reading.temperatureMinCelsius
-            case .temperatureMax: reading.temperatureMaxCelsius
-            case .humidity: reading.humidityRatio
-            case .pressure: reading.pressurePascals
-            case .groundLevelPressure: reading.groundLevelPressurePascals
-            case .windSpeed: reading.windSpeedMetersPerSecond
-            case .windGust: reading.windGustMetersPerSecond
-            case .windDirection: reading.windDirectionDegrees
-            case .cloudiness: reading.cloudinessRatio
-            case .visibility: reading.visibilityMeters
-            case .rain1h: reading.rain1hMeters
-            case .rain3h: reading.rain3hMeters
-            case .snow1h: reading.snow1hMeters
-            case .snow3h: reading.snow3hMeters
-            case .sunrise: reading.sunrise
-            case .sunset: reading.sunset
-            case .observation: reading.observationTime
-            case .timezoneOffset: reading.timezoneOffsetSeconds
-            case .condition: reading.primaryCondition.map { Double($0.id) }
-            case .heatIndex: thermal.heatIndex
-            case .humidex: thermal.humidex
-            case .windChill: thermal.windChill
-            case .wetBulb: thermal.wetBulb
-            case .apparentTemperature: thermal.apparentTemperature
-            }
-        }
+    static func fallenHelp(_ what: String, _ key: String, _ span: String, _ words: String) -> String {
+        "\(what) in the last \(words) (\(key).\(span) / 1000); 0 when the answer has no \(key), absent when its "
+            + "\(key) has no \(span)."
     }
 
     var families: [MetricFamily] {
-        Field.allCases.map { MetricFamily(name: $0.name, help: $0.help) } + [
+        Self.gauges.map(\.family) + [
             MetricFamily(
                 name: Self.conditionInfo.description, help: "The primary weather condition (weather[0]); always 1."),
             MetricFamily(
@@ -189,15 +185,15 @@ struct WeatherSource: Source {
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to:
     /// the fields' in their order, then the conditions' and the location's.
     private enum Family: FamilyPosition {
-        case field(Field)
+        case gauge(Int)
         case condition, secondaryCondition, location
 
         var position: Int {
             switch self {
-            case .field(let field): field.rawValue
-            case .condition: Field.allCases.count
-            case .secondaryCondition: Field.allCases.count + 1
-            case .location: Field.allCases.count + 2
+            case .gauge(let index): index
+            case .condition: WeatherSource.gauges.count
+            case .secondaryCondition: WeatherSource.gauges.count + 1
+            case .location: WeatherSource.gauges.count + 2
             }
         }
     }
@@ -205,7 +201,7 @@ struct WeatherSource: Source {
     private static let conditionInfo: StaticString = "openweather_condition_info"
     private static let secondaryConditionInfo: StaticString = "openweather_secondary_condition_info"
     private static let locationInfo: StaticString = "openweather_location_info"
-    private static let fieldNames = Field.allCases.map { Array($0.name.utf8) }
+    private static let gaugeNames = gauges.map { Array($0.name.utf8) }
 
     /// Written straight from the readings: no family, sample or label array per series. Family by
     /// family, so each family's buffer is fetched once per shard.
@@ -213,24 +209,26 @@ struct WeatherSource: Source {
         let count = shard.locations.count
         // Which locations show weather, and their values field by field.
         var shown: [(position: Int, reading: CurrentWeather)] = []
-        var values = [Double?](repeating: nil, count: Field.allCases.count * count)
+        var values = [Double?](repeating: nil, count: Self.gauges.count * count)
         for position in shard.locations.indices {
             guard let reading = readings[position] else { continue }
             shown.append((position, reading))
-            let thermal = ThermalIndex.Values(
-                temperature: reading.temperatureCelsius, humidityRatio: reading.humidityRatio,
-                windSpeed: reading.windSpeedMetersPerSecond)
-            for field in Field.allCases {
-                values[field.rawValue * count + position] = field.value(of: reading, thermal: thermal)
+            let observed = Observed(
+                reading: reading,
+                thermal: ThermalIndex.Values(
+                    temperature: reading.temperatureCelsius, humidityRatio: reading.humidityRatio,
+                    windSpeed: reading.windSpeedMetersPerSecond))
+            for (index, gauge) in Self.gauges.enumerated() {
+                values[index * count + position] = gauge.value(observed)
             }
         }
         guard !shown.isEmpty else { return }
         shard.withOpenings { openings in
-            for field in Field.allCases {
-                guard let buffer = lines[family: Family.field(field)] else { continue }
-                Self.fieldNames[field.rawValue].withUnsafeBufferPointer { name in
+            for index in Self.gauges.indices {
+                guard let buffer = lines[family: Family.gauge(index)] else { continue }
+                Self.gaugeNames[index].withUnsafeBufferPointer { name in
                     for (position, _) in shown {
-                        guard let value = values[field.rawValue * count + position] else { continue }
+                        guard let value = values[index * count + position] else { continue }
                         buffer.appendLine(name: name, opening: openings[position], value: value)
                     }
                 }

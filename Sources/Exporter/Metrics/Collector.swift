@@ -11,14 +11,15 @@ protocol Collector: Sendable {
 }
 
 /// A source's collector: its families, written from the readings in its slot of each location.
-struct SourceCollector: Collector {
-    let source: any Source
+/// Generic, so the source's own `appendSeries` is called directly with its readings typed.
+struct SourceCollector<Typed: Source>: Collector {
+    let source: Typed
     let slot: Int
 
     var families: [MetricFamily] { source.families }
 
     func appendSeries(of shard: ShardSeries, to lines: CollectorLines) {
-        source.appendSeries(of: shard, slot: slot, to: lines)
+        source.appendSeries(of: shard, readings: ShardReadings(shard: shard, slot: slot), to: lines)
     }
 }
 

@@ -75,7 +75,7 @@ struct MetricsRendering {
         let sourceNames = sources.map(\.name)
         collectors =
             [HealthCollector(sourceNames: sourceNames)]
-            + sources.enumerated().map { slot, source in SourceCollector(source: source, slot: slot) }
+            + sources.enumerated().map { slot, source in source.collector(slot: slot) }
         locationFamilies = collectors.flatMap(\.families).sorted {
             $0.name.utf8.lexicographicallyPrecedes($1.name.utf8)
         }
