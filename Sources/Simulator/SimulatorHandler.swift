@@ -18,111 +18,15 @@ struct SimulatorHandler: HTTPHandler {
         }
         switch (request.method, request.path) {
         case ("POST", "/_simulator/fault"):
-            guard var fault = Self.fault(from: query) else {
-                responder.respond(Self.text(400, "unknown fault; GET /_simulator/ lists the parameters\n"))
-                return
-            }
-            if !request.body.isEmpty {
-                let text = String(decoding: request.body, as: UTF8.self)
-                if case .status(let code, _) = fault.response {
-                    fault.response = .answer(status: code, body: text)
-                } else {
-                    fault.response = .body(text)
-                }
-            }
-            state.withLock { $0.faults.append(fault) }
-            responder.respond(Self.text(200, "fault added\n"))
+            responder.respond(addFault(query, body: request.body))
         case ("POST", "/_simulator/onecall"):
-            let subscribed = query["subscribed"].flatMap(Bool.init)
-            let endless = query["alerts"] == "endless"
-            let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false, "endless": false][$0] }
-            let rain = query["rain"].flatMap { ["soon": true, "model": false][$0] }
-            guard subscribed != nil || alerts != nil || rain != nil, query["subscribed"] == nil || subscribed != nil,
-                query["alerts"] == nil || alerts != nil, query["rain"] == nil || rain != nil
-            else {
-                responder.respond(
-                    Self.text(
-                        400, "give subscribed=true|false, alerts=always|sometimes|endless and/or rain=soon|model\n"))
-                return
-            }
-            state.withLock { state in
-                if let subscribed { state.oneCallSubscribed = subscribed }
-                if let alerts {
-                    state.oneCallAlwaysAlert = alerts
-                    state.oneCallEndlessAlerts = endless
-                }
-                if let rain { state.oneCallRainSoon = rain }
-            }
-            responder.respond(
-                Self.text(
-                    200,
-                    """
-                    One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \
-                    \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n
-                    """
-                ))
+            responder.respond(setOneCall(query))
         case ("GET", "/_simulator/"), ("GET", "/_simulator"):
             responder.respond(Self.text(200, Simulator.controls(base: Self.linkBase(host: request.header("host")))))
         case ("POST", "/_simulator/weather"):
-            let hours = query["ahead_hours"].flatMap(Double.init)
-            let place = Self.place(query)
-            guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
-                case .success(let (latitude, longitude)) = place,
-                query["ahead_hours"] == nil || hours.map({ (0...240).contains($0) }) == true
-            else {
-                let why = if case .failure(let refusal) = place { refusal.why + "; " } else { "" }
-                responder.respond(
-                    Self.text(
-                        400,
-                        """
-                        \(why)give shift=C (degrees to add, -100 to 100; negative for colder) and optionally \
-                        lat=LATITUDE (-90 to 90), lon=LONGITUDE (-180 to 180) and ahead_hours=H (forecasts only, \
-                        from H hours ahead; 0 to 240)\n
-                        """
-                    )
-                )
-                return
-            }
-            let ahead = hours.map { $0 * 3600 }
-            let refused = state.withLock {
-                $0.add(TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift, ahead: ahead))
-            }
-            if let refused {
-                responder.respond(Self.text(400, refused + "\n"))
-                return
-            }
-            let when = hours.map { " from \($0) hours ahead (forecasts only)" } ?? ""
-            responder.respond(
-                Self.text(
-                    200, "temperatures \(Self.describe(latitude, longitude)) shifted by \(shift) °C\(when)\n"
-                ))
+            responder.respond(shiftTemperatures(query))
         case ("DELETE", "/_simulator/weather"):
-            // With lat=/lon=: that place's own shifts only; shifts made for every place stay.
-            guard case .success(let (latitude, longitude)) = Self.place(query) else {
-                responder.respond(
-                    Self.text(
-                        400,
-                        """
-                        give lat=LATITUDE (-90 to 90) and/or lon=LONGITUDE (-180 to 180) to clear one place's shifts, \
-                        or neither for all\n
-                        """
-                    )
-                )
-                return
-            }
-            let (cleared, left) = state.withLock { state in
-                let before = state.shifts.count
-                if latitude == nil && longitude == nil {
-                    state.shifts = []
-                } else {
-                    state.shifts.removeAll { $0.isLocal && $0.matches(latitude: latitude, longitude: longitude) }
-                }
-                return (before - state.shifts.count, state.shifts.count)
-            }
-            responder.respond(
-                Self.text(
-                    200,
-                    "\(cleared) temperature shifts cleared \(Self.describe(latitude, longitude)); \(left) left\n"))
+            responder.respond(clearShifts(query))
         case ("DELETE", "/_simulator/fault"):
             state.withLock { $0.faults = [] }
             responder.respond(Self.text(200, "faults cleared\n"))
@@ -134,6 +38,109 @@ struct SimulatorHandler: HTTPHandler {
         default:
             responder.respond(Self.respondJSON(404, ErrorBodies.body(for: 404).text))
         }
+    }
+
+    /// POST /_simulator/fault: a fault for the coming requests; a body given replaces the answer's.
+    private func addFault(_ query: [String: String], body: [UInt8]) -> HTTPResponse {
+        guard var fault = Self.fault(from: query) else {
+            return Self.text(400, "unknown fault; GET /_simulator/ lists the parameters\n")
+        }
+        if !body.isEmpty {
+            let text = String(decoding: body, as: UTF8.self)
+            if case .status(let code, _) = fault.response {
+                fault.response = .answer(status: code, body: text)
+            } else {
+                fault.response = .body(text)
+            }
+        }
+        state.withLock { $0.faults.append(fault) }
+        return Self.text(200, "fault added\n")
+    }
+
+    /// POST /_simulator/onecall: the subscription, the alert mode and the rain mode, each left alone when not given.
+    private func setOneCall(_ query: [String: String]) -> HTTPResponse {
+        let subscribed = query["subscribed"].flatMap(Bool.init)
+        let endless = query["alerts"] == "endless"
+        let alerts = query["alerts"].flatMap { ["always": true, "sometimes": false, "endless": false][$0] }
+        let rain = query["rain"].flatMap { ["soon": true, "model": false][$0] }
+        guard subscribed != nil || alerts != nil || rain != nil, query["subscribed"] == nil || subscribed != nil,
+            query["alerts"] == nil || alerts != nil, query["rain"] == nil || rain != nil
+        else {
+            return Self.text(
+                400, "give subscribed=true|false, alerts=always|sometimes|endless and/or rain=soon|model\n")
+        }
+        state.withLock { state in
+            if let subscribed { state.oneCallSubscribed = subscribed }
+            if let alerts {
+                state.oneCallAlwaysAlert = alerts
+                state.oneCallEndlessAlerts = endless
+            }
+            if let rain { state.oneCallRainSoon = rain }
+        }
+        return Self.text(
+            200,
+            """
+            One Call: subscription \(subscribed.map { $0 ? "on" : "off" } ?? "unchanged"), alerts \
+            \(query["alerts"] ?? "unchanged"), rain \(query["rain"] ?? "unchanged")\n
+            """
+        )
+    }
+
+    /// POST /_simulator/weather: temperatures shifted at one place or everywhere, optionally in forecasts only.
+    private func shiftTemperatures(_ query: [String: String]) -> HTTPResponse {
+        let hours = query["ahead_hours"].flatMap(Double.init)
+        let place = Self.place(query)
+        guard let shift = query["shift"].flatMap(Double.init), shift.isFinite, abs(shift) <= 100,
+            case .success(let (latitude, longitude)) = place,
+            query["ahead_hours"] == nil || hours.map({ (0...240).contains($0) }) == true
+        else {
+            let why = if case .failure(let refusal) = place { refusal.why + "; " } else { "" }
+            return Self.text(
+                400,
+                """
+                \(why)give shift=C (degrees to add, -100 to 100; negative for colder) and optionally \
+                lat=LATITUDE (-90 to 90), lon=LONGITUDE (-180 to 180) and ahead_hours=H (forecasts only, \
+                from H hours ahead; 0 to 240)\n
+                """
+            )
+        }
+        let ahead = hours.map { $0 * 3600 }
+        let refused = state.withLock {
+            $0.add(TemperatureShift(latitude: latitude, longitude: longitude, celsius: shift, ahead: ahead))
+        }
+        if let refused {
+            return Self.text(400, refused + "\n")
+        }
+        let when = hours.map { " from \($0) hours ahead (forecasts only)" } ?? ""
+        return Self.text(
+            200, "temperatures \(Self.describe(latitude, longitude)) shifted by \(shift) °C\(when)\n"
+        )
+    }
+
+    /// DELETE /_simulator/weather: every shift cleared, or one place's.
+    private func clearShifts(_ query: [String: String]) -> HTTPResponse {
+        // With lat=/lon=: that place's own shifts only; shifts made for every place stay.
+        guard case .success(let (latitude, longitude)) = Self.place(query) else {
+            return Self.text(
+                400,
+                """
+                give lat=LATITUDE (-90 to 90) and/or lon=LONGITUDE (-180 to 180) to clear one place's shifts, \
+                or neither for all\n
+                """
+            )
+        }
+        let (cleared, left) = state.withLock { state in
+            let before = state.shifts.count
+            if latitude == nil && longitude == nil {
+                state.shifts = []
+            } else {
+                state.shifts.removeAll { $0.isLocal && $0.matches(latitude: latitude, longitude: longitude) }
+            }
+            return (before - state.shifts.count, state.shifts.count)
+        }
+        return Self.text(
+            200,
+            "\(cleared) temperature shifts cleared \(Self.describe(latitude, longitude)); \(left) left\n")
     }
 
     /// Why a control's `lat=` or `lon=` names no place.

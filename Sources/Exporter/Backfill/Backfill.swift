@@ -171,83 +171,103 @@ struct Backfill {
     private func history(of location: Location, in work: inout Work) throws(BackfillError) -> HistoryBlock? {
         var block = HistoryBlock()
         let sentBefore = work.requests.daily.total
-        var coordinates = location.coordinates
         var resolved: ResolvedPlace?
         if location.query != nil {
-            let geocoding = GeocodingSource()
-            let body = try fetch(
-                geocoding.request(
-                    for: PollFacts(location: location, coordinates: nil, language: language, now: time.now())),
-                as: .geocoding, &work.requests,
-                what: "geocoding \(location.name)")
-            do throws(OpenWeatherError) {
-                guard let body else { throw .noMatch("the geocoder does not know it") }
-                resolved = try geocoding.decode(body, for: location)
-            } catch .noMatch(let reason) {
-                // As the exporter shows nothing for it: the others are still worth their history.
-                report("\(location.name) skipped: \(reason)")
-                return nil
-            } catch {
-                throw BackfillError("\(location.name): \(error)")
-            }
-            coordinates = resolved.map { Coordinates(latitude: $0.place.latitude, longitude: $0.place.longitude) }
+            guard let place = try resolve(location, &work.requests) else { return nil }
+            resolved = place
         }
-        guard let coordinates else { return nil }
-        if let source = work.weather {
-            var readings: [(time: Double, reading: any Sendable)] = []
-            for hour in work.hours {
-                let request = History.weatherRequest(
-                    latitude: coordinates.latitude, longitude: coordinates.longitude, at: hour, language: language)
-                let body: [UInt8]?
-                do {
-                    body = try fetch(
-                        request, as: .oneCall, &work.requests,
-                        what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
-                } catch  where error.subscriptionMissing {
-                    guard airPollution != nil else {
-                        throw BackfillError(
-                            """
-                            \(error.description); nothing else to backfill: add --collector.air_pollution for the free \
-                            air pollution history
-                            """
-                        )
-                    }
-                    report("weather skipped: \(error.description); the air pollution history is free and goes on")
-                    work.weather = nil
-                    readings = []
-                    break
-                }
-                guard let body else { continue }
-                do {
-                    readings.append((hour, try TimemachineDecoder.decode(body)))
-                } catch {
-                    throw BackfillError("\(location.name)'s weather at \(Clock.rfc3339(hour)): \(error)")
-                }
-                if readings.count % 60 == 0 { progress(work, at: (location, work.requests.daily.total - sentBefore)) }
-            }
-            if work.weather != nil { block.add(source, readings: readings, location: location, resolved: resolved) }
+        let found = resolved.map { Coordinates(latitude: $0.place.latitude, longitude: $0.place.longitude) }
+        guard let coordinates = found ?? location.coordinates else { return nil }
+        if let source = work.weather,
+            let readings = try weatherHours(at: coordinates, of: location, sentBefore: sentBefore, in: &work)
+        {
+            block.add(source, readings: readings, location: location, resolved: resolved)
         }
-        if let source = airPollution {
-            let request = History.airPollutionRequest(
-                latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.range.from,
-                to: work.range.until)
-            if let body = try fetch(
-                request, as: .airPollution, &work.requests, what: "\(location.name)'s air pollution")
-            {
-                let hours: [AirPollution]
-                do {
-                    hours = try AirPollutionHistoryDecoder.decode(body)
-                } catch {
-                    throw BackfillError("\(location.name)'s air pollution: \(error)")
-                }
-                let readings = hours.filter {
-                    $0.observationTime >= work.range.from && $0.observationTime < work.range.until
-                }
-                .map { (time: $0.observationTime, reading: $0 as any Sendable) }
-                block.add(source, readings: readings, location: location, resolved: resolved)
-            }
+        if let source = airPollution,
+            let readings = try airPollutionHours(at: coordinates, of: location, in: &work)
+        {
+            block.add(source, readings: readings, location: location, resolved: resolved)
         }
         return block
+    }
+
+    /// A location named by a query, found by the geocoder; nil when it does not know it.
+    private func resolve(
+        _ location: Location, _ requests: inout BackfillRequests
+    ) throws(BackfillError) -> ResolvedPlace? {
+        let geocoding = GeocodingSource()
+        let body = try fetch(
+            geocoding.request(
+                for: PollFacts(location: location, coordinates: nil, language: language, now: time.now())),
+            as: .geocoding, &requests,
+            what: "geocoding \(location.name)")
+        do throws(OpenWeatherError) {
+            guard let body else { throw .noMatch("the geocoder does not know it") }
+            return try geocoding.decode(body, for: location)
+        } catch .noMatch(let reason) {
+            // As the exporter shows nothing for it: the others are still worth their history.
+            report("\(location.name) skipped: \(reason)")
+            return nil
+        } catch {
+            throw BackfillError("\(location.name): \(error)")
+        }
+    }
+
+    /// The weather of each hour from One Call's timemachine; nil once the key proves to lack the
+    /// subscription, and the weather is then left out for every location.
+    private func weatherHours(
+        at coordinates: Coordinates, of location: Location, sentBefore: Int, in work: inout Work
+    ) throws(BackfillError) -> [(time: Double, reading: any Sendable)]? {
+        var readings: [(time: Double, reading: any Sendable)] = []
+        for hour in work.hours {
+            let request = History.weatherRequest(
+                latitude: coordinates.latitude, longitude: coordinates.longitude, at: hour, language: language)
+            let body: [UInt8]?
+            do {
+                body = try fetch(
+                    request, as: .oneCall, &work.requests,
+                    what: "\(location.name)'s weather at \(Clock.rfc3339(hour))")
+            } catch  where error.subscriptionMissing {
+                guard airPollution != nil else {
+                    throw BackfillError(
+                        """
+                        \(error.description); nothing else to backfill: add --collector.air_pollution for the free \
+                        air pollution history
+                        """
+                    )
+                }
+                report("weather skipped: \(error.description); the air pollution history is free and goes on")
+                work.weather = nil
+                return nil
+            }
+            guard let body else { continue }
+            do {
+                readings.append((hour, try TimemachineDecoder.decode(body)))
+            } catch {
+                throw BackfillError("\(location.name)'s weather at \(Clock.rfc3339(hour)): \(error)")
+            }
+            if readings.count % 60 == 0 { progress(work, at: (location, work.requests.daily.total - sentBefore)) }
+        }
+        return readings
+    }
+
+    /// The air pollution of each hour in the range, in one request; nil when there is no answer to use.
+    private func airPollutionHours(
+        at coordinates: Coordinates, of location: Location, in work: inout Work
+    ) throws(BackfillError) -> [(time: Double, reading: any Sendable)]? {
+        let request = History.airPollutionRequest(
+            latitude: coordinates.latitude, longitude: coordinates.longitude, from: work.range.from,
+            to: work.range.until)
+        guard let body = try fetch(request, as: .airPollution, &work.requests, what: "\(location.name)'s air pollution")
+        else { return nil }
+        let hours: [AirPollution]
+        do {
+            hours = try AirPollutionHistoryDecoder.decode(body)
+        } catch {
+            throw BackfillError("\(location.name)'s air pollution: \(error)")
+        }
+        return hours.filter { $0.observationTime >= work.range.from && $0.observationTime < work.range.until }
+            .map { (time: $0.observationTime, reading: $0 as any Sendable) }
     }
 
     /// Every family in name order over every block, then the work is removed.

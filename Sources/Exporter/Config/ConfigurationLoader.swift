@@ -59,7 +59,37 @@ public struct ConfigurationLoader: Sendable {
         config.configFile = settings.configFile
         config.warnings = settings.warnings
         config.demo = try settings.resolved(Settings.demo)
+        try loadServer(settings, into: &config)
+        for setting in Settings.alertDefaults {
+            config.alertDefaults = try settings.resolved(setting).merged(over: config.alertDefaults)
+        }
+        try loadOpenWeather(settings, into: &config)
+        try collectors(settings, into: &config)
+        config.storagePath = try settings.resolved(Settings.storagePath)
+        config.logLevel = try settings.resolved(Settings.logLevel)
+        config.logFormat = try settings.resolved(Settings.logFormat)
+        config.locations = try locations(settings)
+        if config.locations.isEmpty {
+            guard config.demo else {
+                throw ConfigError(
+                    """
+                    no location configured: add one or more --location NAME=LAT,LON (for example --location \
+                    "London=51.5074,-0.1278") or a "locations" list in --config.file; to try the exporter without \
+                    a key run with --demo
+                    """
+                )
+            }
+            config.locations = DemoLocations.all
+        }
+        try loadKey(settings, into: &config)
+        try shard(settings, into: &config)
+        config.warnings += Self.invertedThresholds(config)
+        config.warnings += Self.pacingWarnings(config)
+        return config
+    }
 
+    /// Where and how the exporter serves: addresses or systemd's sockets, path, limits and timeouts.
+    private func loadServer(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
         config.listenAddresses = try settings.resolved(Settings.listenAddress)
         if try settings.resolved(Settings.systemdSocket) {
             config.systemdSockets = try SystemdSockets.handedOver(environment: environment, pid: getpid())
@@ -78,11 +108,10 @@ public struct ConfigurationLoader: Sendable {
         config.idleTimeout = try settings.resolved(Settings.idleTimeout)
         config.webConfigFile = try settings.resolved(Settings.webConfigFile)
         config.enableLifecycle = try settings.resolved(Settings.enableLifecycle)
+    }
 
-        for setting in Settings.alertDefaults {
-            config.alertDefaults = try settings.resolved(setting).merged(over: config.alertDefaults)
-        }
-
+    /// How OpenWeather is asked: URL, timeout, transport, language, request budgets and staleness.
+    private func loadOpenWeather(_ settings: RawSettings, into config: inout Configuration) throws(ConfigError) {
         config.openWeatherURL = try settings.resolved(Settings.url)
         config.requestTimeout = try settings.resolved(Settings.timeout)
         try loadTransport(settings, into: &config)
@@ -93,28 +122,12 @@ public struct ConfigurationLoader: Sendable {
         let perDay = try settings.resolved(Settings.maxRequestsPerDay)
         config.maxRequestsPerDay = perDay == 0 ? nil : perDay
         config.maxStaleness = try settings.resolved(Settings.maxStaleness)
-        try collectors(settings, into: &config)
-        config.storagePath = try settings.resolved(Settings.storagePath)
-        config.logLevel = try settings.resolved(Settings.logLevel)
-        config.logFormat = try settings.resolved(Settings.logFormat)
+    }
 
-        config.locations = try locations(settings)
-        if config.locations.isEmpty {
-            if config.demo {
-                config.locations = DemoLocations.all
-            } else {
-                throw ConfigError(
-                    """
-                    no location configured: add one or more --location NAME=LAT,LON (for example --location \
-                    "London=51.5074,-0.1278") or a "locations" list in --config.file; to try the exporter without \
-                    a key run with --demo
-                    """
-                )
-            }
-        }
-        try loadKey(settings, into: &config)
-        try shard(settings, into: &config)
-        config.warnings += Self.invertedThresholds(config)
+    /// What the configured polling costs beside what the key allows, and staleness shorter than a poll:
+    /// each would surprise the user later, so it is said at start.
+    private static func pacingWarnings(_ config: Configuration) -> [String] {
+        var warnings: [String] = []
         let active = config.sourcePolling
         let plan = active.requests
         if plan.stretched {
@@ -122,7 +135,7 @@ public struct ConfigurationLoader: Sendable {
                 config.shard.total == 1
                 ? "\(config.maxRequestsPerMinute)"
                 : "this shard's \(config.maxRequestsPerMinute) (1/\(config.shard.total) of the key's)"
-            config.warnings.append(
+            warnings.append(
                 """
                 \(config.locations.count) locations need \(RequestPlan.rate(plan.configuredRequestsPerMinute)) \
                 requests a minute at the configured intervals, more than \(budget) allows: every interval is stretched \
@@ -142,7 +155,7 @@ public struct ConfigurationLoader: Sendable {
                 config.maxRequestsPerDay.map {
                     "; the key allows \($0) a day in all (--openweather.max-requests-per-day)"
                 } ?? ""
-            config.warnings.append(
+            warnings.append(
                 """
                 the daily request limits stretch the intervals (OpenWeather's day starts at 00:00 UTC): \
                 \(limits.joined(separator: "; "))\(key); now \(plan.summary); raise the limits if your plan allows \
@@ -153,7 +166,7 @@ public struct ConfigurationLoader: Sendable {
         if case .duration(let duration) = config.maxStaleness {
             for (source, interval) in zip(active.sources, active.intervals)
             where !source.resolves && interval >= duration {
-                config.warnings.append(
+                warnings.append(
                     """
                     --openweather.max-staleness=\(PrometheusDuration.format(duration)) is not longer than the \
                     \(source.name) interval (\(PrometheusDuration.format(interval))): its series will leave /metrics \
@@ -162,7 +175,7 @@ public struct ConfigurationLoader: Sendable {
                 )
             }
         }
-        return config
+        return warnings
     }
 
     /// Thresholds the wrong way round (above -10, below 40) make both alerts fire at nearly every

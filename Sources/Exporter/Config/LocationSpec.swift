@@ -28,51 +28,72 @@ enum LocationSpec {
             throw ConfigError("\(origin) \"\(text)\" names no place: \(example)")
         }
 
-        let place: Location.Place
-        if Double(positional[0]) != nil || (positional.count == 2 && Double(positional[1]) != nil) {
-            guard positional.count == 2 else {
-                throw ConfigError(
-                    "\(origin) \"\(text)\" needs a latitude and a longitude separated by a comma: \(example)")
-            }
-            guard let name else {
-                throw ConfigError("\(origin) \"\(text)\": coordinates need a name, as in NAME=LAT,LON: \(example)")
-            }
-            try validate(name: name, origin: origin)
-            place = .coordinates(
-                latitude: try coordinate(positional[0], what: "latitude", range: -90...90, name: name, origin: origin),
-                longitude: try coordinate(
-                    positional[1], what: "longitude", range: -180...180, name: name, origin: origin))
-        } else {
-            guard !positional.contains(where: \.isEmpty) else {
-                throw ConfigError(
-                    """
-                    \(origin) "\(text)" has an empty part: write CITY[,STATE][,COUNTRY] without empty commas, \
-                    \(example)
-                    """
-                )
-            }
-            if positional[0].hasPrefix("zip:") {
-                let code = ([String(positional[0].dropFirst(4)).trimmed] + positional.dropFirst()).joined(
-                    separator: ",")
-                guard positional.count <= 2, !code.hasPrefix(",") else {
-                    throw ConfigError(
-                        "\(origin) \"\(text)\": write a postal code as zip:CODE,COUNTRY, like zip:94040,US")
-                }
-                place = .query(.zip(code))
+        let place =
+            if Double(positional[0]) != nil || (positional.count == 2 && Double(positional[1]) != nil) {
+                try coordinates(positional, name: name, text: text, origin: origin, example: example)
             } else {
-                guard positional.count <= 3 else {
-                    throw ConfigError("\(origin) \"\(text)\" has more than CITY,STATE,COUNTRY: \(example)")
-                }
-                place = .query(.name(positional.joined(separator: ",")))
+                try query(positional, name: name, text: text, origin: origin, example: example)
             }
-            try validate(name: name ?? positional.joined(separator: ","), origin: origin)
-        }
-        let locationName = name ?? positional.joined(separator: ",")
+        let alerts = try alerts(options, text: text, origin: origin)
+        return Location(name: name ?? positional.joined(separator: ","), place: place, alerts: alerts)
+    }
 
+    /// `NAME=LAT,LON`: coordinates need a name, as nothing else would tell the places apart.
+    private static func coordinates(
+        _ positional: [String], name: String?, text: String, origin: String, example: String
+    ) throws(ConfigError) -> Location.Place {
+        guard positional.count == 2 else {
+            throw ConfigError(
+                "\(origin) \"\(text)\" needs a latitude and a longitude separated by a comma: \(example)")
+        }
+        guard let name else {
+            throw ConfigError("\(origin) \"\(text)\": coordinates need a name, as in NAME=LAT,LON: \(example)")
+        }
+        try validate(name: name, origin: origin)
+        return .coordinates(
+            latitude: try coordinate(positional[0], what: "latitude", range: -90...90, name: name, origin: origin),
+            longitude: try coordinate(
+                positional[1], what: "longitude", range: -180...180, name: name, origin: origin))
+    }
+
+    /// `CITY[,STATE][,COUNTRY]` or `zip:CODE,COUNTRY`, for OpenWeather's geocoding to resolve.
+    private static func query(
+        _ positional: [String], name: String?, text: String, origin: String, example: String
+    ) throws(ConfigError) -> Location.Place {
+        guard !positional.contains(where: \.isEmpty) else {
+            throw ConfigError(
+                """
+                \(origin) "\(text)" has an empty part: write CITY[,STATE][,COUNTRY] without empty commas, \
+                \(example)
+                """
+            )
+        }
+        let place: Location.Place
+        if positional[0].hasPrefix("zip:") {
+            let code = ([String(positional[0].dropFirst(4)).trimmed] + positional.dropFirst()).joined(
+                separator: ",")
+            guard positional.count <= 2, !code.hasPrefix(",") else {
+                throw ConfigError(
+                    "\(origin) \"\(text)\": write a postal code as zip:CODE,COUNTRY, like zip:94040,US")
+            }
+            place = .query(.zip(code))
+        } else {
+            guard positional.count <= 3 else {
+                throw ConfigError("\(origin) \"\(text)\" has more than CITY,STATE,COUNTRY: \(example)")
+            }
+            place = .query(.name(positional.joined(separator: ",")))
+        }
+        try validate(name: name ?? positional.joined(separator: ","), origin: origin)
+        return place
+    }
+
+    /// The alert options after the place: thresholds to override, or `alerts=off`, never both.
+    private static func alerts(
+        _ options: ArraySlice<String>, text: String, origin: String
+    ) throws(ConfigError) -> AlertSetting {
         var thresholds = AlertThresholds()
         var off = false
         let fields = AlertThresholds.Field.allCases
-        let accepted = fields.map { "\($0.option)=" }.joined(separator: ", ") + " or alerts=off"
         var given: Set<String> = []
         for option in options {
             let pair = option.split(separator: "=", maxSplits: 1).map { String($0).trimmed }
@@ -92,16 +113,7 @@ enum LocationSpec {
                 throw ConfigError("\(origin) \"\(text)\": alerts= takes only off (alerts=off), not \"\(pair[1])\"")
             }
             guard let field = fields.first(where: { $0.option == pair[0] }) else {
-                // A typo names the option meant; a short word is near too many to guess (wind is 3 from rain).
-                let typed = pair[0].lowercased()
-                let names = fields.map(\.option) + ["alerts"]
-                let near = names.map { ($0, CommandLineFlags.editDistance($0, typed)) }.min { $0.1 < $1.1 }
-                if let near, near.1 <= 2, near.1 * 3 <= typed.count {
-                    throw ConfigError(
-                        "\(origin) \"\(text)\": \"\(option)\" is not an option (did you mean \(near.0)=?)")
-                }
-                throw ConfigError(
-                    "\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
+                throw unknown(option, key: pair[0], text: text, origin: origin)
             }
             guard field.read(pair[1], into: &thresholds) else {
                 throw ConfigError("\(origin) \"\(text)\": \(pair[0])=\(pair[1]) is not \(field.expected)")
@@ -110,8 +122,24 @@ enum LocationSpec {
         if off, thresholds != AlertThresholds() {
             throw ConfigError("\(origin) \"\(text)\" sets thresholds and alerts=off: keep one")
         }
-        let alerts: AlertSetting = off ? .off : thresholds == AlertThresholds() ? .inherit : .custom(thresholds)
-        return Location(name: locationName, place: place, alerts: alerts)
+        return off ? .off : thresholds == AlertThresholds() ? .inherit : .custom(thresholds)
+    }
+
+    /// The options a place takes, as said when one is not.
+    private static var accepted: String {
+        AlertThresholds.Field.allCases.map { "\($0.option)=" }.joined(separator: ", ") + " or alerts=off"
+    }
+
+    /// An option that is none: a typo names the option meant; a short word is near too many to guess
+    /// (wind is 3 from rain).
+    private static func unknown(_ option: String, key: String, text: String, origin: String) -> ConfigError {
+        let typed = key.lowercased()
+        let names = AlertThresholds.Field.allCases.map(\.option) + ["alerts"]
+        let near = names.map { ($0, CommandLineFlags.editDistance($0, typed)) }.min { $0.1 < $1.1 }
+        if let near, near.1 <= 2, near.1 * 3 <= typed.count {
+            return ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option (did you mean \(near.0)=?)")
+        }
+        return ConfigError("\(origin) \"\(text)\": \"\(option)\" is not an option; use \(accepted) after the place")
     }
 
     static func validate(name: String, origin: String) throws(ConfigError) {

@@ -10,61 +10,9 @@ struct LandingPage: Sendable {
     var listening: @Sendable () -> [String] = { [] }
 
     func render(_ snapshot: ReadingStore.Snapshot) -> [UInt8] {
-        // A reason is often the same for every location (a key without a subscription: ~400 characters):
-        // each is written once, below the table, and the cells point to it.
-        var reasons: [String] = []
-        func note(_ reason: String) -> Int {
-            if let known = reasons.firstIndex(of: reason) { return known + 1 }
-            reasons.append(reason)
-            return reasons.count
-        }
-        var fallbacks = ""
-        for (source, reason) in zip(snapshot.layout.sources, snapshot.unavailable) {
-            guard let reason else { continue }
-            let name = source.name
-            let replaced = source.standsIn.filter(snapshot.layout.sourceNames.contains).joined(separator: " and ")
-            let instead =
-                replaced.isEmpty ? "" : "\(escape(replaced)) are polled from their own free endpoints instead; "
-            fallbacks += """
-                <p class="note"><strong>\(escape(name)) cannot be used with this key</strong> (\(link(note(reason)))): \
-                \(instead)\(escape(name)) is tried again every \
-                \(escape(PrometheusDuration.format(Sources.unavailableRetry))).</p>\n
-                """
-        }
-        var rows = ""
-        for state in snapshot.locations {
-            let place = state.coordinates.map { "\($0.latitude), \($0.longitude)" } ?? "not resolved yet"
-            let asked = state.location.query.map { "“\($0)” → " } ?? ""
-            // The first source in slot order that has something to say at a glance (the weather's temperature).
-            let glances = zip(snapshot.layout.sources, state.slots).lazy.compactMap { source, slotState in
-                slotState.reading.flatMap(source.glance(atStored:))
-            }
-            let temperature = glances.first(where: { _ in true }) ?? "–"
-            let alerts = state.thresholds.summary(off: state.location.alerts == .off)
-            rows += """
-                <tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td>\
-                <td>\(escape(temperature))</td><td>\(escape(alerts))</td>
-                """
-            for (slot, slotState) in state.slots.enumerated() {
-                let waits =
-                    state.coordinates == nil && Sources.named(snapshot.layout.sourceNames[slot])?.resolves == false
-                let status =
-                    switch (slotState.applies, slotState.up) {
-                    case (false, _): "–"
-                    case (true, nil): escape(waits ? "waiting for the place" : "pending")
-                    case (true, true?): "up"
-                    case (true, false?): slotState.lastError.map { "down " + link(note($0)) } ?? "down"
-                    }
-                rows += "<td>\(status)</td>"
-            }
-            rows += "</tr>\n"
-        }
-        let reasonList =
-            reasons.isEmpty
-            ? ""
-            : "<ol class=\"reasons\">\n"
-                + reasons.enumerated().map { "<li id=\"reason-\($0.offset + 1)\">\(escape($0.element))</li>\n" }
-                .joined() + "</ol>\n"
+        var reasons = Reasons()
+        let fallbacks = fallbacks(snapshot, &reasons)
+        let rows = snapshot.locations.map { row($0, snapshot, &reasons) }.joined()
         let off = snapshot.locations.filter { $0.location.alerts == .off }.map(\.location.name)
         let alertsOff =
             off.isEmpty
@@ -78,16 +26,6 @@ struct LandingPage: Sendable {
             .joined()
         let intervals = zip(snapshot.layout.sourceNames, snapshot.layout.intervals).map {
             "\($0) every \(PrometheusDuration.format($1))"
-        }
-        var banner =
-            demo
-            ? """
-            <p class="demo"><strong>Demo mode:</strong> the weather below is simulated by a built-in server, not \
-            real data.</p>\n
-            """
-            : ""
-        if demo, let simulator {
-            banner += Self.simulatorControls(escape(simulator))
         }
         let addresses = listening()
         let listens = addresses.isEmpty ? "" : " Listens on \(escape(addresses.joined(separator: ", ")))."
@@ -104,11 +42,91 @@ struct LandingPage: Sendable {
             \(fallbacks)\(alertsOff)<table>\
             <tr>\(Self.headings.map { "<th>\($0)</th>" }.joined())\(columns)</tr>
             \(rows)</table>
-            \(reasonList)
+            \(reasons.list(escape))
             </body></html>
 
             """
         return Array(page.utf8)
+    }
+
+    /// A reason is often the same for every location (a key without a subscription: ~400 characters):
+    /// each is written once, below the table, and the cells point to it.
+    private struct Reasons {
+        private var reasons: [String] = []
+
+        /// The reason's number in the list, added when new.
+        mutating func note(_ reason: String) -> Int {
+            if let known = reasons.firstIndex(of: reason) { return known + 1 }
+            reasons.append(reason)
+            return reasons.count
+        }
+
+        func list(_ escape: (String) -> String) -> String {
+            reasons.isEmpty
+                ? ""
+                : "<ol class=\"reasons\">\n"
+                    + reasons.enumerated().map { "<li id=\"reason-\($0.offset + 1)\">\(escape($0.element))</li>\n" }
+                    .joined() + "</ol>\n"
+        }
+    }
+
+    /// A note per source this key cannot use: why, what is polled instead, and when it is tried again.
+    private func fallbacks(_ snapshot: ReadingStore.Snapshot, _ reasons: inout Reasons) -> String {
+        var fallbacks = ""
+        for (source, reason) in zip(snapshot.layout.sources, snapshot.unavailable) {
+            guard let reason else { continue }
+            let name = source.name
+            let replaced = source.standsIn.filter(snapshot.layout.sourceNames.contains).joined(separator: " and ")
+            let instead =
+                replaced.isEmpty ? "" : "\(escape(replaced)) are polled from their own free endpoints instead; "
+            fallbacks += """
+                <p class="note"><strong>\(escape(name)) cannot be used with this key</strong> \
+                (\(link(reasons.note(reason)))): \(instead)\(escape(name)) is tried again every \
+                \(escape(PrometheusDuration.format(Sources.unavailableRetry))).</p>\n
+                """
+        }
+        return fallbacks
+    }
+
+    /// A location's row: where it is, its temperature and thresholds, then each source's status.
+    private func row(
+        _ state: ReadingStore.LocationState, _ snapshot: ReadingStore.Snapshot, _ reasons: inout Reasons
+    ) -> String {
+        let place = state.coordinates.map { "\($0.latitude), \($0.longitude)" } ?? "not resolved yet"
+        let asked = state.location.query.map { "“\($0)” → " } ?? ""
+        // The first source in slot order that has something to say at a glance (the weather's temperature).
+        let glances = zip(snapshot.layout.sources, state.slots).lazy.compactMap { source, slotState in
+            slotState.reading.flatMap(source.glance(atStored:))
+        }
+        let temperature = glances.first(where: { _ in true }) ?? "–"
+        let alerts = state.thresholds.summary(off: state.location.alerts == .off)
+        var row = """
+            <tr><td>\(escape(state.location.name))</td><td>\(escape(asked + place))</td>\
+            <td>\(escape(temperature))</td><td>\(escape(alerts))</td>
+            """
+        for (slot, slotState) in state.slots.enumerated() {
+            let waits =
+                state.coordinates == nil && Sources.named(snapshot.layout.sourceNames[slot])?.resolves == false
+            let status =
+                switch (slotState.applies, slotState.up) {
+                case (false, _): "–"
+                case (true, nil): escape(waits ? "waiting for the place" : "pending")
+                case (true, true?): "up"
+                case (true, false?): slotState.lastError.map { "down " + link(reasons.note($0)) } ?? "down"
+                }
+            row += "<td>\(status)</td>"
+        }
+        return row + "</tr>\n"
+    }
+
+    /// The demo's notice that the weather is simulated, with the simulator's controls once it runs.
+    private var banner: String {
+        guard demo else { return "" }
+        let notice = """
+            <p class="demo"><strong>Demo mode:</strong> the weather below is simulated by a built-in server, not \
+            real data.</p>\n
+            """
+        return notice + (simulator.map { Self.simulatorControls(escape($0)) } ?? "")
     }
 
     /// The table's first columns; a source's status follows each.
