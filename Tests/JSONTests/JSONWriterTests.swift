@@ -22,6 +22,15 @@ import Testing
         #expect(written == #""a\u0001\u001f\"\\\n""#)
     }
 
+    /// The json fuzz target's finding (`1e400\r`): a number too large to hold parses as infinity and is
+    /// written as null, which every reader takes as a value out of range, as it takes infinity.
+    @Test func aNumberTooLargeToHoldIsWrittenAsNull() throws {
+        let value = try JSONParser.parse(Array("1e400\r".utf8))
+        #expect(value == .number(.infinity))
+        #expect(value.encoded() == Array("null".utf8))
+        #expect(try JSONParser.parse(#"{"a":[-1e999,2]}"#).encoded() == Array(#"{"a":[null,2]}"#.utf8))
+    }
+
     /// JSON has no infinity: a value made in code, not parsed, may hold one.
     @Test func aNonFiniteNumberIsNull() {
         #expect(JSONValue.array([.number(.infinity), .number(.nan)]).encoded() == Array("[null,null]".utf8))
