@@ -2,6 +2,7 @@
 # libFuzzer over every door the exporter reads from outside (Tests/fuzz/Sources/<target>/Fuzz.swift).
 #   run.sh --list                          the targets, one a line
 #   run.sh [TARGET...] [--seconds N]       build, then run each for N seconds (default 60); all without TARGET
+#   run.sh [TARGET...] --cpu-minutes N     run each until it has had N minutes of CPU (a campaign on a busy machine)
 #   run.sh [TARGET...] --merge             minimise what runs found into the committed corpus
 # A crash, a sanitizer report, an input slower than 5 s or over 2 GB, or a broken invariant fails the
 # run (exit 1); the input is kept under .build/fuzz/findings/TARGET/ and named. What each run found
@@ -15,14 +16,16 @@ BUILD="$ROOT/.build/fuzz"
 mapfile -t all < <(ls "$HERE/Sources" | grep -v FuzzSupport)
 
 seconds=60
+cpu_minutes=""
 merge=0
 targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --list) printf '%s\n' "${all[@]}"; exit 0 ;;
     --seconds) seconds=${2:?--seconds needs a number}; shift ;;
+    --cpu-minutes) cpu_minutes=${2:?--cpu-minutes needs a number}; shift ;;
     --merge) merge=1 ;;
-    -*) echo "unknown option $1: use --list, --seconds N or --merge" >&2; exit 2 ;;
+    -*) echo "unknown option $1: use --list, --seconds N, --cpu-minutes N or --merge" >&2; exit 2 ;;
     *)
         [ -d "$HERE/Sources/$1" ] || { echo "unknown target $1: run.sh --list names them" >&2; exit 2; }
         targets+=("$1")
@@ -31,6 +34,7 @@ while [ $# -gt 0 ]; do
     shift
 done
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "--seconds takes whole seconds, not $seconds" >&2; exit 2; }
+[[ "$cpu_minutes" =~ ^[0-9]*$ ]] || { echo "--cpu-minutes takes whole minutes, not $cpu_minutes" >&2; exit 2; }
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 
 # Release with testing enabled: @testable import reaches internals, and optimised code runs many times
@@ -55,6 +59,31 @@ for product in "${products[@]:-}"; do
 done
 bin=$("${build[@]}" --show-bin-path)
 
+# Runs a target until /proc says it has had cpu_minutes of CPU, then interrupts it: libFuzzer prints its
+# final stats and exits 72 (its -interrupted_exitcode), which here means the time was used up.
+campaign() {
+    local target=$1 log=$2
+    shift 2
+    local tick pid used=0 interrupted=0
+    tick=$(getconf CLK_TCK)
+    nice -n "${FUZZ_NICE:-0}" "$bin/$target" "$@" > "$log" 2>&1 &
+    pid=$!
+    while kill -0 "$pid" 2> /dev/null; do
+        # Fields 14 and 15 of /proc/PID/stat: user and system time in clock ticks (the name field has no space).
+        used=$(awk -v tick="$tick" '{print int(($14 + $15) / tick)}' "/proc/$pid/stat" 2> /dev/null || echo "$used")
+        if [ "$used" -ge $((cpu_minutes * 60)) ]; then
+            kill -INT "$pid" 2> /dev/null && interrupted=1
+            break
+        fi
+        sleep 5
+    done
+    local status=0
+    wait "$pid" || status=$?
+    echo "$used" > "$log.cpu"
+    if [ "$interrupted" = 1 ] && [ "$status" = 72 ]; then status=0; fi
+    return "$status"
+}
+
 run() {
     local target=$1
     local corpus="$BUILD/corpus/$target" findings="$BUILD/findings/$target" log="$BUILD/logs/$target.log"
@@ -72,14 +101,18 @@ run() {
         echo "$target: $(ls "$HERE/corpus/$target" | wc -l) inputs, $(du -sk "$HERE/corpus/$target" | cut -f1) KB"
         return 0
     fi
-    local status=0
-    # CPU time, not wall time, is what a shared machine gives a run: /usr/bin/time measures it.
-    local timer=()
-    [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "cpu_seconds %U %S" -o "$log.cpu")
-    ${timer[@]+"${timer[@]}"} nice -n "${FUZZ_NICE:-0}" "$bin/$target" -max_total_time="$seconds" "${options[@]}" \
-        "$corpus" "$HERE/corpus/$target" > "$log" 2>&1 || status=$?
-    local cpu=""
-    [ -f "$log.cpu" ] && cpu=$(awk '/^cpu_seconds/ {printf ", %.2f CPU-min", ($2 + $3) / 60}' "$log.cpu")
+    local status=0 cpu=""
+    if [ -n "$cpu_minutes" ]; then
+        campaign "$target" "$log" "${options[@]}" "$corpus" "$HERE/corpus/$target" || status=$?
+        cpu=$(awk '{printf ", %.2f CPU-min", $1 / 60}' "$log.cpu")
+    else
+        # CPU time, not wall time, is what a shared machine gives a run: /usr/bin/time measures it.
+        local timer=()
+        [ -x /usr/bin/time ] && timer=(/usr/bin/time -f "cpu_seconds %U %S" -o "$log.cpu")
+        ${timer[@]+"${timer[@]}"} nice -n "${FUZZ_NICE:-0}" "$bin/$target" -max_total_time="$seconds" "${options[@]}" \
+            "$corpus" "$HERE/corpus/$target" > "$log" 2>&1 || status=$?
+        [ -f "$log.cpu" ] && cpu=$(awk '/^cpu_seconds/ {printf ", %.2f CPU-min", ($2 + $3) / 60}' "$log.cpu")
+    fi
     local last
     last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
     echo "$target: $(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs, $(echo "$last" | sed -E 's/^#[0-9]+[[:space:]]+[A-Z]+[[:space:]]+//')$cpu (log $log)"
