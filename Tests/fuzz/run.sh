@@ -45,18 +45,13 @@ mkdir -p "$BUILD/logs"
 # (they would run without coverage counters): -Xswiftc reaches every module, --sanitize links libFuzzer's main.
 build=(swift build --package-path "$HERE" --scratch-path "$BUILD" -c release -Xswiftc -enable-testing
     -Xswiftc -sanitize=fuzzer,address --sanitize=fuzzer --sanitize=address)
-products=()
-if [ ${#targets[@]} != ${#all[@]} ]; then
-    products=("${targets[@]}")
+# Every product at once, even when some are named: the products share their modules, and building one
+# product after another made SwiftPM compile those modules again for each.
+if ! "${build[@]}" > "$BUILD/logs/build.log" 2>&1; then
+    grep -v "Cannot export local symbol '__asan" "$BUILD/logs/build.log" | tail -30
+    echo "the fuzz build failed (log $BUILD/logs/build.log)" >&2
+    exit 1
 fi
-# One product at a time when some are named: swift build takes one --product.
-for product in "${products[@]:-}"; do
-    if ! "${build[@]}" ${product:+--product "$product"} > "$BUILD/logs/build.log" 2>&1; then
-        grep -v "Cannot export local symbol '__asan" "$BUILD/logs/build.log" | tail -30
-        echo "the fuzz build failed (log $BUILD/logs/build.log)" >&2
-        exit 1
-    fi
-done
 bin=$("${build[@]}" --show-bin-path)
 
 # Runs a target until /proc says it has had cpu_minutes of CPU, then interrupts it: libFuzzer prints its
