@@ -16,7 +16,7 @@ import Locking
 ///   place only, `path=/data/2.5/air_pollution` one endpoint only (exactly that path: `/data/3.0/onecall` is not its
 ///   `/timemachine`; `/data/4.0/onecall/alert` is every alert's detail, `.../alert/{id}` one); a request body is served
 ///   as the answer, to replay a captured response, with `status=` as that status's, to echo a request's key altered):
-///   add a fault, checked in the order added;
+///   add a fault, checked in the order added (at most 256, then 400);
 /// - `DELETE /_simulator/fault`: clear all faults;
 /// - `POST /_simulator/onecall?subscribed=false` (or `true`): One Call (3.0 and 4.0, every path) answers
 ///   401 as for a key without its subscription, or works again; `alerts=always` (or `sometimes`): an
@@ -62,6 +62,17 @@ public final class Simulator: Sendable {
         /// The most shifts kept. A place's later shifts add to its own, so this bounds the places
         /// shifted at once; each answer looks at every one.
         static let maxShifts = 256
+        /// The most faults kept: each answer looks at every one, and each may hold a body.
+        static let maxFaults = 256
+
+        /// Keeps `fault` after the others, or returns why not when the list is full.
+        mutating func add(_ fault: Fault) -> String? {
+            guard faults.count < Self.maxFaults else {
+                return "\(Self.maxFaults) faults are set already, the most kept; DELETE /_simulator/fault clears them"
+            }
+            faults.append(fault)
+            return nil
+        }
 
         /// Adds `shift` to the one made for the same place and hours ahead (shifts add up; a total of 0
         /// is none), or keeps it as a new one. Returns why not, when it is refused.

@@ -53,7 +53,7 @@ struct SimulatorHandler: HTTPHandler {
                 fault.response = .body(text)
             }
         }
-        state.withLock { $0.faults.append(fault) }
+        if let refused = state.withLock({ $0.add(fault) }) { return Self.text(400, refused + "\n") }
         return Self.text(200, "fault added\n")
     }
 

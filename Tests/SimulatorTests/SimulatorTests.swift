@@ -176,6 +176,25 @@ import Testing
         #expect(replayed.text == #"{"cod":200,"x":1}"#)
     }
 
+    /// Faults were appended without end: each answer looks at every one, and each may hold a body.
+    @Test func faultsStopAtTheMostKeptUntilCleared() throws {
+        let simulator = try Simulator()
+        defer { simulator.stop() }
+        func add() throws -> (status: Int, text: String) {
+            let answer = try LoopbackHTTP.request(
+                port: simulator.port, method: "POST", path: "/_simulator/fault?status=500&lat=7")
+            return (answer.status, answer.text)
+        }
+        for _ in 0..<Simulator.State.maxFaults { #expect(try add().status == 200) }
+        let full = try add()
+        #expect(full.status == 400)
+        #expect(full.text == "256 faults are set already, the most kept; DELETE /_simulator/fault clears them\n")
+        #expect(simulator.state.withLock { $0.faults.count } == 256)
+        #expect(
+            try LoopbackHTTP.request(port: simulator.port, method: "DELETE", path: "/_simulator/fault").status == 200)
+        #expect(try add().status == 200)
+    }
+
     @Test func delayedAnswersArriveLate() throws {
         let simulator = try Simulator()
         defer { simulator.stop() }
