@@ -256,11 +256,13 @@ def metrics(a):
 
 def force_aqi(a):
     """Makes the demo's simulator answer air pollution at one place with the
-    given index (its fault API), and waits until Prometheus has it."""
+    given index (its fault API), and waits until Prometheus has it. The answer
+    leaves out nh3, as a real one may: the answer-field panel then has data
+    whatever the simulator's weather does."""
     body = {"coord": {"lon": a.longitude, "lat": a.latitude},
             "list": [{"main": {"aqi": a.aqi},
                       "components": {"co": 1500.0, "no": 40.0, "no2": 210.0, "o3": 190.0, "so2": 30.0,
-                                     "pm2_5": 90.0, "pm10": 210.0, "nh3": 6.0},
+                                     "pm2_5": 90.0, "pm10": 210.0},
                       "dt": int(time.time()) // 3600 * 3600}]}
     url = f"{a.simulator}/_simulator/fault?" + urllib.parse.urlencode(
         {"path": "/data/2.5/air_pollution", "lat": a.latitude, "body": json.dumps(body)}, quote_via=urllib.parse.quote)
@@ -276,6 +278,9 @@ def force_aqi(a):
         return got == [float(a.aqi)]
     poll(reached, a.timeout)
     check(got == [float(a.aqi)], f"Prometheus has {expr} = {a.aqi} (got {got})")
+    missing = 'openweather_fields_missing_total{job="openweather",source="air_pollution",field="components.nh3"}'
+    poll(lambda: bool(query(a.prometheus, missing)), a.timeout)
+    check(bool(query(a.prometheus, missing)), f"Prometheus has {missing}: the answer left nh3 out")
     finish()
 
 
