@@ -75,6 +75,8 @@ struct AirPollutionForecastSource: Source {
     private static let scaleMaxIndex: StaticString = "openweather_forecast_air_quality_scale_max_index"
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
+    /// Every family is labelled by horizon or window, most also by scale or pollutant, so none is
+    /// a `Gauge` record: each is written by hand.
     private enum Family: Int, FamilyPosition {
         case index, scaleIndex, pollutant, maxIndex, scaleMaxIndex
     }

@@ -25,21 +25,39 @@ struct AirPollutionSource: Source {
 
     func gaps(of reading: AirPollution) -> AnswerGaps { reading.gaps }
 
-    private static let index: StaticString = "openweather_air_quality_index"
+    /// One gauge per field of the reading, first in `families`. The pollutants' and the scales'
+    /// families carry a label of their own, so they are written by hand.
+    static let gauges: [Gauge<AirPollution>] = [
+        .init(
+            name: "openweather_air_quality_index",
+            help: "Air quality index (main.aqi): 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor."
+        ) { $0.airQualityIndex.map(Double.init) },
+        .init(
+            name: "openweather_air_pollution_observation_timestamp_seconds",
+            help: "When OpenWeather modelled this air quality, Unix time (dt)."
+        ) { $0.observationTime },
+    ]
+
+    private static let gaugeNames = gauges.map { Array($0.name.utf8) }
     private static let pollutant: StaticString = "openweather_air_pollutant_grams_per_cubic_meter"
-    private static let observation: StaticString = "openweather_air_pollution_observation_timestamp_seconds"
     private static let scaleIndex: StaticString = "openweather_air_quality_scale_index"
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
-    private enum Family: Int, FamilyPosition {
-        case index, pollutant, observation, scaleIndex
+    private enum Family: FamilyPosition {
+        case gauge(Int)
+        case pollutant, scaleIndex
+
+        var position: Int {
+            switch self {
+            case .gauge(let index): index
+            case .pollutant: AirPollutionSource.gauges.count
+            case .scaleIndex: AirPollutionSource.gauges.count + 1
+            }
+        }
     }
 
     var families: [MetricFamily] {
-        [
-            MetricFamily(
-                name: Self.index.description,
-                help: "Air quality index (main.aqi): 1 good, 2 fair, 3 moderate, 4 poor, 5 very poor."),
+        Self.gauges.map(\.family) + [
             MetricFamily(
                 name: Self.pollutant.description,
                 help:
@@ -48,9 +66,6 @@ struct AirPollutionSource: Source {
                     pm10, pm2_5, so2.
                     """
             ),
-            MetricFamily(
-                name: Self.observation.description,
-                help: "When OpenWeather modelled this air quality, Unix time (dt)."),
             MetricFamily(
                 name: Self.scaleIndex.description,
                 help:
@@ -63,19 +78,20 @@ struct AirPollutionSource: Source {
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<AirPollution>, to lines: CollectorLines) {
-        let indexLines = lines[family: Family.index]
-        let pollutantLines = lines[family: Family.pollutant]
-        let observationLines = lines[family: Family.observation]
-        let scaleIndexLines = lines[family: Family.scaleIndex]
+        let shown = readings.shown
+        guard !shown.isEmpty else { return }
         shard.withOpenings { openings in
-            for position in shard.locations.indices {
-                guard let reading = readings[position] else { continue }
-                if let buffer = indexLines, let index = reading.airQualityIndex {
-                    buffer.append(Self.index)
+            for (index, gauge) in Self.gauges.enumerated() {
+                guard let buffer = lines[family: Family.gauge(index)] else { continue }
+                for (position, reading) in shown {
+                    guard let value = gauge.value(reading) else { continue }
+                    buffer.append(Self.gaugeNames[index])
                     buffer.append(openings[position])
-                    buffer.appendClosing(Double(index))
+                    buffer.appendClosing(value)
                 }
-                if let buffer = pollutantLines {
+            }
+            if let buffer = lines[family: Family.pollutant] {
+                for (position, reading) in shown {
                     for (pollutant, value) in zip(AirPollution.pollutants, reading.gramsPerCubicMeter) {
                         guard let value else { continue }
                         buffer.append(Self.pollutant)
@@ -84,12 +100,9 @@ struct AirPollutionSource: Source {
                         buffer.appendClosing(value)
                     }
                 }
-                if let buffer = observationLines {
-                    buffer.append(Self.observation)
-                    buffer.append(openings[position])
-                    buffer.appendClosing(reading.observationTime)
-                }
-                if let buffer = scaleIndexLines {
+            }
+            if let buffer = lines[family: Family.scaleIndex] {
+                for (position, reading) in shown {
                     for (scale, value) in Self.scales(of: reading) {
                         buffer.append(Self.scaleIndex)
                         buffer.append(openings[position])

@@ -196,37 +196,39 @@ struct ForecastSource: Source {
             + "has none."
     }
 
-    private static let issued: StaticString = "openweather_forecast_issued_timestamp_seconds"
+    /// One gauge per field of the whole forecast, after the window families in `families`.
+    static let gauges: [Gauge<Forecast>] = [
+        .init(
+            name: "openweather_forecast_issued_timestamp_seconds",
+            help:
+                """
+                When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the \
+                3-hour mark before its first step (it is made within those 3 hours).
+                """
+        ) { $0.issued }
+    ]
+
+    private static let gaugeNames = gauges.map { Array($0.name.utf8) }
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to:
-    /// the horizon families, the window families, then the issue time.
+    /// the horizon families, the window families, then the whole forecast's.
     private enum Family: FamilyPosition {
         case atHorizon(Int)
         case overWindow(Int)
-        case issued
+        case gauge(Int)
 
         var position: Int {
             switch self {
             case .atHorizon(let number): number
             case .overWindow(let number): ForecastSource.atHorizons.count + number
-            case .issued: ForecastSource.atHorizons.count + ForecastSource.overWindows.count
+            case .gauge(let number): ForecastSource.atHorizons.count + ForecastSource.overWindows.count + number
             }
         }
     }
 
     var families: [MetricFamily] {
         Self.atHorizons.map { MetricFamily(name: $0.name, help: $0.help) }
-            + Self.overWindows.map(\.family)
-            + [
-                MetricFamily(
-                    name: Self.issued.description,
-                    help:
-                        """
-                        When the forecast was made, Unix time: One Call's current.dt; the 2.5 answer has none, so the \
-                        3-hour mark before its first step (it is made within those 3 hours).
-                        """
-                )
-            ]
+            + Self.overWindows.map(\.family) + Self.gauges.map(\.family)
     }
 
     func appendSeries(of shard: ShardSeries, readings: ShardReadings<Forecast>, to lines: CollectorLines) {
@@ -270,11 +272,13 @@ struct ForecastSource: Source {
                     }
                 }
             }
-            if let buffer = lines[family: Family.issued] {
+            for (index, gauge) in Self.gauges.enumerated() {
+                guard let buffer = lines[family: Family.gauge(index)] else { continue }
                 for (position, forecast) in shown {
-                    buffer.append(Self.issued)
+                    guard let value = gauge.value(forecast) else { continue }
+                    buffer.append(Self.gaugeNames[index])
                     buffer.append(openings[position])
-                    buffer.appendClosing(forecast.issued)
+                    buffer.appendClosing(value)
                 }
             }
         }

@@ -138,28 +138,50 @@ struct OneCallSource: Source {
         ) { $0.temperatureMaxCelsius },
     ]
 
+    /// One gauge per figure of the minute forecast read at the render's now, after `dailyGauges`
+    /// in `families`.
+    static let nowcastGauges: [Gauge<Nowcast>] = [
+        .init(
+            name: "openweather_precipitation_next_start_timestamp_seconds",
+            help:
+                """
+                Start of the first minute with precipitation in the minute forecast (minutely), from the minute \
+                covering now (so that minute's start while it rains), Unix time; absent when none is forecast.
+                """
+        ) { $0.nextStart },
+        .init(
+            name: "openweather_precipitation_next_hour_meters",
+            help:
+                """
+                Precipitation forecast from now to the end of the minute forecast, about an hour \
+                (minutely[].precipitation in mm/h, each minute for its part after now).
+                """
+        ) { $0.amountMeters },
+    ]
+
     private static let gaugeNames = gauges.map { Array($0.name.utf8) }
     private static let dailyGaugeNames = dailyGauges.map { Array($0.name.utf8) }
+    private static let nowcastGaugeNames = nowcastGauges.map { Array($0.name.utf8) }
     private static let alertInfo: StaticString = "openweather_weather_alert_info"
     private static let alertEnd: StaticString = "openweather_weather_alert_end_timestamp_seconds"
-    private static let nextStart: StaticString = "openweather_precipitation_next_start_timestamp_seconds"
-    private static let nextHour: StaticString = "openweather_precipitation_next_hour_meters"
 
     /// Positions in `families`, where each family's buffer is in the lines a shard is written to.
     private enum Family: FamilyPosition, Equatable {
         case gauge(Int)
         case dailyGauge(Int)
-        case alertInfo, alertEnd, nextStart, nextHour
+        case nowcastGauge(Int)
+        case alertInfo, alertEnd
 
         var position: Int {
-            let others = OneCallSource.gauges.count + OneCallSource.dailyGauges.count
+            let daily = OneCallSource.gauges.count
+            let nowcast = daily + OneCallSource.dailyGauges.count
+            let others = nowcast + OneCallSource.nowcastGauges.count
             return switch self {
             case .gauge(let index): index
-            case .dailyGauge(let index): OneCallSource.gauges.count + index
+            case .dailyGauge(let index): daily + index
+            case .nowcastGauge(let index): nowcast + index
             case .alertInfo: others
             case .alertEnd: others + 1
-            case .nextStart: others + 2
-            case .nextHour: others + 3
             }
         }
     }
@@ -168,7 +190,7 @@ struct OneCallSource: Source {
 
     /// Also One Call 4.0's (`OneCall4Source`), which writes them from the same model.
     static var families: [MetricFamily] {
-        gauges.map(\.family) + dailyGauges.map(\.family) + [
+        gauges.map(\.family) + dailyGauges.map(\.family) + nowcastGauges.map(\.family) + [
             MetricFamily(
                 name: Self.alertInfo.description,
                 help: "An official weather alert in force (between its start and end), by event and sender, with its "
@@ -176,22 +198,6 @@ struct OneCallSource: Source {
             MetricFamily(
                 name: Self.alertEnd.description,
                 help: "When the official weather alert ends, Unix time; the latest of several alike."),
-            MetricFamily(
-                name: Self.nextStart.description,
-                help:
-                    """
-                    Start of the first minute with precipitation in the minute forecast (minutely), from the minute \
-                    covering now (so that minute's start while it rains), Unix time; absent when none is forecast.
-                    """
-            ),
-            MetricFamily(
-                name: Self.nextHour.description,
-                help:
-                    """
-                    Precipitation forecast from now to the end of the minute forecast, about an hour \
-                    (minutely[].precipitation in mm/h, each minute for its part after now).
-                    """
-            ),
         ]
     }
 
@@ -249,21 +255,15 @@ struct OneCallSource: Source {
                     }
                 }
             }
-            let nowcasts = shown.map { $0.1.nowcast(at: now) }
-            if let buffer = lines[family: Family.nextHour] {
-                for ((position, _), nowcast) in zip(shown, nowcasts) {
-                    guard let nowcast else { continue }
-                    buffer.append(Self.nextHour)
+            // A location whose minute forecast has ended (or was not asked) shows neither gauge.
+            let nowcasts = shown.compactMap { position, reading in reading.nowcast(at: now).map { (position, $0) } }
+            for (index, gauge) in Self.nowcastGauges.enumerated() {
+                guard let buffer = lines[family: Family.nowcastGauge(index)] else { continue }
+                for (position, nowcast) in nowcasts {
+                    guard let value = gauge.value(nowcast) else { continue }
+                    buffer.append(Self.nowcastGaugeNames[index])
                     buffer.append(openings[position])
-                    buffer.appendClosing(nowcast.amountMeters)
-                }
-            }
-            if let buffer = lines[family: Family.nextStart] {
-                for ((position, _), nowcast) in zip(shown, nowcasts) {
-                    guard let start = nowcast?.nextStart else { continue }
-                    buffer.append(Self.nextStart)
-                    buffer.append(openings[position])
-                    buffer.appendClosing(start)
+                    buffer.appendClosing(value)
                 }
             }
             let alerts = shown.map { Self.inForce($0.1.alerts, at: now) }
