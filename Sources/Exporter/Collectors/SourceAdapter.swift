@@ -69,14 +69,26 @@ private func recovered<Reading>(_ stored: any Sendable) -> Reading? {
     return reading
 }
 
-/// One source's fresh readings in a shard, by position, with their type.
+/// One source's fresh readings in a shard, by position, with their type: the store's slot is read
+/// here and the reading cast back once, where the source asks for it.
 struct ShardReadings<Reading: Sendable> {
-    let shard: ShardSeries
-    let slot: Int
+    private let shard: ShardSeries
+    private let slot: Int
+    /// The source's bit in `shard.fresh`.
+    private let freshBit: UInt64
+
+    init(shard: ShardSeries, slot: Int) {
+        self.shard = shard
+        self.slot = slot
+        freshBit = 1 << UInt64(slot)
+    }
 
     /// The reading at `position` when it is fresh enough to show.
     subscript(position: Int) -> Reading? {
-        shard.freshReading(position, slot: slot).flatMap(recovered)
+        guard shard.fresh[position] & freshBit != 0, let stored = shard.locations[position].slots[slot].reading else {
+            return nil
+        }
+        return recovered(stored)
     }
 
     /// The positions with a fresh reading, in order, with it.

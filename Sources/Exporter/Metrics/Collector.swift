@@ -65,12 +65,6 @@ struct ShardSeries {
         openingBytes = bytes
     }
 
-    /// The reading of `slot` at `position`, when it is fresh enough to show.
-    func freshReading(_ position: Int, slot: Int) -> (any Sendable)? {
-        guard fresh[position] & (1 << UInt64(slot)) != 0 else { return nil }
-        return locations[position].slots[slot].reading
-    }
-
     /// Calls `body` with a way to read each location's opening in place.
     func withOpenings<Result>(_ body: (Openings) -> Result) -> Result {
         openingBytes.withUnsafeBufferPointer { bytes in
