@@ -33,30 +33,15 @@ public final class Exporter: Sendable {
         let publisher = MetricsPublisher(
             store: store, time: time, gzipAbove: configuration.gzipAbove ?? MetricsRendering.gzipAbove,
             alsoGzipAbove: configuration.alsoGzipAbove ?? MetricsPublisher.alsoGzipAbove)
-        let keeper: StateKeeper?
-        var sharedDay: SharedDay?
-        if let path = configuration.storagePath {
-            let storage = try StateStorage(directory: path)
-            keeper = StateKeeper(storage: storage, store: store, logger: logger, time: time) {
-                publisher.weatherChanged()
-            }
-            let shared = SharedDay(storage: storage)
-            // Sharing was asked for: a day file that cannot be the shared count would let the limits go.
-            do throws(SharedDay.Failure) {
-                try shared.check()
-            } catch {
-                throw StateStorageError(description: "--storage.path \"\(path)\": \(error.description)")
-            }
-            sharedDay = shared
-        } else {
-            keeper = nil
-        }
+        let state = try Self.keptState(
+            configuration: configuration, store: store, publisher: publisher, logger: logger, time: time)
+        let keeper = state?.keeper
         var keepBody: (@Sendable (Location, any Source, [UInt8]) -> Void)?
         if let keeper {
             keepBody = { location, source, body in keeper.keep(body: body, location: location, source: source) }
         }
         let poller = Poller(
-            setup: setup, store: store, logger: logger, time: time, sharedDay: sharedDay, keepBody: keepBody
+            setup: setup, store: store, logger: logger, time: time, sharedDay: state?.sharedDay, keepBody: keepBody
         ) {
             publisher.weatherChanged()
             keeper?.changed()
@@ -65,25 +50,9 @@ public final class Exporter: Sendable {
             keeper.load(into: poller)
             publisher.refreshWeather()
         }
-        var serverConfiguration = HTTPServerConfiguration()
-        serverConfiguration.listeners =
-            configuration.systemdSockets.map { sockets in
-                sockets.map { .socket(fd: $0, origin: "systemd ($LISTEN_FDS)") }
-            } ?? configuration.listenAddresses.map { .address(host: $0.host, port: $0.port) }
-        serverConfiguration.maxConnections = configuration.maxConnections
-        serverConfiguration.readTimeout = configuration.readTimeout
-        serverConfiguration.idleTimeout = configuration.idleTimeout
-        serverConfiguration.onError = { message in logger.warn("http server", [("event", message)]) }
-        serverConfiguration.onListenerDropped = { message in
-            logger.error("http server", [("event", message)])
-            store.recordListenerDropped()
-            publisher.refreshWeather()
-        }
         let web = try configuration.webConfigFile.map { path throws(ConfigError) in
             try WebSecurity(path: path, logger: logger)
         }
-        serverConfiguration.tls = web?.tls
-        serverConfiguration.extraHeaders = web?.headers
         let reloading = Reloading(
             configuration: configuration, reloader: reloader, web: web, store: store, publisher: publisher,
             poller: poller, logger: logger)
@@ -97,16 +66,13 @@ public final class Exporter: Sendable {
         let routes = WebHandler(
             telemetryPath: configuration.telemetryPath, publisher: publisher, store: store, landingPage: landingPage,
             reload: configuration.enableLifecycle ? reloadAll : nil)
+        let serverConfiguration = Self.serverConfiguration(
+            configuration, web: web, store: store, publisher: publisher, logger: logger)
         let server = try HTTPServer(
             configuration: serverConfiguration,
             handler: web.map { AuthenticatingHandler(routes: routes, web: $0) } ?? routes)
         if configuration.systemdSockets != nil { SystemdSockets.forget() }
-        let bound = server.addresses
-        let addresses = serverConfiguration.listeners.indices.map { index in
-            // As configured (a name, the empty host of every interface), with the port bound.
-            guard case .address(let host, _) = serverConfiguration.listeners[index] else { return bound[index] }
-            return ListenAddress(host: host, port: server.ports[index]).description
-        }
+        let addresses = Self.addresses(of: server, listeners: serverConfiguration.listeners)
         listening.withLock { $0 = addresses }
         self.server = server
         self.addresses = addresses
@@ -115,6 +81,60 @@ public final class Exporter: Sendable {
         self.publisher = publisher
         self.keeper = keeper
         self.reloading = reloading
+    }
+
+    /// The state file's keeper and the shared day count, when `--storage.path` asks for them.
+    private static func keptState(
+        configuration: Configuration, store: ReadingStore, publisher: MetricsPublisher, logger: Logger,
+        time: any TimeSource
+    ) throws -> (keeper: StateKeeper, sharedDay: SharedDay)? {
+        guard let path = configuration.storagePath else { return nil }
+        let storage = try StateStorage(directory: path)
+        let keeper = StateKeeper(storage: storage, store: store, logger: logger, time: time) {
+            publisher.weatherChanged()
+        }
+        let shared = SharedDay(storage: storage)
+        // Sharing was asked for: a day file that cannot be the shared count would let the limits go.
+        do throws(SharedDay.Failure) {
+            try shared.check()
+        } catch {
+            throw StateStorageError(description: "--storage.path \"\(path)\": \(error.description)")
+        }
+        return (keeper, shared)
+    }
+
+    /// Where the server listens, its limits and TLS, and where its own errors go.
+    private static func serverConfiguration(
+        _ configuration: Configuration, web: WebSecurity?, store: ReadingStore, publisher: MetricsPublisher,
+        logger: Logger
+    ) -> HTTPServerConfiguration {
+        var server = HTTPServerConfiguration()
+        server.listeners =
+            configuration.systemdSockets.map { sockets in
+                sockets.map { .socket(fd: $0, origin: "systemd ($LISTEN_FDS)") }
+            } ?? configuration.listenAddresses.map { .address(host: $0.host, port: $0.port) }
+        server.maxConnections = configuration.maxConnections
+        server.readTimeout = configuration.readTimeout
+        server.idleTimeout = configuration.idleTimeout
+        server.onError = { message in logger.warn("http server", [("event", message)]) }
+        server.onListenerDropped = { message in
+            logger.error("http server", [("event", message)])
+            store.recordListenerDropped()
+            publisher.refreshWeather()
+        }
+        server.tls = web?.tls
+        server.extraHeaders = web?.headers
+        return server
+    }
+
+    /// Each listener as configured (a name, the empty host of every interface) with the port bound;
+    /// a socket systemd handed over as bound.
+    private static func addresses(of server: HTTPServer, listeners: [HTTPServerConfiguration.Listen]) -> [String] {
+        let bound = server.addresses
+        return listeners.indices.map { index in
+            guard case .address(let host, _) = listeners[index] else { return bound[index] }
+            return ListenAddress(host: host, port: server.ports[index]).description
+        }
     }
 
     /// The port the server listens on first (useful with port 0).

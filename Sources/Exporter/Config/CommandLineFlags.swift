@@ -16,31 +16,7 @@ struct CommandLineFlags {
                 flags.settings.values[Settings.help.flag.name] = .init(text: "true", origin: "-h")
                 continue
             }
-            guard argument.hasPrefix("--"), argument.count > 2 else {
-                // A subcommand comes first; a word there may be one misspelled.
-                let subcommands =
-                    index == 1
-                    ? ", and a subcommand comes first: \(Subcommand.all.map(\.name).joined(separator: " or "))" : ""
-                throw ConfigError(
-                    """
-                    unexpected argument "\(argument)": flags start with --\(subcommands); run with --help to list them
-                    """
-                )
-            }
-            var name = String(argument.dropFirst(2))
-            var inlineValue: String?
-            if let equals = name.firstIndex(of: "=") {
-                inlineValue = String(name[name.index(after: equals)...])
-                name = String(name[..<equals])
-            }
-            if name == "openweather.api-key" || name == "api-key" || name == "appid" {
-                throw ConfigError(
-                    """
-                    the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass \
-                    --openweather.api-key-file=PATH
-                    """
-                )
-            }
+            var (name, inlineValue) = try nameAndValue(of: argument, first: index == 1)
             if let renamed = renamedCollector(name) {
                 flags.settings.warnings.append(
                     """
@@ -73,25 +49,63 @@ struct CommandLineFlags {
             } else {
                 throw ConfigError("\(origin) needs a value, for example \(origin)=\(flag.placeholder)")
             }
-            // Commas separate a repeated setting's values only in its variable, where it cannot repeat.
-            if flag.kind == .repeated, value.contains(",") {
-                throw ConfigError(
-                    """
-                    \(origin) "\(value)" holds a comma: give the flag once per value (\(origin)=\(flag.placeholder) \
-                    \(origin)=\(flag.placeholder)); commas separate values only in $\(flag.environmentName)
-                    """
-                )
-            }
-            if flag.kind == .repeatable {
-                flags.settings.locations.append(.init(text: value, origin: origin))
-                flags.settings.locationsOrigin = origin
-            } else if flag.kind == .repeated, let earlier = flags.settings.values[flag.name] {
-                flags.settings.values[flag.name] = .init(text: earlier.text + "," + value, origin: origin)
-            } else {
-                flags.settings.values[flag.name] = .init(text: value, origin: origin)
-            }
+            try flags.record(value, of: flag)
         }
         return flags
+    }
+
+    /// The flag's name and the value after `=`, if any. `first` is whether the argument comes first,
+    /// where a subcommand may stand. The API key is refused here, by any of its names.
+    private static func nameAndValue(
+        of argument: String, first: Bool
+    ) throws(ConfigError) -> (name: String, inlineValue: String?) {
+        guard argument.hasPrefix("--"), argument.count > 2 else {
+            // A subcommand comes first; a word there may be one misspelled.
+            let subcommands =
+                first ? ", and a subcommand comes first: \(Subcommand.all.map(\.name).joined(separator: " or "))" : ""
+            throw ConfigError(
+                """
+                unexpected argument "\(argument)": flags start with --\(subcommands); run with --help to list them
+                """
+            )
+        }
+        var name = String(argument.dropFirst(2))
+        var inlineValue: String?
+        if let equals = name.firstIndex(of: "=") {
+            inlineValue = String(name[name.index(after: equals)...])
+            name = String(name[..<equals])
+        }
+        if name == "openweather.api-key" || name == "api-key" || name == "appid" {
+            throw ConfigError(
+                """
+                the API key is not taken as a flag (anyone could read it in ps): set OPENWEATHER_API_KEY or pass \
+                --openweather.api-key-file=PATH
+                """
+            )
+        }
+        return (name, inlineValue)
+    }
+
+    /// Stores a flag's value: a location adds one, a repeated flag appends to its list, any other replaces.
+    private mutating func record(_ value: String, of flag: Flag) throws(ConfigError) {
+        let origin = "--\(flag.name)"
+        // Commas separate a repeated setting's values only in its variable, where it cannot repeat.
+        if flag.kind == .repeated, value.contains(",") {
+            throw ConfigError(
+                """
+                \(origin) "\(value)" holds a comma: give the flag once per value (\(origin)=\(flag.placeholder) \
+                \(origin)=\(flag.placeholder)); commas separate values only in $\(flag.environmentName)
+                """
+            )
+        }
+        if flag.kind == .repeatable {
+            settings.locations.append(.init(text: value, origin: origin))
+            settings.locationsOrigin = origin
+        } else if flag.kind == .repeated, let earlier = settings.values[flag.name] {
+            settings.values[flag.name] = .init(text: earlier.text + "," + value, origin: origin)
+        } else {
+            settings.values[flag.name] = .init(text: value, origin: origin)
+        }
     }
 
     /// `collector.air_pollution.interval` for `collector.air-pollution.interval` (and `no-` forms): a
